@@ -1,0 +1,130 @@
+#pragma once
+// The intermediate representation every workload compiles to: one program per rank, a list of
+// operations each of which may start once the earlier operations it names (deps) have finished.
+// Sends and receives between a pair of ranks on one channel match in FIFO order (like MPI's
+// non-overtaking rule): the k-th send from a to b on channel c meets the k-th recv at b from a on
+// channel c, and both must name the same number of bytes.
+//
+// Programs are reached through ProgramSet::op(rank, index), which a set may generate on demand,
+// so a ring over 131,072 ranks never holds its O(N^2) operations in memory at once.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+
+namespace lockstep {
+
+using Rank = std::uint32_t;
+using OpIndex = std::uint32_t;
+
+enum class OpKind : std::uint8_t {
+  Send,       // send src range to `peer` on `channel`
+  Recv,       // receive from `peer` on `channel` into dst range (copy or reduce)
+  Copy,       // local copy src -> dst (memory-bandwidth bound)
+  Reduce,     // local dst += src, element-wise (kernel time from `bytes`)
+  Compute,    // opaque compute for `duration` (a training layer, a kernel); moves no data
+  NetReduce,  // in-network reduction: every member of group `peer` contributes src and receives
+              // the element-wise sum in dst (InfiniBand SHARP, NVLink SHARP / NVLS)
+};
+
+enum class RecvMode : std::uint8_t { Copy, Reduce };
+
+/// Which per-rank buffer a range lies in. Collectives read Input and write Output (the same
+/// memory for in-place operations); Scratch is temporary space an algorithm may use.
+enum class Buffer : std::uint8_t { Input, Output, Scratch };
+
+struct BufferRange {
+  Buffer buffer = Buffer::Input;
+  std::uint64_t offset = 0;  // bytes
+  std::uint64_t bytes = 0;
+};
+
+inline constexpr std::size_t kMaxDeps = 4;
+
+struct Op {
+  OpKind kind = OpKind::Compute;
+  RecvMode mode = RecvMode::Copy;
+  std::uint16_t channel = 0;
+  std::uint32_t peer = 0;  // rank for Send/Recv, group id for NetReduce
+  BufferRange src;         // Send, Copy, Reduce, NetReduce
+  BufferRange dst;         // Recv, Copy, Reduce, NetReduce
+  Time duration;           // Compute
+  std::uint8_t num_deps = 0;
+  std::array<OpIndex, kMaxDeps> deps{};  // indices of earlier ops of the same rank
+
+  /// Bytes this op moves or touches (src for Send/Copy/Reduce/NetReduce, dst for Recv).
+  std::uint64_t bytes() const { return kind == OpKind::Recv ? dst.bytes : src.bytes; }
+  std::span<const OpIndex> dependencies() const { return {deps.data(), num_deps}; }
+  void add_dep(OpIndex i);  // throws std::logic_error past kMaxDeps (use a Compute{0} join)
+};
+
+// Convenience constructors.
+Op make_send(Rank peer, BufferRange src, std::uint16_t channel = 0);
+Op make_recv(Rank peer, BufferRange dst, RecvMode mode, std::uint16_t channel = 0);
+Op make_copy(BufferRange src, BufferRange dst);
+Op make_reduce(BufferRange src, BufferRange dst);
+Op make_compute(Time duration);
+Op make_net_reduce(std::uint32_t group, BufferRange src, BufferRange dst);
+
+/// Element types for the functional executor (timing engines only read byte counts).
+enum class DataType : std::uint8_t { Int8, Uint8, Int32, Uint32, Int64, Float32, Float64, Bf16 };
+std::size_t size_of(DataType t);
+const char* to_string(DataType t);
+
+/// Per-rank buffer sizes in bytes.
+struct BufferSizes {
+  std::uint64_t input = 0;
+  std::uint64_t output = 0;
+  std::uint64_t scratch = 0;
+  bool in_place = false;  // Input and Output are the same memory
+};
+
+/// All ranks' programs. Implementations may generate ops lazily; op() must be cheap and pure.
+class ProgramSet {
+ public:
+  virtual ~ProgramSet() = default;
+  virtual Rank num_ranks() const = 0;
+  virtual OpIndex num_ops(Rank r) const = 0;
+  virtual Op op(Rank r, OpIndex i) const = 0;
+  virtual BufferSizes buffers(Rank r) const = 0;
+  virtual DataType data_type() const { return DataType::Float32; }
+  /// Members of a NetReduce group, in rank order.
+  virtual std::span<const Rank> group(std::uint32_t id) const;
+  virtual std::uint32_t num_groups() const { return 0; }
+  /// A short label for reports, e.g. "all_reduce/ring".
+  virtual std::string label() const { return "program"; }
+};
+
+/// Programs held in memory, one vector per rank; for small runs, tests and training steps.
+class MaterializedProgramSet : public ProgramSet {
+ public:
+  explicit MaterializedProgramSet(Rank ranks, DataType type = DataType::Float32);
+  Rank num_ranks() const override { return static_cast<Rank>(programs_.size()); }
+  OpIndex num_ops(Rank r) const override { return static_cast<OpIndex>(programs_[r].size()); }
+  Op op(Rank r, OpIndex i) const override { return programs_[r][i]; }
+  BufferSizes buffers(Rank r) const override { return buffers_[r]; }
+  DataType data_type() const override { return type_; }
+  std::span<const Rank> group(std::uint32_t id) const override { return groups_[id]; }
+  std::uint32_t num_groups() const override { return static_cast<std::uint32_t>(groups_.size()); }
+  std::string label() const override { return label_; }
+
+  /// Appends an op to rank r's program and returns its index.
+  OpIndex add(Rank r, const Op& op);
+  void set_buffers(Rank r, BufferSizes sizes) { buffers_[r] = sizes; }
+  std::uint32_t add_group(std::vector<Rank> members);
+  void set_label(std::string label) { label_ = std::move(label); }
+  std::vector<Op>& program(Rank r) { return programs_[r]; }
+
+ private:
+  std::vector<std::vector<Op>> programs_;
+  std::vector<BufferSizes> buffers_;
+  std::vector<std::vector<Rank>> groups_;
+  DataType type_;
+  std::string label_ = "program";
+};
+
+}  // namespace lockstep

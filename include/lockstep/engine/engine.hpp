@@ -1,0 +1,65 @@
+#pragma once
+// The one interface every timing engine implements (analytical, flow, packet): execute the
+// per-rank programs of a workload over a topology and report when every operation ran.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/collective/program.hpp"
+#include "lockstep/routing/router.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+struct EngineOptions {
+  bool record_ops = false;          // keep per-op start/end times (memory: one pair per op)
+  bool record_link_series = false;  // keep per-link utilisation over time
+  Time link_sample_period = Time::us(10);
+  std::uint64_t seed = 1;
+  // Fixed per-message software cost added at each send (NCCL/host overheads); 0 by default.
+  Time per_message_overhead = Time::zero();
+  // Local memory bandwidth for Copy and Reduce ops (HBM-bound kernels); 0 means free.
+  Bandwidth local_copy_bandwidth;
+};
+
+struct EngineInput {
+  const Topology* topology = nullptr;
+  const ProgramSet* programs = nullptr;
+  std::span<const DeviceId> placement;  // rank -> GPU device
+  const Router* router = nullptr;
+  EngineOptions options;
+};
+
+struct OpTiming {
+  Time start;
+  Time end;
+};
+
+/// Utilisation of one directed link over time: bytes carried per sample period.
+struct LinkSeries {
+  DirLinkId link = kNone;
+  std::vector<float> utilisation;  // 0..1 per sample
+};
+
+struct RunResult {
+  Time makespan;                           // when the last rank finished
+  std::vector<Time> rank_finish;           // per rank
+  std::vector<std::vector<OpTiming>> ops;  // per rank, per op (only with record_ops)
+  std::vector<double> link_bytes;          // per directed link, bytes carried
+  std::vector<LinkSeries> link_series;     // busiest links (only with record_link_series)
+  std::uint64_t events = 0;                // engine events processed (for benchmarks)
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string_view name() const = 0;
+  /// Runs the programs; throws InputError for programs that cannot run (unmatched sends, a
+  /// deadlock) with a message naming the ranks and operations involved.
+  virtual RunResult run(const EngineInput& input) = 0;
+};
+
+}  // namespace lockstep

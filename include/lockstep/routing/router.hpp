@@ -1,0 +1,57 @@
+#pragma once
+// Routing: which directed links a transfer between two devices crosses. A router returns one
+// path for per-flow policies (ECMP hashing, adaptive, dimension-order, rail-aligned) or several
+// weighted paths for per-packet spraying. Engines call it once per transfer, never per packet;
+// the packet engine turns a path into an immutable source route.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+/// Identifies a transfer for hashing: endpoints plus a flow label (channel, queue pair).
+struct FlowKey {
+  DeviceId src = kNone;
+  DeviceId dst = kNone;
+  std::uint64_t label = 0;
+};
+
+/// A path with the fraction of the flow's bytes it carries (1.0 unless spraying).
+struct PathShare {
+  std::vector<DirLinkId> hops;
+  double fraction = 1.0;
+};
+
+/// Current load per directed link, for adaptive routing; engines that track load implement it.
+class LinkLoadView {
+ public:
+  virtual ~LinkLoadView() = default;
+  virtual double load(DirLinkId link) const = 0;
+};
+
+enum class RoutingPolicy : std::uint8_t { Ecmp, Adaptive, Spray, DimensionOrder, RailAligned };
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  /// Fills `out` (cleared first) with the path(s) for `key`. `load` may be null.
+  virtual void route(const FlowKey& key, const LinkLoadView* load,
+                     std::vector<PathShare>& out) const = 0;
+  virtual RoutingPolicy policy() const = 0;
+};
+
+struct RouterOptions {
+  RoutingPolicy policy = RoutingPolicy::Ecmp;
+  std::uint32_t queue_pairs =
+      1;  // flows per connection spread by ECMP (NCCL_IB_QPS_PER_CONNECTION)
+  std::uint64_t hash_seed = 0;
+};
+
+/// Builds a router for `topo` (kept by reference; it must outlive the router).
+std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options);
+
+}  // namespace lockstep

@@ -1,0 +1,125 @@
+#pragma once
+// The topology: an immutable, index-based graph of devices and full-duplex links. Every later
+// stage (routing, engines, reports) reads it; nothing mutates it after TopologyBuilder::build().
+// A link has one bandwidth per direction; directed link ids are 2*link + dir, where dir 0 goes
+// from link.a to link.b and dir 1 from b to a. Engines keep per-direction state indexed by them.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+
+namespace lockstep {
+
+using DeviceId = std::uint32_t;
+using LinkId = std::uint32_t;
+using DirLinkId = std::uint32_t;  // 2 * LinkId + direction
+inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+enum class DeviceKind : std::uint8_t {
+  Gpu,
+  Nic,
+  Host,           // CPU / PCIe root of a server
+  ScaleUpSwitch,  // NVSwitch, NVLink Switch tray
+  Switch,         // Ethernet or InfiniBand switch; Device::tier says which tier (0 = leaf)
+  Gateway,        // datacenter interconnect router at a site's edge
+};
+
+enum class LinkMedium : std::uint8_t {
+  NvLink,
+  Pcie,
+  CopperDac,
+  ActiveElectrical,
+  Optical,
+  LongHaulFibre,
+};
+
+const char* to_string(DeviceKind kind);
+const char* to_string(LinkMedium medium);
+
+struct Device {
+  DeviceKind kind = DeviceKind::Gpu;
+  std::uint8_t tier = 0;          // switches: 0 leaf, 1 spine, 2 core; others 0
+  std::uint32_t node = kNone;     // server (node) index for GPUs, NICs, hosts, in-node switches
+  std::uint32_t site = 0;         // datacenter index (multi_site)
+  std::uint32_t local_index = 0;  // e.g. GPU index within its node (the rail for rail fabrics)
+  std::uint16_t model = 0;        // index into the hardware catalog of its kind (0 = default)
+  std::uint16_t radix = 0;        // switch ports available (0 = unlimited / not a switch)
+};
+
+struct Link {
+  DeviceId a = kNone;
+  DeviceId b = kNone;
+  Bandwidth bandwidth;  // per direction
+  Time latency;         // propagation + serialisation-independent fixed latency, one way
+  LinkMedium medium = LinkMedium::CopperDac;
+  double length_m = 0;  // physical length (long-haul fibre, optics reach checks)
+};
+
+/// One end of a link seen from a device: the directed link leaving the device and the peer.
+struct Port {
+  DirLinkId out;  // directed id leaving this device
+  DeviceId peer;
+};
+
+class Topology {
+ public:
+  Topology() = default;
+
+  const std::string& name() const { return name_; }
+  std::size_t num_devices() const { return devices_.size(); }
+  std::size_t num_links() const { return links_.size(); }
+  const Device& device(DeviceId id) const { return devices_[id]; }
+  const Link& link(LinkId id) const { return links_[id]; }
+  std::span<const Device> devices() const { return devices_; }
+  std::span<const Link> links() const { return links_; }
+
+  /// Ports of a device (one per attached link), in the order the links were added.
+  std::span<const Port> ports(DeviceId id) const {
+    return {ports_.data() + port_offsets_[id], ports_.data() + port_offsets_[id + 1]};
+  }
+  /// GPUs in rank order: node-major, then local index (the default rank placement).
+  std::span<const DeviceId> gpus() const { return gpus_; }
+  std::uint32_t num_nodes() const { return num_nodes_; }
+  std::uint32_t num_sites() const { return num_sites_; }
+
+  // Directed-link helpers.
+  static LinkId link_of(DirLinkId d) { return d >> 1; }
+  DeviceId source(DirLinkId d) const { return (d & 1) ? links_[d >> 1].b : links_[d >> 1].a; }
+  DeviceId target(DirLinkId d) const { return (d & 1) ? links_[d >> 1].a : links_[d >> 1].b; }
+  std::size_t num_directed_links() const { return links_.size() * 2; }
+
+  /// True when every device can reach every other (cached at build time).
+  bool connected() const { return connected_; }
+
+ private:
+  friend class TopologyBuilder;
+  std::string name_;
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  std::vector<std::uint32_t> port_offsets_;  // CSR: size num_devices + 1
+  std::vector<Port> ports_;
+  std::vector<DeviceId> gpus_;
+  std::uint32_t num_nodes_ = 0;
+  std::uint32_t num_sites_ = 1;
+  bool connected_ = true;
+};
+
+/// Mutable staging area for builders; build() freezes it into a Topology (CSR adjacency,
+/// GPU order, connectivity), throwing InputError for dangling endpoints or zero bandwidth.
+class TopologyBuilder {
+ public:
+  explicit TopologyBuilder(std::string name) { topo_.name_ = std::move(name); }
+  DeviceId add_device(const Device& d);
+  LinkId add_link(const Link& l);
+  void reserve(std::size_t devices, std::size_t links);
+  std::size_t num_devices() const { return topo_.devices_.size(); }
+  const Device& device(DeviceId id) const { return topo_.devices_[id]; }
+  Topology build() &&;
+
+ private:
+  Topology topo_;
+};
+
+}  // namespace lockstep

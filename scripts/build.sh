@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of lockstep. Usage: scripts/build.sh release|asan [targets...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-release}
+shift || true
+"$root/scripts/install-deps.sh"
+jobs=${LOCKSTEP_JOBS:-$(nproc)}
+case "$flavour" in
+  release) args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BENCH=OFF) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
+esac
+dir="$root/build/$flavour"
+cmake -S "$root" -B "$dir" -G Ninja "${args[@]}" >/dev/null
+if (($# > 0)); then
+  cmake --build "$dir" -j "$jobs" --target "$@"
+else
+  cmake --build "$dir" -j "$jobs"
+fi
