@@ -21,6 +21,9 @@ struct EngineOptions {
   std::uint64_t seed = 1;
   // Fixed per-message software cost added at each send (NCCL/host overheads); 0 by default.
   Time per_message_overhead = Time::zero();
+  // Protocol payload efficiency (NCCL LL ~0.5, LL128 ~0.92, Simple ~1): a send of S bytes
+  // occupies the wire as S / efficiency bytes would.
+  double transfer_efficiency = 1.0;
   // Local memory bandwidth for Copy and Reduce ops (HBM-bound kernels); 0 means free.
   Bandwidth local_copy_bandwidth;
 };
