@@ -63,11 +63,27 @@ struct Port {
   DeviceId peer;
 };
 
+/// What kind of hardware a topology is made of, for engines and cost models that depend on it
+/// (NCCL's constants differ by GPU generation; the packet engine's flow control by technology).
+/// Builders set it from the catalog names they were given.
+struct ClusterTraits {
+  std::string gpu = "h100";           // catalog GPU name
+  std::string scale_up = "nvswitch";  // nvswitch | nvl72 | nvlink_domain | pcie | none
+  std::string fabric = "infiniband";  // infiniband | roce | ethernet | ultra_ethernet | efa | tcp
+  std::string nic = "";               // catalog NIC name
+  std::string switch_model = "";      // catalog scale-out switch name
+  std::uint32_t gpus_per_node = 0;    // 0: not node-structured
+  std::uint32_t nics_per_node = 0;
+  bool sharp = false;  // in-network reduction available in the scale-out switches
+  bool nvls = false;   // NVLink SHARP available in the scale-up domain
+};
+
 class Topology {
  public:
   Topology() = default;
 
   const std::string& name() const { return name_; }
+  const ClusterTraits& traits() const { return traits_; }
   std::size_t num_devices() const { return devices_.size(); }
   std::size_t num_links() const { return links_.size(); }
   const Device& device(DeviceId id) const { return devices_[id]; }
@@ -96,6 +112,7 @@ class Topology {
  private:
   friend class TopologyBuilder;
   std::string name_;
+  ClusterTraits traits_;
   std::vector<Device> devices_;
   std::vector<Link> links_;
   std::vector<std::uint32_t> port_offsets_;  // CSR: size num_devices + 1
@@ -114,6 +131,7 @@ class TopologyBuilder {
   DeviceId add_device(const Device& d);
   LinkId add_link(const Link& l);
   void reserve(std::size_t devices, std::size_t links);
+  void set_traits(ClusterTraits traits) { topo_.traits_ = std::move(traits); }
   std::size_t num_devices() const { return topo_.devices_.size(); }
   const Device& device(DeviceId id) const { return topo_.devices_[id]; }
   Topology build() &&;
