@@ -95,6 +95,14 @@ class ProgramSet {
   /// Members of a NetReduce group, in rank order.
   virtual std::span<const Rank> group(std::uint32_t id) const;
   virtual std::uint32_t num_groups() const { return 0; }
+  /// Translation symmetry, so that an engine may simulate symmetric ranks once (DESIGN.md, "Scale
+  /// comes from structure"; docs/flow-engine.md). A period p > 0 promises: num_ranks() % p == 0,
+  /// no NetReduce ops, and for every rank r and op index i, num_ops and buffers of (r + p) % n
+  /// equal those of r and op((r + p) % n, i) equals op(r, i) except for buffer offsets, with every
+  /// Send/Recv peer q replaced by (q + p) % n. Ranks r, r + p, r + 2p, ... then form one class.
+  /// 0 (the default) promises nothing. A ring over n ranks has period 1; per-rank noise or a
+  /// per-rank program difference must return 0 (or a period that respects it).
+  virtual Rank symmetry_period() const { return 0; }
   /// A short label for reports, e.g. "all_reduce/ring".
   virtual std::string label() const { return "program"; }
 };

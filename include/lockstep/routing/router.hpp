@@ -35,6 +35,11 @@ class LinkLoadView {
 
 enum class RoutingPolicy : std::uint8_t { Ecmp, Adaptive, Spray, DimensionOrder, RailAligned };
 
+/// "ecmp", "adaptive", "spray", "dimension_order", "rail_aligned".
+const char* to_string(RoutingPolicy policy);
+/// Parses the names above; throws InputError naming `field` otherwise.
+RoutingPolicy parse_routing_policy(std::string_view text, std::string_view field = "routing");
+
 class Router {
  public:
   virtual ~Router() = default;
@@ -49,9 +54,15 @@ struct RouterOptions {
   std::uint32_t queue_pairs =
       1;  // flows per connection spread by ECMP (NCCL_IB_QPS_PER_CONNECTION)
   std::uint64_t hash_seed = 0;
+  // Spray: at most this many distinct paths per flow (the rest of the split is hashed).
+  std::uint32_t max_spray_paths = 64;
 };
 
-/// Builds a router for `topo` (kept by reference; it must outlive the router).
+/// Builds a router for `topo` (kept by reference; it must outlive the router). Paths are shortest
+/// in hop count; see docs/routing.md for the policies. A router keeps scratch state (the last
+/// destination's distance field), so one router must not be used by two threads at once.
+/// Throws InputError for queue_pairs == 0 or max_spray_paths == 0; route() throws InputError when
+/// an endpoint does not exist or no path connects them.
 std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options);
 
 }  // namespace lockstep

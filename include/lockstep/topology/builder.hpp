@@ -15,8 +15,9 @@
 namespace lockstep {
 
 struct BuildOptions {
-  // Above this many links a builder returns the inventory without the graph.
-  std::uint64_t max_links = 200'000'000;
+  // Above this many links a builder returns the inventory without the graph (or, for builders
+  // without a closed-form inventory, an InputError). 20M links take about 1.2 GB.
+  std::uint64_t max_links = 20'000'000;
   bool want_graph = true;  // false: the caller only needs the inventory
 };
 
@@ -35,7 +36,8 @@ struct BuilderInfo {
 };
 
 /// Registers a builder (called by each builder's translation unit at start-up via a registrar
-/// function listed in registry.cpp, so static libraries do not drop it).
+/// function listed in src/topology/builders/registrars.hpp and called from
+/// builder_registry.cpp, so static libraries do not drop it).
 void register_builder(BuilderInfo info);
 const BuilderInfo* find_builder(const std::string& name);
 std::vector<const BuilderInfo*> all_builders();

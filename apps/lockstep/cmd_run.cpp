@@ -1,0 +1,116 @@
+// 'lockstep run scenario.yaml': the main job. Runs everything the scenario names for each of its
+// variants and writes report.html, results.json, one CSV per table and trace.json to --out.
+// Results go to files and stdout, diagnostics and the progress bar to stderr. Files are staged
+// under temporary names and renamed together at the end, so Ctrl-C never leaves half a report.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "command.hpp"
+#include "lockstep/report/csv.hpp"
+#include "lockstep/report/html.hpp"
+#include "lockstep/report/json.hpp"
+#include "lockstep/report/output.hpp"
+#include "lockstep/report/progress.hpp"
+#include "lockstep/report/run.hpp"
+#include "lockstep/report/summary.hpp"
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/topology/yaml_args.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string out = "lockstep-out";
+  bool quiet = false;
+};
+
+// Files an earlier run may have left that this run did not write: removed after the commit so
+// the directory never mixes two runs.
+void remove_stale(const std::filesystem::path& dir, const std::set<std::string>& written) {
+  std::set<std::string> known = {"report.html", "results.json", "trace.json"};
+  for (const auto& name : report::all_table_names()) known.insert(name + ".csv");
+  for (const auto& name : known) {
+    if (written.count(name) == 0) {
+      std::error_code ec;
+      std::filesystem::remove(dir / name, ec);
+    }
+  }
+}
+
+void run(const RunOptions& options) {
+  report::install_interrupt_handler();
+  const auto start = std::chrono::steady_clock::now();
+  const Scenario scenario = load_scenario(options.scenario);
+
+  report::RunInput input;
+  input.title = scenario.name;
+  input.scenario_path = options.scenario;
+  input.scenario_text = read_text_file(options.scenario, "scenario");
+  input.lockstep_version = LOCKSTEP_VERSION;
+  input.seed = scenario.seed;
+  input.cluster = scenario.cluster;
+  input.engine = scenario.engine;
+  input.collectives = scenario.collectives;
+  input.job = scenario.job;
+  input.variants = scenario.variants;
+  input.report = scenario.report;
+
+  // One step for writing the files, after the scenario's own steps.
+  report::Progress progress(!options.quiet && report::Progress::stderr_is_terminal(),
+                            report::count_steps(input) + 1);
+  report::RunArtifacts artifacts = report::run_scenario(input, progress);
+  const report::RunResults& results = artifacts.results;
+
+  progress.begin("writing report");
+  report::StagedOutput out(options.out);
+  std::set<std::string> written;
+  auto add = [&](const std::string& name, std::string_view content) {
+    out.add(name, content);
+    written.insert(name);
+  };
+  add("results.json", report::results_json_text(results));
+  for (const auto& table : report::results_tables(results)) add(table.name + ".csv", to_csv(table));
+  if (!artifacts.trace_json.empty()) add("trace.json", artifacts.trace_json);
+  add("report.html", report::render_html(results));
+  out.commit();
+  remove_stale(out.dir(), written);
+  progress.advance();
+  progress.finish();
+
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!options.quiet) {
+    fmt::print("{} ({} variant{}):\n{}", results.title, results.variants.size(),
+               results.variants.size() == 1 ? "" : "s", report::summary_text(results));
+    for (const auto& note : results.notes) fmt::print(stderr, "lockstep: note: {}\n", note);
+    for (const auto& v : results.variants) {
+      for (const auto& note : v.notes) fmt::print(stderr, "lockstep: {}: {}\n", v.name, note);
+    }
+    fmt::print(stderr, "lockstep: done in {:.1f} s\n", seconds);
+  }
+  fmt::print("Report: {}\n", (out.dir() / "report.html").string());
+}
+
+const RegisterCommand kRun(10, [](CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "run",
+      "Run everything a scenario names (bill of materials, collective sweeps, training steps with "
+      "noise, for each variant) and write report.html, results.json, CSV tables and trace.json");
+  auto options = std::make_shared<RunOptions>();
+  cmd->add_option("scenario", options->scenario,
+                  "scenario file (YAML), e.g. scenarios/default.yaml")
+      ->required();
+  cmd->add_option("--out,-o", options->out, "output directory (created if needed)")
+      ->capture_default_str();
+  cmd->add_flag("--quiet,-q", options->quiet,
+                "no progress bar and no summary: print only where the report is");
+  cmd->callback([options] { run(*options); });
+});
+
+}  // namespace
+}  // namespace lockstep::cli

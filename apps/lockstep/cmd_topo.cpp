@@ -1,0 +1,112 @@
+// 'lockstep topo': build a cluster's topology and print its bill of materials and figures of
+// merit. Either from a scenario file (its cluster: section) or from flags:
+//   lockstep topo scenarios/default.yaml --format json
+//   lockstep topo --builder fat_tree --k 8 --emit graph.json
+// With --builder, every other --KEY VALUE (or --KEY=VALUE) becomes a builder argument; dashes
+// in KEY read as underscores, so --gpus-per-node 8 is gpus_per_node: 8.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
+#include "command.hpp"
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/scenario/topo_output.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/graph_json.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+struct TopoOptions {
+  std::string builder;
+  std::string format = "table";
+  std::string emit;
+};
+
+// Builder arguments from the flags CLI11 did not recognise.
+ArgNode args_from_flags(const std::string& builder, const std::vector<std::string>& extras) {
+  // Errors about the whole argument set (a missing key) name the builder flag.
+  ArgNode args = ArgNode::map("--builder " + builder);
+  args.set("builder", ArgNode::scalar(builder, "--builder"));
+  for (std::size_t i = 0; i < extras.size(); ++i) {
+    const std::string& flag = extras[i];
+    if (flag.rfind("--", 0) != 0 || flag.size() < 3) {
+      throw InputError(flag, "unexpected argument (builder arguments are --KEY VALUE pairs)");
+    }
+    std::string key = flag.substr(2);
+    std::string value = "true";  // a flag without a value is a switch
+    if (const auto eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (i + 1 < extras.size() && extras[i + 1].rfind("--", 0) != 0) {
+      value = extras[++i];
+    }
+    const std::string path = "--" + key;
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (args.has(key)) throw InputError(path, "given twice");
+    args.set(key, ArgNode::scalar(value, path));
+  }
+  return args;
+}
+
+void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
+  const TopoFormat format = parse_topo_format(o.format);
+  ArgNode cluster;
+  if (!o.builder.empty()) {
+    cluster = args_from_flags(o.builder, extras);
+  } else {
+    if (extras.empty()) {
+      throw InputError("topo",
+                       "give a scenario file or --builder NAME (see 'lockstep topo --help')");
+    }
+    if (extras.size() > 1 || extras[0].rfind("--", 0) == 0) {
+      const std::string& bad = extras.size() > 1 ? extras[1] : extras[0];
+      throw InputError(bad, "unexpected argument (builder arguments need --builder NAME)");
+    }
+    cluster = load_scenario(extras[0]).cluster;
+  }
+  BuildOptions options;
+  options.want_graph = !o.emit.empty();
+  const BuildResult result = build_topology(cluster, options);
+  if (!o.emit.empty()) {
+    if (!result.graph) {
+      throw InputError("--emit", "this design is too large to build as a graph; nothing to emit");
+    }
+    std::ofstream out(o.emit, std::ios::binary);
+    if (!out) throw InputError("--emit", fmt::format("cannot write '{}'", o.emit));
+    write_graph_json(*result.graph, out);
+    if (!out) throw InputError("--emit", fmt::format("cannot write '{}'", o.emit));
+  }
+  fmt::print("{}", format_inventory(result.inventory, format));
+}
+
+std::string builders_footer() {
+  std::string out =
+      "\nUsage:\n  lockstep topo SCENARIO.yaml [--format table|json|csv] [--emit graph.json]\n"
+      "  lockstep topo --builder NAME [--KEY VALUE ...] [--format ...] [--emit ...]\n\n"
+      "Builders and their keys (docs/topology.md, docs/scenario.md):\n";
+  for (const BuilderInfo* b : all_builders()) {
+    out += fmt::format("  {:<15} {}\n", b->name, b->summary);
+    std::string keys;
+    for (const auto& k : b->keys) keys += (keys.empty() ? "" : ", ") + k;
+    if (!keys.empty()) out += fmt::format("  {:<15} keys: {}\n", "", keys);
+  }
+  return out;
+}
+
+const RegisterCommand kTopo(10, [](CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "topo", "Build a cluster topology; print its bill of materials and figures of merit");
+  auto o = std::make_shared<TopoOptions>();
+  cmd->add_option("--builder", o->builder,
+                  "build from flags: the builder name; other --KEY VALUE flags are its arguments");
+  cmd->add_option("--format", o->format, "table (default), json or csv");
+  cmd->add_option("--emit", o->emit, "also write the graph (devices, links) as JSON to this file");
+  cmd->allow_extras();
+  cmd->footer(builders_footer());
+  cmd->callback([o, cmd] { run_topo(*o, cmd->remaining()); });
+});
+
+}  // namespace
+}  // namespace lockstep::cli

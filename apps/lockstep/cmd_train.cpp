@@ -1,0 +1,174 @@
+// 'lockstep train': one training iteration of a model on a cluster, with its breakdown, MFU,
+// cost, and Monte Carlo jitter statistics. Flags become the same ArgNode map a scenario's `job:`
+// section is, so both go through parse_train_config (docs/scenario-job.md).
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+
+#include "command.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
+#include "lockstep/workload/train_report.hpp"
+#include "lockstep/workload/training.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+struct TrainFlags {
+  std::string scenario;
+  std::string system, fabric, nodes, gpus_per_node, nics_per_node, nic_speed;
+  bool sharp = false;
+  // Job keys, by their scenario names (flag spelling: --global-batch for global_batch).
+  std::vector<std::pair<std::string, std::string>> job;
+  std::vector<std::string> jitter, faults;
+  std::string format = "text";
+};
+
+const std::vector<std::pair<std::string, std::string>> kJobFlags = {
+    {"model", "llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b | deepseek-v3"},
+    {"tp", "tensor-parallel degree"},
+    {"pp", "pipeline stages"},
+    {"dp", "data-parallel replicas"},
+    {"ep", "expert-parallel degree (MoE; divides dp)"},
+    {"zero", "ZeRO stage 0 | 1 | 2 | 3"},
+    {"fsdp", "true: shard like ZeRO-3 (FSDP)"},
+    {"sequence_parallel", "true | false (default true)"},
+    {"interleave", "virtual stages per rank (interleaved 1F1B)"},
+    {"global_batch", "sequences per iteration"},
+    {"micro_batch", "sequences per micro-batch (default 1)"},
+    {"seq", "tokens per sequence (default: the model's)"},
+    {"efficiency", "achieved fraction of peak dense BF16 FLOP/s (default 0.5)"},
+    {"peak_tflops", "override the GPU's peak dense TFLOP/s"},
+    {"hbm", "override the GPU's memory, e.g. 80GB"},
+    {"recompute", "true: full activation recomputation"},
+    {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
+    {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
+    {"link_jitter", "relative std-dev of link latencies per trial, e.g. 0.1"},
+    {"trials", "Monte Carlo trials (default 1)"},
+    {"seed", "random seed (default 1)"},
+    {"gpu_hour_usd", "price of one GPU-hour (default 2.5)"},
+    {"engine", "flow | analytical (default flow)"},
+    {"expansion", "auto | reduced | full (default auto)"},
+    {"trace", "write a Perfetto trace-event JSON here"},
+    {"trace_ranks", "ranks to record, e.g. 0-7,64 (default 0-7)"},
+};
+
+std::string flag_of(const std::string& key) {
+  std::string flag = "--" + key;
+  for (char& ch : flag)
+    if (ch == '_') ch = '-';
+  return flag;
+}
+
+ArgNode job_args(const TrainFlags& f, std::optional<ArgNode> base) {
+  ArgNode job = base ? std::move(*base) : ArgNode::map("flags");
+  for (const auto& [key, value] : f.job) job.set(key, ArgNode::scalar(value, flag_of(key)));
+  auto list = [&](const char* key, const std::vector<std::string>& values, const char* flag) {
+    if (values.empty()) return;
+    ArgNode l = ArgNode::list(flag);
+    for (const auto& v : values) l.push(ArgNode::scalar(v, flag));
+    job.set(key, std::move(l));
+  };
+  list("jitter", f.jitter, "--jitter");
+  list("faults", f.faults, "--fault");
+  return job;
+}
+
+ArgNode preset_args(const TrainFlags& f) {
+  ArgNode m = ArgNode::map("flags");
+  auto put = [&](const char* key, const std::string& value, const char* flag) {
+    if (!value.empty()) m.set(key, ArgNode::scalar(value, flag));
+  };
+  put("system", f.system.empty() ? "hgx-h100" : f.system, "--system");
+  put("fabric", f.fabric, "--fabric");
+  put("nodes", f.nodes, "--nodes");
+  put("gpus_per_node", f.gpus_per_node, "--gpus-per-node");
+  put("nics_per_node", f.nics_per_node, "--nics-per-node");
+  put("nic_speed", f.nic_speed, "--nic-speed");
+  if (f.sharp) put("sharp", "true", "--sharp");
+  return m;
+}
+
+Topology build_cluster(const ArgNode& cluster, bool preset) {
+  BuildResult built;
+  if (preset) {
+    const PresetCluster p = resolve_preset(preset_request(cluster));
+    cluster.check_all_used();
+    built = build_topology(rail_optimized_args(p, cluster.path()));
+  } else {
+    built = build_topology(cluster);
+  }
+  if (!built.graph) cluster.fail("the cluster is too large to build as a graph");
+  return std::move(*built.graph);
+}
+
+void run(const TrainFlags& f) {
+  std::optional<Scenario> scenario;
+  std::optional<ArgNode> base;
+  if (!f.scenario.empty()) {
+    if (!f.system.empty() || !f.fabric.empty() || !f.nodes.empty()) {
+      throw InputError("scenario", "give either a scenario file or --system/--fabric/--nodes");
+    }
+    scenario = load_scenario(f.scenario);
+    if (!scenario->job) throw InputError("job", "the scenario has no job: section", {f.scenario});
+    base = *scenario->job;
+    if (scenario->seed_given && !base->has("seed")) {
+      base->set("seed", ArgNode::scalar(std::to_string(scenario->seed), "seed"));
+    }
+  }
+  const TrainConfig config = parse_train_config(job_args(f, base));
+  Topology topo;
+  if (scenario) {
+    const ArgNode* builder = scenario->cluster.find("builder");
+    const bool preset =
+        scenario->cluster.has("system") && (builder == nullptr || builder->text() == "preset");
+    topo = build_cluster(scenario->cluster, preset);
+  } else {
+    topo = build_cluster(preset_args(f), true);
+  }
+  SimulateOptions options;
+  options.record_timeline = !config.trace_path.empty();
+  const TrainResult result = simulate_training(topo, config, options);
+  if (f.format == "json") {
+    fmt::print("{}\n", training_result_json(result, config));
+  } else {
+    fmt::print("{}", format_training_text(result, config));
+  }
+  if (!config.trace_path.empty()) {
+    report::write_training_trace(result, config.trace_path);
+    if (f.format != "json") fmt::print("trace              {}\n", config.trace_path);
+  }
+}
+
+const RegisterCommand kTrain(40, [](CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "train", "Simulate a training iteration: time breakdown, MFU, cost, jitter and stragglers");
+  auto f = std::make_shared<TrainFlags>();
+  cmd->add_option("scenario", f->scenario, "a scenario file with cluster: and job: sections");
+  cmd->add_option("--system", f->system, "dgx-a100 | hgx-h100 | hgx-h200 | hgx-b200 | ...");
+  cmd->add_option("--fabric", f->fabric, "ib-hdr | ib-ndr | ib-xdr | roce-400g | efa | ...");
+  cmd->add_option("--nodes", f->nodes, "nodes (servers), default 1");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "use fewer GPUs per node than shipped");
+  cmd->add_option("--nics-per-node", f->nics_per_node, "NICs per node in use");
+  cmd->add_option("--nic-speed", f->nic_speed, "NIC speed, e.g. 400Gbps");
+  cmd->add_flag("--sharp", f->sharp, "in-network reduction (InfiniBand SHARP)");
+  f->job.reserve(kJobFlags.size());
+  for (const auto& [key, help] : kJobFlags) {
+    cmd->add_option_function<std::string>(
+        flag_of(key), [f, key = key](const std::string& v) { f->job.emplace_back(key, v); }, help);
+  }
+  cmd->add_option("--jitter", f->jitter,
+                  "compute noise (repeatable): normal:5% | lognormal:0.1 | straggler:p=0.01,x=1.5");
+  cmd->add_option("--fault", f->faults,
+                  "fault (repeatable): slow-gpu:rank=R,x=X | degraded-link:link=L,x=F | "
+                  "failed-link:link=L");
+  cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([f] { run(*f); });
+});
+
+}  // namespace
+}  // namespace lockstep::cli

@@ -1,0 +1,78 @@
+#pragma once
+// A collective sweep as nccl-tests runs it (-b min -e max -f factor): one op over a range of
+// sizes, each size predicted by the NCCL model (engine "analytical") or compiled to programs and
+// run on a timing engine ("flow", "packet"). `lockstep collective` and the `collectives:` /
+// `engine:` sections of scenario files (docs/scenario-collectives.md) share this parsing.
+//
+//   CollectiveSweep sweep = parse_collective_sweep(args);  // {op: all_reduce, max_bytes: 1GiB}
+//   auto rows = run_collective_sweep(sweep, nccl_cluster(preset), &topology);
+//   std::string csv = format_collective_rows(rows, "csv");
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/tuner.hpp"
+#include "lockstep/topology/args.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+struct CollectiveSweep {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  TunerAlgo algo = TunerAlgo::Auto;
+  TunerProto proto = TunerProto::Auto;
+  Bytes min_bytes{8};
+  Bytes max_bytes = Bytes::gib(8);
+  double step_factor = 2;             // multiply the size by this each row (> 1)
+  DataType type = DataType::Float32;  // nccl-tests' default "float"
+  std::uint32_t channels = 0;         // 0: as NCCL would pick
+  bool sharp = false;                 // allow CollNet / SHARP where the switches have it
+  std::string engine = "analytical";  // analytical | flow | packet
+
+  /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
+  /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per
+  /// rank); sizes that round to zero are dropped.
+  std::vector<Bytes> sizes(std::uint32_t ranks) const;
+};
+
+/// Reads one sweep from a map with keys op, algo, proto, min_bytes, max_bytes, step_factor,
+/// type, channels, sharp, engine; every error names the key and file:line:column. Checks that
+/// no unknown key remains.
+CollectiveSweep parse_collective_sweep(const ArgNode& args);
+/// A scenario's `collectives:` section: one sweep map or a list of them. `engine` (from the
+/// `engine:` section, see parse_engine_name) is the default engine of each sweep.
+std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
+                                                       const std::string& engine = "analytical");
+/// A scenario's `engine:` section: a name ("flow") or a map {name: flow}.
+std::string parse_engine_name(const ArgNode& section);
+
+/// One nccl-tests row.
+struct CollectiveRow {
+  std::uint64_t bytes = 0;  // nccl-tests size
+  std::uint64_t count = 0;  // elements as nccl-tests prints them (per rank for gathers)
+  std::string type;         // "float"
+  std::string redop;        // "sum" or "none"
+  std::string algorithm;    // tuner name: ring, tree, nvls, ...
+  std::string protocol;     // LL, LL128, Simple
+  std::uint32_t channels = 0;
+  Time time;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+};
+
+/// Runs the sweep. The analytical engine prints the NCCL model's prediction; other engines run
+/// the chosen algorithm's programs on `topology` (required for them) with the protocol's
+/// per-step latency as per-message overhead and its efficiency as transfer efficiency, then add
+/// the launch overhead and NCCL's base latency (docs/nccl-model.md).
+std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
+                                                const NcclCluster& cluster,
+                                                const Topology* topology = nullptr);
+
+/// "table" (nccl-tests style, fixed-width), "csv" (header
+/// bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps) or "json" (an array of
+/// objects with those keys plus redop and channels). InputError for another format.
+std::string format_collective_rows(const std::vector<CollectiveRow>& rows,
+                                   const std::string& format);
+
+}  // namespace lockstep

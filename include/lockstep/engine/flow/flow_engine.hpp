@@ -1,0 +1,49 @@
+#pragma once
+// The flow-level engine: event-driven execution of per-rank programs where concurrent transfers
+// share each directed link's bandwidth max-min fairly (maxmin.hpp), re-solved only where a
+// transfer starts or ends. Model and assumptions: docs/flow-engine.md.
+//
+//   auto engine = make_flow_engine();
+//   RunResult r = engine->run({&topo, &programs, topo.gpus(), router.get(), {}});
+#include <cstdint>
+#include <memory>
+
+#include "lockstep/engine/engine.hpp"
+
+namespace lockstep {
+
+struct FlowEngineConfig {
+  // Simulate the rank classes of a translation-symmetric program (ProgramSet::symmetry_period)
+  // once each, weighted by their size, when routing shows their transfers are indistinguishable.
+  bool aggregate = true;
+  // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). The engine
+  // uses min(issue_window, max(16, 65536 / simulated ranks)) to bound memory.
+  std::uint32_t issue_window = 65'536;
+  // How many of the busiest links RunResult::link_series keeps (with record_link_series).
+  std::uint32_t series_links = 16;
+};
+
+/// What the last run did, for tests and benchmarks.
+struct FlowRunStats {
+  std::uint32_t simulated_ranks = 0;  // ranks simulated (classes when aggregated)
+  std::uint32_t class_size = 1;       // ranks per class (1: every rank individually)
+  std::uint32_t attempts = 0;         // runs started (a class that splits restarts finer)
+  std::uint64_t transfers = 0;        // matched send/recv pairs simulated
+  std::uint64_t solver_components = 0;
+};
+
+class FlowEngine final : public Engine {
+ public:
+  explicit FlowEngine(FlowEngineConfig config) : config_(config) {}
+  std::string_view name() const override { return "flow"; }
+  RunResult run(const EngineInput& input) override;
+  const FlowRunStats& last_stats() const { return stats_; }
+
+ private:
+  FlowEngineConfig config_;
+  FlowRunStats stats_;
+};
+
+std::unique_ptr<Engine> make_flow_engine(const FlowEngineConfig& config = {});
+
+}  // namespace lockstep

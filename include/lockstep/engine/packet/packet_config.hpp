@@ -1,0 +1,122 @@
+#pragma once
+// Configuration of the packet engine: which fabric model (flow control, transport, congestion
+// control, path selection) and its parameters. Four presets follow the fabrics of DESIGN.md:
+//   infiniband      credit-based link-level flow control per virtual lane, lossless, RDMA
+//   roce            RoCEv2: PFC pause/resume per priority, ECN marking, DCQCN at the sender
+//   ethernet / tcp  lossy drop-tail Ethernet, kernel TCP (SACK loss recovery, Reno window)
+//   ultra_ethernet  per-packet spraying, receiver reordering, delay/ECN window control, trimming
+// Every field can be overridden from a scenario file (config_from_args). docs/packet-engine.md
+// says what each model simplifies.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+#include "lockstep/topology/args.hpp"
+
+namespace lockstep {
+
+enum class FabricModel : std::uint8_t { InfiniBand, RoCE, Ethernet, UltraEthernet };
+
+/// How a switch stops its upstream neighbour from overrunning its buffer.
+enum class FlowControl : std::uint8_t {
+  Credit,  // InfiniBand: the transmitter holds credits for the receiver's per-VL buffer
+  Pfc,     // Ethernet priority flow control: PAUSE above Xoff, RESUME below Xon
+  None,    // drop-tail (or trim) when the shared buffer is full
+};
+
+/// Sender-side rate or window control.
+enum class CongestionControl : std::uint8_t {
+  None,   // line rate, limited only by flow control
+  Dcqcn,  // RoCEv2: rate cut on CNP, timer-driven recovery (Zhu et al., SIGCOMM 2015)
+  Reno,   // TCP NewReno-style window: slow start, AIMD, halve on loss, reset on timeout
+  Delay,  // Swift-like: additive increase below a target RTT, multiplicative decrease above
+  Ecn,    // DCTCP-like: window cut in proportion to the fraction of ECN-marked packets
+};
+
+const char* to_string(FabricModel m);
+const char* to_string(FlowControl f);
+const char* to_string(CongestionControl c);
+
+struct PacketConfig {
+  FabricModel model = FabricModel::InfiniBand;
+  FlowControl flow_control = FlowControl::Credit;
+  CongestionControl congestion = CongestionControl::None;
+
+  // Segmentation. `payload` is the data carried per packet (IB/RoCE MTU; for TCP the IP MTU
+  // minus IP and TCP headers); `header` is the per-packet overhead on the wire (for Ethernet
+  // including preamble, FCS and inter-frame gap).
+  Bytes payload = Bytes(4096);
+  Bytes header = Bytes(26);
+
+  // Switches. Zero buffer means "from the catalog by switch model". The topology builders fold
+  // each switch's port-to-port latency into its links (half per end), so switch_latency is an
+  // extra delay per switch hop on top of that, zero by default.
+  Bytes switch_buffer;           // shared buffer per switch
+  Time switch_latency;           // added at every switch (and gateway) hop
+  bool cut_through = true;       // false: store-and-forward (a packet waits for its last bit)
+  Bytes port_buffer = Bytes(0);  // credit/PFC headroom per ingress port and lane; 0 = derived
+  std::uint32_t virtual_lanes = 1;
+  double dynamic_threshold = 1.0;  // drop-tail: an output queue may use alpha x free buffer
+
+  // Host side. RDMA has no host cost; kernel TCP pays per message and per byte at the sender.
+  Time host_per_message;
+  Time host_per_byte_ps;        // picoseconds per byte (0 = none); 1 ps/B caps a host at 1 TB/s
+  Bytes nic_buffer = Bytes(0);  // buffer of NICs and hosts (lossless, credit-controlled)
+
+  // Path selection.
+  bool spray = false;     // per-packet spraying over all equal-cost paths
+  bool adaptive = false;  // per-packet least-loaded choice (power of two choices) among paths
+
+  // PFC (per ingress port and priority), in bytes of that ingress' buffered packets.
+  Bytes pfc_xoff = Bytes(0);  // 0 = derived from port buffer
+  Bytes pfc_xon = Bytes(0);
+
+  // ECN marking on enqueue (RED-like): none below kmin, probability rising linearly to pmax at
+  // kmax, always above kmax.
+  bool ecn = false;
+  Bytes ecn_kmin = Bytes(100 * 1024);
+  Bytes ecn_kmax = Bytes(400 * 1024);
+  double ecn_pmax = 0.2;
+
+  // DCQCN parameters (names as in the paper).
+  double dcqcn_g = 1.0 / 256;
+  Time dcqcn_timer = Time::us(55);         // rate increase and alpha decay period
+  Time dcqcn_cnp_interval = Time::us(50);  // at most one CNP per flow per interval
+  Bandwidth dcqcn_rai = Bandwidth::gbps(5);
+  Bandwidth dcqcn_rhai = Bandwidth::gbps(50);
+  double dcqcn_min_rate_fraction = 0.001;
+
+  // Reliable transport (lossy fabrics).
+  Time rto_min = Time::us(1000);
+  std::uint32_t initial_window = 10;    // packets
+  std::uint32_t reorder_threshold = 3;  // packets acked beyond a hole before it counts as lost
+  Time delay_target = Time::us(4);      // queueing delay target of the Delay controller
+  bool trimming = false;                // trim to header instead of dropping (UEC)
+
+  // Deadlock watchdog: no packet progress for this long while packets wait => analyse.
+  Time watchdog = Time::us(500);
+  bool throw_on_deadlock = true;  // false: stop and report through PacketStats only
+
+  // Link telemetry sampling period; 0 takes EngineOptions::link_sample_period.
+  Time sample_period;
+  std::uint32_t series_links = 64;  // busiest links kept in RunResult::link_series
+
+  /// Throws InputError naming the offending field.
+  void validate() const;
+};
+
+/// Preset for a fabric name: infiniband | roce | ethernet | tcp | ultra_ethernet (also the
+/// aliases ib, rocev2, uec, spectrum_x). Unknown names are an InputError listing known ones.
+PacketConfig packet_config_for_fabric(const std::string& fabric);
+
+/// Reads a packet-engine section of a scenario, e.g.
+///   {fabric: roce, mtu: 4096, ecn: {kmin: 100KB, kmax: 400KB, pmax: 0.2}, pfc: {xoff: 200KB}}
+/// starting from the fabric preset (or `base` when the node has no `fabric` key). Unknown keys
+/// are reported with file:line:column.
+PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& base = {});
+
+/// The names accepted by packet_config_for_fabric, for --help.
+std::vector<std::string> packet_fabric_names();
+
+}  // namespace lockstep

@@ -1,0 +1,90 @@
+#pragma once
+// The packet-level engine: a discrete-event simulation of MTU packets through NIC and switch
+// queues with the fabric's flow control and congestion control (see packet_config.hpp and
+// docs/packet-engine.md). Executes the same per-rank programs as the other engines.
+//
+//   auto engine = make_packet_engine(packet_config_for_fabric("roce"));
+//   RunResult r = engine->run(input);
+//   const PacketStats& s = packet_stats(*engine);  // pauses, ECN marks, drops, FCTs ...
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/engine.hpp"
+#include "lockstep/engine/packet/packet_config.hpp"
+#include "lockstep/telemetry/flow_log.hpp"
+
+namespace lockstep {
+
+/// A cyclic buffer dependency found by the watchdog: every link in `links` is paused (or out of
+/// credits) waiting for the next one, and `flows` are the transfers with packets stuck in it.
+struct DeadlockReport {
+  bool detected = false;
+  Time at;
+  struct StuckFlow {
+    DeviceId src = kNone;
+    DeviceId dst = kNone;
+    std::uint64_t bytes = 0;
+  };
+  std::vector<DirLinkId> links;  // the cycle, in wait-for order
+  std::vector<StuckFlow> flows;  // transfers with packets queued on the cycle
+  std::string describe(const Topology& topo) const;
+};
+
+struct PacketStats {
+  std::uint64_t packets_sent = 0;             // data packets put on their first link (incl. retx)
+  std::uint64_t packets_delivered = 0;        // data packets that reached their destination
+  std::uint64_t payload_bytes_delivered = 0;  // unique payload (duplicates excluded)
+  std::uint64_t duplicate_packets = 0;        // retransmitted copies of data already received
+  std::uint64_t drops = 0;
+  std::uint64_t trims = 0;
+  std::uint64_t retransmissions = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t ecn_marks = 0;
+  std::uint64_t cnps = 0;        // DCQCN congestion notifications delivered to senders
+  std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
+  std::uint64_t pfc_resumes = 0;
+  std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
+  std::uint64_t max_reorder = 0;    // most packets ever held out of order by one receiver
+  Time makespan;
+  std::uint64_t events = 0;  // events processed
+  std::uint64_t peak_pending_events = 0;
+  std::uint64_t peak_packets = 0;  // packets alive at once (pool size)
+
+  // Conservation check for credit-based flow control: credits outstanding at the end of the
+  // run (should equal the initial total once every buffer has drained).
+  std::int64_t credits_initial = 0;
+  std::int64_t credits_final = 0;
+
+  std::vector<std::uint64_t> drops_per_link;   // per directed link
+  std::vector<std::uint64_t> pauses_per_link;  // PAUSE frames sent to the link's transmitter
+  std::vector<Time> paused_time_per_link;      // total time the transmitter was paused
+  std::vector<std::uint64_t> ecn_per_link;
+  std::vector<double> peak_queue_per_link;  // bytes
+
+  FlowLog flows;              // one row per transfer (device ids, payload bytes, start, end)
+  LinkSeriesLog link_series;  // per link bytes and peak queue per sample period
+  DeadlockReport deadlock;
+};
+
+class PacketEngine : public Engine {
+ public:
+  explicit PacketEngine(PacketConfig config);
+  std::string_view name() const override { return "packet"; }
+  RunResult run(const EngineInput& input) override;
+  const PacketConfig& config() const { return config_; }
+  /// Statistics of the last run().
+  const PacketStats& stats() const { return stats_; }
+
+ private:
+  PacketConfig config_;
+  PacketStats stats_;
+};
+
+std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config = {});
+
+/// The stats of a packet engine's last run; throws std::invalid_argument for other engines.
+const PacketStats& packet_stats(const Engine& engine);
+
+}  // namespace lockstep

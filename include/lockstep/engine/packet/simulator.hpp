@@ -1,0 +1,315 @@
+#pragma once
+// Internals of the packet engine (used by src/engine/packet/*.cpp and its tests; not a public
+// API). One Simulator per run. Everything is indexed: packets in a pool, links and devices by
+// their topology ids, flows in a recycled slot vector; events are plain structs in a binary
+// heap ordered by (time, sequence). Source routes are spans of directed link ids in one arena;
+// a packet walks its route by index, so forwarding does no lookup.
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "lockstep/core/rng.hpp"
+#include "lockstep/engine/engine.hpp"
+#include "lockstep/engine/packet/event_queue.hpp"
+#include "lockstep/engine/packet/packet_config.hpp"
+#include "lockstep/engine/packet/packet_engine.hpp"
+
+namespace lockstep::packet {
+
+inline constexpr std::uint32_t kNil = 0xFFFFFFFFu;
+
+enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
+
+struct Packet {
+  std::int64_t sent = 0;  // when its first bit left the sender (RTT samples)
+  std::int64_t tail = 0;  // when its last bit reaches the device it is at (cut-through bound)
+  std::uint32_t flow = kNil;
+  std::uint32_t seq = 0;
+  std::uint32_t route = 0;    // offset of its path in the route arena
+  std::uint32_t next = kNil;  // intrusive FIFO link
+  std::uint32_t wire = 0;     // bytes on the wire
+  std::uint32_t payload = 0;
+  std::uint16_t hop = 0;  // index in the route of the link it is queued for / travelling on
+  std::uint16_t hops = 0;
+  std::uint8_t lane = 0;
+  std::uint8_t flags = 0;
+};
+
+struct Fifo {
+  std::uint32_t head = kNil;
+  std::uint32_t tail = kNil;
+  std::int64_t bytes = 0;
+};
+
+/// What stops a link's transmitter from overrunning the device at its far end.
+enum class LinkControl : std::uint8_t { Sink, Credit, Pfc, Lossy };
+
+struct LinkState {
+  double ps_per_byte = 0;
+  std::int64_t latency = 0;
+  std::uint32_t src = kNil, dst = kNil;  // devices
+  LinkControl control = LinkControl::Sink;
+  bool busy = false;
+  std::uint8_t paused = 0;  // PFC: lanes paused by the far end (bit mask)
+  std::uint8_t rr_lane = 0;
+  std::uint32_t inject = kNil;  // ring of flows injecting here (endpoint links)
+  std::uint32_t inject_count = 0;
+  std::uint32_t wake_gen = 0;
+  std::int64_t wake_at = -1;
+  // The packet being serialised (buffer release and credit return happen when it is done).
+  std::uint32_t cur_ingress = kNil;
+  std::uint32_t cur_wire = 0;
+  std::uint8_t cur_lane = 0;
+  std::int64_t last_tx = 0;
+  std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
+};
+
+struct DeviceState {
+  std::int64_t buffer = 0;  // shared buffer capacity (bytes), lossy admission
+  std::int64_t used = 0;
+  std::int64_t latency = 0;  // switch port-to-port latency
+  bool endpoint = false;     // a GPU: sources and sinks traffic, never forwards
+};
+
+struct PathRef {
+  std::uint32_t offset = 0;
+  std::uint16_t len = 0;
+  std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
+  double min_bw = 0;         // bytes/s, bottleneck of the path
+};
+
+struct RouteKey {
+  DeviceId src, dst;
+  std::uint64_t label;
+  bool operator==(const RouteKey&) const = default;
+};
+struct RouteKeyHash {
+  std::size_t operator()(const RouteKey& k) const {
+    return static_cast<std::size_t>(mix64((std::uint64_t{k.src} << 32 | k.dst) ^ mix64(k.label)));
+  }
+};
+
+struct PathSet {
+  std::uint32_t first = 0;  // index into paths_
+  std::uint32_t count = 0;
+};
+
+/// One transfer (a matched send/recv) on the wire, sender and receiver state together.
+struct Flow {
+  std::uint32_t transfer = kNil;
+  std::uint32_t incarnation = 0;
+  DeviceId src = kNone, dst = kNone;
+  std::uint32_t inject_link = kNil;
+  std::uint32_t next = kNil, prev = kNil;  // ring of flows on inject_link
+  PathSet paths;
+  std::uint32_t spray_cursor = 0;
+  std::uint8_t lane = 0;
+  bool in_ring = false;
+  bool sender_done = false;
+  bool receiver_done = false;
+  std::uint64_t bytes = 0;  // payload bytes on the wire
+  std::uint32_t packets = 0;
+  std::uint32_t last_payload = 0;
+  std::int64_t start = 0;
+  std::int64_t ready_at = 0;  // host cost and rate pacing: no packet before this
+  std::uint32_t next_new = 0;
+  std::uint32_t in_network = 0;  // packets of this flow in the pool
+  // Receiver.
+  std::uint32_t received = 0;
+  std::uint32_t contiguous = 0;
+  std::int64_t last_cnp = -1;
+  // Reliable transport (lossy fabrics) and windows.
+  std::uint32_t inflight = 0;
+  std::uint32_t acked = 0;
+  std::uint32_t lowest_unacked = 0;
+  std::uint32_t scan = 0;  // loss detection cursor
+  std::uint32_t retx_cursor = 0;
+  std::uint32_t retx_pending = 0;
+  std::uint32_t highest_acked = 0;
+  std::uint32_t recovery_point = 0;
+  bool in_recovery = false;
+  double cwnd = 0;  // packets
+  double ssthresh = 1e18;
+  double srtt = 0, rttvar = 0;
+  std::int64_t rto = 0;
+  std::int64_t rto_deadline = -1;
+  std::int64_t last_decrease = -1;
+  std::uint32_t timer_gen = 0;
+  bool timer_pending = false;
+  std::uint32_t marked_in_window = 0, acks_in_window = 0, window_end = 0;
+  double ecn_alpha = 0;
+  // DCQCN.
+  double rate = 0, target_rate = 0, line_rate = 0, alpha = 1;
+  std::uint32_t increase_stage = 0;
+  bool cc_timer_armed = false;
+  std::int64_t last_cnp_seen = -1;
+  std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
+  std::vector<std::uint8_t> got;      // receiver per packet
+  std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
+};
+
+enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
+
+/// Per transfer bookkeeping for the program layer.
+struct Transfer {
+  Rank src_rank = 0, dst_rank = 0;
+  OpIndex send_op = 0, recv_op = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t start = 0;
+  DeviceId src = kNone, dst = kNone;
+};
+
+class Simulator;
+
+/// Runs per-rank programs: dependencies, FIFO send/recv matching, local ops (programs.cpp).
+class ProgramRunner {
+ public:
+  void init(Simulator& sim, const EngineInput& input);
+  void start_ready_ops(std::int64_t now);
+  void op_done(Rank r, OpIndex i, std::int64_t now);
+  void transfer_done(std::uint32_t transfer, std::int64_t now);
+  bool all_done() const { return ranks_done_ == ranks_.size(); }
+  void fill_result(RunResult& out) const;
+  std::string describe_stuck() const;
+  const Transfer& transfer(std::uint32_t id) const { return transfers_[id]; }
+
+ private:
+  struct RankState {
+    OpIndex num_ops = 0;
+    OpIndex done = 0;
+    std::vector<std::uint8_t> pending;  // unfinished deps per op; kStarted / kDone after
+    std::vector<std::uint32_t> dep_offset, dependents;  // CSR: ops waiting on each op
+    std::vector<OpIndex> ready;                         // ops whose deps are done, not started
+    std::int64_t finish = 0;
+  };
+  struct Posted {
+    Rank rank;
+    OpIndex op;
+    std::uint64_t bytes;
+    std::int64_t posted;  // -1 until the op starts
+  };
+  struct Channel {  // one (src, dst, channel): sends and recvs by ordinal
+    std::vector<Posted> sends, recvs;
+  };
+  void start_op(Rank r, OpIndex i, std::int64_t now);
+  void post(bool is_send, Rank r, OpIndex i, const Op& op, std::int64_t now);
+  void finish_op(Rank r, OpIndex i, std::int64_t now);
+
+  Simulator* sim_ = nullptr;
+  const ProgramSet* programs_ = nullptr;
+  std::vector<DeviceId> placement_;
+  std::vector<RankState> ranks_;
+  std::vector<Rank> dirty_;  // ranks with ready ops
+  std::size_t ranks_done_ = 0;
+  std::unordered_map<std::uint64_t, Channel> channels_;
+  std::vector<std::vector<std::uint32_t>> ordinals_;  // per rank and op: index in its channel
+  std::vector<Transfer> transfers_;
+  std::vector<std::size_t> group_count_;  // NetReduce members arrived, per group
+  std::vector<std::int64_t> group_latest_;
+  std::vector<std::vector<std::pair<Rank, OpIndex>>> group_waiting_;
+  std::vector<Rank> scratch_;
+  std::vector<OpIndex> ready_copy_;
+  std::vector<std::vector<OpTiming>> op_times_;
+  bool record_ops_ = false;
+  Time per_message_overhead_;
+  double efficiency_ = 1.0;
+  Bandwidth copy_bw_;
+};
+
+class Simulator {
+ public:
+  Simulator(const PacketConfig& config, const EngineInput& input, PacketStats& stats);
+  void run();
+  RunResult result();
+
+  // Called by the program layer.
+  void start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst, std::uint64_t bytes,
+                      std::uint64_t label, std::int64_t ready_at);
+  void schedule_op_done(Rank r, OpIndex i, std::int64_t at);
+  std::int64_t now() const { return now_; }
+  const Topology& topology() const { return *topo_; }
+
+ private:
+  friend class ProgramRunner;
+  // Topology and buffers (simulator.cpp).
+  void setup_links();
+  void try_transmit(std::uint32_t link);
+  void start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress);
+  void on_link_free(std::uint32_t link);
+  void on_arrive(std::uint32_t pkt);
+  void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev);
+  bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire);
+  void enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt);
+  std::uint32_t dequeue(std::uint32_t link, std::uint32_t q);
+  bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) const;
+  std::uint32_t alloc_packet();
+  void free_packet(std::uint32_t pkt);
+  std::size_t qidx(std::uint32_t link, std::uint32_t q) const { return link * queues_ + q; }
+  std::size_t lidx(std::uint32_t link, std::uint8_t lane) const { return link * lanes_ + lane; }
+
+  // Transport (transport.cpp).
+  std::uint32_t pick_injection(std::uint32_t link);
+  std::uint32_t make_packet(std::uint32_t flow, std::uint32_t seq);
+  bool next_seq(Flow& f, std::uint32_t& seq);
+  std::uint32_t choose_path(Flow& f);
+  void ring_add(std::uint32_t flow);
+  void ring_remove(std::uint32_t flow);
+  void wake_link(std::uint32_t link, std::int64_t at);
+  void on_deliver(std::uint32_t pkt);
+  void on_control(const Event& e);
+  void on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack);
+  void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
+  void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
+  void detect_losses(Flow& f);
+  void congestion_signal(Flow& f, bool severe);
+  void arm_rto(Flow& f);
+  void receiver_complete(std::uint32_t flow);
+  void maybe_free_flow(std::uint32_t flow);
+  const PathRef& path_of(const Packet& p) const;
+  PathSet path_set(DeviceId src, DeviceId dst, std::uint64_t label);
+
+  // Watchdog (deadlock.cpp).
+  void on_watchdog();
+  /// Looks for a cycle of blocked links; with `force` (the run stalled) reports the blocked
+  /// links even without a cycle. Fills stats_.deadlock; true when something was reported.
+  bool find_deadlock(bool force);
+
+  const PacketConfig& cfg_;
+  const Topology* topo_;
+  const EngineInput& input_;
+  PacketStats& stats_;
+  EventQueue events_;
+  std::int64_t now_ = 0;
+  Rng rng_;
+  std::uint32_t lanes_ = 1, queues_ = 2;
+  bool lossy_ = false, reliable_ = false, multipath_ = false;
+
+  std::vector<LinkState> links_;
+  std::vector<DeviceState> devices_;
+  std::vector<Fifo> fifos_;                  // link x (control + lanes)
+  std::vector<std::int64_t> credits_;        // link x lane, transmitter's view
+  std::vector<std::int64_t> ingress_bytes_;  // link x lane, buffered at the far end
+  std::vector<std::int64_t> pause_start_;    // link x lane
+  std::vector<std::uint8_t> xoff_sent_;      // link x lane, receiver side of PFC
+  std::vector<double> link_bytes_;
+  std::vector<Packet> packets_;
+  std::vector<std::uint32_t> free_packets_;
+  std::uint64_t in_network_ = 0;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+
+  std::vector<DirLinkId> arena_;
+  std::vector<PathRef> paths_;
+  std::unordered_map<RouteKey, PathSet, RouteKeyHash> route_cache_;
+  std::unique_ptr<Router> own_router_;
+  const Router* router_ = nullptr;
+  std::vector<PathShare> scratch_paths_;
+
+  std::uint64_t progress_ = 0, progress_at_watchdog_ = 0;
+  bool congestion_seen_ = false;  // any pause or credit stall yet (gates deadlock analysis)
+  bool watchdog_armed_ = false;
+  bool stopped_ = false;
+  ProgramRunner programs_;
+};
+
+}  // namespace lockstep::packet

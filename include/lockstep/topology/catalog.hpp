@@ -1,0 +1,147 @@
+#pragma once
+// The hardware catalog: every GPU, NIC, switch, scale-up system, cable and optic lockstep knows,
+// each figure with its public source (see src/topology/catalog.cpp). Builders look parts up by
+// name ("h100", "cx7_ndr", "qm9700", "osfp_800g_sr8"); an unknown name is an InputError that lists
+// the known ones. Device::model stores the index of a part within its table, so engines and the
+// inventory can find a device's spec with gpu_catalog()[device.model] and friends.
+//
+// Names (lower case, stable; scenario files use them):
+//   GPUs:      a100, h100, h200, b200, gb200, mi300x
+//   NICs:      cx6_hdr, cx7_ndr, cx7_400gbe, bf3_400gbe, cx8_xdr, cx8_800gbe, efa_p5
+//   switches:  qm8700, qm9700, q3400, sn5600, sn5600_400g, tomahawk5, tomahawk5_400g
+//   scale-up:  hgx_a100, hgx_h100, hgx_b200, nvl72, nvlink_domain, xgmi_mesh
+//   cables:    dac, aec, sr (multimode optics), dr (single-mode optics), zr (long-haul coherent)
+//              -- the exact part is chosen by speed (see cable_for()).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+struct GpuSpec {
+  std::string name;              // catalog key, e.g. "h100"
+  std::string display;           // "NVIDIA H100 SXM5 80GB"
+  Bandwidth scale_up_bandwidth;  // NVLink / Infinity Fabric per GPU, per direction
+  std::uint32_t scale_up_links;  // NVLink (or xGMI) links per GPU
+  Bytes hbm;                     // memory capacity
+  double bf16_dense_flops;       // peak dense BF16 FLOP/s (no sparsity)
+  double power_w;                // TDP / TBP
+  double price_usd;              // approximate street price
+  std::string default_scale_up;  // scale-up catalog name used when the scenario does not say
+  std::uint32_t default_gpus_per_node;
+};
+
+struct NicSpec {
+  std::string name;      // "cx7_ndr"
+  std::string display;   // "NVIDIA ConnectX-7 NDR 400G"
+  std::string fabric;    // infiniband | roce | efa
+  Bandwidth port_speed;  // per port, per direction
+  std::uint32_t ports;   // ports a GPU's share of this adapter drives (efa_p5: 4 x 100G per GPU)
+  double power_w;
+  double price_usd;
+  Bandwidth injection() const { return port_speed * static_cast<double>(ports); }
+};
+
+struct SwitchSpec {
+  std::string name;     // "qm9700"
+  std::string display;  // "NVIDIA Quantum-2 QM9700 (64x400G NDR)"
+  std::string fabric;   // infiniband | ethernet
+  std::uint32_t radix;  // ports at port_speed
+  Bandwidth port_speed;
+  Time latency;  // port-to-port, cut-through, no congestion
+  Bytes buffer;  // packet buffer (shared)
+  double power_w;
+  double price_usd;
+  bool sharp;  // in-network reduction (InfiniBand SHARP)
+};
+
+/// A scale-up system: how GPUs of one domain reach each other without the scale-out network.
+/// The graph models one logical ScaleUpSwitch device per domain; `chips_for()` says how many real
+/// NVSwitch chips that stands for (the inventory counts those).
+struct ScaleUpSpec {
+  std::string name;             // "hgx_h100"
+  std::string display;          // "HGX H100 8-GPU baseboard (4x NVSwitch gen3)"
+  std::string switch_chip;      // "NVSwitch gen3", "" for a switchless mesh
+  std::uint32_t domain_gpus;    // GPUs per domain (0: set by the scenario, up to max_gpus)
+  std::uint32_t max_gpus;       // largest domain this technology builds
+  std::uint32_t gpus_per_node;  // GPUs per server / compute tray in this system
+  std::uint32_t chip_ports;     // NVLink ports per switch chip (0 for a mesh)
+  Bandwidth port_speed;         // per NVLink port (link), per direction
+  std::uint32_t fixed_chips;    // chips per domain when fixed by the product (0: derive)
+  Time latency;                 // GPU-to-GPU one-way latency through the scale-up switch
+  double chip_power_w;
+  double chip_price_usd;
+  bool nvls;  // NVLink SHARP (in-switch reduction)
+  /// Switch chips for a domain of `gpus` GPUs with `links_per_gpu` NVLinks each.
+  std::uint64_t chips_for(std::uint64_t gpus, std::uint32_t links_per_gpu) const;
+};
+
+/// A cable or pluggable optic for one scale-out link. Optical links need two transceivers (one
+/// per end) plus fibre; DAC and AEC are single assemblies with the connectors built in.
+struct CableSpec {
+  std::string name;     // "osfp_800g_2xsr4"
+  std::string display;  // "OSFP 800G 2xSR4 multimode transceiver (twin-port 2x400G)"
+  LinkMedium medium;    // CopperDac | ActiveElectrical | Optical | LongHaulFibre
+  Bandwidth max_speed;  // highest port speed this part carries
+  double reach_m;       // longest supported link
+  double power_w;       // per cable (DAC/AEC) or per transceiver (optics)
+  double price_usd;     // per cable or per transceiver
+  std::uint32_t transceivers_per_link;  // 2 for optics, 0 for DAC/AEC
+};
+
+struct PcieSpec {
+  std::string name;     // "gen5_x16"
+  Bandwidth bandwidth;  // per direction, after 128b/130b encoding
+  Time latency;
+};
+
+// Tables (stable order: Device::model indexes them).
+std::span<const GpuSpec> gpu_catalog();
+std::span<const NicSpec> nic_catalog();
+std::span<const SwitchSpec> switch_catalog();
+std::span<const ScaleUpSpec> scale_up_catalog();
+std::span<const CableSpec> cable_catalog();
+std::span<const PcieSpec> pcie_catalog();
+
+// Lookups by name: InputError(field, "unknown GPU 'x' (known: a100, h100, ...)") when absent.
+const GpuSpec& gpu_spec(std::string_view name, std::string_view field = "gpu");
+const NicSpec& nic_spec(std::string_view name, std::string_view field = "nic");
+const SwitchSpec& switch_spec(std::string_view name, std::string_view field = "switch");
+const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field = "scale_up");
+const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
+std::uint16_t gpu_index(std::string_view name);  // position in gpu_catalog(); throws like above
+std::uint16_t nic_index(std::string_view name);
+std::uint16_t switch_index(std::string_view name);
+std::uint16_t scale_up_index(std::string_view name);
+
+/// The cable or optic a link uses, and how many of them in parallel (a 12.8 Tb/s long-haul link
+/// needs 16 x 800G coherent optics pairs).
+struct CableChoice {
+  const CableSpec* spec = nullptr;
+  std::uint32_t parallel = 1;  // parallel cables (or transceiver pairs) per link
+};
+
+/// The cable or optic for a link of `medium` at `speed` over `length_m`: the first catalog part
+/// of that medium (cheapest first) whose reach >= length and max_speed >= speed; when no single
+/// part is fast enough, the fastest one in parallel. InputError when nothing reaches that far.
+CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m);
+
+/// The fibre of one optical link (the transceivers at its ends are counted separately).
+const CableSpec& fibre_patch_cord();
+
+/// The medium a scale-out link of this length uses: copper DAC up to its reach (about 2-3 m at
+/// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
+LinkMedium medium_for_length(Bandwidth speed, double length_m);
+
+/// Light in fibre: about 5 ns per metre one way (refractive index ~1.47). Copper is similar.
+inline constexpr double kPropagationNsPerMetre = 5.0;
+
+/// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
+const NicSpec& default_nic_for(const SwitchSpec& sw);
+
+}  // namespace lockstep

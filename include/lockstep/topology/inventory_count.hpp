@@ -1,0 +1,66 @@
+#pragma once
+// Filling an Inventory: by counting a built graph (count_inventory) or, for designs too large to
+// materialise, by telling a BomTally how many of each part the design has. Both paths go through
+// BomTally, so a counted and an analytical inventory of the same design agree line for line.
+// Figures that depend on the design's structure (bisection, oversubscription) are set by the
+// builder; measure_paths() gives diameter and latency of a built graph.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "lockstep/topology/graph.hpp"
+#include "lockstep/topology/inventory.hpp"
+
+namespace lockstep {
+
+class BomTally {
+ public:
+  void add_gpus(std::uint16_t model, std::uint64_t count);
+  void add_nics(std::uint16_t model, std::uint64_t count);
+  /// `ports_used` summed over the `count` switches; `radix` ports each (0 = unlimited);
+  /// `overfull` of them use more ports than their radix (also detected when the sum exceeds).
+  void add_switches(std::uint16_t model, std::uint8_t tier, std::uint64_t count,
+                    std::uint64_t ports_used, std::uint32_t radix, std::uint64_t overfull = 0);
+  /// `domains` logical scale-up switches standing for `chips` switch chips in total.
+  void add_scale_up(std::uint16_t model, std::uint64_t domains, std::uint64_t chips,
+                    std::uint64_t ports_used);
+  /// `count` links of this medium, speed and length (cables/optics chosen by cable_for()).
+  void add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count);
+  /// Writes counts, lines, power, cost, tiers (ports used/free) and radix problems into `inv`.
+  void finish(Inventory& inv) const;
+
+ private:
+  struct SwitchCount {
+    std::uint64_t count = 0, ports_used = 0, ports_total = 0, overfull = 0;
+  };
+  struct LinkKey {
+    LinkMedium medium;
+    double speed;
+    double length_m;
+    auto operator<=>(const LinkKey&) const = default;
+  };
+  std::map<std::uint16_t, std::uint64_t> gpus_, nics_;
+  std::map<std::pair<std::uint8_t, std::uint16_t>, SwitchCount> switches_;  // (tier, model)
+  std::map<std::uint16_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> scale_up_;
+  std::map<LinkKey, std::uint64_t> links_;
+};
+
+/// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with
+/// ports used and free, cables and transceivers by kind, power, cost, radix problems) and marks
+/// it graph_built. Leaves bisection, oversubscription and injection bandwidth to the builder.
+void count_inventory(const Topology& topo, Inventory& inv);
+
+struct PathExtent {
+  std::uint32_t switch_hops = 0;  // scale-out hops (see docs/topology.md) to the farthest GPU
+  Time latency;                   // lowest fixed one-way latency to the farthest GPU
+};
+
+/// From GPU `source` (default: rank 0) to every other GPU: the largest number of scale-out hops on
+/// a fewest-hop path (hops are links between forwarding elements: switches, gateways, and GPUs
+/// wired directly to each other; NVLink and PCIe attachments are not hops), and the largest
+/// lowest-latency one-way fixed latency. In the symmetric builders every GPU sees the same
+/// extent, so one source gives the diameter. O(V + E log V).
+PathExtent measure_paths(const Topology& topo, DeviceId source = kNone);
+
+}  // namespace lockstep

@@ -1,0 +1,93 @@
+#pragma once
+// System and fabric presets: real clusters as shipped ("hgx-h100" on "ib-ndr"), sized by a node
+// count into a rail-optimised, non-blocking scale-out fabric. `lockstep collective --system
+// hgx-h100 --fabric ib-ndr --nodes 16` and the topology builder "preset" (keys: system, fabric,
+// nodes, gpus_per_node, nics_per_node, nic_speed, sharp) both resolve through here. The hardware
+// figures come from the catalog (catalog.hpp); docs/presets.md lists every preset and its source.
+//
+//   PresetCluster c = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 16});
+//   // c.gpus_per_node == 8, c.nics_per_node == 8, c.nic_speed == 400 Gb/s
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+#include "lockstep/topology/args.hpp"
+
+namespace lockstep {
+
+struct SystemPreset {
+  std::string name;             // "hgx-h100"
+  std::string gpu;              // catalog GPU name
+  std::string scale_up;         // catalog scale-up name
+  std::uint32_t gpus_per_node;  // as shipped (a GB200 NVL72 compute tray has 4)
+  std::uint32_t nics_per_node;  // scale-out NICs as shipped
+  std::string fabric;           // default fabric preset
+  std::uint32_t domain_nodes;   // nodes sharing one NVLink domain (18 trays for NVL72), else 1
+  bool amd_host;                // host CPU vendor (NCCL's network overhead differs)
+  std::string summary;
+};
+
+struct FabricPreset {
+  std::string name;          // "ib-ndr"
+  std::string technology;    // infiniband | roce | efa | tcp
+  std::string nic;           // catalog NIC name
+  Bandwidth nic_speed;       // per NIC, per direction
+  std::string switch_model;  // catalog switch name
+  Time nic_latency;          // GPU to wire through NIC and PCIe, one way
+  Time extra_step_latency;   // per network step beyond NCCL's InfiniBand-based table
+  bool sharp_capable;        // the switches reduce in-network (SHARP)
+  std::string summary;
+};
+
+const std::vector<SystemPreset>& system_presets();
+const std::vector<FabricPreset>& fabric_presets();
+/// Lookups: InputError(field, "unknown system 'x' (known: dgx-a100, ...)") when absent.
+const SystemPreset& system_preset(const std::string& name, const std::string& field = "system");
+const FabricPreset& fabric_preset(const std::string& name, const std::string& field = "fabric");
+
+/// What the user asked for; zero / empty means "as shipped".
+struct PresetRequest {
+  std::string system = "hgx-h100";
+  std::string fabric;  // empty: the system's own
+  std::uint32_t nodes = 1;
+  std::uint32_t gpus_per_node = 0;
+  std::uint32_t nics_per_node = 0;
+  Bandwidth nic_speed;
+  bool sharp = false;
+};
+
+/// A validated cluster: presets plus overrides.
+struct PresetCluster {
+  SystemPreset system;
+  FabricPreset fabric;
+  std::uint32_t nodes = 1;
+  std::uint32_t gpus_per_node = 8;  // GPUs in use per node
+  std::uint32_t nics_per_node = 8;  // NICs serving the GPUs in use
+  Bandwidth nic_speed;
+  bool sharp = false;
+  bool nvls = false;  // NVLink SHARP in the scale-up switches
+
+  std::uint32_t ranks() const { return nodes * gpus_per_node; }
+  /// GPUs of one NVLink domain (one node, or up to 18 trays of an NVL72 rack).
+  std::uint32_t domain_gpus() const;
+  /// Number of NVLink domains.
+  std::uint32_t domains() const;
+};
+
+/// Validates and applies overrides: unknown names, gpus_per_node above what the system ships,
+/// zero nodes or NICs, --sharp on a fabric without SHARP switches, NVL72 node counts that are
+/// not whole racks beyond one rack -> InputError naming the field.
+PresetCluster resolve_preset(const PresetRequest& request);
+
+/// Reads a request from a map with keys system, fabric, nodes, gpus_per_node, nics_per_node,
+/// nic_speed, sharp (file:line:column in errors when the map came from a file).
+PresetRequest preset_request(const ArgNode& args);
+
+/// The arguments of the rail_optimized builder (docs/topology.md) that build this cluster: one
+/// non-blocking rail-optimised fabric of the fabric's switches, SUs of min(32, radix / 2)
+/// nodes, NIC links at nic_speed, the system's scale-up domain (NVL72 racks for gb200-nvl72).
+/// `path` prefixes the dotted paths of the generated nodes (for error messages).
+ArgNode rail_optimized_args(const PresetCluster& cluster, const std::string& path = "preset");
+
+}  // namespace lockstep

@@ -1,0 +1,94 @@
+#pragma once
+// Compiles one training iteration into per-rank programs (the IR of collective/program.hpp):
+// every rank's compute kernels on a chain (one op after the other, as on a CUDA compute stream),
+// pipeline sends/receives between stages (1F1B schedule), tensor-parallel and expert all-to-all
+// collectives on the chain, and data-parallel gradient collectives on a separate communication
+// chain that overlaps the backward pass.
+//
+// Two expansions (docs/training.md, "Symmetry"):
+//  - full: all tp x pp x dp ranks, every collective as real sends and receives;
+//  - reduced: one data-parallel replica (tp x pp ranks, a given dp index); TP, EP and ZeRO-3
+//    collectives become fixed delays measured once, and DP gradient collectives are left out
+//    (their ready points are recorded; simulate_training schedules them across replicas).
+// Rank numbering (Megatron's order, TP fastest, then DP, then PP): rank = t + tp * (d + dp * s).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/program.hpp"
+#include "lockstep/workload/noise.hpp"
+#include "lockstep/workload/step_plan.hpp"
+
+namespace lockstep {
+
+enum class OpRole : std::uint8_t {
+  Forward,
+  Backward,
+  TpComm,
+  EpComm,
+  PpSend,
+  PpRecv,
+  DpComm,
+  ParamGather,  // ZeRO-3 parameter all-gather (and ZeRO-1/2's after the optimizer)
+  Join,         // zero-time bookkeeping op
+};
+const char* to_string(OpRole role);
+
+/// What an op of a training program is, for breakdowns and traces.
+struct OpTag {
+  OpRole role = OpRole::Join;
+  bool chain = false;                 // on the rank's compute chain (the critical stream)
+  std::uint32_t layer = 0xFFFFFFFFu;  // layer index, kNone for the output layer / none
+  std::uint32_t micro = 0xFFFFFFFFu;  // micro-batch, kNone when not per micro-batch
+};
+
+/// Durations of the collectives that the reduced expansion runs as delays.
+struct CommDelays {
+  Time tp_all_gather, tp_reduce_scatter, tp_all_reduce;
+  Time ep_all_to_all;
+  std::vector<Time> zero3_gather;  // per layer
+};
+
+/// Builds a collective's programs for `n` ranks whose first `ranks_per_node` share a node.
+using CollectiveFactory = std::function<std::unique_ptr<ProgramSet>(
+    CollectiveOp op, Rank n, Bytes bytes, std::uint32_t ranks_per_node)>;
+
+/// A factory using make_collective: ring for reductions and gathers, direct for all-to-all.
+CollectiveFactory default_collective_factory();
+
+struct StepBuildOptions {
+  bool full = false;
+  std::uint32_t replica = 0;           // reduced: the dp index simulated
+  const CommDelays* delays = nullptr;  // reduced: required
+  CollectiveFactory collectives;       // full: required
+  std::uint32_t gpus_per_node = 0;     // for ring ordering of collectives (0: flat)
+  // Noise: per global rank factor (null: 1), per-kernel jitter drawn from Rng(seed).split(rank).
+  const std::vector<double>* rank_factors = nullptr;
+  const ComputeNoise* noise = nullptr;
+  std::uint64_t noise_seed = 0;
+};
+
+struct StepPrograms {
+  std::unique_ptr<MaterializedProgramSet> programs;
+  std::vector<std::uint32_t> global_rank;          // per program rank
+  std::vector<std::vector<OpTag>> tags;            // per program rank, per op
+  std::vector<std::vector<OpIndex>> bucket_ready;  // per program rank, per bucket of its stage
+  std::vector<Time> ideal_compute;                 // per program rank, noise-free kernel time
+  std::vector<Time> noisy_compute;                 // per program rank, with noise
+};
+
+StepPrograms build_step_programs(const TrainConfig& config, const StepPlan& plan,
+                                 const StepBuildOptions& options);
+
+/// Appends `coll`'s programs to `out` (collective rank i runs as out-rank members[i]); each
+/// member's first ops wait for after[i] (kNone: nothing). Channels are offset by
+/// `channel_base`, in-network groups re-registered. Returns each member's completion op (a
+/// zero-time join when the collective ends in several ops).
+std::vector<OpIndex> append_collective(MaterializedProgramSet& out, const ProgramSet& coll,
+                                       const std::vector<Rank>& members,
+                                       const std::vector<OpIndex>& after,
+                                       std::uint16_t channel_base);
+
+}  // namespace lockstep

@@ -1,0 +1,77 @@
+#pragma once
+// The configuration of a simulated training job: model, parallelism, batch, efficiency, noise,
+// Monte Carlo trials and money. One validation path for CLI flags and scenario files: the CLI
+// turns its flags into an ArgNode map with the same keys a scenario's `job:` section uses and
+// both call parse_train_config (keys documented in docs/scenario-job.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+#include "lockstep/workload/model.hpp"
+#include "lockstep/workload/noise.hpp"
+
+namespace lockstep {
+
+class ArgNode;
+
+/// Data-parallel sharding: ZeRO stages (Rajbhandari et al. 2020); FSDP shards like ZeRO-3.
+enum class ZeroStage : std::uint8_t { None = 0, Optimizer = 1, Gradients = 2, Parameters = 3 };
+
+struct ParallelConfig {
+  std::uint32_t tp = 1;           // tensor parallel degree
+  std::uint32_t pp = 1;           // pipeline stages
+  std::uint32_t dp = 1;           // data-parallel replicas
+  std::uint32_t ep = 1;           // expert parallel degree (divides dp; MoE models only)
+  bool sequence_parallel = true;  // with tp > 1: all-gather/reduce-scatter instead of all-reduce
+  std::uint32_t interleave = 1;   // virtual pipeline stages per rank (interleaved 1F1B)
+  ZeroStage zero = ZeroStage::None;
+  bool fsdp = false;  // reported name only; same communication and memory as ZeRO-3
+  std::uint32_t world() const { return tp * pp * dp; }
+};
+
+/// How much of the job is expanded into the engine run (see docs/training.md).
+enum class Expansion : std::uint8_t { Auto, Reduced, Full };
+
+struct TrainConfig {
+  ModelSpec model;
+  ParallelConfig par;
+  std::uint64_t global_batch = 0;  // sequences per iteration
+  std::uint64_t micro_batch = 1;   // sequences per micro-batch per replica
+  std::uint64_t seq = 0;           // tokens per sequence (0: the model's)
+  // Fraction of peak dense BF16 FLOP/s that transformer kernels achieve (docs/training.md).
+  double efficiency = 0.5;
+  double peak_flops = 0;    // per GPU, FLOP/s; 0: from the hardware catalog
+  Bytes hbm;                // per GPU; 0: from the hardware catalog
+  bool recompute = false;   // full activation recomputation
+  Bytes bucket = Bytes(0);  // data-parallel gradient bucket; 0: 40M parameters' worth
+  bool overlap_dp = true;   // overlap gradient communication with the backward pass
+  std::vector<JitterSpec> jitter;
+  double link_jitter = 0;  // relative std-dev of each link's latency, drawn per trial
+  std::vector<FaultSpec> faults;
+  std::uint32_t trials = 1;
+  std::uint64_t seed = 1;
+  double gpu_hour_usd = 2.5;
+  std::string engine = "flow";
+  Expansion expansion = Expansion::Auto;
+  // Trace output (read by the CLI and `lockstep run`; the library only records the ranks).
+  std::string trace_path;
+  std::vector<std::uint32_t> trace_ranks;  // empty: ranks 0..7
+
+  std::uint64_t sequence_length() const { return seq ? seq : model.seq; }
+  std::uint64_t micro_batches() const { return global_batch / (micro_batch * par.dp); }
+  std::uint64_t tokens_per_iteration() const { return global_batch * sequence_length(); }
+  bool noisy() const;
+};
+
+/// Reads and validates a `job:` map (or the CLI's equivalent). Every key is optional except
+/// model, global_batch and the parallel degrees' product matching the GPUs (checked later
+/// against the topology by simulate_training). Unknown keys are errors.
+TrainConfig parse_train_config(const ArgNode& job);
+
+/// "0-7,12,64-71" -> ranks; InputError naming `field` for malformed text.
+std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_view field);
+
+const char* to_string(ZeroStage z);
+
+}  // namespace lockstep

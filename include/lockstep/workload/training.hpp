@@ -1,0 +1,97 @@
+#pragma once
+// Training-iteration simulation: compiles a step to per-rank programs, runs them on a timing
+// engine (flow by default, or analytical) and turns the result into time, utilisation and money,
+// with Monte Carlo trials over compute jitter, stragglers, link jitter and faults.
+//
+//   TrainConfig c = parse_train_config(job);           // or fill the struct
+//   TrainResult r = simulate_training(topology, c);
+//   fmt::print("{} s/iteration, MFU {:.1%}\n", r.iteration.seconds(), r.mfu);
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/engine/engine.hpp"
+#include "lockstep/topology/graph.hpp"
+#include "lockstep/workload/step_plan.hpp"
+#include "lockstep/workload/train_config.hpp"
+
+namespace lockstep {
+
+/// Where an average GPU's iteration goes; the parts add up to the noise-free iteration time.
+struct TrainBreakdown {
+  Time compute;    // kernels
+  Time tp;         // exposed tensor-parallel collectives
+  Time ep;         // exposed expert all-to-all
+  Time pp;         // exposed pipeline transfers
+  Time bubble;     // pipeline fill and drain
+  Time dp;         // exposed data-parallel gradient / parameter communication
+  Time imbalance;  // idle at the end while other ranks finish (e.g. the output-layer stage)
+  Time straggler;  // mean per-GPU lockstep waste over the noisy trials (not in the sum)
+};
+
+/// One slice of a rank's timeline (stream 0: compute chain, 1: DP communication, 2: PP sends).
+struct TimelineSlice {
+  std::uint32_t rank = 0;
+  std::uint8_t stream = 0;
+  std::string name;
+  std::string category;  // forward, backward, tp, ep, pp, dp, bubble
+  Time start, end;
+};
+
+/// Utilisation of one of the busiest links over the iteration.
+struct LinkTrack {
+  std::string name;
+  Time period;
+  std::vector<float> utilisation;  // 0..1 per period
+};
+
+struct TrainResult {
+  std::string model;
+  std::string engine;
+  std::string expansion;  // "reduced" or "full"
+  std::uint32_t gpus = 0;
+  std::uint64_t tokens_per_iteration = 0;
+  Time iteration;  // noise-free
+  TrainBreakdown breakdown;
+  double mfu = 0;
+  double tokens_per_second = 0;
+  double gpu_hours_per_step = 0;
+  double cost_per_step_usd = 0;
+  double gpu_hours_per_trillion_tokens = 0;
+  double cost_per_trillion_tokens_usd = 0;
+  MemoryEstimate memory;
+  Bytes hbm;
+  // Monte Carlo over trials (with no noise configured: one deterministic trial).
+  std::uint32_t trials = 0;
+  std::vector<Time> trial_times;
+  Time p50, p99, max, mean;
+  double waste_gpu_seconds = 0;  // mean per iteration
+  double waste_fraction = 0;     // of the GPU time of a mean noisy iteration
+  double waste_cost_per_step_usd = 0;
+  double waste_cost_per_trillion_tokens_usd = 0;
+  std::vector<std::string> warnings;
+  // Timeline of the recorded ranks (baseline, or the first trial when noisy).
+  std::vector<std::uint32_t> timeline_ranks;
+  std::vector<TimelineSlice> timeline;
+  std::vector<LinkTrack> links;
+};
+
+/// Builds an engine by name ("flow", "analytical"); the default uses the engine registry.
+using EngineFactory = std::function<std::unique_ptr<Engine>(std::string_view name)>;
+
+struct SimulateOptions {
+  EngineFactory engines;          // null: the engine registry
+  bool record_timeline = false;   // fill TrainResult::timeline for config.trace_ranks
+  std::size_t busiest_links = 8;  // link utilisation tracks kept with the timeline
+};
+
+/// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws
+/// InputError when the degrees do not match the GPU count, the model does not fit in memory,
+/// or a fault names a link or rank that does not exist.
+TrainResult simulate_training(const Topology& topology, const TrainConfig& config,
+                              const SimulateOptions& options = {});
+
+}  // namespace lockstep

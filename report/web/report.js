@@ -1,0 +1,327 @@
+// lockstep report page: reads the results (results.json, embedded in #lockstep-data) and draws
+// every section with Vega-Lite. No network access: the library is inlined in the same file.
+// window.lockstepReport.done resolves when every chart has rendered (the browser test waits on it).
+"use strict";
+
+(function () {
+  const data = JSON.parse(document.getElementById("lockstep-data").textContent);
+  const variants = data.variants || [];
+  const embedOptions = { renderer: "svg", actions: false };
+  const pending = [];
+
+  // ---- formatting -------------------------------------------------------------------------
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function fmtNumber(x, digits) {
+    if (x === null || x === undefined || !isFinite(x)) return "–";
+    return x.toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 1 : digits });
+  }
+  function fmtUsd(x) {
+    if (x === null || x === undefined) return "–";
+    if (Math.abs(x) >= 1e6) return "$" + fmtNumber(x / 1e6, 2) + "M";
+    if (Math.abs(x) >= 1e3) return "$" + fmtNumber(x / 1e3, 1) + "k";
+    return "$" + fmtNumber(x, 2);
+  }
+  function fmtTime(us) {
+    if (us === null || us === undefined) return "–";
+    if (us >= 1e6) return fmtNumber(us / 1e6, 3) + " s";
+    if (us >= 1e3) return fmtNumber(us / 1e3, 2) + " ms";
+    return fmtNumber(us, 2) + " µs";
+  }
+  function fmtBytes(b) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+    return fmtNumber(b, 1) + " " + units[i];
+  }
+  function pct(x) { return x === null || x === undefined ? "–" : fmtNumber(x * 100, 1) + "%"; }
+  function table(header, rows, textColumns) {
+    const t = el("table");
+    const head = el("tr");
+    header.forEach((h) => head.appendChild(el("th", {}, h)));
+    t.appendChild(head);
+    rows.forEach((r) => {
+      const tr = el("tr");
+      r.forEach((cell, i) => {
+        const td = el("td", (textColumns || []).includes(i) ? { class: "text" } : {}, String(cell));
+        tr.appendChild(td);
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+  function empty(container, message) {
+    container.classList.remove("chart");
+    container.appendChild(el("p", { class: "empty" }, message));
+  }
+  function chart(container, spec) {
+    container.setAttribute("data-chart", "pending");
+    const p = vegaEmbed(container, Object.assign({ $schema: "https://vega.github.io/schema/vega-lite/v6.json" }, spec), embedOptions)
+      .then(() => container.setAttribute("data-chart", "rendered"));
+    pending.push(p);
+    return p;
+  }
+
+  // ---- summary ----------------------------------------------------------------------------
+  function summary() {
+    const rows = data.summary || [];
+    const list = document.getElementById("headline");
+    const trained = rows.filter((r) => r.iteration_time_us !== null);
+    if (trained.length > 0) {
+      const best = trained.reduce((a, b) => (b.iteration_time_us < a.iteration_time_us ? b : a));
+      let line = `Fastest training step: ${best.variant}, ${fmtTime(best.iteration_time_us)}` +
+        (best.mfu !== null ? ` (MFU ${pct(best.mfu)})` : "") + ".";
+      const others = trained.filter((r) => r !== best).map((r) =>
+        `${r.variant} +${fmtNumber((r.iteration_time_us / best.iteration_time_us - 1) * 100, 1)}%`);
+      if (others.length) line += " Slower: " + others.join(", ") + ".";
+      list.appendChild(el("li", {}, line));
+      const tails = trained.filter((r) => r.p99_iteration_time_us !== null);
+      if (tails.length) {
+        list.appendChild(el("li", {}, "Tail under jitter (p99 step): " + tails.map((r) =>
+          `${r.variant} ${fmtTime(r.p99_iteration_time_us)}` +
+          (r.lockstep_waste_usd !== null ? `, lockstep waste ${fmtUsd(r.lockstep_waste_usd)}/step` : "")).join("; ") + "."));
+      }
+    }
+    const bw = rows.filter((r) => r.peak_busbw_GBps !== null);
+    if (bw.length) {
+      list.appendChild(el("li", {}, `Bus bandwidth at the largest ${bw[0].peak_busbw_op} message: ` +
+        bw.map((r) => `${r.variant} ${fmtNumber(r.peak_busbw_GBps, 1)} GB/s`).join(", ") + "."));
+    }
+    if (rows.length) {
+      list.appendChild(el("li", {}, "Fabric cost and power: " + rows.map((r) =>
+        `${r.variant} ${fmtUsd(r.cost_usd)}, ${fmtNumber(r.power_w / 1e3, 1)} kW` +
+        (r.feasible ? "" : " (INFEASIBLE)")).join("; ") + "."));
+    }
+    const header = ["variant", "GPUs", "cost", "power", "busbw (GB/s)", "step time", "p99 step", "MFU",
+      "tokens/s", "cost/step", "lockstep waste/step"];
+    document.getElementById("summary-table").appendChild(table(header, rows.map((r) => [
+      r.variant, fmtNumber(r.gpus, 0), fmtUsd(r.cost_usd), fmtNumber(r.power_w / 1e3, 1) + " kW",
+      fmtNumber(r.peak_busbw_GBps, 1), fmtTime(r.iteration_time_us), fmtTime(r.p99_iteration_time_us),
+      pct(r.mfu), fmtNumber(r.tokens_per_s, 0), fmtUsd(r.cost_per_step_usd), fmtUsd(r.lockstep_waste_usd)])));
+    document.getElementById("subtitle").textContent =
+      `${variants.length} variant${variants.length === 1 ? "" : "s"}` +
+      (data.variant_keys.length ? ` of ${data.variant_keys.join(", ")}` : "") + ` · seed ${data.seed}`;
+    document.getElementById("version").textContent = data.lockstep_version;
+  }
+
+  // ---- topology by tiers (an SVG diagram: boxes per tier, widest at the bottom) -----------
+  const tierRank = { dci: 0, core: 1, spine: 2, aggregation: 2, agg: 2, leaf: 3, edge: 3, tor: 3, scale_up: 5 };
+  function topology() {
+    const host = document.getElementById("topology-diagram");
+    if (!variants.length) return empty(host, "No cluster in this scenario.");
+    const ns = "http://www.w3.org/2000/svg";
+    variants.forEach((v) => {
+      const inv = v.inventory;
+      const rows = inv.tiers.slice().sort((a, b) => (tierRank[a.tier] ?? 4) - (tierRank[b.tier] ?? 4))
+        .map((t) => ({ label: `${t.tier}: ${fmtNumber(t.switches, 0)} switches`,
+          detail: `${fmtNumber(t.ports_used, 0)} ports used, ${fmtNumber(t.ports_free, 0)} free` +
+            (t.oversubscription > 1.0001 ? `, ${fmtNumber(t.oversubscription, 2)}:1` : ""),
+          fill: "#d9e8fb" }));
+      rows.push({ label: `NICs: ${fmtNumber(inv.nics, 0)}`, detail: `${fmtNumber(inv.injection_per_gpu_GBps, 1)} GB/s per GPU`, fill: "#e3f4e1" });
+      rows.push({ label: `GPUs: ${fmtNumber(inv.gpus, 0)} in ${fmtNumber(inv.nodes, 0)} nodes`,
+        detail: `${fmtNumber(inv.cables, 0)} cables, ${fmtNumber(inv.transceivers, 0)} transceivers`, fill: "#fdebd3" });
+      const width = 300, rowH = 44, gap = 22, height = rows.length * (rowH + gap);
+      const svg = document.createElementNS(ns, "svg");
+      svg.setAttribute("width", width);
+      svg.setAttribute("height", height);
+      svg.setAttribute("role", "img");
+      rows.forEach((r, i) => {
+        const y = i * (rowH + gap) + 4;
+        const w = 150 + (width - 160) * (i + 1) / rows.length;  // wider towards the GPUs
+        const x = (width - w) / 2;
+        if (i > 0) {
+          const line = document.createElementNS(ns, "path");
+          line.setAttribute("d", `M${width / 2 - 40} ${y - gap} L${width / 2 - 60} ${y} M${width / 2 + 40} ${y - gap} L${width / 2 + 60} ${y} M${width / 2} ${y - gap} L${width / 2} ${y}`);
+          line.setAttribute("stroke", "#9fb3c8");
+          svg.appendChild(line);
+        }
+        const rect = document.createElementNS(ns, "rect");
+        Object.entries({ x, y, width: w, height: rowH, rx: 6, fill: r.fill, stroke: "#829ab1" })
+          .forEach(([k, val]) => rect.setAttribute(k, val));
+        svg.appendChild(rect);
+        [[r.label, 18, "600"], [r.detail, 34, "400"]].forEach(([text, dy, weight]) => {
+          const t = document.createElementNS(ns, "text");
+          Object.entries({ x: width / 2, y: y + dy, "text-anchor": "middle", "font-size": 12, "font-weight": weight })
+            .forEach(([k, val]) => t.setAttribute(k, val));
+          t.textContent = text;
+          svg.appendChild(t);
+        });
+      });
+      const col = el("div", { class: "topo-col" });
+      col.appendChild(el("h3", {}, v.name));
+      col.appendChild(el("div", { class: "lead" }, inv.design));
+      col.appendChild(svg);
+      col.appendChild(el("div", { class: "lead" }, `bisection ${fmtNumber(inv.bisection_GBps, 0)} GB/s · ` +
+        `diameter ${inv.diameter_switch_hops} switch hops · max latency ${fmtTime(inv.max_one_way_latency_us)}`));
+      if (!inv.feasible) col.appendChild(el("div", { class: "bad" }, "Infeasible: " + inv.problems.join(" ")));
+      host.appendChild(col);
+    });
+  }
+
+  // ---- bill of materials ------------------------------------------------------------------
+  function bom() {
+    const values = [];
+    variants.forEach((v) => v.inventory.lines.forEach((l) =>
+      values.push({ variant: v.name, category: l.category, item: l.item, cost_usd: l.cost_usd, count: l.count })));
+    const container = document.getElementById("bom-chart");
+    if (!values.length) return empty(container, "The topology reported no bill of materials.");
+    chart(container, {
+      data: { values },
+      width: 520, height: { step: 34 },
+      mark: { type: "bar", tooltip: true },
+      encoding: {
+        y: { field: "variant", type: "nominal", title: null, sort: null },
+        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title: "cost (USD)", axis: { format: "$.3~s" } },
+        color: { field: "category", type: "nominal", title: "category" },
+        order: { field: "category" },
+      },
+    });
+    const tables = document.getElementById("bom-tables");
+    variants.forEach((v, i) => {
+      const d = el("details", i === 0 ? { open: "" } : {});
+      d.appendChild(el("summary", {}, `${v.name}: ${v.inventory.design}`));
+      d.appendChild(table(["item", "category", "tier", "count", "unit price", "cost", "power"],
+        v.inventory.lines.map((l) => [l.item, l.category, l.tier, fmtNumber(l.count, 0), fmtUsd(l.unit_price_usd),
+          fmtUsd(l.cost_usd), fmtNumber(l.power_w / 1e3, 1) + " kW"]), [0, 1, 2]));
+      tables.appendChild(d);
+    });
+  }
+
+  // ---- bus bandwidth vs message size ------------------------------------------------------
+  function busbw() {
+    const values = [];
+    variants.forEach((v) => v.collectives.forEach((s) => s.rows.forEach((r) => values.push({
+      variant: v.name, op: s.op, series: `${v.name} · ${s.algorithm}`, bytes: r.bytes, size: fmtBytes(r.bytes),
+      busbw_GBps: r.busbw_GBps, time_us: r.time_us, algorithm: r.algorithm, protocol: r.protocol }))));
+    const container = document.getElementById("busbw-chart");
+    if (!values.length) return empty(container, "No collective sweep in this scenario.");
+    const ops = [...new Set(values.map((x) => x.op))];
+    const layer = {
+      mark: { type: "line", point: true, tooltip: true },
+      encoding: {
+        x: { field: "bytes", type: "quantitative", title: "message size (bytes)", scale: { type: "log", base: 2 },
+          axis: { labelExpr: "datum.value >= 1073741824 ? datum.value / 1073741824 + ' GiB' : datum.value >= 1048576 ? datum.value / 1048576 + ' MiB' : datum.value >= 1024 ? datum.value / 1024 + ' KiB' : datum.value + ' B'" } },
+        y: { field: "busbw_GBps", type: "quantitative", title: "busbw (GB/s)" },
+        color: { field: "series", type: "nominal", title: "variant · algorithm" },
+        tooltip: [{ field: "series" }, { field: "size" }, { field: "busbw_GBps", format: ".1f" },
+          { field: "time_us", format: ".1f" }, { field: "algorithm" }, { field: "protocol" }],
+      },
+    };
+    if (ops.length === 1) {
+      chart(container, Object.assign({ data: { values }, width: 640, height: 320, title: ops[0] }, layer));
+    } else {
+      chart(container, { data: { values }, facet: { field: "op", type: "nominal", title: null }, columns: 2,
+        spec: Object.assign({ width: 440, height: 260 }, layer), resolve: { scale: { y: "independent" } } });
+    }
+  }
+
+  // ---- iteration time breakdown -----------------------------------------------------------
+  function breakdown() {
+    const values = [];
+    variants.forEach((v) => {
+      if (!v.training) return;
+      v.training.breakdown.forEach((p, i) => values.push({ variant: v.name, part: p.name, order: i,
+        time_s: p.time_us / 1e6, time: fmtTime(p.time_us) }));
+    });
+    const container = document.getElementById("breakdown-chart");
+    if (!values.length) return empty(container, "No training step in this scenario.");
+    chart(container, {
+      data: { values }, width: 640, height: { step: 38 },
+      mark: { type: "bar", tooltip: true },
+      encoding: {
+        y: { field: "variant", type: "nominal", title: null, sort: null },
+        x: { field: "time_s", type: "quantitative", title: "iteration time (s)", stack: "zero" },
+        color: { field: "part", type: "nominal", title: "part", sort: { field: "order" } },
+        order: { field: "order" },
+        tooltip: [{ field: "variant" }, { field: "part" }, { field: "time" }],
+      },
+    });
+  }
+
+  // ---- jitter CDF with p50 / p99 ----------------------------------------------------------
+  function jitter() {
+    const points = [], marks = [];
+    variants.forEach((v) => {
+      const j = v.training && v.training.jitter;
+      if (!j || !j.iteration_time_us.length) return;
+      const n = j.iteration_time_us.length;
+      j.iteration_time_us.forEach((t, i) => points.push({ variant: v.name, time_ms: t / 1e3, cdf: (i + 1) / n }));
+      marks.push({ variant: v.name, time_ms: j.p50_us / 1e3, label: "p50", y: 0.5 });
+      marks.push({ variant: v.name, time_ms: j.p99_us / 1e3, label: "p99", y: 0.99 });
+    });
+    const container = document.getElementById("jitter-chart");
+    if (!points.length) return empty(container, "No jitter trials in this scenario.");
+    const x = { field: "time_ms", type: "quantitative", title: "iteration time (ms)", scale: { zero: false } };
+    const color = { field: "variant", type: "nominal", title: "variant" };
+    chart(container, {
+      width: 640, height: 320,
+      layer: [
+        { data: { values: points }, mark: { type: "line", interpolate: "step-after", tooltip: true },
+          encoding: { x, y: { field: "cdf", type: "quantitative", title: "fraction of iterations ≤ t" }, color } },
+        { data: { values: marks }, mark: { type: "rule", strokeDash: [4, 3] }, encoding: { x, color } },
+        { data: { values: marks }, mark: { type: "text", align: "left", dx: 3, dy: -4, fontSize: 11 },
+          encoding: { x, y: { field: "y", type: "quantitative" }, text: { field: "label" }, color } },
+        { data: { values: marks }, mark: { type: "point", filled: true, size: 40 },
+          encoding: { x, y: { field: "y", type: "quantitative" }, color } },
+      ],
+    });
+  }
+
+  // ---- link utilisation heat map ----------------------------------------------------------
+  function heatmap() {
+    const host = document.getElementById("heatmap-charts");
+    const maps = variants.filter((v) => v.link_heatmap && v.link_heatmap.links.length);
+    if (!maps.length) return empty(host, "No link utilisation was recorded in this run.");
+    maps.forEach((v) => {
+      const h = v.link_heatmap;
+      const values = [];
+      h.links.forEach((l, rank) => l.utilisation.forEach((u, b) => values.push({
+        link: l.link, rank, start_us: b * h.bucket_us, end_us: (b + 1) * h.bucket_us, utilisation: u })));
+      const div = el("div", { class: "chart" });
+      host.appendChild(el("h3", {}, `${v.name}` + (h.source ? ` — ${h.source}` : "")));
+      host.appendChild(div);
+      chart(div, {
+        data: { values }, width: 760, height: { step: 16 },
+        mark: { type: "rect", tooltip: true },
+        encoding: {
+          x: { field: "start_us", type: "quantitative", title: "time (µs)" },
+          x2: { field: "end_us" },
+          y: { field: "link", type: "nominal", title: null, sort: { field: "rank" } },
+          color: { field: "utilisation", type: "quantitative", scale: { domain: [0, 1], scheme: "inferno", reverse: true },
+            title: "utilisation" },
+          tooltip: [{ field: "link" }, { field: "start_us", format: ".1f" }, { field: "utilisation", format: ".2f" }],
+        },
+      });
+    });
+  }
+
+  // ---- the scenario itself ----------------------------------------------------------------
+  function scenario() {
+    document.getElementById("scenario-path").textContent = data.scenario.path;
+    document.getElementById("scenario-text").textContent = data.scenario.text;
+    const notes = [...data.notes];
+    variants.forEach((v) => v.notes.forEach((n) => notes.push(`${v.name}: ${n}`)));
+    if (notes.length) {
+      const host = document.getElementById("notes");
+      host.appendChild(el("h3", {}, "Notes"));
+      const ul = el("ul");
+      notes.forEach((n) => ul.appendChild(el("li", {}, n)));
+      host.appendChild(ul);
+    }
+  }
+
+  summary();
+  topology();
+  bom();
+  busbw();
+  breakdown();
+  jitter();
+  heatmap();
+  scenario();
+  window.lockstepReport = { done: Promise.all(pending).then(() => pending.length) };
+  window.lockstepReport.done.catch((e) => console.error("lockstep report: a chart failed: " + e));
+})();

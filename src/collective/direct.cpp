@@ -1,0 +1,142 @@
+// Direct (pairwise) algorithms: every rank exchanges with every other rank in one round.
+// Peers are visited in the pairwise order of MPI/NCCL all-to-all: at step s = 1..n-1 rank r
+// sends to r+s and receives from r-s (mod n), so every step is a permutation and no receiver is
+// hit by two senders at once. Each transfer is split across the channels.
+//   all_reduce     one-shot: send the whole buffer to every peer, reduce every peer's buffer
+//   all_gather     send own block to every peer; copy own block locally
+//   reduce_scatter send block j to rank j; reduce the received blocks into the output
+//   broadcast      root sends the buffer to every rank; reduce: every rank sends to the root
+//   alltoall(v)    send block j to rank j; copy own block locally
+//   sendrecv       send to r+1, receive from r-1
+#include <vector>
+
+#include "generated.hpp"
+
+namespace lockstep::collective_detail {
+namespace {
+
+class DirectProgramSet final : public GeneratedProgramSet {
+ public:
+  explicit DirectProgramSet(const CollectiveSpec& s)
+      : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/direct") {}
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+
+ protected:
+  void generate(Rank r, ProgramBuilder& b) const override {
+    const CollectiveSpec& s = spec();
+    const Rank n = s.ranks;
+    const std::uint64_t e = s.elements();
+    const auto block = [&](Rank j) { return Span{block_start(e, n, j), block_size(e, n, j)}; };
+    const auto to = [&](Rank step) { return (r + step) % n; };
+    const auto from = [&](Rank step) { return (r + n - step) % n; };
+    const std::uint16_t chans = s.channels;
+    // Sends `span` of `buf` to `peer` on every channel; returns the op indices.
+    const auto send_all = [&](Rank peer, Buffer buf, Span span, std::vector<OpIndex>* out) {
+      for (std::uint16_t c = 0; c < chans; ++c) {
+        const OpIndex i = b.send(peer, buf, span.part(chans, c), c, {});
+        if (out) out->push_back(i);
+      }
+    };
+    const auto recv_all = [&](Rank peer, Buffer buf, Span span, RecvMode m, OpIndex dep) {
+      for (std::uint16_t c = 0; c < chans; ++c) b.recv(peer, buf, span.part(chans, c), m, c, {dep});
+    };
+    switch (s.op) {
+      case CollectiveOp::AllReduce: {
+        std::vector<OpIndex> sends;
+        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, {0, e}, &sends);
+        // Reducing in place must wait until every send has read the original data.
+        const OpIndex sent = b.join(sends);
+        for (Rank st = 1; st < n; ++st)
+          recv_all(from(st), Buffer::Input, {0, e}, RecvMode::Reduce, sent);
+        break;
+      }
+      case CollectiveOp::AllGather:
+        b.add(make_copy(b.range(Buffer::Input, {0, block(r).count}),
+                        b.range(Buffer::Output, block(r))));
+        for (Rank st = 1; st < n; ++st)
+          send_all(to(st), Buffer::Input, {0, block(r).count}, nullptr);
+        for (Rank st = 1; st < n; ++st)
+          recv_all(from(st), Buffer::Output, block(from(st)), RecvMode::Copy, kNoOp);
+        break;
+      case CollectiveOp::ReduceScatter: {
+        const OpIndex own = b.add(make_copy(b.range(Buffer::Input, block(r)),
+                                            b.range(Buffer::Output, {0, block(r).count})));
+        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, block(to(st)), nullptr);
+        for (Rank st = 1; st < n; ++st)
+          recv_all(from(st), Buffer::Output, {0, block(r).count}, RecvMode::Reduce, own);
+        break;
+      }
+      case CollectiveOp::Broadcast:
+        if (r == s.root) {
+          for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, {0, e}, nullptr);
+        } else {
+          recv_all(s.root, Buffer::Input, {0, e}, RecvMode::Copy, kNoOp);
+        }
+        break;
+      case CollectiveOp::Reduce:
+        if (r == s.root) {
+          for (Rank st = 1; st < n; ++st)
+            recv_all(from(st), Buffer::Input, {0, e}, RecvMode::Reduce, kNoOp);
+        } else {
+          send_all(s.root, Buffer::Input, {0, e}, nullptr);
+        }
+        break;
+      case CollectiveOp::AllToAll: {
+        const std::uint64_t mine = block(r).count;
+        b.add(
+            make_copy(b.range(Buffer::Input, block(r)), b.range(Buffer::Output, {r * mine, mine})));
+        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, block(to(st)), nullptr);
+        for (Rank st = 1; st < n; ++st)
+          recv_all(from(st), Buffer::Output, {from(st) * mine, mine}, RecvMode::Copy, kNoOp);
+        break;
+      }
+      case CollectiveOp::AllToAllV:
+        alltoallv(r, b);
+        break;
+      case CollectiveOp::SendRecv:
+        if (n == 1) {
+          b.add(make_copy(b.range(Buffer::Input, {0, e}), b.range(Buffer::Output, {0, e})));
+        } else {
+          send_all(to(1), Buffer::Input, {0, e}, nullptr);
+          recv_all(from(1), Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
+        }
+        break;
+      case CollectiveOp::Barrier:
+        break;
+    }
+  }
+
+ private:
+  // Input of rank r: its blocks for ranks 0..n-1 in order; output: blocks from 0..n-1 in order.
+  void alltoallv(Rank r, ProgramBuilder& b) const {
+    const CollectiveSpec& s = spec();
+    const Rank n = s.ranks;
+    const std::uint64_t es = elem_size();
+    std::vector<std::uint64_t> in_off(n + 1, 0), out_off(n + 1, 0);
+    for (Rank j = 0; j < n; ++j) {
+      in_off[j + 1] = in_off[j] + s.alltoallv[r][j] / es;
+      out_off[j + 1] = out_off[j] + s.alltoallv[j][r] / es;
+    }
+    const auto in = [&](Rank j) { return Span{in_off[j], in_off[j + 1] - in_off[j]}; };
+    const auto out = [&](Rank j) { return Span{out_off[j], out_off[j + 1] - out_off[j]}; };
+    b.add(make_copy(b.range(Buffer::Input, in(r)), b.range(Buffer::Output, out(r))));
+    for (Rank st = 1; st < n; ++st) {
+      const Rank peer = (r + st) % n;
+      for (std::uint16_t c = 0; c < s.channels; ++c)
+        b.send(peer, Buffer::Input, in(peer).part(s.channels, c), c, {});
+    }
+    for (Rank st = 1; st < n; ++st) {
+      const Rank peer = (r + n - st) % n;
+      for (std::uint16_t c = 0; c < s.channels; ++c)
+        b.recv(peer, Buffer::Output, out(peer).part(s.channels, c), RecvMode::Copy, c, {});
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramSet> make_direct(const CollectiveSpec& spec) {
+  return std::make_unique<DirectProgramSet>(spec);
+}
+
+}  // namespace lockstep::collective_detail

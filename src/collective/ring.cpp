@@ -1,0 +1,202 @@
+// Ring all-reduce, all-gather and reduce-scatter as a lazy ProgramSet: op(rank, i) is computed
+// arithmetically from (iteration, channel, step), so a ring over 131,072 ranks costs O(1) memory.
+//
+// Each of the n blocks of the buffer is split into `channels` slices (one per parallel ring) and
+// each slice into K pipelining iterations (chunk). One (iteration, channel) unit runs the
+// textbook ring on its pieces; units are independent, so iterations overlap in a pipeline.
+// Rank program layout: [prefix ops] then units in order (iteration major, channel minor), each
+// unit holding its steps in order:
+//   all_reduce     2(n-1) steps x [send, recv]: steps 0..n-2 reduce-scatter (recv reduces),
+//                  steps n-1..2n-3 all-gather (recv copies)
+//   all_gather     prefix Copy(input -> own output block), then n-1 steps x [send, recv]
+//   reduce_scatter n-1 steps x [send, recv, reduce]; partial sums live in Scratch
+#include <algorithm>
+#include <vector>
+
+#include "generated.hpp"
+#include "lockstep/core/error.hpp"
+
+namespace lockstep::collective_detail {
+namespace {
+
+class RingProgramSet final : public ProgramSet {
+ public:
+  explicit RingProgramSet(const CollectiveSpec& spec)
+      : spec_(spec), n_(spec.ranks), c_(spec.channels), e_(spec.elements()) {
+    es_ = size_of(spec.type);
+    const std::uint64_t max_block = (e_ + n_ - 1) / n_;
+    k_ = pipeline_depth(spec, (max_block + c_ - 1) / c_, 0);
+    // Blocks hold q or q + 1 elements; their channel slices are tabulated once, so op() needs no
+    // 64-bit division for them (op() is called for every op the engines run).
+    q_ = e_ / n_;
+    extra_ = e_ % n_;
+    for (int big = 0; big < 2; ++big)
+      for (std::uint64_t c = 0; c < c_; ++c) slices_[big].push_back(Span{0, q_ + big}.part(c_, c));
+    switch (spec.op) {
+      case CollectiveOp::AllReduce:
+      case CollectiveOp::Barrier:
+        prefix_ = 0;
+        per_unit_ = n_ > 1 ? 4 * (n_ - 1) : 0;
+        break;
+      case CollectiveOp::AllGather:
+        prefix_ = 1;
+        per_unit_ = 2 * (n_ - 1);
+        break;
+      case CollectiveOp::ReduceScatter:
+        prefix_ = n_ == 1 ? 1 : 0;
+        per_unit_ = 3 * (n_ - 1);
+        break;
+      default:
+        throw InputError("algorithm", "ring does not implement this collective");
+    }
+  }
+
+  Rank num_ranks() const override { return n_; }
+  OpIndex num_ops(Rank) const override {
+    return static_cast<OpIndex>(prefix_ + k_ * c_ * per_unit_);
+  }
+  DataType data_type() const override { return spec_.type; }
+  std::string label() const override { return std::string(to_string(spec_.op)) + "/ring"; }
+  BufferSizes buffers(Rank r) const override {
+    BufferSizes b = standard_buffers(spec_, r);
+    if (spec_.op == CollectiveOp::ReduceScatter) b.scratch = e_ * es_;
+    return b;
+  }
+
+  Op op(Rank r, OpIndex i) const override {
+    if (i < prefix_) return prefix_op(r);
+    const std::uint64_t j = i - prefix_;
+    const std::uint64_t unit = j / per_unit_, w = j % per_unit_;
+    const auto ch = static_cast<std::uint16_t>(unit % c_);
+    const std::uint64_t k = unit / c_;
+    const auto base = static_cast<OpIndex>(prefix_ + unit * per_unit_);
+    const std::uint32_t g = spec_.ranks_per_node;
+    const Rank p = ring_position_of(n_, g, ch, r);
+    Ctx x{r,
+          k,
+          ch,
+          base,
+          p,
+          ring_rank_at(n_, g, ch, (p + 1) % n_),
+          ring_rank_at(n_, g, ch, (p + n_ - 1) % n_)};
+    switch (spec_.op) {
+      case CollectiveOp::AllGather:
+        return all_gather(x, w);
+      case CollectiveOp::ReduceScatter:
+        return reduce_scatter(x, w);
+      default:
+        return all_reduce(x, w);
+    }
+  }
+
+ private:
+  struct Ctx {
+    Rank rank;
+    std::uint64_t k;
+    std::uint16_t ch;
+    OpIndex base;
+    Rank pos, next, prev;
+  };
+
+  // Piece of block b handled by (channel, iteration): the block's channel slice, then the
+  // iteration's part of it.
+  Span piece(std::uint64_t b, const Ctx& x) const {
+    const bool big = b < extra_;
+    const Span slice = slices_[big][x.ch];
+    const Span in_block = k_ == 1 ? slice : slice.part(k_, x.k);
+    return {q_ * b + (big ? b : extra_) + in_block.first, in_block.count};
+  }
+  BufferRange bytes(Buffer buf, Span s) const { return elems(buf, s.first, s.count, es_); }
+  Rank mod(std::int64_t v) const {
+    const auto n = static_cast<std::int64_t>(n_);
+    return static_cast<Rank>(((v % n) + n) % n);
+  }
+  Rank rank_at(const Ctx& x, std::int64_t pos) const {
+    return ring_rank_at(n_, spec_.ranks_per_node, x.ch, mod(pos));
+  }
+
+  Op prefix_op(Rank r) const {
+    const Span own{block_start(e_, n_, r), block_size(e_, n_, r)};
+    if (spec_.op == CollectiveOp::AllGather)
+      return make_copy(bytes(Buffer::Input, {0, own.count}), bytes(Buffer::Output, own));
+    return make_copy(bytes(Buffer::Input, own), bytes(Buffer::Output, {0, own.count}));
+  }
+
+  // Block numbers are positions (all blocks are alike in an all-reduce).
+  Op all_reduce(const Ctx& x, std::uint64_t w) const {
+    const std::int64_t s = static_cast<std::int64_t>(w / 2), p = x.pos, n1 = n_ - 1;
+    const bool send = w % 2 == 0;
+    Op op;
+    if (s < n1) {  // reduce-scatter: send block p-s, reduce block p-s-1 into place
+      op = send ? make_send(x.next, bytes(Buffer::Input, piece(mod(p - s), x)), x.ch)
+                : make_recv(x.prev, bytes(Buffer::Input, piece(mod(p - s - 1), x)),
+                            RecvMode::Reduce, x.ch);
+    } else {  // all-gather: t = s - (n-1); send block p+1-t, receive block p-t
+      const std::int64_t t = s - n1;
+      op = send ? make_send(x.next, bytes(Buffer::Input, piece(mod(p + 1 - t), x)), x.ch)
+                : make_recv(x.prev, bytes(Buffer::Input, piece(mod(p - t), x)), RecvMode::Copy,
+                            x.ch);
+      // The copy overwrites block p-t, which this rank sent at reduce-scatter step t.
+      if (!send) op.add_dep(x.base + static_cast<OpIndex>(2 * t));
+    }
+    // Each send forwards what the previous step received.
+    if (send && s > 0) op.add_dep(x.base + static_cast<OpIndex>(2 * (s - 1) + 1));
+    return op;
+  }
+
+  // Block numbers are ranks (the output layout is by rank).
+  Op all_gather(const Ctx& x, std::uint64_t w) const {
+    const std::int64_t t = static_cast<std::int64_t>(w / 2), p = x.pos;
+    if (w % 2 == 1) {
+      return make_recv(x.prev, bytes(Buffer::Output, piece(rank_at(x, p - t - 1), x)),
+                       RecvMode::Copy, x.ch);
+    }
+    if (t == 0) {
+      const Span own = piece(x.rank, x);
+      return make_send(
+          x.next, bytes(Buffer::Input, {own.first - block_start(e_, n_, x.rank), own.count}), x.ch);
+    }
+    Op op = make_send(x.next, bytes(Buffer::Output, piece(rank_at(x, p - t), x)), x.ch);
+    op.add_dep(x.base + static_cast<OpIndex>(2 * (t - 1) + 1));
+    return op;
+  }
+
+  // Step s sends the partial sum of block rank(p-s-1) and receives block rank(p-s-2), adding
+  // this rank's input to it; the last received block is the rank's own and goes to Output.
+  Op reduce_scatter(const Ctx& x, std::uint64_t w) const {
+    const std::int64_t s = static_cast<std::int64_t>(w / 3), p = x.pos;
+    const auto idx = [&](std::int64_t step, int which) {
+      return x.base + static_cast<OpIndex>(3 * step + which);
+    };
+    if (w % 3 == 0) {
+      const Span blk = piece(rank_at(x, p - s - 1), x);
+      Op op = make_send(x.next, bytes(s == 0 ? Buffer::Input : Buffer::Scratch, blk), x.ch);
+      if (s > 0) op.add_dep(idx(s - 1, 2));
+      return op;
+    }
+    const Rank owner = rank_at(x, p - s - 2);
+    const Span blk = piece(owner, x);
+    const bool last = s == static_cast<std::int64_t>(n_) - 2;
+    const BufferRange dst =
+        last ? bytes(Buffer::Output, {blk.first - block_start(e_, n_, owner), blk.count})
+             : bytes(Buffer::Scratch, blk);
+    if (w % 3 == 1) return make_recv(x.prev, dst, RecvMode::Copy, x.ch);
+    Op op = make_reduce(bytes(Buffer::Input, blk), dst);
+    op.add_dep(idx(s, 1));
+    return op;
+  }
+
+  CollectiveSpec spec_;
+  std::uint64_t n_, c_, e_, es_ = 1, k_ = 1;
+  std::uint64_t q_ = 0, extra_ = 0;
+  std::vector<Span> slices_[2];  // channel slice of a block of q (0) or q + 1 (1) elements
+  std::uint64_t prefix_ = 0, per_unit_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramSet> make_ring(const CollectiveSpec& spec) {
+  return std::make_unique<RingProgramSet>(spec);
+}
+
+}  // namespace lockstep::collective_detail

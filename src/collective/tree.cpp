@@ -1,0 +1,142 @@
+// Binary trees. NCCL's all-reduce tree is a *double* binary tree (Sanders, Speck, Traeff 2009):
+// two in-order binary trees over the ranks, each carrying half of the data, built so that a rank
+// that is a leaf in one tree is an inner node in the other, so that every rank sends and
+// receives about S per direction in total instead of inner nodes doing double work.
+//
+// In-order tree over nodes 1..m: node x with lowest set bit b has children x - b/2 and x + b/2
+// (for leaves b = 1 there are none); where x + b/2 > m the right child is the largest
+// x + b/2^j <= m (the left spine of the missing subtree). The root is the largest power of two
+// <= m, and a node's parent is its first ancestor in the infinite in-order tree that is <= m.
+// Odd nodes are leaves. Tree 0 puts rank r at node r + 1; tree 1 mirrors it (node m - r) when m
+// is even and shifts it (node (r + 1) mod m + 1) when m is odd: both map leaves (even r) to inner
+// nodes, which is how NCCL builds its second tree.
+//
+// All-reduce per tree and chunk: receive-and-reduce from the children, send the partial sum to
+// the parent; then receive the result from the parent and forward it to the children. Chunks
+// pipeline: chunk k+1 climbs the tree while chunk k descends. Broadcast and reduce use a single
+// tree rotated so that `root` sits at the tree's root.
+#include <vector>
+
+#include "generated.hpp"
+
+namespace lockstep::collective_detail {
+namespace {
+
+constexpr std::uint64_t kDefaultChunk = 512 * 1024;  // as chain.cpp (NCCL Simple step)
+
+std::uint64_t lowbit(std::uint64_t x) {
+  return x & (~x + 1);
+}
+
+struct InOrderTree {
+  std::uint64_t m;
+  std::uint64_t root() const {
+    std::uint64_t p = 1;
+    while (p * 2 <= m) p *= 2;
+    return p;
+  }
+  std::uint64_t parent(std::uint64_t x) const {  // 0 for the root
+    if (x == root()) return 0;
+    std::uint64_t y = x;
+    do {
+      const std::uint64_t b = lowbit(y);
+      y = (y & (2 * b)) ? y - b : y + b;
+    } while (y > m);
+    return y;
+  }
+  std::vector<std::uint64_t> children(std::uint64_t x) const {
+    std::vector<std::uint64_t> out;
+    const std::uint64_t b = lowbit(x);
+    if (b == 1) return out;
+    out.push_back(x - b / 2);
+    for (std::uint64_t h = b / 2; h >= 1; h /= 2) {
+      if (x + h <= m) {
+        out.push_back(x + h);
+        break;
+      }
+    }
+    return out;
+  }
+};
+
+class TreeProgramSet final : public GeneratedProgramSet {
+ public:
+  explicit TreeProgramSet(const CollectiveSpec& s)
+      : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/tree") {
+    trees_ = s.op == CollectiveOp::AllReduce ? 2 : 1;
+    const std::uint64_t slice = (s.elements() + trees_ * s.channels - 1) / (trees_ * s.channels);
+    k_ = pipeline_depth(s, slice, kDefaultChunk);
+  }
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+
+ private:
+  // Tree node of rank r in tree t, and back.
+  std::uint64_t node_of(Rank r, int t) const {
+    const std::uint64_t m = spec().ranks;
+    if (spec().op != CollectiveOp::AllReduce) {
+      const std::uint64_t root = InOrderTree{m}.root();
+      return (r + m - spec().root + root - 1) % m + 1;
+    }
+    if (t == 0) return r + 1;
+    return m % 2 == 0 ? m - r : (r + 1) % m + 1;
+  }
+  Rank rank_of(std::uint64_t x, int t) const {
+    const std::uint64_t m = spec().ranks;
+    if (spec().op != CollectiveOp::AllReduce) {
+      const std::uint64_t root = InOrderTree{m}.root();
+      return static_cast<Rank>((x - 1 + m - (root - 1) + spec().root) % m);
+    }
+    if (t == 0) return static_cast<Rank>(x - 1);
+    return static_cast<Rank>(m % 2 == 0 ? m - x : (x + m - 2) % m);
+  }
+
+ protected:
+  void generate(Rank r, ProgramBuilder& b) const override {
+    const CollectiveSpec& s = spec();
+    if (s.ranks == 1) return;
+    const InOrderTree tree{s.ranks};
+    const Span all{0, s.elements()};
+    for (std::uint64_t k = 0; k < k_; ++k) {
+      for (std::uint16_t c = 0; c < s.channels; ++c) {
+        for (int t = 0; t < trees_; ++t) {
+          const auto ch = static_cast<std::uint16_t>(c * trees_ + t);
+          const Span piece = all.part(trees_ * s.channels, ch).part(k_, k);
+          const std::uint64_t x = node_of(r, t);
+          const std::uint64_t px = tree.parent(x);
+          std::vector<Rank> kids;
+          for (std::uint64_t cx : tree.children(x)) kids.push_back(rank_of(cx, t));
+          const Rank parent = px ? rank_of(px, t) : 0;
+          if (s.op == CollectiveOp::Broadcast) {
+            const OpIndex got =
+                px ? b.recv(parent, Buffer::Input, piece, RecvMode::Copy, ch, {}) : kNoOp;
+            for (Rank kid : kids) b.send(kid, Buffer::Input, piece, ch, {got});
+            continue;
+          }
+          // Up the tree (reduce and all_reduce).
+          std::vector<OpIndex> ups;
+          for (Rank kid : kids)
+            ups.push_back(b.recv(kid, Buffer::Input, piece, RecvMode::Reduce, ch, {}));
+          const OpIndex summed = b.join(ups);
+          const OpIndex sent_up = px ? b.send(parent, Buffer::Input, piece, ch, {summed}) : kNoOp;
+          if (s.op == CollectiveOp::Reduce) continue;
+          // Down the tree (all_reduce): the result overwrites what went up.
+          const OpIndex got =
+              px ? b.recv(parent, Buffer::Input, piece, RecvMode::Copy, ch, {sent_up}) : summed;
+          for (Rank kid : kids) b.send(kid, Buffer::Input, piece, ch, {got});
+        }
+      }
+    }
+  }
+
+ private:
+  int trees_ = 1;
+  std::uint64_t k_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramSet> make_tree(const CollectiveSpec& spec) {
+  return std::make_unique<TreeProgramSet>(spec);
+}
+
+}  // namespace lockstep::collective_detail

@@ -1,0 +1,79 @@
+#include "lockstep/engine/flow/flow_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lockstep/core/error.hpp"
+#include "simulation.hpp"
+
+namespace lockstep {
+
+namespace {
+
+void validate(const EngineInput& in) {
+  if (in.topology == nullptr || in.programs == nullptr || in.router == nullptr)
+    throw InputError("engine", "the flow engine needs a topology, programs and a router");
+  const Rank n = in.programs->num_ranks();
+  if (in.placement.size() != n) {
+    throw InputError("placement",
+                     fmt::format("{} ranks but {} placed devices", n, in.placement.size()));
+  }
+  for (std::size_t r = 0; r < in.placement.size(); ++r) {
+    if (in.placement[r] >= in.topology->num_devices()) {
+      throw InputError("placement", fmt::format("rank {} is placed on device {}, which does not "
+                                                "exist",
+                                                r, in.placement[r]));
+    }
+  }
+  const double eff = in.options.transfer_efficiency;
+  if (!(eff > 0 && eff <= 1))
+    throw InputError("transfer_efficiency", fmt::format("must be in (0, 1], got {}", eff));
+  if (in.options.per_message_overhead < Time::zero())
+    throw InputError("per_message_overhead", "must not be negative");
+}
+
+// Class counts to try, finest aggregation first: multiples of the program's symmetry period
+// that divide the rank count, ending with every rank on its own.
+std::vector<Rank> class_counts(const EngineInput& in, const FlowEngineConfig& config) {
+  const Rank n = in.programs->num_ranks();
+  const Rank period = in.programs->symmetry_period();
+  std::vector<Rank> counts;
+  if (config.aggregate && period > 0 && n % period == 0 && n > period &&
+      in.router->policy() != RoutingPolicy::Adaptive) {
+    for (Rank c = period; c < n; c += period)
+      if (n % c == 0) counts.push_back(c);
+  }
+  counts.push_back(n);
+  return counts;
+}
+
+}  // namespace
+
+RunResult FlowEngine::run(const EngineInput& input) {
+  validate(input);
+  stats_ = FlowRunStats{};
+  flow_detail::PathCache paths(*input.router);
+  const Rank n = input.programs->num_ranks();
+  for (const Rank classes : class_counts(input, config_)) {
+    ++stats_.attempts;
+    try {
+      flow_detail::Simulation sim(input, config_, paths, classes);
+      RunResult result = sim.run();
+      stats_.simulated_ranks = classes;
+      stats_.class_size = n / classes;
+      stats_.transfers = sim.transfers();
+      stats_.solver_components = sim.components();
+      return result;
+    } catch (const flow_detail::AsymmetricClass&) {
+      // Some members of a class are distinguishable: try finer classes.
+    }
+  }
+  throw std::logic_error("flow engine: individual simulation cannot be asymmetric");
+}
+
+std::unique_ptr<Engine> make_flow_engine(const FlowEngineConfig& config) {
+  return std::make_unique<FlowEngine>(config);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,165 @@
+#include "lockstep/engine/flow/maxmin.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+namespace lockstep {
+
+namespace {
+// Relative tolerance for "this constraint saturates at the same level as the bottleneck".
+constexpr double kLevelTolerance = 1e-12;
+constexpr double kWeightEpsilon = 1e-12;
+}  // namespace
+
+MaxMinSolver::MaxMinSolver(std::vector<double> capacities) {
+  cons_.resize(capacities.size());
+  for (std::size_t i = 0; i < capacities.size(); ++i) cons_[i].capacity = capacities[i];
+}
+
+void MaxMinSolver::mark_dirty(ConsId c) {
+  if (!cons_[c].dirty) {
+    cons_[c].dirty = true;
+    dirty_.push_back(c);
+  }
+}
+
+MaxMinSolver::VarId MaxMinSolver::add(std::span<const Use> uses) {
+  if (uses.empty()) throw std::logic_error("MaxMinSolver::add: a variable needs a constraint");
+  VarId v;
+  if (!free_.empty()) {
+    v = free_.back();
+    free_.pop_back();
+  } else {
+    v = static_cast<VarId>(vars_.size());
+    vars_.emplace_back();
+  }
+  Var& var = vars_[v];
+  var.uses.clear();
+  var.alive = true;
+  var.rate = var.previous_rate = 0;
+  for (const Use& u : uses) {
+    Cons& c = cons_[u.cons];
+    var.uses.push_back(VarUse{u.cons, static_cast<std::uint32_t>(c.elems.size()), u.coefficient});
+    c.elems.push_back(Elem{v, static_cast<std::uint32_t>(var.uses.size() - 1), u.coefficient});
+    mark_dirty(u.cons);
+  }
+  return v;
+}
+
+void MaxMinSolver::remove(VarId v) {
+  Var& var = vars_[v];
+  for (const VarUse& u : var.uses) {
+    Cons& c = cons_[u.cons];
+    // Swap-remove, fixing the moved element's back pointer.
+    const Elem moved = c.elems.back();
+    c.elems[u.elem_index] = moved;
+    vars_[moved.var].uses[moved.use_index].elem_index = u.elem_index;
+    c.elems.pop_back();
+    mark_dirty(u.cons);
+  }
+  var.uses.clear();
+  var.alive = false;
+  var.rate = 0;
+  free_.push_back(v);
+}
+
+double MaxMinSolver::load(ConsId c) const {
+  double sum = 0;
+  for (const Elem& e : cons_[c].elems) sum += e.coefficient * vars_[e.var].rate;
+  return sum;
+}
+
+double MaxMinSolver::weight(ConsId c) const {
+  double sum = 0;
+  for (const Elem& e : cons_[c].elems) sum += e.coefficient;
+  return sum;
+}
+
+void MaxMinSolver::collect_component(ConsId seed) {
+  comp_vars_.clear();
+  comp_cons_.clear();
+  stack_.clear();
+  cons_[seed].mark = mark_;
+  stack_.push_back(seed);
+  while (!stack_.empty()) {
+    const ConsId c = stack_.back();
+    stack_.pop_back();
+    comp_cons_.push_back(c);
+    for (const Elem& e : cons_[c].elems) {
+      Var& var = vars_[e.var];
+      if (var.mark == mark_) continue;
+      var.mark = mark_;
+      comp_vars_.push_back(e.var);
+      for (const VarUse& u : var.uses) {
+        if (cons_[u.cons].mark == mark_) continue;
+        cons_[u.cons].mark = mark_;
+        stack_.push_back(u.cons);
+      }
+    }
+  }
+}
+
+void MaxMinSolver::fill_component() {
+  for (const ConsId c : comp_cons_) {
+    Cons& cons = cons_[c];
+    cons.frozen_load = 0;
+    cons.open_weight = 0;
+    for (const Elem& e : cons.elems) cons.open_weight += e.coefficient;
+  }
+  for (const VarId v : comp_vars_) {
+    vars_[v].frozen = false;
+    vars_[v].previous_rate = vars_[v].rate;
+  }
+  std::size_t open = comp_vars_.size();
+  while (open > 0) {
+    double level = std::numeric_limits<double>::infinity();
+    for (const ConsId c : comp_cons_) {
+      const Cons& cons = cons_[c];
+      if (cons.open_weight <= kWeightEpsilon) continue;
+      const double l = (cons.capacity - cons.frozen_load) / cons.open_weight;
+      if (l < level) level = l;
+    }
+    if (level < 0) level = 0;  // rounding after many freezes; never hand out negative rates
+    const double threshold = level * (1 + kLevelTolerance);
+    for (const ConsId c : comp_cons_) {
+      Cons& cons = cons_[c];
+      if (cons.open_weight <= kWeightEpsilon) continue;
+      if ((cons.capacity - cons.frozen_load) / cons.open_weight > threshold) continue;
+      for (const Elem& e : cons.elems) {
+        Var& var = vars_[e.var];
+        if (var.frozen) continue;
+        var.frozen = true;
+        var.rate = level;
+        --open;
+        for (const VarUse& u : var.uses) {
+          Cons& other = cons_[u.cons];
+          other.frozen_load += u.coefficient * level;
+          other.open_weight -= u.coefficient;
+        }
+      }
+      cons.open_weight = 0;
+    }
+  }
+  for (const VarId v : comp_vars_) {
+    const Var& var = vars_[v];
+    if (var.rate != var.previous_rate) changed_.push_back(v);
+  }
+}
+
+void MaxMinSolver::solve() {
+  changed_.clear();
+  if (++mark_ == 0) {
+    for (auto& v : vars_) v.mark = 0;
+    for (auto& c : cons_) c.mark = 0;
+    mark_ = 1;
+  }
+  for (const ConsId c : dirty_) {
+    cons_[c].dirty = false;
+    if (cons_[c].mark == mark_ || cons_[c].elems.empty()) continue;
+    collect_component(c);
+    fill_component();
+  }
+  dirty_.clear();
+}
+
+}  // namespace lockstep

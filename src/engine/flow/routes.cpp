@@ -1,0 +1,143 @@
+#include "routes.hpp"
+
+#include "lockstep/core/rng.hpp"
+
+namespace lockstep::flow_detail {
+
+std::size_t DeviceKeyHash::operator()(const DeviceKey& k) const {
+  return mix64((static_cast<std::uint64_t>(k.src) << 32 | k.dst) ^ mix64(k.label));
+}
+
+const std::vector<PathShare>& PathCache::get(DeviceId src, DeviceId dst, std::uint64_t label) {
+  auto [it, inserted] = paths_.try_emplace(DeviceKey{src, dst, label});
+  if (inserted) router_.route(FlowKey{src, dst, label}, nullptr, it->second);
+  return it->second;
+}
+
+RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
+                       Rank classes)
+    : topo_(topo),
+      paths_(paths),
+      placement_(placement),
+      ranks_(static_cast<Rank>(placement.size())),
+      classes_(classes) {}
+
+std::uint32_t RouteTable::new_slot() {
+  if (!free_.empty()) {
+    const std::uint32_t id = free_.back();
+    free_.pop_back();
+    routes_[id] = ClassRoute{};
+    return id;
+  }
+  routes_.emplace_back();
+  temporary_.push_back(false);
+  return static_cast<std::uint32_t>(routes_.size() - 1);
+}
+
+std::uint32_t RouteTable::class_route(Rank src_class, Rank delta, std::uint64_t label) {
+  const std::uint64_t key = static_cast<std::uint64_t>(src_class) << 32 | delta;
+  if (const auto id = by_class_.find(key, label); id != FlatIndex::kMissing) return id;
+  member_scratch_.clear();
+  for (Rank r = src_class; r < ranks_; r += classes_) {
+    const Rank peer = static_cast<Rank>((static_cast<std::uint64_t>(r) + delta) % ranks_);
+    member_scratch_.push_back(&paths_.get(placement_[r], placement_[peer], label));
+  }
+  const std::uint32_t id = build(member_scratch_);
+  by_class_.insert(key, label, id);
+  return id;
+}
+
+std::uint32_t RouteTable::device_route(DeviceId src, DeviceId dst, std::uint64_t label) {
+  const DeviceKey key{src, dst, label};
+  if (const auto it = by_devices_.find(key); it != by_devices_.end()) return it->second;
+  const std::vector<PathShare>* one = &paths_.get(src, dst, label);
+  const std::uint32_t id = build({&one, 1});
+  by_devices_.emplace(key, id);
+  return id;
+}
+
+std::uint32_t RouteTable::load_route(const Router& router, DeviceId src, DeviceId dst,
+                                     std::uint64_t label, const LinkLoadView& load) {
+  router.route(FlowKey{src, dst, label}, &load, load_scratch_);
+  const std::vector<PathShare>* one = &load_scratch_;
+  const std::uint32_t id = build({&one, 1});
+  temporary_[id] = true;
+  return id;
+}
+
+void RouteTable::release(std::uint32_t id, std::vector<double>& link_bytes) {
+  if (!temporary_[id]) return;
+  const ClassRoute& r = routes_[id];
+  for (const auto& [link, weight] : r.member_links) link_bytes[link] += r.carried * weight;
+  temporary_[id] = false;
+  free_.push_back(id);
+}
+
+void RouteTable::add_link_bytes(std::vector<double>& link_bytes) const {
+  for (std::size_t i = 0; i < routes_.size(); ++i) {
+    if (temporary_[i]) continue;
+    const ClassRoute& r = routes_[i];
+    if (r.carried == 0) continue;
+    for (const auto& [link, weight] : r.member_links) link_bytes[link] += r.carried * weight;
+  }
+}
+
+std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {
+  const std::vector<PathShare>& rep = *members[0];
+  const std::uint32_t id = new_slot();
+  // Count, per link and share, how many members' paths cross it.
+  count_scratch_.clear();
+  total_scratch_.clear();
+  for (const auto* paths : members) {
+    if (paths->size() != rep.size()) throw AsymmetricClass{};
+    for (std::size_t s = 0; s < paths->size(); ++s) {
+      for (const DirLinkId l : (*paths)[s].hops) {
+        ++count_scratch_[static_cast<std::uint64_t>(l) << 16 | s];
+        total_scratch_[l] += (*paths)[s].fraction;
+      }
+    }
+  }
+  auto count = [&](DirLinkId l, std::size_t s) -> std::uint32_t {
+    const auto it = count_scratch_.find(static_cast<std::uint64_t>(l) << 16 | s);
+    return it == count_scratch_.end() ? 0 : it->second;
+  };
+  // Members are indistinguishable when, hop by hop, their links look like the representative's.
+  for (std::size_t j = 1; j < members.size(); ++j) {
+    const auto& paths = *members[j];
+    for (std::size_t s = 0; s < rep.size(); ++s) {
+      const auto& a = rep[s].hops;
+      const auto& b = paths[s].hops;
+      if (a.size() != b.size() || rep[s].fraction != paths[s].fraction) throw AsymmetricClass{};
+      for (std::size_t h = 0; h < a.size(); ++h) {
+        const Link& la = topo_.link(Topology::link_of(a[h]));
+        const Link& lb = topo_.link(Topology::link_of(b[h]));
+        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency ||
+            count(a[h], s) != count(b[h], s) || total_scratch_[a[h]] != total_scratch_[b[h]]) {
+          throw AsymmetricClass{};
+        }
+      }
+    }
+  }
+  ClassRoute& route = routes_[id];
+  route.shares.resize(rep.size());
+  for (std::size_t s = 0; s < rep.size(); ++s) {
+    ShareRoute& share = route.shares[s];
+    share.fraction = rep[s].fraction;
+    share.latency = Time::zero();
+    for (const DirLinkId l : rep[s].hops) share.latency += topo_.link(Topology::link_of(l)).latency;
+    // Constraints: every link of any representative share that members of share s cross.
+    for (std::size_t t = 0; t < rep.size(); ++t) {
+      for (const DirLinkId l : rep[t].hops) {
+        const std::uint32_t c = count(l, s);
+        if (c == 0) continue;
+        bool seen = false;
+        for (const auto& u : share.uses) seen = seen || u.cons == l;
+        if (!seen) share.uses.push_back({l, static_cast<double>(c)});
+      }
+    }
+  }
+  route.member_links.assign(total_scratch_.begin(), total_scratch_.end());
+  return id;
+}
+
+}  // namespace lockstep::flow_detail

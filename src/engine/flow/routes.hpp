@@ -1,0 +1,96 @@
+#pragma once
+// Routes of class transfers for the flow engine (internal). A class transfer stands for the m
+// transfers of a rank class with the same peer offset; its route lists, per path share of the
+// representative, the solver constraints it loads and with which coefficient (how many members'
+// paths of that share cross the link). Building a class route checks that every member's path
+// looks the same (hop by hop: bandwidth, latency and how many members share the link); if not,
+// the class is not symmetric and AsymmetricClass is thrown so the engine can split it.
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "flat_index.hpp"
+#include "lockstep/collective/program.hpp"
+#include "lockstep/engine/flow/maxmin.hpp"
+#include "lockstep/routing/router.hpp"
+
+namespace lockstep::flow_detail {
+
+struct AsymmetricClass {};
+
+struct ShareRoute {
+  std::vector<MaxMinSolver::Use> uses;  // empty when source and destination coincide
+  double fraction = 1;
+  Time latency;  // sum of the representative path's link latencies
+};
+
+struct ClassRoute {
+  std::vector<ShareRoute> shares;
+  // Every member's links with (members crossing x fraction), to turn bytes per member into
+  // bytes per link once at the end.
+  std::vector<std::pair<DirLinkId, double>> member_links;
+  double carried = 0;  // wire bytes per member so far
+};
+
+struct DeviceKey {
+  DeviceId src, dst;
+  std::uint64_t label;
+  bool operator==(const DeviceKey&) const = default;
+};
+struct DeviceKeyHash {
+  std::size_t operator()(const DeviceKey& k) const;
+};
+
+/// Paths between devices, cached across engine attempts (routing is deterministic).
+class PathCache {
+ public:
+  explicit PathCache(const Router& router) : router_(router) {}
+  const std::vector<PathShare>& get(DeviceId src, DeviceId dst, std::uint64_t label);
+
+ private:
+  const Router& router_;
+  std::unordered_map<DeviceKey, std::vector<PathShare>, DeviceKeyHash> paths_;
+};
+
+class RouteTable {
+ public:
+  RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
+             Rank classes);
+
+  /// Route of the transfers from ranks c, c + k, c + 2k, ... (k = classes) to their peers at
+  /// offset `delta`, with flow label `label`. Throws AsymmetricClass.
+  std::uint32_t class_route(Rank src_class, Rank delta, std::uint64_t label);
+  /// Route between two devices (one member), cached.
+  std::uint32_t device_route(DeviceId src, DeviceId dst, std::uint64_t label);
+  /// A one-off route chosen with the current load (adaptive routing); release it when done.
+  std::uint32_t load_route(const Router& router, DeviceId src, DeviceId dst, std::uint64_t label,
+                           const LinkLoadView& load);
+  void release(std::uint32_t id, std::vector<double>& link_bytes);
+
+  ClassRoute& operator[](std::uint32_t id) { return routes_[id]; }
+  /// Adds the bytes every cached route carried to `link_bytes` (per directed link).
+  void add_link_bytes(std::vector<double>& link_bytes) const;
+
+ private:
+  std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
+  std::uint32_t new_slot();
+
+  const Topology& topo_;
+  PathCache& paths_;
+  std::span<const DeviceId> placement_;
+  Rank ranks_;
+  Rank classes_;
+  std::vector<ClassRoute> routes_;
+  std::vector<std::uint32_t> free_;
+  std::vector<bool> temporary_;
+  FlatIndex by_class_;  // (src class << 32 | delta, label) -> route
+  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_devices_;
+  std::vector<const std::vector<PathShare>*> member_scratch_;
+  std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n
+  std::unordered_map<DirLinkId, double> total_scratch_;
+  std::vector<PathShare> load_scratch_;
+};
+
+}  // namespace lockstep::flow_detail

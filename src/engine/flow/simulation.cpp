@@ -1,0 +1,423 @@
+#include "simulation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/rng.hpp"
+
+namespace lockstep::flow_detail {
+
+namespace {
+std::vector<double> link_capacities(const Topology& topo) {
+  std::vector<double> caps(topo.num_directed_links());
+  for (std::size_t d = 0; d < caps.size(); ++d)
+    caps[d] = topo.link(static_cast<LinkId>(d >> 1)).bandwidth.bytes_per_second();
+  return caps;
+}
+
+// Op slots for all simulated ranks together (about 150 bytes each). Few ranks get deep windows
+// (independent channels laid out one after another still overlap); many ranks get shallow ones,
+// down to 16, so the working set stays in cache.
+constexpr std::uint64_t kSlotBudget = 65'536;
+
+std::uint32_t issue_window(const FlowEngineConfig& config, Rank classes) {
+  const std::uint64_t fair = std::max<std::uint64_t>(16, kSlotBudget / std::max<Rank>(1, classes));
+  return static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(config.issue_window, fair)));
+}
+
+const char* op_name(OpKind k) {
+  switch (k) {
+    case OpKind::Send:
+      return "send";
+    case OpKind::Recv:
+      return "recv";
+    case OpKind::Copy:
+      return "copy";
+    case OpKind::Reduce:
+      return "reduce";
+    case OpKind::Compute:
+      return "compute";
+    case OpKind::NetReduce:
+      return "net_reduce";
+  }
+  return "?";
+}
+}  // namespace
+
+std::uint32_t Simulation::queue(Rank src_class, Rank dst_class, Rank delta, std::uint16_t channel) {
+  const std::uint64_t a = static_cast<std::uint64_t>(src_class) << 32 | dst_class;
+  const std::uint64_t b = static_cast<std::uint64_t>(delta) << 16 | channel;
+  std::uint32_t id = queue_index_.find(a, b);
+  if (id == FlatIndex::kMissing) {
+    id = static_cast<std::uint32_t>(queues_.size());
+    queues_.emplace_back();
+    queue_index_.insert(a, b, id);
+  }
+  return id;
+}
+
+Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
+                       Rank classes)
+    : in_(input),
+      config_(config),
+      topo_(*input.topology),
+      programs_(*input.programs),
+      ranks_(input.programs->num_ranks()),
+      classes_(classes),
+      window_size_(issue_window(config, classes)),
+      routes_(topo_, paths, input.placement, classes),
+      paths_(paths),
+      solver_(link_capacities(topo_)) {
+  rank_.resize(classes_);
+  slots_.resize(static_cast<std::size_t>(classes_) * window_size_);
+  for (Rank r = 0; r < classes_; ++r) rank_[r].num_ops = programs_.num_ops(r);
+  if (in_.options.record_ops) {
+    op_times_.resize(classes_);
+    for (Rank r = 0; r < classes_; ++r) op_times_[r].resize(rank_[r].num_ops);
+  }
+  link_bytes_.assign(topo_.num_directed_links(), 0.0);
+  heap_.reserve(1024);
+}
+
+void Simulation::push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux) {
+  heap_.push_back(Event{at, seq_++, id, aux, kind});
+  std::push_heap(heap_.begin(), heap_.end(), EventLater{});
+}
+
+RunResult Simulation::run() {
+  for (Rank r = 0; r < classes_; ++r) advance(r);
+  apply_rates();
+  while (!heap_.empty()) {
+    now_ = heap_.front().time;
+    while (!heap_.empty() && heap_.front().time == now_) {
+      std::pop_heap(heap_.begin(), heap_.end(), EventLater{});
+      const Event e = heap_.back();
+      heap_.pop_back();
+      ++events_;
+      switch (e.kind) {
+        case EventKind::OpDone:
+          finish_op(e.id, e.aux);
+          break;
+        case EventKind::FlowDone:
+          flow_done(e.id, e.aux);
+          break;
+        case EventKind::Delivered:
+          delivered(e.id);
+          break;
+        case EventKind::TransferStart:
+          begin_transfer(e.id);
+          break;
+      }
+    }
+    apply_rates();
+  }
+  if (finished_ranks_ < classes_) report_deadlock();
+
+  RunResult result;
+  result.events = events_;
+  result.rank_finish.resize(ranks_);
+  for (Rank r = 0; r < ranks_; ++r) {
+    result.rank_finish[r] = rank_[r % classes_].finish;
+    result.makespan = std::max(result.makespan, result.rank_finish[r]);
+  }
+  if (in_.options.record_ops) {
+    result.ops.resize(ranks_);
+    for (Rank r = 0; r < ranks_; ++r) result.ops[r] = op_times_[r % classes_];
+  }
+  routes_.add_link_bytes(link_bytes_);
+  if (in_.options.record_link_series) fill_link_series(result);
+  result.link_bytes = std::move(link_bytes_);
+  return result;
+}
+
+// ---- program execution ----------------------------------------------------------------------
+
+void Simulation::advance(Rank r) {
+  RankState& rs = rank_[r];
+  while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done) ++rs.base;
+  while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) load(r, rs.loaded++);
+  if (!rs.done && rs.base == rs.num_ops) {
+    rs.done = true;
+    rs.finish = now_;
+    ++finished_ranks_;
+  }
+}
+
+void Simulation::load(Rank r, OpIndex i) {
+  Slot& s = slot_of(r, i);
+  s.op = programs_.op(r, i);
+  const Op& op = s.op;
+  if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.peer >= ranks_) {
+    throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}", r, i,
+                                             op_name(op.kind), op.peer, ranks_));
+  }
+  if (op.kind == OpKind::NetReduce && classes_ < ranks_) throw AsymmetricClass{};
+  s.state = SlotState::Waiting;
+  s.unfinished = 0;
+  s.first_dependent = kNoLink;
+  const RankState& rs = rank_[r];
+  for (std::uint32_t k = 0; k < op.num_deps; ++k) {
+    const OpIndex d = op.deps[k];
+    if (d >= i) {
+      throw InputError("programs", fmt::format("rank {} op {} depends on op {}, which is not "
+                                               "earlier in the program",
+                                               r, i, d));
+    }
+    if (d < rs.base) continue;
+    Slot& dep = slot_of(r, d);
+    if (dep.state == SlotState::Done) continue;
+    ++s.unfinished;
+    s.next_dependent[k] = dep.first_dependent;
+    dep.first_dependent = static_cast<std::uint64_t>(i) * kMaxDeps + k;
+  }
+  if (s.unfinished == 0) {
+    s.state = SlotState::Running;
+    start_op(r, i);
+  }
+}
+
+void Simulation::start_op(Rank r, OpIndex i) {
+  if (in_.options.record_ops) op_times_[r][i].start = now_;
+  const Op& op = slot(r, i);
+  switch (op.kind) {
+    case OpKind::Compute:
+      push(now_ + op.duration, EventKind::OpDone, r, i);
+      break;
+    case OpKind::Copy:
+    case OpKind::Reduce: {
+      const Bandwidth bw = in_.options.local_copy_bandwidth;
+      const Time d = bw.bytes_per_second() > 0 && op.src.bytes > 0
+                         ? transfer_time(Bytes(op.src.bytes), bw)
+                         : Time::zero();
+      push(now_ + d, EventKind::OpDone, r, i);
+      break;
+    }
+    case OpKind::Send:
+    case OpKind::Recv:
+      post(r, i, op);
+      break;
+    case OpKind::NetReduce:
+      post_net_reduce(r, i, op);
+      break;
+  }
+}
+
+void Simulation::finish_op(Rank r, OpIndex i) {
+  Slot& s = slot_of(r, i);
+  s.state = SlotState::Done;
+  if (in_.options.record_ops) op_times_[r][i].end = now_;
+  // Release the ops that waited for this one.
+  for (std::uint64_t link = s.first_dependent; link != kNoLink;) {
+    const auto j = static_cast<OpIndex>(link / kMaxDeps);
+    Slot& dependent = slot_of(r, j);
+    link = dependent.next_dependent[link % kMaxDeps];
+    if (--dependent.unfinished == 0) {
+      dependent.state = SlotState::Running;
+      start_op(r, j);
+    }
+  }
+  s.first_dependent = kNoLink;
+  advance(r);
+}
+
+void Simulation::post(Rank r, OpIndex i, const Op& op) {
+  const std::uint64_t n = ranks_;
+  if (op.kind == OpKind::Send) {
+    const Rank delta = static_cast<Rank>((op.peer + n - r) % n);
+    const std::uint32_t qid = queue(r, op.peer % classes_, delta, op.channel);
+    MatchQueue& q = queues_[qid];
+    if (q.recv_head < q.recvs.size()) {
+      const Pending recv = q.recvs[q.recv_head++];
+      if (q.recv_head == q.recvs.size()) q.recvs.clear(), q.recv_head = 0;
+      match(r, i, recv.rank, recv.op, delta, op.channel, qid);
+    } else {
+      q.sends.push_back({r, i});
+    }
+  } else {
+    const Rank delta = static_cast<Rank>((r + n - op.peer) % n);
+    const std::uint32_t qid = queue(op.peer % classes_, r, delta, op.channel);
+    MatchQueue& q = queues_[qid];
+    if (q.send_head < q.sends.size()) {
+      const Pending send = q.sends[q.send_head++];
+      if (q.send_head == q.sends.size()) q.sends.clear(), q.send_head = 0;
+      match(send.rank, send.op, r, i, delta, op.channel, qid);
+    } else {
+      q.recvs.push_back({r, i});
+    }
+  }
+}
+
+// ---- transfers ------------------------------------------------------------------------------
+
+std::uint32_t Simulation::new_transfer() {
+  if (!free_transfers_.empty()) {
+    const std::uint32_t t = free_transfers_.back();
+    free_transfers_.pop_back();
+    transfers_[t] = Transfer{};
+    return t;
+  }
+  transfers_.emplace_back();
+  return static_cast<std::uint32_t>(transfers_.size() - 1);
+}
+
+void Simulation::match(Rank sender, OpIndex send_op, Rank receiver, OpIndex recv_op, Rank delta,
+                       std::uint16_t channel, std::uint32_t queue) {
+  const std::uint64_t sent = slot(sender, send_op).src.bytes;
+  const std::uint64_t expected = slot(receiver, recv_op).dst.bytes;
+  if (sent != expected) {
+    throw InputError(
+        "programs",
+        fmt::format("rank {} op {} sends {} bytes to rank {} but the matching recv "
+                    "(op {}) expects {} bytes",
+                    sender, send_op, sent, (sender + delta) % ranks_, recv_op, expected));
+  }
+  const std::uint32_t t = new_transfer();
+  Transfer& tr = transfers_[t];
+  tr.src = sender;
+  tr.dst = receiver;
+  tr.send_op = send_op;
+  tr.recv_op = recv_op;
+  tr.wire_bytes = static_cast<double>(sent) / in_.options.transfer_efficiency;
+  if (in_.router->policy() == RoutingPolicy::Adaptive) {
+    const Rank peer = static_cast<Rank>((static_cast<std::uint64_t>(sender) + delta) % ranks_);
+    tr.route =
+        routes_.load_route(*in_.router, in_.placement[sender], in_.placement[peer], channel, *this);
+  } else {
+    tr.route = routes_.class_route(sender, delta, channel);
+  }
+  tr.queue = queue;
+  MatchQueue& q = queues_[queue];
+  if (q.busy) {
+    q.backlog.push_back(t);
+  } else {
+    q.busy = true;
+    launch(t);
+  }
+}
+
+void Simulation::launch(std::uint32_t t) {
+  if (in_.options.per_message_overhead > Time::zero()) {
+    push(now_ + in_.options.per_message_overhead, EventKind::TransferStart, t);
+  } else {
+    begin_transfer(t);
+  }
+}
+
+// The connection's bandwidth phase for transfer t is over: the next matched transfer may stream.
+void Simulation::stream_done(std::uint32_t t) {
+  const std::uint32_t qid = transfers_[t].queue;
+  if (qid == kNone) return;
+  MatchQueue& q = queues_[qid];
+  if (q.backlog_head < q.backlog.size()) {
+    const std::uint32_t next = q.backlog[q.backlog_head++];
+    if (q.backlog_head == q.backlog.size()) q.backlog.clear(), q.backlog_head = 0;
+    launch(next);
+  } else {
+    q.busy = false;
+  }
+}
+
+void Simulation::begin_transfer(std::uint32_t t) {
+  const ClassRoute& route = routes_[transfers_[t].route];
+  transfers_[t].pending = static_cast<std::uint32_t>(route.shares.size());
+  transfers_[t].streaming = 0;
+  for (std::uint32_t s = 0; s < route.shares.size(); ++s) {
+    const ShareRoute& share = route.shares[s];
+    const double bytes = transfers_[t].wire_bytes * share.fraction;
+    if (share.uses.empty() || bytes <= 0) {
+      push(now_ + share.latency, EventKind::Delivered, t);
+      continue;
+    }
+    std::uint32_t f;
+    if (!free_flows_.empty()) {
+      f = free_flows_.back();
+      free_flows_.pop_back();
+    } else {
+      f = static_cast<std::uint32_t>(flows_.size());
+      flows_.emplace_back();
+    }
+    Flow& flow = flows_[f];
+    flow.transfer = t;
+    flow.share = s;
+    flow.remaining = bytes;
+    flow.rate = 0;
+    flow.updated = now_;
+    flow.var = solver_.add(share.uses);
+    if (flow_of_var_.size() <= flow.var) flow_of_var_.resize(flow.var + 1);
+    flow_of_var_[flow.var] = f;
+    ++transfers_[t].streaming;
+  }
+  if (transfers_[t].streaming == 0) stream_done(t);
+}
+
+void Simulation::settle(Flow& flow) {
+  flow.remaining -= flow.rate * (now_ - flow.updated).seconds();
+  flow.updated = now_;
+}
+
+void Simulation::record_rate(const Flow& flow, double delta_rate) {
+  if (!in_.options.record_link_series || delta_rate == 0) return;
+  const Transfer& tr = transfers_[flow.transfer];
+  for (const auto& use : routes_[tr.route].shares[flow.share].uses)
+    rate_log_.push_back(RateChange{use.cons, now_, delta_rate * use.coefficient});
+}
+
+void Simulation::apply_rates() {
+  solver_.solve();
+  ++components_;
+  for (const MaxMinSolver::VarId v : solver_.changed()) {
+    Flow& flow = flows_[flow_of_var_[v]];
+    settle(flow);
+    const double rate = solver_.rate(v);
+    record_rate(flow, rate - flow.rate);
+    flow.rate = rate;
+    ++flow.generation;
+    if (rate <= 0) continue;
+    // Round up to the picosecond, forgiving representation error well below one picosecond.
+    const double ps = std::max(0.0, std::ceil(flow.remaining / rate * 1e12 - 1e-3));
+    push(now_ + Time::ps(static_cast<std::int64_t>(ps)), EventKind::FlowDone, flow_of_var_[v],
+         flow.generation);
+  }
+}
+
+void Simulation::flow_done(std::uint32_t f, std::uint32_t generation) {
+  Flow& flow = flows_[f];
+  if (flow.generation != generation) return;  // its rate changed since this was scheduled
+  record_rate(flow, -flow.rate);
+  solver_.remove(flow.var);
+  ++flow.generation;
+  const std::uint32_t t = flow.transfer;
+  push(now_ + routes_[transfers_[t].route].shares[flow.share].latency, EventKind::Delivered, t);
+  free_flows_.push_back(f);
+  if (--transfers_[t].streaming == 0) stream_done(t);
+}
+
+void Simulation::delivered(std::uint32_t t) {
+  if (--transfers_[t].pending == 0) complete_transfer(t);
+}
+
+void Simulation::complete_transfer(std::uint32_t t) {
+  const Transfer tr = transfers_[t];
+  free_transfers_.push_back(t);
+  routes_[tr.route].carried += tr.wire_bytes;
+  routes_.release(tr.route, link_bytes_);
+  switch (tr.kind) {
+    case TransferKind::PointToPoint:
+      ++transfers_done_;
+      finish_op(tr.src, tr.send_op);
+      finish_op(tr.dst, tr.recv_op);
+      break;
+    case TransferKind::NetUp:
+      if (--net_reduce_[tr.group].up_pending == 0) net_up_done(tr.group);
+      break;
+    case TransferKind::NetDown:
+      finish_op(tr.dst, tr.recv_op);
+      break;
+  }
+}
+
+}  // namespace lockstep::flow_detail

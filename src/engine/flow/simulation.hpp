@@ -1,0 +1,168 @@
+#pragma once
+// One run of the flow engine over `classes` simulated ranks (internal). With classes == ranks
+// every rank is simulated; with fewer, simulated rank c stands for ranks c, c + classes, ...
+// (ProgramSet::symmetry_period) and a transfer between classes stands for all its members'.
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "flat_index.hpp"
+#include "lockstep/engine/engine.hpp"
+#include "lockstep/engine/flow/flow_engine.hpp"
+#include "lockstep/engine/flow/maxmin.hpp"
+#include "routes.hpp"
+
+namespace lockstep::flow_detail {
+
+class Simulation final : public LinkLoadView {
+ public:
+  Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
+             Rank classes);
+  RunResult run();
+  double load(DirLinkId link) const override { return solver_.weight(link); }
+  std::uint64_t transfers() const { return transfers_done_; }
+  std::uint64_t components() const { return components_; }
+
+ private:
+  enum class SlotState : std::uint8_t { Waiting, Running, Done };
+  enum class EventKind : std::uint8_t { OpDone, FlowDone, Delivered, TransferStart };
+  struct Event {
+    Time time;
+    std::uint64_t seq;
+    std::uint32_t id;
+    std::uint32_t aux;
+    EventKind kind;
+  };
+  struct EventLater {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+  struct RankState {
+    OpIndex num_ops = 0;
+    OpIndex base = 0;    // oldest unfinished op
+    OpIndex loaded = 0;  // ops [base, loaded) sit in the window
+    Time finish;
+    bool done = false;
+  };
+  struct Pending {
+    Rank rank;
+    OpIndex op;
+  };
+  // One connection (src class, dst class, offset, channel): unmatched sends and recvs, and the
+  // matched transfers waiting for the connection, which streams one transfer at a time.
+  struct MatchQueue {
+    std::vector<Pending> sends, recvs;
+    std::size_t send_head = 0, recv_head = 0;
+    std::vector<std::uint32_t> backlog;
+    std::size_t backlog_head = 0;
+    bool busy = false;
+  };
+  enum class TransferKind : std::uint8_t { PointToPoint, NetUp, NetDown };
+  struct Transfer {
+    TransferKind kind = TransferKind::PointToPoint;
+    Rank src = 0, dst = 0;  // simulated ranks (NetUp/NetDown: the member)
+    OpIndex send_op = 0, recv_op = 0;
+    std::uint32_t route = 0;
+    std::uint32_t pending = 0;    // flows not yet delivered
+    std::uint32_t group = 0;      // NetReduce state index
+    std::uint32_t queue = kNone;  // connection (point-to-point only)
+    std::uint32_t streaming = 0;  // flows still in their bandwidth phase
+    double wire_bytes = 0;        // per member
+  };
+  struct Flow {
+    std::uint32_t transfer = 0;
+    std::uint32_t share = 0;
+    MaxMinSolver::VarId var = 0;
+    double remaining = 0;
+    double rate = 0;
+    Time updated;
+    std::uint32_t generation = 0;
+  };
+  struct NetReduceState {
+    std::vector<Pending> arrived;
+    std::uint32_t up_pending = 0;
+    DeviceId root = kNone;
+  };
+
+  // Program execution. Each simulated rank has a ring buffer of window_size_ op slots; an op
+  // waits for its unfinished dependencies through an intrusive list of dependents kept in the
+  // slot of the op it waits for (entries encode dependent op index * kMaxDeps + dep number).
+  static constexpr std::uint64_t kNoLink = ~std::uint64_t{0};
+  struct Slot {
+    Op op;
+    SlotState state = SlotState::Done;
+    std::uint8_t unfinished = 0;  // dependencies not done yet
+    std::uint64_t first_dependent = kNoLink;
+    std::array<std::uint64_t, kMaxDeps> next_dependent{};
+  };
+  Slot& slot_of(Rank r, OpIndex i) {
+    return slots_[static_cast<std::size_t>(r) * window_size_ + i % window_size_];
+  }
+  Op& slot(Rank r, OpIndex i) { return slot_of(r, i).op; }
+  void advance(Rank r);
+  void load(Rank r, OpIndex i);
+  void start_op(Rank r, OpIndex i);
+  void finish_op(Rank r, OpIndex i);
+  void post(Rank r, OpIndex i, const Op& op);
+  void post_net_reduce(Rank r, OpIndex i, const Op& op);
+
+  // Transfers and flows.
+  void match(Rank sender, OpIndex send_op, Rank receiver, OpIndex recv_op, Rank delta,
+             std::uint16_t channel, std::uint32_t queue);
+  void launch(std::uint32_t t);
+  void stream_done(std::uint32_t t);
+  std::uint32_t new_transfer();
+  void begin_transfer(std::uint32_t t);
+  void flow_done(std::uint32_t f, std::uint32_t generation);
+  void delivered(std::uint32_t t);
+  void complete_transfer(std::uint32_t t);
+  void net_up_done(std::uint32_t group);
+  void apply_rates();
+  void settle(Flow& flow);
+  void push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux = 0);
+  void record_rate(const Flow& flow, double delta_rate);
+  [[noreturn]] void report_deadlock();
+  void fill_link_series(RunResult& result);
+
+  const EngineInput& in_;
+  const FlowEngineConfig& config_;
+  const Topology& topo_;
+  const ProgramSet& programs_;
+  Rank ranks_;
+  Rank classes_;
+  std::uint32_t window_size_;
+  RouteTable routes_;
+  PathCache& paths_;
+  MaxMinSolver solver_;
+
+  Time now_;
+  std::uint64_t seq_ = 0;
+  std::vector<Event> heap_;
+  std::vector<RankState> rank_;
+  std::vector<Slot> slots_;
+  std::vector<std::vector<OpTiming>> op_times_;
+  std::uint32_t queue(Rank src_class, Rank dst_class, Rank delta, std::uint16_t channel);
+  FlatIndex queue_index_;  // (src class, dst class, delta, channel) -> queues_
+  std::vector<MatchQueue> queues_;
+  std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> free_transfers_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<std::uint32_t> flow_of_var_;
+  std::unordered_map<std::uint32_t, NetReduceState> net_reduce_;  // by group id
+  std::vector<double> link_bytes_;
+  struct RateChange {
+    DirLinkId link;
+    Time at;
+    double delta;  // bytes/s
+  };
+  std::vector<RateChange> rate_log_;
+  std::uint64_t events_ = 0;
+  std::uint64_t transfers_done_ = 0;
+  std::uint64_t components_ = 0;
+  Rank finished_ranks_ = 0;
+};
+
+}  // namespace lockstep::flow_detail

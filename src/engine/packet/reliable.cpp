@@ -1,0 +1,168 @@
+// Reliable delivery over lossy fabrics (TCP and Ultra Ethernet): selective ACKs, loss detection
+// by reordering distance (a packet counts as lost once `reorder_threshold` later packets have been
+// acknowledged -- the SACK form of TCP's three duplicate ACKs), NACKs for trimmed packets,
+// retransmission timeouts with exponential back-off, and the window controllers.
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/engine/packet/simulator.hpp"
+
+namespace lockstep::packet {
+
+namespace {
+constexpr auto kInflight = static_cast<std::uint8_t>(PacketState::Inflight);
+constexpr auto kLost = static_cast<std::uint8_t>(PacketState::Lost);
+constexpr auto kAcked = static_cast<std::uint8_t>(PacketState::Acked);
+constexpr double kDctcpGain = 1.0 / 16;  // DCTCP's g (Alizadeh et al., SIGCOMM 2010)
+constexpr double kSwiftBeta = 0.8;       // Swift's multiplicative-decrease gain (SIGCOMM 2020)
+constexpr double kMaxDecrease = 0.5;     // never cut more than half per RTT
+constexpr int kMaxBackoff = 6;           // RTO doubles at most 2^6 times
+}  // namespace
+
+void Simulator::arm_rto(Flow& f) {
+  if (f.inflight == 0 && f.retx_pending == 0) {
+    f.rto_deadline = -1;
+    return;
+  }
+  f.rto_deadline = now_ + f.rto;
+  if (!f.timer_pending) {
+    f.timer_pending = true;
+    const auto id = static_cast<std::uint32_t>(&f - flows_.data());
+    events_.push(f.rto_deadline, EventKind::FlowTimer, id, f.timer_gen);
+  }
+}
+
+void Simulator::on_flow_timer(std::uint32_t flow, std::uint32_t gen) {
+  Flow& f = flows_[flow];
+  if (gen != f.timer_gen) return;
+  f.timer_pending = false;
+  if (f.sender_done || f.rto_deadline < 0) return;
+  if (now_ < f.rto_deadline) {  // re-armed since: sleep until the new deadline
+    f.timer_pending = true;
+    events_.push(f.rto_deadline, EventKind::FlowTimer, flow, gen);
+    return;
+  }
+  ++stats_.timeouts;
+  for (std::uint32_t s = f.lowest_unacked; s < f.next_new; ++s) {
+    if (f.state[s] == kInflight) {
+      f.state[s] = kLost;
+      --f.inflight;
+      ++f.retx_pending;
+    }
+  }
+  f.retx_cursor = f.lowest_unacked;
+  f.ssthresh = std::max(f.cwnd / 2, 2.0);
+  f.cwnd = 1;
+  f.last_decrease = now_;
+  f.rto = std::min(f.rto * 2, cfg_.rto_min.picoseconds() << kMaxBackoff);
+  arm_rto(f);
+  ring_add(flow);
+  try_transmit(f.inject_link);
+}
+
+void Simulator::congestion_signal(Flow& f, bool loss) {
+  // At most one decrease per round trip, as TCP's fast recovery and Swift do.
+  const auto rtt = static_cast<std::int64_t>(f.srtt);
+  if (f.last_decrease >= 0 && now_ - f.last_decrease < rtt) return;
+  f.last_decrease = now_;
+  if (cfg_.congestion == CongestionControl::Reno || loss) {
+    f.ssthresh = std::max(f.cwnd / 2, 2.0);
+    f.cwnd = f.ssthresh;
+  }
+}
+
+void Simulator::detect_losses(Flow& f) {
+  if (f.highest_acked < cfg_.reorder_threshold) return;
+  const std::uint32_t limit = f.highest_acked - cfg_.reorder_threshold + 1;
+  f.scan = std::max(f.scan, f.lowest_unacked);
+  bool lost = false;
+  for (; f.scan < limit; ++f.scan) {
+    if (f.state[f.scan] == kInflight) {
+      f.state[f.scan] = kLost;
+      --f.inflight;
+      ++f.retx_pending;
+      f.retx_cursor = std::min(f.retx_cursor, f.scan);
+      lost = true;
+    }
+  }
+  if (lost) congestion_signal(f, true);
+}
+
+void Simulator::on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack) {
+  std::uint8_t& st = f.state[seq];
+  if (nack) {  // a trimmed packet: resend it at once, and treat it as a congestion signal
+    if (st == kInflight) {
+      st = kLost;
+      --f.inflight;
+      ++f.retx_pending;
+      f.retx_cursor = std::min(f.retx_cursor, seq);
+      congestion_signal(f, true);
+    }
+    return;
+  }
+  if (st == kAcked) return;
+  if (st == kInflight) --f.inflight;
+  if (st == kLost) --f.retx_pending;
+  st = kAcked;
+  ++f.acked;
+  // RTT estimate and RTO (RFC 6298).
+  // The sample is from the latest transmission of seq (Karn's ambiguity is ignored).
+  const auto rtt = static_cast<double>(now_ - f.sent_at[seq]);
+  if (f.srtt == 0) {
+    f.srtt = rtt;
+    f.rttvar = rtt / 2;
+  } else {
+    f.rttvar = 0.75 * f.rttvar + 0.25 * std::abs(f.srtt - rtt);
+    f.srtt = 0.875 * f.srtt + 0.125 * rtt;
+  }
+  f.rto = std::max(cfg_.rto_min.picoseconds(), static_cast<std::int64_t>(f.srtt + 4 * f.rttvar));
+  f.highest_acked = std::max(f.highest_acked, seq);
+  while (f.lowest_unacked < f.packets && f.state[f.lowest_unacked] == kAcked) ++f.lowest_unacked;
+
+  switch (cfg_.congestion) {
+    case CongestionControl::Reno:
+      f.cwnd += f.cwnd < f.ssthresh ? 1.0 : 1.0 / f.cwnd;
+      break;
+    case CongestionControl::Ecn: {
+      ++f.acks_in_window;
+      if (ecn) ++f.marked_in_window;
+      if (seq >= f.window_end) {  // one window (about one RTT) of ACKs seen
+        const double frac =
+            static_cast<double>(f.marked_in_window) / static_cast<double>(f.acks_in_window);
+        f.ecn_alpha = (1 - kDctcpGain) * f.ecn_alpha + kDctcpGain * frac;
+        if (f.marked_in_window > 0) f.cwnd = std::max(1.0, f.cwnd * (1 - f.ecn_alpha / 2));
+        f.marked_in_window = f.acks_in_window = 0;
+        f.window_end = f.next_new;
+      }
+      f.cwnd += 1.0 / f.cwnd;
+      break;
+    }
+    case CongestionControl::Delay: {
+      const PathRef& path = paths_[f.paths.first];
+      const double base =
+          2.0 * static_cast<double>(path.latency) +
+          static_cast<double>(cfg_.payload.count() + cfg_.header.count()) * 1e12 / path.min_bw;
+      const double target = base + static_cast<double>(cfg_.delay_target.picoseconds());
+      if (rtt < target) {
+        f.cwnd += 1.0 / f.cwnd;
+      } else if (f.last_decrease < 0 || now_ - f.last_decrease >= static_cast<std::int64_t>(rtt)) {
+        f.last_decrease = now_;
+        f.cwnd = std::max(
+            1.0, f.cwnd * std::max(1 - kSwiftBeta * (rtt - target) / rtt, 1 - kMaxDecrease));
+      }
+      break;
+    }
+    case CongestionControl::None:
+    case CongestionControl::Dcqcn:
+      break;
+  }
+  detect_losses(f);
+  if (f.acked == f.packets) {
+    f.sender_done = true;
+    f.rto_deadline = -1;
+    return;
+  }
+  arm_rto(f);
+}
+
+}  // namespace lockstep::packet

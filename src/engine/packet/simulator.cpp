@@ -1,0 +1,400 @@
+// The packet engine's core: links (serialisation + propagation), switch buffers and output
+// queues, and link-level flow control (credits, PFC, drop-tail). Transport and programs live in
+// transport.cpp and programs.cpp.
+#include "lockstep/engine/packet/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
+
+namespace lockstep::packet {
+
+namespace {
+
+bool is_fabric_switch(DeviceKind k) {
+  return k == DeviceKind::Switch || k == DeviceKind::Gateway;
+}
+
+// Model default when a switch's catalog entry cannot be found (hand-built test topologies whose
+// Device::model points nowhere): a mid-size shared buffer. Documented in docs/packet-engine.md.
+constexpr std::int64_t kFallbackSwitchBuffer = 32ll << 20;
+// NICs, hosts and scale-up switches are credit-controlled (PCIe and NVLink are lossless); their
+// per-port buffer is a model parameter, at least enough to keep a link busy (see setup_links).
+constexpr std::int64_t kDefaultNicBuffer = 256ll << 10;
+
+}  // namespace
+
+Simulator::Simulator(const PacketConfig& config, const EngineInput& input, PacketStats& stats)
+    : cfg_(config), topo_(input.topology), input_(input), stats_(stats), rng_(input.options.seed) {
+  lanes_ = cfg_.virtual_lanes;
+  queues_ = lanes_ + 1;
+  lossy_ = cfg_.flow_control == FlowControl::None;
+  reliable_ = lossy_;
+  multipath_ = cfg_.spray || cfg_.adaptive;
+  router_ = input.router;
+  if (router_ == nullptr) throw InputError("engine.router", "the packet engine needs a router");
+  if (multipath_ && router_->policy() != RoutingPolicy::Spray) {
+    own_router_ = make_router(*topo_, RouterOptions{RoutingPolicy::Spray, 1, input.options.seed});
+    router_ = own_router_.get();
+  }
+  setup_links();
+  programs_.init(*this, input);
+}
+
+void Simulator::setup_links() {
+  const Topology& t = *topo_;
+  devices_.resize(t.num_devices());
+  for (DeviceId d = 0; d < t.num_devices(); ++d) {
+    const Device& dev = t.device(d);
+    DeviceState& s = devices_[d];
+    s.endpoint = dev.kind == DeviceKind::Gpu;
+    if (dev.kind == DeviceKind::Switch) {
+      const auto cat = switch_catalog();
+      const SwitchSpec* spec = dev.model < cat.size() ? &cat[dev.model] : nullptr;
+      s.buffer = cfg_.switch_buffer.count() != 0
+                     ? static_cast<std::int64_t>(cfg_.switch_buffer.count())
+                     : (spec ? static_cast<std::int64_t>(spec->buffer.count()) : 0);
+      if (s.buffer == 0) s.buffer = kFallbackSwitchBuffer;
+      s.latency = cfg_.switch_latency.picoseconds();
+    } else {
+      s.buffer = cfg_.switch_buffer.count() != 0 && dev.kind == DeviceKind::Gateway
+                     ? static_cast<std::int64_t>(cfg_.switch_buffer.count())
+                     : kFallbackSwitchBuffer;
+      s.latency = dev.kind == DeviceKind::Gateway ? cfg_.switch_latency.picoseconds() : 0;
+    }
+  }
+  const std::size_t n = t.num_directed_links();
+  links_.resize(n);
+  fifos_.assign(n * queues_, Fifo{});
+  credits_.assign(n * lanes_, 0);
+  ingress_bytes_.assign(n * lanes_, 0);
+  pause_start_.assign(n * lanes_, -1);
+  xoff_sent_.assign(n * lanes_, 0);
+  link_bytes_.assign(n, 0.0);
+  stats_.drops_per_link.assign(n, 0);
+  stats_.pauses_per_link.assign(n, 0);
+  stats_.paused_time_per_link.assign(n, Time::zero());
+  stats_.ecn_per_link.assign(n, 0);
+  stats_.peak_queue_per_link.assign(n, 0.0);
+  const std::int64_t max_wire =
+      static_cast<std::int64_t>(cfg_.payload.count() + cfg_.header.count());
+  for (DirLinkId d = 0; d < n; ++d) {
+    const Link& l = t.link(Topology::link_of(d));
+    LinkState& s = links_[d];
+    s.src = t.source(d);
+    s.dst = t.target(d);
+    s.ps_per_byte = 1e12 / l.bandwidth.bytes_per_second();
+    s.latency = l.latency.picoseconds();
+    const Device& far = t.device(s.dst);
+    if (far.kind == DeviceKind::Gpu) {
+      s.control = LinkControl::Sink;
+    } else if (is_fabric_switch(far.kind)) {
+      s.control = cfg_.flow_control == FlowControl::Credit ? LinkControl::Credit
+                  : cfg_.flow_control == FlowControl::Pfc  ? LinkControl::Pfc
+                                                           : LinkControl::Lossy;
+    } else {
+      s.control = LinkControl::Credit;
+    }
+    // Bytes in flight on a round trip of this link: what a credit or PAUSE loop must cover.
+    const auto bdp = static_cast<std::int64_t>(
+        std::ceil(l.bandwidth.bytes_per_second() * 2.0 * l.latency.seconds()));
+    const std::size_t ports = std::max<std::size_t>(1, t.ports(s.dst).size());
+    std::int64_t port = static_cast<std::int64_t>(cfg_.port_buffer.count());
+    if (port == 0) {
+      port = is_fabric_switch(far.kind) ? devices_[s.dst].buffer / static_cast<std::int64_t>(ports)
+             : cfg_.nic_buffer.count() != 0 ? static_cast<std::int64_t>(cfg_.nic_buffer.count())
+                                            : kDefaultNicBuffer;
+      // Unless the user set it, assume the buffer covers the link's round trip (real long-haul
+      // InfiniBand needs range extenders for exactly this reason; see docs).
+      port = std::max(port, static_cast<std::int64_t>(lanes_) * (bdp + 4 * max_wire));
+    }
+    const std::int64_t per_lane = port / lanes_;
+    for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+      credits_[lidx(d, static_cast<std::uint8_t>(lane))] =
+          s.control == LinkControl::Credit ? per_lane : 0;
+    }
+    if (s.control == LinkControl::Credit) stats_.credits_initial += per_lane * lanes_;
+    const std::int64_t headroom = bdp + 2 * max_wire;
+    s.xoff = cfg_.pfc_xoff.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xoff.count())
+                                        : std::max(per_lane - headroom, 2 * max_wire);
+    s.xon = cfg_.pfc_xon.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xon.count())
+                                      : std::max<std::int64_t>(s.xoff - 2 * max_wire, 0);
+  }
+  packets_.reserve(1 << 16);
+  events_.reserve(1 << 16);
+}
+
+std::uint32_t Simulator::alloc_packet() {
+  ++in_network_;
+  if (!free_packets_.empty()) {
+    const std::uint32_t id = free_packets_.back();
+    free_packets_.pop_back();
+    return id;
+  }
+  packets_.emplace_back();
+  return static_cast<std::uint32_t>(packets_.size() - 1);
+}
+
+void Simulator::free_packet(std::uint32_t pkt) {
+  --in_network_;
+  free_packets_.push_back(pkt);
+}
+
+void Simulator::enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt) {
+  Fifo& f = fifos_[qidx(link, q)];
+  Packet& p = packets_[pkt];
+  p.next = kNil;
+  if (f.tail == kNil) {
+    f.head = pkt;
+  } else {
+    packets_[f.tail].next = pkt;
+  }
+  f.tail = pkt;
+  f.bytes += p.wire;
+}
+
+std::uint32_t Simulator::dequeue(std::uint32_t link, std::uint32_t q) {
+  Fifo& f = fifos_[qidx(link, q)];
+  const std::uint32_t pkt = f.head;
+  f.head = packets_[pkt].next;
+  if (f.head == kNil) f.tail = kNil;
+  f.bytes -= packets_[pkt].wire;
+  return pkt;
+}
+
+bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) const {
+  const LinkState& s = links_[link];
+  if (s.paused & (1u << lane)) return false;
+  if (s.control == LinkControl::Credit) return credits_[lidx(link, lane)] >= wire;
+  return true;
+}
+
+void Simulator::try_transmit(std::uint32_t link) {
+  LinkState& s = links_[link];
+  if (s.busy || stopped_) return;
+  // Control traffic (trimmed headers) first; it is tiny and never flow-controlled.
+  if (fifos_[qidx(link, 0)].head != kNil) {
+    const std::uint32_t pkt = dequeue(link, 0);
+    const Packet& p = packets_[pkt];
+    start_tx(link, pkt, arena_[paths_[p.route].offset + p.hop - 1]);
+    return;
+  }
+  for (std::uint32_t k = 0; k < lanes_; ++k) {
+    const auto lane = static_cast<std::uint8_t>((s.rr_lane + k) % lanes_);
+    const Fifo& f = fifos_[qidx(link, lane + 1u)];
+    if (f.head == kNil) continue;
+    if (!can_send(link, lane, packets_[f.head].wire)) {
+      if (!(s.paused & (1u << lane))) {
+        ++stats_.credit_stalls;
+        congestion_seen_ = true;
+      }
+      continue;
+    }
+    s.rr_lane = static_cast<std::uint8_t>((lane + 1) % lanes_);
+    const std::uint32_t pkt = dequeue(link, lane + 1u);
+    const Packet& p = packets_[pkt];
+    start_tx(link, pkt, arena_[paths_[p.route].offset + p.hop - 1]);
+    return;
+  }
+  if (s.inject != kNil) {
+    const std::uint32_t pkt = pick_injection(link);
+    if (pkt != kNil) start_tx(link, pkt, kNil);
+  }
+}
+
+void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress) {
+  LinkState& s = links_[link];
+  Packet& p = packets_[pkt];
+  const auto ser = static_cast<std::int64_t>(std::llround(p.wire * s.ps_per_byte));
+  // Cut-through: a packet cannot finish leaving before its last bit has arrived.
+  const std::int64_t end = std::max(now_ + ser, p.tail);
+  if (s.control == LinkControl::Credit) credits_[lidx(link, p.lane)] -= p.wire;
+  s.busy = true;
+  s.cur_ingress = ingress;
+  s.cur_wire = p.wire;
+  s.cur_lane = p.lane;
+  s.last_tx = now_;
+  link_bytes_[link] += p.wire;
+  stats_.link_series.add_bytes(link, Time::ps(now_), p.wire);
+  ++progress_;
+  const std::int64_t tail = end + s.latency;
+  std::int64_t arrive = tail;
+  if (p.hop + 1 < p.hops) {
+    arrive = (cfg_.cut_through ? now_ + s.latency : tail) + devices_[s.dst].latency;
+  }
+  p.tail = tail;
+  events_.push(end, EventKind::LinkFree, link);
+  events_.push(arrive, EventKind::Arrive, pkt);
+  if (!watchdog_armed_) {
+    watchdog_armed_ = true;
+    events_.push(now_ + cfg_.watchdog.picoseconds(), EventKind::Watchdog, 0);
+  }
+}
+
+void Simulator::on_link_free(std::uint32_t link) {
+  LinkState& s = links_[link];
+  s.busy = false;
+  if (s.cur_ingress != kNil) release(s.cur_ingress, s.cur_lane, s.cur_wire, s.src);
+  try_transmit(link);
+}
+
+void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire,
+                        std::uint32_t dev) {
+  devices_[dev].used -= wire;
+  const std::size_t li = lidx(ingress, lane);
+  ingress_bytes_[li] -= wire;
+  const LinkState& in = links_[ingress];
+  if (in.control == LinkControl::Credit) {
+    events_.push(now_ + in.latency, EventKind::CreditReturn, ingress, lane, wire);
+  } else if (in.control == LinkControl::Pfc && xoff_sent_[li] && ingress_bytes_[li] <= in.xon) {
+    xoff_sent_[li] = 0;
+    ++stats_.pfc_resumes;
+    events_.push(now_ + in.latency, EventKind::Pfc, ingress, lane, 0);
+  }
+}
+
+bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire) {
+  const DeviceState& d = devices_[dev];
+  if (d.used + wire > d.buffer) return false;
+  std::int64_t queued = 0;
+  for (std::uint32_t q = 0; q < queues_; ++q) queued += fifos_[qidx(out, q)].bytes;
+  // Dynamic threshold (Choudhury & Hahne): one queue may hold alpha x the free buffer.
+  return static_cast<double>(queued + wire) <=
+         cfg_.dynamic_threshold * static_cast<double>(d.buffer - d.used);
+}
+
+void Simulator::on_arrive(std::uint32_t pkt) {
+  Packet& p = packets_[pkt];
+  const std::uint32_t offset = paths_[p.route].offset;
+  const std::uint32_t in = arena_[offset + p.hop];
+  const LinkState& inl = links_[in];
+  if (p.hop + 1 == p.hops) {
+    // The destination consumes at once: credits go straight back.
+    if (inl.control == LinkControl::Credit)
+      events_.push(now_ + inl.latency, EventKind::CreditReturn, in, p.lane, p.wire);
+    on_deliver(pkt);
+    return;
+  }
+  const std::uint32_t dev = inl.dst;
+  const std::uint32_t out = arena_[offset + p.hop + 1];
+  std::uint32_t q = p.flags & kTrimmed ? 0u : p.lane + 1u;
+  if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, p.wire)) {
+    if (!cfg_.trimming) {
+      ++stats_.drops;
+      ++stats_.drops_per_link[out];
+      Flow& f = flows_[p.flow];
+      --f.in_network;
+      const std::uint32_t flow = p.flow;
+      free_packet(pkt);
+      maybe_free_flow(flow);
+      return;
+    }
+    ++stats_.trims;
+    ++stats_.drops_per_link[out];
+    p.flags |= kTrimmed;
+    p.wire = static_cast<std::uint32_t>(cfg_.header.count());
+    q = 0;
+  }
+  devices_[dev].used += p.wire;
+  const std::size_t li = lidx(in, p.lane);
+  ingress_bytes_[li] += p.wire;
+  if (inl.control == LinkControl::Pfc && !xoff_sent_[li] && ingress_bytes_[li] > inl.xoff) {
+    xoff_sent_[li] = 1;
+    ++stats_.pfc_pauses;
+    ++stats_.pauses_per_link[in];
+    congestion_seen_ = true;
+    events_.push(now_ + inl.latency, EventKind::Pfc, in, p.lane, 1);
+  }
+  ++p.hop;
+  Fifo& f = fifos_[qidx(out, q)];
+  if (cfg_.ecn && q != 0 && !devices_[dev].endpoint && inl.control != LinkControl::Credit) {
+    const auto kmin = static_cast<std::int64_t>(cfg_.ecn_kmin.count());
+    const auto kmax = static_cast<std::int64_t>(cfg_.ecn_kmax.count());
+    bool mark = f.bytes > kmax;
+    if (!mark && f.bytes > kmin) {
+      const double prob =
+          cfg_.ecn_pmax * static_cast<double>(f.bytes - kmin) / static_cast<double>(kmax - kmin);
+      mark = rng_.uniform() < prob;
+    }
+    if (mark && !(p.flags & kEcn)) {
+      p.flags |= kEcn;
+      ++stats_.ecn_marks;
+      ++stats_.ecn_per_link[out];
+    }
+  }
+  enqueue(out, q, pkt);
+  const double depth = static_cast<double>(f.bytes);
+  if (depth > stats_.peak_queue_per_link[out]) stats_.peak_queue_per_link[out] = depth;
+  stats_.link_series.note_queue(out, Time::ps(now_), depth);
+  try_transmit(out);
+}
+
+void Simulator::run() {
+  programs_.start_ready_ops(now_);
+  while (!events_.empty() && !stopped_) {
+    stats_.peak_pending_events =
+        std::max<std::uint64_t>(stats_.peak_pending_events, events_.size());
+    const Event e = events_.pop();
+    now_ = e.time;
+    ++stats_.events;
+    switch (e.kind()) {
+      case EventKind::LinkFree:
+        on_link_free(e.a);
+        break;
+      case EventKind::Arrive:
+        on_arrive(e.a);
+        break;
+      case EventKind::CreditReturn:
+        credits_[lidx(e.a, static_cast<std::uint8_t>(e.b))] += e.c;
+        try_transmit(e.a);
+        break;
+      case EventKind::Pfc: {
+        const std::size_t li = lidx(e.a, static_cast<std::uint8_t>(e.b));
+        if (e.c) {
+          links_[e.a].paused |= static_cast<std::uint8_t>(1u << e.b);
+          pause_start_[li] = now_;
+        } else {
+          links_[e.a].paused &= static_cast<std::uint8_t>(~(1u << e.b));
+          stats_.paused_time_per_link[e.a] += Time::ps(now_ - pause_start_[li]);
+          try_transmit(e.a);
+        }
+        break;
+      }
+      case EventKind::Wake:
+        if (e.b == links_[e.a].wake_gen) {
+          links_[e.a].wake_at = -1;
+          try_transmit(e.a);
+        }
+        break;
+      case EventKind::Control:
+        on_control(e);
+        break;
+      case EventKind::FlowTimer:
+        on_flow_timer(e.a, e.b);
+        break;
+      case EventKind::CcTimer:
+        on_cc_timer(e.a, e.b);
+        break;
+      case EventKind::OpDone:
+        programs_.op_done(e.a, e.b, now_);
+        break;
+      case EventKind::Watchdog:
+        on_watchdog();
+        break;
+    }
+    programs_.start_ready_ops(now_);
+  }
+  stats_.makespan = Time::ps(now_);
+  stats_.peak_packets = packets_.size();
+  // Nothing left to happen but work remains: a buffer deadlock or a program that cannot run.
+  if (!stats_.deadlock.detected && !programs_.all_done() && in_network_ > 0) find_deadlock(true);
+  if (stats_.deadlock.detected) {
+    if (cfg_.throw_on_deadlock) throw InputError("engine", stats_.deadlock.describe(*topo_));
+    return;
+  }
+  if (!programs_.all_done()) throw InputError("programs", programs_.describe_stuck());
+}
+
+}  // namespace lockstep::packet

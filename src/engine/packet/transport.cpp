@@ -1,0 +1,372 @@
+// The NIC side of the packet engine: segmentation of transfers into packets, round-robin
+// injection at line rate, path choice (single path, spraying, adaptive), the receiver
+// (reordering, duplicates, ACK/NACK/CNP generation) and sender congestion control (DCQCN for
+// RoCE, Reno for TCP, delay- or ECN-based windows for Ultra Ethernet).
+//
+// ACKs, NACKs and CNPs are not simulated as packets: they reach the sender after the path's idle
+// one-way latency (a control-priority packet of negligible size); docs/packet-engine.md says so.
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/packet/simulator.hpp"
+
+namespace lockstep::packet {
+
+namespace {
+enum ControlFlag : std::uint32_t { kCtlEcn = 1, kCtlNack = 2, kCtlCnp = 4 };
+constexpr std::int64_t kNever = INT64_MAX;
+}  // namespace
+
+PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
+  const RouteKey key{src, dst, label};
+  if (auto it = route_cache_.find(key); it != route_cache_.end()) return it->second;
+  router_->route(FlowKey{src, dst, label}, nullptr, scratch_paths_);
+  if (scratch_paths_.empty() || scratch_paths_.front().hops.empty())
+    throw InputError("routing", "no route from device " + std::to_string(src) + " to device " +
+                                    std::to_string(dst));
+  const DirLinkId first_link = scratch_paths_.front().hops.front();
+  PathSet set{static_cast<std::uint32_t>(paths_.size()), 0};
+  for (const PathShare& share : scratch_paths_) {
+    // A flow injects on one NIC port; spraying uses the paths that leave through it.
+    if (share.hops.empty() || share.hops.front() != first_link) continue;
+    if (share.hops.size() > 0xFFFF) throw InputError("routing", "path longer than 65535 hops");
+    PathRef ref;
+    ref.offset = static_cast<std::uint32_t>(arena_.size());
+    ref.len = static_cast<std::uint16_t>(share.hops.size());
+    ref.min_bw = 1e300;
+    for (std::size_t i = 0; i < share.hops.size(); ++i) {
+      const DirLinkId d = share.hops[i];
+      arena_.push_back(d);
+      ref.latency += links_[d].latency;
+      if (i + 1 < share.hops.size()) ref.latency += devices_[links_[d].dst].latency;
+      ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
+    }
+    paths_.push_back(ref);
+    ++set.count;
+  }
+  route_cache_.emplace(key, set);
+  return set;
+}
+
+const PathRef& Simulator::path_of(const Packet& p) const {
+  return paths_[p.route];
+}
+
+void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
+                               std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at) {
+  std::uint32_t id;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[id];
+  const std::uint32_t incarnation = f.incarnation + 1;
+  const std::uint32_t gen = f.timer_gen + 1;
+  std::vector<std::uint8_t> state = std::move(f.state), got = std::move(f.got);
+  std::vector<std::int64_t> sent_at = std::move(f.sent_at);
+  f = Flow{};
+  f.incarnation = incarnation & 0xFFFFFF;
+  f.timer_gen = gen;
+  f.transfer = transfer;
+  f.src = src;
+  f.dst = dst;
+  f.paths = path_set(src, dst, label);
+  const PathRef& p0 = paths_[f.paths.first];
+  f.inject_link = arena_[p0.offset];
+  f.lane = static_cast<std::uint8_t>(label % lanes_);
+  f.bytes = bytes;
+  const std::uint64_t mtu = cfg_.payload.count();
+  const std::uint64_t n = bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
+  if (n > 0xFFFFFFF0ull) throw InputError("bytes", "transfer too large for the packet engine");
+  f.packets = static_cast<std::uint32_t>(n);
+  f.last_payload = static_cast<std::uint32_t>(bytes - (n - 1) * mtu);
+  f.start = ready_at;
+  f.ready_at = ready_at + cfg_.host_per_message.picoseconds();
+  f.line_rate = p0.min_bw;
+  f.rate = f.target_rate = f.line_rate;
+  f.cwnd = cfg_.initial_window;
+  if (f.cwnd == 0) {  // one bandwidth-delay product of the idle path
+    const double wire = static_cast<double>(cfg_.payload.count() + cfg_.header.count());
+    const double rtt = 2e-12 * static_cast<double>(p0.latency) + 2 * wire / p0.min_bw;
+    f.cwnd = std::max(1.0, std::ceil(rtt * p0.min_bw / wire));
+  }
+  f.rto = cfg_.rto_min.picoseconds();
+  f.window_end = 0;
+  if (reliable_) {
+    state.assign(n, static_cast<std::uint8_t>(PacketState::Unsent));
+    f.state = std::move(state);
+    sent_at.assign(n, 0);
+    f.sent_at = std::move(sent_at);
+  }
+  if (reliable_ || multipath_) {
+    got.assign(n, 0);
+    f.got = std::move(got);
+  }
+  ring_add(id);
+  try_transmit(f.inject_link);
+}
+
+void Simulator::ring_add(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (f.in_ring || f.sender_done) return;
+  LinkState& s = links_[f.inject_link];
+  f.in_ring = true;
+  ++s.inject_count;
+  if (s.inject == kNil) {
+    f.next = f.prev = flow;
+    s.inject = flow;
+    return;
+  }
+  // Insert before the current head: the newcomer is served last in this round.
+  Flow& head = flows_[s.inject];
+  f.next = s.inject;
+  f.prev = head.prev;
+  flows_[head.prev].next = flow;
+  head.prev = flow;
+}
+
+void Simulator::ring_remove(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (!f.in_ring) return;
+  f.in_ring = false;
+  LinkState& s = links_[f.inject_link];
+  --s.inject_count;
+  if (f.next == flow) {
+    s.inject = kNil;
+    return;
+  }
+  flows_[f.prev].next = f.next;
+  flows_[f.next].prev = f.prev;
+  if (s.inject == flow) s.inject = f.next;
+}
+
+void Simulator::wake_link(std::uint32_t link, std::int64_t at) {
+  LinkState& s = links_[link];
+  if (s.wake_at >= now_ && s.wake_at <= at) return;  // an earlier wake-up is pending
+  ++s.wake_gen;
+  s.wake_at = at;
+  events_.push(at, EventKind::Wake, link, s.wake_gen);
+}
+
+bool Simulator::next_seq(Flow& f, std::uint32_t& seq) {
+  if (reliable_ && f.retx_pending > 0) {
+    while (f.retx_cursor < f.next_new &&
+           f.state[f.retx_cursor] != static_cast<std::uint8_t>(PacketState::Lost))
+      ++f.retx_cursor;
+    if (f.retx_cursor < f.next_new) {
+      seq = f.retx_cursor;
+      return true;
+    }
+  }
+  if (f.next_new < f.packets) {
+    seq = f.next_new;
+    return true;
+  }
+  return false;
+}
+
+std::uint32_t Simulator::pick_injection(std::uint32_t link) {
+  LinkState& s = links_[link];
+  std::int64_t wake = kNever;
+  for (std::uint32_t n = s.inject_count; n > 0 && s.inject != kNil; --n) {
+    const std::uint32_t id = s.inject;
+    Flow& f = flows_[id];
+    std::uint32_t seq = 0;
+    if (!next_seq(f, seq)) {
+      ring_remove(id);  // nothing to send until an ACK or a loss says otherwise
+      continue;
+    }
+    s.inject = f.next;  // round robin, whether or not this flow may send now
+    const bool window_ok = !reliable_ || f.inflight < std::max(1.0, std::floor(f.cwnd));
+    if (!window_ok) continue;
+    if (f.ready_at > now_) {
+      wake = std::min(wake, f.ready_at);
+      continue;
+    }
+    const std::uint32_t payload =
+        seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
+    if (can_send(link, f.lane, static_cast<std::uint32_t>(payload + cfg_.header.count())))
+      return make_packet(id, seq);
+    if (!(s.paused & (1u << f.lane))) {
+      ++stats_.credit_stalls;
+      congestion_seen_ = true;
+    }
+  }
+  if (wake != kNever) wake_link(link, wake);
+  return kNil;
+}
+
+std::uint32_t Simulator::choose_path(Flow& f) {
+  if (f.paths.count <= 1) return f.paths.first;
+  if (!cfg_.adaptive) return f.paths.first + (f.spray_cursor++ % f.paths.count);
+  // Adaptive: the less loaded of two candidates (one rotating, one random), by bytes queued
+  // along the path -- the "power of two choices" stand-in for per-switch adaptive routing.
+  const std::uint32_t a = f.paths.first + (f.spray_cursor++ % f.paths.count);
+  const std::uint32_t b = f.paths.first + static_cast<std::uint32_t>(rng_.below(f.paths.count));
+  auto load = [&](std::uint32_t path) {
+    const PathRef& r = paths_[path];
+    std::int64_t q = 0;
+    for (std::uint32_t i = 0; i < r.len; ++i)
+      q += fifos_[qidx(arena_[r.offset + i], f.lane + 1u)].bytes;
+    return q;
+  };
+  return load(b) < load(a) ? b : a;
+}
+
+std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
+  const std::uint32_t pkt = alloc_packet();
+  Flow& f = flows_[flow];
+  Packet& p = packets_[pkt];
+  p.flow = flow;
+  p.seq = seq;
+  p.payload =
+      seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
+  p.wire = static_cast<std::uint32_t>(p.payload + cfg_.header.count());
+  p.route = choose_path(f);
+  p.hops = paths_[p.route].len;
+  p.hop = 0;
+  p.lane = f.lane;
+  p.flags = 0;
+  p.tail = 0;
+  p.sent = now_;
+  p.next = kNil;
+  ++f.in_network;
+  ++stats_.packets_sent;
+  if (reliable_) {
+    auto& st = f.state[seq];
+    if (st == static_cast<std::uint8_t>(PacketState::Lost)) {
+      --f.retx_pending;
+      ++stats_.retransmissions;
+    } else {
+      ++f.next_new;
+    }
+    st = static_cast<std::uint8_t>(PacketState::Inflight);
+    f.sent_at[seq] = now_;
+    ++f.inflight;
+    if (f.rto_deadline < 0) arm_rto(f);
+  } else {
+    ++f.next_new;
+  }
+  // Pacing: DCQCN's current rate and the host's per-byte cost delay the next packet.
+  std::int64_t gap = 0;
+  if (f.rate < f.line_rate) gap = static_cast<std::int64_t>(p.wire * 1e12 / f.rate);
+  gap = std::max(gap, static_cast<std::int64_t>(p.payload) * cfg_.host_per_byte_ps.picoseconds());
+  if (gap > 0) f.ready_at = now_ + gap;
+  return pkt;
+}
+
+void Simulator::on_deliver(std::uint32_t pkt) {
+  const Packet& p = packets_[pkt];
+  const std::uint32_t flow = p.flow;
+  Flow& f = flows_[flow];
+  const std::int64_t back = now_ + paths_[p.route].latency;
+  const std::uint32_t tag = f.incarnation << 8;
+  ++stats_.packets_delivered;
+  ++progress_;
+  if (!f.receiver_done) {
+    if (p.flags & kTrimmed) {
+      events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlNack);
+    } else {
+      bool fresh = true;
+      if (!f.got.empty()) {
+        fresh = !f.got[p.seq];
+        f.got[p.seq] = 1;
+        while (f.contiguous < f.packets && f.got[f.contiguous]) ++f.contiguous;
+      }
+      if (fresh) {
+        ++f.received;
+        stats_.payload_bytes_delivered += p.payload;
+        if (!f.got.empty())
+          stats_.max_reorder =
+              std::max<std::uint64_t>(stats_.max_reorder, f.received - f.contiguous);
+      } else {
+        ++stats_.duplicate_packets;
+      }
+      const bool ecn = p.flags & kEcn;
+      if (reliable_) {
+        events_.push(back, EventKind::Control, flow, p.seq, tag | (ecn ? kCtlEcn : 0u));
+      } else if (ecn && cfg_.congestion == CongestionControl::Dcqcn &&
+                 (f.last_cnp < 0 || now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())) {
+        f.last_cnp = now_;
+        events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlCnp);
+      }
+      if (f.received == f.packets) receiver_complete(flow);
+    }
+  } else {
+    ++stats_.duplicate_packets;
+  }
+  --f.in_network;
+  free_packet(pkt);
+  maybe_free_flow(flow);
+}
+
+void Simulator::receiver_complete(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  f.receiver_done = true;
+  f.sender_done = true;  // the sender learns within an RTT; it sends nothing new meanwhile
+  ++f.timer_gen;
+  ring_remove(flow);
+  stats_.flows.add(f.src, f.dst, f.bytes, Time::ps(f.start), Time::ps(now_));
+  programs_.transfer_done(f.transfer, now_);
+}
+
+void Simulator::maybe_free_flow(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (f.receiver_done && f.in_network == 0 && f.transfer != kNil) {
+    f.transfer = kNil;
+    free_flows_.push_back(flow);
+  }
+}
+
+void Simulator::on_control(const Event& e) {
+  Flow& f = flows_[e.a];
+  if ((e.c >> 8) != f.incarnation || f.sender_done) return;
+  if (e.c & kCtlCnp) {
+    // DCQCN reaction point (Zhu et al. 2015, Algorithm 1).
+    ++stats_.cnps;
+    f.target_rate = f.rate;
+    f.rate = std::max(f.rate * (1 - f.alpha / 2), f.line_rate * cfg_.dcqcn_min_rate_fraction);
+    f.alpha = (1 - cfg_.dcqcn_g) * f.alpha + cfg_.dcqcn_g;
+    f.increase_stage = 0;
+    f.last_cnp_seen = now_;
+    if (!f.cc_timer_armed) {
+      f.cc_timer_armed = true;
+      events_.push(now_ + cfg_.dcqcn_timer.picoseconds(), EventKind::CcTimer, e.a, f.timer_gen);
+    }
+    return;
+  }
+  on_ack(f, e.b, e.c & kCtlEcn, e.c & kCtlNack);
+  const std::uint32_t id = e.a;
+  if (!f.sender_done && (f.retx_pending > 0 || f.next_new < f.packets)) {
+    ring_add(id);
+    try_transmit(f.inject_link);
+  }
+}
+
+void Simulator::on_cc_timer(std::uint32_t flow, std::uint32_t gen) {
+  Flow& f = flows_[flow];
+  if (gen != f.timer_gen || f.sender_done) return;
+  const std::int64_t period = cfg_.dcqcn_timer.picoseconds();
+  if (f.last_cnp_seen < now_ - period) f.alpha *= 1 - cfg_.dcqcn_g;
+  ++f.increase_stage;
+  constexpr std::uint32_t kFastRecovery = 5;
+  if (f.increase_stage > 2 * kFastRecovery) {
+    f.target_rate += cfg_.dcqcn_rhai.bytes_per_second();
+  } else if (f.increase_stage > kFastRecovery) {
+    f.target_rate += cfg_.dcqcn_rai.bytes_per_second();
+  }
+  f.target_rate = std::min(f.target_rate, f.line_rate);
+  f.rate = (f.rate + f.target_rate) / 2;
+  if (f.line_rate - f.rate < 1e-6 * f.line_rate) {
+    f.rate = f.target_rate = f.line_rate;
+    f.cc_timer_armed = false;
+    return;
+  }
+  events_.push(now_ + period, EventKind::CcTimer, flow, gen);
+}
+
+}  // namespace lockstep::packet

@@ -1,0 +1,285 @@
+// Collective sweeps: parsing (CLI flags and scenario sections alike), running on the NCCL model
+// or a timing engine, and printing rows the way nccl-tests does.
+#include "lockstep/engine/collective_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/flow/flow_engine.hpp"
+#include "lockstep/engine/registry.hpp"
+#include "lockstep/routing/router.hpp"
+
+namespace lockstep {
+namespace {
+
+struct TypeName {
+  const char* name;
+  DataType type;
+};
+// nccl-tests' type names, plus lockstep's own spellings.
+constexpr std::array<TypeName, 10> kTypes = {{{"float", DataType::Float32},
+                                              {"float32", DataType::Float32},
+                                              {"double", DataType::Float64},
+                                              {"float64", DataType::Float64},
+                                              {"bfloat16", DataType::Bf16},
+                                              {"int8", DataType::Int8},
+                                              {"uint8", DataType::Uint8},
+                                              {"int32", DataType::Int32},
+                                              {"uint32", DataType::Uint32},
+                                              {"int64", DataType::Int64}}};
+
+const char* nccl_tests_type_name(DataType t) {
+  for (const auto& n : kTypes)
+    if (n.type == t) return n.name;
+  return "float";
+}
+
+bool per_rank_count(CollectiveOp op) {
+  return op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter ||
+         op == CollectiveOp::AllToAll;
+}
+
+bool reduces(CollectiveOp op) {
+  return op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
+         op == CollectiveOp::Reduce;
+}
+
+// Efficiency of the topology's raw links relative to what NCCL assumes of them, times the
+// protocol's payload efficiency: the flow engine then moves data at the rate the model uses.
+double flow_efficiency(const Prediction& p, const NcclCluster& c, const Topology& topo) {
+  double raw_intra = 0, raw_nic = 0;
+  for (const Link& l : topo.links()) {
+    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
+    const double bw = l.bandwidth.gigabytes_per_second();
+    if (a == DeviceKind::Gpu && (b == DeviceKind::ScaleUpSwitch || b == DeviceKind::Gpu))
+      raw_intra = std::max(raw_intra, bw);
+    if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
+        b != DeviceKind::Gpu)
+      raw_nic = std::max(raw_nic, bw);
+  }
+  double ratio = 1;
+  const bool intra_bound = c.nodes == 1 || c.intra_GBps <= c.node_net_GBps();
+  if (intra_bound && raw_intra > 0) ratio = c.intra_GBps / raw_intra;
+  if (!intra_bound && raw_nic > 0)
+    ratio = nccl::net_search_speed(c.generation, c.nic_GBps) / raw_nic;
+  return std::min(1.0, ratio) * p.efficiency;
+}
+
+nccl::Algo base_latency_algo(TunerAlgo a) {
+  switch (a) {
+    case TunerAlgo::Tree:
+      return nccl::Algo::Tree;
+    case TunerAlgo::Pat:
+      return nccl::Algo::Pat;
+    case TunerAlgo::Nvls:
+    case TunerAlgo::NvlsTree:
+    case TunerAlgo::CollNet:
+      return nccl::Algo::Nvls;  // base latency 0
+    default:
+      return nccl::Algo::Ring;
+  }
+}
+
+Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Topology& topo,
+                   const Prediction& p, Bytes bytes) {
+  CollectiveSpec spec;
+  spec.op = sweep.op;
+  spec.algorithm = program_algorithm(p.algo);
+  spec.ranks = c.ranks();
+  spec.bytes = bytes;
+  spec.type = sweep.type;
+  spec.channels = static_cast<std::uint16_t>(p.channels);
+  spec.ranks_per_node = c.gpus_per_node > 1 && c.nodes > 1 ? c.gpus_per_node : 0;
+  const auto programs = make_collective(spec);
+  const auto router = make_router(topo, RouterOptions{});
+  EngineInput input;
+  input.topology = &topo;
+  input.programs = programs.get();
+  input.placement = topo.gpus();
+  input.router = router.get();
+  input.options.per_message_overhead = Time::us(p.step_us);
+  input.options.transfer_efficiency = flow_efficiency(p, c, topo);
+  // NCCL runs every channel at once (one thread block each): let the flow engine issue a whole
+  // rank's program rather than its default window, which would serialise the channels.
+  std::unique_ptr<Engine> engine;
+  if (sweep.engine == "flow") {
+    FlowEngineConfig config;
+    config.issue_window = std::clamp<std::uint32_t>(programs->num_ops(0), 32, 1u << 14);
+    engine = make_flow_engine(config);
+  } else {
+    engine = make_engine(sweep.engine);
+  }
+  const RunResult r = engine->run(input);
+  return Time::us(nccl::kLaunchOverheadUs +
+                  nccl::base_latency_us(base_latency_algo(p.algo), p.proto)) +
+         r.makespan;
+}
+
+}  // namespace
+
+std::vector<Bytes> CollectiveSweep::sizes(std::uint32_t ranks) const {
+  std::vector<Bytes> out;
+  const std::uint64_t unit = size_of(type) * (per_rank_count(op) ? ranks : 1);
+  double s = min_bytes.as_double();
+  while (s <= max_bytes.as_double() * (1 + 1e-12)) {
+    const auto rounded = static_cast<std::uint64_t>(s) / unit * unit;
+    if (rounded > 0 && (out.empty() || out.back().count() != rounded)) out.emplace_back(rounded);
+    s *= step_factor;
+  }
+  return out;
+}
+
+CollectiveSweep parse_collective_sweep(const ArgNode& args) {
+  if (args.kind() != ArgNode::Kind::Map) args.fail("expected a map (op, min_bytes, ...)");
+  CollectiveSweep s;
+  if (const ArgNode* op = args.find("op")) {
+    try {
+      s.op = parse_collective_op(op->text(), op->path());
+    } catch (const InputError& e) {
+      op->fail(e.bare_message());
+    }
+    if (s.op == CollectiveOp::AllToAllV || s.op == CollectiveOp::Barrier)
+      op->fail(
+          "the NCCL model covers all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+          "alltoall and sendrecv");
+  }
+  auto read_choice = [&](const char* key, auto parse, auto& out) {
+    const ArgNode* node = args.find(key);
+    if (node == nullptr) return;
+    try {
+      out = parse(node->text(), node->path());
+    } catch (const InputError& e) {
+      node->fail(e.bare_message());
+    }
+  };
+  read_choice("algo", parse_tuner_algo, s.algo);
+  read_choice("proto", parse_tuner_proto, s.proto);
+  if (const ArgNode* n = args.find("min_bytes")) s.min_bytes = n->as_bytes();
+  if (const ArgNode* n = args.find("max_bytes")) s.max_bytes = n->as_bytes();
+  if (s.min_bytes.count() == 0) args.at("min_bytes").fail("must be at least 1 byte");
+  if (s.max_bytes < s.min_bytes) {
+    const ArgNode* n = args.find("max_bytes");
+    const std::string message = "max_bytes is smaller than min_bytes";
+    if (n != nullptr) n->fail(message);
+    args.fail(message);
+  }
+  s.step_factor = args.get_double("step_factor", s.step_factor, 1.0001, 1e6);
+  if (const ArgNode* n = args.find("type")) {
+    std::vector<std::string> names;
+    for (const auto& t : kTypes) names.emplace_back(t.name);
+    const std::string& name = n->as_choice(names);
+    for (const auto& t : kTypes)
+      if (name == t.name) s.type = t.type;
+  }
+  s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
+  s.sharp = args.get_bool("sharp", false);
+  if (const ArgNode* n = args.find("engine")) s.engine = n->as_choice(engine_names());
+  // Rows past 2^40 sizes would take forever and say nothing new.
+  if (std::log(s.max_bytes.as_double() / s.min_bytes.as_double()) / std::log(s.step_factor) > 4096)
+    args.fail("the sweep has more than 4096 sizes; raise step_factor");
+  args.check_all_used();
+  return s;
+}
+
+std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
+                                                       const std::string& engine) {
+  std::vector<CollectiveSweep> out;
+  auto one = [&](const ArgNode& n) {
+    CollectiveSweep s = parse_collective_sweep(n);
+    if (!n.has("engine")) s.engine = engine;
+    out.push_back(s);
+  };
+  if (section.kind() == ArgNode::Kind::List) {
+    for (const ArgNode& item : section.items()) one(item);
+    if (out.empty()) section.fail("lists no collectives");
+  } else {
+    one(section);
+  }
+  return out;
+}
+
+std::string parse_engine_name(const ArgNode& section) {
+  if (section.kind() == ArgNode::Kind::Scalar) return section.as_choice(engine_names());
+  if (section.kind() != ArgNode::Kind::Map) section.fail("expected an engine name or a map");
+  std::string name = section.at("name").as_choice(engine_names());
+  section.check_all_used();
+  return name;
+}
+
+std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
+                                                const NcclCluster& cluster,
+                                                const Topology* topology) {
+  make_engine(sweep.engine);  // an unknown engine fails before any work
+  if (sweep.engine != "analytical" && topology == nullptr)
+    throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
+  NcclCluster c = cluster;
+  c.sharp = c.sharp && sweep.sharp;
+  std::vector<CollectiveRow> rows;
+  for (Bytes bytes : sweep.sizes(c.ranks())) {
+    TunerRequest req;
+    req.op = sweep.op;
+    req.bytes = bytes;
+    req.algo = sweep.algo;
+    req.proto = sweep.proto;
+    req.channels = sweep.channels;
+    const Prediction p = predict(c, req);
+    CollectiveRow row;
+    row.bytes = bytes.count();
+    row.count = bytes.count() / size_of(sweep.type) / (per_rank_count(sweep.op) ? c.ranks() : 1);
+    row.type = nccl_tests_type_name(sweep.type);
+    row.redop = reduces(sweep.op) ? "sum" : "none";
+    row.algorithm = to_string(p.algo);
+    row.protocol = nccl::to_string(p.proto);
+    row.channels = p.channels;
+    row.time = sweep.engine == "analytical" ? p.time : run_on_engine(sweep, c, *topology, p, bytes);
+    const double seconds = row.time.seconds();
+    row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
+    row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string format_collective_rows(const std::vector<CollectiveRow>& rows,
+                                   const std::string& format) {
+  std::string out;
+  if (format == "csv") {
+    out.append("bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps\n");
+    for (const auto& r : rows)
+      out +=
+          fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f}\n", r.bytes, r.count, r.type,
+                      r.algorithm, r.protocol, r.time.microseconds(), r.algbw_GBps, r.busbw_GBps);
+  } else if (format == "json") {
+    out.push_back('[');
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      out += fmt::format(
+          "{}\n  {{\"bytes\": {}, \"count\": {}, \"type\": \"{}\", \"redop\": \"{}\", "
+          "\"algorithm\": \"{}\", \"protocol\": \"{}\", \"channels\": {}, \"time_us\": {:.3f}, "
+          "\"algbw_GBps\": {:.3f}, \"busbw_GBps\": {:.3f}}}",
+          i == 0 ? "" : ",", r.bytes, r.count, r.type, r.redop, r.algorithm, r.protocol, r.channels,
+          r.time.microseconds(), r.algbw_GBps, r.busbw_GBps);
+    }
+    out += rows.empty() ? "]\n" : "\n]\n";
+  } else if (format == "table") {
+    out += fmt::format("#{:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12} {:>10} {:>10}\n",
+                       "size(B)", "count", "type", "redop", "algorithm", "protocol", "ch",
+                       "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    for (const auto& r : rows)
+      out += fmt::format(
+          " {:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12.2f} {:>10.2f} "
+          "{:>10.2f}\n",
+          r.bytes, r.count, r.type, r.redop, r.algorithm, r.protocol, r.channels,
+          r.time.microseconds(), r.algbw_GBps, r.busbw_GBps);
+  } else {
+    throw InputError("format",
+                     fmt::format("unknown format '{}' (expected table, csv or json)", format));
+  }
+  return out;
+}
+
+}  // namespace lockstep

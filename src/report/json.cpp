@@ -1,0 +1,181 @@
+// results.json writer. ordered_json keeps keys in the order written here, so the file reads
+// top-down like the report and is byte-identical for identical results.
+#include "lockstep/report/json.hpp"
+
+#include <cmath>
+
+#include "lockstep/report/summary.hpp"
+
+namespace lockstep::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity; a non-finite figure means "not available", which is null.
+Json number(double value) {
+  return std::isfinite(value) ? Json(value) : Json(nullptr);
+}
+
+Json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : Json(nullptr);
+}
+
+Json strings(const std::vector<std::string>& items) {
+  Json out = Json::array();
+  for (const auto& s : items) out.push_back(s);
+  return out;
+}
+
+Json sweep_to_json(const Sweep& sweep) {
+  Json rows = Json::array();
+  for (const auto& r : sweep.rows) {
+    rows.push_back({{"bytes", r.bytes},
+                    {"count", r.count},
+                    {"type", r.type},
+                    {"algorithm", r.algorithm},
+                    {"protocol", r.protocol},
+                    {"time_us", number(r.time_us)},
+                    {"algbw_GBps", number(r.algbw_GBps)},
+                    {"busbw_GBps", number(r.busbw_GBps)}});
+  }
+  return {{"op", sweep.op},
+          {"algorithm", sweep.algorithm},
+          {"engine", sweep.engine},
+          {"rows", std::move(rows)}};
+}
+
+Json jitter_to_json(const JitterStats& j) {
+  Json samples = Json::array();
+  for (double v : j.iteration_time_us) samples.push_back(number(v));
+  return {{"trials", j.trials},
+          {"p50_us", number(j.p50_us)},
+          {"p99_us", number(j.p99_us)},
+          {"max_us", number(j.max_us)},
+          {"mean_us", number(j.mean_us)},
+          {"lockstep_waste_gpu_s", number(j.lockstep_waste_gpu_s)},
+          {"lockstep_waste_usd", number(j.lockstep_waste_usd)},
+          {"iteration_time_us", std::move(samples)}};
+}
+
+Json training_to_json(const Training& t) {
+  Json parts = Json::array();
+  for (const auto& p : t.breakdown)
+    parts.push_back({{"name", p.name}, {"time_us", number(p.time_us)}});
+  return {{"model", t.model},
+          {"parallelism", t.parallelism},
+          {"gpus", t.gpus},
+          {"iteration_time_us", number(t.iteration_time_us)},
+          {"breakdown", std::move(parts)},
+          {"mfu", number(t.mfu)},
+          {"tokens_per_s", number(t.tokens_per_s)},
+          {"gpu_hours_per_step", number(t.gpu_hours_per_step)},
+          {"cost_per_step_usd", number(t.cost_per_step_usd)},
+          {"cost_per_trillion_tokens_usd", number(t.cost_per_trillion_tokens_usd)},
+          {"jitter", t.jitter ? jitter_to_json(*t.jitter) : Json(nullptr)}};
+}
+
+Json heatmap_to_json(const LinkHeatmap& h) {
+  Json links = Json::array();
+  for (std::size_t i = 0; i < h.links.size(); ++i) {
+    Json series = Json::array();
+    if (i < h.utilisation.size()) {
+      for (double u : h.utilisation[i]) series.push_back(number(u));
+    }
+    links.push_back({{"link", h.links[i]}, {"utilisation", std::move(series)}});
+  }
+  return {{"bucket_us", number(h.bucket_us)}, {"source", h.source}, {"links", std::move(links)}};
+}
+
+Json summary_to_json(const SummaryRow& s) {
+  return {{"variant", s.variant},
+          {"gpus", s.gpus},
+          {"cost_usd", number(s.cost_usd)},
+          {"power_w", number(s.power_w)},
+          {"feasible", s.feasible},
+          {"peak_busbw_GBps", optional_number(s.peak_busbw_GBps)},
+          {"peak_busbw_op", s.peak_busbw_op},
+          {"iteration_time_us", optional_number(s.iteration_time_us)},
+          {"p99_iteration_time_us", optional_number(s.p99_iteration_time_us)},
+          {"mfu", optional_number(s.mfu)},
+          {"tokens_per_s", optional_number(s.tokens_per_s)},
+          {"cost_per_step_usd", optional_number(s.cost_per_step_usd)},
+          {"lockstep_waste_usd", optional_number(s.lockstep_waste_usd)}};
+}
+
+}  // namespace
+
+Json inventory_to_json(const Inventory& inv) {
+  Json tiers = Json::array();
+  for (const auto& t : inv.tiers) {
+    tiers.push_back({{"tier", t.tier},
+                     {"switches", t.switches},
+                     {"ports_used", t.ports_used},
+                     {"ports_free", t.ports_free},
+                     {"oversubscription", number(t.oversubscription)}});
+  }
+  Json lines = Json::array();
+  for (const auto& l : inv.lines) {
+    const double n = static_cast<double>(l.count);
+    lines.push_back({{"item", l.item},
+                     {"category", l.category},
+                     {"tier", l.tier},
+                     {"count", l.count},
+                     {"unit_power_w", number(l.unit_power_w)},
+                     {"unit_price_usd", number(l.unit_price_usd)},
+                     {"power_w", number(n * l.unit_power_w)},
+                     {"cost_usd", number(n * l.unit_price_usd)}});
+  }
+  return {{"design", inv.design},
+          {"gpus", inv.gpus},
+          {"nodes", inv.nodes},
+          {"nics", inv.nics},
+          {"tiers", std::move(tiers)},
+          {"lines", std::move(lines)},
+          {"cables", inv.cables},
+          {"transceivers", inv.transceivers},
+          {"ports_per_gpu", inv.ports_per_gpu},
+          {"injection_per_gpu_GBps", number(inv.injection_per_gpu.gigabytes_per_second())},
+          {"bisection_GBps", number(inv.bisection.gigabytes_per_second())},
+          {"diameter_switch_hops", inv.diameter_switch_hops},
+          {"max_one_way_latency_us", number(inv.max_one_way_latency.microseconds())},
+          {"power_w", number(inv.power_w)},
+          {"cost_usd", number(inv.cost_usd)},
+          {"feasible", inv.feasible},
+          {"problems", strings(inv.problems)},
+          {"graph_built", inv.graph_built}};
+}
+
+Json results_to_json(const RunResults& results) {
+  Json summary = Json::array();
+  for (const auto& row : summarize(results)) summary.push_back(summary_to_json(row));
+  Json variants = Json::array();
+  for (const auto& v : results.variants) {
+    Json subs = Json::object();
+    for (const auto& [key, value] : v.substitutions) subs[key] = value;
+    Json sweeps = Json::array();
+    for (const auto& s : v.sweeps) sweeps.push_back(sweep_to_json(s));
+    variants.push_back({{"name", v.name},
+                        {"substitutions", std::move(subs)},
+                        {"inventory", inventory_to_json(v.inventory)},
+                        {"collectives", std::move(sweeps)},
+                        {"training", v.training ? training_to_json(*v.training) : Json(nullptr)},
+                        {"link_heatmap", v.heatmap ? heatmap_to_json(*v.heatmap) : Json(nullptr)},
+                        {"notes", strings(v.notes)}});
+  }
+  return {{"schema_version", kResultsSchemaVersion},
+          {"lockstep_version", results.lockstep_version},
+          {"title", results.title},
+          {"scenario", {{"path", results.scenario_path}, {"text", results.scenario_text}}},
+          {"seed", results.seed},
+          {"variant_keys", strings(results.variant_keys)},
+          {"summary", std::move(summary)},
+          {"variants", std::move(variants)},
+          {"notes", strings(results.notes)}};
+}
+
+std::string results_json_text(const RunResults& results) {
+  // Replace invalid UTF-8 rather than throw: scenario text is user input.
+  return results_to_json(results).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace lockstep::report

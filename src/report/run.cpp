@@ -1,0 +1,99 @@
+// `lockstep run`'s orchestration: variants x sections, in a fixed order so that output is
+// deterministic, with progress reported between steps.
+#include "lockstep/report/run.hpp"
+
+#include <fmt/format.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/report/variants.hpp"
+#include "run_sections.hpp"
+
+namespace lockstep::report {
+namespace {
+
+// Runs `fn`, prefixing the message of any InputError with the variant's name so that the user
+// knows which substitution broke.
+template <typename Fn>
+auto for_variant(const std::string& name, bool several, Fn&& fn) -> decltype(fn()) {
+  if (!several) return fn();
+  try {
+    return fn();
+  } catch (const InputError& e) {
+    throw InputError(e.field(), fmt::format("in variant '{}': {}", name, e.bare_message()),
+                     e.where());
+  }
+}
+
+}  // namespace
+
+ReportOptions parse_report_options(const std::optional<ArgNode>& section) {
+  ReportOptions options;
+  if (!section) return options;
+  options.title = section->get_string("title", "");
+  options.busiest_links = static_cast<std::uint32_t>(section->get_int("busiest_links", 12, 1, 64));
+  options.heatmap_buckets =
+      static_cast<std::uint32_t>(section->get_int("heatmap_buckets", 60, 4, 400));
+  section->check_all_used();
+  return options;
+}
+
+std::uint64_t count_steps(const RunInput& input) {
+  std::vector<std::string> keys;
+  const std::uint64_t variants = parse_variants(input.variants, keys).size();
+  const std::uint64_t per_variant =
+      1 + (input.collectives ? count_collective_steps(input) : 0) + (input.job ? 1 : 0);
+  return variants * per_variant;
+}
+
+std::vector<double> downsample(const std::vector<double>& series, std::size_t buckets) {
+  if (buckets == 0 || series.size() <= buckets) return series;
+  std::vector<double> out(buckets, 0.0);
+  const std::size_t n = series.size();
+  for (std::size_t b = 0; b < buckets; ++b) {
+    // Bucket b averages inputs [b*n/buckets, (b+1)*n/buckets): every input lands in one bucket.
+    const std::size_t lo = b * n / buckets;
+    const std::size_t hi = (b + 1) * n / buckets;
+    double sum = 0;
+    for (std::size_t i = lo; i < hi; ++i) sum += series[i];
+    out[b] = hi > lo ? sum / static_cast<double>(hi - lo) : 0.0;
+  }
+  return out;
+}
+
+RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
+  const ReportOptions options = parse_report_options(input.report);
+  RunArtifacts artifacts;
+  RunResults& results = artifacts.results;
+  results.title = options.title.empty() ? input.title : options.title;
+  results.scenario_path = input.scenario_path;
+  results.scenario_text = input.scenario_text;
+  results.lockstep_version = input.lockstep_version;
+  results.seed = input.seed;
+  const std::vector<VariantSpec> specs = parse_variants(input.variants, results.variant_keys);
+  const bool several = specs.size() > 1;
+
+  for (const VariantSpec& spec : specs) {
+    Variant variant;
+    variant.name = spec.name;
+    variant.substitutions = spec.shown;
+    progress.begin(variant.name + ": topology");
+    const BuildResult built = for_variant(
+        spec.name, several, [&] { return build_topology(apply_variant(input.cluster, spec)); });
+    variant.inventory = built.inventory;
+    progress.advance();
+    if (input.collectives) {
+      for_variant(spec.name, several, [&] { run_collectives(input, built, variant, progress); });
+    }
+    if (input.job) {
+      progress.begin(variant.name + ": training step");
+      // The trace shows the first variant only: one timeline is what a person opens.
+      std::string* trace = results.variants.empty() ? &artifacts.trace_json : nullptr;
+      for_variant(spec.name, several, [&] { run_training(input, options, built, variant, trace); });
+      progress.advance();
+    }
+    results.variants.push_back(std::move(variant));
+  }
+  return artifacts;
+}
+
+}  // namespace lockstep::report

@@ -1,0 +1,44 @@
+// The collectives section of `lockstep run`: each sweep the scenario names, run on the variant's
+// cluster by the engine layer (run_collective_sweep, nccl-tests semantics), as report rows.
+#include "lockstep/collective/tuner.hpp"
+#include "lockstep/engine/collective_sweep.hpp"
+#include "run_sections.hpp"
+
+namespace lockstep::report {
+namespace {
+
+std::string engine_name(const RunInput& input) {
+  return input.engine ? parse_engine_name(*input.engine) : std::string("analytical");
+}
+
+}  // namespace
+
+std::uint64_t count_collective_steps(const RunInput& input) {
+  if (!input.collectives) return 0;
+  return parse_collectives_section(*input.collectives, engine_name(input)).size();
+}
+
+void run_collectives(const RunInput& input, const BuildResult& cluster, Variant& variant,
+                     Progress& progress) {
+  const std::vector<CollectiveSweep> sweeps =
+      parse_collectives_section(*input.collectives, engine_name(input));
+  if (!cluster.graph) {
+    input.collectives->fail("the cluster is too large to build as a graph, so no sweep can run");
+  }
+  const NcclCluster nccl = nccl_cluster(*cluster.graph);
+  for (const CollectiveSweep& spec : sweeps) {
+    progress.begin(variant.name + ": " + to_string(spec.op) + " sweep");
+    Sweep sweep;
+    sweep.op = to_string(spec.op);
+    sweep.algorithm = to_string(spec.algo);
+    sweep.engine = spec.engine;
+    for (const CollectiveRow& row : run_collective_sweep(spec, nccl, &*cluster.graph)) {
+      sweep.rows.push_back({row.bytes, row.count, row.type, row.algorithm, row.protocol,
+                            row.time.microseconds(), row.algbw_GBps, row.busbw_GBps});
+    }
+    variant.sweeps.push_back(std::move(sweep));
+    progress.advance();
+  }
+}
+
+}  // namespace lockstep::report

@@ -1,0 +1,87 @@
+#include "lockstep/report/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep::report {
+namespace {
+
+using nlohmann::json;
+
+// Microseconds, rounded to the picosecond, as the trace-event format wants.
+double micros(Time t) {
+  return static_cast<double>(t.picoseconds()) / 1e6;
+}
+
+const char* stream_name(std::uint8_t stream) {
+  switch (stream) {
+    case 0:
+      return "compute";
+    case 1:
+      return "data-parallel comm";
+    default:
+      return "pipeline sends";
+  }
+}
+
+json metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const std::string& name) {
+  return json{{"ph", "M"},  {"name", what}, {"pid", pid},
+              {"tid", tid}, {"ts", 0},      {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+std::string training_trace_json(const TrainResult& r) {
+  json events = json::array();
+  for (std::uint32_t rank : r.timeline_ranks) {
+    events.push_back(metadata("process_name", rank, 0, fmt::format("rank {}", rank)));
+    events.push_back(metadata("process_sort_index", rank, 0, std::to_string(rank)));
+    for (std::uint8_t s = 0; s < 3; ++s) {
+      events.push_back(metadata("thread_name", rank, s, stream_name(s)));
+    }
+  }
+  for (const TimelineSlice& s : r.timeline) {
+    events.push_back(json{{"ph", "X"},
+                          {"name", s.name},
+                          {"cat", s.category},
+                          {"pid", s.rank},
+                          {"tid", s.stream},
+                          {"ts", micros(s.start)},
+                          {"dur", micros(s.end - s.start)}});
+  }
+  // Link utilisation counters live in a process of their own, after the ranks.
+  const std::uint32_t links_pid = r.gpus + 1;
+  if (!r.links.empty()) events.push_back(metadata("process_name", links_pid, 0, "busiest links"));
+  for (const LinkTrack& link : r.links) {
+    for (std::size_t i = 0; i < link.utilisation.size(); ++i) {
+      events.push_back(json{{"ph", "C"},
+                            {"name", link.name},
+                            {"pid", links_pid},
+                            {"tid", 0},
+                            {"ts", micros(link.period * static_cast<std::int64_t>(i))},
+                            {"args", {{"utilisation", link.utilisation[i]}}}});
+    }
+  }
+  json doc{{"traceEvents", std::move(events)},
+           {"displayTimeUnit", "ns"},
+           {"otherData",
+            {{"model", r.model},
+             {"engine", r.engine},
+             {"expansion", r.expansion},
+             {"gpus", r.gpus},
+             {"iteration_s", r.iteration.seconds()}}}};
+  return doc.dump(1) + "\n";
+}
+
+void write_training_trace(const TrainResult& result, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
+  out << training_trace_json(result);
+  if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
+}
+
+}  // namespace lockstep::report

@@ -1,0 +1,51 @@
+#pragma once
+// Hop distances towards one destination, computed by a breadth-first search that starts at the
+// destination and grows only as far as the queries need (so a route between neighbours in a
+// 300,000-device fabric touches a few hundred devices, not all of them). Internal to routing.
+//
+// Transit rule: a GPU may forward traffic only between two GPUs (tori and GPU meshes forward
+// through chips; in a server a GPU never relays NIC traffic). A non-destination GPU therefore
+// expands only to GPU neighbours, and only when it can itself reach the destination through
+// GPUs (its `gpu_chain` flag).
+#include <cstdint>
+#include <vector>
+
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep::routing_detail {
+
+class DistanceField {
+ public:
+  static constexpr std::uint32_t kUnreached = 0xFFFFFFFFu;
+
+  explicit DistanceField(const Topology& topo);
+
+  /// Makes dist(v) exact for `from` and every device closer to `dst` than `from`. Returns false
+  /// when `from` cannot reach `dst`.
+  bool reach(DeviceId dst, DeviceId from);
+
+  std::uint32_t dist(DeviceId v) const { return stamp_[v] == stamp_now_ ? dist_[v] : kUnreached; }
+  /// True when GPU `v` reaches the destination through GPUs only (it may relay GPU traffic).
+  bool gpu_chain(DeviceId v) const { return stamp_[v] == stamp_now_ && chain_[v] != 0; }
+  DeviceId destination() const { return dst_; }
+
+  /// May a path step from u to v (v one hop closer)? `u_is_start` exempts the path's first
+  /// device from the transit rule.
+  bool may_step(DeviceId u, DeviceId v, bool u_is_start) const;
+
+ private:
+  void restart(DeviceId dst);
+  void visit(DeviceId v, std::uint32_t d, bool chain);
+  bool is_gpu(DeviceId v) const { return topo_.device(v).kind == DeviceKind::Gpu; }
+
+  const Topology& topo_;
+  DeviceId dst_ = kNone;
+  std::uint32_t stamp_now_ = 0;
+  std::vector<std::uint32_t> stamp_;
+  std::vector<std::uint32_t> dist_;
+  std::vector<std::uint8_t> chain_;
+  std::vector<DeviceId> queue_;  // BFS order; entries before head_ are expanded
+  std::size_t head_ = 0;
+};
+
+}  // namespace lockstep::routing_detail

@@ -1,0 +1,216 @@
+// Shortest-path routing with per-flow ECMP hashing and the other policies of router.hpp. Equal
+// cost means equal hop count. At each device the router lists the equal-cost next hops (ports
+// leading one hop closer to the destination, in port order) and picks one:
+//   ecmp / rail_aligned: hash of (src, dst, label, seed) mixed with the device id, as switches
+//     hash a flow's header with a per-switch seed; the same flow always takes the same path and
+//     two flows can collide on one uplink;
+//   adaptive: the least-loaded next hop according to the LinkLoadView (ties and no view: hash);
+//   dimension_order: the first next hop in port order (builders add torus links dimension by
+//     dimension, so this corrects dimension x before y before z);
+//   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths).
+// rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "distance_field.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/rng.hpp"
+#include "lockstep/routing/router.hpp"
+
+namespace lockstep {
+namespace {
+
+using routing_detail::DistanceField;
+
+class ShortestPathRouter final : public Router {
+ public:
+  ShortestPathRouter(const Topology& topo, const RouterOptions& options)
+      : topo_(topo), options_(options), field_(topo) {
+    if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
+  }
+
+  RoutingPolicy policy() const override { return options_.policy; }
+
+  void route(const FlowKey& key, const LinkLoadView* load,
+             std::vector<PathShare>& out) const override {
+    out.clear();
+    check_endpoint(key.src, "source");
+    check_endpoint(key.dst, "destination");
+    if (key.src == key.dst) {
+      out.push_back(PathShare{{}, 1.0});
+      return;
+    }
+    if (options_.policy == RoutingPolicy::Spray) {
+      spray(key, out);
+      return;
+    }
+    const std::uint32_t qps = options_.queue_pairs;
+    for (std::uint32_t q = 0; q < qps; ++q) {
+      PathShare share;
+      share.fraction = 1.0 / qps;
+      const FlowKey sub{key.src, key.dst, key.label * qps + q};
+      single_path(sub, load, share.hops);
+      out.push_back(std::move(share));
+    }
+  }
+
+ private:
+  void check_endpoint(DeviceId d, const char* what) const {
+    if (d >= topo_.num_devices()) {
+      throw InputError("route", fmt::format("{} device {} does not exist (topology has {})", what,
+                                            d, topo_.num_devices()));
+    }
+  }
+
+  [[noreturn]] void no_path(DeviceId src, DeviceId dst) const {
+    throw InputError("route", fmt::format("no path from device {} to device {}", src, dst));
+  }
+
+  std::uint64_t flow_hash(const FlowKey& key) const {
+    const std::uint64_t ends = (static_cast<std::uint64_t>(key.src) << 32) | key.dst;
+    return mix64(mix64(ends ^ options_.hash_seed) ^ (key.label * 0x9E3779B97F4A7C15ULL));
+  }
+
+  /// Equal-cost next hops of u towards the field's destination, in port order. Among next hops
+  /// of equal hop count only the widest links count (NVLink is preferred to an equally short
+  /// PCIe detour; uplinks of one switch are usually equal anyway).
+  void next_hops(DeviceId u, bool u_is_start, std::vector<Port>& out) const {
+    out.clear();
+    double widest = 0;
+    for (const Port& p : topo_.ports(u)) {
+      if (!field_.may_step(u, p.peer, u_is_start)) continue;
+      const double bw = topo_.link(Topology::link_of(p.out)).bandwidth.bytes_per_second();
+      if (bw < widest) continue;
+      if (bw > widest) out.clear(), widest = bw;
+      out.push_back(p);
+    }
+  }
+
+  /// Appends the hops from `from` to `dst` chosen by the per-flow policy.
+  void walk(DeviceId from, DeviceId dst, const FlowKey& key, const LinkLoadView* load,
+            std::vector<DirLinkId>& hops) const {
+    if (from == dst) return;
+    if (!field_.reach(dst, from)) no_path(key.src, key.dst);
+    const std::uint64_t h = flow_hash(key);
+    DeviceId u = from;
+    bool start = from == key.src;
+    while (u != dst) {
+      next_hops(u, start, candidates_);
+      if (candidates_.empty()) no_path(key.src, key.dst);  // unreachable by construction
+      const Port& p = pick(u, h, load);
+      hops.push_back(p.out);
+      u = p.peer;
+      start = false;
+    }
+  }
+
+  const Port& pick(DeviceId u, std::uint64_t h, const LinkLoadView* load) const {
+    const auto n = candidates_.size();
+    if (n == 1 || options_.policy == RoutingPolicy::DimensionOrder) return candidates_[0];
+    const std::size_t hashed = mix64(h ^ u) % n;
+    if (options_.policy != RoutingPolicy::Adaptive || load == nullptr) return candidates_[hashed];
+    // Least loaded; ties broken by scanning from the hashed position so equal links still spread.
+    std::size_t best = hashed;
+    double best_load = load->load(candidates_[hashed].out);
+    for (std::size_t i = 1; i < n; ++i) {
+      const std::size_t j = (hashed + i) % n;
+      const double l = load->load(candidates_[j].out);
+      if (l < best_load) best = j, best_load = l;
+    }
+    return candidates_[best];
+  }
+
+  void single_path(const FlowKey& key, const LinkLoadView* load,
+                   std::vector<DirLinkId>& hops) const {
+    DeviceId from = key.src;
+    if (options_.policy == RoutingPolicy::RailAligned) {
+      const DeviceId nic = rail_nic(key.src, key.dst);
+      if (nic != kNone) {
+        walk(key.src, nic, key, load, hops);
+        from = nic;
+      }
+    }
+    walk(from, key.dst, key, load, hops);
+  }
+
+  // Spray: depth-first over the equal-cost DAG; at each device the remaining path budget and the
+  // flow are split evenly over the next hops (over a hashed subset when the budget is smaller).
+  void spray(const FlowKey& key, std::vector<PathShare>& out) const {
+    if (!field_.reach(key.dst, key.src)) no_path(key.src, key.dst);
+    std::vector<DirLinkId> prefix;
+    spray_from(key.src, true, 1.0, options_.max_spray_paths, flow_hash(key), key, prefix, out);
+  }
+
+  void spray_from(DeviceId u, bool start, double fraction, std::uint32_t budget, std::uint64_t h,
+                  const FlowKey& key, std::vector<DirLinkId>& prefix,
+                  std::vector<PathShare>& out) const {
+    if (u == key.dst) {
+      out.push_back(PathShare{prefix, fraction});
+      return;
+    }
+    std::vector<Port> hops;
+    next_hops(u, start, hops);
+    if (hops.empty()) no_path(key.src, key.dst);
+    const std::uint32_t n = static_cast<std::uint32_t>(hops.size());
+    const std::uint32_t branches = std::min(n, budget);
+    const std::size_t first = branches < n ? mix64(h ^ u) % n : 0;
+    for (std::uint32_t i = 0; i < branches; ++i) {
+      const Port& p = hops[(first + i) % n];
+      const std::uint32_t sub_budget = budget / branches + (i < budget % branches ? 1 : 0);
+      prefix.push_back(p.out);
+      spray_from(p.peer, false, fraction / branches, sub_budget, h, key, prefix, out);
+      prefix.pop_back();
+    }
+  }
+
+  // Rail alignment: the NIC with the GPU's node and local index (its rail), else a NIC attached
+  // to the GPU. Only for GPUs sending off their node.
+  void index_rail_nics() {
+    std::unordered_map<std::uint64_t, DeviceId> by_rail;
+    for (DeviceId d = 0; d < topo_.num_devices(); ++d) {
+      const Device& dev = topo_.device(d);
+      if (dev.kind != DeviceKind::Nic || dev.node == kNone) continue;
+      by_rail.emplace((static_cast<std::uint64_t>(dev.node) << 32) | dev.local_index, d);
+    }
+    rail_nic_.assign(topo_.num_devices(), kNone);
+    for (DeviceId g : topo_.gpus()) {
+      const Device& gpu = topo_.device(g);
+      for (const Port& p : topo_.ports(g))
+        if (topo_.device(p.peer).kind == DeviceKind::Nic) {
+          rail_nic_[g] = p.peer;
+          break;
+        }
+      if (gpu.node == kNone) continue;
+      const auto it = by_rail.find((static_cast<std::uint64_t>(gpu.node) << 32) | gpu.local_index);
+      if (it != by_rail.end()) rail_nic_[g] = it->second;
+    }
+  }
+
+  DeviceId rail_nic(DeviceId src, DeviceId dst) const {
+    if (rail_nic_.empty() || rail_nic_[src] == kNone) return kNone;
+    const Device& s = topo_.device(src);
+    const Device& d = topo_.device(dst);
+    if (s.node != kNone && s.node == d.node) return kNone;  // stays inside the node
+    if (rail_nic_[src] == dst) return kNone;
+    return rail_nic_[src];
+  }
+
+  const Topology& topo_;
+  RouterOptions options_;
+  std::vector<DeviceId> rail_nic_;
+  mutable DistanceField field_;
+  mutable std::vector<Port> candidates_;
+};
+
+}  // namespace
+
+std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
+  if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");
+  if (options.max_spray_paths == 0)
+    throw InputError("routing.max_spray_paths", "must be at least 1");
+  return std::make_unique<ShortestPathRouter>(topo, options);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,34 @@
+#include "lockstep/telemetry/flow_log.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lockstep {
+
+void FlowLog::reserve(std::size_t n) {
+  src_.reserve(n);
+  dst_.reserve(n);
+  bytes_.reserve(n);
+  start_.reserve(n);
+  end_.reserve(n);
+}
+
+Time FlowLog::completion_percentile(double q) const {
+  if (src_.empty()) return Time::zero();
+  std::vector<std::int64_t> fct(src_.size());
+  for (std::size_t i = 0; i < fct.size(); ++i) fct[i] = end_[i] - start_[i];
+  q = std::clamp(q, 0.0, 1.0);
+  // Nearest rank: the smallest value with at least q of the samples at or below it.
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(fct.size())));
+  rank = std::clamp<std::size_t>(rank, 1, fct.size());
+  std::nth_element(fct.begin(), fct.begin() + static_cast<std::ptrdiff_t>(rank - 1), fct.end());
+  return Time::ps(fct[rank - 1]);
+}
+
+void LinkSeriesLog::reset(std::size_t links, Time period) {
+  period_ps_ = period.picoseconds();
+  bytes_.assign(period_ps_ > 0 ? links : 0, {});
+  queue_.assign(period_ps_ > 0 ? links : 0, {});
+}
+
+}  // namespace lockstep

@@ -1,0 +1,74 @@
+#pragma once
+// The switch tiers of a folded Clos, shared by leaf_spine, fat_tree and rail_optimized.
+//
+// 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = ceil(leaves * leaf_up / radix),
+//   and leaf l's uplink j goes to spine (l * leaf_up + j) mod spines, so every leaf reaches every
+//   spine (parallel links when spines < leaf_up) and spine ports fill evenly. Non-blocking needs
+//   leaves <= radix; beyond that every leaf still reaches every spine and the spines overflow
+//   their radix (reported as infeasible).
+// 3 tiers: leaves are grouped into pods of `leaves_per_pod`; each pod has `leaf_up` spines and
+//   leaf uplink j goes to the pod's spine j. Spine j of every pod belongs to core plane j, which
+//   has ceil(pods * spine_up / radix) cores; spine (p, j)'s uplink m goes to core
+//   (p * spine_up + m) mod cores_per_plane. The k-ary fat tree is the case radix = k,
+//   leaf_up = spine_up = leaves_per_pod = k/2. Non-blocking needs pods <= radix.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "lockstep/topology/inventory.hpp"
+
+namespace lockstep::builders {
+
+struct ClosShape {
+  std::uint32_t leaves = 0;
+  std::uint32_t leaf_up = 0;
+  std::uint32_t tiers = 2;           // 2 or 3; a single leaf needs no spines whatever this says
+  std::uint32_t leaves_per_pod = 0;  // 3 tiers only
+  std::uint32_t spine_up = 0;        // 3 tiers only
+};
+
+struct ClosCounts {
+  std::uint32_t spines = 0;
+  std::uint32_t cores = 0;
+  std::uint32_t pods = 0;  // 3 tiers; 1 otherwise
+  std::uint32_t cores_per_plane = 0;
+  std::uint64_t links = 0;  // inter-switch links
+};
+
+/// Counts without building (to check sizes before allocating).
+ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix);
+
+/// Adds the leaves (returned, in order), spines, cores and the links between them.
+std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
+                                        const ClosShape& shape, ClosCounts& counts);
+
+/// Bisection of a Clos carrying `hosts` endpoints of `host_bw`: the least of the hosts' half,
+/// the leaf uplinks' half and (3 tiers, several pods) the spine uplinks' half.
+Bandwidth clos_bisection(const ClosShape& shape, const ClosCounts& counts, std::uint64_t hosts,
+                         Bandwidth host_bw, Bandwidth port);
+
+/// A Clos fabric over canonical nodes (docs/topology.md): the shape of its switch tiers and which
+/// leaf each NIC plugs into.
+struct ClosDesign {
+  std::string builder;  // graph name
+  Hardware hw;
+  NodeLayout layout;
+  std::uint32_t nodes = 0;
+  ClosShape shape;
+  std::uint32_t leaf_down = 0;        // host ports per leaf
+  std::uint32_t nodes_per_su = 0;     // rail fabrics: NIC r of node n -> leaf (n / nodes_per_su,
+                                      // r); 0: NICs fill leaves in order, leaf_down each
+  std::string design;                 // Inventory::design
+  std::vector<std::string> problems;  // feasibility problems found while planning
+};
+
+/// Builds the graph and counts it, or (options.want_graph false, or more links than
+/// options.max_links) tallies the same design analytically without a graph; then sets injection,
+/// bisection, oversubscription, diameter and latency.
+BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options);
+
+/// Sets TierFigures::oversubscription of the tier named `tier` (if present).
+void set_tier_ratio(Inventory& inv, const std::string& tier, double ratio);
+
+}  // namespace lockstep::builders

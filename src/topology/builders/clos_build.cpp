@@ -1,0 +1,148 @@
+// Building a Clos design (graph + counted inventory) or tallying it analytically; both give the
+// same bill of materials (tests/unit/topology/clos_test.cpp holds them to it).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "clos.hpp"
+
+namespace lockstep::builders {
+namespace {
+
+std::uint64_t hosts_of(const ClosDesign& d) {
+  return std::uint64_t{d.nodes} * d.layout.nics_per_node;
+}
+
+std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic) {
+  if (d.nodes_per_su == 0) return static_cast<std::uint32_t>(nic / d.leaf_down);
+  const std::uint64_t rails = d.layout.nics_per_node;
+  const std::uint64_t node = nic / rails;
+  return static_cast<std::uint32_t>((node / d.nodes_per_su) * rails + nic % rails);
+}
+
+// Switches that share one total of ports spread as evenly as the builder spreads them: `total`
+// ports over `count` switches, the first total % count taking one more.
+void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_t count,
+                std::uint64_t total) {
+  if (count == 0) return;
+  const std::uint64_t lo = total / count, extra = total % count;
+  std::uint64_t overfull = 0;
+  if (lo + (extra ? 1 : 0) > hw.radix) overfull += extra;
+  if (lo > hw.radix) overfull += count - extra;
+  t.add_switches(hw.switch_model, tier, count, total, hw.radix, overfull);
+}
+
+// Leaves hold `full` hosts each except the last group; returns per-leaf host counts as
+// (hosts, leaves) pairs.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign& d) {
+  const std::uint64_t hosts = hosts_of(d);
+  if (d.nodes_per_su == 0) {
+    const std::uint64_t full = hosts / d.leaf_down, rest = hosts % d.leaf_down;
+    return {{d.leaf_down, full}, {rest, rest ? 1 : 0}};
+  }
+  const std::uint64_t rails = d.layout.nics_per_node;
+  const std::uint64_t full_sus = d.nodes / d.nodes_per_su, rest = d.nodes % d.nodes_per_su;
+  return {{d.nodes_per_su, full_sus * rails}, {rest, rest ? rails : 0}};
+}
+
+void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
+  const Hardware& hw = d.hw;
+  BomTally t;
+  tally_nodes(t, hw, d.layout, d.nodes);
+  const std::uint64_t hosts = hosts_of(d);
+  const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
+  for (const auto& [load, leaves] : leaf_loads(d)) {
+    if (leaves == 0) continue;
+    const std::uint64_t per = load + up;
+    t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
+  }
+  t.add_links(medium_for_length(hw.host_link_bandwidth(), hw.host_link_m), hw.host_link_bandwidth(),
+              hw.host_link_m, hosts);
+  const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
+  t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
+              leaf_links);
+  if (c.cores == 0) {
+    tally_even(t, hw, 1, c.spines, leaf_links);
+  } else {
+    const std::uint64_t lpp = d.shape.leaves_per_pod, last = d.shape.leaves - (c.pods - 1) * lpp;
+    const std::uint64_t su = d.shape.spine_up, lu = d.shape.leaf_up;
+    for (const auto& [down, pods] : {std::pair{lpp, std::uint64_t{c.pods} - 1}, {last, 1}}) {
+      const std::uint64_t n = pods * lu, per = down + su;
+      if (n) t.add_switches(hw.switch_model, 1, n, n * per, hw.radix, per > hw.radix ? n : 0);
+    }
+    for (std::uint64_t plane = 0; plane < lu; ++plane) {
+      tally_even(t, hw, 2, c.cores_per_plane, std::uint64_t{c.pods} * su);
+    }
+    t.add_links(medium_for_length(hw.port_speed, hw.core_link_m), hw.port_speed, hw.core_link_m,
+                std::uint64_t{c.spines} * su);
+  }
+  t.finish(inv);
+  inv.nodes = d.nodes;
+  inv.graph_built = false;
+  // Fewest-hop, fabric-only worst path (ignores NVLink shortcuts; an upper bound when a scale-up
+  // domain spans leaves).
+  const Time sw = hw.switch_latency;
+  auto prop = [&](double m) {
+    return hw.link_latency.value_or(Time::ns(m * kPropagationNsPerMetre));
+  };
+  Time latency = hw.pcie->latency * 2 + prop(hw.host_link_m) * 2 + sw;
+  inv.diameter_switch_hops = 0;
+  if (c.spines != 0) {
+    latency += prop(hw.fabric_link_m) * 2 + sw * 2;
+    inv.diameter_switch_hops = 2;
+  }
+  if (c.cores != 0 && c.pods > 1) {
+    latency += prop(hw.core_link_m) * 2 + sw * 2;
+    inv.diameter_switch_hops = 4;
+  }
+  inv.max_one_way_latency = latency;
+}
+
+}  // namespace
+
+BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& options) {
+  const Hardware& hw = d.hw;
+  const ClosCounts planned = plan_clos(d.shape, hw.radix);
+  const std::uint64_t hosts = hosts_of(d);
+  BuildResult result;
+  ClosCounts counts = planned;
+  const std::uint64_t links = node_links(d.layout, d.nodes) + hosts + planned.links;
+  // Too large to materialise: the closed-form inventory, no graph (never an out-of-memory).
+  if (options.want_graph && links <= options.max_links) {
+    TopologyBuilder b(d.builder);
+    b.reserve(std::uint64_t{d.nodes} * (d.layout.gpus_per_node + d.layout.nics_per_node + 1) +
+                  d.shape.leaves + planned.spines + planned.cores,
+              links);
+    const std::vector<DeviceId> nics = add_nodes(b, hw, d.layout, d.nodes);
+    const std::vector<DeviceId> leaves = add_clos_switches(b, hw, d.shape, counts);
+    const Bandwidth host_bw = hw.host_link_bandwidth();
+    for (std::uint64_t h = 0; h < nics.size(); ++h) {
+      b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h)], host_bw, hw.host_link_m, 1));
+    }
+    b.set_traits(make_traits(hw, d.layout));
+    finish_inventory(result, std::move(b).build(), options);
+  } else {
+    tally_clos(d, counts, result.inventory);
+  }
+  Inventory& inv = result.inventory;
+  inv.design = d.design;
+  // The builder's own explanation first, then the port counts that show it.
+  if (!d.problems.empty()) inv.feasible = false;
+  inv.problems.insert(inv.problems.begin(), d.problems.begin(), d.problems.end());
+  const Bandwidth host_bw = hw.host_link_bandwidth();
+  inv.ports_per_gpu = 1;
+  inv.injection_per_gpu =
+      host_bw * (static_cast<double>(d.layout.nics_per_node) / d.layout.gpus_per_node);
+  inv.bisection = clos_bisection(d.shape, counts, hosts, host_bw, hw.port_speed);
+  if (counts.spines != 0) {
+    set_tier_ratio(inv, "leaf",
+                   d.leaf_down * host_bw.bytes_per_second() /
+                       (d.shape.leaf_up * hw.port_speed.bytes_per_second()));
+  }
+  if (counts.cores != 0) {
+    set_tier_ratio(inv, "spine", static_cast<double>(d.shape.leaves_per_pod) / d.shape.spine_up);
+  }
+  return result;
+}
+
+}  // namespace lockstep::builders

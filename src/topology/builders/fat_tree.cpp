@@ -1,0 +1,68 @@
+// fat_tree: a 3-tier folded Clos. `k` gives the classic k-ary fat tree (radix k, k pods of k/2
+// edge and k/2 aggregation switches, (k/2)^2 cores, k^3/4 hosts); otherwise a general 3-tier
+// Clos of the catalog switch with oversubscription per tier. Non-blocking with radix-R switches
+// it holds at most R pods x R/2 leaves x R/2 hosts = R^3/4 (65,536 with 64 ports).
+#include <fmt/format.h>
+
+#include "clos.hpp"
+#include "registrars.hpp"
+
+namespace lockstep::builders {
+namespace {
+
+BuildResult build(const ArgNode& args, const BuildOptions& options) {
+  ClosDesign d;
+  d.builder = "fat_tree";
+  d.hw = read_hardware(args);
+  std::uint64_t k = 0;
+  if (const ArgNode* kn = args.find("k")) {
+    k = static_cast<std::uint64_t>(kn->as_int(2, 65'534));
+    if (k % 2 != 0) kn->fail(fmt::format("must be even (got {})", k));
+    if (args.has("radix")) kn->fail("give either k or radix, not both");
+    d.hw.radix = static_cast<std::uint32_t>(k);
+  }
+  d.layout = read_node_layout(args, d.hw);
+  if (k != 0 && !args.has("nodes") && !args.has("gpus")) {
+    const std::uint64_t hosts = k * k * k / 4;
+    if (hosts % d.layout.nics_per_node != 0 || hosts / d.layout.nics_per_node > 16'000'000) {
+      args.at("k").fail(fmt::format("{} hosts do not make whole nodes of {} NICs; give nodes",
+                                    hosts, d.layout.nics_per_node));
+    }
+    d.nodes = static_cast<std::uint32_t>(hosts / d.layout.nics_per_node);
+  } else {
+    d.nodes = read_nodes(args, d.layout);
+  }
+  const double leaf_ratio = read_ratio(args, "oversubscription");
+  const double spine_ratio = read_ratio(args, "spine_oversubscription");
+  const auto [down, up] = split_ports(d.hw.radix, leaf_ratio);
+  const auto [spine_down, spine_up] = split_ports(d.hw.radix, spine_ratio);
+  const std::uint64_t hosts = std::uint64_t{d.nodes} * d.layout.nics_per_node;
+  d.leaf_down = down;
+  d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
+  d.shape.leaf_up = up;
+  d.shape.tiers = 3;
+  d.shape.leaves_per_pod = spine_down;
+  d.shape.spine_up = spine_up;
+  const std::uint64_t pods = (d.shape.leaves + spine_down - 1) / spine_down;
+  if (pods > d.hw.radix) {
+    d.problems.push_back(fmt::format(
+        "a 3-tier Clos of {}-port switches holds at most {} hosts ({} pods x {} leaves x {} "
+        "hosts); {} requested",
+        d.hw.radix, std::uint64_t{d.hw.radix} * spine_down * down, d.hw.radix, spine_down, down,
+        hosts));
+  }
+  d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {} pods, {} radix {}", d.nodes,
+                         d.layout.gpus_per_node, d.hw.gpu->name, pods, d.hw.sw->name, d.hw.radix);
+  return build_clos(args, d, options);
+}
+
+}  // namespace
+
+void register_fat_tree_builder() {
+  auto keys = node_keys();
+  for (const char* k : {"k", "oversubscription", "spine_oversubscription"}) keys.push_back(k);
+  register_builder({"fat_tree", "3-tier Clos: k-ary fat tree or general, oversubscription per tier",
+                    keys, build});
+}
+
+}  // namespace lockstep::builders

@@ -1,0 +1,49 @@
+// leaf_spine: a 2-tier folded Clos. NICs fill leaves in order (leaf_down = radix * o / (1 + o)
+// hosts per leaf for oversubscription o), every leaf reaches every spine. Non-blocking with
+// radix-R switches it holds at most R leaves x R/2 hosts (2,048 hosts with 64 ports); beyond that
+// the design is reported infeasible.
+#include <fmt/format.h>
+
+#include "clos.hpp"
+#include "registrars.hpp"
+
+namespace lockstep::builders {
+namespace {
+
+BuildResult build(const ArgNode& args, const BuildOptions& options) {
+  ClosDesign d;
+  d.builder = "leaf_spine";
+  d.hw = read_hardware(args);
+  d.layout = read_node_layout(args, d.hw);
+  d.nodes = read_nodes(args, d.layout);
+  const double ratio = read_ratio(args, "oversubscription");
+  const auto [down, up] = split_ports(d.hw.radix, ratio);
+  const std::uint64_t hosts = std::uint64_t{d.nodes} * d.layout.nics_per_node;
+  d.leaf_down = down;
+  d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
+  d.shape.leaf_up = up;
+  d.shape.tiers = 2;
+  if (d.shape.leaves > d.hw.radix) {
+    d.problems.push_back(fmt::format(
+        "a 2-tier leaf-spine of {}-port switches holds at most {} hosts at {}:1 ({} leaves x {} "
+        "hosts); {} requested: use fat_tree",
+        d.hw.radix, std::uint64_t{d.hw.radix} * down, ratio, d.hw.radix, down, hosts));
+  }
+  d.design = fmt::format(
+      "leaf_spine: {} nodes x {} {} GPUs, {} leaves x {} down / {} up, {} "
+      "radix {}",
+      d.nodes, d.layout.gpus_per_node, d.hw.gpu->name, d.shape.leaves, down, up, d.hw.sw->name,
+      d.hw.radix);
+  return build_clos(args, d, options);
+}
+
+}  // namespace
+
+void register_leaf_spine_builder() {
+  auto keys = node_keys();
+  keys.push_back("oversubscription");
+  register_builder(
+      {"leaf_spine", "2-tier leaf-spine Clos with a leaf oversubscription ratio", keys, build});
+}
+
+}  // namespace lockstep::builders

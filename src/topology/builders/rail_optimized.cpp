@@ -1,0 +1,100 @@
+// rail_optimized: DGX SuperPOD-style scalable units (SUs). Presets build HGX clusters through
+// this builder, so its keys are a contract (docs/topology.md):
+//   nodes | sus        servers, or SUs of nodes_per_su servers (one of them required)
+//   nodes_per_su       servers per SU (32)
+//   gpus_per_node      8 by default (from the scale-up system); nics_per_node = rails (8)
+//   gpu, scale_up (nvswitch | nvl72 | nvlink_domain | mesh | none), scale_up_gpus
+//   nic (or nic_speed), switch, radix, port_speed, transport (tcp, ultra_ethernet, ...)
+//   oversubscription   leaf downlink:uplink (1), spine_oversubscription (3 tiers, 1)
+//   tiers              auto | 2 | 3
+//   link_latency, switch_latency, host_link_m, fabric_link_m, core_link_m, pcie
+// Structure: SU s has one leaf per rail; NIC r of every server of SU s plugs into leaf (s, r),
+// which has nodes_per_su downlinks and nodes_per_su / oversubscription uplinks. Two tiers when
+// all leaves fit under one spine tier (leaves <= radix): every leaf reaches every spine. Three
+// tiers otherwise: pods of whole SUs (as many as the spines' downlinks hold), one spine per leaf
+// uplink in each pod, and a core tier in planes (see clos.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "clos.hpp"
+#include "registrars.hpp"
+
+namespace lockstep::builders {
+namespace {
+
+BuildResult build(const ArgNode& args, const BuildOptions& options) {
+  ClosDesign d;
+  d.builder = "rail_optimized";
+  d.hw = read_hardware(args);
+  d.layout = read_node_layout(args, d.hw);
+  d.nodes_per_su = static_cast<std::uint32_t>(args.get_int("nodes_per_su", 32, 1, 65'535));
+  const std::int64_t max_nodes = 16'000'000 / d.layout.gpus_per_node;
+  if (args.has("sus")) {
+    if (args.has("nodes")) args.at("nodes").fail("give either nodes or sus, not both");
+    const auto sus =
+        args.at("sus").as_int(1, std::max<std::int64_t>(1, max_nodes / d.nodes_per_su));
+    d.nodes = static_cast<std::uint32_t>(sus * d.nodes_per_su);
+  } else {
+    d.nodes = read_nodes(args, d.layout);
+  }
+  const std::uint32_t rails = d.layout.nics_per_node;
+  const std::uint32_t sus = (d.nodes + d.nodes_per_su - 1) / d.nodes_per_su;
+  const double leaf_ratio = read_ratio(args, "oversubscription");
+  const double spine_ratio = read_ratio(args, "spine_oversubscription");
+  const std::string tiers =
+      args.find("tiers") ? args.at("tiers").as_choice({"auto", "2", "3"}) : std::string("auto");
+  d.leaf_down = d.nodes_per_su;
+  d.shape.leaves = sus * rails;
+  d.shape.leaf_up = static_cast<std::uint32_t>(std::ceil(d.nodes_per_su / leaf_ratio - 1e-9));
+  if (d.leaf_down + d.shape.leaf_up > d.hw.radix) {
+    d.problems.push_back(fmt::format(
+        "a rail leaf needs {} ports ({} servers + {} uplinks) but a "
+        "{} has {}",
+        d.leaf_down + d.shape.leaf_up, d.leaf_down, d.shape.leaf_up, d.hw.sw->name, d.hw.radix));
+  }
+  const bool three = tiers == "3" || (tiers == "auto" && d.shape.leaves > d.hw.radix);
+  std::uint32_t pods = 1;
+  if (three) {
+    const auto [spine_down, spine_up] = split_ports(d.hw.radix, spine_ratio);
+    const std::uint32_t sus_per_pod = std::max<std::uint32_t>(1, spine_down / rails);
+    d.shape.tiers = 3;
+    d.shape.leaves_per_pod = sus_per_pod * rails;
+    d.shape.spine_up = spine_up;
+    pods = (sus + sus_per_pod - 1) / sus_per_pod;
+    if (pods > d.hw.radix) {
+      d.problems.push_back(fmt::format(
+          "a 3-tier rail fabric of {}-port switches holds at most {} pods of {} SUs ({} GPUs); "
+          "{} pods requested",
+          d.hw.radix, d.hw.radix, sus_per_pod,
+          std::uint64_t{d.hw.radix} * sus_per_pod * d.nodes_per_su * d.layout.gpus_per_node, pods));
+    }
+  } else if (d.shape.leaves > d.hw.radix) {
+    d.problems.push_back(
+        fmt::format("{} rail leaves do not fit under one tier of {}-port spines; "
+                    "use tiers: 3",
+                    d.shape.leaves, d.hw.radix));
+  }
+  d.design = fmt::format(
+      "rail_optimized: {} SUs x {} nodes x {} {} GPUs, {} rails, {} tiers, {} "
+      "radix {}",
+      sus, d.nodes_per_su, d.layout.gpus_per_node, d.hw.gpu->name, rails, three ? 3 : 2,
+      d.hw.sw->name, d.hw.radix);
+  return build_clos(args, d, options);
+}
+
+}  // namespace
+
+void register_rail_optimized_builder() {
+  auto keys = node_keys();
+  for (const char* k :
+       {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription", "tiers"}) {
+    keys.push_back(k);
+  }
+  register_builder({"rail_optimized",
+                    "DGX SuperPOD-style rail-optimised scalable units (leaf per rail per SU)", keys,
+                    build});
+}
+
+}  // namespace lockstep::builders

@@ -1,0 +1,340 @@
+// The hardware catalog. Every figure carries its public source. Prices are approximate street
+// prices (they move; they are here so that designs can be compared, not quoted). Figures marked
+// "estimate" are not published by the vendor; the comment says how the value was chosen.
+#include "lockstep/topology/catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kPeta = 1e15;
+
+const std::vector<GpuSpec>& gpus() {
+  static const std::vector<GpuSpec> table = {
+      // NVIDIA A100 Tensor Core GPU datasheet (2021): SXM4 80GB HBM2e, NVLink 3 at 600 GB/s
+      // bidirectional over 12 links, BF16 312 TFLOPS dense, 400 W TDP.
+      // Approximate street price, ~$15,000 (press reports, 2023).
+      {"a100", "NVIDIA A100 SXM4 80GB", Bandwidth::gBps(300), 12, Bytes::gib(80), 312 * kTera, 400,
+       15'000, "hgx_a100", 8},
+      // NVIDIA H100 Tensor Core GPU datasheet (2023): SXM5 80GB HBM3, NVLink 4 at 900 GB/s
+      // bidirectional over 18 links, BF16 1,979 TFLOPS with sparsity = 989 dense, 700 W.
+      // Approximate street price, ~$30,000 (press reports, 2024).
+      {"h100", "NVIDIA H100 SXM5 80GB", Bandwidth::gBps(450), 18, Bytes::gib(80), 989 * kTera, 700,
+       30'000, "hgx_h100", 8},
+      // NVIDIA H200 datasheet (2024): 141 GB HBM3e, NVLink 900 GB/s, same Hopper compute as H100
+      // SXM (989 TFLOPS dense BF16), up to 700 W. Approximate street price, ~$35,000 (2024).
+      {"h200", "NVIDIA H200 SXM 141GB", Bandwidth::gBps(450), 18, Bytes(141'000'000'000),
+       989 * kTera, 700, 35'000, "hgx_h100", 8},
+      // NVIDIA HGX B200 datasheet (2024): 8 GPUs, 1,440 GB HBM3e total (180 GB each), NVLink 5
+      // at 1.8 TB/s per GPU (18 links), FP16/BF16 36 PFLOPS sparse per 8 GPUs = 2.25 PF dense per
+      // GPU, 1,000 W per GPU. Approximate street price, ~$40,000 (NVIDIA CEO, CNBC, 2024).
+      {"b200", "NVIDIA B200 (HGX)", Bandwidth::gBps(900), 18, Bytes(180'000'000'000), 2.25 * kPeta,
+       1000, 40'000, "hgx_b200", 8},
+      // NVIDIA GB200 NVL72 datasheet (2024): 72 Blackwell GPUs, 13.4 TB HBM3e (186 GB each),
+      // NVLink 5 at 1.8 TB/s per GPU, FP16/BF16 360 PFLOPS sparse per rack = 2.5 PF dense per
+      // GPU; ~1,200 W per GPU (GB200 superchip up to 2,700 W for 2 GPUs + Grace).
+      // Approximate street price, ~$35,000 per GPU (half a GB200 superchip, $60-70k, HSBC 2024).
+      {"gb200", "NVIDIA GB200 (Blackwell GPU in NVL72)", Bandwidth::gBps(900), 18,
+       Bytes(186'000'000'000), 2.5 * kPeta, 1200, 35'000, "nvl72", 4},
+      // AMD Instinct MI300X datasheet (2023): 192 GB HBM3, BF16 1,307.4 TFLOPS dense, 750 W,
+      // 7 Infinity Fabric links of 128 GB/s bidirectional (64 GB/s per direction) to the 7 peers
+      // of an 8-GPU platform. Approximate street price, ~$15,000 (Citi estimate, 2024).
+      {"mi300x", "AMD Instinct MI300X", Bandwidth::gBps(448), 7, Bytes(192'000'000'000),
+       1307.4 * kTera, 750, 15'000, "xgmi_mesh", 8},
+  };
+  return table;
+}
+
+const std::vector<NicSpec>& nics() {
+  static const std::vector<NicSpec> table = {
+      // NVIDIA ConnectX-6 VPI adapter datasheet: HDR 200 Gb/s InfiniBand (MCX653105A-HDAT).
+      // Power ~20 W (estimate from the datasheet's typical-power range).
+      // Approximate street price, ~$1,000 (2023).
+      {"cx6_hdr", "NVIDIA ConnectX-6 HDR 200G", "infiniband", Bandwidth::gbps(200), 1, 20, 1'000},
+      // NVIDIA ConnectX-7 datasheet: NDR 400 Gb/s InfiniBand (MCX75310AAS-NEAT), ~25 W.
+      // Approximate street price, ~$2,000 (2024).
+      {"cx7_ndr", "NVIDIA ConnectX-7 NDR 400G", "infiniband", Bandwidth::gbps(400), 1, 25, 2'000},
+      // Same ConnectX-7 silicon in 400GbE mode with RoCEv2 (ConnectX-7 datasheet).
+      {"cx7_400gbe", "NVIDIA ConnectX-7 400GbE (RoCE)", "roce", Bandwidth::gbps(400), 1, 25, 2'000},
+      // NVIDIA BlueField-3 SuperNIC datasheet (B3140H): 400GbE RoCE, up to 75 W.
+      // Approximate street price, ~$2,500 (2024).
+      {"bf3_400gbe", "NVIDIA BlueField-3 SuperNIC 400GbE", "roce", Bandwidth::gbps(400), 1, 75,
+       2'500},
+      // NVIDIA ConnectX-8 SuperNIC datasheet (2024): 800 Gb/s XDR InfiniBand or 800GbE.
+      // Power ~40 W (estimate). Approximate street price, ~$3,000 (estimate, 2025).
+      {"cx8_xdr", "NVIDIA ConnectX-8 SuperNIC XDR 800G", "infiniband", Bandwidth::gbps(800), 1, 40,
+       3'000},
+      {"cx8_800gbe", "NVIDIA ConnectX-8 SuperNIC 800GbE (RoCE)", "roce", Bandwidth::gbps(800), 1,
+       40, 3'000},
+      // AWS p5.48xlarge product page: 3,200 Gb/s of EFA networking over 32 interfaces, i.e.
+      // 4 x 100 Gb/s per H100 (SRD transport). Rented with the instance: no power or price here.
+      {"efa_p5", "AWS EFA (p5, 4x100G per GPU)", "efa", Bandwidth::gbps(100), 4, 0, 0},
+  };
+  return table;
+}
+
+const std::vector<SwitchSpec>& switches() {
+  static const std::vector<SwitchSpec> table = {
+      // NVIDIA Quantum QM8700 datasheet: 40 x HDR 200 Gb/s, 16 Tb/s, 130 ns port-to-port,
+      // SHARPv2, typical power 253 W with passive cables. Buffer not published: 16 MiB
+      // (estimate). Approximate street price, ~$20,000 (2023).
+      {"qm8700", "NVIDIA Quantum QM8700 (40x200G HDR)", "infiniband", 40, Bandwidth::gbps(200),
+       Time::ns(130), Bytes::mib(16), 253, 20'000, true},
+      // NVIDIA Quantum-2 QM9700 datasheet: 64 x NDR 400 Gb/s on 32 OSFP cages, 51.2 Tb/s,
+      // SHARPv3, typical power 747 W with passive cables. Latency not published: taken equal to
+      // Quantum's 130 ns (estimate); buffer 32 MiB (estimate). ~$30,000 approximate street
+      // price (2024).
+      {"qm9700", "NVIDIA Quantum-2 QM9700 (64x400G NDR)", "infiniband", 64, Bandwidth::gbps(400),
+       Time::ns(130), Bytes::mib(32), 747, 30'000, true},
+      // NVIDIA Quantum-X800 Q3400 datasheet (2024): 144 x XDR 800 Gb/s, 115.2 Tb/s, SHARPv4.
+      // Power ~3,500 W and latency 130 ns are estimates (not published); buffer 64 MiB
+      // (estimate). ~$120,000 approximate street price (estimate, 2025).
+      {"q3400", "NVIDIA Quantum-X800 Q3400 (144x800G XDR)", "infiniband", 144, Bandwidth::gbps(800),
+       Time::ns(130), Bytes::mib(64), 3'500, 120'000, true},
+      // NVIDIA Spectrum-4 SN5600 datasheet: 64 x 800GbE (or 128 x 400GbE), 51.2 Tb/s, 160 MB
+      // fully shared buffer. Latency ~600 ns and power ~1,500 W are estimates (store-and-
+      // forward Ethernet class). ~$50,000 approximate street price (2024).
+      {"sn5600", "NVIDIA Spectrum-4 SN5600 (64x800GbE)", "ethernet", 64, Bandwidth::gbps(800),
+       Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false},
+      {"sn5600_400g", "NVIDIA Spectrum-4 SN5600 (128x400GbE)", "ethernet", 128,
+       Bandwidth::gbps(400), Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false},
+      // Broadcom Tomahawk 5 (BCM78900) product brief: 51.2 Tb/s, 64 x 800GbE or 128 x 400GbE,
+      // ~165 MB on-chip buffer. Latency ~700 ns and system power ~1,200 W are estimates.
+      // ~$40,000 approximate street price for a 64x800G box (2024).
+      {"tomahawk5", "Broadcom Tomahawk 5 switch (64x800GbE)", "ethernet", 64, Bandwidth::gbps(800),
+       Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false},
+      {"tomahawk5_400g", "Broadcom Tomahawk 5 switch (128x400GbE)", "ethernet", 128,
+       Bandwidth::gbps(400), Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false},
+  };
+  return table;
+}
+
+const std::vector<ScaleUpSpec>& scale_ups() {
+  // NVSwitch chip power and price are not published: ~100 W (gen2/gen3) and ~150 W (gen4) are
+  // estimates; HGX chips are priced into the GPU baseboard (0 here), NVL72 switch trays at an
+  // estimated ~$10,000 per chip. One-way GPU-to-GPU hardware latency through NVSwitch ~500 ns
+  // (estimate; NCCL adds its own per-step protocol latency on top, see HARDWARE.md).
+  // NVLink per-link rate per direction: NVLink 3 = 600 GB/s / 12 links / 2 directions = 25 GB/s
+  // (A100 datasheet); NVLink 4 = 900 / 18 / 2 = 25 GB/s (H100 datasheet); NVLink 5 =
+  // 1,800 / 18 / 2 = 50 GB/s (Blackwell datasheets). Infinity Fabric: 128 GB/s bidirectional per
+  // link = 64 GB/s per direction (MI300X datasheet). NVSwitch buffer sizes are not published.
+  constexpr Bandwidth kNvlink3Port = Bandwidth::gBps(25);
+  constexpr Bandwidth kNvlink4Port = Bandwidth::gBps(25);
+  constexpr Bandwidth kNvlink5Port = Bandwidth::gBps(50);
+  static const std::vector<ScaleUpSpec> table = {
+      // NVIDIA HGX A100 / DGX A100 user guide: 8 GPUs, 6 NVSwitch (gen2, 36 NVLink3 ports).
+      {"hgx_a100", "HGX A100 8-GPU (6x NVSwitch gen2)", "NVSwitch gen2", 8, 8, 8, 36, kNvlink3Port,
+       6, Time::ns(500), 100, 0, false},
+      // NVIDIA DGX H100 user guide / Hopper whitepaper: 8 GPUs, 4 NVSwitch gen3 (64 NVLink4
+      // ports each), NVLink SHARP.
+      {"hgx_h100", "HGX H100 8-GPU (4x NVSwitch gen3)", "NVSwitch gen3", 8, 8, 8, 64, kNvlink4Port,
+       4, Time::ns(500), 100, 0, true},
+      // NVIDIA HGX B200 datasheet / DGX B200 user guide: 8 GPUs, 2 NVSwitch gen4 (72 ports).
+      {"hgx_b200", "HGX B200 8-GPU (2x NVSwitch gen4)", "NVSwitch gen4", 8, 8, 8, 72, kNvlink5Port,
+       2, Time::ns(500), 150, 0, true},
+      // NVIDIA GB200 NVL72 datasheet: 72 GPUs in 18 compute trays of 4, 9 NVLink switch trays of
+      // 2 NVLink Switch chips = 18 chips (72 GPUs x 18 links / 72 ports).
+      {"nvl72", "GB200 NVL72 rack (18x NVLink Switch chips)", "NVLink Switch gen4", 72, 72, 4, 72,
+       kNvlink5Port, 18, Time::ns(500), 150, 10'000, true},
+      // NVIDIA Blackwell architecture brief: NVLink Switch domains up to 576 GPUs. Beyond 72
+      // GPUs the domain needs a second switch level (chips_for() derives the count).
+      {"nvlink_domain", "NVLink Switch domain (gen4 chips)", "NVLink Switch gen4", 0, 576, 4, 72,
+       kNvlink5Port, 0, Time::ns(500), 150, 10'000, true},
+      // AMD Instinct MI300X platform brief: 8 GPUs fully connected by Infinity Fabric (no
+      // switch). Latency ~500 ns, estimate as above.
+      {"xgmi_mesh", "AMD Infinity Fabric 8-GPU mesh", "", 8, 8, 8, 0, Bandwidth::gBps(64), 0,
+       Time::ns(500), 0, 0, false},
+  };
+  return table;
+}
+
+const std::vector<CableSpec>& cables() {
+  // Listed cheapest first within each medium: cable_for() takes the first that fits.
+  static const std::vector<CableSpec> table = {
+      // NVIDIA LinkX cables datasheets: passive copper DAC, QSFP56 HDR 200G up to 3 m
+      // (MCP1650-H), OSFP NDR twin-port 2x400G/800G up to 2 m (MCP4Y10-N). Negligible power.
+      // Approximate street prices, ~$150 and ~$300 (2024).
+      {"dac_200g", "QSFP56 200G passive copper DAC", LinkMedium::CopperDac, Bandwidth::gbps(200), 3,
+       0.1, 150, 0},
+      {"dac_800g", "OSFP 800G passive copper DAC", LinkMedium::CopperDac, Bandwidth::gbps(800), 2,
+       0.1, 300, 0},
+      // Credo HiWire AEC product brief (2023): 400G/800G active electrical cables up to 7 m,
+      // ~12 W per cable (both ends). Approximate street price, ~$600 (2024).
+      {"aec_800g", "800G active electrical cable", LinkMedium::ActiveElectrical,
+       Bandwidth::gbps(800), 7, 12, 600, 0},
+      // NVIDIA LinkX transceivers: QSFP56 200G SR4 multimode 100 m (MMA1T00-HS, ~5 W); OSFP 400G
+      // SR4 50 m (MMA4Z00-NS400, ~8 W); OSFP 800G 2xSR4 twin-port 50 m (MMA4Z00-NS, 17 W);
+      // OSFP 800G 2xDR4 single-mode 500 m (MMS4X00-NM, 17 W); OSFP 800G 2xFR4 2 km
+      // (MMS4X50-NM, 17 W). Approximate street prices per transceiver (2024): $400, $700,
+      // $1,100, $1,500, $2,000.
+      {"sr_200g", "QSFP56 200G SR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(200), 100, 5,
+       400, 2},
+      {"sr_400g", "OSFP 400G SR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(400), 50, 8,
+       700, 2},
+      {"sr_800g", "OSFP 800G 2xSR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 50, 17,
+       1'100, 2},
+      {"dr_800g", "OSFP 800G 2xDR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 500, 17,
+       1'500, 2},
+      {"fr_800g", "OSFP 800G 2xFR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 2'000,
+       17, 2'000, 2},
+      // OIF 400ZR implementation agreement: 400G coherent DWDM, 120 km amplified, ~20 W
+      // (QSFP-DD). OpenZR+ MSA: 400G over 1,000+ km amplified, ~25 W; 800ZR (OIF, 2024) ~30 W.
+      // Approximate street prices, ~$6,000 / ~$8,000 / ~$12,000 per module (estimates, 2024).
+      {"zr_400g", "400ZR QSFP-DD coherent transceiver", LinkMedium::LongHaulFibre,
+       Bandwidth::gbps(400), 120'000, 20, 6'000, 2},
+      {"zr_800g", "800ZR coherent transceiver", LinkMedium::LongHaulFibre, Bandwidth::gbps(800),
+       120'000, 30, 12'000, 2},
+      {"zrplus_400g", "OpenZR+ 400G coherent transceiver", LinkMedium::LongHaulFibre,
+       Bandwidth::gbps(400), 2'000'000, 25, 8'000, 2},
+  };
+  return table;
+}
+
+const std::vector<PcieSpec>& pcies() {
+  // PCI-SIG base specifications: Gen4 16 GT/s and Gen5 32 GT/s per lane, 128b/130b encoding;
+  // x16 per direction = 31.5 GB/s (Gen4) and 63.0 GB/s (Gen5). One-way latency ~250 ns through
+  // the root complex / switch (estimate).
+  static const std::vector<PcieSpec> table = {
+      {"gen4_x16", Bandwidth::gBps(16 * 16.0 / 8 * 128 / 130), Time::ns(250)},
+      {"gen5_x16", Bandwidth::gBps(16 * 32.0 / 8 * 128 / 130), Time::ns(250)},
+  };
+  return table;
+}
+
+template <typename Spec>
+std::size_t index_of(const std::vector<Spec>& table, std::string_view name, std::string_view field,
+                     const char* what) {
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i].name == name) return i;
+  }
+  std::string known;
+  for (const auto& s : table) {
+    if (!known.empty()) known += ", ";
+    known += s.name;
+  }
+  throw InputError(std::string(field),
+                   fmt::format("unknown {} '{}' (known: {})", what, name, known));
+}
+
+}  // namespace
+
+std::uint64_t ScaleUpSpec::chips_for(std::uint64_t gpus, std::uint32_t links_per_gpu) const {
+  if (chip_ports == 0 || gpus == 0) return 0;
+  if (fixed_chips != 0 && domain_gpus != 0) {
+    return fixed_chips * ((gpus + domain_gpus - 1) / domain_gpus);
+  }
+  const std::uint64_t gpu_ports = gpus * links_per_gpu;
+  if (gpus <= chip_ports) {
+    // One level: every GPU link lands on a chip port.
+    return (gpu_ports + chip_ports - 1) / chip_ports;
+  }
+  // Two levels (a non-blocking fat tree of chips): level-1 chips use half their ports down,
+  // level-2 chips all of theirs, so chips = gpu_ports * (2/P + 1/P).
+  const std::uint64_t level1 = (2 * gpu_ports + chip_ports - 1) / chip_ports;
+  const std::uint64_t level2 = (gpu_ports + chip_ports - 1) / chip_ports;
+  return level1 + level2;
+}
+
+std::span<const GpuSpec> gpu_catalog() {
+  return gpus();
+}
+std::span<const NicSpec> nic_catalog() {
+  return nics();
+}
+std::span<const SwitchSpec> switch_catalog() {
+  return switches();
+}
+std::span<const ScaleUpSpec> scale_up_catalog() {
+  return scale_ups();
+}
+std::span<const CableSpec> cable_catalog() {
+  return cables();
+}
+std::span<const PcieSpec> pcie_catalog() {
+  return pcies();
+}
+
+const GpuSpec& gpu_spec(std::string_view name, std::string_view field) {
+  return gpus()[index_of(gpus(), name, field, "GPU")];
+}
+const NicSpec& nic_spec(std::string_view name, std::string_view field) {
+  return nics()[index_of(nics(), name, field, "NIC")];
+}
+const SwitchSpec& switch_spec(std::string_view name, std::string_view field) {
+  return switches()[index_of(switches(), name, field, "switch")];
+}
+const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field) {
+  return scale_ups()[index_of(scale_ups(), name, field, "scale-up system")];
+}
+const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
+  return pcies()[index_of(pcies(), name, field, "PCIe link")];
+}
+std::uint16_t gpu_index(std::string_view name) {
+  return static_cast<std::uint16_t>(index_of(gpus(), name, "gpu", "GPU"));
+}
+std::uint16_t nic_index(std::string_view name) {
+  return static_cast<std::uint16_t>(index_of(nics(), name, "nic", "NIC"));
+}
+std::uint16_t switch_index(std::string_view name) {
+  return static_cast<std::uint16_t>(index_of(switches(), name, "switch", "switch"));
+}
+std::uint16_t scale_up_index(std::string_view name) {
+  return static_cast<std::uint16_t>(index_of(scale_ups(), name, "scale_up", "scale-up system"));
+}
+
+CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m) {
+  if (medium == LinkMedium::NvLink || medium == LinkMedium::Pcie) return {};  // board traces
+  const CableSpec* fastest = nullptr;
+  for (const CableSpec& c : cables()) {
+    if (c.medium != medium || c.reach_m < length_m) continue;
+    if (c.max_speed >= speed) return {&c, 1};
+    if (fastest == nullptr || c.max_speed > fastest->max_speed) fastest = &c;
+  }
+  if (fastest == nullptr) {
+    throw InputError("cable", fmt::format("no {} cable or optic in the catalog reaches {} m",
+                                          to_string(medium), length_m));
+  }
+  const double lanes =
+      std::ceil(speed.bytes_per_second() / fastest->max_speed.bytes_per_second() - 1e-9);
+  return {fastest, static_cast<std::uint32_t>(std::max(1.0, lanes))};
+}
+
+const CableSpec& fibre_patch_cord() {
+  // MPO-12/APC multimode or single-mode patch cord, ~$50 approximate street price (fs.com
+  // list prices, 2024); passive. Long-haul fibre is leased and not priced here.
+  static const CableSpec cord{"fibre_mpo",
+                              "MPO fibre patch cord",
+                              LinkMedium::Optical,
+                              Bandwidth::gbps(800),
+                              2'000,
+                              0,
+                              50,
+                              0};
+  return cord;
+}
+
+LinkMedium medium_for_length(Bandwidth speed, double length_m) {
+  const double dac_reach = speed > Bandwidth::gbps(200) ? 2.0 : 3.0;  // LinkX DAC datasheets
+  if (length_m <= dac_reach) return LinkMedium::CopperDac;
+  if (length_m <= 7.0) return LinkMedium::ActiveElectrical;  // AEC reach, Credo HiWire
+  if (length_m <= 2'000.0) return LinkMedium::Optical;       // 2xFR4 reach
+  return LinkMedium::LongHaulFibre;
+}
+
+const NicSpec& default_nic_for(const SwitchSpec& sw) {
+  for (const NicSpec& n : nics()) {
+    const bool same_fabric =
+        sw.fabric == "infiniband" ? n.fabric == "infiniband" : n.fabric == "roce";
+    if (same_fabric && n.port_speed == sw.port_speed) return n;
+  }
+  return nics()[index_of(nics(), "cx7_ndr", "nic", "NIC")];
+}
+
+}  // namespace lockstep

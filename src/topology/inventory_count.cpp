@@ -1,0 +1,207 @@
+// Counting a design into its bill of materials: BomTally accumulates parts (from a graph or from
+// a builder's closed-form counts) and prices them from the catalog.
+#include "lockstep/topology/inventory_count.hpp"
+
+#include <fmt/format.h>
+
+#include "lockstep/topology/catalog.hpp"
+
+namespace lockstep {
+namespace {
+
+const char* tier_name(std::uint8_t tier) {
+  switch (tier) {
+    case 0:
+      return "leaf";
+    case 1:
+      return "spine";
+    case 2:
+      return "core";
+    default:
+      return "tier3+";
+  }
+}
+
+void add_line(Inventory& inv, std::string item, std::string category, std::string tier,
+              std::uint64_t count, double power_w, double price_usd) {
+  if (count == 0) return;
+  inv.power_w += power_w * static_cast<double>(count);
+  inv.cost_usd += price_usd * static_cast<double>(count);
+  inv.lines.push_back(
+      {std::move(item), std::move(category), std::move(tier), count, power_w, price_usd});
+}
+
+}  // namespace
+
+void BomTally::add_gpus(std::uint16_t model, std::uint64_t count) {
+  gpus_[model] += count;
+}
+void BomTally::add_nics(std::uint16_t model, std::uint64_t count) {
+  nics_[model] += count;
+}
+
+void BomTally::add_switches(std::uint16_t model, std::uint8_t tier, std::uint64_t count,
+                            std::uint64_t ports_used, std::uint32_t radix, std::uint64_t overfull) {
+  SwitchCount& s = switches_[{tier, model}];
+  s.count += count;
+  s.ports_used += ports_used;
+  s.ports_total += static_cast<std::uint64_t>(radix) * count;
+  s.overfull += overfull;
+  if (overfull == 0 && radix != 0 && ports_used > static_cast<std::uint64_t>(radix) * count) {
+    s.overfull += count;
+  }
+}
+
+void BomTally::add_scale_up(std::uint16_t model, std::uint64_t domains, std::uint64_t chips,
+                            std::uint64_t ports_used) {
+  auto& [d, c, p] = scale_up_[model];
+  d += domains;
+  c += chips;
+  p += ports_used;
+}
+
+void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count) {
+  links_[LinkKey{medium, speed.bytes_per_second(), length_m}] += count;
+}
+
+void BomTally::finish(Inventory& inv) const {
+  inv.lines.clear();
+  inv.tiers.clear();
+  inv.power_w = 0;
+  inv.cost_usd = 0;
+  inv.gpus = inv.nics = inv.cables = inv.transceivers = 0;
+  for (const auto& [model, count] : gpus_) {
+    const GpuSpec& g = gpu_catalog()[model];
+    inv.gpus += count;
+    add_line(inv, g.display, "gpu", "", count, g.power_w, g.price_usd);
+  }
+  for (const auto& [model, count] : nics_) {
+    const NicSpec& n = nic_catalog()[model];
+    inv.nics += count;
+    add_line(inv, n.display, "nic", "", count, n.power_w, n.price_usd);
+  }
+  for (const auto& [model, counts] : scale_up_) {
+    const auto& [domains, chips, ports] = counts;
+    const ScaleUpSpec& s = scale_up_catalog()[model];
+    if (chips != 0) {
+      add_line(inv, s.switch_chip + " chip (" + s.display + ")", "switch", "scale_up", chips,
+               s.chip_power_w, s.chip_price_usd);
+    }
+    TierFigures tier;
+    tier.tier = "scale_up";
+    tier.switches = chips;
+    tier.ports_used = ports;
+    const std::uint64_t total = chips * s.chip_ports;
+    tier.ports_free = total > ports ? total - ports : 0;
+    inv.tiers.push_back(tier);
+    (void)domains;
+  }
+  // Scale-out tiers in order leaf, spine, core; several models in one tier share its figures.
+  std::map<std::uint8_t, TierFigures> tiers;
+  for (const auto& [key, s] : switches_) {
+    const auto [tier, model] = key;
+    const SwitchSpec& spec = switch_catalog()[model];
+    add_line(inv, spec.display, "switch", tier_name(tier), s.count, spec.power_w, spec.price_usd);
+    TierFigures& t = tiers[tier];
+    t.tier = tier_name(tier);
+    t.switches += s.count;
+    t.ports_used += s.ports_used;
+    t.ports_free += s.ports_total > s.ports_used ? s.ports_total - s.ports_used : 0;
+    if (s.overfull != 0) {
+      inv.feasible = false;
+      inv.problems.push_back(fmt::format(
+          "{} {} switch(es) need more ports than the {} each has ({} ports used on {} switches)",
+          s.overfull, tier_name(tier), s.ports_total / s.count, s.ports_used, s.count));
+    }
+  }
+  for (auto& [tier, figures] : tiers) inv.tiers.push_back(figures);
+
+  std::uint64_t fibres = 0;
+  std::map<const CableSpec*, std::uint64_t> parts;
+  for (const auto& [key, count] : links_) {
+    const CableChoice choice =
+        cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
+    if (choice.spec == nullptr) continue;  // NVLink / PCIe: board traces, not cables
+    const std::uint64_t n = count * choice.parallel;
+    parts[choice.spec] += n;
+    if (choice.spec->transceivers_per_link != 0) {
+      inv.transceivers += n * choice.spec->transceivers_per_link;
+      if (key.medium == LinkMedium::Optical) fibres += n;
+      inv.cables += n;  // the fibre (patch cord or long-haul strand pair)
+    } else {
+      inv.cables += n;
+    }
+  }
+  for (const CableSpec& c : cable_catalog()) {
+    auto it = parts.find(&c);
+    if (it == parts.end()) continue;
+    if (c.transceivers_per_link != 0) {
+      add_line(inv, c.display, "transceiver", "", it->second * c.transceivers_per_link, c.power_w,
+               c.price_usd);
+    } else {
+      add_line(inv, c.display, "cable", "", it->second, c.power_w, c.price_usd);
+    }
+  }
+  const CableSpec& cord = fibre_patch_cord();
+  add_line(inv, cord.display, "cable", "", fibres, cord.power_w, cord.price_usd);
+}
+
+void count_inventory(const Topology& topo, Inventory& inv) {
+  BomTally tally;
+  // Group switches by (tier, model, radix) so ports are summed per group.
+  std::map<std::tuple<std::uint8_t, std::uint16_t, std::uint16_t>,
+           std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>
+      switch_groups;
+  std::map<std::uint16_t, std::uint64_t> gpus, nics;
+  for (DeviceId id = 0; id < topo.num_devices(); ++id) {
+    const Device& d = topo.device(id);
+    const auto degree = static_cast<std::uint64_t>(topo.ports(id).size());
+    switch (d.kind) {
+      case DeviceKind::Gpu:
+        ++gpus[d.model];
+        break;
+      case DeviceKind::Nic:
+        ++nics[d.model];
+        break;
+      case DeviceKind::Switch: {
+        auto& [count, used, overfull] = switch_groups[{d.tier, d.model, d.radix}];
+        ++count;
+        used += degree;
+        if (d.radix != 0 && degree > d.radix) ++overfull;
+        break;
+      }
+      case DeviceKind::ScaleUpSwitch: {
+        if (degree == 0) break;
+        const ScaleUpSpec& s = scale_up_catalog()[d.model];
+        const GpuSpec& g = gpu_catalog()[topo.device(topo.ports(id)[0].peer).model];
+        tally.add_scale_up(d.model, 1, s.chips_for(degree, g.scale_up_links),
+                           degree * g.scale_up_links);
+        break;
+      }
+      case DeviceKind::Host:
+      case DeviceKind::Gateway:
+        break;
+    }
+  }
+  for (const auto& [model, count] : gpus) tally.add_gpus(model, count);
+  for (const auto& [model, count] : nics) tally.add_nics(model, count);
+  for (const auto& [key, value] : switch_groups) {
+    const auto [tier, model, radix] = key;
+    const auto [count, used, overfull] = value;
+    tally.add_switches(model, tier, count, used, radix, overfull);
+  }
+  // Links: group by (medium, speed, length) so the catalog lookup runs once per kind.
+  std::map<std::tuple<LinkMedium, double, double>, std::uint64_t> kinds;
+  for (const Link& l : topo.links()) {
+    ++kinds[{l.medium, l.bandwidth.bytes_per_second(), l.length_m}];
+  }
+  for (const auto& [key, count] : kinds) {
+    const auto [medium, speed, length] = key;
+    tally.add_links(medium, Bandwidth::bytes_per_second(speed), length, count);
+  }
+  tally.finish(inv);
+  inv.nodes = topo.num_nodes();
+  inv.graph_built = true;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,181 @@
+// System and fabric presets. Sources are the vendors' datasheets named per entry; the hardware
+// figures themselves (GPU, NIC, switch) come from the catalog (catalog.cpp).
+#include "lockstep/topology/presets.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
+
+namespace lockstep {
+
+const std::vector<SystemPreset>& system_presets() {
+  static const std::vector<SystemPreset> table = {
+      // NVIDIA DGX A100 datasheet (2020): 8 x A100 SXM4, 6 NVSwitch, 8 x ConnectX-6 HDR 200G
+      // compute NICs (one per GPU), 2 x AMD EPYC 7742 hosts.
+      {"dgx-a100", "a100", "hgx_a100", 8, 8, "ib-hdr", 1, true,
+       "DGX A100: 8 x A100, NVSwitch gen2, 8 x HDR 200G"},
+      // NVIDIA DGX H100 datasheet (2023): 8 x H100 SXM5, 4 NVSwitch gen3, 8 x ConnectX-7 400G
+      // (one per GPU, "rails"), 2 x Intel Xeon 8480C.
+      {"hgx-h100", "h100", "hgx_h100", 8, 8, "ib-ndr", 1, false,
+       "HGX/DGX H100: 8 x H100, NVSwitch gen3 with NVLS, 8 x NDR 400G"},
+      // NVIDIA DGX H200 datasheet (2024): the DGX H100 platform with H200 GPUs.
+      {"hgx-h200", "h200", "hgx_h100", 8, 8, "ib-ndr", 1, false,
+       "HGX/DGX H200: 8 x H200, NVSwitch gen3 with NVLS, 8 x NDR 400G"},
+      // NVIDIA DGX B200 datasheet (2024): 8 x B200, 2 NVSwitch gen4, 8 x ConnectX-7 400G
+      // (4 OSFP ports), Intel Xeon 8570 hosts.
+      {"hgx-b200", "b200", "hgx_b200", 8, 8, "ib-ndr", 1, false,
+       "HGX/DGX B200: 8 x B200, NVSwitch gen4 with NVLS, 8 x NDR 400G"},
+      // NVIDIA GB200 NVL72 datasheet (2024): 18 compute trays of 2 GB200 superchips (4 GPUs,
+      // Grace hosts) in one 72-GPU NVLink domain; 4 x ConnectX-7 400G per tray for scale-out.
+      {"gb200-nvl72", "gb200", "nvl72", 4, 4, "ib-ndr", 18, false,
+       "GB200 NVL72: node = 4-GPU compute tray, 18 trays per NVLink domain, 4 x NDR 400G"},
+      // AMD Instinct MI300X platform (e.g. Dell PowerEdge XE9680 spec sheet, 2024): 8 x MI300X
+      // fully connected by Infinity Fabric, 8 x 400G NICs, AMD EPYC hosts.
+      {"mi300x", "mi300x", "xgmi_mesh", 8, 8, "roce-400g", 1, true,
+       "MI300X platform: 8 x MI300X, Infinity Fabric mesh, 8 x 400GbE RoCE"},
+  };
+  return table;
+}
+
+const std::vector<FabricPreset>& fabric_presets() {
+  // NIC latencies (GPU -> wire through PCIe and the adapter, one way) are estimates: ~1 us for
+  // InfiniBand and RoCE RDMA (ConnectX datasheets quote sub-microsecond adapter latency, plus
+  // PCIe), ~5 us for EFA's SRD, ~10 us for kernel TCP. NCCL's per-step network latencies
+  // (catalog_nccl) are InfiniBand measurements; extra_step_latency adds what slower transports
+  // cost per step (estimates: EFA ~10 us, TCP sockets ~30 us per round trip of a step).
+  static const std::vector<FabricPreset> table = {
+      // InfiniBand HDR 200 Gb/s: ConnectX-6 + Quantum QM8700 (SHARPv2).
+      {"ib-hdr", "infiniband", "cx6_hdr", Bandwidth::gbps(200), "qm8700", Time::us(1), Time::zero(),
+       true, "InfiniBand HDR 200G, Quantum QM8700, SHARPv2"},
+      // InfiniBand NDR 400 Gb/s: ConnectX-7 + Quantum-2 QM9700 (SHARPv3).
+      {"ib-ndr", "infiniband", "cx7_ndr", Bandwidth::gbps(400), "qm9700", Time::us(1), Time::zero(),
+       true, "InfiniBand NDR 400G, Quantum-2 QM9700, SHARPv3"},
+      // InfiniBand XDR 800 Gb/s: ConnectX-8 + Quantum-X800 Q3400 (SHARPv4).
+      {"ib-xdr", "infiniband", "cx8_xdr", Bandwidth::gbps(800), "q3400", Time::us(1), Time::zero(),
+       true, "InfiniBand XDR 800G, Quantum-X800 Q3400, SHARPv4"},
+      // RoCEv2 at 200GbE: ConnectX-7 ports run at 200GbE (ConnectX-7 datasheet: 1-400GbE),
+      // Spectrum-4 in 400G mode.
+      {"roce-200g", "roce", "cx7_400gbe", Bandwidth::gbps(200), "sn5600_400g", Time::us(1),
+       Time::zero(), false, "RoCEv2 200GbE, ConnectX-7, Spectrum-4"},
+      {"roce-400g", "roce", "cx7_400gbe", Bandwidth::gbps(400), "sn5600_400g", Time::us(1),
+       Time::zero(), false, "RoCEv2 400GbE, ConnectX-7, Spectrum-4"},
+      {"roce-800g", "roce", "cx8_800gbe", Bandwidth::gbps(800), "sn5600", Time::us(1), Time::zero(),
+       false, "RoCEv2 800GbE, ConnectX-8, Spectrum-4"},
+      // AWS p5 (EC2 docs): 3,200 Gb/s EFA per instance = 4 x 100G per GPU, modelled as one
+      // 400G logical NIC per GPU; AWS's switches are not sold, Tomahawk 5 stands in.
+      {"efa", "efa", "efa_p5", Bandwidth::gbps(400), "tomahawk5_400g", Time::us(5), Time::us(10),
+       false, "AWS EFA (SRD), 4 x 100G per GPU"},
+      // Plain Ethernet with NCCL's socket transport at 100GbE (ConnectX-7 at 100GbE).
+      {"tcp", "tcp", "cx7_400gbe", Bandwidth::gbps(100), "tomahawk5_400g", Time::us(10),
+       Time::us(30), false, "TCP sockets over 100GbE Ethernet"},
+  };
+  return table;
+}
+
+namespace {
+template <typename T>
+const T& find_named(const std::vector<T>& table, const std::string& name, const std::string& field,
+                    const char* what) {
+  std::string known;
+  for (const auto& e : table) {
+    if (e.name == name) return e;
+    known += (known.empty() ? "" : ", ") + e.name;
+  }
+  throw InputError(field,
+                   std::string("unknown ") + what + " '" + name + "' (known: " + known + ")");
+}
+}  // namespace
+
+const SystemPreset& system_preset(const std::string& name, const std::string& field) {
+  return find_named(system_presets(), name, field, "system");
+}
+const FabricPreset& fabric_preset(const std::string& name, const std::string& field) {
+  return find_named(fabric_presets(), name, field, "fabric");
+}
+
+std::uint32_t PresetCluster::domain_gpus() const {
+  const std::uint32_t trays = nodes < system.domain_nodes ? nodes : system.domain_nodes;
+  return trays * gpus_per_node;
+}
+std::uint32_t PresetCluster::domains() const {
+  return (nodes + system.domain_nodes - 1) / system.domain_nodes;
+}
+
+PresetCluster resolve_preset(const PresetRequest& r) {
+  PresetCluster c;
+  c.system = system_preset(r.system);
+  c.fabric = fabric_preset(r.fabric.empty() ? c.system.fabric : r.fabric);
+  if (r.nodes == 0) throw InputError("nodes", "must be at least 1");
+  if (r.nodes > 1'000'000) throw InputError("nodes", "at most 1,000,000 nodes");
+  c.nodes = r.nodes;
+  if (c.system.domain_nodes > 1 && c.nodes > c.system.domain_nodes &&
+      c.nodes % c.system.domain_nodes != 0)
+    throw InputError("nodes", c.system.name + " beyond one rack needs whole racks of " +
+                                  std::to_string(c.system.domain_nodes) + " nodes, got " +
+                                  std::to_string(c.nodes));
+  c.gpus_per_node = r.gpus_per_node == 0 ? c.system.gpus_per_node : r.gpus_per_node;
+  if (c.gpus_per_node > c.system.gpus_per_node)
+    throw InputError("gpus_per_node",
+                     c.system.name + " ships " + std::to_string(c.system.gpus_per_node) +
+                         " GPUs per node, cannot use " + std::to_string(c.gpus_per_node));
+  // With fewer GPUs than shipped, only the NICs next to the GPUs in use serve them (each GPU's
+  // rail NIC), unless the user says how many NICs to use.
+  if (r.nics_per_node > 0) {
+    if (r.nics_per_node > 64) throw InputError("nics_per_node", "at most 64 NICs per node");
+    c.nics_per_node = r.nics_per_node;
+  } else {
+    const std::uint32_t shipped = c.system.nics_per_node;
+    c.nics_per_node =
+        (shipped * c.gpus_per_node + c.system.gpus_per_node - 1) / c.system.gpus_per_node;
+  }
+  c.nic_speed = r.nic_speed.bytes_per_second() > 0 ? r.nic_speed : c.fabric.nic_speed;
+  if (r.sharp && !c.fabric.sharp_capable)
+    throw InputError("sharp", "the switches of fabric " + c.fabric.name +
+                                  " have no in-network reduction (SHARP needs ib-hdr, ib-ndr "
+                                  "or ib-xdr)");
+  c.sharp = r.sharp;
+  c.nvls = scale_up_spec(c.system.scale_up).nvls;
+  return c;
+}
+
+PresetRequest preset_request(const ArgNode& args) {
+  PresetRequest r;
+  r.system = args.get_string("system", r.system);
+  r.fabric = args.get_string("fabric", "");
+  r.nodes = static_cast<std::uint32_t>(args.get_int("nodes", 1, 1, 1'000'000));
+  r.gpus_per_node = static_cast<std::uint32_t>(args.get_int("gpus_per_node", 0, 1, 72));
+  r.nics_per_node = static_cast<std::uint32_t>(args.get_int("nics_per_node", 0, 1, 64));
+  r.nic_speed = args.get_bandwidth("nic_speed", Bandwidth());
+  r.sharp = args.get_bool("sharp", false);
+  try {
+    resolve_preset(r);  // report override errors at the map's location
+  } catch (const InputError& e) {
+    const ArgNode* at = args.find(e.field());
+    if (at != nullptr) at->fail(e.bare_message());
+    args.fail(e.bare_message());
+  }
+  return r;
+}
+
+ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
+  ArgNode args = ArgNode::map(path);
+  auto put = [&](const std::string& key, const std::string& value) {
+    args.set(key, ArgNode::scalar(value, path + "." + key));
+  };
+  const SwitchSpec& sw = switch_spec(c.fabric.switch_model);
+  put("builder", "rail_optimized");
+  put("nodes", std::to_string(c.nodes));
+  put("nodes_per_su", std::to_string(std::min<std::uint32_t>(32, sw.radix / 2)));
+  put("gpu", c.system.gpu);
+  put("scale_up", c.system.scale_up);
+  put("gpus_per_node", std::to_string(c.gpus_per_node));
+  put("nics_per_node", std::to_string(std::min(c.nics_per_node, c.gpus_per_node)));
+  put("nic", c.fabric.nic);
+  put("switch", c.fabric.switch_model);
+  put("port_speed", std::to_string(c.nic_speed.gigabits_per_second()) + "Gbps");
+  return args;
+}
+
+}  // namespace lockstep

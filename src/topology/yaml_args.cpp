@@ -1,0 +1,217 @@
+#include "lockstep/topology/yaml_args.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_set>
+
+namespace lockstep {
+namespace {
+
+// Nesting recurses; deeper documents are refused before they can exhaust the stack.
+constexpr int kMaxDepth = 200;
+
+class YamlConverter {
+ public:
+  YamlConverter(const std::string& file, std::size_t max_values)
+      : file_(file), max_values_(max_values) {}
+
+  SourceLocation at(const YAML::Mark& m) const {
+    if (m.is_null()) return SourceLocation{file_, 0, 0};
+    return SourceLocation{file_, m.line + 1, m.column + 1};  // yaml-cpp marks are 0-based
+  }
+
+  // `where` locates maps, lists and nulls (for a map value: its key, which is where a reader
+  // looks); scalars carry their own mark.
+  ArgNode convert(const YAML::Node& node, const std::string& path, const SourceLocation& where,
+                  int depth) {
+    if (++count_ > max_values_) {
+      throw InputError(path, fmt::format("document too large (more than {} values)", max_values_),
+                       where);
+    }
+    if (depth > kMaxDepth) throw InputError(path, "nested too deeply", where);
+    switch (node.Type()) {
+      case YAML::NodeType::Scalar:
+        return ArgNode::scalar(node.Scalar(), path, at(node.Mark()));
+      case YAML::NodeType::Sequence:
+        return convert_list(node, path, where, depth);
+      case YAML::NodeType::Map:
+        return convert_map(node, path, where, depth);
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return ArgNode::scalar("", path, where);
+  }
+
+ private:
+  ArgNode convert_list(const YAML::Node& node, const std::string& path, const SourceLocation& where,
+                       int depth) {
+    ArgNode out = ArgNode::list(path, where);
+    std::size_t index = 0;
+    for (const auto& item : node) {
+      const SourceLocation item_where = item.Mark().is_null() ? where : at(item.Mark());
+      out.push(convert(item, fmt::format("{}[{}]", path, index++), item_where, depth + 1));
+    }
+    return out;
+  }
+
+  ArgNode convert_map(const YAML::Node& node, const std::string& path, const SourceLocation& where,
+                      int depth) {
+    ArgNode out = ArgNode::map(path, where);
+    std::unordered_set<std::string> seen;
+    for (const auto& pair : node) {
+      const SourceLocation key_where = at(pair.first.Mark());
+      if (!pair.first.IsScalar()) {
+        throw InputError(path, "a map key must be a plain name, not a map or list", key_where);
+      }
+      const std::string& key = pair.first.Scalar();
+      const std::string child_path = path.empty() ? key : path + "." + key;
+      if (!seen.insert(key).second) {
+        throw InputError(child_path, fmt::format("duplicate key '{}'", key), key_where);
+      }
+      out.set(key, convert(pair.second, child_path, key_where, depth + 1));
+    }
+    return out;
+  }
+
+  const std::string& file_;
+  std::size_t max_values_;
+  std::size_t count_ = 0;
+};
+
+// 1-based line and column of the byte at 0-based `offset`.
+SourceLocation location_of_offset(std::string_view text, std::size_t offset,
+                                  const std::string& file) {
+  offset = std::min(offset, text.size());
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return SourceLocation{file, line, column};
+}
+
+bool blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// Fallback when yaml-cpp rejects valid JSON (it accepts nearly all of it): the tree without
+// line numbers, still with paths.
+ArgNode from_json_dom(const nlohmann::json& j, const std::string& path, const std::string& file) {
+  const SourceLocation where{file, 0, 0};
+  if (j.is_object()) {
+    ArgNode out = ArgNode::map(path, where);
+    for (const auto& [key, value] : j.items()) {
+      out.set(key, from_json_dom(value, path.empty() ? key : path + "." + key, file));
+    }
+    return out;
+  }
+  if (j.is_array()) {
+    ArgNode out = ArgNode::list(path, where);
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      out.push(from_json_dom(j[i], fmt::format("{}[{}]", path, i), file));
+    }
+    return out;
+  }
+  if (j.is_null()) return ArgNode::scalar("", path, where);
+  if (j.is_string()) return ArgNode::scalar(j.get<std::string>(), path, where);
+  return ArgNode::scalar(j.dump(), path, where);
+}
+
+// The parser's own message without its "[json.exception...] parse error at line x, column y:"
+// prefix, since we print the location ourselves.
+std::string json_message(const nlohmann::json::parse_error& e) {
+  std::string message = e.what();
+  const auto column = message.find("column ");
+  if (column != std::string::npos) {
+    const auto colon = message.find(": ", column);
+    if (colon != std::string::npos) message = message.substr(colon + 2);
+  }
+  return message;
+}
+
+}  // namespace
+
+ArgNode parse_yaml_args(std::string_view text, const std::string& filename,
+                        const std::string& root_path, std::size_t max_values) {
+  const SourceLocation start{filename, 1, 1};
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    const YamlConverter c(filename, max_values);
+    throw InputError("", "YAML syntax error: " + e.msg, c.at(e.mark));
+  }
+  if (documents.empty()) return ArgNode::scalar("", root_path, start);
+  YamlConverter converter(filename, max_values);
+  if (documents.size() > 1) {
+    throw InputError("", "only one YAML document is allowed per file (found a second '---')",
+                     converter.at(documents[1].Mark()));
+  }
+  const YAML::Node& root = documents.front();
+  return converter.convert(root, root_path,
+                           root.Mark().is_null() ? start : converter.at(root.Mark()), 0);
+}
+
+ArgNode parse_json_args(std::string_view text, const std::string& filename,
+                        const std::string& root_path) {
+  if (blank(text)) return ArgNode::scalar("", root_path, SourceLocation{filename, 1, 1});
+  nlohmann::json dom;
+  try {
+    dom = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based: the position of the character that stopped the parser.
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    throw InputError("", "JSON syntax error: " + json_message(e),
+                     location_of_offset(text, offset, filename));
+  }
+  try {
+    // Valid JSON is valid YAML 1.2; yaml-cpp gives us line numbers and duplicate-key checks.
+    return parse_yaml_args(text, filename, root_path);
+  } catch (const InputError& e) {
+    if (e.bare_message().rfind("YAML syntax error", 0) != 0) throw;
+  }
+  return from_json_dom(dom, root_path, filename);
+}
+
+bool is_empty_document(const ArgNode& root) {
+  return root.kind() == ArgNode::Kind::Scalar && root.text().empty();
+}
+
+std::string read_text_file(const std::string& path, const std::string& field,
+                           const SourceLocation& where) {
+  // Scenario and graph files are small; refuse anything that could exhaust memory.
+  constexpr std::uintmax_t kMaxFileBytes = 512ull << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(field, fmt::format("cannot read '{}': no such file", path), where);
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxFileBytes) {
+    throw InputError(field, fmt::format("'{}' is too large (over 512 MiB)", path), where);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    throw InputError(field, fmt::format("cannot read '{}'", path), where);
+  }
+  return buffer.str();
+}
+
+ArgNode load_args_file(const std::string& path, const std::string& root_path,
+                       const std::string& field, const SourceLocation& where) {
+  const std::string text = read_text_file(path, field, where);
+  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  return json ? parse_json_args(text, path, root_path) : parse_yaml_args(text, path, root_path);
+}
+
+}  // namespace lockstep

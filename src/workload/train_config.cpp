@@ -1,0 +1,177 @@
+#include "lockstep/workload/train_config.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/args.hpp"
+
+namespace lockstep {
+namespace {
+
+std::uint32_t get_u32(const ArgNode& job, const char* key, std::uint32_t fallback,
+                      std::uint32_t max) {
+  return static_cast<std::uint32_t>(job.get_int(key, fallback, 1, max));
+}
+
+// A noise entry may be a scalar ("normal:5%") or a list of them.
+template <typename Spec, typename Parse>
+std::vector<Spec> parse_specs(const ArgNode* node, Parse parse) {
+  std::vector<Spec> out;
+  if (node == nullptr) return out;
+  auto one = [&](const ArgNode& n) {
+    if (n.kind() != ArgNode::Kind::Scalar) n.fail("expected a text like normal:5%");
+    try {
+      out.push_back(parse(n.text(), n.path()));
+    } catch (const InputError& e) {
+      n.fail(e.bare_message());
+    }
+  };
+  if (node->kind() == ArgNode::Kind::List) {
+    for (const auto& item : node->items()) one(item);
+  } else {
+    one(*node);
+  }
+  return out;
+}
+
+std::uint32_t parse_u32(std::string_view s, std::string_view field, std::string_view text) {
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
+    throw InputError(std::string(field), fmt::format("bad rank list '{}'", text));
+  }
+  return v;
+}
+
+}  // namespace
+
+const char* to_string(ZeroStage z) {
+  switch (z) {
+    case ZeroStage::None:
+      return "none";
+    case ZeroStage::Optimizer:
+      return "zero-1";
+    case ZeroStage::Gradients:
+      return "zero-2";
+    case ZeroStage::Parameters:
+      return "zero-3";
+  }
+  return "?";
+}
+
+bool TrainConfig::noisy() const {
+  return !ComputeNoise(jitter, faults).empty() || link_jitter > 0 || !faults.empty();
+}
+
+std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_view field) {
+  std::vector<std::uint32_t> ranks;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    auto dash = item.find('-');
+    std::uint32_t lo = parse_u32(item.substr(0, dash), field, text);
+    std::uint32_t hi =
+        dash == std::string_view::npos ? lo : parse_u32(item.substr(dash + 1), field, text);
+    if (hi < lo || hi - lo > 1'000'000) {
+      throw InputError(std::string(field), fmt::format("bad rank range '{}'", item));
+    }
+    for (std::uint32_t r = lo; r <= hi; ++r) ranks.push_back(r);
+  }
+  if (ranks.empty()) throw InputError(std::string(field), "empty rank list");
+  return ranks;
+}
+
+TrainConfig parse_train_config(const ArgNode& job) {
+  if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
+  TrainConfig c;
+  job.find("type");  // `type: train` selects this parser in scenario files
+  c.model = parse_model(job.at("model"));
+
+  auto& p = c.par;
+  p.tp = get_u32(job, "tp", 1, 1 << 16);
+  p.pp = get_u32(job, "pp", 1, 1 << 16);
+  p.dp = get_u32(job, "dp", 1, 1 << 24);
+  p.ep = get_u32(job, "ep", 1, 1 << 16);
+  p.sequence_parallel = job.get_bool("sequence_parallel", true);
+  p.interleave = get_u32(job, "interleave", 1, 64);
+  p.zero = static_cast<ZeroStage>(job.get_int("zero", 0, 0, 3));
+  p.fsdp = job.get_bool("fsdp", false);
+  if (p.fsdp) p.zero = ZeroStage::Parameters;
+
+  const std::int64_t kBig = std::int64_t{1} << 40;
+  c.global_batch = static_cast<std::uint64_t>(job.at("global_batch").as_int(1, kBig));
+  c.micro_batch = static_cast<std::uint64_t>(job.get_int("micro_batch", 1, 1, kBig));
+  c.seq = static_cast<std::uint64_t>(job.get_int("seq", 0, 1, kBig));
+  c.efficiency = job.get_double("efficiency", c.efficiency, 0.01, 1.0);
+  c.peak_flops = job.get_double("peak_tflops", 0, 0.001, 1e9) * 1e12;
+  if (const ArgNode* hbm = job.find("hbm")) c.hbm = hbm->as_bytes();
+  c.recompute = job.get_bool("recompute", false);
+  if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
+  c.overlap_dp = job.get_bool("overlap_dp", true);
+  c.jitter = parse_specs<JitterSpec>(job.find("jitter"), parse_jitter);
+  c.faults = parse_specs<FaultSpec>(job.find("faults"), parse_fault);
+  c.link_jitter = job.get_double("link_jitter", 0, 0, 10);
+  c.trials = get_u32(job, "trials", 1, 1'000'000);
+  c.seed = static_cast<std::uint64_t>(job.get_int("seed", 1, 0, INT64_MAX));
+  c.gpu_hour_usd = job.get_double("gpu_hour_usd", c.gpu_hour_usd, 0, 1e6);
+  if (const ArgNode* engine = job.find("engine")) {
+    c.engine = engine->as_choice({"flow", "analytical", "packet"});
+  }
+  if (const ArgNode* e = job.find("expansion")) {
+    const std::string& v = e->as_choice({"auto", "reduced", "full"});
+    c.expansion = v == "full"      ? Expansion::Full
+                  : v == "reduced" ? Expansion::Reduced
+                                   : Expansion::Auto;
+  }
+  c.trace_path = job.get_string("trace", "");
+  if (const ArgNode* tr = job.find("trace_ranks")) {
+    try {
+      c.trace_ranks = parse_rank_list(tr->text(), tr->path());
+    } catch (const InputError& e) {
+      tr->fail(e.bare_message());
+    }
+  }
+  job.check_all_used();
+
+  // Checks that need only the config (the topology-dependent ones live in simulate_training).
+  auto fail = [&](const char* key, const std::string& why) {
+    const ArgNode* n = job.find(key);
+    if (n) n->fail(why);
+    throw InputError(job.path().empty() ? key : job.path() + "." + key, why, job.where());
+  };
+  const std::uint64_t per_replica = c.global_batch / p.dp;
+  if (c.global_batch % p.dp != 0) {
+    fail("global_batch",
+         fmt::format("{} sequences do not split evenly over dp={} replicas", c.global_batch, p.dp));
+  }
+  if (per_replica % c.micro_batch != 0) {
+    fail("micro_batch", fmt::format("{} sequences per replica are not a multiple of micro_batch {}",
+                                    per_replica, c.micro_batch));
+  }
+  if (c.model.layers < p.pp * p.interleave) {
+    fail("pp", fmt::format("{} layers cannot fill pp={} x interleave={} stages", c.model.layers,
+                           p.pp, p.interleave));
+  }
+  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
+    fail("interleave", fmt::format("interleaving needs the micro-batch count ({}) to be a "
+                                   "multiple of pp ({})",
+                                   c.micro_batches(), p.pp));
+  }
+  if (c.model.heads % p.tp != 0) {
+    fail("tp", fmt::format("{} attention heads do not split over tp={}", c.model.heads, p.tp));
+  }
+  if (p.ep > 1) {
+    if (!c.model.is_moe()) fail("ep", "expert parallelism needs an MoE model (experts > 0)");
+    if (p.dp % p.ep != 0) fail("ep", fmt::format("ep={} must divide dp={}", p.ep, p.dp));
+    if (c.model.experts % p.ep != 0) {
+      fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, p.ep));
+    }
+  }
+  return c;
+}
+
+}  // namespace lockstep

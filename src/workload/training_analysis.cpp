@@ -1,0 +1,203 @@
+// Engine runs of step programs and collectives, and what each rank did with its time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "lockstep/core/rng.hpp"
+#include "training_detail.hpp"
+
+namespace lockstep::train_detail {
+
+RunResult Runner::run(const ProgramSet& programs, const std::vector<std::uint32_t>& global_ranks,
+                      bool record_ops, bool record_links) {
+  std::vector<DeviceId> placement;
+  placement.reserve(global_ranks.size());
+  for (std::uint32_t g : global_ranks) placement.push_back(topo_.gpus()[g]);
+  EngineInput in;
+  in.topology = &topo_;
+  in.programs = &programs;
+  in.placement = placement;
+  in.router = &router_;
+  in.options.record_ops = record_ops;
+  in.options.record_link_series = record_links;
+  return engine_.run(in);
+}
+
+Time Runner::collective(CollectiveOp op, Bytes bytes,
+                        const std::vector<std::vector<std::uint32_t>>& groups,
+                        std::uint32_t gpus_per_node) {
+  std::uint64_t signature = groups.size();
+  for (const auto& g : groups)
+    for (std::uint32_t r : g) signature = mix64(signature ^ r);
+  const auto key = std::make_tuple(static_cast<int>(op), bytes.count(), signature);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+
+  std::vector<std::uint32_t> globals;
+  for (const auto& g : groups) globals.insert(globals.end(), g.begin(), g.end());
+  MaterializedProgramSet set(static_cast<Rank>(globals.size()), DataType::Bf16);
+  CollectiveFactory factory = default_collective_factory();
+  Rank next = 0;
+  for (const auto& g : groups) {
+    std::vector<Rank> members(g.size());
+    std::iota(members.begin(), members.end(), next);
+    next += static_cast<Rank>(g.size());
+    // Ring order follows nodes when the group is made of whole node blocks.
+    std::uint32_t per_node = 0;
+    if (gpus_per_node && g.size() > 1) {
+      std::uint32_t block = 1;
+      while (block < g.size() && g[block] / gpus_per_node == g[0] / gpus_per_node) ++block;
+      if (block > 1 && block < g.size() && g.size() % block == 0) per_node = block;
+    }
+    auto programs = factory(op, static_cast<Rank>(g.size()), bytes, per_node);
+    append_collective(set, *programs, members, std::vector<OpIndex>(g.size(), kNone), 0);
+  }
+  const Time t = run(set, globals, false, false).makespan;
+  cache_.emplace(key, t);
+  return t;
+}
+
+Time Runner::transfer(std::uint32_t from, std::uint32_t to, Bytes bytes) {
+  MaterializedProgramSet set(2, DataType::Bf16);
+  set.add(0, make_send(1, {Buffer::Input, 0, bytes.count()}));
+  set.add(1, make_recv(0, {Buffer::Output, 0, bytes.count()}, RecvMode::Copy));
+  return run(set, {from, to}, false, false).makespan;
+}
+
+std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& run,
+                               Time pp_transfer) {
+  const Rank n = programs.programs->num_ranks();
+  std::vector<RankTimes> out(n);
+  for (Rank r = 0; r < n; ++r) {
+    RankTimes& rt = out[r];
+    TrainBreakdown& b = rt.parts;
+    const auto& tags = programs.tags[r];
+    const auto& times = run.ops[r];
+    Time prev = Time::zero();
+    for (OpIndex i = 0; i < tags.size(); ++i) {
+      if (tags[i].role == OpRole::PpSend) rt.send_end = std::max(rt.send_end, times[i].end);
+      if (!tags[i].chain) continue;
+      const Time wait = std::max(Time::zero(), times[i].start - prev);
+      const Time busy = times[i].end - times[i].start;
+      switch (tags[i].role) {
+        case OpRole::Forward:
+        case OpRole::Backward:
+          b.compute += busy;
+          b.dp += wait;  // a kernel waits beside its chain only for a ZeRO-3 parameter gather
+          break;
+        case OpRole::TpComm:
+          b.tp += wait + busy;
+          break;
+        case OpRole::EpComm:
+          b.ep += wait + busy;
+          break;
+        case OpRole::PpRecv: {
+          // Waiting for a neighbour stage: the transfer itself is exposed communication, the
+          // rest is the neighbour still computing (the pipeline bubble).
+          const Time comm = std::min(wait, pp_transfer);
+          b.pp += comm;
+          b.bubble += wait - comm + busy;
+          break;
+        }
+        default:
+          b.dp += wait + busy;
+          break;
+      }
+      prev = std::max(prev, times[i].end);
+    }
+    rt.chain_end = prev;
+    rt.engine_finish = run.rank_finish[r];
+    for (OpIndex k : programs.bucket_ready[r]) rt.bucket_ready.push_back(times[k].end);
+  }
+  return out;
+}
+
+namespace {
+std::string slice_name(const OpTag& tag) {
+  const std::string layer =
+      tag.layer == kNone ? std::string("head") : fmt::format("L{}", tag.layer);
+  switch (tag.role) {
+    case OpRole::Forward:
+      return fmt::format("F mb{} {}", tag.micro, layer);
+    case OpRole::Backward:
+      return fmt::format("B mb{} {}", tag.micro, layer);
+    case OpRole::TpComm:
+      return fmt::format("TP collective {}", layer);
+    case OpRole::EpComm:
+      return fmt::format("EP all-to-all {}", layer);
+    case OpRole::PpRecv:
+      return fmt::format("wait for stage (mb{})", tag.micro);
+    case OpRole::PpSend:
+      return fmt::format("send mb{}", tag.micro);
+    case OpRole::ParamGather:
+      return fmt::format("param all-gather {}", layer);
+    case OpRole::DpComm:
+      return fmt::format("DP gradients (after {})", layer);
+    case OpRole::Join:
+      return "join";
+  }
+  return "?";
+}
+}  // namespace
+
+void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
+                     std::uint32_t global, std::vector<TimelineSlice>& out) {
+  const auto& tags = programs.tags[r];
+  const auto& times = run.ops[r];
+  Time prev = Time::zero();
+  for (OpIndex i = 0; i < tags.size(); ++i) {
+    const OpTag& tag = tags[i];
+    TimelineSlice s;
+    s.rank = global;
+    s.name = slice_name(tag);
+    s.category = to_string(tag.role);
+    if (tag.chain) {
+      // Zero-time chain markers stand for the wait before them (a collective, a receive).
+      const bool marker = times[i].end == times[i].start;
+      s.start = marker ? prev : times[i].start;
+      s.end = times[i].end;
+      prev = std::max(prev, times[i].end);
+      if (tag.role == OpRole::PpRecv) s.category = "bubble";
+    } else if (tag.role == OpRole::PpSend || tag.role == OpRole::DpComm ||
+               tag.role == OpRole::ParamGather) {
+      // Off-chain communication: one slice per contiguous collective or send.
+      s.stream = tag.role == OpRole::PpSend ? 2 : 1;
+      s.start = times[i].start;
+      s.end = times[i].end;
+      if (!out.empty() && out.back().rank == global && out.back().stream == s.stream &&
+          out.back().name == s.name && s.start <= out.back().end) {
+        out.back().end = std::max(out.back().end, s.end);
+        continue;
+      }
+    } else {
+      continue;
+    }
+    if (s.end > s.start) out.push_back(std::move(s));
+  }
+}
+
+std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count,
+                                     Time period) {
+  std::vector<const LinkSeries*> series;
+  for (const auto& s : run.link_series) series.push_back(&s);
+  auto total = [](const LinkSeries* s) {
+    return std::accumulate(s->utilisation.begin(), s->utilisation.end(), 0.0);
+  };
+  std::stable_sort(series.begin(), series.end(),
+                   [&](const LinkSeries* a, const LinkSeries* b) { return total(a) > total(b); });
+  std::vector<LinkTrack> out;
+  for (std::size_t i = 0; i < std::min(count, series.size()); ++i) {
+    const DirLinkId d = series[i]->link;
+    const Device& from = topo.device(topo.source(d));
+    const Device& to = topo.device(topo.target(d));
+    LinkTrack t;
+    t.name = fmt::format("link {} {}{} -> {}{}", d, to_string(from.kind), topo.source(d),
+                         to_string(to.kind), topo.target(d));
+    t.period = period;
+    t.utilisation = series[i]->utilisation;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace lockstep::train_detail

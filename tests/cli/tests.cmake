@@ -1,0 +1,144 @@
+# End-to-end tests of the lockstep CLI (label "cli"): exit codes, help, malformed inputs and the
+# bundled scenarios. Included from the top CMakeLists.txt; they run in the Release build.
+set(LOCKSTEP_CLI_DIR ${PROJECT_SOURCE_DIR}/tests/cli)
+set(LOCKSTEP_BAD_DIR ${LOCKSTEP_CLI_DIR}/bad)
+
+# A malformed input: `lockstep topo FILE` must exit 2 with one stderr line matching REGEX
+# (which names the file, line, column and field).
+function(lockstep_bad_input name regex)
+  add_test(NAME cli.bad.${name}
+           COMMAND sh ${LOCKSTEP_CLI_DIR}/expect_error.sh $<TARGET_FILE:lockstep> "${regex}"
+                   topo ${LOCKSTEP_BAD_DIR}/${name}.yaml)
+  set_tests_properties(cli.bad.${name} PROPERTIES LABELS cli)
+endfunction()
+
+# Bad flags: `lockstep ARGS...` must exit 2 with one stderr line matching REGEX.
+function(lockstep_bad_flags name regex)
+  add_test(NAME cli.bad_flags.${name}
+           COMMAND sh ${LOCKSTEP_CLI_DIR}/expect_error.sh $<TARGET_FILE:lockstep> "${regex}"
+                   ${ARGN})
+  set_tests_properties(cli.bad_flags.${name} PROPERTIES LABELS cli)
+endfunction()
+
+# Success: `lockstep ARGS...` exits 0, stays silent on stderr, and stdout matches REGEX.
+function(lockstep_good name regex)
+  add_test(NAME cli.${name}
+           COMMAND sh ${LOCKSTEP_CLI_DIR}/expect_success.sh $<TARGET_FILE:lockstep> "${regex}"
+                   ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES LABELS cli)
+endfunction()
+
+# --- malformed scenario files (tests/cli/bad) -----------------------------------------------
+lockstep_bad_input(syntax_error "syntax_error.yaml:2:35: YAML syntax error: illegal flow end$")
+lockstep_bad_input(tab_indentation "tab_indentation.yaml:3:9: YAML syntax error")
+lockstep_bad_input(two_documents "two_documents.yaml:6:1: only one YAML document is allowed")
+lockstep_bad_input(empty "empty.yaml:1:1: the scenario file is empty")
+lockstep_bad_input(missing_version "missing_version.yaml:1:1: version: missing 'version: 1'")
+lockstep_bad_input(wrong_version
+  "wrong_version.yaml:1:10: version: unsupported scenario version '3'")
+lockstep_bad_input(unknown_top_level_key
+  "unknown_top_level_key.yaml:5:1: jobs: unknown top-level key 'jobs' \\(expected one of version")
+lockstep_bad_input(missing_cluster
+  "missing_cluster.yaml:1:1: cluster: missing required key 'cluster'")
+lockstep_bad_input(list_instead_of_map
+  "list_instead_of_map.yaml:2:1: cluster: expected a map of settings, got a list$")
+lockstep_bad_input(duplicate_key "duplicate_key.yaml:5:3: cluster.k: duplicate key 'k'$")
+lockstep_bad_input(negative_seed "negative_seed.yaml:2:7: seed: -1 is out of range")
+lockstep_bad_input(unknown_builder
+  "unknown_builder.yaml:3:12: cluster.builder: unknown builder 'hypercube' \\(known: .*fat_tree")
+lockstep_bad_input(unknown_builder_key "unknown_builder_key.yaml:5:7: cluster.kk: unknown key 'kk'$")
+lockstep_bad_input(wrong_type "wrong_type.yaml:4:6: cluster.k: expected an integer, got 'four'$")
+lockstep_bad_input(negative_count "negative_count.yaml:4:10: cluster.nodes: -4 is out of range")
+lockstep_bad_input(absurd_count
+  "absurd_count.yaml:4:10: cluster.nodes: '99999999999999999999999' is absurdly large$")
+lockstep_bad_input(odd_fat_tree_k "odd_fat_tree_k.yaml:4:6: cluster.k: must be even")
+lockstep_bad_input(unknown_gpu "unknown_gpu.yaml:5:8: cluster.gpu: unknown GPU 'h900' \\(known: ")
+lockstep_bad_input(unknown_switch
+  "unknown_switch.yaml:5:11: cluster.switch: unknown switch 'qm1234' \\(known: ")
+lockstep_bad_input(unknown_preset
+  "unknown_preset.yaml:3:11: cluster.system: unknown system 'hgx-h900' \\(known: ")
+# from_file graphs, inline
+lockstep_bad_input(zero_bandwidth
+  "zero_bandwidth.yaml:8:33: cluster.links.0..bandwidth: '0Gbps' is zero$")
+lockstep_bad_input(bad_unit
+  "bad_unit.yaml:8:33: cluster.links.0..bandwidth: unknown unit 'Gbs' in '400Gbs'")
+lockstep_bad_input(negative_latency
+  "negative_latency.yaml:8:51: cluster.links.0..latency: '-5ns' is negative$")
+lockstep_bad_input(disconnected
+  "disconnected.yaml:7:12: cluster.devices.2..id: device 'g2' is not connected to device 'g0'")
+lockstep_bad_input(duplicate_ids
+  "duplicate_ids.yaml:6:12: cluster.devices.1..id: duplicate device id 'g0' \\(first defined at .*duplicate_ids.yaml:5:12\\)$")
+lockstep_bad_input(link_to_unknown_device
+  "link_to_unknown_device.yaml:8:18: cluster.links.0..b: unknown device 'g7' \\(not in devices\\)$")
+lockstep_bad_input(self_link
+  "self_link.yaml:8:18: cluster.links.0..b: link connects device 'g1' to itself$")
+lockstep_bad_input(unknown_device_kind
+  "unknown_device_kind.yaml:6:22: cluster.devices.1..kind: unknown value 'toaster'")
+# from_file graphs in JSON files: errors point into the JSON file
+lockstep_bad_input(json_syntax_error
+  "graph_syntax_error.json:5:3: JSON syntax error: .*unexpected '\\]'")
+lockstep_bad_input(json_duplicate_key
+  "graph_duplicate_key.json:4:33: devices.1..kind: duplicate key 'kind'$")
+lockstep_bad_input(json_disconnected
+  "graph_disconnected.json:5:12: devices.2..id: device 'lonely' is not connected")
+lockstep_bad_input(missing_graph_file
+  "missing_graph_file.yaml:4:9: cluster.path: cannot read '.*no_such_graph.json': no such file$")
+# multi_site
+lockstep_bad_input(multi_site_one_site
+  "multi_site_one_site.yaml:6:3: cluster.sites: needs at least 2 sites, got 1$")
+lockstep_bad_input(multi_site_distance_without_unit
+  "multi_site_distance_without_unit.yaml:4:13: cluster.distance: '50' needs a unit \\(m or km\\)$")
+lockstep_bad_input(multi_site_bad_site
+  "multi_site_bad_site.yaml:8:34: cluster.sites.west.k: must be even")
+
+# --- bad flags --------------------------------------------------------------------------------
+lockstep_bad_flags(odd_k "^lockstep: error: --k: must be even" topo --builder fat_tree --k 5)
+lockstep_bad_flags(unknown_builder_flag "--builder: unknown builder 'nope'" topo --builder nope)
+lockstep_bad_flags(flag_given_twice "--k: given twice$" topo --builder fat_tree --k 4 --k 8)
+lockstep_bad_flags(unknown_builder_arg "--colour: unknown key 'colour'$"
+  topo --builder fat_tree --k 4 --colour red)
+lockstep_bad_flags(bad_format "--format: unknown format 'xml'"
+  topo --format xml ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
+lockstep_bad_flags(no_scenario "give a scenario file or --builder NAME" topo)
+lockstep_bad_flags(two_scenarios "unexpected argument"
+  topo ${PROJECT_SOURCE_DIR}/scenarios/default.yaml ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
+lockstep_bad_flags(missing_scenario_file "scenario: cannot read '/nonexistent.yaml': no such file$"
+  topo /nonexistent.yaml)
+lockstep_bad_flags(unknown_command "^lockstep: error: " frobnicate)
+
+# --- help, version, good runs -----------------------------------------------------------------
+lockstep_good(help "Usage: lockstep" --help)
+lockstep_good(version "^lockstep [0-9]+\\.[0-9]+\\.[0-9]+$" --version)
+lockstep_good(topo_help "lockstep topo --builder NAME" topo --help)
+foreach(scenario default fat_tree_16k torus_4x4x4 gb200_nvl72_pair two_sites_50km)
+  lockstep_good(topo.${scenario} "^feasible: yes$" topo ${PROJECT_SOURCE_DIR}/scenarios/${scenario}.yaml)
+endforeach()
+lockstep_good(topo.default_json "\"gpus_count\": 256,"
+  topo --format json ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
+lockstep_good(topo.default_csv "^gpus_count,256$"
+  topo --format csv ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
+# Hand-derived: a k=4 fat tree has (k/2)^2 = 4 core switches (and 8 edge, 8 aggregation).
+lockstep_good(topo.fat_tree_k4 "^core +4 " topo --builder fat_tree --k 4)
+# Two sites 50 km apart: 5 us/km x 50 km = 250 us one way, plus microseconds inside the sites.
+lockstep_good(topo.two_sites_latency "^max one-way latency \\(us\\) +25[0-4]\\.[0-9]+$"
+  topo ${PROJECT_SOURCE_DIR}/scenarios/two_sites_50km.yaml)
+
+foreach(scenario default two_sites_50km)
+  add_test(NAME cli.topo.deterministic.${scenario}
+           COMMAND sh ${LOCKSTEP_CLI_DIR}/same_output.sh $<TARGET_FILE:lockstep> topo
+                   ${PROJECT_SOURCE_DIR}/scenarios/${scenario}.yaml --format json)
+  set_tests_properties(cli.topo.deterministic.${scenario} PROPERTIES LABELS cli)
+endforeach()
+
+# --emit writes a graph that from_file reads back into the same bill of materials.
+add_test(NAME cli.topo.emit_roundtrip.fat_tree
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
+                 ${PROJECT_BINARY_DIR}/cli_emit_fat_tree --builder fat_tree --k 4)
+add_test(NAME cli.topo.emit_roundtrip.rail_optimized
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
+                 ${PROJECT_BINARY_DIR}/cli_emit_rail --builder rail_optimized --nodes 32)
+add_test(NAME cli.topo.emit_roundtrip.torus
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
+                 ${PROJECT_BINARY_DIR}/cli_emit_torus --builder torus --dims 4x4x4)
+set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
+                     cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)

@@ -1,0 +1,102 @@
+// Opens a lockstep report.html in real headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core over the DevTools protocol; no browser is downloaded) and checks what a person
+// would: the page loads with no console errors and no failed or network requests, every chart
+// renders to a non-empty SVG, every section has content. Saves a full-page screenshot.
+// Usage: node browser_test.mjs REPORT.html SCREENSHOT.png
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve, dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(join(here, "../../report/web/package.json"));
+const { chromium } = require("playwright-core");
+
+const [reportPath, screenshotPath] = process.argv.slice(2);
+if (!reportPath || !screenshotPath) {
+  console.error("usage: node browser_test.mjs REPORT.html SCREENSHOT.png");
+  process.exit(2);
+}
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+if (!existsSync(executablePath)) {
+  console.error(`browser_test: ${executablePath} not found (scripts/install-deps.sh --test installs chromium)`);
+  process.exit(1);
+}
+
+const failures = [];
+const fail = (message) => failures.push(message);
+const profile = mkdtempSync(join(tmpdir(), "lockstep-chromium-"));
+let context;
+try {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1400, height: 900 },
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  page.on("console", (msg) => {
+    if (msg.type() === "error") fail(`console error: ${msg.text()}`);
+  });
+  page.on("pageerror", (err) => fail(`uncaught exception: ${err.message}`));
+  page.on("request", (req) => {
+    // A self-contained report fetches nothing but itself (and inline data: URLs).
+    const url = req.url();
+    if (!url.startsWith("file:") && !url.startsWith("data:")) fail(`network request: ${url}`);
+  });
+  page.on("requestfailed", (req) => fail(`failed request: ${req.url()}`));
+
+  await page.goto(pathToFileURL(resolve(reportPath)).href, { waitUntil: "load" });
+  const charts = await page.evaluate(async () => {
+    if (!window.lockstepReport) return { error: "window.lockstepReport missing: the page script did not run" };
+    await window.lockstepReport.done;
+    return { count: await window.lockstepReport.done };
+  });
+  if (charts.error) fail(charts.error);
+
+  // Every chart container must hold an SVG with drawn marks; the topology diagram too.
+  const report = await page.evaluate(() => {
+    const out = { charts: [], sections: [] };
+    document.querySelectorAll("[data-chart]").forEach((el) => {
+      const svg = el.querySelector("svg");
+      out.charts.push({ id: el.id || el.previousElementSibling?.textContent || "?",
+        state: el.getAttribute("data-chart"),
+        marks: svg ? svg.querySelectorAll("path, rect, line, circle, text").length : 0,
+        width: svg ? svg.getBoundingClientRect().width : 0 });
+    });
+    const topo = document.querySelector("#topology-diagram svg");
+    out.topology = topo ? topo.querySelectorAll("rect").length : 0;
+    document.querySelectorAll("main > section").forEach((s) =>
+      out.sections.push({ id: s.id, text: s.innerText.trim().length }));
+    out.summaryRows = document.querySelectorAll("#summary-table tr").length;
+    out.expected = ["bom-chart", "busbw-chart", "breakdown-chart", "jitter-chart"]
+      .filter((id) => document.getElementById(id).hasAttribute("data-chart"));
+    out.empty = [...document.querySelectorAll(".empty")].map((e) => e.parentElement.id || e.parentElement.parentElement.id);
+    return out;
+  });
+  for (const c of report.charts) {
+    if (c.state !== "rendered") fail(`chart ${c.id} did not render (state ${c.state})`);
+    if (c.marks < 5 || c.width < 50) fail(`chart ${c.id} is empty (${c.marks} marks, ${c.width}px wide)`);
+  }
+  if (report.topology < 2) fail("topology diagram has no tiers");
+  if (report.summaryRows < 2) fail("summary table has no rows");
+  for (const s of report.sections) if (s.text < 20) fail(`section ${s.id} is empty`);
+  const wanted = (process.env.EXPECT_CHARTS || "").split(",").filter(Boolean);
+  for (const id of wanted) {
+    if (!report.charts.some((c) => c.id === id)) fail(`expected chart ${id} is missing (sections without data: ${report.empty.join(", ")})`);
+  }
+  await page.screenshot({ path: screenshotPath, fullPage: true });
+  console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
+} catch (err) {
+  fail(`browser_test: ${err.stack || err}`);
+} finally {
+  if (context) await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+if (failures.length) {
+  for (const f of failures) console.error("FAIL: " + f);
+  process.exit(1);
+}
+console.log("browser_test: report loads cleanly");

@@ -1,0 +1,35 @@
+# End-to-end tests of `lockstep run` and its report (label "report"): the default scenario runs
+# once (fixture), then its report is opened in headless Chromium, its results.json validated
+# against docs/results.schema.json and its key numbers compared with the golden file; a second
+# run is interrupted with SIGINT. Needs node (as the build does) and Debian's chromium.
+set(LOCKSTEP_REPORT_TEST_DIR ${PROJECT_BINARY_DIR}/report-test)
+set(LOCKSTEP_REPORT_TESTS ${PROJECT_SOURCE_DIR}/tests/report)
+find_program(LOCKSTEP_NODE_EXE node)
+
+add_test(NAME report.default_run
+  COMMAND lockstep run ${PROJECT_SOURCE_DIR}/scenarios/default.yaml
+          --out ${LOCKSTEP_REPORT_TEST_DIR}/default --quiet)
+set_tests_properties(report.default_run PROPERTIES
+  FIXTURES_SETUP report_default LABELS report TIMEOUT 300)
+
+add_test(NAME report.browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/default/report.html ${PROJECT_BINARY_DIR}/report-screenshot.png)
+set_tests_properties(report.browser PROPERTIES
+  FIXTURES_REQUIRED report_default LABELS report TIMEOUT 180
+  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart,jitter-chart")
+
+add_test(NAME report.schema
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
+          ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/default/results.json)
+set_tests_properties(report.schema PROPERTIES FIXTURES_REQUIRED report_default LABELS report)
+
+add_test(NAME report.golden
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/golden.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/default/results.json ${LOCKSTEP_REPORT_TESTS}/golden/default.json)
+set_tests_properties(report.golden PROPERTIES FIXTURES_REQUIRED report_default LABELS report)
+
+add_test(NAME report.interrupt
+  COMMAND bash ${LOCKSTEP_REPORT_TESTS}/interrupt_test.sh $<TARGET_FILE:lockstep>
+          ${PROJECT_SOURCE_DIR}/scenarios/default.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
+set_tests_properties(report.interrupt PROPERTIES LABELS report TIMEOUT 120)

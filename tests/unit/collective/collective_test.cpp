@@ -1,0 +1,122 @@
+// The public API: names, the support table, validation, busbw factors, ring order, laziness.
+#include "lockstep/collective/collective.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+TEST(Collective, NamesRoundTrip) {
+  for (int i = 0; i < kNumCollectiveOps; ++i) {
+    const auto op = static_cast<CollectiveOp>(i);
+    EXPECT_EQ(parse_collective_op(to_string(op)), op);
+  }
+  for (int i = 0; i < kNumAlgorithms; ++i) {
+    const auto a = static_cast<Algorithm>(i);
+    EXPECT_EQ(parse_algorithm(to_string(a)), a);
+  }
+  EXPECT_THROW(parse_collective_op("allreduce"), InputError);
+  EXPECT_THROW(parse_algorithm("rings"), InputError);
+}
+
+TEST(Collective, SupportTable) {
+  EXPECT_TRUE(is_supported(CollectiveOp::AllReduce, Algorithm::Ring));
+  EXPECT_FALSE(is_supported(CollectiveOp::AllToAll, Algorithm::Ring));
+  EXPECT_EQ(algorithms_for(CollectiveOp::AllToAll).front(), Algorithm::Direct);
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllToAll;
+  s.algorithm = Algorithm::Ring;
+  s.ranks = 4;
+  try {
+    make_collective(s);
+    FAIL() << "ring alltoall accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "algorithm");
+    EXPECT_NE(std::string(e.what()).find("direct"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Collective, ValidationNamesTheField) {
+  const auto field_of = [](CollectiveSpec s) {
+    try {
+      make_collective(s);
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("accepted");
+  };
+  CollectiveSpec s;
+  s.ranks = 8;
+  s.bytes = Bytes(64);
+  EXPECT_EQ(field_of(s), "accepted");
+  CollectiveSpec bad = s;
+  bad.ranks = 0;
+  EXPECT_EQ(field_of(bad), "ranks");
+  bad = s;
+  bad.type = DataType::Float32;
+  bad.bytes = Bytes(6);
+  EXPECT_EQ(field_of(bad), "bytes");
+  bad = s;
+  bad.root = 8;
+  EXPECT_EQ(field_of(bad), "root");
+  bad = s;
+  bad.ranks_per_node = 3;
+  EXPECT_EQ(field_of(bad), "ranks_per_node");
+  bad = s;
+  bad.channels = 0;
+  EXPECT_EQ(field_of(bad), "channels");
+  bad = s;
+  bad.op = CollectiveOp::AllToAllV;
+  bad.algorithm = Algorithm::Direct;
+  EXPECT_EQ(field_of(bad), "alltoallv");
+}
+
+// nccl-tests PERFORMANCE.md: all_reduce 2(n-1)/n, all_gather/reduce_scatter/alltoall (n-1)/n.
+TEST(Collective, BusBandwidthFactors) {
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllReduce, 8), 14.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllToAll, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Broadcast, 8), 1.0);
+}
+
+// Snake order with g = 4, n = 8: channel 0 visits 0 1 2 3 | 7 6 5 4; channel 1 starts node 0 at
+// local GPU 1: 1 2 3 0 | 4 7 6 5. Both cross between nodes on one rail (0->4 is rail 0 in
+// channel 1, 3->7 rail 3 in channel 0) and close the ring on a rail (4->0, 5->1).
+TEST(Collective, RingOrderVisitsNodeThenCrossesOnARail) {
+  const std::vector<Rank> c0 = {0, 1, 2, 3, 7, 6, 5, 4};
+  const std::vector<Rank> c1 = {1, 2, 3, 0, 4, 7, 6, 5};
+  for (Rank p = 0; p < 8; ++p) {
+    EXPECT_EQ(ring_rank_at(8, 4, 0, p), c0[p]);
+    EXPECT_EQ(ring_rank_at(8, 4, 1, p), c1[p]);
+  }
+  // Every cross-node hop stays on one rail, for every channel, when the node count is even.
+  for (std::uint32_t c = 0; c < 8; ++c) {
+    for (Rank p = 0; p < 32; ++p) {
+      const Rank a = ring_rank_at(32, 8, c, p), b = ring_rank_at(32, 8, c, (p + 1) % 32);
+      EXPECT_EQ(ring_position_of(32, 8, c, a), p);
+      if (a / 8 != b / 8) {
+        EXPECT_EQ(a % 8, b % 8) << "channel " << c << " position " << p;
+      }
+    }
+  }
+}
+
+// The ring program set is arithmetic: a 131,072-rank all-reduce builds instantly and rank 5's
+// first op is a send of block 5 (S/n = 4 B) to rank 6.
+TEST(Collective, LazyRingAtScale) {
+  CollectiveSpec s;
+  s.ranks = 131072;
+  s.bytes = Bytes(4 * 131072);
+  const auto p = make_collective(s);
+  EXPECT_EQ(p->num_ops(5), 4u * (131072 - 1));
+  const Op first = p->op(5, 0);
+  EXPECT_EQ(first.kind, OpKind::Send);
+  EXPECT_EQ(first.peer, 6u);
+  EXPECT_EQ(first.src.offset, 20u);
+  EXPECT_EQ(first.src.bytes, 4u);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,81 @@
+#pragma once
+// Small topologies and programs for the flow-engine tests, built by hand so that the expected
+// times can be derived on paper.
+#include <memory>
+#include <vector>
+
+#include "lockstep/collective/program.hpp"
+#include "lockstep/engine/flow/flow_engine.hpp"
+#include "lockstep/routing/router.hpp"
+
+namespace lockstep::flow_test {
+
+inline Device gpu(std::uint32_t node, std::uint32_t local = 0) {
+  return Device{DeviceKind::Gpu, 0, node, 0, local};
+}
+inline Device sw(std::uint8_t tier = 0) {
+  return Device{DeviceKind::Switch, tier, kNone, 0, 0};
+}
+
+/// n GPUs (devices 0..n-1) each linked to one switch (device n) with bandwidth bw and latency
+/// lat per direction; `slow_gpu` (if < n) gets half the bandwidth.
+inline Topology star(std::uint32_t n, Bandwidth bw, Time lat, std::uint32_t slow_gpu = kNone) {
+  TopologyBuilder b("star");
+  for (std::uint32_t i = 0; i < n; ++i) b.add_device(gpu(i));
+  const DeviceId s = b.add_device(sw());
+  for (std::uint32_t i = 0; i < n; ++i) b.add_link(Link{i, s, i == slow_gpu ? bw / 2 : bw, lat});
+  return std::move(b).build();
+}
+
+/// Two leaves with `per_leaf` GPUs each (GPUs 0.. on leaf A, then leaf B), `spines` spines; all
+/// links have bandwidth bw and latency lat.
+inline Topology leaf_spine(std::uint32_t per_leaf, std::uint32_t spines, Bandwidth bw, Time lat) {
+  TopologyBuilder b("leaf_spine");
+  for (std::uint32_t i = 0; i < 2 * per_leaf; ++i) b.add_device(gpu(i));
+  const DeviceId leaf[2] = {b.add_device(sw(0)), b.add_device(sw(0))};
+  for (std::uint32_t i = 0; i < 2 * per_leaf; ++i) b.add_link(Link{i, leaf[i / per_leaf], bw, lat});
+  for (std::uint32_t s = 0; s < spines; ++s) {
+    const DeviceId spine = b.add_device(sw(1));
+    b.add_link(Link{leaf[0], spine, bw, lat});
+    b.add_link(Link{leaf[1], spine, bw, lat});
+  }
+  return std::move(b).build();
+}
+
+/// Ring all-reduce of `bytes` over n ranks, generated on demand: 2(n-1) steps; in step k rank r
+/// sends one chunk (bytes / n) to r+1 after receiving step k-1's chunk from r-1. Reduce-scatter
+/// steps receive with reduction, all-gather steps with copy. Symmetric under rotation (period 1).
+class LazyRing final : public ProgramSet {
+ public:
+  LazyRing(Rank n, std::uint64_t bytes, Rank period = 1)
+      : n_(n), chunk_(bytes / n), period_(period) {}
+  Rank num_ranks() const override { return n_; }
+  OpIndex num_ops(Rank) const override { return 4 * (n_ - 1); }
+  Op op(Rank r, OpIndex i) const override {
+    const OpIndex step = i / 2;
+    const std::uint64_t chunk_index = (r + n_ - step % n_) % n_;
+    const BufferRange range{Buffer::Output, chunk_index * chunk_, chunk_};
+    if (i % 2 == 0) {
+      Op s = make_send((r + 1) % n_, range);
+      if (step > 0) s.add_dep(i - 1);
+      return s;
+    }
+    Op v = make_recv((r + n_ - 1) % n_, range, step < n_ - 1 ? RecvMode::Reduce : RecvMode::Copy);
+    if (step > 0) v.add_dep(i - 2);
+    return v;
+  }
+  BufferSizes buffers(Rank) const override { return {chunk_ * n_, chunk_ * n_, 0, true}; }
+  Rank symmetry_period() const override { return period_; }
+
+ private:
+  Rank n_;
+  std::uint64_t chunk_;
+  Rank period_;
+};
+
+inline EngineInput input_for(const Topology& t, const ProgramSet& p, const Router& router,
+                             EngineOptions options = {}) {
+  return EngineInput{&t, &p, t.gpus().subspan(0, p.num_ranks()), &router, options};
+}
+
+}  // namespace lockstep::flow_test

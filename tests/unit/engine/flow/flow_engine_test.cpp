@@ -1,0 +1,240 @@
+// Flow-engine timings derived by hand on tiny topologies.
+#include "lockstep/engine/flow/flow_engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "fixtures.hpp"
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+using flow_test::input_for;
+using flow_test::LazyRing;
+using flow_test::star;
+
+const Bandwidth kB = Bandwidth::gBps(50);  // 5e10 B/s: 1 MB takes exactly 20 us
+const Time kLat = Time::us(1);             // per link, so a GPU-switch-GPU path has 2 us
+
+MaterializedProgramSet one_transfer(Rank ranks, Rank from, Rank to, std::uint64_t bytes) {
+  MaterializedProgramSet p(ranks);
+  p.add(from, make_send(to, {Buffer::Input, 0, bytes}));
+  p.add(to, make_recv(from, {Buffer::Output, 0, bytes}, RecvMode::Copy));
+  return p;
+}
+
+// Idle path: latency 2 us + 1e6 B / 5e10 B/s = 20 us, so 22 us exactly.
+TEST(FlowEngine, OneTransferOnAnIdlePathTakesLatencyPlusSizeOverBandwidth) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  const auto p = one_transfer(2, 0, 1, 1'000'000);
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_ops = true;
+  const RunResult r = engine->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.makespan, Time::us(22));
+  EXPECT_EQ(r.ops[0][0].end, Time::us(22));
+  EXPECT_EQ(r.ops[1][0].end, Time::us(22));
+  // Both directed links on the path carried the megabyte, nothing else did.
+  EXPECT_DOUBLE_EQ(std::accumulate(r.link_bytes.begin(), r.link_bytes.end(), 0.0), 2e6);
+
+  // Overhead 1 us per message; efficiency 0.5 doubles the wire bytes: 1 + 2 + 40 = 43 us.
+  opt.per_message_overhead = Time::us(1);
+  opt.transfer_efficiency = 0.5;
+  EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(43));
+}
+
+// GPUs 0 and 1 both send 1 MB to GPU 2: GPU 2's downlink is shared, each gets 2.5e10 B/s, so
+// each takes 2 us + 40 us.
+TEST(FlowEngine, TwoTransfersSharingALinkGetHalfEach) {
+  const Topology t = star(3, kB, kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(3);
+  p.add(0, make_send(2, {Buffer::Input, 0, 1'000'000}));
+  p.add(1, make_send(2, {Buffer::Input, 0, 1'000'000}));
+  p.add(2, make_recv(0, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy));
+  p.add(2, make_recv(1, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy));
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_ops = true;
+  const RunResult r = engine->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.ops[0][0].end, Time::us(42));
+  EXPECT_EQ(r.ops[1][0].end, Time::us(42));
+}
+
+// Two messages on one connection (same ranks and channel) stream one after the other, as on one
+// NCCL channel / queue pair: the first ends at 2 + 20 us, the second streams from 20 to 40 us and
+// arrives at 42 us. On two channels they share the links instead: both arrive at 2 + 40 us.
+TEST(FlowEngine, MessagesOnOneConnectionAreSentInOrder) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  EngineOptions opt;
+  opt.record_ops = true;
+  for (const std::uint16_t second_channel : {0, 1}) {
+    MaterializedProgramSet p(2);
+    p.add(0, make_send(1, {Buffer::Input, 0, 1'000'000}));
+    p.add(0, make_send(1, {Buffer::Input, 0, 1'000'000}, second_channel));
+    p.add(1, make_recv(0, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy));
+    p.add(1, make_recv(0, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy, second_channel));
+    const RunResult r = make_flow_engine()->run(input_for(t, p, *router, opt));
+    EXPECT_EQ(r.ops[0][0].end, second_channel == 0 ? Time::us(22) : Time::us(42));
+    EXPECT_EQ(r.ops[0][1].end, Time::us(42));
+  }
+}
+
+// After the first of two sharers finishes, the other speeds up: A sends 1 MB and B 2 MB into
+// GPU 2. Both run at 2.5e10 until A's 1 MB is done at 40 us (B has 1 MB left), then B alone at
+// 5e10 needs 20 us more: B ends at 2 + 60 = 62 us, A at 42 us.
+TEST(FlowEngine, RatesChangeWhenAFlowLeaves) {
+  const Topology t = star(3, kB, kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(3);
+  p.add(0, make_send(2, {Buffer::Input, 0, 1'000'000}));
+  p.add(1, make_send(2, {Buffer::Input, 0, 2'000'000}));
+  p.add(2, make_recv(0, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy));
+  p.add(2, make_recv(1, {Buffer::Output, 0, 2'000'000}, RecvMode::Copy));
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_ops = true;
+  const RunResult r = engine->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.ops[0][0].end, Time::us(42));
+  EXPECT_EQ(r.ops[1][0].end, Time::us(62));
+  EXPECT_EQ(r.makespan, Time::us(62));
+}
+
+// Ring all-reduce of S over n GPUs on an ideal switch: 2(n-1) steps of a + S/(nB) each. With
+// n = 4, S = 4 MB, B = 5e10, a = 2 us: step = 2 + 20 = 22 us, total 6 * 22 = 132 us.
+TEST(FlowEngine, RingAllReduceOnAnIdealSwitchMatchesTheFormula) {
+  const Topology t = star(4, kB, kLat);
+  auto router = make_router(t, {});
+  const LazyRing ring(4, 4'000'000);
+  FlowEngine aggregated({});
+  const RunResult a = aggregated.run(input_for(t, ring, *router));
+  EXPECT_EQ(a.makespan, Time::us(132));
+  EXPECT_EQ(aggregated.last_stats().class_size, 4u);  // one class of four ranks, simulated once
+
+  FlowEngine individual({.aggregate = false});
+  const RunResult b = individual.run(input_for(t, ring, *router));
+  EXPECT_EQ(b.makespan, Time::us(132));
+  EXPECT_EQ(individual.last_stats().class_size, 1u);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  // Every up- and downlink carried 2(n-1) chunks of 1 MB in both runs.
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+  for (const double bytes : b.link_bytes) EXPECT_DOUBLE_EQ(bytes, 6e6);
+}
+
+// A slower link tells one rank apart: the class must split, and the result equals the run that
+// simulates every rank. GPU 2 has half bandwidth, so a chunk into it takes 2 + 40 us. Step k's
+// transfer 1 -> 2 can start only when GPU 2 has received step k-1's (it posts recvs in order),
+// so those six transfers run back to back: 6 * 42 = 252 us; every other chain is faster (22 us
+// per step, or 42 for 2 -> 3 which starts as soon as 1 -> 2 of the step before ends).
+TEST(FlowEngine, AsymmetrySplitsTheClassAndAgreesWithIndividualRun) {
+  const Topology t = star(4, kB, kLat, 2);
+  auto router = make_router(t, {});
+  const LazyRing ring(4, 4'000'000);
+  FlowEngine aggregated({});
+  const RunResult a = aggregated.run(input_for(t, ring, *router));
+  EXPECT_EQ(aggregated.last_stats().class_size, 1u);
+  EXPECT_GE(aggregated.last_stats().attempts, 2u);
+  FlowEngine individual({.aggregate = false});
+  const RunResult b = individual.run(input_for(t, ring, *router));
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.makespan, Time::us(252));
+}
+
+// Copy ops run at the local copy bandwidth: 1e6 B at 1e9 B/s = 1 ms; free when it is 0.
+TEST(FlowEngine, LocalCopiesUseTheCopyBandwidth) {
+  const Topology t = star(1, kB, kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(1);
+  p.add(0, make_copy({Buffer::Input, 0, 1'000'000}, {Buffer::Output, 0, 1'000'000}));
+  Op c = make_compute(Time::us(5));
+  c.add_dep(0);
+  p.add(0, c);
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(5));
+  opt.local_copy_bandwidth = Bandwidth::gBps(1);
+  EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(1005));
+}
+
+// In-network reduction over a star: each contribution goes up to the switch (1 us + 20 us) and
+// the sum comes back down (1 us + 20 us): 42 us for every member.
+TEST(FlowEngine, NetReduceGoesUpToTheSwitchAndBack) {
+  const Topology t = star(4, kB, kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(4);
+  const auto g = p.add_group({0, 1, 2, 3});
+  for (Rank r = 0; r < 4; ++r)
+    p.add(r, make_net_reduce(g, {Buffer::Input, 0, 1'000'000}, {Buffer::Output, 0, 1'000'000}));
+  auto engine = make_flow_engine();
+  const RunResult r = engine->run(input_for(t, p, *router));
+  for (Rank k = 0; k < 4; ++k) EXPECT_EQ(r.rank_finish[k], Time::us(42));
+}
+
+TEST(FlowEngine, SameInputsGiveIdenticalResults) {
+  const Topology t = flow_test::leaf_spine(2, 2, kB, kLat);
+  auto router = make_router(t, {});
+  const LazyRing ring(4, 1'000'000);
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_link_series = true;
+  opt.record_ops = true;
+  const RunResult a = engine->run(input_for(t, ring, *router, opt));
+  const RunResult b = engine->run(input_for(t, ring, *router, opt));
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+  EXPECT_EQ(a.events, b.events);
+  ASSERT_EQ(a.link_series.size(), b.link_series.size());
+  for (std::size_t i = 0; i < a.link_series.size(); ++i)
+    EXPECT_EQ(a.link_series[i].utilisation, b.link_series[i].utilisation);
+}
+
+TEST(FlowEngine, LinkSeriesShowsAFullLinkWhileTheTransferRuns) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  const auto p = one_transfer(2, 0, 1, 1'000'000);  // sends from 0 to 20 us, delivered at 22 us
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_link_series = true;
+  opt.link_sample_period = Time::us(5);
+  const RunResult r = engine->run(input_for(t, p, *router, opt));
+  ASSERT_EQ(r.link_series.size(), 2u);  // GPU 0's uplink and GPU 1's downlink
+  const auto& u = r.link_series[0].utilisation;
+  ASSERT_EQ(u.size(), 5u);  // 22 us in 5 us bins
+  for (int b = 0; b < 4; ++b) EXPECT_NEAR(u[b], 1.0, 1e-6);
+  EXPECT_NEAR(u[4], 0.0, 1e-6);
+}
+
+TEST(FlowEngine, BadProgramsAreInputErrors) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  auto engine = make_flow_engine();
+  {  // a send nobody receives
+    MaterializedProgramSet p(2);
+    p.add(0, make_send(1, {Buffer::Input, 0, 8}));
+    EXPECT_THROW(engine->run(input_for(t, p, *router)), InputError);
+  }
+  {  // sizes differ
+    MaterializedProgramSet p(2);
+    p.add(0, make_send(1, {Buffer::Input, 0, 8}));
+    p.add(1, make_recv(0, {Buffer::Output, 0, 16}, RecvMode::Copy));
+    EXPECT_THROW(engine->run(input_for(t, p, *router)), InputError);
+  }
+  {  // peer out of range
+    MaterializedProgramSet p(2);
+    p.add(0, make_send(7, {Buffer::Input, 0, 8}));
+    EXPECT_THROW(engine->run(input_for(t, p, *router)), InputError);
+  }
+  {  // placement too short
+    const auto p = one_transfer(2, 0, 1, 8);
+    EngineInput in = input_for(t, p, *router);
+    in.placement = in.placement.subspan(0, 1);
+    EXPECT_THROW(engine->run(in), InputError);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,78 @@
+// Fabric presets and scenario parsing of the packet engine's configuration.
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/packet/packet_config.hpp"
+#include "lockstep/engine/packet/packet_engine.hpp"
+
+namespace lockstep {
+namespace {
+
+TEST(PacketConfig, PresetsPickTheirFabricMechanisms) {
+  const PacketConfig ib = packet_config_for_fabric("infiniband");
+  EXPECT_EQ(ib.flow_control, FlowControl::Credit);
+  EXPECT_EQ(ib.payload, Bytes(4096));
+  const PacketConfig roce = packet_config_for_fabric("roce");
+  EXPECT_EQ(roce.flow_control, FlowControl::Pfc);
+  EXPECT_EQ(roce.congestion, CongestionControl::Dcqcn);
+  EXPECT_TRUE(roce.ecn);
+  const PacketConfig tcp = packet_config_for_fabric("tcp");
+  EXPECT_EQ(tcp.flow_control, FlowControl::None);
+  EXPECT_EQ(tcp.congestion, CongestionControl::Reno);
+  EXPECT_EQ(tcp.payload, Bytes(1448));  // 1500 - 20 IP - 20 TCP - 12 timestamps
+  EXPECT_EQ(packet_config_for_fabric("ethernet").model, FabricModel::Ethernet);
+  const PacketConfig uec = packet_config_for_fabric("ultra_ethernet");
+  EXPECT_TRUE(uec.spray);
+  EXPECT_EQ(packet_config_for_fabric("ib-ndr").model, FabricModel::InfiniBand);
+  EXPECT_EQ(packet_config_for_fabric("roce-400g").model, FabricModel::RoCE);
+}
+
+TEST(PacketConfig, UnknownFabricNamesTheKnownOnes) {
+  try {
+    packet_config_for_fabric("token_ring");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("infiniband"), std::string::npos);
+  }
+}
+
+ArgNode node(std::initializer_list<std::pair<const char*, const char*>> kv) {
+  ArgNode n = ArgNode::map("packet", SourceLocation{"s.yaml", 3, 1});
+  int line = 4;
+  for (const auto& [k, v] : kv)
+    n.set(k, ArgNode::scalar(v, std::string("packet.") + k, SourceLocation{"s.yaml", line++, 3}));
+  return n;
+}
+
+TEST(PacketConfig, ArgsOverrideThePreset) {
+  const PacketConfig c =
+      packet_config_from_args(node({{"fabric", "tcp"}, {"mtu", "9000"}, {"rto_min", "200us"}}));
+  EXPECT_EQ(c.model, FabricModel::Ethernet);
+  EXPECT_EQ(c.payload, Bytes(9000 - 52));
+  EXPECT_EQ(c.rto_min, Time::us(200));
+  const PacketConfig ib = packet_config_from_args(node({{"fabric", "ib"}, {"mtu", "2048"}}));
+  EXPECT_EQ(ib.payload, Bytes(2048));
+}
+
+TEST(PacketConfig, UnknownKeyIsReportedWithItsLocation) {
+  try {
+    packet_config_from_args(node({{"fabric", "roce"}, {"mtuu", "9000"}}));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mtuu"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("s.yaml:5"), std::string::npos);
+  }
+}
+
+TEST(PacketConfig, InconsistentSettingsAreRejected) {
+  EXPECT_THROW(packet_config_from_args(node({{"fabric", "infiniband"}, {"trimming", "true"}})),
+               InputError);
+  EXPECT_THROW(packet_config_from_args(node({{"fabric", "roce"}, {"congestion", "reno"}})),
+               InputError);
+  PacketConfig c;
+  c.payload = Bytes(0);
+  EXPECT_THROW(PacketEngine{c}, InputError);
+}
+
+}  // namespace
+}  // namespace lockstep

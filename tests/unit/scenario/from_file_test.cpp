@@ -1,0 +1,247 @@
+// The from_file builder: irregular graphs from inline lists or YAML/JSON files, their inventory,
+// and errors at the offending entry's file:line:column.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/graph_json.hpp"
+
+namespace lockstep {
+namespace {
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
+BuildResult build_yaml(const std::string& cluster_yaml, const std::string& file = "t.yaml") {
+  const Scenario s = parse_scenario("version: 1\ncluster:\n" + cluster_yaml, file);
+  return build_topology(s.cluster);
+}
+
+// Four GPUs in two nodes, each on one port of a single QM9700 (64 ports) by 10 m links.
+const char* kStar = R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu, node: 0}
+    - {id: g1, kind: gpu, node: 0}
+    - {id: g2, kind: gpu, node: 1}
+    - {id: g3, kind: gpu, node: 1}
+    - {id: s, kind: switch, model: qm9700}
+  link_defaults: {bandwidth: 400Gbps, length: 10m}
+  links:
+    - {a: g0, b: s}
+    - {a: g1, b: s}
+    - {a: g2, b: s}
+    - {a: g3, b: s}
+)";
+
+TEST(FromFile, StarGraphFigures) {
+  const BuildResult r = build_yaml(kStar);
+  ASSERT_TRUE(r.graph.has_value());
+  const Topology& t = *r.graph;
+  EXPECT_EQ(t.num_devices(), 5u);
+  EXPECT_EQ(t.num_links(), 4u);
+  EXPECT_EQ(t.num_nodes(), 2u);
+  EXPECT_EQ(t.traits().gpus_per_node, 2u);  // both nodes hold two GPUs
+  // Local indices are numbered per node in listing order: g2 is GPU 0 of node 1.
+  EXPECT_EQ(t.device(2).local_index, 0u);
+  const Inventory& inv = r.inventory;
+  EXPECT_EQ(inv.gpus, 4u);
+  ASSERT_EQ(inv.tiers.size(), 1u);
+  EXPECT_EQ(inv.tiers[0].switches, 1u);
+  EXPECT_EQ(inv.tiers[0].ports_used, 4u);
+  EXPECT_EQ(inv.tiers[0].ports_free, 60u);  // 64 - 4
+  // Each GPU has one 400 Gb/s scale-out port.
+  EXPECT_DOUBLE_EQ(inv.injection_per_gpu.gigabits_per_second(), 400.0);
+  EXPECT_EQ(inv.ports_per_gpu, 1u);
+  // Halves {g0, g1} | {g2, g3}: the cut is their two links, 2 x 400 Gb/s.
+  EXPECT_DOUBLE_EQ(inv.bisection.gigabits_per_second(), 800.0);
+  // A 10 m link costs 10 x 5 ns = 50 ns; GPU -> switch -> GPU is two of them.
+  EXPECT_EQ(t.link(0).latency, Time::ns(50));
+  EXPECT_EQ(inv.max_one_way_latency, Time::ns(100));
+  // Two hops (GPU-switch, switch-GPU), both between forwarding elements.
+  EXPECT_EQ(inv.diameter_switch_hops, 2u);
+  EXPECT_TRUE(inv.feasible);
+}
+
+TEST(FromFile, RingBisectionCutsTwoLinks) {
+  // A ring g0-g1-g2-g3-g0 of 100 Gb/s links: halves {g0,g1} | {g2,g3} are separated by the
+  // links g1-g2 and g3-g0, 200 Gb/s; the farthest GPU is two GPU-GPU hops away.
+  const BuildResult r = build_yaml(R"(  builder: from_file
+  devices: [{id: g0, kind: gpu, node: 0}, {id: g1, kind: gpu, node: 1},
+            {id: g2, kind: gpu, node: 2}, {id: g3, kind: gpu, node: 3}]
+  links:
+    - {a: g0, b: g1, bandwidth: 100Gbps}
+    - {a: g1, b: g2, bandwidth: 100Gbps}
+    - {a: g2, b: g3, bandwidth: 100Gbps}
+    - {a: g3, b: g0, bandwidth: 100Gbps}
+)");
+  EXPECT_DOUBLE_EQ(r.inventory.bisection.gigabits_per_second(), 200.0);
+  EXPECT_EQ(r.inventory.diameter_switch_hops, 2u);
+  // Every GPU drives two 100 Gb/s ports.
+  EXPECT_DOUBLE_EQ(r.inventory.injection_per_gpu.gigabits_per_second(), 200.0);
+  EXPECT_EQ(r.inventory.ports_per_gpu, 2u);
+}
+
+TEST(FromFile, ErrorsPointAtTheEntry) {
+  const std::string head = R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu, node: 0}
+    - {id: g1, kind: gpu, node: 1}
+  links:
+)";
+  // Line 8 of the scenario is the first link ("version", "cluster:", then 5 lines of head):
+  // '    - {a: g0, b: g9, bandwidth: 1Gbps, colour: red}' has 'g9' in column 18, the bandwidth
+  // value in column 33 and the value of 'colour' in column 48 (unknown keys are reported at
+  // their value).
+  EXPECT_EQ(error_of([&] { build_yaml(head + "    - {a: g0, b: g9, bandwidth: 1Gbps}\n"); }),
+            "t.yaml:8:18: cluster.links[0].b: unknown device 'g9' (not in devices)");
+  EXPECT_EQ(error_of([&] { build_yaml(head + "    - {a: g1, b: g1, bandwidth: 1Gbps}\n"); }),
+            "t.yaml:8:18: cluster.links[0].b: link connects device 'g1' to itself");
+  EXPECT_EQ(error_of([&] { build_yaml(head + "    - {a: g0, b: g1, bandwidth: 0Gbps}\n"); }),
+            "t.yaml:8:33: cluster.links[0].bandwidth: '0Gbps' is zero");
+  EXPECT_EQ(error_of([&] { build_yaml(head + "    - {a: g0, b: g1}\n"); }),
+            "t.yaml:8:7: cluster.links[0]: missing required key 'bandwidth' (and no "
+            "link_defaults.bandwidth)");
+  EXPECT_EQ(
+      error_of([&] { build_yaml(head + "    - {a: g0, b: g1, bandwidth: 1Gbps, colour: red}\n"); }),
+      "t.yaml:8:48: cluster.links[0].colour: unknown key 'colour'");
+}
+
+TEST(FromFile, DuplicateIdNamesTheFirstDefinition) {
+  EXPECT_EQ(error_of([] {
+              build_yaml(R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu}
+    - {id: g0, kind: gpu}
+  links: [{a: g0, b: g0, bandwidth: 1Gbps}]
+)");
+            }),
+            "t.yaml:6:12: cluster.devices[1].id: duplicate device id 'g0' (first defined at "
+            "t.yaml:5:12)");
+}
+
+TEST(FromFile, DisconnectedGraphNamesAnUnreachableDevice) {
+  const std::string message = error_of([] {
+    build_yaml(R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu}
+    - {id: g1, kind: gpu}
+    - {id: g2, kind: gpu}
+  links: [{a: g0, b: g1, bandwidth: 1Gbps}]
+)");
+  });
+  EXPECT_EQ(message,
+            "t.yaml:7:12: cluster.devices[2].id: device 'g2' is not connected to device 'g0' "
+            "(the graph falls into 2 separate parts)");
+}
+
+TEST(FromFile, GraphWithoutGpusIsRefused) {
+  const std::string message = error_of([] {
+    build_yaml("  builder: from_file\n  devices: [{id: s, kind: switch}]\n  links: []\n");
+  });
+  EXPECT_EQ(message, "t.yaml:4:3: cluster.devices: no device has kind 'gpu'");
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("lockstep_from_file_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name, const std::string& text) const {
+    const auto p = path_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(FromFile, JsonFileIsResolvedNextToTheScenario) {
+  TempDir dir;
+  dir.file("g.json",
+           "{\"devices\": [{\"id\": 0, \"kind\": \"gpu\"}, {\"id\": 1, \"kind\": \"gpu\"}],\n"
+           " \"links\": [{\"a\": 0, \"b\": 1, \"bandwidth\": \"8Gbps\"}]}\n");
+  const std::string scenario =
+      dir.file("s.yaml", "version: 1\ncluster: {builder: from_file, path: g.json}\n");
+  const BuildResult r = build_topology(load_scenario(scenario).cluster);
+  EXPECT_EQ(r.inventory.gpus, 2u);
+  EXPECT_DOUBLE_EQ(r.inventory.bisection.gigabits_per_second(), 8.0);
+}
+
+TEST(FromFile, ErrorsInsideAGraphFileNameThatFile) {
+  TempDir dir;
+  const std::string graph =
+      dir.file("g.json",
+               "{\"devices\": [{\"id\": 0, \"kind\": \"gpu\"}, {\"id\": 1, \"kind\": \"gpu\"}],\n"
+               " \"links\": [{\"a\": 0, \"b\": 5, \"bandwidth\": \"8Gbps\"}]}\n");
+  const std::string scenario =
+      dir.file("s.yaml", "version: 1\ncluster: {builder: from_file, path: g.json}\n");
+  // Line 2 of g.json: ' "links": [{"a": 0, "b": 5, ...': '[' is column 11, '"b"' 21-23, and
+  // the 5 column 26.
+  EXPECT_EQ(error_of([&] { build_topology(load_scenario(scenario).cluster); }),
+            graph + ":2:26: links[0].b: unknown device '5' (not in devices)");
+}
+
+TEST(FromFile, EmittedGraphReadsBackIdentically) {
+  ArgNode args = ArgNode::map("");
+  args.set("builder", ArgNode::scalar("fat_tree", "builder"));
+  args.set("k", ArgNode::scalar("4", "k"));
+  const BuildResult original = build_topology(args);
+  ASSERT_TRUE(original.graph.has_value());
+  std::ostringstream json;
+  write_graph_json(*original.graph, json);
+  TempDir dir;
+  const std::string file = dir.file("graph.json", json.str());
+  ArgNode reread_args = ArgNode::map("");
+  reread_args.set("builder", ArgNode::scalar("from_file", "builder"));
+  reread_args.set("path", ArgNode::scalar(file, "path"));
+  const BuildResult reread = build_topology(reread_args);
+  const Topology& a = *original.graph;
+  const Topology& b = *reread.graph;
+  ASSERT_EQ(a.num_devices(), b.num_devices());
+  ASSERT_EQ(a.num_links(), b.num_links());
+  for (DeviceId i = 0; i < a.num_devices(); ++i) {
+    const Device& x = a.device(i);
+    const Device& y = b.device(i);
+    EXPECT_TRUE(x.kind == y.kind && x.tier == y.tier && x.node == y.node && x.site == y.site &&
+                x.local_index == y.local_index && x.model == y.model && x.radix == y.radix)
+        << "device " << i;
+  }
+  for (LinkId i = 0; i < a.num_links(); ++i) {
+    const Link& x = a.link(i);
+    const Link& y = b.link(i);
+    EXPECT_TRUE(x.a == y.a && x.b == y.b && x.bandwidth == y.bandwidth && x.latency == y.latency &&
+                x.medium == y.medium && x.length_m == y.length_m)
+        << "link " << i;
+  }
+  EXPECT_EQ(a.traits().gpu, b.traits().gpu);
+  EXPECT_EQ(a.traits().nics_per_node, b.traits().nics_per_node);
+  // Same parts, so the same bill of materials.
+  EXPECT_EQ(original.inventory.cables, reread.inventory.cables);
+  EXPECT_EQ(original.inventory.transceivers, reread.inventory.transceivers);
+  EXPECT_DOUBLE_EQ(original.inventory.cost_usd, reread.inventory.cost_usd);
+  EXPECT_DOUBLE_EQ(original.inventory.power_w, reread.inventory.power_w);
+  // The measured bisection of the non-blocking k=4 tree equals its formula: 16 hosts / 2 x 400G.
+  EXPECT_DOUBLE_EQ(reread.inventory.bisection.gigabits_per_second(), 8 * 400.0);
+  EXPECT_EQ(original.inventory.diameter_switch_hops, reread.inventory.diameter_switch_hops);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,134 @@
+// The multi_site builder: sites built by other builders, joined by gateways and long-haul fibre.
+#include <gtest/gtest.h>
+
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/catalog.hpp"
+
+namespace lockstep {
+namespace {
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
+BuildResult build_yaml(const std::string& cluster_yaml) {
+  return build_topology(parse_scenario("version: 1\ncluster:\n" + cluster_yaml, "m.yaml").cluster);
+}
+
+BuildResult fat_tree_k4() {
+  return build_yaml("  builder: fat_tree\n  k: 4\n");
+}
+
+const char* kTwoSites = R"(  builder: multi_site
+  distance: 50km
+  capacity: 800Gbps
+  sites:
+    east: {builder: fat_tree, k: 4}
+    west: {builder: fat_tree, k: 4}
+)";
+
+TEST(MultiSite, TwoSitesFiftyKilometresApart) {
+  const BuildResult site = fat_tree_k4();
+  const BuildResult r = build_yaml(kTwoSites);
+  ASSERT_TRUE(r.graph.has_value());
+  const Topology& t = *r.graph;
+  const Inventory& inv = r.inventory;
+  EXPECT_EQ(inv.gpus, 2 * site.inventory.gpus);
+  EXPECT_EQ(inv.nodes, 2 * site.inventory.nodes);
+  EXPECT_EQ(t.num_sites(), 2u);
+  EXPECT_EQ(t.num_nodes(), 2 * site.graph->num_nodes());
+  // Each k=4 site has 4 core switches; 800 Gb/s over 400 Gb/s gateway ports is 2 ports, spread
+  // over 4 cores: one 400G uplink per core. Links: both sites, 2 x 4 uplinks, 1 long-haul link.
+  EXPECT_EQ(t.num_links(), 2 * site.graph->num_links() + 8 + 1);
+  EXPECT_EQ(t.num_devices(), 2 * site.graph->num_devices() + 2);
+  const Link& longhaul = t.link(static_cast<LinkId>(t.num_links() - 1));
+  EXPECT_EQ(longhaul.medium, LinkMedium::LongHaulFibre);
+  EXPECT_DOUBLE_EQ(longhaul.length_m, 50'000.0);
+  // Light in fibre: 5 ns/m x 50,000 m = 250 us, plus half a gateway latency at each end.
+  const Time gateway = switch_spec("qm9700").latency;
+  EXPECT_EQ(longhaul.latency, Time::us(250) + gateway);
+  // GPU to GPU across sites: about 250 us, the fibre dominating everything inside the sites.
+  EXPECT_GE(inv.max_one_way_latency, Time::us(250));
+  EXPECT_LT(inv.max_one_way_latency, Time::us(255));
+  // The rank-order halves are the two sites; the cut is the 800 Gb/s long-haul link, smaller
+  // than the 4 x 400 Gb/s of uplinks on either side.
+  EXPECT_DOUBLE_EQ(inv.bisection.gigabits_per_second(), 800.0);
+  // Extra optics over the two sites: 8 uplinks of 400G over 100 m (two transceivers each) and
+  // one 800G, 50 km long-haul link (one 800ZR pair): 16 + 2.
+  EXPECT_EQ(inv.transceivers, 2 * site.inventory.transceivers + 18);
+  // Cost: both sites, two gateways, the optics.
+  EXPECT_GT(inv.cost_usd, 2 * site.inventory.cost_usd + 2 * switch_spec("qm9700").price_usd);
+  ASSERT_FALSE(inv.tiers.empty());
+  EXPECT_EQ(inv.tiers.back().tier, "dci");
+  EXPECT_EQ(inv.tiers.back().switches, 2u);
+  // Gateway ports: 4 uplinks + 2 long-haul ports (800G / 400G) per site.
+  EXPECT_EQ(inv.tiers.back().ports_used, 12u);
+  EXPECT_TRUE(inv.feasible);
+}
+
+TEST(MultiSite, DiameterAddsTheGatewayHops) {
+  const BuildResult site = fat_tree_k4();
+  const BuildResult r = build_yaml(kTwoSites);
+  // GPU -> its site's core (half the site diameter in switch-to-switch hops), core -> gateway,
+  // gateway -> gateway, gateway -> core, then down: site diameter + 3.
+  EXPECT_EQ(r.inventory.diameter_switch_hops, site.inventory.diameter_switch_hops + 3);
+}
+
+TEST(MultiSite, ListOfSitesWithNamesAndExplicitLinks) {
+  const BuildResult r = build_yaml(R"(  builder: multi_site
+  capacity: 400Gbps
+  sites:
+    - {name: a, builder: fat_tree, k: 4}
+    - {name: b, builder: fat_tree, k: 4}
+    - {name: c, builder: fat_tree, k: 4}
+  links:
+    - {a: a, b: b, distance: 10km}
+    - {a: b, b: c, distance: 20km}
+)");
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(r.graph->num_sites(), 3u);
+  // a to c crosses 10 km + 20 km of fibre: at least 150 us.
+  EXPECT_GE(r.inventory.max_one_way_latency, Time::us(150));
+  EXPECT_LT(r.inventory.max_one_way_latency, Time::us(155));
+}
+
+TEST(MultiSite, Errors) {
+  EXPECT_EQ(error_of([] {
+              build_yaml(
+                  "  builder: multi_site\n  distance: 50\n  capacity: 1Tbps\n  sites:\n"
+                  "    a: {builder: fat_tree, k: 4}\n    b: {builder: fat_tree, k: 4}\n");
+            }),
+            "m.yaml:4:13: cluster.distance: '50' needs a unit (m or km)");
+  EXPECT_EQ(error_of([] {
+              build_yaml(
+                  "  builder: multi_site\n  distance: 5km\n  capacity: 1Tbps\n  sites:\n"
+                  "    a: {builder: fat_tree, k: 4}\n");
+            }),
+            "m.yaml:6:3: cluster.sites: needs at least 2 sites, got 1");
+  EXPECT_EQ(error_of([] {
+              build_yaml(
+                  "  builder: multi_site\n  capacity: 1Tbps\n  sites:\n"
+                  "    a: {builder: fat_tree, k: 4}\n    b: {builder: fat_tree, k: 4}\n"
+                  "    c: {builder: fat_tree, k: 4}\n  links: [{a: a, b: b, distance: 1km}]\n");
+            }),
+            "m.yaml:9:3: cluster.links: site 'c' is not joined to site 'a' by any chain of links");
+  // Errors inside a site keep the site's path.
+  const std::string inner = error_of([] {
+    build_yaml(
+        "  builder: multi_site\n  distance: 5km\n  capacity: 1Tbps\n  sites:\n"
+        "    a: {builder: fat_tree, k: 4}\n    b: {builder: fat_tree, k: 5}\n");
+  });
+  // '    b: {builder: fat_tree, k: 5}': the 5 is in column 31.
+  EXPECT_EQ(inner.rfind("m.yaml:8:31: cluster.sites.b.k: must be even", 0), 0u) << inner;
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,159 @@
+// YAML/JSON -> ArgNode: every node keeps its dotted path and its 1-based file:line:column.
+#include "lockstep/topology/yaml_args.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace lockstep {
+namespace {
+
+// Runs `f`, expects an InputError, returns its full one-line message.
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
+TEST(YamlArgs, ScalarsKeepPathAndOneBasedLocation) {
+  // "  k: 4" on line 2: the value '4' starts at column 6 (two spaces, 'k', ':', ' ').
+  const ArgNode root = parse_yaml_args("cluster:\n  k: 4\n", "a.yaml");
+  const ArgNode& k = root.at("cluster").at("k");
+  EXPECT_EQ(k.text(), "4");
+  EXPECT_EQ(k.path(), "cluster.k");
+  EXPECT_EQ(k.where().str(), "a.yaml:2:6");
+  EXPECT_EQ(k.as_int(0, 10), 4);
+}
+
+TEST(YamlArgs, MapValueIsLocatedAtItsKey) {
+  // A nested map starts on the next line; errors about it point at its key, line 1 column 1.
+  const ArgNode root = parse_yaml_args("cluster:\n  k: 4\n", "a.yaml");
+  EXPECT_EQ(root.at("cluster").where().str(), "a.yaml:1:1");
+  EXPECT_EQ(root.at("cluster").kind(), ArgNode::Kind::Map);
+}
+
+TEST(YamlArgs, ListItemsGetIndexedPaths) {
+  const ArgNode root = parse_yaml_args("sites:\n  - k: 4\n  - k: 6\n", "s.yaml", "cluster");
+  const ArgNode& sites = root.at("sites");
+  ASSERT_EQ(sites.kind(), ArgNode::Kind::List);
+  ASSERT_EQ(sites.items().size(), 2u);
+  const ArgNode& second_k = sites.items()[1].at("k");
+  EXPECT_EQ(second_k.path(), "cluster.sites[1].k");
+  // Line 3 is "  - k: 6": '6' is the 8th character.
+  EXPECT_EQ(second_k.where().str(), "s.yaml:3:8");
+}
+
+TEST(YamlArgs, NullAndEmptyValuesBecomeEmptyScalars) {
+  const ArgNode root = parse_yaml_args("a:\nb: ~\nc: null\n", "n.yaml");
+  for (const char* key : {"a", "b", "c"}) {
+    EXPECT_EQ(root.at(key).kind(), ArgNode::Kind::Scalar) << key;
+    EXPECT_EQ(root.at(key).text(), "") << key;
+  }
+  // The empty value of 'a' is reported at its key (line 1), not at the next line.
+  EXPECT_EQ(root.at("a").where().str(), "n.yaml:1:1");
+}
+
+TEST(YamlArgs, KeyOrderIsPreserved) {
+  const ArgNode root = parse_yaml_args("z: 1\na: 2\nm: 3\n", "o.yaml");
+  EXPECT_EQ(root.keys(), (std::vector<std::string>{"z", "a", "m"}));
+}
+
+TEST(YamlArgs, DuplicateKeyIsAnErrorAtTheSecondOccurrence) {
+  const std::string message =
+      error_of([] { parse_yaml_args("cluster:\n  k: 4\n  k: 8\n", "d.yaml"); });
+  EXPECT_EQ(message, "d.yaml:3:3: cluster.k: duplicate key 'k'");
+}
+
+TEST(YamlArgs, SyntaxErrorHasLocation) {
+  // The flow sequence opened on line 1 is never closed; yaml-cpp stops at the end of input.
+  const std::string message = error_of([] { parse_yaml_args("a: [1, 2\n", "s.yaml"); });
+  EXPECT_NE(message.find("s.yaml:2:1: YAML syntax error"), std::string::npos) << message;
+}
+
+TEST(YamlArgs, UnterminatedStringIsASyntaxError) {
+  const std::string message = error_of([] { parse_yaml_args("a: \"x", "q.yaml"); });
+  EXPECT_EQ(message.rfind("q.yaml:1:", 0), 0u) << message;
+  EXPECT_NE(message.find("YAML syntax error"), std::string::npos) << message;
+}
+
+TEST(YamlArgs, SecondDocumentIsRejected) {
+  const std::string message = error_of([] { parse_yaml_args("a: 1\n---\nb: 2\n", "m.yaml"); });
+  EXPECT_NE(message.find("m.yaml:3:1"), std::string::npos) << message;
+  EXPECT_NE(message.find("only one YAML document"), std::string::npos) << message;
+}
+
+TEST(YamlArgs, ComplexKeyIsRejected) {
+  const std::string message = error_of([] { parse_yaml_args("? [a, b]\n: 1\n", "c.yaml"); });
+  EXPECT_NE(message.find("map key must be a plain name"), std::string::npos) << message;
+}
+
+TEST(YamlArgs, EmptyTextIsAnEmptyDocument) {
+  EXPECT_TRUE(is_empty_document(parse_yaml_args("", "e.yaml")));
+  EXPECT_TRUE(is_empty_document(parse_yaml_args("# only a comment\n", "e.yaml")));
+  EXPECT_FALSE(is_empty_document(parse_yaml_args("a: 1\n", "e.yaml")));
+}
+
+TEST(YamlArgs, AliasBombIsStoppedByTheValueLimit) {
+  // Level i is a list of two aliases of level i-1, so it expands to 2^(i+2) - 1 values and the
+  // whole document to about 2^(n+3). With n = 12 that is ~32,000 values, over a limit of 1,000
+  // (the default limit of 4,000,000 works the same way, only slower to reach in a test).
+  std::string text = "l0: &a0 [x, x]\n";
+  for (int i = 1; i <= 12; ++i) {
+    text += fmt::format("l{}: &a{} [*a{}, *a{}]\n", i, i, i - 1, i - 1);
+  }
+  EXPECT_NO_THROW(parse_yaml_args(text, "bomb.yaml", "", 100'000));
+  const std::string message = error_of([&] { parse_yaml_args(text, "bomb.yaml", "", 1000); });
+  EXPECT_NE(message.find("document too large (more than 1000 values)"), std::string::npos)
+      << message;
+}
+
+TEST(JsonArgs, ValuesKeepLocations) {
+  const std::string text = "{\n  \"devices\": [\n    {\"id\": \"g0\", \"kind\": \"gpu\"}\n  ]\n}\n";
+  const ArgNode root = parse_json_args(text, "g.json", "cluster");
+  const ArgNode& kind = root.at("devices").items()[0].at("kind");
+  EXPECT_EQ(kind.text(), "gpu");
+  EXPECT_EQ(kind.path(), "cluster.devices[0].kind");
+  // Line 3 is '    {"id": "g0", "kind": "gpu"}': 4 spaces, '{' at 5, "id" 6-9, ':' 10,
+  // "g0" 12-15, ',' 16, "kind" 18-23, ':' 24, so the value "gpu" starts at column 26.
+  EXPECT_EQ(kind.where().str(), "g.json:3:26");
+}
+
+TEST(JsonArgs, NumbersAndBooleansAreScalars) {
+  const ArgNode root = parse_json_args("{\"n\": 12, \"x\": -1.5e3, \"b\": true}", "v.json");
+  EXPECT_EQ(root.at("n").as_int(0, 100), 12);
+  EXPECT_DOUBLE_EQ(root.at("x").as_double(-1e9, 1e9), -1500.0);
+  EXPECT_TRUE(root.at("b").as_bool());
+}
+
+TEST(JsonArgs, SyntaxErrorOffsetBecomesLineAndColumn) {
+  // Line 3 is '  "b": 2,}': "b" 3-5, ':' 6, '2' 8, ',' 9; the parser wants another key and stops
+  // at the '}' in column 10.
+  const std::string text = "{\n  \"a\": 1,\n  \"b\": 2,}\n";
+  const std::string message = error_of([&] { parse_json_args(text, "j.json"); });
+  EXPECT_EQ(message.rfind("j.json:3:10: JSON syntax error", 0), 0u) << message;
+}
+
+TEST(JsonArgs, TrailingGarbageIsAnError) {
+  const std::string message = error_of([] { parse_json_args("{\"a\": 1} x", "t.json"); });
+  EXPECT_EQ(message.rfind("t.json:1:10: JSON syntax error", 0), 0u) << message;
+}
+
+TEST(JsonArgs, DuplicateKeyIsAnError) {
+  const std::string message = error_of([] { parse_json_args("{\"a\": 1, \"a\": 2}", "d.json"); });
+  EXPECT_EQ(message, "d.json:1:10: a: duplicate key 'a'");
+}
+
+TEST(Files, MissingFileNamesTheField) {
+  const std::string message =
+      error_of([] { load_args_file("/nonexistent/x.yaml", "", "cluster.path"); });
+  EXPECT_EQ(message, "cluster.path: cannot read '/nonexistent/x.yaml': no such file");
+}
+
+}  // namespace
+}  // namespace lockstep

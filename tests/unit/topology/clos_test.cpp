@@ -1,0 +1,251 @@
+// Clos builders (fat_tree, leaf_spine, single_switch): counts derived by hand in the comments.
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "topology_test_util.hpp"
+
+namespace lockstep {
+namespace {
+
+using test::build;
+using test::switches_in;
+
+// One GPU per node, no scale-up: "hosts" are GPUs, each with its own NIC.
+constexpr std::pair<const char*, const char*> kHost[] = {{"gpus_per_node", "1"},
+                                                         {"scale_up", "none"}};
+
+BuildResult fat_tree(const std::string& k, bool graph = true) {
+  return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
+}
+
+TEST(FatTree, K4CountsByHand) {
+  // k = 4: k^3/4 = 16 hosts; k pods x k/2 = 8 edge and 8 aggregation switches, (k/2)^2 = 4 cores.
+  // Links: 16 host-edge + 8 edge x 2 up = 16 edge-agg + 8 agg x 2 up = 16 agg-core = 48.
+  const BuildResult r = fat_tree("4");
+  const Inventory& inv = r.inventory;
+  EXPECT_EQ(inv.gpus, 16u);
+  EXPECT_EQ(inv.nics, 16u);
+  EXPECT_EQ(switches_in(inv, "leaf"), 8u);
+  EXPECT_EQ(switches_in(inv, "spine"), 8u);
+  EXPECT_EQ(switches_in(inv, "core"), 4u);
+  EXPECT_EQ(inv.cables, 48u);
+  ASSERT_TRUE(r.graph.has_value());
+  const Topology& t = *r.graph;
+  std::uint64_t switch_links = 0;
+  for (const Link& l : t.links()) {
+    if (t.device(l.a).kind == DeviceKind::Switch || t.device(l.b).kind == DeviceKind::Switch) {
+      ++switch_links;
+    }
+  }
+  EXPECT_EQ(switch_links, 48u);
+  EXPECT_EQ(t.num_links(), 48u + 16u);  // plus one PCIe link GPU-NIC per host
+  EXPECT_TRUE(t.connected());
+  // Every switch uses all k = 4 ports.
+  for (const auto& tier : inv.tiers) EXPECT_EQ(tier.ports_free, 0u) << tier.tier;
+  EXPECT_TRUE(inv.feasible);
+  // Edge-agg-core-agg-edge: 4 switch-to-switch hops.
+  EXPECT_EQ(inv.diameter_switch_hops, 4u);
+  // Non-blocking: bisection = 16 / 2 hosts x 400 Gb/s = 8 x 50 GB/s.
+  EXPECT_DOUBLE_EQ(inv.bisection.bytes_per_second(), 8 * 50e9);
+  // 48 optical cables (10/30/100 m) need 96 transceivers.
+  EXPECT_EQ(inv.transceivers, 96u);
+}
+
+TEST(FatTree, K64IsCountedWithoutBuilding) {
+  // k = 64: 64^3 / 4 = 65,536 hosts; 64 x 32 edge + 64 x 32 aggregation + 32^2 core = 5,120.
+  const Inventory inv = fat_tree("64", false).inventory;
+  EXPECT_FALSE(inv.graph_built);
+  EXPECT_EQ(inv.gpus, 65'536u);
+  EXPECT_EQ(switches_in(inv, "leaf") + switches_in(inv, "spine") + switches_in(inv, "core"),
+            5'120u);
+  EXPECT_EQ(switches_in(inv, "core"), 1'024u);
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(inv.cables, 3u * 65'536u);
+}
+
+TEST(FatTree, TooManyLinksGivesTheInventoryWithoutAGraph) {
+  // k = 8: 128 hosts, 3 x 128 cables + 128 PCIe links, far above a limit of 10 links, so the
+  // inventory is computed in closed form.
+  // Switches: 5 k^2 / 4 = 80 (32 edge, 32 aggregation, 16 core).
+  BuildOptions options;
+  options.max_links = 10;
+  const BuildResult r = build_topology(
+      test::args({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "8"}}), options);
+  EXPECT_FALSE(r.graph.has_value());
+  EXPECT_FALSE(r.inventory.graph_built);
+  EXPECT_EQ(r.inventory.gpus, 128u);
+  EXPECT_EQ(switches_in(r.inventory, "leaf") + switches_in(r.inventory, "spine") +
+                switches_in(r.inventory, "core"),
+            80u);
+}
+
+TEST(FatTree, ThreeTierOf64PortSwitchesHoldsAtMost65536Hosts) {
+  // Non-blocking 3-tier with radix 64: 64 pods x 32 leaves x 32 hosts = 65,536.
+  auto tier3 = [](const char* nodes) {
+    return build({{"builder", "fat_tree"},
+                  kHost[0],
+                  kHost[1],
+                  {"switch", "qm9700"},
+                  {"nodes", nodes}},
+                 false)
+        .inventory;
+  };
+  EXPECT_TRUE(tier3("65536").feasible);
+  const Inventory over = tier3("65537");
+  EXPECT_FALSE(over.feasible);
+  ASSERT_FALSE(over.problems.empty());
+  EXPECT_NE(over.problems.front().find("at most 65536 hosts"), std::string::npos)
+      << over.problems.front();
+}
+
+TEST(LeafSpine, TwoTierOf64PortSwitchesHoldsAtMost2048Hosts) {
+  // Non-blocking 2-tier with radix 64: 64 leaves x 32 hosts = 2,048; spines = 64 x 32 / 64 = 32.
+  auto tier2 = [](const char* nodes) {
+    return build({{"builder", "leaf_spine"}, kHost[0], kHost[1], {"nodes", nodes}}, false)
+        .inventory;
+  };
+  const Inventory full = tier2("2048");
+  EXPECT_TRUE(full.feasible);
+  EXPECT_EQ(switches_in(full, "leaf"), 64u);
+  EXPECT_EQ(switches_in(full, "spine"), 32u);
+  EXPECT_EQ(test::tier_of(full, "spine")->ports_free, 0u);
+  const Inventory over = tier2("2049");
+  EXPECT_FALSE(over.feasible);
+  EXPECT_NE(over.problems.front().find("at most 2048 hosts"), std::string::npos);
+}
+
+TEST(LeafSpine, TwoToOneOversubscriptionHalvesBisection) {
+  // 168 hosts. 1:1: 32 down / 32 up, ceil(168/32) = 6 leaves, bisection
+  // min(84 hosts x 50 GB/s, 6 x 32 uplinks x 50 GB/s / 2) = 4,200 GB/s.
+  // 2:1: 42 down / 21 up, 4 leaves, min(4,200, 4 x 21 x 50 / 2 = 2,100) GB/s: half.
+  auto ls = [](const char* ratio) {
+    return build({{"builder", "leaf_spine"},
+                  kHost[0],
+                  kHost[1],
+                  {"nodes", "168"},
+                  {"oversubscription", ratio}})
+        .inventory;
+  };
+  const Inventory one = ls("1");
+  const Inventory two = ls("2:1");
+  EXPECT_DOUBLE_EQ(one.bisection.bytes_per_second(), 4'200e9);
+  EXPECT_DOUBLE_EQ(two.bisection.bytes_per_second(), 2'100e9);
+  EXPECT_DOUBLE_EQ(test::tier_of(two, "leaf")->oversubscription, 2.0);
+  EXPECT_DOUBLE_EQ(test::tier_of(one, "leaf")->oversubscription, 1.0);
+}
+
+TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
+  // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
+  const Inventory inv =
+      build({{"builder", "single_switch"}, {"gpus", "200000"}, {"switch", "qm9700"}}, false)
+          .inventory;
+  EXPECT_EQ(inv.gpus, 200'000u);
+  EXPECT_EQ(inv.nics, 200'000u);
+  EXPECT_FALSE(inv.feasible);
+  bool says_why = false;
+  for (const auto& p : inv.problems) {
+    says_why |=
+        p.find("200000 NICs need 200000 switch ports but a qm9700 has 64") != std::string::npos;
+  }
+  EXPECT_TRUE(says_why);
+  // 64 GPUs fit: 8 nodes x 8 NICs on 64 ports.
+  EXPECT_TRUE(build({{"builder", "single_switch"}, {"gpus", "64"}}).inventory.feasible);
+}
+
+// A counted graph and the closed-form tally of the same design must agree line for line.
+void expect_same(const Inventory& a, const Inventory& b, bool latency) {
+  EXPECT_EQ(a.gpus, b.gpus);
+  EXPECT_EQ(a.nics, b.nics);
+  EXPECT_EQ(a.cables, b.cables);
+  EXPECT_EQ(a.transceivers, b.transceivers);
+  EXPECT_EQ(a.feasible, b.feasible);
+  EXPECT_NEAR(a.power_w, b.power_w, 1e-6 * a.power_w);
+  EXPECT_NEAR(a.cost_usd, b.cost_usd, 1e-6 * a.cost_usd);
+  EXPECT_EQ(a.diameter_switch_hops, b.diameter_switch_hops);
+  if (latency) {
+    EXPECT_EQ(a.max_one_way_latency, b.max_one_way_latency);
+  }
+  ASSERT_EQ(a.tiers.size(), b.tiers.size());
+  for (std::size_t i = 0; i < a.tiers.size(); ++i) {
+    EXPECT_EQ(a.tiers[i].tier, b.tiers[i].tier);
+    EXPECT_EQ(a.tiers[i].switches, b.tiers[i].switches) << a.tiers[i].tier;
+    EXPECT_EQ(a.tiers[i].ports_used, b.tiers[i].ports_used) << a.tiers[i].tier;
+    EXPECT_EQ(a.tiers[i].ports_free, b.tiers[i].ports_free) << a.tiers[i].tier;
+  }
+  ASSERT_EQ(a.lines.size(), b.lines.size());
+  for (std::size_t i = 0; i < a.lines.size(); ++i) {
+    EXPECT_EQ(a.lines[i].item, b.lines[i].item);
+    EXPECT_EQ(a.lines[i].count, b.lines[i].count) << a.lines[i].item;
+  }
+}
+
+TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
+  using test::Kv;
+  const std::vector<std::pair<Kv, bool>> designs = {
+      {{{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "8"}, {"nodes", "100"}}, true},
+      {{{"builder", "fat_tree"}, {"radix", "16"}, {"nodes", "40"}, {"oversubscription", "3"}},
+       false},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"nodes", "70"},
+        {"oversubscription", "3:1"}},
+       true},
+      {{{"builder", "leaf_spine"}, kHost[0], kHost[1], {"radix", "8"}, {"nodes", "50"}}, true},
+      {{{"builder", "rail_optimized"}, {"nodes", "40"}}, false},
+      {{{"builder", "rail_optimized"}, {"nodes", "40"}, {"nodes_per_su", "4"}, {"radix", "16"}},
+       false},
+      {{{"builder", "single_switch"}, {"nodes", "10"}}, true},
+      {{{"builder", "leaf_spine"}, {"gpu", "gb200"}, {"nodes", "36"}}, false},
+  };
+  for (const auto& [kv, latency] : designs) {
+    const Inventory counted = build(kv, true).inventory;
+    const Inventory tallied = build(kv, false).inventory;
+    SCOPED_TRACE(counted.design);
+    EXPECT_TRUE(counted.graph_built);
+    EXPECT_FALSE(tallied.graph_built);
+    expect_same(counted, tallied, latency);
+  }
+}
+
+TEST(Clos, RejectsBadArgumentsNamingTheKey) {
+  auto message = [](const test::Kv& kv) {
+    try {
+      build(kv);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({{"builder", "fat_tree"}, {"k", "5"}}).find("cluster.k: must be even"),
+            std::string::npos);
+  for (const char* bad : {"0", "-4", "1000000", "four", "4.5"}) {
+    EXPECT_NE(message({{"builder", "fat_tree"}, {"k", bad}}).find("cluster.k"), std::string::npos)
+        << bad;
+  }
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "0"}}).find("cluster.nodes"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}}).find("nodes"), std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"switch", "qm1"}})
+                .find("cluster.switch: unknown switch 'qm1' (known: qm8700"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"oversubscription", "1:0"}})
+                .find("cluster.oversubscription"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"port_speed", "0Gbps"}})
+                .find("cluster.port_speed"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"nic", "cx7_400gbe"}})
+                .find("cluster.nic: NIC 'cx7_400gbe' speaks roce but switch 'qm9700'"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"gpus", "12"}}).find("cluster.gpus"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"nodez", "4"}})
+                .find("cluster.nodez: unknown key"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "fat_tree"}, {"k", "4"}, {"radix", "8"}}).find("cluster.k"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep

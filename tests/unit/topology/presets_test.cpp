@@ -1,0 +1,136 @@
+// System and fabric presets: validation, overrides, and the NCCL constants they lead to.
+#include "lockstep/topology/presets.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/catalog_nccl.hpp"
+
+namespace lockstep {
+namespace {
+
+std::string error_of(const PresetRequest& r, std::string* field = nullptr) {
+  try {
+    resolve_preset(r);
+  } catch (const InputError& e) {
+    if (field != nullptr) *field = e.field();
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Presets, UnknownNamesListTheKnownOnes) {
+  PresetRequest r;
+  r.system = "dgx-z100";
+  const std::string m = error_of(r);
+  for (const char* name : {"dgx-a100", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72", "mi300x"})
+    EXPECT_NE(m.find(name), std::string::npos) << m;
+  r.system = "hgx-h100";
+  r.fabric = "ib-qdr";
+  const std::string f = error_of(r);
+  for (const char* name :
+       {"ib-hdr", "ib-ndr", "ib-xdr", "roce-200g", "roce-400g", "roce-800g", "efa", "tcp"})
+    EXPECT_NE(f.find(name), std::string::npos) << f;
+}
+
+TEST(Presets, ShippedFigures) {
+  const PresetCluster h = resolve_preset({.system = "hgx-h100", .nodes = 16});
+  EXPECT_EQ(h.fabric.name, "ib-ndr");
+  EXPECT_EQ(h.gpus_per_node, 8u);
+  EXPECT_EQ(h.nics_per_node, 8u);
+  EXPECT_DOUBLE_EQ(h.nic_speed.gigabits_per_second(), 400.0);
+  EXPECT_EQ(h.ranks(), 128u);
+  EXPECT_TRUE(h.nvls);
+  const PresetCluster a = resolve_preset({.system = "dgx-a100"});
+  EXPECT_EQ(a.fabric.name, "ib-hdr");
+  EXPECT_FALSE(a.nvls);
+  const PresetCluster g = resolve_preset({.system = "gb200-nvl72", .nodes = 18});
+  EXPECT_EQ(g.gpus_per_node, 4u);
+  EXPECT_EQ(g.domain_gpus(), 72u);
+  EXPECT_EQ(g.domains(), 1u);
+}
+
+TEST(Presets, GpusPerNodeAboveShippedIsAnError) {
+  PresetRequest r;
+  r.gpus_per_node = 16;
+  std::string field;
+  const std::string m = error_of(r, &field);
+  EXPECT_EQ(field, "gpus_per_node");
+  EXPECT_NE(m.find("ships 8"), std::string::npos) << m;
+}
+
+TEST(Presets, FewerGpusUseTheirOwnRailNics) {
+  // One GPU of an 8-GPU, 8-NIC node drives only its rail NIC; overrides replace both figures.
+  PresetRequest r;
+  r.gpus_per_node = 1;
+  r.nodes = 2;
+  EXPECT_EQ(resolve_preset(r).nics_per_node, 1u);
+  r.nics_per_node = 2;
+  r.nic_speed = Bandwidth::gbps(800);
+  const PresetCluster c = resolve_preset(r);
+  EXPECT_EQ(c.nics_per_node, 2u);
+  EXPECT_DOUBLE_EQ(c.nic_speed.gigabits_per_second(), 800.0);
+}
+
+TEST(Presets, SharpNeedsSharpSwitches) {
+  PresetRequest r;
+  r.fabric = "roce-400g";
+  r.sharp = true;
+  std::string field;
+  error_of(r, &field);
+  EXPECT_EQ(field, "sharp");
+  r.fabric = "ib-ndr";
+  EXPECT_TRUE(resolve_preset(r).sharp);
+}
+
+TEST(Presets, Nvl72BeyondOneRackNeedsWholeRacks) {
+  PresetRequest r;
+  r.system = "gb200-nvl72";
+  r.nodes = 20;
+  std::string field;
+  error_of(r, &field);
+  EXPECT_EQ(field, "nodes");
+  r.nodes = 36;
+  EXPECT_EQ(resolve_preset(r).domains(), 2u);
+}
+
+TEST(Presets, RequestFromArgsNamesTheKey) {
+  ArgNode m = ArgNode::map("cluster", SourceLocation{"s.yaml", 3, 1});
+  m.set("system", ArgNode::scalar("hgx-h100", "cluster.system", {"s.yaml", 3, 9}));
+  m.set("gpus_per_node", ArgNode::scalar("9", "cluster.gpus_per_node", {"s.yaml", 4, 16}));
+  try {
+    preset_request(m);
+    FAIL() << "9 GPUs per node accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 4);
+    EXPECT_NE(std::string(e.what()).find("ships 8"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NcclCatalog, SearchSpeedsMatchTheQuotedPerNicBusBandwidth) {
+  // nccl-tests #267/#290: ~46-49 GB/s per NDR NIC; nccl #1576: 192 GB/s for 8 x HDR.
+  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Hopper, 50.0), 48.0);
+  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Ampere, 25.0), 24.0);
+  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Blackwell, 100.0), 96.0);
+  EXPECT_DOUBLE_EQ(nccl::hw_latency_us(nccl::Path::Network, nccl::Algo::Ring, nccl::Proto::LL),
+                   2.7);
+  EXPECT_DOUBLE_EQ(nccl::ll_max_bw(nccl::Generation::Hopper, 3), 35.0);
+}
+
+TEST(Presets, BuildsThroughTheRailOptimizedBuilder) {
+  ArgNode m = ArgNode::map("cluster");
+  m.set("builder", ArgNode::scalar("preset", "cluster.builder"));
+  m.set("system", ArgNode::scalar("hgx-h100", "cluster.system"));
+  m.set("nodes", ArgNode::scalar("2", "cluster.nodes"));
+  const BuildResult r = build_topology(m);
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(r.graph->gpus().size(), 16u);
+  EXPECT_EQ(r.graph->traits().gpu, "h100");
+  EXPECT_EQ(r.graph->traits().nics_per_node, 8u);
+}
+
+}  // namespace
+}  // namespace lockstep

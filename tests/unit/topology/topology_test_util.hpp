@@ -1,0 +1,37 @@
+#pragma once
+// Helpers for topology tests: builder arguments as a flat map, and building through the registry.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/topology/builder.hpp"
+
+namespace lockstep::test {
+
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+inline ArgNode args(const Kv& kv) {
+  ArgNode m = ArgNode::map("cluster");
+  for (const auto& [k, v] : kv) m.set(k, ArgNode::scalar(v, "cluster." + k));
+  return m;
+}
+
+inline BuildResult build(const Kv& kv, bool want_graph = true) {
+  BuildOptions options;
+  options.want_graph = want_graph;
+  return build_topology(args(kv), options);
+}
+
+inline std::uint64_t switches_in(const Inventory& inv, const std::string& tier) {
+  for (const auto& t : inv.tiers)
+    if (t.tier == tier) return t.switches;
+  return 0;
+}
+
+inline const TierFigures* tier_of(const Inventory& inv, const std::string& tier) {
+  for (const auto& t : inv.tiers)
+    if (t.tier == tier) return &t;
+  return nullptr;
+}
+
+}  // namespace lockstep::test
