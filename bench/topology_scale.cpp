@@ -65,6 +65,17 @@ int main(int argc, char** argv) {
   }
   for (int sus : {4, 32, 128, 512}) run(sus, true);
   run(512, false);
+  {
+    // The same 512 SUs on 64-port Quantum-2 switches: 128 pods of 4 SUs exceed the 64 a core of
+    // 64 ports can join, so the design is reported infeasible (with the reason).
+    ArgNode ndr = rail_args(512);
+    ndr.set("switch", ArgNode::scalar("qm9700", "switch"));
+    lockstep::BuildOptions options;
+    options.want_graph = false;
+    const lockstep::Inventory inv = lockstep::build_topology(ndr, options).inventory;
+    std::printf("rail_optimized sus=512 on qm9700: feasible=%d (%s)\n", inv.feasible ? 1 : 0,
+                inv.problems.empty() ? "" : inv.problems.front().c_str());
+  }
   ArgNode mesh = ArgNode::map("cluster");
   mesh.set("builder", ArgNode::scalar("full_mesh", "builder"));
   mesh.set("gpus", ArgNode::scalar("200000", "gpus"));

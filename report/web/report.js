@@ -245,18 +245,21 @@
   // ---- jitter CDF with p50 / p99 ----------------------------------------------------------
   function jitter() {
     const points = [], marks = [];
+    const all = variants.flatMap((v) => (v.training && v.training.jitter ? v.training.jitter.iteration_time_us : []));
+    // Seconds for long steps, milliseconds otherwise, so axis labels stay short.
+    const [scale, unit] = Math.max(0, ...all) >= 2e6 ? [1e6, "s"] : [1e3, "ms"];
     variants.forEach((v) => {
       const j = v.training && v.training.jitter;
       if (!j || !j.iteration_time_us.length) return;
       const n = j.iteration_time_us.length;
-      j.iteration_time_us.forEach((t, i) => points.push({ variant: v.name, time_ms: t / 1e3, cdf: (i + 1) / n }));
-      marks.push({ variant: v.name, time_ms: j.p50_us / 1e3, label: "p50", y: 0.5 });
-      marks.push({ variant: v.name, time_ms: j.p99_us / 1e3, label: "p99", y: 0.99 });
+      j.iteration_time_us.forEach((t, i) => points.push({ variant: v.name, time: t / scale, cdf: (i + 1) / n }));
+      marks.push({ variant: v.name, time: j.p50_us / scale, label: "p50", y: 0.5 });
+      marks.push({ variant: v.name, time: j.p99_us / scale, label: "p99", y: 0.99 });
     });
     const container = document.getElementById("jitter-chart");
     if (!points.length) return empty(container, "No jitter trials in this scenario.");
-    const x = { field: "time_ms", type: "quantitative", title: "iteration time (ms)", scale: { zero: false } };
-    const color = { field: "variant", type: "nominal", title: "variant" };
+    const x = { field: "time", type: "quantitative", title: `iteration time (${unit})`, scale: { zero: false } };
+    const color = { field: "variant", type: "nominal", title: "variant", sort: null };
     chart(container, {
       width: 640, height: 320,
       layer: [
@@ -265,7 +268,7 @@
         { data: { values: marks }, mark: { type: "rule", strokeDash: [4, 3] }, encoding: { x, color } },
         { data: { values: marks }, mark: { type: "text", align: "left", dx: 3, dy: -4, fontSize: 11 },
           encoding: { x, y: { field: "y", type: "quantitative" }, text: { field: "label" }, color } },
-        { data: { values: marks }, mark: { type: "point", filled: true, size: 40 },
+        { data: { values: marks }, mark: { type: "point", filled: true, size: 40, tooltip: true },
           encoding: { x, y: { field: "y", type: "quantitative" }, color } },
       ],
     });
@@ -278,22 +281,31 @@
     if (!maps.length) return empty(host, "No link utilisation was recorded in this run.");
     maps.forEach((v) => {
       const h = v.link_heatmap;
+      const span = h.bucket_us * Math.max(...h.links.map((l) => l.utilisation.length));
+      const [scale, unit] = span >= 2e6 ? [1e6, "s"] : span >= 2e3 ? [1e3, "ms"] : [1, "µs"];
       const values = [];
-      h.links.forEach((l, rank) => l.utilisation.forEach((u, b) => values.push({
-        link: l.link, rank, start_us: b * h.bucket_us, end_us: (b + 1) * h.bucket_us, utilisation: u })));
+      let peak = 0;
+      h.links.forEach((l, rank) => l.utilisation.forEach((u, b) => {
+        peak = Math.max(peak, u);
+        values.push({ link: l.link, rank, start: b * h.bucket_us / scale, end: (b + 1) * h.bucket_us / scale,
+          utilisation: u });
+      }));
       const div = el("div", { class: "chart" });
-      host.appendChild(el("h3", {}, `${v.name}` + (h.source ? ` — ${h.source}` : "")));
+      host.appendChild(el("h3", {}, `${v.name}` + (h.source ? ` — ${h.source}` : "") +
+        ` (peak ${fmtNumber(peak * 100, 1)}% of line rate)`));
       host.appendChild(div);
+      // The colour scale spans 0..peak so that a lightly loaded fabric still shows its pattern.
       chart(div, {
         data: { values }, width: 760, height: { step: 16 },
         mark: { type: "rect", tooltip: true },
         encoding: {
-          x: { field: "start_us", type: "quantitative", title: "time (µs)" },
-          x2: { field: "end_us" },
+          x: { field: "start", type: "quantitative", title: `time (${unit})` },
+          x2: { field: "end" },
           y: { field: "link", type: "nominal", title: null, sort: { field: "rank" } },
-          color: { field: "utilisation", type: "quantitative", scale: { domain: [0, 1], scheme: "inferno", reverse: true },
-            title: "utilisation" },
-          tooltip: [{ field: "link" }, { field: "start_us", format: ".1f" }, { field: "utilisation", format: ".2f" }],
+          color: { field: "utilisation", type: "quantitative", title: "utilisation",
+            scale: { domainMin: 0, scheme: "inferno", reverse: true }, legend: { format: ".0%" } },
+          tooltip: [{ field: "link" }, { field: "start", format: ".3f", title: `start (${unit})` },
+            { field: "utilisation", format: ".1%" }],
         },
       });
     });

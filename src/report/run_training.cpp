@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/report/trace.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "run_sections.hpp"
@@ -97,7 +98,7 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   variant.training = to_training(result, config);
   variant.heatmap = to_heatmap(result, options);
   for (const auto& warning : result.warnings) variant.notes.push_back("job: " + warning);
-  (void)trace_json;
+  if (trace_json != nullptr) *trace_json = training_trace_json(result);
 }
 
 }  // namespace lockstep::report

@@ -180,6 +180,10 @@ const std::vector<CableSpec>& cables() {
        700, 2},
       {"sr_800g", "OSFP 800G 2xSR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 50, 17,
        1'100, 2},
+      // IEEE 802.3bs 400GBASE-DR4: 500 m over single-mode fibre; OSFP ~8 W (MMS4X00-NS400
+      // class). Approximate street price, ~$900 (2024).
+      {"dr_400g", "OSFP 400G DR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(400), 500, 8,
+       900, 2},
       {"dr_800g", "OSFP 800G 2xDR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 500, 17,
        1'500, 2},
       {"fr_800g", "OSFP 800G 2xFR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 2'000,

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
 
@@ -84,61 +83,6 @@ class YamlConverter {
   std::size_t count_ = 0;
 };
 
-// 1-based line and column of the byte at 0-based `offset`.
-SourceLocation location_of_offset(std::string_view text, std::size_t offset,
-                                  const std::string& file) {
-  offset = std::min(offset, text.size());
-  int line = 1, column = 1;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return SourceLocation{file, line, column};
-}
-
-bool blank(std::string_view text) {
-  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
-
-// Fallback when yaml-cpp rejects valid JSON (it accepts nearly all of it): the tree without
-// line numbers, still with paths.
-ArgNode from_json_dom(const nlohmann::json& j, const std::string& path, const std::string& file) {
-  const SourceLocation where{file, 0, 0};
-  if (j.is_object()) {
-    ArgNode out = ArgNode::map(path, where);
-    for (const auto& [key, value] : j.items()) {
-      out.set(key, from_json_dom(value, path.empty() ? key : path + "." + key, file));
-    }
-    return out;
-  }
-  if (j.is_array()) {
-    ArgNode out = ArgNode::list(path, where);
-    for (std::size_t i = 0; i < j.size(); ++i) {
-      out.push(from_json_dom(j[i], fmt::format("{}[{}]", path, i), file));
-    }
-    return out;
-  }
-  if (j.is_null()) return ArgNode::scalar("", path, where);
-  if (j.is_string()) return ArgNode::scalar(j.get<std::string>(), path, where);
-  return ArgNode::scalar(j.dump(), path, where);
-}
-
-// The parser's own message without its "[json.exception...] parse error at line x, column y:"
-// prefix, since we print the location ourselves.
-std::string json_message(const nlohmann::json::parse_error& e) {
-  std::string message = e.what();
-  const auto column = message.find("column ");
-  if (column != std::string::npos) {
-    const auto colon = message.find(": ", column);
-    if (colon != std::string::npos) message = message.substr(colon + 2);
-  }
-  return message;
-}
-
 }  // namespace
 
 ArgNode parse_yaml_args(std::string_view text, const std::string& filename,
@@ -160,27 +104,6 @@ ArgNode parse_yaml_args(std::string_view text, const std::string& filename,
   const YAML::Node& root = documents.front();
   return converter.convert(root, root_path,
                            root.Mark().is_null() ? start : converter.at(root.Mark()), 0);
-}
-
-ArgNode parse_json_args(std::string_view text, const std::string& filename,
-                        const std::string& root_path) {
-  if (blank(text)) return ArgNode::scalar("", root_path, SourceLocation{filename, 1, 1});
-  nlohmann::json dom;
-  try {
-    dom = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based: the position of the character that stopped the parser.
-    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    throw InputError("", "JSON syntax error: " + json_message(e),
-                     location_of_offset(text, offset, filename));
-  }
-  try {
-    // Valid JSON is valid YAML 1.2; yaml-cpp gives us line numbers and duplicate-key checks.
-    return parse_yaml_args(text, filename, root_path);
-  } catch (const InputError& e) {
-    if (e.bare_message().rfind("YAML syntax error", 0) != 0) throw;
-  }
-  return from_json_dom(dom, root_path, filename);
 }
 
 bool is_empty_document(const ArgNode& root) {

@@ -142,3 +142,4 @@ add_test(NAME cli.topo.emit_roundtrip.torus
                  ${PROJECT_BINARY_DIR}/cli_emit_torus --builder torus --dims 4x4x4)
 set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
+include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)

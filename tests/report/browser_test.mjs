@@ -87,6 +87,10 @@ try {
   for (const id of wanted) {
     if (!report.charts.some((c) => c.id === id)) fail(`expected chart ${id} is missing (sections without data: ${report.empty.join(", ")})`);
   }
+  const variants = Number(process.env.EXPECT_VARIANTS || 0);
+  if (variants && report.summaryRows !== variants + 1) {
+    fail(`summary table has ${report.summaryRows - 1} variant rows, expected ${variants}`);
+  }
   await page.screenshot({ path: screenshotPath, fullPage: true });
   console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
 } catch (err) {

@@ -33,3 +33,20 @@ add_test(NAME report.interrupt
   COMMAND bash ${LOCKSTEP_REPORT_TESTS}/interrupt_test.sh $<TARGET_FILE:lockstep>
           ${PROJECT_SOURCE_DIR}/scenarios/default.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
 set_tests_properties(report.interrupt PROPERTIES LABELS report TIMEOUT 120)
+
+# The map form of variants (3 fabrics x 2 node counts) through the preset builder: runs, validates
+# against the schema and renders in the browser (no training: those sections say so).
+add_test(NAME report.variants_run
+  COMMAND lockstep run ${LOCKSTEP_REPORT_TESTS}/scenarios/fabric_nodes_variants.yaml
+          --out ${LOCKSTEP_REPORT_TEST_DIR}/variants --quiet)
+set_tests_properties(report.variants_run PROPERTIES FIXTURES_SETUP report_variants LABELS report)
+add_test(NAME report.variants_schema
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
+          ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/variants/results.json)
+set_tests_properties(report.variants_schema PROPERTIES FIXTURES_REQUIRED report_variants LABELS report)
+add_test(NAME report.variants_browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/variants/report.html ${PROJECT_BINARY_DIR}/report-variants-screenshot.png)
+set_tests_properties(report.variants_browser PROPERTIES
+  FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 180
+  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")

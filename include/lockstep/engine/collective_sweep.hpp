@@ -29,6 +29,8 @@ struct CollectiveSweep {
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
   std::string engine = "analytical";  // analytical | flow | packet
+  std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
+  SourceLocation algo_where;
 
   /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
   /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per

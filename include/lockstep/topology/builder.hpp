@@ -43,7 +43,9 @@ const BuilderInfo* find_builder(const std::string& name);
 std::vector<const BuilderInfo*> all_builders();
 
 /// Builds from a map with a "builder" key (or "type"), e.g. {builder: fat_tree, k: 4}.
-/// Unknown builder names are an InputError listing the known ones.
+/// A map without "builder" but with "system" goes to the "preset" builder. Unknown builder
+/// names are an InputError listing the known ones; keys the builder did not read are an
+/// "unknown key" InputError at their location.
 BuildResult build_topology(const ArgNode& cluster, const BuildOptions& options = {});
 
 }  // namespace lockstep

@@ -26,10 +26,11 @@ ArgNode parse_yaml_args(std::string_view text, const std::string& filename,
                         const std::string& root_path = "",
                         std::size_t max_values = kMaxDocumentValues);
 
-/// Parses strict JSON (RFC 8259). Syntax errors are reported at the line:column derived from
-/// the parser's byte offset; duplicate keys are errors like in YAML.
+/// Parses strict JSON (RFC 8259) into the same tree, with the same locations, duplicate-key
+/// check and value limit. Syntax errors are reported at the line:column where the reader stopped.
 ArgNode parse_json_args(std::string_view text, const std::string& filename,
-                        const std::string& root_path = "");
+                        const std::string& root_path = "",
+                        std::size_t max_values = kMaxDocumentValues);
 
 /// True when the parsed document was empty (no content at all, or only comments).
 bool is_empty_document(const ArgNode& root);

@@ -18,15 +18,20 @@ std::vector<double> link_capacities(const Topology& topo) {
   return caps;
 }
 
-// Op slots for all simulated ranks together (about 150 bytes each). Few ranks get deep windows
-// (independent channels laid out one after another still overlap); many ranks get shallow ones,
-// down to 16, so the working set stays in cache.
-constexpr std::uint64_t kSlotBudget = 65'536;
+// Op slots for all simulated ranks together (about 150 bytes each). By default (issue_window 0)
+// few ranks get deep windows (independent channels laid out one after another still overlap)
+// and many ranks shallow ones, down to 16, so the working set stays in cache. An explicit
+// window is honoured up to a hard memory cap.
+constexpr std::uint64_t kAutoSlotBudget = 65'536;
+constexpr std::uint64_t kMaxSlots = 4'000'000;
 
 std::uint32_t issue_window(const FlowEngineConfig& config, Rank classes) {
-  const std::uint64_t fair = std::max<std::uint64_t>(16, kSlotBudget / std::max<Rank>(1, classes));
-  return static_cast<std::uint32_t>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(config.issue_window, fair)));
+  const std::uint64_t ranks = std::max<Rank>(1, classes);
+  const std::uint64_t cap = std::max<std::uint64_t>(16, kMaxSlots / ranks);
+  const std::uint64_t wanted = config.issue_window > 0
+                                   ? config.issue_window
+                                   : std::max<std::uint64_t>(16, kAutoSlotBudget / ranks);
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(wanted, cap)));
 }
 
 const char* op_name(OpKind k) {
@@ -73,8 +78,13 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
       paths_(paths),
       solver_(link_capacities(topo_)) {
   rank_.resize(classes_);
+  OpIndex longest = 1;
+  for (Rank r = 0; r < classes_; ++r) {
+    rank_[r].num_ops = programs_.num_ops(r);
+    longest = std::max(longest, rank_[r].num_ops);
+  }
+  window_size_ = std::min<std::uint32_t>(window_size_, longest);
   slots_.resize(static_cast<std::size_t>(classes_) * window_size_);
-  for (Rank r = 0; r < classes_; ++r) rank_[r].num_ops = programs_.num_ops(r);
   if (in_.options.record_ops) {
     op_times_.resize(classes_);
     for (Rank r = 0; r < classes_; ++r) op_times_[r].resize(rank_[r].num_ops);
@@ -233,9 +243,9 @@ void Simulation::post(Rank r, OpIndex i, const Op& op) {
     if (q.recv_head < q.recvs.size()) {
       const Pending recv = q.recvs[q.recv_head++];
       if (q.recv_head == q.recvs.size()) q.recvs.clear(), q.recv_head = 0;
-      match(r, i, recv.rank, recv.op, delta, op.channel, qid);
+      match({r, i, op.src.bytes}, recv, delta, op.channel, qid);
     } else {
-      q.sends.push_back({r, i});
+      q.sends.push_back({r, i, op.src.bytes});
     }
   } else {
     const Rank delta = static_cast<Rank>((r + n - op.peer) % n);
@@ -244,9 +254,9 @@ void Simulation::post(Rank r, OpIndex i, const Op& op) {
     if (q.send_head < q.sends.size()) {
       const Pending send = q.sends[q.send_head++];
       if (q.send_head == q.sends.size()) q.sends.clear(), q.send_head = 0;
-      match(send.rank, send.op, r, i, delta, op.channel, qid);
+      match(send, {r, i, op.dst.bytes}, delta, op.channel, qid);
     } else {
-      q.recvs.push_back({r, i});
+      q.recvs.push_back({r, i, op.dst.bytes});
     }
   }
 }
@@ -264,23 +274,23 @@ std::uint32_t Simulation::new_transfer() {
   return static_cast<std::uint32_t>(transfers_.size() - 1);
 }
 
-void Simulation::match(Rank sender, OpIndex send_op, Rank receiver, OpIndex recv_op, Rank delta,
-                       std::uint16_t channel, std::uint32_t queue) {
-  const std::uint64_t sent = slot(sender, send_op).src.bytes;
-  const std::uint64_t expected = slot(receiver, recv_op).dst.bytes;
-  if (sent != expected) {
+void Simulation::match(const Pending& send, const Pending& recv, Rank delta, std::uint16_t channel,
+                       std::uint32_t queue) {
+  const Rank sender = send.rank;
+  const std::uint64_t sent = send.bytes;
+  if (sent != recv.bytes) {
     throw InputError(
         "programs",
         fmt::format("rank {} op {} sends {} bytes to rank {} but the matching recv "
                     "(op {}) expects {} bytes",
-                    sender, send_op, sent, (sender + delta) % ranks_, recv_op, expected));
+                    sender, send.op, sent, (sender + delta) % ranks_, recv.op, recv.bytes));
   }
   const std::uint32_t t = new_transfer();
   Transfer& tr = transfers_[t];
   tr.src = sender;
-  tr.dst = receiver;
-  tr.send_op = send_op;
-  tr.recv_op = recv_op;
+  tr.dst = recv.rank;
+  tr.send_op = send.op;
+  tr.recv_op = recv.op;
   tr.wire_bytes = static_cast<double>(sent) / in_.options.transfer_efficiency;
   if (in_.router->policy() == RoutingPolicy::Adaptive) {
     const Rank peer = static_cast<Rank>((static_cast<std::uint64_t>(sender) + delta) % ranks_);

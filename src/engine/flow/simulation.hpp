@@ -49,6 +49,7 @@ class Simulation final : public LinkLoadView {
   struct Pending {
     Rank rank;
     OpIndex op;
+    std::uint64_t bytes = 0;  // kept here so matching does not revisit the other rank's slot
   };
   // One connection (src class, dst class, offset, channel): unmatched sends and recvs, and the
   // matched transfers waiting for the connection, which streams one transfer at a time.
@@ -109,8 +110,8 @@ class Simulation final : public LinkLoadView {
   void post_net_reduce(Rank r, OpIndex i, const Op& op);
 
   // Transfers and flows.
-  void match(Rank sender, OpIndex send_op, Rank receiver, OpIndex recv_op, Rank delta,
-             std::uint16_t channel, std::uint32_t queue);
+  void match(const Pending& send, const Pending& recv, Rank delta, std::uint16_t channel,
+             std::uint32_t queue);
   void launch(std::uint32_t t);
   void stream_done(std::uint32_t t);
   std::uint32_t new_transfer();

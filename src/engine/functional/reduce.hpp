@@ -37,8 +37,23 @@ inline void reduce_into(std::byte* dst, const std::byte* src, std::uint64_t byte
   const auto wrap = [](auto a, auto b) { return static_cast<decltype(a)>(a + b); };
   switch (t) {
     case DataType::Int8:
-    case DataType::Uint8:
-      return reduce_loop<std::uint8_t>(dst, src, bytes, wrap);
+    case DataType::Uint8: {
+      // Eight byte lanes per 64-bit word (SWAR): add the low 7 bits of each lane, then put back
+      // the top bit without carrying into the next lane. Exact modulo 256 per lane.
+      constexpr std::uint64_t kLow = 0x7f7f7f7f7f7f7f7full, kHigh = ~kLow;
+      std::uint64_t i = 0;
+      for (; i + 8 <= bytes; i += 8) {
+        std::uint64_t a, b;
+        std::memcpy(&a, dst + i, 8);
+        std::memcpy(&b, src + i, 8);
+        const std::uint64_t c = ((a & kLow) + (b & kLow)) ^ ((a ^ b) & kHigh);
+        std::memcpy(dst + i, &c, 8);
+      }
+      for (; i < bytes; ++i)
+        dst[i] =
+            static_cast<std::byte>(static_cast<unsigned>(dst[i]) + static_cast<unsigned>(src[i]));
+      return;
+    }
     case DataType::Int32:
     case DataType::Uint32:
       return reduce_loop<std::uint32_t>(dst, src, bytes, wrap);

@@ -52,7 +52,11 @@ bool Simulator::find_deadlock(bool force) {
     if (s.busy || now_ - s.last_tx < period) continue;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       const std::uint32_t head = fifos_[qidx(l, lane + 1)].head;
-      if (head != kNil && !can_send(l, static_cast<std::uint8_t>(lane), packets_[head].wire)) {
+      const bool paused = s.paused & (1u << lane);
+      const bool starved = s.control == LinkControl::Credit &&
+                           credits_due(lidx(l, static_cast<std::uint8_t>(lane))) <
+                               static_cast<std::int64_t>(packets_[head == kNil ? 0 : head].wire);
+      if (head != kNil && (paused || starved)) {
         blocked[l] = 1;
         ++count;
         break;

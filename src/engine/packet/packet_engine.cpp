@@ -23,8 +23,12 @@ RunResult Simulator::result() {
   stats_.credits_final = 0;
   for (std::uint32_t l = 0; l < links_.size(); ++l) {
     if (links_[l].control != LinkControl::Credit) continue;
-    for (std::uint32_t lane = 0; lane < lanes_; ++lane)
-      stats_.credits_final += credits_[lidx(l, static_cast<std::uint8_t>(lane))];
+    for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+      const std::size_t li = lidx(l, static_cast<std::uint8_t>(lane));
+      stats_.credits_final += credits_[li];
+      for (std::size_t i = returns_[li].head; i < returns_[li].items.size(); ++i)
+        stats_.credits_final += returns_[li].items[i].second;  // still on their way back
+    }
   }
   const LinkSeriesLog& log = stats_.link_series;
   if (input_.options.record_link_series && log.enabled()) {
@@ -52,7 +56,8 @@ RunResult Simulator::result() {
 
 }  // namespace packet
 
-PacketEngine::PacketEngine(PacketConfig config) : config_(std::move(config)) {
+PacketEngine::PacketEngine(PacketConfig config, bool fabric_from_topology)
+    : config_(std::move(config)), fabric_from_topology_(fabric_from_topology) {
   config_.validate();
 }
 
@@ -60,6 +65,13 @@ RunResult PacketEngine::run(const EngineInput& input) {
   if (input.topology == nullptr) throw InputError("engine.topology", "no topology given");
   if (input.programs == nullptr) throw InputError("engine.programs", "no programs given");
   stats_ = PacketStats{};
+  if (fabric_from_topology_) {
+    try {
+      config_ = packet_config_for_fabric(input.topology->traits().fabric);
+    } catch (const InputError&) {
+      config_ = packet_config_for_fabric("infiniband");
+    }
+  }
   const Time period = config_.sample_period > Time::zero() ? config_.sample_period
                       : input.options.record_link_series   ? input.options.link_sample_period
                                                            : Time::zero();
@@ -71,6 +83,10 @@ RunResult PacketEngine::run(const EngineInput& input) {
 
 std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config) {
   return std::make_unique<PacketEngine>(config);
+}
+
+std::unique_ptr<Engine> make_packet_engine() {
+  return std::make_unique<PacketEngine>(PacketConfig{}, true);
 }
 
 const PacketStats& packet_stats(const Engine& engine) {

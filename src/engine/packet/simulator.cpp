@@ -69,6 +69,7 @@ void Simulator::setup_links() {
   links_.resize(n);
   fifos_.assign(n * queues_, Fifo{});
   credits_.assign(n * lanes_, 0);
+  returns_.assign(n * lanes_, CreditReturns{});
   ingress_bytes_.assign(n * lanes_, 0);
   pause_start_.assign(n * lanes_, -1);
   xoff_sent_.assign(n * lanes_, 0);
@@ -100,7 +101,12 @@ void Simulator::setup_links() {
     // Bytes in flight on a round trip of this link: what a credit or PAUSE loop must cover.
     const auto bdp = static_cast<std::int64_t>(
         std::ceil(l.bandwidth.bytes_per_second() * 2.0 * l.latency.seconds()));
-    const std::size_t ports = std::max<std::size_t>(1, t.ports(s.dst).size());
+    // A switch chip shares its buffer among all its ports (the catalog radix), also when a
+    // topology uses fewer of them (a k=16 fat tree of 64-port switches).
+    std::size_t ports = t.ports(s.dst).size();
+    if (far.kind == DeviceKind::Switch && far.model < switch_catalog().size())
+      ports = std::max<std::size_t>(ports, switch_catalog()[far.model].radix);
+    ports = std::max<std::size_t>(ports, 1);
     std::int64_t port = static_cast<std::int64_t>(cfg_.port_buffer.count());
     if (port == 0) {
       port = is_fabric_switch(far.kind) ? devices_[s.dst].buffer / static_cast<std::int64_t>(ports)
@@ -164,11 +170,51 @@ std::uint32_t Simulator::dequeue(std::uint32_t link, std::uint32_t q) {
   return pkt;
 }
 
-bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) const {
+bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) {
   const LinkState& s = links_[link];
   if (s.paused & (1u << lane)) return false;
-  if (s.control == LinkControl::Credit) return credits_[lidx(link, lane)] >= wire;
-  return true;
+  if (s.control != LinkControl::Credit) return true;
+  const std::size_t li = lidx(link, lane);
+  CreditReturns& r = returns_[li];
+  while (r.head < r.items.size() && r.items[r.head].first <= now_) {
+    credits_[li] += r.items[r.head].second;
+    ++r.head;
+  }
+  if (r.head == r.items.size()) {
+    r.items.clear();
+    r.head = 0;
+  } else if (r.head > 64 && r.head * 2 > r.items.size()) {
+    r.items.erase(r.items.begin(), r.items.begin() + static_cast<std::ptrdiff_t>(r.head));
+    r.head = 0;
+  }
+  if (credits_[li] >= wire) {
+    r.waiting = false;
+    return true;
+  }
+  r.waiting = true;
+  if (!r.wake_pending && r.head < r.items.size()) {
+    r.wake_pending = true;
+    events_.push(r.items[r.head].first, EventKind::CreditReturn, link, lane);
+  }
+  return false;
+}
+
+std::int64_t Simulator::credits_due(std::size_t li) const {
+  std::int64_t c = credits_[li];
+  const CreditReturns& r = returns_[li];
+  for (std::size_t i = r.head; i < r.items.size() && r.items[i].first <= now_; ++i)
+    c += r.items[i].second;
+  return c;
+}
+
+void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) {
+  const std::int64_t at = now_ + links_[link].latency;
+  CreditReturns& r = returns_[lidx(link, lane)];
+  r.items.emplace_back(at, wire);
+  if (r.waiting && !r.wake_pending) {
+    r.wake_pending = true;
+    events_.push(at, EventKind::CreditReturn, link, lane);
+  }
 }
 
 void Simulator::try_transmit(std::uint32_t link) {
@@ -247,7 +293,7 @@ void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t 
   ingress_bytes_[li] -= wire;
   const LinkState& in = links_[ingress];
   if (in.control == LinkControl::Credit) {
-    events_.push(now_ + in.latency, EventKind::CreditReturn, ingress, lane, wire);
+    return_credits(ingress, lane, wire);
   } else if (in.control == LinkControl::Pfc && xoff_sent_[li] && ingress_bytes_[li] <= in.xon) {
     xoff_sent_[li] = 0;
     ++stats_.pfc_resumes;
@@ -272,8 +318,7 @@ void Simulator::on_arrive(std::uint32_t pkt) {
   const LinkState& inl = links_[in];
   if (p.hop + 1 == p.hops) {
     // The destination consumes at once: credits go straight back.
-    if (inl.control == LinkControl::Credit)
-      events_.push(now_ + inl.latency, EventKind::CreditReturn, in, p.lane, p.wire);
+    if (inl.control == LinkControl::Credit) return_credits(in, p.lane, p.wire);
     on_deliver(pkt);
     return;
   }
@@ -339,6 +384,10 @@ void Simulator::run() {
     const Event e = events_.pop();
     now_ = e.time;
     ++stats_.events;
+    // The run is bound by cache misses on packets scattered over the pool: start loading the
+    // next event's packet while this one is handled.
+    if (!events_.empty() && events_.top().kind() == EventKind::Arrive)
+      __builtin_prefetch(&packets_[events_.top().a]);
     switch (e.kind()) {
       case EventKind::LinkFree:
         on_link_free(e.a);
@@ -347,7 +396,7 @@ void Simulator::run() {
         on_arrive(e.a);
         break;
       case EventKind::CreditReturn:
-        credits_[lidx(e.a, static_cast<std::uint8_t>(e.b))] += e.c;
+        returns_[lidx(e.a, static_cast<std::uint8_t>(e.b))].wake_pending = false;
         try_transmit(e.a);
         break;
       case EventKind::Pfc: {

@@ -157,6 +157,10 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     }
   };
   read_choice("algo", parse_tuner_algo, s.algo);
+  if (const ArgNode* n = args.find("algo")) {
+    s.algo_field = n->path();
+    s.algo_where = n->where();
+  }
   read_choice("proto", parse_tuner_proto, s.proto);
   if (const ArgNode* n = args.find("min_bytes")) s.min_bytes = n->as_bytes();
   if (const ArgNode* n = args.find("max_bytes")) s.max_bytes = n->as_bytes();
@@ -226,7 +230,13 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     req.algo = sweep.algo;
     req.proto = sweep.proto;
     req.channels = sweep.channels;
-    const Prediction p = predict(c, req);
+    Prediction p;
+    try {
+      p = predict(c, req);
+    } catch (const InputError& e) {
+      if (e.field() != "algo") throw;
+      throw InputError(sweep.algo_field, e.bare_message(), sweep.algo_where);
+    }
     CollectiveRow row;
     row.bytes = bytes.count();
     row.count = bytes.count() / size_of(sweep.type) / (per_rank_count(sweep.op) ? c.ranks() : 1);
@@ -266,13 +276,13 @@ std::string format_collective_rows(const std::vector<CollectiveRow>& rows,
     }
     out += rows.empty() ? "]\n" : "\n]\n";
   } else if (format == "table") {
-    out += fmt::format("#{:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12} {:>10} {:>10}\n",
+    out += fmt::format("#{:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12} {:>11} {:>11}\n",
                        "size(B)", "count", "type", "redop", "algorithm", "protocol", "ch",
                        "time(us)", "algbw(GB/s)", "busbw(GB/s)");
     for (const auto& r : rows)
       out += fmt::format(
-          " {:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12.2f} {:>10.2f} "
-          "{:>10.2f}\n",
+          " {:>13} {:>13} {:>8} {:>6} {:>16} {:>8} {:>4} {:>12.2f} {:>11.2f} "
+          "{:>11.2f}\n",
           r.bytes, r.count, r.type, r.redop, r.algorithm, r.protocol, r.channels,
           r.time.microseconds(), r.algbw_GBps, r.busbw_GBps);
   } else {

@@ -11,7 +11,7 @@ namespace {
 
 // Above these sizes the exact figures would cost seconds; see docs/scenario.md.
 constexpr double kMaxPathWork = 5e7;         // sources x (devices + links) for all-source paths
-constexpr std::size_t kSampledSources = 64;  // evenly spaced GPUs otherwise
+constexpr std::size_t kSampledSources = 16;  // evenly spaced GPUs otherwise
 constexpr std::size_t kMaxCutLinks = 2'000'000;
 
 bool scale_out(LinkMedium m) {

@@ -72,6 +72,20 @@ TEST(Torus, TwoDimensionalAndSizeTwo) {
   }
 }
 
+TEST(Torus, DimsAsAList) {
+  // dims: [8, 8] as a scenario file writes it: 64 nodes, 2 x 64 links, diameter 4 + 4.
+  ArgNode args = test::args({{"builder", "torus"}});
+  ArgNode dims = ArgNode::list("cluster.dims");
+  dims.push(ArgNode::scalar("8", "cluster.dims[0]"));
+  dims.push(ArgNode::scalar("8", "cluster.dims[1]"));
+  args.set("dims", dims);
+  const BuildResult r = build_topology(args);
+  EXPECT_EQ(r.graph->num_links(), 128u);
+  EXPECT_EQ(r.inventory.diameter_switch_hops, 8u);
+  // Bisection: 2 x 8 links x 50 GB/s.
+  EXPECT_DOUBLE_EQ(r.inventory.bisection.bytes_per_second(), 16 * 50e9);
+}
+
 TEST(ScaleUp, Nvl72AndHgx) {
   // GB200 NVL72: 18 trays x 4 GPUs on one logical NVLink switch standing for 18 chips.
   const BuildResult nvl = build({{"builder", "scale_up"}, {"gpu", "gb200"}, {"gpus", "72"}});

@@ -185,9 +185,9 @@ TEST(Dragonfly, RejectsBadShapes) {
       EXPECT_EQ(e.field(), "cluster.nodes_per_router") << bad;
     }
   }
-  // A router of 64 ports cannot hold 40 NICs + 79 local + 40 global links.
+  // A router of 64 ports cannot hold 20 NICs + 39 local + 20 global links (79 ports).
   EXPECT_FALSE(build({{"builder", "dragonfly"},
-                      {"nodes_per_router", "40"},
+                      {"nodes_per_router", "20"},
                       {"groups", "2"},
                       {"gpus_per_node", "1"},
                       {"scale_up", "none"}})

@@ -16,9 +16,10 @@ struct FlowEngineConfig {
   // Simulate the rank classes of a translation-symmetric program (ProgramSet::symmetry_period)
   // once each, weighted by their size, when routing shows their transfers are indistinguishable.
   bool aggregate = true;
-  // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). The engine
-  // uses min(issue_window, max(16, 65536 / simulated ranks)) to bound memory.
-  std::uint32_t issue_window = 65'536;
+  // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). 0 (auto):
+  // max(16, 65536 / simulated ranks); an explicit value is capped at max(16, 4M / simulated
+  // ranks) op slots to bound memory.
+  std::uint32_t issue_window = 0;
   // How many of the busiest links RunResult::link_series keeps (with record_link_series).
   std::uint32_t series_links = 16;
 };

@@ -77,7 +77,7 @@ FunctionalResult execute(const ProgramSet& programs, std::vector<RankBuffers>& b
 struct VerifyReport {
   bool ok = false;
   std::string message;     // "correct" or the first mismatch (rank, element, got, expected)
-  double tolerance = 0.0;  // relative tolerance used for floating point (0 for integers)
+  double tolerance = 0.0;  // (n-1) x u for floating-point sums; 0 when the check is exact
   FunctionalResult run;
 };
 

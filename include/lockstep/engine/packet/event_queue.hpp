@@ -11,7 +11,7 @@ namespace lockstep::packet {
 enum class EventKind : std::uint8_t {
   LinkFree,      // a: link — its transmitter finished serialising a packet
   Arrive,        // a: packet — reaches the far end of the link at route[hop]
-  CreditReturn,  // a: link, b: lane, c: bytes — credits back at the transmitter
+  CreditReturn,  // a: link, b: lane — credits a waiting transmitter needs are back
   Pfc,           // a: link, b: lane, c: 1 pause / 0 resume — reaches the transmitter
   Wake,          // a: link, b: generation — an injecting flow became eligible
   Control,       // a: flow, b: seq, c: incarnation<<8 | flags — ACK/NACK/CNP

@@ -70,7 +70,9 @@ struct PacketStats {
 
 class PacketEngine : public Engine {
  public:
-  explicit PacketEngine(PacketConfig config);
+  /// `fabric_from_topology`: replace the config by the preset of the topology's fabric
+  /// (ClusterTraits::fabric) at each run, as the engine registry's default engine does.
+  explicit PacketEngine(PacketConfig config, bool fabric_from_topology = false);
   std::string_view name() const override { return "packet"; }
   RunResult run(const EngineInput& input) override;
   const PacketConfig& config() const { return config_; }
@@ -79,10 +81,13 @@ class PacketEngine : public Engine {
 
  private:
   PacketConfig config_;
+  bool fabric_from_topology_ = false;
   PacketStats stats_;
 };
 
-std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config = {});
+std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config);
+/// The preset of each topology's own fabric (ClusterTraits::fabric; unknown -> infiniband).
+std::unique_ptr<Engine> make_packet_engine();
 
 /// The stats of a packet engine's last run; throws std::invalid_argument for other engines.
 const PacketStats& packet_stats(const Engine& engine);

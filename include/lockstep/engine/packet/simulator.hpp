@@ -241,7 +241,12 @@ class Simulator {
   bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire);
   void enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt);
   std::uint32_t dequeue(std::uint32_t link, std::uint32_t q);
-  bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) const;
+  /// True when `wire` bytes may leave on (link, lane) now; collects credits that have come back
+  /// and, when still short, arranges a wake-up for the next return.
+  bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
+  /// Credits usable now without side effects (for the deadlock analysis).
+  std::int64_t credits_due(std::size_t li) const;
+  void return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t pkt);
   std::size_t qidx(std::uint32_t link, std::uint32_t q) const { return link * queues_ + q; }
@@ -286,8 +291,18 @@ class Simulator {
 
   std::vector<LinkState> links_;
   std::vector<DeviceState> devices_;
-  std::vector<Fifo> fifos_;                  // link x (control + lanes)
-  std::vector<std::int64_t> credits_;        // link x lane, transmitter's view
+  std::vector<Fifo> fifos_;            // link x (control + lanes)
+  std::vector<std::int64_t> credits_;  // link x lane, transmitter's view
+  // Credits on their way back, per link x lane, in time order (a link's latency is fixed). They
+  // are collected lazily when the transmitter looks; an event is scheduled only for a
+  // transmitter that is waiting for them, which saves one event per packet per hop.
+  struct CreditReturns {
+    std::vector<std::pair<std::int64_t, std::uint32_t>> items;
+    std::size_t head = 0;
+    bool waiting = false;  // the transmitter wants credits it does not have
+    bool wake_pending = false;
+  };
+  std::vector<CreditReturns> returns_;
   std::vector<std::int64_t> ingress_bytes_;  // link x lane, buffered at the far end
   std::vector<std::int64_t> pause_start_;    // link x lane
   std::vector<std::uint8_t> xoff_sent_;      // link x lane, receiver side of PFC

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "fixtures.hpp"
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
@@ -123,6 +124,27 @@ TEST(FlowEngine, RingAllReduceOnAnIdealSwitchMatchesTheFormula) {
   // Every up- and downlink carried 2(n-1) chunks of 1 MB in both runs.
   EXPECT_EQ(a.link_bytes, b.link_bytes);
   for (const double bytes : b.link_bytes) EXPECT_DOUBLE_EQ(bytes, 6e6);
+}
+
+// The same formula with the ring programs of make_collective (collective layer): 132 us.
+TEST(FlowEngine, CollectiveRingAllReduceMatchesTheFormula) {
+  const Topology t = star(4, kB, kLat);
+  auto router = make_router(t, {});
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::AllReduce;
+  spec.algorithm = Algorithm::Ring;
+  spec.ranks = 4;
+  spec.bytes = Bytes(4'000'000);
+  spec.type = DataType::Float32;
+  const auto ring = make_collective(spec);
+  const RunResult r = make_flow_engine()->run(input_for(t, *ring, *router));
+  EXPECT_EQ(r.makespan, Time::us(132));
+  // Two channels (each a ring over half the data, laid out one after the other in the program)
+  // run together and share every link: a step is 2 + (0.5 MB at 2.5e10 B/s) = 22 us again. Run
+  // one after the other they would take 2 * 6 * (2 + 10) = 144 us.
+  spec.channels = 2;
+  const auto two = make_collective(spec);
+  EXPECT_EQ(make_flow_engine()->run(input_for(t, *two, *router)).makespan, Time::us(132));
 }
 
 // A slower link tells one rank apart: the class must split, and the result equals the run that

@@ -124,6 +124,49 @@ TEST(PacketFabric, FlowCompletionPercentiles) {
   EXPECT_LE(r.stats.flows.completion_percentile(0.5), r.result.makespan);
 }
 
+// Link series: bytes per sample period. The receiver's link of an IB incast is busy from 200 ns
+// to the end, so its 10 us samples are full (utilisation 1) except the first and the last.
+TEST(PacketFabric, LinkSeriesShowTheBottleneckBusy) {
+  const Incast in = incast(4, 1 << 20);
+  packet_test::TinyRouter router(in.topo, RoutingPolicy::Ecmp);
+  PacketEngine engine(packet_config_for_fabric("infiniband"));
+  EngineInput input;
+  input.topology = &in.topo;
+  input.programs = &in.programs;
+  input.router = &router;
+  input.options.record_link_series = true;
+  input.options.link_sample_period = Time::us(10);
+  const RunResult r = engine.run(input);
+  ASSERT_FALSE(r.link_series.empty());
+  const LinkSeries& busiest = r.link_series.front();
+  EXPECT_EQ(in.topo.target(busiest.link), 4u);  // the switch-to-receiver link
+  ASSERT_GE(busiest.utilisation.size(), 8u);    // 4 MiB at 50 GB/s is 84 us
+  for (std::size_t i = 1; i + 1 < busiest.utilisation.size(); ++i)
+    EXPECT_NEAR(busiest.utilisation[i], 1.0, 1e-3) << "sample " << i;
+  EXPECT_GT(engine.stats().peak_queue_per_link[busiest.link], 0.0);
+}
+
+// The registry's default packet engine takes its fabric model from the topology.
+TEST(PacketFabric, DefaultEngineFollowsTheTopologysFabric) {
+  Incast in = incast(4, 256 << 10);
+  TopologyBuilder b("roce_star");
+  for (DeviceId d = 0; d < in.topo.num_devices(); ++d) b.add_device(in.topo.device(d));
+  for (LinkId l = 0; l < in.topo.num_links(); ++l) b.add_link(in.topo.link(l));
+  ClusterTraits traits;
+  traits.fabric = "roce";
+  b.set_traits(traits);
+  const Topology topo = std::move(b).build();
+  packet_test::TinyRouter router(topo, RoutingPolicy::Ecmp);
+  auto engine = make_packet_engine();
+  EngineInput input;
+  input.topology = &topo;
+  input.programs = &in.programs;
+  input.router = &router;
+  engine->run(input);
+  EXPECT_EQ(static_cast<const PacketEngine&>(*engine).config().flow_control, FlowControl::Pfc);
+  EXPECT_EQ(packet_stats(*engine).payload_bytes_delivered, in.total);
+}
+
 TEST(PacketFabric, UnmatchedSendIsAnInputError) {
   const Topology topo = packet_test::star(2, k400G, Time::ns(100));
   MaterializedProgramSet p(2);

@@ -1,0 +1,106 @@
+// parse_train_config: the one validation path for CLI flags and scenario `job:` sections.
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/args.hpp"
+#include "lockstep/workload/train_config.hpp"
+
+namespace lockstep {
+namespace {
+
+ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
+  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
+  int line = 4;
+  for (const auto& [k, v] : items) {
+    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
+  }
+  return m;
+}
+
+std::string error_of(const ArgNode& node) {
+  try {
+    parse_train_config(node);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainConfig, ReadsTheIssueExample) {
+  const TrainConfig c = parse_train_config(job({{"model", "llama3-70b"},
+                                                {"tp", "8"},
+                                                {"pp", "4"},
+                                                {"dp", "8"},
+                                                {"global_batch", "1024"},
+                                                {"seq", "8192"},
+                                                {"zero", "1"},
+                                                {"trials", "100"},
+                                                {"gpu_hour_usd", "2.5"}}));
+  EXPECT_EQ(c.model.layers, 80u);
+  EXPECT_EQ(c.par.world(), 256u);
+  EXPECT_EQ(c.par.zero, ZeroStage::Optimizer);
+  // 1024 sequences over 8 replicas of micro-batch 1: 128 micro-batches per replica.
+  EXPECT_EQ(c.micro_batches(), 128u);
+  EXPECT_EQ(c.tokens_per_iteration(), 1024u * 8192u);
+  EXPECT_EQ(c.trials, 100u);
+}
+
+TEST(TrainConfig, ErrorsNameTheFieldAndItsPlace) {
+  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "1024"}, {"tp", "3"}}))
+                .find("job.tp"),
+            std::string::npos);  // 64 heads do not split over 3
+  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "10"}, {"dp", "4"}}))
+                .find("s.yaml:"),
+            std::string::npos);
+  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "8"}, {"tpp", "2"}}))
+                .find("unknown key 'tpp'"),
+            std::string::npos);
+  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "8"}, {"ep", "2"}}))
+                .find("MoE"),
+            std::string::npos);
+  EXPECT_NE(error_of(job({{"model", "gpt5"}, {"global_batch", "8"}})).find("unknown model"),
+            std::string::npos);
+  EXPECT_NE(error_of(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"jitter", "gauss:3"}}))
+                .find("job.jitter"),
+            std::string::npos);
+}
+
+TEST(TrainConfig, NoiseSpecs) {
+  const JitterSpec n = parse_jitter("normal:5%", "jitter");
+  EXPECT_EQ(n.kind, JitterSpec::Kind::Normal);
+  EXPECT_DOUBLE_EQ(n.sigma, 0.05);
+  const JitterSpec s = parse_jitter("straggler:p=0.01,x=1.5", "jitter");
+  EXPECT_DOUBLE_EQ(s.probability, 0.01);
+  EXPECT_DOUBLE_EQ(s.slowdown, 1.5);
+  EXPECT_EQ(parse_fault("failed-link:link=12", "faults").link, 12u);
+  EXPECT_THROW(parse_jitter("straggler:p=2", "jitter"), InputError);
+  EXPECT_THROW(parse_jitter("normal:", "jitter"), InputError);
+  EXPECT_THROW(parse_fault("slow-gpu:rank=-1", "faults"), InputError);
+  EXPECT_THROW(parse_fault("degraded-link:link=3,x=0", "faults"), InputError);
+}
+
+TEST(TrainConfig, StragglerDrawsAreMonotoneInP) {
+  // One uniform per rank whatever p is: at a higher p the same seed slows a superset of ranks.
+  const ComputeNoise low({parse_jitter("straggler:p=0.1,x=2", "j")}, {});
+  const ComputeNoise high({parse_jitter("straggler:p=0.4,x=2", "j")}, {});
+  Rng a(42), b(42);
+  const auto fa = low.draw_rank_factors(1000, a);
+  const auto fb = high.draw_rank_factors(1000, b);
+  int slow_low = 0, slow_high = 0;
+  for (std::size_t r = 0; r < fa.size(); ++r) {
+    EXPECT_LE(fa[r], fb[r]);
+    slow_low += fa[r] > 1;
+    slow_high += fb[r] > 1;
+  }
+  EXPECT_NEAR(slow_low, 100, 40);
+  EXPECT_NEAR(slow_high, 400, 60);
+}
+
+TEST(TrainConfig, RankLists) {
+  EXPECT_EQ(parse_rank_list("0-3,8", "trace_ranks"), (std::vector<std::uint32_t>{0, 1, 2, 3, 8}));
+  EXPECT_THROW(parse_rank_list("3-1", "trace_ranks"), InputError);
+  EXPECT_THROW(parse_rank_list("a", "trace_ranks"), InputError);
+}
+
+}  // namespace
+}  // namespace lockstep
