@@ -1,21 +1,47 @@
 // How much memory a collective's per-rank programs take at scale, and how fast they enumerate.
 // A 131,072-rank ring all-reduce has 4(n-1) = 524,284 ops per rank, 6.9e10 in all: materialised
 // at sizeof(Op) bytes each that would be terabytes; the lazy ring computes op(rank, i) on demand.
-// Prints heap bytes held by each program set (glibc mallinfo2), the time to enumerate one rank's
-// program, and the process's peak resident memory.
+// Prints the heap bytes each program set holds after one rank's program was enumerated (counted
+// by the replaced global operator new/delete below), the time per op of that enumeration, and
+// the process's peak resident memory.
 #include <fmt/format.h>
-#include <malloc.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 
 #include "lockstep/collective/collective.hpp"
 
 namespace {
+std::atomic<std::size_t> g_live_bytes{0};
+constexpr std::size_t kHeader = alignof(std::max_align_t);
+}  // namespace
+
+// Every allocation carries its size in a header so that deletes can be subtracted.
+void* operator new(std::size_t n) {
+  auto* p = static_cast<unsigned char*>(std::malloc(n + kHeader));
+  if (!p) throw std::bad_alloc();
+  *reinterpret_cast<std::size_t*>(p) = n;
+  g_live_bytes += n;
+  return p + kHeader;
+}
+void operator delete(void* q) noexcept {
+  if (!q) return;
+  auto* p = static_cast<unsigned char*>(q) - kHeader;
+  g_live_bytes -= *reinterpret_cast<std::size_t*>(p);
+  std::free(p);
+}
+void operator delete(void* q, std::size_t) noexcept {
+  operator delete(q);
+}
+
+namespace {
 
 std::size_t heap_in_use() {
-  return mallinfo2().uordblks;
+  return g_live_bytes.load();
 }
 
 long peak_rss_kib() {

@@ -15,6 +15,8 @@
 // the parent; then receive the result from the parent and forward it to the children. Chunks
 // pipeline: chunk k+1 climbs the tree while chunk k descends. Broadcast and reduce use a single
 // tree rotated so that `root` sits at the tree's root.
+// With ranks_per_node g (as NCCL): the trees span nodes, and inside each node the g GPUs form a
+// chain whose head links to the heads of the parent and child nodes over one rail.
 #include <vector>
 
 #include "generated.hpp"
@@ -70,42 +72,80 @@ class TreeProgramSet final : public GeneratedProgramSet {
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
 
  private:
-  // Tree node of rank r in tree t, and back.
-  std::uint64_t node_of(Rank r, int t) const {
-    const std::uint64_t m = spec().ranks;
+  // Trees are built over units: nodes of ranks_per_node ranks (or single ranks when flat).
+  std::uint64_t units() const { return spec().ranks / unit_size(); }
+  Rank unit_size() const { return spec().ranks_per_node ? spec().ranks_per_node : 1; }
+
+  // Tree node (1..m) of unit u in tree t, and back.
+  std::uint64_t node_of(std::uint64_t u, int t) const {
+    const std::uint64_t m = units();
     if (spec().op != CollectiveOp::AllReduce) {
       const std::uint64_t root = InOrderTree{m}.root();
-      return (r + m - spec().root + root - 1) % m + 1;
+      return (u + m - spec().root / unit_size() + root - 1) % m + 1;
     }
-    if (t == 0) return r + 1;
-    return m % 2 == 0 ? m - r : (r + 1) % m + 1;
+    if (t == 0) return u + 1;
+    return m % 2 == 0 ? m - u : (u + 1) % m + 1;
   }
-  Rank rank_of(std::uint64_t x, int t) const {
-    const std::uint64_t m = spec().ranks;
+  std::uint64_t unit_of(std::uint64_t x, int t) const {
+    const std::uint64_t m = units();
     if (spec().op != CollectiveOp::AllReduce) {
       const std::uint64_t root = InOrderTree{m}.root();
-      return static_cast<Rank>((x - 1 + m - (root - 1) + spec().root) % m);
+      return (x - 1 + m - (root - 1) + spec().root / unit_size()) % m;
     }
-    if (t == 0) return static_cast<Rank>(x - 1);
-    return static_cast<Rank>(m % 2 == 0 ? m - x : (x + m - 2) % m);
+    if (t == 0) return x - 1;
+    return m % 2 == 0 ? m - x : (x + m - 2) % m;
+  }
+
+  struct Links {
+    bool has_parent = false;
+    Rank parent = 0;
+    std::vector<Rank> kids;
+  };
+
+  // Inside a unit the ranks form a chain starting at the head (local index h); heads connect
+  // to the heads of the parent and child units, so every inter-node hop stays on rail h.
+  // All-reduce channels use different heads (different NICs); broadcast/reduce use the root's.
+  Links links(Rank r, int t, std::uint16_t c) const {
+    const Rank g = unit_size();
+    const std::uint64_t u = r / g;
+    const Rank h = spec().op == CollectiveOp::AllReduce ? c % g : spec().root % g;
+    const Rank i = (r % g + g - h) % g;  // position in the chain
+    const auto chain_rank = [&](Rank pos) { return static_cast<Rank>(u * g + (h + pos) % g); };
+    Links out;
+    if (i + 1 < g) out.kids.push_back(chain_rank(i + 1));
+    if (i > 0) {
+      out.has_parent = true;
+      out.parent = chain_rank(i - 1);
+      return out;
+    }
+    const InOrderTree tree{units()};
+    const std::uint64_t x = node_of(u, t), px = tree.parent(x);
+    for (std::uint64_t cx : tree.children(x))
+      out.kids.push_back(static_cast<Rank>(unit_of(cx, t) * g + h));
+    if (px) {
+      out.has_parent = true;
+      out.parent = static_cast<Rank>(unit_of(px, t) * g + h);
+    }
+    return out;
   }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
     const CollectiveSpec& s = spec();
     if (s.ranks == 1) return;
-    const InOrderTree tree{s.ranks};
     const Span all{0, s.elements()};
+    std::vector<Links> by_channel;  // the tree links do not depend on the chunk
+    for (std::uint16_t c = 0; c < s.channels; ++c)
+      for (int t = 0; t < trees_; ++t) by_channel.push_back(links(r, t, c));
     for (std::uint64_t k = 0; k < k_; ++k) {
       for (std::uint16_t c = 0; c < s.channels; ++c) {
         for (int t = 0; t < trees_; ++t) {
           const auto ch = static_cast<std::uint16_t>(c * trees_ + t);
           const Span piece = all.part(trees_ * s.channels, ch).part(k_, k);
-          const std::uint64_t x = node_of(r, t);
-          const std::uint64_t px = tree.parent(x);
-          std::vector<Rank> kids;
-          for (std::uint64_t cx : tree.children(x)) kids.push_back(rank_of(cx, t));
-          const Rank parent = px ? rank_of(px, t) : 0;
+          const Links& l = by_channel[ch];
+          const bool px = l.has_parent;
+          const Rank parent = l.parent;
+          const std::vector<Rank>& kids = l.kids;
           if (s.op == CollectiveOp::Broadcast) {
             const OpIndex got =
                 px ? b.recv(parent, Buffer::Input, piece, RecvMode::Copy, ch, {}) : kNoOp;

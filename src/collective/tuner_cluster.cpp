@@ -43,30 +43,53 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   return c;
 }
 
+// GPUs reachable from GPU `gpu` through its scale-up switch (its NVLink domain), at least 1.
+std::uint32_t domain_size(const Topology& topo, DeviceId gpu) {
+  for (const Port& p : topo.ports(gpu)) {
+    if (topo.device(p.peer).kind != DeviceKind::ScaleUpSwitch) continue;
+    std::uint32_t n = 0;
+    for (const Port& q : topo.ports(p.peer)) n += topo.device(q.peer).kind == DeviceKind::Gpu;
+    return std::max<std::uint32_t>(1, n);
+  }
+  return 1;
+}
+
 NcclCluster nccl_cluster(const Topology& topo) {
   const ClusterTraits& t = topo.traits();
   NcclCluster c;
   c.gpu = t.gpu;
   c.generation = generation_of(c.gpu);
-  const std::uint32_t gpus = static_cast<std::uint32_t>(topo.gpus().size());
-  c.nodes = std::max<std::uint32_t>(1, topo.num_nodes());
-  c.gpus_per_node =
-      t.gpus_per_node > 0 ? t.gpus_per_node : std::max<std::uint32_t>(1, gpus / c.nodes);
-  c.nics_per_node = t.nics_per_node;
-  // The NIC line rate: the catalog's when the traits name one, else the fastest NIC link.
-  if (!t.nic.empty()) {
-    c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
-  } else {
-    for (const Link& l : topo.links()) {
-      const bool nic_end =
-          topo.device(l.a).kind == DeviceKind::Nic || topo.device(l.b).kind == DeviceKind::Nic;
-      const bool to_gpu =
-          topo.device(l.a).kind == DeviceKind::Gpu || topo.device(l.b).kind == DeviceKind::Gpu;
-      if (nic_end && !to_gpu) c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
+  const auto gpus = static_cast<std::uint32_t>(topo.gpus().size());
+  const std::uint32_t servers = std::max<std::uint32_t>(1, topo.num_nodes());
+  const std::uint32_t per_server =
+      t.gpus_per_node > 0 ? t.gpus_per_node : std::max<std::uint32_t>(1, gpus / servers);
+  // NCCL's "node" is an NVLink domain: an NVL72 rack of 18 trays is one node (MNNVL).
+  std::uint32_t domain = gpus > 0 ? domain_size(topo, topo.gpus()[0]) : 1;
+  if (domain < per_server || domain % per_server != 0 || gpus % domain != 0) domain = per_server;
+  c.gpus_per_node = domain;
+  c.nodes = std::max<std::uint32_t>(1, gpus / domain);
+  c.nics_per_node = t.nics_per_node * (domain / per_server);
+  // The NIC line rate: the catalog's when the traits name one, else the fastest link between a
+  // NIC and the fabric; graphs without NICs (a torus of accelerators) use each GPU's fastest
+  // link that does not go to its scale-up switch, one per GPU.
+  if (!t.nic.empty()) c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
+  for (const Link& l : topo.links()) {
+    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
+    if (c.nic_GBps == 0 && (a == DeviceKind::Nic) != (b == DeviceKind::Nic) &&
+        a != DeviceKind::Gpu && b != DeviceKind::Gpu)
+      c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
+  }
+  if (c.nic_GBps == 0 && gpus > 0) {
+    for (const Port& p : topo.ports(topo.gpus()[0])) {
+      const DeviceKind k = topo.device(p.peer).kind;
+      if (k == DeviceKind::ScaleUpSwitch || k == DeviceKind::Host) continue;
+      c.nic_GBps = std::max(c.nic_GBps,
+                            topo.link(Topology::link_of(p.out)).bandwidth.gigabytes_per_second());
     }
+    if (c.nics_per_node == 0) c.nics_per_node = c.gpus_per_node;
   }
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
-  const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none";
+  const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
   c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
   c.sharp = t.sharp;

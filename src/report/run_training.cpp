@@ -82,6 +82,29 @@ std::optional<LinkHeatmap> to_heatmap(const TrainResult& r, const ReportOptions&
   return h;
 }
 
+// The trace's counter tracks need no finer grain than a person can see in ui.perfetto.dev:
+// averaging blocks of k samples (k = ceil(n / kMaxTraceSamples)) keeps a 20 s step sampled every
+// 10 us from becoming millions of counter events (gigabytes of JSON).
+constexpr std::size_t kMaxTraceSamples = 2000;
+
+void coarsen_link_tracks(std::vector<LinkTrack>& links) {
+  for (LinkTrack& track : links) {
+    const std::size_t n = track.utilisation.size();
+    if (n <= kMaxTraceSamples) continue;
+    const std::size_t k = (n + kMaxTraceSamples - 1) / kMaxTraceSamples;
+    std::vector<float> coarse;
+    coarse.reserve(n / k + 1);
+    for (std::size_t lo = 0; lo < n; lo += k) {
+      const std::size_t hi = std::min(n, lo + k);
+      double sum = 0;
+      for (std::size_t i = lo; i < hi; ++i) sum += track.utilisation[i];
+      coarse.push_back(static_cast<float>(sum / static_cast<double>(hi - lo)));
+    }
+    track.utilisation = std::move(coarse);
+    track.period = track.period * static_cast<std::int64_t>(k);
+  }
+}
+
 }  // namespace
 
 void run_training(const RunInput& input, const ReportOptions& options, const BuildResult& cluster,
@@ -94,11 +117,14 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   SimulateOptions simulate;
   simulate.record_timeline = true;  // also what fills the busiest links' tracks
   simulate.busiest_links = options.busiest_links;
-  const TrainResult result = simulate_training(*cluster.graph, config, simulate);
+  TrainResult result = simulate_training(*cluster.graph, config, simulate);
   variant.training = to_training(result, config);
   variant.heatmap = to_heatmap(result, options);
   for (const auto& warning : result.warnings) variant.notes.push_back("job: " + warning);
-  if (trace_json != nullptr) *trace_json = training_trace_json(result);
+  if (trace_json != nullptr) {
+    coarsen_link_tracks(result.links);
+    *trace_json = training_trace_json(result);
+  }
 }
 
 }  // namespace lockstep::report

@@ -25,6 +25,19 @@ Time FlowLog::completion_percentile(double q) const {
   return Time::ps(fct[rank - 1]);
 }
 
+void LinkSeriesLog::spread(std::uint32_t link, std::int64_t from, std::int64_t to, double bytes) {
+  if (to <= from) {
+    slot(bytes_[link], Time::ps(from)) += static_cast<float>(bytes);
+    return;
+  }
+  const double per_ps = bytes / static_cast<double>(to - from);
+  for (std::int64_t t = from; t < to;) {
+    const std::int64_t end = std::min(to, (t / period_ps_ + 1) * period_ps_);
+    slot(bytes_[link], Time::ps(t)) += static_cast<float>(per_ps * static_cast<double>(end - t));
+    t = end;
+  }
+}
+
 void LinkSeriesLog::reset(std::size_t links, Time period) {
   period_ps_ = period.picoseconds();
   bytes_.assign(period_ps_ > 0 ? links : 0, {});

@@ -503,27 +503,37 @@ std::vector<OpIndex> append_collective(MaterializedProgramSet& out, const Progra
   }
   std::vector<OpIndex> done(members.size());
   std::vector<char> referenced;
+  std::vector<OpIndex> index;  // collective op -> op in `out`
   for (Rank i = 0; i < members.size(); ++i) {
     const Rank r = members[i];
-    const OpIndex base = out.num_ops(r);
     const OpIndex count = coll.num_ops(i);
     referenced.assign(count, 0);
+    index.assign(count, 0);
+    // The collective's roots wait for after[i]. They are released through a chain of zero-time
+    // gates, one per root in program order, so that they post in program order even on an engine
+    // that starts the dependents of one op in any order (FIFO matching follows posting).
+    OpIndex gate = after[i];
     for (OpIndex k = 0; k < count; ++k) {
       Op op = coll.op(i, k);
       for (std::uint8_t j = 0; j < op.num_deps; ++j) {
         referenced[op.deps[j]] = 1;
-        op.deps[j] += base;
+        op.deps[j] = index[op.deps[j]];
       }
-      if (op.num_deps == 0 && after[i] != kNone) op.add_dep(after[i]);
+      if (op.num_deps == 0 && after[i] != kNone) {
+        Op g = make_compute(Time::zero());
+        g.add_dep(gate);
+        gate = out.add(r, g);
+        op.add_dep(gate);
+      }
       if (op.kind == OpKind::Send || op.kind == OpKind::Recv) op.peer = members[op.peer];
       if (op.kind == OpKind::NetReduce) op.peer = group_map[op.peer];
       op.channel = static_cast<std::uint16_t>(op.channel + channel_base);
-      out.add(r, op);
+      index[k] = out.add(r, op);
     }
     // Join the sinks (ops nothing else waits for) in a tree of zero-time ops of <= 4 deps.
     std::vector<OpIndex> sinks;
     for (OpIndex k = 0; k < count; ++k)
-      if (!referenced[k]) sinks.push_back(base + k);
+      if (!referenced[k]) sinks.push_back(index[k]);
     if (sinks.empty()) sinks.push_back(after[i]);
     while (sinks.size() > 1 || sinks[0] == kNone) {
       std::vector<OpIndex> next;

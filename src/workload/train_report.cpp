@@ -75,7 +75,7 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   line(fmt::format("  exposed PP comm  {:>14}  {}", ms(b.pp), pct(b.pp, T)));
   line(fmt::format("  pipeline bubble  {:>14}  {}", ms(b.bubble), pct(b.bubble, T)));
   line(fmt::format("  exposed DP comm  {:>14}  {}", ms(b.dp), pct(b.dp, T)));
-  line(fmt::format("  stage imbalance  {:>14}  {}", ms(b.imbalance), pct(b.imbalance, T)));
+  line(fmt::format("  waiting (no PP)  {:>14}  {}", ms(b.imbalance), pct(b.imbalance, T)));
   line(fmt::format("  straggler wait   {:>14}  (mean per GPU per noisy iteration)",
                    ms(b.straggler)));
   line(fmt::format("MFU                {:.1f}%", 100 * r.mfu));

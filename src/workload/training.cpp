@@ -227,7 +227,9 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         std::clamp(times[g].send_end, chain_end, std::max(chain_end, trial.finish[g]));
     b.pp += sends - chain_end;
     b.dp += std::max(trial.finish[g], sends) - sends;
-    b.imbalance = trial.iteration - trial.finish[g];
+    // Idle at the end while other ranks finish: in a pipeline that is mostly the drain of the
+    // 1F1B schedule (stage s ends its last backward before stage s - 1), so it counts as bubble.
+    (p_.pp > 1 ? b.bubble : b.imbalance) += trial.iteration - trial.finish[g];
     trial.parts.compute += b.compute;
     trial.parts.tp += b.tp;
     trial.parts.ep += b.ep;

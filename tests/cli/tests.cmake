@@ -105,6 +105,10 @@ lockstep_bad_flags(two_scenarios "unexpected argument"
 lockstep_bad_flags(missing_scenario_file "scenario: cannot read '/nonexistent.yaml': no such file$"
   topo /nonexistent.yaml)
 lockstep_bad_flags(unknown_command "^lockstep: error: " frobnicate)
+lockstep_bad_flags(missing_builder_key "--builder rail_optimized: missing required key 'nodes'"
+  topo --builder rail_optimized)
+lockstep_bad_flags(emit_too_large "--emit: this design is too large to build as a graph"
+  topo --builder full_mesh --gpus 200000 --emit ${PROJECT_BINARY_DIR}/cli_emit_too_large.json)
 
 # --- help, version, good runs -----------------------------------------------------------------
 lockstep_good(help "Usage: lockstep" --help)
@@ -119,6 +123,8 @@ lockstep_good(topo.default_csv "^gpus_count,256$"
   topo --format csv ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
 # Hand-derived: a k=4 fat tree has (k/2)^2 = 4 core switches (and 8 edge, 8 aggregation).
 lockstep_good(topo.fat_tree_k4 "^core +4 " topo --builder fat_tree --k 4)
+# A design too large to build still gets its bill of materials, reported infeasible.
+lockstep_good(topo.full_mesh_200k "^feasible: no$" topo --builder full_mesh --gpus 200000)
 # Two sites 50 km apart: 5 us/km x 50 km = 250 us one way, plus microseconds inside the sites.
 lockstep_good(topo.two_sites_latency "^max one-way latency \\(us\\) +25[0-4]\\.[0-9]+$"
   topo ${PROJECT_SOURCE_DIR}/scenarios/two_sites_50km.yaml)

@@ -46,7 +46,9 @@ struct NcclCluster {
 
 /// The cluster description NCCL would derive from a preset.
 NcclCluster nccl_cluster(const PresetCluster& preset);
-/// The same from a built topology's traits and links (for --scenario clusters).
+/// The same from a built topology's traits and links (for --scenario clusters). An NVLink domain
+/// spanning several servers (NVL72) is one NCCL node; `sharp` means the switches could (a sweep
+/// turns it on).
 NcclCluster nccl_cluster(const Topology& topo);
 
 enum class TunerAlgo : std::uint8_t {

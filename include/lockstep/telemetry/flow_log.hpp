@@ -47,6 +47,10 @@ class LinkSeriesLog {
   void add_bytes(std::uint32_t link, Time at, double bytes) {
     if (period_ps_ > 0) slot(bytes_[link], at) += static_cast<float>(bytes);
   }
+  /// Bytes sent uniformly over [from, to), split across the sample periods it spans.
+  void add_span(std::uint32_t link, Time from, Time to, double bytes) {
+    if (period_ps_ > 0) spread(link, from.picoseconds(), to.picoseconds(), bytes);
+  }
   void note_queue(std::uint32_t link, Time at, double queued_bytes) {
     if (period_ps_ <= 0) return;
     float& q = slot(queue_[link], at);
@@ -57,6 +61,7 @@ class LinkSeriesLog {
   std::size_t links() const { return bytes_.size(); }
 
  private:
+  void spread(std::uint32_t link, std::int64_t from, std::int64_t to, double bytes);
   float& slot(std::vector<float>& v, Time at) {
     const auto i = static_cast<std::size_t>(at.picoseconds() / period_ps_);
     if (i >= v.size()) v.resize(i + 1, 0.0f);

@@ -111,8 +111,9 @@ class Executor {
     }
     sizes_.resize(n_);
     std::vector<std::uint32_t> count(total + 1, 0);
-    // FIFO sequence numbers per (src, dst, channel, send|recv) and per (group, rank).
-    std::unordered_map<std::uint64_t, std::uint32_t> counters, group_counters;
+    // FIFO sequence numbers per (src, dst, channel) for sends [0] and recvs [1], and per
+    // (group, rank) for net_reduce.
+    std::unordered_map<std::uint64_t, std::uint32_t> counters[2], group_counters;
     for (Rank r = 0; r < n_; ++r) {
       sizes_[r] = p_.buffers(r);
       for (OpIndex i = 0; i < p_.num_ops(r); ++i) {
@@ -135,7 +136,7 @@ class Executor {
                                                      describe(op), op.peer));
           const Rank src = op.kind == OpKind::Send ? r : op.peer;
           const Rank dst = op.kind == OpKind::Send ? op.peer : r;
-          seq_[g] = counters[(pair_key(src, dst, op.channel) << 1) | (op.kind == OpKind::Recv)]++;
+          seq_[g] = counters[op.kind == OpKind::Recv][pair_key(src, dst, op.channel)]++;
         } else if (op.kind == OpKind::NetReduce) {
           if (op.peer >= p_.num_groups())
             throw InputError("programs", fmt::format("rank {} op {}: no group {}", r, i, op.peer));
@@ -456,50 +457,6 @@ class Executor {
 };
 
 }  // namespace
-
-RankStats summarize_rank(const ProgramSet& programs, Rank r) {
-  RankStats s;
-  s.ops = programs.num_ops(r);
-  for (OpIndex i = 0; i < s.ops; ++i) {
-    const Op op = programs.op(r, i);
-    switch (op.kind) {
-      case OpKind::Send:
-        ++s.sends;
-        s.bytes_sent += op.src.bytes;
-        break;
-      case OpKind::Recv:
-        ++s.recvs;
-        s.bytes_received += op.dst.bytes;
-        break;
-      case OpKind::Copy:
-        ++s.copies;
-        break;
-      case OpKind::Reduce:
-        ++s.reduces;
-        break;
-      case OpKind::Compute:
-        ++s.computes;
-        break;
-      case OpKind::NetReduce:
-        ++s.net_reduces;
-        s.net_reduce_bytes += op.src.bytes;
-        break;
-    }
-  }
-  return s;
-}
-
-std::vector<RankBuffers> allocate_buffers(const ProgramSet& programs) {
-  std::vector<RankBuffers> out(programs.num_ranks());
-  for (Rank r = 0; r < programs.num_ranks(); ++r) {
-    const BufferSizes s = programs.buffers(r);
-    out[r].in_place = s.in_place;
-    out[r].input.assign(s.input, std::byte{0});
-    if (!s.in_place) out[r].output.assign(s.output, std::byte{0});
-    out[r].scratch.assign(s.scratch, std::byte{0});
-  }
-  return out;
-}
 
 FunctionalResult execute(const ProgramSet& programs, std::vector<RankBuffers>& buffers,
                          const FunctionalOptions& options) {

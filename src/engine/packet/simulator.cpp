@@ -263,7 +263,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_lane = p.lane;
   s.last_tx = now_;
   link_bytes_[link] += p.wire;
-  stats_.link_series.add_bytes(link, Time::ps(now_), p.wire);
+  stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
   const std::int64_t tail = end + s.latency;
   std::int64_t arrive = tail;

@@ -232,7 +232,6 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.lane = f.lane;
   p.flags = 0;
   p.tail = 0;
-  p.sent = now_;
   p.next = kNil;
   ++f.in_network;
   ++stats_.packets_sent;

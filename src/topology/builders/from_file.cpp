@@ -5,6 +5,7 @@
 // The format is documented in docs/scenario.md; `lockstep topo --emit` writes it.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -286,6 +287,37 @@ class GraphReader {
   std::uint64_t gpu_count_ = 0;
 };
 
+// count_inventory leaves gateways out (builders price them); priced here as their switch model,
+// like multi_site does. A link faster than the gateway's ports takes as many ports as it needs.
+void add_gateways(const Topology& topo, Inventory& inv) {
+  std::map<std::uint16_t, std::pair<std::uint64_t, std::uint64_t>> by_model;  // count, ports
+  for (DeviceId id = 0; id < topo.num_devices(); ++id) {
+    const Device& d = topo.device(id);
+    if (d.kind != DeviceKind::Gateway) continue;
+    const double port = switch_catalog()[d.model].port_speed.bytes_per_second();
+    by_model[d.model].first += 1;
+    for (const Port& p : topo.ports(id)) {
+      const double bw = topo.link(Topology::link_of(p.out)).bandwidth.bytes_per_second();
+      by_model[d.model].second += static_cast<std::uint64_t>(std::max(1.0, std::ceil(bw / port)));
+    }
+  }
+  if (by_model.empty()) return;
+  TierFigures tier;
+  tier.tier = "dci";
+  for (const auto& [model, counts] : by_model) {
+    const SwitchSpec& sw = switch_catalog()[model];
+    inv.lines.push_back(
+        {sw.display + " as DCI gateway", "switch", "dci", counts.first, sw.power_w, sw.price_usd});
+    inv.power_w += sw.power_w * static_cast<double>(counts.first);
+    inv.cost_usd += sw.price_usd * static_cast<double>(counts.first);
+    tier.switches += counts.first;
+    tier.ports_used += counts.second;
+    const std::uint64_t total = std::uint64_t{sw.radix} * counts.first;
+    tier.ports_free += total > counts.second ? total - counts.second : 0;
+  }
+  inv.tiers.push_back(tier);
+}
+
 std::string resolve_path(const ArgNode& path_node) {
   if (path_node.kind() != ArgNode::Kind::Scalar || path_node.text().empty()) {
     path_node.fail("expected a file name");
@@ -329,6 +361,7 @@ BuildResult build_from_file(const ArgNode& args, const BuildOptions& /*options*/
   inv.design = fmt::format("from_file {}: {} devices, {} links", source, topo.num_devices(),
                            topo.num_links());
   describe_measured_graph(topo, inv);
+  add_gateways(topo, inv);
   result.graph = std::move(topo);
   return result;
 }

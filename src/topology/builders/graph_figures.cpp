@@ -70,7 +70,8 @@ Bandwidth mean_injection(const Topology& topo) {
 }
 
 // Per switch tier: bandwidth towards lower tiers and endpoints over bandwidth towards higher
-// tiers and gateways. The top tier has nothing above it and reports 1.
+// tiers. The top tier has nothing above it and reports 1. Links to datacenter gateways belong to
+// the scale-across path, not to the site's fabric, and count on neither side.
 void set_oversubscription(const Topology& topo, Inventory& inv) {
   std::map<std::string, std::pair<double, double>> down_up;
   for (const Link& l : topo.links()) {
@@ -78,10 +79,9 @@ void set_oversubscription(const Topology& topo, Inventory& inv) {
     const Device& b = topo.device(l.b);
     const double bw = l.bandwidth.bytes_per_second();
     auto count = [&](const Device& self, const Device& peer) {
-      if (self.kind != DeviceKind::Switch) return;
+      if (self.kind != DeviceKind::Switch || peer.kind == DeviceKind::Gateway) return;
       auto& [down, up] = down_up[tier_label(self.tier)];
-      const bool above = peer.kind == DeviceKind::Gateway ||
-                         (peer.kind == DeviceKind::Switch && peer.tier > self.tier);
+      const bool above = peer.kind == DeviceKind::Switch && peer.tier > self.tier;
       (above ? up : down) += bw;
     };
     count(a, b);

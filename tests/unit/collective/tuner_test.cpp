@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace lockstep {
@@ -170,6 +171,26 @@ TEST(Tuner, Nvl72RackIsOneNcclNode) {
   EXPECT_EQ(c.gpus_per_node, 72u);
   EXPECT_EQ(c.nics_per_node, 72u);
   EXPECT_TRUE(c.nvls);
+}
+
+TEST(Tuner, ClusterFromAGraphMatchesThePreset) {
+  // The same cluster seen from its built graph: an NVL72 rack is one node either way.
+  for (const auto& [system, nodes] : {std::pair{"hgx-h100", 2u}, std::pair{"gb200-nvl72", 36u}}) {
+    PresetRequest r;
+    r.system = system;
+    r.nodes = nodes;
+    const PresetCluster p = resolve_preset(r);
+    const BuildResult built = build_topology(rail_optimized_args(p));
+    ASSERT_TRUE(built.graph.has_value());
+    const NcclCluster from_graph = nccl_cluster(*built.graph);
+    const NcclCluster from_preset = nccl_cluster(p);
+    EXPECT_EQ(from_graph.nodes, from_preset.nodes) << system;
+    EXPECT_EQ(from_graph.gpus_per_node, from_preset.gpus_per_node) << system;
+    EXPECT_EQ(from_graph.nics_per_node, from_preset.nics_per_node) << system;
+    EXPECT_DOUBLE_EQ(from_graph.nic_GBps, from_preset.nic_GBps) << system;
+    EXPECT_DOUBLE_EQ(from_graph.intra_GBps, from_preset.intra_GBps) << system;
+    EXPECT_EQ(from_graph.nvls, from_preset.nvls) << system;
+  }
 }
 
 }  // namespace

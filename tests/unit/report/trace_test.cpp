@@ -1,13 +1,14 @@
 // The training trace is valid trace-event JSON (every event has ph, ts, pid, tid and name;
 // complete slices have a non-negative duration; begin/end slices balance per thread) and shows
 // the iteration the simulation computed.
+#include "lockstep/report/trace.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "../workload/test_cluster.hpp"
-#include "lockstep/report/trace.hpp"
 
 namespace lockstep {
 namespace {

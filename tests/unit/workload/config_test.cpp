@@ -49,15 +49,15 @@ TEST(TrainConfig, ErrorsNameTheFieldAndItsPlace) {
   EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "1024"}, {"tp", "3"}}))
                 .find("job.tp"),
             std::string::npos);  // 64 heads do not split over 3
-  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "10"}, {"dp", "4"}}))
-                .find("s.yaml:"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(job({{"model", "llama3-70b"}, {"global_batch", "10"}, {"dp", "4"}})).find("s.yaml:"),
+      std::string::npos);
   EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "8"}, {"tpp", "2"}}))
                 .find("unknown key 'tpp'"),
             std::string::npos);
-  EXPECT_NE(error_of(job({{"model", "llama3-70b"}, {"global_batch", "8"}, {"ep", "2"}}))
-                .find("MoE"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(job({{"model", "llama3-70b"}, {"global_batch", "8"}, {"ep", "2"}})).find("MoE"),
+      std::string::npos);
   EXPECT_NE(error_of(job({{"model", "gpt5"}, {"global_batch", "8"}})).find("unknown model"),
             std::string::npos);
   EXPECT_NE(error_of(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"jitter", "gauss:3"}}))

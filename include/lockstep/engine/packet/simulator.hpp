@@ -20,12 +20,12 @@ inline constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
 enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
 
+/// 40 bytes: the run is bound by cache misses on packets, so keep them small.
 struct Packet {
-  std::int64_t sent = 0;  // when its first bit left the sender (RTT samples)
   std::int64_t tail = 0;  // when its last bit reaches the device it is at (cut-through bound)
   std::uint32_t flow = kNil;
   std::uint32_t seq = 0;
-  std::uint32_t route = 0;    // offset of its path in the route arena
+  std::uint32_t route = 0;    // index of its path (PathRef) in paths_
   std::uint32_t next = kNil;  // intrusive FIFO link
   std::uint32_t wire = 0;     // bytes on the wire
   std::uint32_t payload = 0;

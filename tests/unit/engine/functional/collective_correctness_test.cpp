@@ -136,6 +136,10 @@ TEST(Domains, AnyDomainSize) {
       {CollectiveOp::ReduceScatter, Algorithm::Ring, 12, 4},
       {CollectiveOp::Broadcast, Algorithm::Chain, 12, 4},
       {CollectiveOp::Reduce, Algorithm::Ring, 12, 6},
+      {CollectiveOp::AllReduce, Algorithm::Tree, 24, 8},
+      {CollectiveOp::AllReduce, Algorithm::Tree, 12, 3},
+      {CollectiveOp::Broadcast, Algorithm::Tree, 12, 4},
+      {CollectiveOp::Reduce, Algorithm::Tree, 12, 6},
   };
   for (const Case& c : cases) {
     for (std::uint16_t channels : {1, 4}) {

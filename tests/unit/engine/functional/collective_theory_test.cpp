@@ -107,6 +107,22 @@ TEST(Theory, DoubleBinaryTree) {
   EXPECT_EQ(r.steps, 6u);
 }
 
+// Node-aware tree, n = 16, g = 8 (2 nodes), one chunk: inside each node a chain of 8 GPUs
+// (7 hops) feeds the node's head, one hop joins the two heads, and the way down mirrors it:
+// 2 x (7 + 1) = 16 steps. Rank 0 heads node 0 (channel 0) in both trees. In tree 0 node 1 is
+// the root: rank 0 sends S/2 up to rank 8 and S/2 down its chain. In tree 1 (mirrored) node 0
+// is the root: it sends S/2 down to rank 8 and S/2 down its chain. Total 2 S. The chain tail
+// (rank 7) only sends S/2 up in each tree: S.
+TEST(Theory, NodeAwareTree) {
+  CollectiveSpec s = spec(CollectiveOp::AllReduce, Algorithm::Tree, 16, 8000);
+  s.ranks_per_node = 8;
+  s.chunk = Bytes(4000);
+  const FunctionalResult r = trace(s);
+  EXPECT_EQ(r.steps, 16u);
+  EXPECT_EQ(r.ranks[0].bytes_sent, 16000u);
+  EXPECT_EQ(r.ranks[7].bytes_sent, 8000u);  // chain tail: S/2 up in each tree
+}
+
 // Pipelined chain broadcast: every chunk travels n-1 hops, and chunks do not wait on each other
 // (only on link bandwidth, which timing engines model), so the latency term is n-1 = 7 steps for
 // n = 8 with K = 4 chunks; every rank but the last forwards S.

@@ -107,10 +107,27 @@ TEST(PacketTiming, SprayingRemovesEcmpCollision) {
   const Outcome hashed = simulate(topo, programs, cfg, RoutingPolicy::Ecmp);
   cfg.spray = true;
   const Outcome sprayed = simulate(topo, programs, cfg, RoutingPolicy::Spray);
+  cfg.spray = false;
+  cfg.adaptive = true;
+  const Outcome adaptive = simulate(topo, programs, cfg, RoutingPolicy::Spray);
   const double single = static_cast<double>(S) / k400G.bytes_per_second();
   EXPECT_GT(hashed.result.makespan.seconds(), 1.9 * single);
   EXPECT_LT(sprayed.result.makespan.seconds(), 1.1 * single);
   EXPECT_EQ(sprayed.stats.payload_bytes_delivered, 2 * S);
+  // Adaptive (least-loaded of two paths per packet) also avoids most of the collision.
+  EXPECT_LT(adaptive.result.makespan.seconds(), 1.25 * single);
+  EXPECT_EQ(adaptive.stats.payload_bytes_delivered, 2 * S);
+}
+
+// A host cost per message (kernel TCP's syscall and wake-up) delays the first packet by exactly
+// that much on an otherwise idle path: 601,560 ps (PartialLastPacket) + 5 us.
+TEST(PacketTiming, HostCostPerMessageDelaysTheTransfer) {
+  const Topology topo = packet_test::star(2, k400G, Time::ns(100));
+  const auto programs = packet_test::transfers(2, {{0, 1, 10'000}});
+  PacketConfig cfg = ib(Time::ns(200));
+  cfg.host_per_message = Time::us(5);
+  const Outcome r = simulate(topo, programs, cfg);
+  EXPECT_EQ(r.result.makespan, Time::ps(601'560 + 5'000'000));
 }
 
 }  // namespace
