@@ -53,13 +53,14 @@ void run(std::size_t links, std::size_t live_flows, std::size_t operations) {
       links, live_flows, 2.0 * static_cast<double>(operations) / s,
       static_cast<double>(changed) / (2.0 * static_cast<double>(operations)),
       static_cast<double>(u.ru_maxrss) / 1024.0);
+  std::fflush(stdout);
 }
 
 }  // namespace
 
 int main() {
-  run(1'000, 100, 100'000);       // a rack: sparse, tiny components
-  run(100'000, 20'000, 100'000);  // a large fabric: mostly independent flows
-  run(1'000, 2'000, 2'000);       // heavy sharing: one big component per solve
+  run(1'000, 100, 20'000);      // a rack: sparse, tiny components
+  run(100'000, 5'000, 20'000);  // a large fabric: mostly independent flows
+  run(100, 200, 1'000);         // heavy sharing: one component of every flow per solve
   return 0;
 }

@@ -7,6 +7,11 @@ packages=(cmake ninja-build g++ libfmt-dev libyaml-cpp-dev nlohmann-json3-dev li
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(chromium)
 fi
+# The report embeds a charting library from npm at build time. Only install Debian's nodejs/npm
+# when no npm is on PATH: Debian's npm conflicts with a NodeSource nodejs that already has one.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -25,7 +25,7 @@ struct PlanArgs {
 
 // Beyond these sizes the per-rank listing is abridged and whole-set passes are skipped.
 constexpr Rank kListAll = 16;
-constexpr std::uint64_t kMaxSummaryOps = 50'000'000;
+constexpr std::uint64_t kMaxSummaryOps = 10'000'000;
 
 DataType parse_type(const std::string& name) {
   for (DataType t : {DataType::Int8, DataType::Uint8, DataType::Int32, DataType::Uint32,

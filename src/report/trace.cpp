@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,8 @@ namespace lockstep::report {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::size_t kMaxCounterPoints = 2000;
 
 // Microseconds, rounded to the picosecond, as the trace-event format wants.
 double micros(Time t) {
@@ -57,13 +60,26 @@ std::string training_trace_json(const TrainResult& r) {
   const std::uint32_t links_pid = r.gpus + 1;
   if (!r.links.empty()) events.push_back(metadata("process_name", links_pid, 0, "busiest links"));
   for (const LinkTrack& link : r.links) {
-    for (std::size_t i = 0; i < link.utilisation.size(); ++i) {
+    // At most kMaxCounterPoints averaged bins per link, and a point only where the value
+    // changes: a long iteration sampled every 10 us would otherwise give millions of events.
+    const std::size_t n = link.utilisation.size();
+    const std::size_t per_bin =
+        std::max<std::size_t>(1, (n + kMaxCounterPoints - 1) / kMaxCounterPoints);
+    double last = -1;
+    for (std::size_t b = 0; b * per_bin < n; ++b) {
+      double sum = 0;
+      const std::size_t end = std::min(n, (b + 1) * per_bin);
+      for (std::size_t i = b * per_bin; i < end; ++i) sum += link.utilisation[i];
+      const double value = sum / static_cast<double>(end - b * per_bin);
+      if (value == last) continue;
+      last = value;
+      const Time ts = link.period * static_cast<std::int64_t>(b * per_bin);
       events.push_back(json{{"ph", "C"},
                             {"name", link.name},
                             {"pid", links_pid},
                             {"tid", 0},
-                            {"ts", micros(link.period * static_cast<std::int64_t>(i))},
-                            {"args", {{"utilisation", link.utilisation[i]}}}});
+                            {"ts", micros(ts)},
+                            {"args", {{"utilisation", value}}}});
     }
   }
   json doc{{"traceEvents", std::move(events)},

@@ -117,8 +117,10 @@ void Builder::collective(const std::vector<std::vector<std::uint32_t>>& groups, 
                          const std::vector<OpIndex>* extra_after) {
   const bool chain = which == &RankState::chain;
   std::size_t k = 0;
+  // TP groups lie inside a replica, so the reduced expansion can run them for real too.
+  const bool real = o_.full || (role == OpRole::TpComm && o_.real_tp);
   for (const auto& members : groups) {
-    if (!o_.full || members.size() < 2) {
+    if (!real || members.size() < 2) {
       // Reduced expansion (or a group of one): a fixed delay on the selected chain.
       for (std::uint32_t r : members) {
         Op op_delay = make_compute(members.size() < 2 ? Time::zero() : delay);

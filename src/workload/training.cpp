@@ -50,12 +50,15 @@ Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng) {
       link.latency =
           Time::ps(std::llround(static_cast<double>(link.latency.picoseconds()) * factor));
     }
-    // A failed link keeps its place (link ids stay stable) at a trickle, and the router, which
-    // prefers the fastest paths, goes around it.
-    if (failed) link.bandwidth = Bandwidth::bytes_per_second(1);
-    b.add_link(link);
+    // A failed link is removed: the router finds the paths around it, if there are any.
+    if (!failed) b.add_link(link);
   }
-  return std::move(b).build();
+  Topology out = std::move(b).build();
+  if (!out.connected()) {
+    throw InputError("faults",
+                     "the failed links disconnect the cluster: no route goes around them");
+  }
+  return out;
 }
 
 struct Trial {
@@ -146,6 +149,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   o.rank_factors = noise ? &factors : nullptr;
   o.noise = noise;
   o.noise_seed = seed;
+  o.real_tp = noise != nullptr;
   Time pp_transfer = Time::zero();
   if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.dp, plan_.pp_bytes);
 
@@ -339,6 +343,10 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       r.trial_times.push_back(trial.iteration);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
       if (trace) {
+        // Link ids are the trial topology's (a failed link is not in it).
+        r.links =
+            train_detail::busiest_links(perturb ? variant : topo, trial.traced_run,
+                                        options.busiest_links, EngineOptions{}.link_sample_period);
         first_noisy = std::move(trial);
         traced = &first_noisy;
       }
@@ -372,8 +380,10 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       train_detail::append_timeline(traced->traced_programs, traced->traced_run, program_rank, g,
                                     r.timeline);
     }
-    r.links = train_detail::busiest_links(topo, traced->traced_run, options.busiest_links,
-                                          EngineOptions{}.link_sample_period);
+    if (traced == &base) {
+      r.links = train_detail::busiest_links(topo, traced->traced_run, options.busiest_links,
+                                            EngineOptions{}.link_sample_period);
+    }
   }
   return r;
 }

@@ -62,8 +62,11 @@ struct StepBuildOptions {
   bool full = false;
   std::uint32_t replica = 0;           // reduced: the dp index simulated
   const CommDelays* delays = nullptr;  // reduced: required
-  CollectiveFactory collectives;       // full: required
-  std::uint32_t gpus_per_node = 0;     // for ring ordering of collectives (0: flat)
+  // Reduced: TP collectives as real sends/receives instead of delays (with noise, so that the
+  // ranks of a TP group wait for each other at every collective as they do on hardware).
+  bool real_tp = false;
+  CollectiveFactory collectives;    // full: required
+  std::uint32_t gpus_per_node = 0;  // for ring ordering of collectives (0: flat)
   // Noise: per global rank factor (null: 1), per-kernel jitter drawn from Rng(seed).split(rank).
   const std::vector<double>* rank_factors = nullptr;
   const ComputeNoise* noise = nullptr;

@@ -2,11 +2,10 @@
 // joined through one gateway per site by long-haul fibre of a given length and capacity.
 //
 // Model (docs/scenario.md): each site's top switch tier (or, without switches, its NICs or GPUs)
-// connects to the site's gateway with uplinks sized to the site's long-haul capacity, so the
-// gateway is never the bottleneck; gateways are switches of the `gateway_switch` model. The site
-// builders size their top tier for the site alone (usually with no free port), so the uplink
-// ports are assumed to be added to that tier: they are counted in the "dci" tier, not there. Every
-// pair of sites (or each pair listed under `links:`) is joined by one long-haul link of
+// connects to the site's gateway by port-speed links sized to the site's long-haul capacity, so the
+// gateway is never the bottleneck; gateways are switches of the `gateway_switch` model. The
+// uplinks take free ports of the site's top tier; a full top tier makes the design infeasible.
+// Every pair of sites (or each pair listed under `links:`) is joined by one long-haul link of
 // `capacity` per direction whose latency is the fibre's propagation delay, 5 us per km one way
 // (catalog: kPropagationNsPerMetre), plus half the gateway latency at each end.
 #include <fmt/format.h>
@@ -152,11 +151,30 @@ std::uint64_t attach_count(Inventory& inv) {
   return inv.nics > 0 ? inv.nics : inv.gpus;
 }
 
-// Per attach point: the site's long-haul capacity split evenly, in whole gateway ports.
-Bandwidth uplink_bandwidth(const Site& s, Bandwidth port) {
+// The uplinks take ports of the site's top tier (as its graph shows): a site whose top tier is
+// full cannot reach its gateway without more switches, and says so.
+void reserve_uplink_ports(Inventory& inv, std::uint64_t ports) {
+  TierFigures* top = top_tier(inv);
+  if (top == nullptr) return;
+  top->ports_used += ports;
+  if (top->ports_free >= ports) {
+    top->ports_free -= ports;
+    return;
+  }
+  inv.feasible = false;
+  inv.problems.push_back(fmt::format(
+      "the gateway uplinks need {} ports of the {} tier, which has {} free; size the site with "
+      "spare {} ports",
+      ports, top->tier, top->ports_free, top->tier));
+  top->ports_free = 0;
+}
+
+// Gateway ports per attach point: the site's long-haul capacity split evenly, rounded up to
+// whole ports, each a link of the gateway's port speed.
+std::uint64_t uplink_ports_each(const Site& s, Bandwidth port) {
   const double ports = std::ceil(s.capacity.bytes_per_second() / port.bytes_per_second() /
                                  static_cast<double>(s.attach_points));
-  return port * std::max(1.0, ports);
+  return static_cast<std::uint64_t>(std::max(1.0, ports));
 }
 
 void merge_inventory(Inventory& total, const Inventory& part, const std::string& site) {
@@ -232,16 +250,16 @@ BuildResult build_multi_site(const ArgNode& args, const BuildOptions& options) {
   Inventory& inv = result.inventory;
   BomTally dci;
   std::uint64_t gw_ports = 0;
-  std::uint64_t uplink_ports = 0;  // on the sites' top tiers (assumed added, see above)
+  std::uint64_t uplink_ports = 0;  // on the sites' top tiers
   for (Site& s : sites) {
     s.attach_points =
         s.built.graph ? attach_devices(*s.built.graph).size() : attach_count(s.built.inventory);
-    const Bandwidth up = uplink_bandwidth(s, gw.port_speed);
-    const auto ports_each = static_cast<std::uint64_t>(
-        std::llround(up.bytes_per_second() / gw.port_speed.bytes_per_second()));
-    dci.add_links(medium_for_length(up, uplink_m), up, uplink_m, s.attach_points);
+    const std::uint64_t ports_each = uplink_ports_each(s, gw.port_speed);
+    dci.add_links(medium_for_length(gw.port_speed, uplink_m), gw.port_speed, uplink_m,
+                  s.attach_points * ports_each);
     gw_ports += ports_each * s.attach_points;
     uplink_ports += ports_each * s.attach_points;
+    reserve_uplink_ports(s.built.inventory, ports_each * s.attach_points);
     merge_inventory(inv, s.built.inventory, s.name);
   }
   for (const Pair& p : pairs) {
@@ -285,8 +303,8 @@ BuildResult build_multi_site(const ArgNode& args, const BuildOptions& options) {
   for (const Site& s : sites) parts += fmt::format("{}{}", parts.empty() ? "" : ", ", s.name);
   for (const Pair& p : pairs) max_km = std::max(max_km, p.length_m / 1000);
   inv.design = fmt::format(
-      "multi_site: {} sites ({}), {} long-haul links up to {} km, {} gateway uplink ports added "
-      "to the sites' top tiers",
+      "multi_site: {} sites ({}), {} long-haul links up to {} km, {} gateway uplink ports on the "
+      "sites' top tiers",
       sites.size(), parts, pairs.size(), max_km, uplink_ports);
 
   if (!all_graphs) {
@@ -343,16 +361,18 @@ BuildResult build_multi_site(const ArgNode& args, const BuildOptions& options) {
     g.radix = static_cast<std::uint16_t>(gw.radix);
     const DeviceId gid = tb.add_device(g);
     gateways.push_back(gid);
-    const Bandwidth up = uplink_bandwidth(sites[si], gw.port_speed);
+    const std::uint64_t ports_each = uplink_ports_each(sites[si], gw.port_speed);
     for (DeviceId d : attach_devices(t)) {
-      Link l;
-      l.a = d + offset;
-      l.b = gid;
-      l.bandwidth = up;
-      l.length_m = uplink_m;
-      l.medium = medium_for_length(up, uplink_m);
-      l.latency = Time::ns(uplink_m * kPropagationNsPerMetre) + gw.latency / 2;
-      tb.add_link(l);
+      for (std::uint64_t p = 0; p < ports_each; ++p) {
+        Link l;
+        l.a = d + offset;
+        l.b = gid;
+        l.bandwidth = gw.port_speed;
+        l.length_m = uplink_m;
+        l.medium = medium_for_length(gw.port_speed, uplink_m);
+        l.latency = Time::ns(uplink_m * kPropagationNsPerMetre) + gw.latency / 2;
+        tb.add_link(l);
+      }
     }
   }
   for (const Pair& p : pairs) {

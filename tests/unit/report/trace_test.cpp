@@ -42,7 +42,9 @@ TEST(Trace, IsValidTraceEventJson) {
       ++slices;
     }
     if (ph == "B") ++open[thread];
-    if (ph == "E") EXPECT_GE(--open[thread], 0);
+    if (ph == "E") {
+      EXPECT_GE(--open[thread], 0);
+    }
   }
   for (const auto& [thread, depth] : open) EXPECT_EQ(depth, 0);
   EXPECT_GT(slices, 0);

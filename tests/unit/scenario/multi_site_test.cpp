@@ -1,9 +1,14 @@
 // The multi_site builder: sites built by other builders, joined by gateways and long-haul fibre.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/topology/graph_json.hpp"
+#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {
@@ -46,7 +51,8 @@ TEST(MultiSite, TwoSitesFiftyKilometresApart) {
   EXPECT_EQ(t.num_sites(), 2u);
   EXPECT_EQ(t.num_nodes(), 2 * site.graph->num_nodes());
   // Each k=4 site has 4 core switches; 800 Gb/s over 400 Gb/s gateway ports is 2 ports, spread
-  // over 4 cores: one 400G uplink per core. Links: both sites, 2 x 4 uplinks, 1 long-haul link.
+  // over 4 cores: one 400G uplink per core (rounded up). Links: both sites, 2 x 4 uplinks, 1
+  // long-haul link.
   EXPECT_EQ(t.num_links(), 2 * site.graph->num_links() + 8 + 1);
   EXPECT_EQ(t.num_devices(), 2 * site.graph->num_devices() + 2);
   const Link& longhaul = t.link(static_cast<LinkId>(t.num_links() - 1));
@@ -71,7 +77,74 @@ TEST(MultiSite, TwoSitesFiftyKilometresApart) {
   EXPECT_EQ(inv.tiers.back().switches, 2u);
   // Gateway ports: 4 uplinks + 2 long-haul ports (800G / 400G) per site.
   EXPECT_EQ(inv.tiers.back().ports_used, 12u);
-  EXPECT_TRUE(inv.feasible);
+  // A k-ary fat tree uses every core port, so the uplinks have nowhere to plug in.
+  EXPECT_FALSE(inv.feasible);
+  ASSERT_EQ(inv.problems.size(), 2u);
+  EXPECT_EQ(inv.problems[0],
+            "site east: the gateway uplinks need 4 ports of the core tier, which has 0 free; size "
+            "the site with spare core ports");
+}
+
+// Two leaf-spine sites of 28 nodes x 8 GPUs: 224 hosts on 7 leaves (32 down, 32 up), 224 leaf
+// uplinks on ceil(224 / 64) = 4 spines, so 256 - 224 = 32 spine ports stay free per site.
+const char* kLeafSpineSites = R"(  builder: multi_site
+  distance: 50km
+  capacity: 12.8Tbps
+  sites:
+    east: {builder: leaf_spine, nodes: 28}
+    west: {builder: leaf_spine, nodes: 28}
+)";
+
+TEST(MultiSite, UplinksUseTheFreeSpinePorts) {
+  const BuildResult r = build_yaml(kLeafSpineSites);
+  const Inventory& inv = r.inventory;
+  // 12.8 Tb/s / 400 Gb/s = 32 gateway ports per site, 8 per spine: exactly the free ones.
+  EXPECT_TRUE(inv.feasible) << (inv.problems.empty() ? "" : inv.problems[0]);
+  const auto spine = std::find_if(inv.tiers.begin(), inv.tiers.end(),
+                                  [](const TierFigures& t) { return t.tier == "spine"; });
+  ASSERT_NE(spine, inv.tiers.end());
+  EXPECT_EQ(spine->switches, 8u);
+  EXPECT_EQ(spine->ports_used, 2 * 256u);
+  EXPECT_EQ(spine->ports_free, 0u);
+  // Gateways: 32 uplink ports and 32 long-haul ports each, 64 of 64.
+  EXPECT_EQ(inv.tiers.back().ports_used, 128u);
+  EXPECT_EQ(inv.tiers.back().ports_free, 0u);
+  // The cut between the sites is the long-haul link.
+  EXPECT_DOUBLE_EQ(inv.bisection.gigabits_per_second(), 12'800.0);
+}
+
+TEST(MultiSite, InventoryAgreesWithCountingItsOwnGraph) {
+  // Re-reading the merged graph with from_file counts every part from the graph; the figures
+  // multi_site derives must match it. Small sites (one 32-port-used leaf each) keep this fast.
+  const BuildResult r = build_yaml(R"(  builder: multi_site
+  distance: 20km
+  capacity: 800Gbps
+  sites:
+    - {builder: leaf_spine, nodes: 4}
+    - {builder: leaf_spine, nodes: 2}
+)");
+  ASSERT_TRUE(r.graph.has_value());
+  std::ostringstream json;
+  write_graph_json(*r.graph, json);
+  const ArgNode graph = parse_json_args(json.str(), "merged.json", "cluster");
+  ArgNode args = graph;
+  args.set("builder", ArgNode::scalar("from_file", "cluster.builder"));
+  const BuildResult counted = build_topology(args);
+  EXPECT_EQ(counted.inventory.gpus, r.inventory.gpus);
+  EXPECT_EQ(counted.inventory.cables, r.inventory.cables);
+  EXPECT_EQ(counted.inventory.transceivers, r.inventory.transceivers);
+  EXPECT_DOUBLE_EQ(counted.inventory.cost_usd, r.inventory.cost_usd);
+  EXPECT_DOUBLE_EQ(counted.inventory.power_w, r.inventory.power_w);
+  EXPECT_EQ(counted.inventory.feasible, r.inventory.feasible);
+  ASSERT_EQ(counted.inventory.tiers.size(), r.inventory.tiers.size());
+  for (std::size_t i = 0; i < r.inventory.tiers.size(); ++i) {
+    EXPECT_EQ(counted.inventory.tiers[i].tier, r.inventory.tiers[i].tier);
+    EXPECT_EQ(counted.inventory.tiers[i].ports_used, r.inventory.tiers[i].ports_used)
+        << r.inventory.tiers[i].tier;
+  }
+  EXPECT_DOUBLE_EQ(counted.inventory.bisection.bytes_per_second(),
+                   r.inventory.bisection.bytes_per_second());
+  EXPECT_EQ(counted.inventory.max_one_way_latency, r.inventory.max_one_way_latency);
 }
 
 TEST(MultiSite, DiameterAddsTheGatewayHops) {

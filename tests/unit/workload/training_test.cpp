@@ -92,6 +92,27 @@ TEST(Training, ReducedAndFullExpansionsAgree) {
   EXPECT_EQ(full.breakdown.tp, reduced.breakdown.tp);
 }
 
+TEST(Training, ReducedAndFullAgreeUnderNoise) {
+  // With noise the reduced expansion simulates every replica (each with the same per-rank noise
+  // streams as the full run, and real TP collectives) and joins them at the DP buckets.
+  const auto opts = reference_options(Time::ns(700), Bandwidth::gBps(50));
+  TrainConfig c = tiny_config(2, 2, 2, 8);
+  c.model.layers = 4;
+  c.jitter.push_back(parse_jitter("normal:10%", "jitter"));
+  c.jitter.push_back(parse_jitter("straggler:p=0.2,x=1.5", "jitter"));
+  c.trials = 3;
+  c.expansion = Expansion::Full;
+  const TrainResult full = simulate_training(star_cluster(2, 4), c, opts);
+  c.expansion = Expansion::Reduced;
+  const TrainResult reduced = simulate_training(star_cluster(2, 4), c, opts);
+  ASSERT_EQ(full.trial_times.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(reduced.trial_times[i].seconds(), full.trial_times[i].seconds(),
+                1e-3 * full.trial_times[i].seconds());
+  }
+  EXPECT_NEAR(reduced.waste_gpu_seconds, full.waste_gpu_seconds, 1e-2 * full.waste_gpu_seconds);
+}
+
 TEST(Training, OneSlowGpuWastesEveryOtherGpusTime) {
   // dp = 4 on a (practically) infinitely fast network: the iteration is 9 ms of compute. Rank 0
   // twice slower makes it 18 ms; the three others wait 9 ms each: 27 ms of lockstep waste. Rank
