@@ -149,3 +149,8 @@ add_test(NAME cli.topo.emit_roundtrip.torus
 set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
+
+# lockstep plan (collective programs and the functional executor).
+lockstep_good(plan_verify "verify: correct" plan --op all_reduce --ranks 8 --bytes 1MiB --channels 4 --verify)
+lockstep_bad_flags(plan_bad_algo "--algo: all_reduce does not support" plan --algo pat --ranks 8)
+lockstep_bad_flags(plan_bad_ranks_per_node "--ranks-per-node" plan --ranks 8 --ranks-per-node 3)

@@ -222,6 +222,23 @@ TEST(Training, WorldSizeMismatchAndMemoryOverflowAreInputErrors) {
   }
 }
 
+TEST(Training, FaultsNamingMissingThingsOrDisconnectingAreInputErrors) {
+  // The star has one link per GPU: failing GPU 0's link (link 0) leaves it unreachable.
+  const auto opts = reference_options(Time::us(2), Bandwidth::gBps(50));
+  TrainConfig c = tiny_config(1, 1, 2, 2);
+  c.faults.push_back(parse_fault("failed-link:link=0", "faults"));
+  try {
+    simulate_training(star_cluster(1, 2), c, opts);
+    FAIL() << "GPU 0 has no other link";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("disconnect"), std::string::npos);
+  }
+  c.faults = {parse_fault("failed-link:link=9", "faults")};
+  EXPECT_THROW(simulate_training(star_cluster(1, 2), c, opts), InputError);
+  c.faults = {parse_fault("slow-gpu:rank=2,x=2", "faults")};
+  EXPECT_THROW(simulate_training(star_cluster(1, 2), c, opts), InputError);
+}
+
 TEST(Training, CostAndThroughputFollowFromTheIterationTime) {
   // 17 ms iteration (TwoStagePipelineBubble), 2 GPUs, 2 x 1024 tokens per iteration.
   TrainConfig c = tiny_config(1, 2, 1, 2);
