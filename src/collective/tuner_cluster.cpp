@@ -69,15 +69,18 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.gpus_per_node = domain;
   c.nodes = std::max<std::uint32_t>(1, gpus / domain);
   c.nics_per_node = t.nics_per_node * (domain / per_server);
-  // The NIC line rate: the catalog's when the traits name one, else the fastest link between a
-  // NIC and the fabric; graphs without NICs (a torus of accelerators) use each GPU's fastest
-  // link that does not go to its scale-up switch, one per GPU.
-  if (!t.nic.empty()) c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
+  // The NIC line rate: the fastest link between a NIC and the fabric as built (a NIC run below
+  // its rated speed, e.g. a 400G NIC on 100G ports, runs at the port speed), else the catalog's
+  // rating when the traits name one; graphs without NICs (a torus of accelerators) use each
+  // GPU's fastest link that does not go to its scale-up switch, one per GPU.
   for (const Link& l : topo.links()) {
     const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
-    if (c.nic_GBps == 0 && (a == DeviceKind::Nic) != (b == DeviceKind::Nic) &&
-        a != DeviceKind::Gpu && b != DeviceKind::Gpu)
+    if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
+        b != DeviceKind::Gpu)
       c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
+  }
+  if (c.nic_GBps == 0 && !t.nic.empty()) {
+    c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
   }
   if (c.nic_GBps == 0 && gpus > 0) {
     for (const Port& p : topo.ports(topo.gpus()[0])) {
