@@ -175,6 +175,9 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   put("nic", c.fabric.nic);
   put("switch", c.fabric.switch_model);
   put("port_speed", std::to_string(c.nic_speed.gigabits_per_second()) + "Gbps");
+  // The transport decides NCCL's network protocol choice and the packet engine's flow control;
+  // without it a TCP preset would pass for RoCE because it uses the same Ethernet switch.
+  put("transport", c.fabric.technology);
   return args;
 }
 
