@@ -60,6 +60,24 @@ Op make_net_reduce(std::uint32_t group, BufferRange src, BufferRange dst) {
   return op;
 }
 
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::Send:
+      return "send";
+    case OpKind::Recv:
+      return "recv";
+    case OpKind::Copy:
+      return "copy";
+    case OpKind::Reduce:
+      return "reduce";
+    case OpKind::Compute:
+      return "compute";
+    case OpKind::NetReduce:
+      return "net_reduce";
+  }
+  return "?";
+}
+
 std::size_t size_of(DataType t) {
   switch (t) {
     case DataType::Int8:

@@ -44,6 +44,19 @@ const char* to_string(LinkMedium medium) {
   return "?";
 }
 
+const char* switch_tier_name(std::uint8_t tier) {
+  switch (tier) {
+    case 0:
+      return "leaf";
+    case 1:
+      return "spine";
+    case 2:
+      return "core";
+    default:
+      return "tier3+";
+  }
+}
+
 DeviceId TopologyBuilder::add_device(const Device& d) {
   topo_.devices_.push_back(d);
   return static_cast<DeviceId>(topo_.devices_.size() - 1);

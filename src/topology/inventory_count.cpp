@@ -9,19 +9,6 @@
 namespace lockstep {
 namespace {
 
-const char* tier_name(std::uint8_t tier) {
-  switch (tier) {
-    case 0:
-      return "leaf";
-    case 1:
-      return "spine";
-    case 2:
-      return "core";
-    default:
-      return "tier3+";
-  }
-}
-
 void add_line(Inventory& inv, std::string item, std::string category, std::string tier,
               std::uint64_t count, double power_w, double price_usd) {
   if (count == 0) return;
@@ -101,9 +88,10 @@ void BomTally::finish(Inventory& inv) const {
   for (const auto& [key, s] : switches_) {
     const auto [tier, model] = key;
     const SwitchSpec& spec = switch_catalog()[model];
-    add_line(inv, spec.display, "switch", tier_name(tier), s.count, spec.power_w, spec.price_usd);
+    add_line(inv, spec.display, "switch", switch_tier_name(tier), s.count, spec.power_w,
+             spec.price_usd);
     TierFigures& t = tiers[tier];
-    t.tier = tier_name(tier);
+    t.tier = switch_tier_name(tier);
     t.switches += s.count;
     t.ports_used += s.ports_used;
     t.ports_free += s.ports_total > s.ports_used ? s.ports_total - s.ports_used : 0;
@@ -111,7 +99,7 @@ void BomTally::finish(Inventory& inv) const {
       inv.feasible = false;
       inv.problems.push_back(fmt::format(
           "{} {} switch(es) need more ports than the {} each has ({} ports used on {} switches)",
-          s.overfull, tier_name(tier), s.ports_total / s.count, s.ports_used, s.count));
+          s.overfull, switch_tier_name(tier), s.ports_total / s.count, s.ports_used, s.count));
     }
   }
   for (auto& [tier, figures] : tiers) inv.tiers.push_back(figures);

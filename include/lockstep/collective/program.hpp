@@ -31,6 +31,9 @@ enum class OpKind : std::uint8_t {
               // the element-wise sum in dst (InfiniBand SHARP, NVLink SHARP / NVLS)
 };
 
+/// "send", "recv", "copy", "reduce", "compute", "net_reduce" (for messages and reports).
+const char* to_string(OpKind kind);
+
 enum class RecvMode : std::uint8_t { Copy, Reduce };
 
 /// Which per-rank buffer a range lies in. Collectives read Input and write Output (the same

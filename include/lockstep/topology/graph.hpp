@@ -37,6 +37,8 @@ enum class LinkMedium : std::uint8_t {
 
 const char* to_string(DeviceKind kind);
 const char* to_string(LinkMedium medium);
+/// "leaf", "spine", "core" for switch tiers 0, 1, 2, else "tier3+".
+const char* switch_tier_name(std::uint8_t tier);
 
 struct Device {
   DeviceKind kind = DeviceKind::Gpu;

@@ -34,23 +34,6 @@ std::uint32_t issue_window(const FlowEngineConfig& config, Rank classes) {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(wanted, cap)));
 }
 
-const char* op_name(OpKind k) {
-  switch (k) {
-    case OpKind::Send:
-      return "send";
-    case OpKind::Recv:
-      return "recv";
-    case OpKind::Copy:
-      return "copy";
-    case OpKind::Reduce:
-      return "reduce";
-    case OpKind::Compute:
-      return "compute";
-    case OpKind::NetReduce:
-      return "net_reduce";
-  }
-  return "?";
-}
 }  // namespace
 
 std::uint32_t Simulation::queue(Rank src_class, Rank dst_class, Rank delta, std::uint16_t channel) {
@@ -163,7 +146,7 @@ void Simulation::load(Rank r, OpIndex i) {
   const Op& op = s.op;
   if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.peer >= ranks_) {
     throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}", r, i,
-                                             op_name(op.kind), op.peer, ranks_));
+                                             to_string(op.kind), op.peer, ranks_));
   }
   if (op.kind == OpKind::NetReduce && classes_ < ranks_) throw AsymmetricClass{};
   s.state = SlotState::Waiting;

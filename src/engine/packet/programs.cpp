@@ -20,24 +20,6 @@ std::uint64_t channel_key(Rank src, Rank dst, std::uint16_t channel) {
   return (std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 16) ^ channel;
 }
 
-const char* kind_name(OpKind k) {
-  switch (k) {
-    case OpKind::Send:
-      return "send";
-    case OpKind::Recv:
-      return "recv";
-    case OpKind::Copy:
-      return "copy";
-    case OpKind::Reduce:
-      return "reduce";
-    case OpKind::Compute:
-      return "compute";
-    case OpKind::NetReduce:
-      return "net_reduce";
-  }
-  return "?";
-}
-
 }  // namespace
 
 void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
@@ -290,7 +272,7 @@ std::string ProgramRunner::describe_stuck() const {
         waiting = true;
       }
       if (!waiting) continue;
-      msg += fmt::format(" rank {} op {} ({} peer {} channel {}) waits;", r, i, kind_name(op.kind),
+      msg += fmt::format(" rank {} op {} ({} peer {} channel {}) waits;", r, i, to_string(op.kind),
                          op.peer, op.channel);
       ++shown;
       break;

@@ -22,19 +22,6 @@ bool is_switch(const Device& d) {
   return d.kind == DeviceKind::Switch || d.kind == DeviceKind::Gateway;
 }
 
-const char* tier_label(std::uint8_t tier) {
-  switch (tier) {
-    case 0:
-      return "leaf";
-    case 1:
-      return "spine";
-    case 2:
-      return "core";
-    default:
-      return "tier3+";
-  }
-}
-
 void measure_extent(const Topology& topo, Inventory& inv) {
   const auto gpus = topo.gpus();
   const double work =
@@ -80,7 +67,7 @@ void set_oversubscription(const Topology& topo, Inventory& inv) {
     const double bw = l.bandwidth.bytes_per_second();
     auto count = [&](const Device& self, const Device& peer) {
       if (self.kind != DeviceKind::Switch || peer.kind == DeviceKind::Gateway) return;
-      auto& [down, up] = down_up[tier_label(self.tier)];
+      auto& [down, up] = down_up[switch_tier_name(self.tier)];
       const bool above = peer.kind == DeviceKind::Switch && peer.tier > self.tier;
       (above ? up : down) += bw;
     };
