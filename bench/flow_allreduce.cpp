@@ -7,6 +7,8 @@
 //   bench_flow_allreduce                 # 1K, 4K, 16K, 64K GPUs
 //   bench_flow_allreduce 1024 131072     # any list of GPU counts (multiples of 16)
 //   bench_flow_allreduce --individual 1024   # also time the run without class aggregation
+//   bench_flow_allreduce --full 1024         # also time the run without steady-state skipping
+//   bench_flow_allreduce --channels 16 --efficiency 0.92 --overhead-ns 500 1024   # NCCL-like
 #include <sys/resource.h>
 
 #include <chrono>
@@ -43,28 +45,19 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
-// The ring of make_collective visits the GPUs of even nodes in one local order and of odd nodes
-// in the reverse one (rail-aligned hops between nodes), so rotating the ranks by two nodes maps
-// the programs onto themselves whenever every block and slice has the same size. The engine
-// still verifies through routing that the classes this implies are indistinguishable.
-class RotationSymmetric final : public ProgramSet {
- public:
-  RotationSymmetric(const ProgramSet& inner, Rank period) : inner_(inner), period_(period) {}
-  Rank num_ranks() const override { return inner_.num_ranks(); }
-  OpIndex num_ops(Rank r) const override { return inner_.num_ops(r); }
-  Op op(Rank r, OpIndex i) const override { return inner_.op(r, i); }
-  BufferSizes buffers(Rank r) const override { return inner_.buffers(r); }
-  Rank symmetry_period() const override {
-    return inner_.symmetry_period() ? inner_.symmetry_period() : period_;
-  }
-  std::string label() const override { return inner_.label(); }
-
- private:
-  const ProgramSet& inner_;
-  Rank period_;
+struct Pass {
+  const char* name;
+  FlowEngineConfig config;
 };
 
-void run(std::uint32_t gpus, bool individual) {
+// What the CLI's NCCL model adds (--channels, --efficiency, --overhead-ns); default: none.
+struct Shape {
+  std::uint16_t channels = 1;
+  double efficiency = 1.0;
+  Time overhead;
+};
+
+void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape) {
   const std::uint32_t gpn = 8;
   auto t0 = Clock::now();
   PresetRequest request;
@@ -85,27 +78,33 @@ void run(std::uint32_t gpus, bool individual) {
   spec.bytes = Bytes::gib(1);
   spec.type = DataType::Float32;
   spec.ranks_per_node = gpn;
-  auto ring = make_collective(spec);
-  const RotationSymmetric programs(*ring, 2 * gpn);
+  spec.channels = shape.channels;
+  // The ring declares its rotation symmetry (two nodes) and its periodic steps itself.
+  const auto ring = make_collective(spec);
+  const ProgramSet& programs = *ring;
 
-  for (int pass = 0; pass < (individual ? 2 : 1); ++pass) {
-    FlowEngine engine({.aggregate = pass == 0});
+  for (const Pass& pass : passes) {
+    FlowEngine engine(pass.config);
     t0 = Clock::now();
     const double cpu0 = cpu_seconds();
+    EngineOptions options;
+    options.transfer_efficiency = shape.efficiency;
+    options.per_message_overhead = shape.overhead;
     const RunResult r =
-        engine.run(EngineInput{&topo, &programs, topo.gpus(), router.get(), EngineOptions{}});
+        engine.run(EngineInput{&topo, &programs, topo.gpus(), router.get(), options});
     const double wall = seconds_since(t0);
     const double cpu = cpu_seconds() - cpu0;
     const double busbw = Bytes::gib(1).as_double() / r.makespan.seconds() *
                          busbw_factor(CollectiveOp::AllReduce, gpus) / 1e9;
+    const FlowRunStats& st = engine.last_stats();
     std::printf(
         "%7u GPUs %-10s devices %7zu links %7zu build %6.2f s | run %8.2f s (cpu %8.2f s) peak "
-        "%7.0f MiB "
-        "events %11llu classes %5u x %5u attempts %u | all_reduce %9.1f us busbw %6.1f GB/s\n",
-        gpus, pass == 0 ? "aggregated" : "individual", topo.num_devices(), topo.num_links(),
-        build_s, wall, cpu, peak_rss_mib(), static_cast<unsigned long long>(r.events),
-        engine.last_stats().simulated_ranks, engine.last_stats().class_size,
-        engine.last_stats().attempts, r.makespan.microseconds(), busbw);
+        "%7.0f MiB events %11llu classes %5u x %5u attempts %u jumps %u skipped ops %llu | "
+        "all_reduce %lld ps = %9.1f us busbw %6.1f GB/s\n",
+        gpus, pass.name, topo.num_devices(), topo.num_links(), build_s, wall, cpu, peak_rss_mib(),
+        static_cast<unsigned long long>(r.events), st.simulated_ranks, st.class_size, st.attempts,
+        st.fast_forwards, static_cast<unsigned long long>(st.skipped_ops),
+        static_cast<long long>(r.makespan.picoseconds()), r.makespan.microseconds(), busbw);
     std::fflush(stdout);
   }
 }
@@ -114,11 +113,20 @@ void run(std::uint32_t gpus, bool individual) {
 
 int main(int argc, char** argv) {
   std::vector<std::uint32_t> sizes;
-  bool individual = false;
+  std::vector<Pass> passes = {{"default", {}}};
+  Shape shape;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--individual") {
-      individual = true;
+      passes.push_back({"individual", {.aggregate = false, .fast_forward = false}});
+    } else if (a == "--full") {
+      passes.push_back({"full", {.fast_forward = false}});
+    } else if (a == "--channels" && i + 1 < argc) {
+      shape.channels = static_cast<std::uint16_t>(std::strtoul(argv[++i], nullptr, 10));
+    } else if (a == "--efficiency" && i + 1 < argc) {
+      shape.efficiency = std::strtod(argv[++i], nullptr);
+    } else if (a == "--overhead-ns" && i + 1 < argc) {
+      shape.overhead = Time::ns(std::strtod(argv[++i], nullptr));
     } else {
       sizes.push_back(static_cast<std::uint32_t>(std::strtoul(argv[i], nullptr, 10)));
     }
@@ -129,7 +137,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "GPU counts must be positive multiples of 16\n");
       return 2;
     }
-    run(g, individual);
+    run(g, passes, shape);
   }
   return 0;
 }

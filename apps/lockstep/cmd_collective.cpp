@@ -86,6 +86,8 @@ void run(const Flags& f) {
       s.engine = parse_engine_name(*scenario->engine);
     sweeps.push_back(s);
   }
+  if (scenario)
+    for (auto& s : sweeps) s.packet = scenario->packet;
   bool need_graph = false;
   for (const auto& s : sweeps) need_graph = need_graph || s.engine != "analytical";
 

@@ -55,6 +55,7 @@ void run(const RunOptions& options) {
   input.seed = scenario.seed;
   input.cluster = scenario.cluster;
   input.engine = scenario.engine;
+  input.packet = scenario.packet;
   input.collectives = scenario.collectives;
   input.job = scenario.job;
   input.variants = scenario.variants;

@@ -8,6 +8,8 @@
 
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/engine/packet/packet_engine.hpp"
+#include "lockstep/engine/registry.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -132,6 +134,11 @@ void run(const TrainFlags& f) {
   }
   SimulateOptions options;
   options.record_timeline = !config.trace_path.empty();
+  if (scenario && scenario->packet) {  // the scenario's packet-engine settings
+    options.engines = [section = *scenario->packet](std::string_view name) {
+      return name == "packet" ? make_packet_engine(section) : make_engine(name);
+    };
+  }
   const TrainResult result = simulate_training(topo, config, options);
   if (f.format == "json") {
     fmt::print("{}\n", training_result_json(result, config));

@@ -2,7 +2,7 @@
 // Peers are visited in the pairwise order of MPI/NCCL all-to-all: at step s = 1..n-1 rank r
 // sends to r+s and receives from r-s (mod n), so every step is a permutation and no receiver is
 // hit by two senders at once. Each transfer is split across the channels.
-//   all_reduce     one-shot: send the whole buffer to every peer, reduce every peer's buffer
+//   all_reduce     two-shot: direct reduce-scatter, then direct all-gather of the sums
 //   all_gather     send own block to every peer; copy own block locally
 //   reduce_scatter send block j to rank j; reduce the received blocks into the output
 //   broadcast      root sends the buffer to every rank; reduce: every rank sends to the root
@@ -42,12 +42,29 @@ class DirectProgramSet final : public GeneratedProgramSet {
     };
     switch (s.op) {
       case CollectiveOp::AllReduce: {
-        std::vector<OpIndex> sends;
-        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, {0, e}, &sends);
-        // Reducing in place must wait until every send has read the original data.
-        const OpIndex sent = b.join(sends);
+        // Two-shot, as the NCCL model prices it: reduce-scatter (block j to rank j, every rank
+        // adds its peers' copies of its own block) then all-gather of the reduced blocks. Nothing
+        // in the first round waits, so it cannot deadlock when sends block until matched.
+        const Span own = block(r);
+        std::vector<OpIndex> reduced;
+        std::vector<std::vector<OpIndex>> read(n);  // round-1 sends, by destination and channel
         for (Rank st = 1; st < n; ++st)
-          recv_all(from(st), Buffer::Input, {0, e}, RecvMode::Reduce, sent);
+          for (std::uint16_t c = 0; c < chans; ++c)
+            read[to(st)].push_back(
+                b.send(to(st), Buffer::Input, block(to(st)).part(chans, c), c, {}));
+        for (Rank st = 1; st < n; ++st)
+          for (std::uint16_t c = 0; c < chans; ++c)
+            reduced.push_back(
+                b.recv(from(st), Buffer::Input, own.part(chans, c), RecvMode::Reduce, c, {}));
+        const OpIndex done = b.join(reduced);
+        for (Rank st = 1; st < n; ++st)
+          for (std::uint16_t c = 0; c < chans; ++c)
+            b.send(to(st), Buffer::Input, own.part(chans, c), c, {done});
+        // A received block overwrites the data this rank sent its owner in round 1.
+        for (Rank st = 1; st < n; ++st)
+          for (std::uint16_t c = 0; c < chans; ++c)
+            b.recv(from(st), Buffer::Input, block(from(st)).part(chans, c), RecvMode::Copy, c,
+                   {read[from(st)][c]});
         break;
       }
       case CollectiveOp::AllGather:

@@ -9,7 +9,9 @@
 // range of virtual ranks is one contiguous span of the buffer.
 //   halving (reduce-scatter): step j pairs v with v ^ (P >> (j+1)); each keeps the half of its
 //     current range that contains its own blocks, sends the other half and reduces the half it
-//     keeps. After log2 P steps v holds the sum of its own blocks.
+//     keeps. After log2 P steps v holds the sum of its own blocks. All-reduce pairs v with
+//     v ^ 2^j instead (nearest first, so that only the smallest exchanges cross nodes) and keeps
+//     the lower half when bit j of v is 0.
 //   doubling (all-gather): the same pairs in reverse order; each sends what it has, receives the
 //     partner's part, and the held range doubles.
 // all_reduce = halving + doubling in place; reduce_scatter works on a Scratch copy of the input;
@@ -145,8 +147,18 @@ class DoublingProgramSet final : public GeneratedProgramSet {
                         Deps& prev) const {
     // Ranges kept (K) and given away (G) at each halving step.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> keep, give;
+    // All-reduce pairs nearest ranks first (distance 1, 2, 4, ...): with node-major ranks the
+    // big early exchanges stay inside a node and only the last, smallest ones cross the
+    // network, each on the rank's own rail. v then ends holding the virtual block bitrev(v),
+    // which the all-gather returns to everyone. Reduce-scatter and all-gather alone must end
+    // (start) with block v, so they pair farthest first (P/2, P/4, ...).
+    const bool nearest_first = rs && ag;
+    const auto distance = [&](std::size_t j) {
+      return nearest_first ? std::uint64_t{1} << j : p_ >> (j + 1);
+    };
     std::uint64_t lo = 0, hi = p_;
-    for (std::uint64_t d = p_ / 2; d >= 1; d /= 2) {
+    for (std::size_t j = 0; distance(j) >= 1 && distance(j) < p_; ++j) {
+      const std::uint64_t d = distance(j);
       const std::uint64_t mid = lo + (hi - lo) / 2;
       if ((v & d) == 0) {
         keep.emplace_back(lo, mid);
@@ -160,7 +172,7 @@ class DoublingProgramSet final : public GeneratedProgramSet {
     }
     const std::size_t steps = keep.size();
     std::vector<Deps> rs_sends(steps);
-    const auto peer = [&](std::size_t j) { return real(v ^ (p_ >> (j + 1))); };
+    const auto peer = [&](std::size_t j) { return real(v ^ distance(j)); };
     if (rs) {
       for (std::size_t j = 0; j < steps; ++j) {
         rs_sends[j] = send(b, peer(j), w, vspan(give[j].first, give[j].second), prev);

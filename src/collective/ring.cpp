@@ -4,12 +4,16 @@
 // Each of the n blocks of the buffer is split into `channels` slices (one per parallel ring) and
 // each slice into K pipelining iterations (chunk). One (iteration, channel) unit runs the
 // textbook ring on its pieces; units are independent, so iterations overlap in a pipeline.
-// Rank program layout: [prefix ops] then units in order (iteration major, channel minor), each
-// unit holding its steps in order:
+// Rank program layout: [prefix ops] then, iteration by iteration, step by step, every channel's
+// ops of that step (step major, channel minor), so that a rank's channels sit next to each other
+// in its program and progress together within a small issue window, as NCCL's channels do (one
+// thread block each). The ops of one step of one channel:
 //   all_reduce     2(n-1) steps x [send, recv]: steps 0..n-2 reduce-scatter (recv reduces),
 //                  steps n-1..2n-3 all-gather (recv copies)
 //   all_gather     prefix Copy(input -> own output block), then n-1 steps x [send, recv]
 //   reduce_scatter n-1 steps x [send, recv, reduce]; partial sums live in Scratch
+// FIFO matching is per (src, dst, channel) and dependencies are explicit op indices, so the
+// interleaving changes where ops sit, not what they do.
 #include <algorithm>
 #include <vector>
 
@@ -36,24 +40,29 @@ class RingProgramSet final : public ProgramSet {
       case CollectiveOp::AllReduce:
       case CollectiveOp::Barrier:
         prefix_ = 0;
-        per_unit_ = n_ > 1 ? 4 * (n_ - 1) : 0;
+        per_step_ = 2;
+        steps_ = n_ > 1 ? 2 * (n_ - 1) : 0;
         break;
       case CollectiveOp::AllGather:
         prefix_ = 1;
-        per_unit_ = 2 * (n_ - 1);
+        per_step_ = 2;
+        steps_ = n_ - 1;
         break;
       case CollectiveOp::ReduceScatter:
         prefix_ = n_ == 1 ? 1 : 0;
-        per_unit_ = 3 * (n_ - 1);
+        per_step_ = 3;
+        steps_ = n_ - 1;
         break;
       default:
         throw InputError("algorithm", "ring does not implement this collective");
     }
+    per_row_ = c_ * per_step_;
+    per_iteration_ = steps_ * per_row_;
   }
 
   Rank num_ranks() const override { return n_; }
   OpIndex num_ops(Rank) const override {
-    return static_cast<OpIndex>(prefix_ + k_ * c_ * per_unit_);
+    return static_cast<OpIndex>(prefix_ + k_ * per_iteration_);
   }
   DataType data_type() const override { return spec_.type; }
   std::string label() const override { return std::string(to_string(spec_.op)) + "/ring"; }
@@ -63,13 +72,48 @@ class RingProgramSet final : public ProgramSet {
     return b;
   }
 
+  // Rotating the ranks by two nodes maps the ring onto itself (even and odd nodes visit their
+  // GPUs in opposite orders), provided every block has the same size and the node count is
+  // even; a single node rotates by one rank.
+  Rank symmetry_period() const override {
+    const std::uint64_t g = spec_.ranks_per_node ? spec_.ranks_per_node : n_;
+    if (extra_ != 0 || n_ < 2) return 0;
+    if (g == n_) return 1;
+    return n_ % (2 * g) == 0 && n_ > 2 * g ? static_cast<Rank>(2 * g) : 0;
+  }
+
+  // Within an iteration every step after the first repeats the one before it on every channel
+  // (same peers and channels, dependencies one step further on) as long as all blocks have the
+  // same size, so a region's period is one step of all channels; an all-reduce's all-gather
+  // steps carry one more dependency than its reduce-scatter steps, so they form a region of
+  // their own.
+  PeriodicRegion periodic_region(Rank, OpIndex i) const override {
+    if (i < prefix_ || per_iteration_ == 0 || extra_ != 0) return {};
+    const std::uint64_t j = i - prefix_;
+    const std::uint64_t base = prefix_ + j / per_iteration_ * per_iteration_;
+    const std::uint64_t step = j % per_iteration_ / per_row_, n1 = n_ - 1;
+    const auto region = [&](std::uint64_t first_step, std::uint64_t steps) {
+      if (steps < 2) return PeriodicRegion{};
+      return PeriodicRegion{static_cast<OpIndex>(base + first_step * per_row_),
+                            static_cast<OpIndex>(per_row_), static_cast<OpIndex>(steps)};
+    };
+    if (step == 0) return {};
+    const bool all_reduce =
+        spec_.op == CollectiveOp::AllReduce || spec_.op == CollectiveOp::Barrier;
+    if (all_reduce && step >= n1) return region(n1, n1);
+    return region(1, n1 - 1);
+  }
+
   Op op(Rank r, OpIndex i) const override {
     if (i < prefix_) return prefix_op(r);
     const std::uint64_t j = i - prefix_;
-    const std::uint64_t unit = j / per_unit_, w = j % per_unit_;
-    const auto ch = static_cast<std::uint16_t>(unit % c_);
-    const std::uint64_t k = unit / c_;
-    const auto base = static_cast<OpIndex>(prefix_ + unit * per_unit_);
+    const std::uint64_t k = j / per_iteration_, in_iteration = j % per_iteration_;
+    const std::uint64_t step = in_iteration / per_row_, in_row = in_iteration % per_row_;
+    const auto ch = static_cast<std::uint16_t>(in_row / per_step_);
+    // w numbers the ops of this (iteration, channel) unit as if its steps were contiguous.
+    const std::uint64_t w = step * per_step_ + in_row % per_step_;
+    // Where the unit's first op would sit; op `which` of its step s sits at at(x, s, which).
+    const auto base = static_cast<OpIndex>(prefix_ + k * per_iteration_ + ch * per_step_);
     const std::uint32_t g = spec_.ranks_per_node;
     const Rank p = ring_position_of(n_, g, ch, r);
     Ctx x{r,
@@ -97,6 +141,11 @@ class RingProgramSet final : public ProgramSet {
     OpIndex base;
     Rank pos, next, prev;
   };
+
+  // Program index of op `which` of step `step` of the unit of x (step major, channel minor).
+  OpIndex at(const Ctx& x, std::int64_t step, std::uint64_t which) const {
+    return x.base + static_cast<OpIndex>(static_cast<std::uint64_t>(step) * per_row_ + which);
+  }
 
   // Piece of block b handled by (channel, iteration): the block's channel slice, then the
   // iteration's part of it.
@@ -137,10 +186,10 @@ class RingProgramSet final : public ProgramSet {
                 : make_recv(x.prev, bytes(Buffer::Input, piece(mod(p - t), x)), RecvMode::Copy,
                             x.ch);
       // The copy overwrites block p-t, which this rank sent at reduce-scatter step t.
-      if (!send) op.add_dep(x.base + static_cast<OpIndex>(2 * t));
+      if (!send) op.add_dep(at(x, t, 0));
     }
     // Each send forwards what the previous step received.
-    if (send && s > 0) op.add_dep(x.base + static_cast<OpIndex>(2 * (s - 1) + 1));
+    if (send && s > 0) op.add_dep(at(x, s - 1, 1));
     return op;
   }
 
@@ -157,7 +206,7 @@ class RingProgramSet final : public ProgramSet {
           x.next, bytes(Buffer::Input, {own.first - block_start(e_, n_, x.rank), own.count}), x.ch);
     }
     Op op = make_send(x.next, bytes(Buffer::Output, piece(rank_at(x, p - t), x)), x.ch);
-    op.add_dep(x.base + static_cast<OpIndex>(2 * (t - 1) + 1));
+    op.add_dep(at(x, t - 1, 1));
     return op;
   }
 
@@ -165,9 +214,7 @@ class RingProgramSet final : public ProgramSet {
   // this rank's input to it; the last received block is the rank's own and goes to Output.
   Op reduce_scatter(const Ctx& x, std::uint64_t w) const {
     const std::int64_t s = static_cast<std::int64_t>(w / 3), p = x.pos;
-    const auto idx = [&](std::int64_t step, int which) {
-      return x.base + static_cast<OpIndex>(3 * step + which);
-    };
+    const auto idx = [&](std::int64_t step, std::uint64_t which) { return at(x, step, which); };
     if (w % 3 == 0) {
       const Span blk = piece(rank_at(x, p - s - 1), x);
       Op op = make_send(x.next, bytes(s == 0 ? Buffer::Input : Buffer::Scratch, blk), x.ch);
@@ -190,7 +237,11 @@ class RingProgramSet final : public ProgramSet {
   std::uint64_t n_, c_, e_, es_ = 1, k_ = 1;
   std::uint64_t q_ = 0, extra_ = 0;
   std::vector<Span> slices_[2];  // channel slice of a block of q (0) or q + 1 (1) elements
-  std::uint64_t prefix_ = 0, per_unit_ = 0;
+  std::uint64_t prefix_ = 0;
+  std::uint64_t per_step_ = 2;       // ops of one step of one channel
+  std::uint64_t steps_ = 0;          // steps of one iteration
+  std::uint64_t per_row_ = 0;        // ops of one step of all channels: per_step_ x channels
+  std::uint64_t per_iteration_ = 0;  // steps_ x per_row_
 };
 
 }  // namespace

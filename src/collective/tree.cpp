@@ -26,6 +26,21 @@ namespace {
 
 constexpr std::uint64_t kDefaultChunk = 512 * 1024;  // as chain.cpp (NCCL Simple step)
 
+// NCCL's tree pipelining (enqueue.cc, tree + Simple, up/down pattern): start from one Simple
+// step (512 KiB) and halve the chunk while a channel would get fewer than 8 x depth chunks (not
+// below 128 KiB), fewer than 4 x depth (not below 64 KiB), fewer than depth (not below 32 KiB),
+// so the pipeline's fill, about 2 x depth chunk times, stays a small part of the transfer.
+std::uint64_t nccl_tree_chunk(std::uint64_t channel_bytes, std::uint64_t depth) {
+  std::uint64_t chunk = kDefaultChunk;
+  const auto halve_while = [&](std::uint64_t min_chunks, std::uint64_t floor) {
+    while (channel_bytes / chunk < min_chunks && chunk > floor) chunk /= 2;
+  };
+  halve_while(8 * depth, 128 * 1024);
+  halve_while(4 * depth, 64 * 1024);
+  halve_while(depth, 32 * 1024);
+  return chunk;
+}
+
 std::uint64_t lowbit(std::uint64_t x) {
   return x & (~x + 1);
 }
@@ -67,7 +82,20 @@ class TreeProgramSet final : public GeneratedProgramSet {
       : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/tree") {
     trees_ = s.op == CollectiveOp::AllReduce ? 2 : 1;
     const std::uint64_t slice = (s.elements() + trees_ * s.channels - 1) / (trees_ * s.channels);
-    k_ = pipeline_depth(s, slice, kDefaultChunk);
+    // NCCL runs each channel on one of the two trees with S / channels; here each channel
+    // carries both trees (S / (2 channels) each), and the rule sees NCCL's per-channel bytes.
+    const std::uint64_t chunk = s.op == CollectiveOp::AllReduce
+                                    ? nccl_tree_chunk(s.bytes.count() / s.channels, depth())
+                                    : kDefaultChunk;
+    k_ = pipeline_depth(s, slice, chunk);
+  }
+
+  /// NCCL's tree depth (graph/connect.cc): the chain inside a node plus the binary tree over
+  /// the nodes, ranks_per_node - 1 + floor(log2(nodes)).
+  std::uint64_t depth() const {
+    std::uint64_t levels = 0;
+    for (std::uint64_t m = units(); m > 1; m /= 2) ++levels;
+    return unit_size() - 1 + levels;
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
 

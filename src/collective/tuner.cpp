@@ -213,7 +213,10 @@ Cost pat_cost(const NcclCluster& c, double S, Proto p) {
 Cost halving_doubling_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   // Rabenseifner: log2(n) halving steps then log2(n) doubling steps, the same 2(n-1)/n S per
   // rank as the ring; a rank count that is not a power of two costs one extra exchange of S
-  // each way. Steps that cross nodes are the last log2(nodes) of each half.
+  // each way. The all-reduce pairs nearest ranks first, so the first log2(g) steps of each half
+  // stay in the node (2(g-1)/g S per GPU over NVLink) and the last log2(nodes) cross the network
+  // on each GPU's own rail (2(N-1)/N x S/g per GPU, all GPUs of a node at once: 2(N-1)/N S on
+  // the node's NICs). The steps run one after the other, so the two phases add up.
   const std::uint64_t n = c.ranks();
   const int lg = log2_ceil(n);
   const bool pow2 = (std::uint64_t{1} << lg) == n;
@@ -223,9 +226,14 @@ Cost halving_doubling_cost(const NcclCluster& c, double S, Proto p, std::uint32_
   cost.latency_us = nccl::base_latency_us(Algo::Ring, p) +
                     (steps - inter_steps) * intra_lat(c, Algo::Ring, p) +
                     inter_steps * inter_lat(c, Algo::Ring, p);
-  cost.bus_GBps = ring_proto_bw(c, p, ring_bus(c), ch);
-  const double volume = 2.0 * (n - 1) / n * S + (pow2 ? 0 : 2 * S);
-  cost.transfer_us = volume / (cost.bus_GBps * 1e3);
+  const double g = c.gpus_per_node, N = c.nodes;
+  const double intra_bw = ring_proto_bw(c, p, c.intra_GBps, ch);
+  const double net_bw = N > 1 ? ring_proto_bw(c, p, c.node_net_GBps(), ch) : kInf;
+  double us = 2.0 * (N - 1) / N * S / (net_bw * 1e3);
+  if (g > 1) us += 2.0 * (g - 1) / g * S / (intra_bw * 1e3);
+  if (!pow2) us += 2 * S / (std::min(intra_bw, net_bw) * 1e3);
+  cost.transfer_us = us;
+  cost.bus_GBps = us > 0 ? 2.0 * (n - 1) / n * S / (us * 1e3) : ring_bus(c);
   cost.step_us = intra_lat(c, Algo::Ring, p);
   return cost;
 }

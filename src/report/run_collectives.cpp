@@ -20,8 +20,9 @@ std::uint64_t count_collective_steps(const RunInput& input) {
 
 void run_collectives(const RunInput& input, const BuildResult& cluster, Variant& variant,
                      Progress& progress) {
-  const std::vector<CollectiveSweep> sweeps =
+  std::vector<CollectiveSweep> sweeps =
       parse_collectives_section(*input.collectives, engine_name(input));
+  for (CollectiveSweep& sweep : sweeps) sweep.packet = input.packet;
   if (!cluster.graph) {
     input.collectives->fail("the cluster is too large to build as a graph, so no sweep can run");
   }

@@ -95,9 +95,9 @@ std::optional<ArgNode> optional_section(const ArgNode& root, const std::string& 
 }  // namespace
 
 const std::vector<std::string>& scenario_top_level_keys() {
-  static const std::vector<std::string> keys{"version",  "name",   "description", "seed",
-                                             "cluster",  "engine", "collectives", "job",
-                                             "variants", "report"};
+  static const std::vector<std::string> keys{"version", "name",     "description", "seed",
+                                             "cluster", "engine",   "packet",      "collectives",
+                                             "job",     "variants", "report"};
   return keys;
 }
 
@@ -132,6 +132,7 @@ Scenario parse_scenario(std::string_view text, const std::string& filename) {
   }
   s.cluster = require_map(*cluster, "cluster");
   s.engine = optional_section(root, "engine", kMap | kName);
+  s.packet = optional_section(root, "packet", kMap);
   s.collectives = optional_section(root, "collectives", kMap | kList);
   s.job = optional_section(root, "job", kMap);
   s.variants = optional_section(root, "variants", kMap | kList);

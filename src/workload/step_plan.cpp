@@ -16,21 +16,27 @@ Time seconds(double s) {
   return Time::ps(static_cast<std::int64_t>(std::llround(s * 1e12)));
 }
 
-// Parameters one rank of `stage` holds (TP shards every matrix; EP shards routed experts).
-double stage_params_per_rank(const ModelSpec& m, const ParallelConfig& p, std::uint32_t first,
-                             std::uint32_t last, bool has_embedding, bool has_head) {
-  double params = 0;
+// Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
+// experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
+struct RankParams {
+  double dense = 0;
+  double expert = 0;
+};
+RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, std::uint32_t first,
+                                 std::uint32_t last, bool has_embedding, bool has_head) {
+  RankParams params;
   for (std::uint32_t l = first; l < last; ++l) {
     if (m.is_moe_layer(l)) {
       const double routed = static_cast<double>(m.experts) * static_cast<double>(m.expert_params());
-      params += (static_cast<double>(m.layer_params(l)) - routed) / p.tp + routed / (p.tp * p.ep);
+      params.dense += (static_cast<double>(m.layer_params(l)) - routed) / p.tp;
+      params.expert += routed / (p.tp * p.ep);
     } else {
-      params += static_cast<double>(m.layer_params(l)) / p.tp;
+      params.dense += static_cast<double>(m.layer_params(l)) / p.tp;
     }
   }
   const double table = static_cast<double>(m.vocab * m.hidden) / p.tp;
-  if (has_embedding) params += table;
-  if (has_head) params += table;  // Megatron keeps a copy on the last stage even when tied
+  if (has_embedding) params.dense += table;
+  if (has_head) params.dense += table;  // Megatron keeps a copy on the last stage even when tied
   return params;
 }
 
@@ -52,19 +58,50 @@ std::string gb(double bytes) {
 
 }  // namespace
 
+std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
+                                         std::uint64_t micro_batches, std::uint32_t stage) {
+  const std::uint64_t v = interleave, m = micro_batches, total = m * v;
+  std::uint64_t warmup = 0;
+  if (v == 1) {
+    warmup = std::min<std::uint64_t>(pp - stage - 1, m);
+  } else {
+    warmup = m == pp ? total : std::min<std::uint64_t>((pp - stage - 1) * 2 + (v - 1) * pp, total);
+  }
+  auto unit = [&](std::uint64_t k, bool forward) {
+    const auto chunk = static_cast<std::uint32_t>((k / pp) % v);
+    PipelineUnit u;
+    u.forward = forward;
+    u.chunk = forward ? chunk : static_cast<std::uint32_t>(v - 1 - chunk);
+    u.micro = static_cast<std::uint32_t>(v == 1 ? k : (k / (pp * v)) * pp + k % pp);
+    return u;
+  };
+  std::vector<PipelineUnit> order;
+  order.reserve(2 * total);
+  for (std::uint64_t k = 0; k < warmup; ++k) order.push_back(unit(k, true));
+  for (std::uint64_t i = 0; i + warmup < total; ++i) {
+    order.push_back(unit(warmup + i, true));
+    order.push_back(unit(i, false));
+  }
+  for (std::uint64_t k = total - warmup; k < total; ++k) order.push_back(unit(k, false));
+  return order;
+}
+
 StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
   const ModelSpec& m = c.model;
   const ParallelConfig& p = c.par;
   StepPlan plan;
   plan.stages = p.pp;
-  // Layers split evenly; the remainder goes to the middle stages (from stage 1), since stage 0
-  // holds the most activations and the last stage computes the output layer (the Llama 3 paper
-  // removes one layer each from the first and last stages for the same reason).
-  const std::uint32_t base = m.layers / p.pp, extra = m.layers % p.pp;
-  plan.stage_first_layer.push_back(0);
-  for (std::uint32_t s = 0; s < p.pp; ++s) {
-    const bool bigger = s >= 1 && s <= extra;
-    plan.stage_first_layer.push_back(plan.stage_first_layer.back() + base + (bigger ? 1 : 0));
+  plan.chunks = p.interleave;
+  // Layers split evenly over the pp x v virtual stages; the remainder goes to the middle ones
+  // (from virtual stage 1), since stage 0 holds the most activations and the last stage computes
+  // the output layer (the Llama 3 paper removes one layer each from the first and last stages
+  // for the same reason).
+  const std::uint32_t vstages = p.pp * p.interleave;
+  const std::uint32_t base = m.layers / vstages, extra = m.layers % vstages;
+  plan.chunk_first_layer.push_back(0);
+  for (std::uint32_t k = 0; k < vstages; ++k) {
+    const bool bigger = k >= 1 && k <= extra;
+    plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0));
   }
   plan.micro_batches = c.micro_batches();
   const std::uint64_t seq = c.sequence_length();
@@ -89,27 +126,35 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
 
   // Gradient bytes per layer and rank; the embedding counts with the first layer, the output
   // layer with the last (that is when their gradients are complete).
-  for (std::uint32_t s = 0; s < p.pp; ++s) {
-    const std::uint32_t first = plan.stage_first_layer[s], last = plan.stage_first_layer[s + 1];
-    for (std::uint32_t l = first; l < last; ++l) {
-      double params = stage_params_per_rank(m, p, l, l + 1, s == 0 && l == first,
-                                            s + 1 == p.pp && l + 1 == last);
-      plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(params * kBf16)));
-    }
+  for (std::uint32_t l = 0; l < m.layers; ++l) {
+    const RankParams params = layer_params_per_rank(m, p, l, l + 1, l == 0, l + 1 == m.layers);
+    plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(params.dense * kBf16)));
+    plan.layer_expert_grad_bytes.push_back(
+        Bytes(static_cast<std::uint64_t>(params.expert * kBf16)));
   }
   // Megatron-LM's DDP bucket: max(40M, 1M x dp) parameters (distributed/distributed_data_parallel
-  // _config.py, bucket_size default).
+  // _config.py, bucket_size default). Dense and expert gradients live in separate buffers, each
+  // bucketed the same way; a stage's layers complete in backward order: chunk v - 1 first.
   const std::uint64_t bucket = c.bucket.count()
                                    ? c.bucket.count()
                                    : std::max<std::uint64_t>(40'000'000, 1'000'000ULL * p.dp) * 2;
   plan.buckets.resize(p.pp);
   for (std::uint32_t s = 0; s < p.pp; ++s) {
-    std::uint64_t acc = 0;
-    for (std::uint32_t l = plan.stage_first_layer[s + 1]; l-- > plan.stage_first_layer[s];) {
-      acc += plan.layer_grad_bytes[l].count();
-      if (acc >= bucket || l == plan.stage_first_layer[s]) {
-        plan.buckets[s].push_back({Bytes(acc), l});
-        acc = 0;
+    std::uint64_t dense = 0, expert = 0;
+    for (std::uint32_t ch = p.interleave; ch-- > 0;) {
+      const std::uint32_t first = plan.first_layer(s, ch);
+      for (std::uint32_t l = plan.end_layer(s, ch); l-- > first;) {
+        dense += plan.layer_grad_bytes[l].count();
+        expert += plan.layer_expert_grad_bytes[l].count();
+        const bool last = l == first && ch == 0;
+        if (dense > 0 && (dense >= bucket || last)) {
+          plan.buckets[s].push_back({Bytes(dense), l, false});
+          dense = 0;
+        }
+        if (expert > 0 && (expert >= bucket || last)) {
+          plan.buckets[s].push_back({Bytes(expert), l, true});
+          expert = 0;
+        }
       }
     }
   }
@@ -119,22 +164,37 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
 
   // Memory: mixed-precision Adam keeps 2 (BF16 weights) + 2 (BF16 gradients) + 12 (FP32 master
   // weights, momentum, variance) bytes per parameter (Rajbhandari et al. 2020, ZeRO, section 3);
-  // ZeRO-1 shards the 12 over dp, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+  // ZeRO-1 shards the 12 over dp, ZeRO-2 also the gradients, ZeRO-3 also the weights. Routed
+  // experts are replicated over dp / ep ranks only, so their shards are that much larger.
   for (std::uint32_t s = 0; s < p.pp; ++s) {
-    const double params = stage_params_per_rank(
-        m, p, plan.stage_first_layer[s], plan.stage_first_layer[s + 1], s == 0, s + 1 == p.pp);
-    const double dp = p.dp;
+    RankParams params;
+    for (std::uint32_t ch = 0; ch < p.interleave; ++ch) {
+      const RankParams part =
+          layer_params_per_rank(m, p, plan.first_layer(s, ch), plan.end_layer(s, ch),
+                                s == 0 && ch == 0, s + 1 == p.pp && ch + 1 == p.interleave);
+      params.dense += part.dense;
+      params.expert += part.expert;
+    }
+    const double dp = p.dp, edp = static_cast<double>(p.dp / p.ep);
+    auto bytes = [&](double per_param, ZeroStage sharded_from) {
+      const bool sharded = p.zero >= sharded_from;
+      const double b = params.dense * per_param / (sharded ? dp : 1) +
+                       params.expert * per_param / (sharded ? edp : 1);
+      return Bytes(static_cast<std::uint64_t>(b));
+    };
     MemoryEstimate e;
-    const auto z = p.zero;
-    e.weights =
-        Bytes(static_cast<std::uint64_t>(params * 2 / (z >= ZeroStage::Parameters ? dp : 1)));
-    e.gradients =
-        Bytes(static_cast<std::uint64_t>(params * 2 / (z >= ZeroStage::Gradients ? dp : 1)));
-    e.optimizer =
-        Bytes(static_cast<std::uint64_t>(params * 12 / (z >= ZeroStage::Optimizer ? dp : 1)));
-    // 1F1B keeps min(pp - s, m) micro-batches in flight on stage s.
-    const double in_flight =
-        static_cast<double>(std::min<std::uint64_t>(p.pp - s, plan.micro_batches));
+    e.weights = bytes(2, ZeroStage::Parameters);
+    e.gradients = bytes(2, ZeroStage::Gradients);
+    e.optimizer = bytes(12, ZeroStage::Optimizer);
+    // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
+    // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
+    // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
+    std::uint64_t peak = 0, live = 0;
+    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
+      live = u.forward ? live + 1 : live - 1;
+      peak = std::max(peak, live);
+    }
+    const double in_flight = static_cast<double>(peak) / p.interleave;
     double act = in_flight * plan.layers_in(s) * layer_activation_bytes(c, tokens);
     if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * 4.0 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));

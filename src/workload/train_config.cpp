@@ -156,6 +156,9 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("pp", fmt::format("{} layers cannot fill pp={} x interleave={} stages", c.model.layers,
                            p.pp, p.interleave));
   }
+  if (p.interleave > 1 && p.pp < 2) {
+    fail("interleave", "interleaving needs pipeline parallelism (pp > 1)");
+  }
   if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
     fail("interleave", fmt::format("interleaving needs the micro-batch count ({}) to be a "
                                    "multiple of pp ({})",

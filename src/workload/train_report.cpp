@@ -41,8 +41,10 @@ std::string num(double v) {
 }
 
 std::string parallel_text(const ParallelConfig& p) {
-  std::string s = fmt::format("tp {} (sequence parallel {}), pp {}, dp {}", p.tp,
-                              p.sequence_parallel ? "on" : "off", p.pp, p.dp);
+  std::string s = fmt::format("tp {} (sequence parallel {}), pp {}", p.tp,
+                              p.sequence_parallel ? "on" : "off", p.pp);
+  if (p.interleave > 1) s += fmt::format(" (interleaved, {} chunks per stage)", p.interleave);
+  s += fmt::format(", dp {}", p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
   if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
   return s;

@@ -4,62 +4,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/waste.hpp"
 #include "training_detail.hpp"
-#if __has_include("lockstep/engine/registry.hpp")
-#include "lockstep/engine/registry.hpp"
-#define LOCKSTEP_HAVE_ENGINE_REGISTRY 1
-#endif
 
 namespace lockstep {
 namespace {
 
+using train_detail::check_topology;
+using train_detail::default_engines;
+using train_detail::gpus_per_node_of;
+using train_detail::perturbed;
 using train_detail::RankTimes;
 using train_detail::Runner;
 
 // Above this many GPUs `auto` expansion simulates one replica (docs/training.md, "Symmetry").
 constexpr std::uint32_t kFullExpansionLimit = 64;
-
-std::uint32_t gpus_per_node_of(const Topology& topo) {
-  if (topo.traits().gpus_per_node) return topo.traits().gpus_per_node;
-  std::uint32_t count = 0;
-  for (DeviceId g : topo.gpus()) count += topo.device(g).node == topo.device(topo.gpus()[0]).node;
-  return count;
-}
-
-// A copy of the topology with the trial's link latency jitter and the link faults applied.
-Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng) {
-  TopologyBuilder b(topo.name());
-  b.set_traits(topo.traits());
-  b.reserve(topo.num_devices(), topo.num_links());
-  for (const Device& d : topo.devices()) b.add_device(d);
-  for (LinkId l = 0; l < topo.num_links(); ++l) {
-    Link link = topo.link(l);
-    bool failed = false;
-    for (const FaultSpec& f : c.faults) {
-      if (f.kind == FaultSpec::Kind::FailedLink && f.link == l) failed = true;
-      if (f.kind == FaultSpec::Kind::DegradedLink && f.link == l)
-        link.bandwidth = link.bandwidth * f.factor;
-    }
-    if (rng && c.link_jitter > 0) {
-      const double factor = std::max(0.0, 1.0 + c.link_jitter * rng->normal());
-      link.latency =
-          Time::ps(std::llround(static_cast<double>(link.latency.picoseconds()) * factor));
-    }
-    // A failed link is removed: the router finds the paths around it, if there are any.
-    if (!failed) b.add_link(link);
-  }
-  Topology out = std::move(b).build();
-  if (!out.connected()) {
-    throw InputError("faults",
-                     "the failed links disconnect the cluster: no route goes around them");
-  }
-  return out;
-}
 
 struct Trial {
   Time iteration;
@@ -74,19 +40,38 @@ struct Trial {
 class Simulation {
  public:
   Simulation(const Topology& topo, const TrainConfig& c, const StepPlan& plan, bool full,
-             EngineFactory engines)
-      : topo_(topo), c_(c), p_(c.par), plan_(plan), full_(full), engines_(std::move(engines)) {}
+             EngineFactory engines, bool nccl, bool registry_engines)
+      : topo_(topo),
+        c_(c),
+        p_(c.par),
+        plan_(plan),
+        full_(full),
+        engines_(std::move(engines)),
+        nccl_(nccl),
+        registry_engines_(registry_engines) {}
 
-  Trial run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed, bool trace);
+  /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
+  /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
+  Trial run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed, bool trace,
+            bool cacheable = true);
 
  private:
   CommDelays measure_delays(Runner& runner);
-  std::vector<std::uint32_t> dp_group(std::uint32_t t, std::uint32_t s) const {
+  // The data-parallel group of (t, s): all dp ranks, or for expert gradients the dp / ep ranks
+  // d = e, e + ep, ... that hold the same experts.
+  std::vector<std::uint32_t> dp_group(std::uint32_t t, std::uint32_t s, bool expert = false,
+                                      std::uint32_t e = 0) const {
     std::vector<std::uint32_t> g;
-    for (std::uint32_t d = 0; d < p_.dp; ++d) g.push_back(t + p_.tp * (d + p_.dp * s));
+    const std::uint32_t step = expert ? p_.ep : 1;
+    for (std::uint32_t d = expert ? e : 0; d < p_.dp; d += step)
+      g.push_back(t + p_.tp * (d + p_.dp * s));
     return g;
   }
-  Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s);
+  Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false);
+  // Reduced expansion: the data-parallel buckets of every (stage, tp) group, scheduled after the
+  // replicas' runs; fills finish[g] for the group's ranks.
+  void schedule_buckets(Runner& runner, const std::vector<RankTimes>& times,
+                        std::vector<Time>& finish);
 
   const Topology& topo_;
   const TrainConfig& c_;
@@ -94,12 +79,75 @@ class Simulation {
   const StepPlan& plan_;
   bool full_;
   EngineFactory engines_;
+  bool nccl_;              // collectives as NCCL runs them
+  bool registry_engines_;  // engines from the registry: time collectives as the sweep does
+  // Across trials on a cacheable topology: collective durations, and the outcome of a
+  // replica whose ranks drew the same slowdown factors and no per-kernel jitter (a replica
+  // without stragglers is the same in every trial).
+  std::map<const Topology*, train_detail::CollectiveTimes> collective_times_;
+  struct ReplicaOutcome {
+    std::vector<std::uint32_t> global;
+    std::vector<RankTimes> times;
+    std::vector<Time> extra_compute;
+  };
+  using ReplicaKey = std::tuple<const Topology*, std::uint32_t, std::vector<double>>;
+  std::map<ReplicaKey, ReplicaOutcome> replicas_;
 };
 
-Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s) {
+Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s,
+                         bool expert) {
   std::vector<std::vector<std::uint32_t>> groups;
-  for (std::uint32_t t = 0; t < p_.tp; ++t) groups.push_back(dp_group(t, s));
+  for (std::uint32_t t = 0; t < p_.tp; ++t) {
+    for (std::uint32_t e = 0; e < (expert ? p_.ep : 1); ++e)
+      groups.push_back(dp_group(t, s, expert, e));
+  }
+  if (groups[0].size() < 2) return Time::zero();
   return runner.collective(op, bytes, groups, gpus_per_node_of(runner.topology()));
+}
+
+void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& times,
+                                  std::vector<Time>& finish) {
+  // Gradient buckets of each (stage, tp) group run one after the other on each rank's
+  // communication stream; each starts when every member of its group has produced it (lockstep)
+  // and finished the bucket before.
+  const CollectiveOp op =
+      p_.zero == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
+  const bool gather_after = p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients;
+  std::vector<Time> end(p_.dp);
+  for (std::uint32_t s = 0; s < p_.pp; ++s) {
+    for (std::uint32_t t = 0; t < p_.tp; ++t) {
+      std::fill(end.begin(), end.end(), Time::zero());
+      const auto& buckets = plan_.buckets[s];
+      auto run_bucket = [&](const GradientBucket& b, CollectiveOp what, std::size_t k, bool ready) {
+        const std::uint32_t classes = b.expert ? p_.ep : 1;
+        const Time duration = dp_time(runner, what, b.bytes, s, b.expert);
+        for (std::uint32_t e = 0; e < classes; ++e) {
+          const auto group = dp_group(t, s, b.expert, e);
+          Time start = Time::zero();
+          for (std::uint32_t g : group) {
+            const std::uint32_t d = (g / p_.tp) % p_.dp;
+            start = std::max(start, end[d]);
+            if (ready) {
+              start =
+                  std::max(start, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
+            }
+          }
+          for (std::uint32_t g : group) end[(g / p_.tp) % p_.dp] = start + duration;
+        }
+      };
+      if (p_.dp > 1) {
+        for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(buckets[k], op, k, true);
+        if (gather_after) {
+          for (std::size_t k = 0; k < buckets.size(); ++k)
+            run_bucket(buckets[k], CollectiveOp::AllGather, k, false);
+        }
+      }
+      for (std::uint32_t d = 0; d < p_.dp; ++d) {
+        const std::uint32_t g = t + p_.tp * (d + p_.dp * s);
+        finish[g] = std::max(times[g].engine_finish, end[d]);
+      }
+    }
+  }
 }
 
 CommDelays Simulation::measure_delays(Runner& runner) {
@@ -108,9 +156,14 @@ CommDelays Simulation::measure_delays(Runner& runner) {
   if (p_.tp > 1) {
     std::vector<std::uint32_t> tp;
     for (std::uint32_t t = 0; t < p_.tp; ++t) tp.push_back(t);
-    d.tp_all_gather = runner.collective(CollectiveOp::AllGather, plan_.tp_bytes, {tp}, gpn);
-    d.tp_reduce_scatter = runner.collective(CollectiveOp::ReduceScatter, plan_.tp_bytes, {tp}, gpn);
-    d.tp_all_reduce = runner.collective(CollectiveOp::AllReduce, plan_.tp_bytes, {tp}, gpn);
+    // Only the collectives the layers use: sequence parallelism's pair, or the all-reduce.
+    if (p_.sequence_parallel) {
+      d.tp_all_gather = runner.collective(CollectiveOp::AllGather, plan_.tp_bytes, {tp}, gpn);
+      d.tp_reduce_scatter =
+          runner.collective(CollectiveOp::ReduceScatter, plan_.tp_bytes, {tp}, gpn);
+    } else {
+      d.tp_all_reduce = runner.collective(CollectiveOp::AllReduce, plan_.tp_bytes, {tp}, gpn);
+    }
   }
   if (p_.ep > 1) {
     std::vector<std::vector<std::uint32_t>> groups;
@@ -122,9 +175,11 @@ CommDelays Simulation::measure_delays(Runner& runner) {
   }
   d.zero3_gather.assign(c_.model.layers, Time::zero());
   if (p_.zero == ZeroStage::Parameters && p_.dp > 1) {
-    for (std::uint32_t s = 0; s < p_.pp; ++s) {
-      for (std::uint32_t l = plan_.stage_first_layer[s]; l < plan_.stage_first_layer[s + 1]; ++l) {
-        d.zero3_gather[l] = dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0);
+    for (std::uint32_t l = 0; l < c_.model.layers; ++l) {
+      d.zero3_gather[l] = dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0);
+      if (plan_.layer_expert_grad_bytes[l].count() > 0) {
+        d.zero3_gather[l] +=
+            dp_time(runner, CollectiveOp::AllGather, plan_.layer_expert_grad_bytes[l], 0, true);
       }
     }
   }
@@ -132,10 +187,15 @@ CommDelays Simulation::measure_delays(Runner& runner) {
 }
 
 Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
-                      bool trace) {
+                      bool trace, bool cacheable) {
   auto engine = engines_(c_.engine);
   auto router = make_router(topo, RouterOptions{});
-  Runner runner(topo, *engine, *router);
+  std::optional<train_detail::NcclGroups> nccl;
+  if (nccl_) nccl.emplace(topo);
+  const bool base_topology = &topo == &topo_;  // unperturbed: translation symmetric
+  Runner runner(topo, *engine, *router, nccl ? &*nccl : nullptr,
+                registry_engines_ ? c_.engine : std::string(),
+                cacheable ? &collective_times_[&topo] : nullptr, base_topology);
   const std::uint32_t world = p_.world();
   std::vector<double> factors;
   if (noise) {
@@ -146,10 +206,16 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   o.full = full_;
   o.gpus_per_node = gpus_per_node_of(topo);
   o.collectives = default_collective_factory();
+  if (nccl) {
+    o.group_collectives = [&nccl](CollectiveOp op, Bytes bytes,
+                                  const std::vector<std::uint32_t>& globals) {
+      return nccl->plan(op, bytes, globals);
+    };
+  }
   o.rank_factors = noise ? &factors : nullptr;
   o.noise = noise;
   o.noise_seed = seed;
-  o.real_tp = noise != nullptr;
+  o.collapse_tp = noise != nullptr;
   Time pp_transfer = Time::zero();
   if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.dp, plan_.pp_bytes);
 
@@ -160,9 +226,11 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   auto collect = [&](StepPrograms& programs, RunResult& result, bool keep) {
     auto ranks = train_detail::analyse(programs, result, pp_transfer);
     for (std::size_t r = 0; r < ranks.size(); ++r) {
-      const std::uint32_t g = programs.global_rank[r];
-      trial.extra_compute[g] = programs.noisy_compute[r] - programs.ideal_compute[r];
-      times[g] = std::move(ranks[r]);
+      const auto& globals = programs.represented[r];
+      for (std::size_t i = 0; i < globals.size(); ++i) {
+        trial.extra_compute[globals[i]] = programs.represented_extra[r][i];
+        times[globals[i]] = ranks[r];
+      }
     }
     if (keep) {
       trial.traced_global = programs.global_rank;
@@ -182,11 +250,39 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     // Without noise every replica is the same: simulate replica 0 and copy it.
     const std::uint32_t replicas = noise ? p_.dp : 1;
     for (std::uint32_t j = 0; j < replicas; ++j) {
+      const bool keep = trace && j == 0;
+      ReplicaKey key{&topo, j, {}};
+      const bool reusable = noise && !noise->has_kernel_jitter() && cacheable && !keep;
+      if (reusable) {
+        for (std::uint32_t s = 0; s < p_.pp; ++s)
+          for (std::uint32_t t = 0; t < p_.tp; ++t)
+            std::get<2>(key).push_back(factors[t + p_.tp * (j + p_.dp * s)]);
+        if (auto it = replicas_.find(key); it != replicas_.end()) {
+          const ReplicaOutcome& out = it->second;
+          for (std::size_t i = 0; i < out.global.size(); ++i) {
+            times[out.global[i]] = out.times[i];
+            trial.extra_compute[out.global[i]] = out.extra_compute[i];
+          }
+          continue;
+        }
+      }
       o.replica = j;
       StepPrograms programs = build_step_programs(c_, plan_, o);
-      RunResult result =
-          runner.run(*programs.programs, programs.global_rank, true, trace && j == 0);
-      collect(programs, result, trace && j == 0);
+      RunResult result = runner.run(*programs.programs, programs.global_rank, true, keep);
+      if (reusable) {
+        ReplicaOutcome out;
+        for (const auto& globals : programs.represented) {
+          for (std::uint32_t g : globals) out.global.push_back(g);
+        }
+        collect(programs, result, false);
+        for (std::uint32_t g : out.global) {
+          out.times.push_back(times[g]);
+          out.extra_compute.push_back(trial.extra_compute[g]);
+        }
+        replicas_.emplace(std::move(key), std::move(out));
+        continue;
+      }
+      collect(programs, result, keep);
     }
     if (replicas == 1) {
       for (std::uint32_t s = 0; s < p_.pp; ++s)
@@ -194,32 +290,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
           for (std::uint32_t t = 0; t < p_.tp; ++t)
             times[t + p_.tp * (d + p_.dp * s)] = times[t + p_.tp * p_.dp * s];
     }
-    // Data-parallel gradient buckets of each (stage, tp) group run one after the other on the
-    // communication stream; each starts when every replica has produced it (lockstep).
-    for (std::uint32_t s = 0; s < p_.pp; ++s) {
-      for (std::uint32_t t = 0; t < p_.tp; ++t) {
-        const auto group = dp_group(t, s);
-        Time end = Time::zero();
-        if (p_.dp > 1) {
-          const auto& buckets = plan_.buckets[s];
-          const CollectiveOp op =
-              p_.zero == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
-          for (std::size_t k = 0; k < buckets.size(); ++k) {
-            Time ready = Time::zero();
-            for (std::uint32_t g : group) {
-              ready =
-                  std::max(ready, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
-            }
-            end = std::max(end, ready) + dp_time(runner, op, buckets[k].bytes, s);
-          }
-          if (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients) {
-            for (const auto& b : buckets)
-              end += dp_time(runner, CollectiveOp::AllGather, b.bytes, s);
-          }
-        }
-        for (std::uint32_t g : group) trial.finish[g] = std::max(times[g].engine_finish, end);
-      }
-    }
+    schedule_buckets(runner, times, trial.finish);
   }
   trial.iteration = *std::max_element(trial.finish.begin(), trial.finish.end());
   for (std::uint32_t g = 0; g < world; ++g) {
@@ -245,44 +316,6 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   return trial;
 }
 
-EngineFactory default_engines() {
-#ifdef LOCKSTEP_HAVE_ENGINE_REGISTRY
-  return [](std::string_view name) { return make_engine(std::string(name)); };
-#else
-  return [](std::string_view name) -> std::unique_ptr<Engine> {
-    throw InputError("engine", fmt::format("engine '{}' is not available in this build", name));
-  };
-#endif
-}
-
-void check_topology(const Topology& topo, const TrainConfig& c,
-                    std::vector<std::string>& warnings) {
-  const ParallelConfig& p = c.par;
-  const std::uint64_t world = std::uint64_t{p.tp} * p.pp * p.dp;
-  if (world != topo.gpus().size()) {
-    throw InputError("dp", fmt::format("tp x pp x dp = {} x {} x {} = {} ranks but the cluster "
-                                       "has {} GPUs",
-                                       p.tp, p.pp, p.dp, world, topo.gpus().size()));
-  }
-  const std::uint32_t gpn = gpus_per_node_of(topo);
-  if (gpn && (p.tp > gpn || gpn % p.tp != 0)) {
-    warnings.push_back(
-        fmt::format("tensor-parallel groups of {} GPUs span servers of {} GPUs: "
-                    "their collectives cross the scale-out network",
-                    p.tp, gpn));
-  }
-  for (const FaultSpec& f : c.faults) {
-    if (f.kind == FaultSpec::Kind::SlowGpu && f.rank >= world) {
-      throw InputError(
-          "faults", fmt::format("'{}': rank {} does not exist ({} ranks)", f.text, f.rank, world));
-    }
-    if (f.kind != FaultSpec::Kind::SlowGpu && f.link >= topo.num_links()) {
-      throw InputError("faults", fmt::format("'{}': link {} does not exist ({} links)", f.text,
-                                             f.link, topo.num_links()));
-    }
-  }
-}
-
 }  // namespace
 
 TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
@@ -299,7 +332,8 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const std::uint32_t world = c.par.world();
   const bool full = c.expansion == Expansion::Full ||
                     (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
-  Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines());
+  Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
+                 options.nccl, !options.engines);
   r.model = c.model.name;
   r.engine = c.engine;
   r.expansion = full ? "full" : "reduced";
@@ -333,20 +367,23 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   } else {
     const ComputeNoise noise(c.jitter, c.faults);
     double waste = 0;
+    // Link faults without link jitter give every trial the same topology: build it once.
+    const bool perturb = c.link_jitter > 0 || !c.faults.empty();
+    const bool fixed = perturb && c.link_jitter == 0;
+    const Topology faulted = fixed ? perturbed(topo, c, nullptr) : Topology{};
     for (std::uint32_t i = 0; i < c.trials; ++i) {
       const std::uint64_t seed = mix64(c.seed * 0x9E3779B97F4A7C15ULL + i);
       Rng link_rng = Rng(seed).split(0x11a7);
-      const bool perturb = c.link_jitter > 0 || !c.faults.empty();
-      const Topology variant = perturb ? perturbed(topo, c, &link_rng) : Topology{};
+      const Topology variant = perturb && !fixed ? perturbed(topo, c, &link_rng) : Topology{};
+      const Topology& trial_topo = fixed ? faulted : perturb ? variant : topo;
       const bool trace = options.record_timeline && i == 0;
-      Trial trial = sim.run(perturb ? variant : topo, &noise, seed, trace);
+      Trial trial = sim.run(trial_topo, &noise, seed, trace, !perturb || fixed);
       r.trial_times.push_back(trial.iteration);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
-        r.links =
-            train_detail::busiest_links(perturb ? variant : topo, trial.traced_run,
-                                        options.busiest_links, EngineOptions{}.link_sample_period);
+        r.links = train_detail::busiest_links(trial_topo, trial.traced_run, options.busiest_links,
+                                              EngineOptions{}.link_sample_period);
         first_noisy = std::move(trial);
         traced = &first_noisy;
       }
@@ -375,7 +412,8 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       }
       // Reduced expansion: ranks of other replicas show replica 0's equivalent rank.
       const std::uint32_t t = g % c.par.tp, s = g / (c.par.tp * c.par.dp);
-      const std::uint32_t program_rank = full ? g : t + c.par.tp * s;
+      // Noisy reduced runs collapse each TP group into its tp = 0 rank.
+      const std::uint32_t program_rank = full ? g : noisy ? s : t + c.par.tp * s;
       if (!full && (g / c.par.tp) % c.par.dp != 0 && noisy) continue;  // not simulated in trace
       train_detail::append_timeline(traced->traced_programs, traced->traced_run, program_rank, g,
                                     r.timeline);

@@ -10,7 +10,7 @@
 namespace lockstep::train_detail {
 
 RunResult Runner::run(const ProgramSet& programs, const std::vector<std::uint32_t>& global_ranks,
-                      bool record_ops, bool record_links) {
+                      bool record_ops, bool record_links, const EngineOptions* options) {
   std::vector<DeviceId> placement;
   placement.reserve(global_ranks.size());
   for (std::uint32_t g : global_ranks) placement.push_back(topo_.gpus()[g]);
@@ -19,6 +19,7 @@ RunResult Runner::run(const ProgramSet& programs, const std::vector<std::uint32_
   in.programs = &programs;
   in.placement = placement;
   in.router = &router_;
+  if (options) in.options = *options;
   in.options.record_ops = record_ops;
   in.options.record_link_series = record_links;
   return engine_.run(in);
@@ -27,11 +28,16 @@ RunResult Runner::run(const ProgramSet& programs, const std::vector<std::uint32_
 Time Runner::collective(CollectiveOp op, Bytes bytes,
                         const std::vector<std::vector<std::uint32_t>>& groups,
                         std::uint32_t gpus_per_node) {
+  // With translation symmetry, groups that are the same pattern shifted by whole nodes (the DP
+  // groups of different pipeline stages) take the same time: key them by their shape.
+  const std::uint32_t origin =
+      translation_symmetric_ && gpus_per_node ? groups[0][0] / gpus_per_node * gpus_per_node : 0;
   std::uint64_t signature = groups.size();
   for (const auto& g : groups)
-    for (std::uint32_t r : g) signature = mix64(signature ^ r);
+    for (std::uint32_t r : g) signature = mix64(signature ^ (r - origin));
   const auto key = std::make_tuple(static_cast<int>(op), bytes.count(), signature);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (nccl_) return cache_[key] = nccl_collective(op, bytes, groups);
 
   std::vector<std::uint32_t> globals;
   for (const auto& g : groups) globals.insert(globals.end(), g.begin(), g.end());

@@ -3,10 +3,13 @@
 // runs, and the per-rank analysis of an engine run of step programs.
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/tuner.hpp"
+#include "lockstep/core/rng.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/workload/step_builder.hpp"
@@ -14,14 +17,51 @@
 
 namespace lockstep::train_detail {
 
+/// NCCL's view of groups of a job's ranks, so that training collectives take the algorithm,
+/// protocol, channels and overheads `lockstep collective` reports for the same group and size.
+class NcclGroups {
+ public:
+  explicit NcclGroups(const Topology& topo);
+  /// The group as NCCL sees it: its NVLink domains (nodes), GPUs per domain and their NICs.
+  NcclCluster cluster_of(const std::vector<std::uint32_t>& global_ranks) const;
+  Prediction predict(CollectiveOp op, Bytes bytes,
+                     const std::vector<std::uint32_t>& global_ranks) const;
+  /// Full expansion: the programs NCCL would run for the group, their bytes stretched by the
+  /// engine-run transfer efficiency, and the lead delay standing for launch overhead and
+  /// NCCL's latency term (docs/training.md).
+  PlannedCollective plan(CollectiveOp op, Bytes bytes,
+                         const std::vector<std::uint32_t>& global_ranks) const;
+  const Topology& topology() const { return topo_; }
+
+ private:
+  const Topology& topo_;
+  NcclCluster whole_;
+};
+
 /// Runs programs on one engine over one topology (with the rank -> GPU placement given by
-/// global rank numbers).
+/// global rank numbers). With `nccl`, collectives are timed as `lockstep collective` times them
+/// (the NCCL model's time on "analytical", otherwise an engine run of NCCL's algorithm with its
+/// protocol costs, on `collective_engine`'s engine).
+/// Collective durations by (op, bytes, groups' signature).
+using CollectiveTimes = std::map<std::tuple<int, std::uint64_t, std::uint64_t>, Time>;
+
 class Runner {
  public:
-  Runner(const Topology& topo, Engine& engine, const Router& router)
-      : topo_(topo), engine_(engine), router_(router) {}
+  /// `shared_cache`: collective times kept across runners over the same topology (trials).
+  /// `translation_symmetric`: groups shifted by whole nodes take the same time (an unperturbed
+  /// regular fabric, as the reduced expansion assumes of its replicas).
+  Runner(const Topology& topo, Engine& engine, const Router& router,
+         const NcclGroups* nccl = nullptr, std::string collective_engine = {},
+         CollectiveTimes* shared_cache = nullptr, bool translation_symmetric = false)
+      : topo_(topo),
+        engine_(engine),
+        router_(router),
+        nccl_(nccl),
+        collective_engine_(std::move(collective_engine)),
+        cache_(shared_cache ? *shared_cache : own_cache_),
+        translation_symmetric_(translation_symmetric) {}
   RunResult run(const ProgramSet& programs, const std::vector<std::uint32_t>& global_ranks,
-                bool record_ops, bool record_links);
+                bool record_ops, bool record_links, const EngineOptions* options = nullptr);
   /// Duration of `op` of `bytes` run concurrently by each group of global ranks (cached).
   Time collective(CollectiveOp op, Bytes bytes,
                   const std::vector<std::vector<std::uint32_t>>& groups,
@@ -31,10 +71,17 @@ class Runner {
   const Topology& topology() const { return topo_; }
 
  private:
+  Time nccl_collective(CollectiveOp op, Bytes bytes,
+                       const std::vector<std::vector<std::uint32_t>>& groups);
+
   const Topology& topo_;
   Engine& engine_;
   const Router& router_;
-  std::map<std::tuple<int, std::uint64_t, std::uint64_t>, Time> cache_;
+  const NcclGroups* nccl_;
+  std::string collective_engine_;  // empty: engine_
+  CollectiveTimes own_cache_;
+  CollectiveTimes& cache_;
+  bool translation_symmetric_;
 };
 
 /// One program rank's iteration, from the engine's op timings.
@@ -53,6 +100,17 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
 /// Timeline slices of program rank `r` (reported as global rank `global`).
 void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
                      std::uint32_t global, std::vector<TimelineSlice>& out);
+
+/// GPUs per server (the traits', else those sharing GPU 0's node).
+std::uint32_t gpus_per_node_of(const Topology& topo);
+/// A copy of the topology with the trial's link latency jitter (drawn from `rng`, when given)
+/// and the link faults applied; InputError when a failed link disconnects the cluster.
+Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng);
+/// Engines from the engine registry.
+EngineFactory default_engines();
+/// InputError when the degrees do not match the GPUs or a fault names a missing rank or link;
+/// a warning when TP groups span servers.
+void check_topology(const Topology& topo, const TrainConfig& c, std::vector<std::string>& warnings);
 
 /// The busiest directed links' utilisation series, named by their endpoints.
 std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count,

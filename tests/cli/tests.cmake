@@ -150,6 +150,22 @@ set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.ra
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
 
+# The `packet:` section of a scenario (docs/packet-engine.md): read by `lockstep run` when a
+# collective or job runs on the packet engine; errors name file:line:column.
+lockstep_bad_input(packet_not_a_map "packet_not_a_map.yaml:4:9: packet: expected a map, got a value$")
+lockstep_bad_flags(packet_bad_mtu "packet_bad_mtu.yaml:5:8: packet.mtu: 'lots' is not a size"
+                   run -q --out ${CMAKE_BINARY_DIR}/cli-packet-bad ${LOCKSTEP_BAD_DIR}/packet_bad_mtu.yaml)
+lockstep_bad_flags(packet_unknown_key "packet_unknown_key.yaml:6:29: packet.ecn.kmaxx: unknown key 'kmaxx'$"
+                   run -q --out ${CMAKE_BINARY_DIR}/cli-packet-bad ${LOCKSTEP_BAD_DIR}/packet_unknown_key.yaml)
+lockstep_bad_flags(packet_window_on_lossless
+                   "packet_window_on_lossless.yaml:6:15: packet.congestion: window controllers run on the lossy"
+                   run -q --out ${CMAKE_BINARY_DIR}/cli-packet-bad
+                   ${LOCKSTEP_BAD_DIR}/packet_window_on_lossless.yaml)
+lockstep_good(packet_section "^1048576,262144,float,ring,Simple,"
+              collective --scenario ${LOCKSTEP_CLI_DIR}/packet_mtu.yaml --format csv)
+lockstep_good(packet_section_run "^Report: "
+              run -q --out ${CMAKE_BINARY_DIR}/cli-packet-run ${LOCKSTEP_CLI_DIR}/packet_mtu.yaml)
+
 # lockstep plan (collective programs and the functional executor).
 lockstep_good(plan_verify "verify: correct" plan --op all_reduce --ranks 8 --bytes 1MiB --channels 4 --verify)
 lockstep_bad_flags(plan_bad_algo "--algo: all_reduce does not support" plan --algo pat --ranks 8)

@@ -31,7 +31,7 @@ set_tests_properties(report.golden PROPERTIES FIXTURES_REQUIRED report_default L
 
 add_test(NAME report.interrupt
   COMMAND bash ${LOCKSTEP_REPORT_TESTS}/interrupt_test.sh $<TARGET_FILE:lockstep>
-          ${PROJECT_SOURCE_DIR}/scenarios/default.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
+          ${LOCKSTEP_REPORT_TESTS}/scenarios/interrupt.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
 set_tests_properties(report.interrupt PROPERTIES LABELS report TIMEOUT 120)
 
 # The map form of variants (3 fabrics x 2 node counts) through the preset builder: runs, validates

@@ -86,6 +86,15 @@ struct BufferSizes {
   bool in_place = false;  // Input and Output are the same memory
 };
 
+/// Ops [first_op, end()) of one rank's program: `repeats` repetitions of `period_ops` ops
+/// (ProgramSet::periodic_region).
+struct PeriodicRegion {
+  OpIndex first_op = 0;
+  OpIndex period_ops = 0;  // 0: no region
+  OpIndex repeats = 0;
+  OpIndex end() const { return first_op + period_ops * repeats; }
+};
+
 /// All ranks' programs. Implementations may generate ops lazily; op() must be cheap and pure.
 class ProgramSet {
  public:
@@ -106,6 +115,14 @@ class ProgramSet {
   /// 0 (the default) promises nothing. A ring over n ranks has period 1; per-rank noise or a
   /// per-rank program difference must return 0 (or a period that respects it).
   virtual Rank symmetry_period() const { return 0; }
+  /// Repetition in time, so that an engine may skip a steady state (docs/flow-engine.md,
+  /// "Steady-state fast-forward"). The region of rank r's program that contains op i, or a region
+  /// with period_ops == 0 (the default) when i lies in none. A region promises, for every op index
+  /// j with first_op <= j and j + period_ops < end(): op(r, j + period_ops) equals op(r, j) in
+  /// everything a timing engine reads (kind, peer, channel, byte counts, duration) with every
+  /// dependency d replaced by d + period_ops; only buffer positions and the recv mode may differ.
+  /// Ring steps are the example: step s + 1 of a reduce-scatter repeats step s.
+  virtual PeriodicRegion periodic_region(Rank /*r*/, OpIndex /*i*/) const { return {}; }
   /// A short label for reports, e.g. "all_reduce/ring".
   virtual std::string label() const { return "program"; }
 };

@@ -8,11 +8,14 @@
 //   auto rows = run_collective_sweep(sweep, nccl_cluster(preset), &topology);
 //   std::string csv = format_collective_rows(rows, "csv");
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/tuner.hpp"
+#include "lockstep/engine/engine.hpp"
 #include "lockstep/topology/args.hpp"
 #include "lockstep/topology/graph.hpp"
 
@@ -29,6 +32,7 @@ struct CollectiveSweep {
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
   std::string engine = "analytical";  // analytical | flow | packet
+  std::optional<ArgNode> packet;      // the scenario's `packet:` section, for engine "packet"
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
   SourceLocation algo_where;
 
@@ -70,6 +74,36 @@ struct CollectiveRow {
 std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology = nullptr);
+
+/// How an engine run reproduces NCCL for one prediction (what run_collective_sweep does on
+/// engines other than analytical, and what training steps use for their collectives): the
+/// programs to build, the engine options, and the fixed cost added to the engine's makespan.
+struct NcclEngineRun {
+  CollectiveSpec spec;             // the prediction's algorithm and channels over cluster.ranks()
+  Time per_message_overhead;       // NCCL's per-step latency less the NVLink path's latency
+  double transfer_efficiency = 1;  // protocol efficiency x NCCL's link speed / the raw link's
+  double network_transfer_efficiency = 0;  // the same for NICs and switches (0: none in use)
+  Time network_message_latency;  // NCCL's network step latency less the above and the path's
+  Time fixed;                    // launch overhead + NCCL's base latency
+  // Pipelined algorithms (chunks through a chain or tree, PAT) pay NCCL's step latency once per
+  // step, not per chunk: charge the overhead as latency. The ring keeps it serialised per
+  // message (one message per step per channel, where it agrees best; docs/collectives.md).
+  bool overhead_as_latency = false;
+  /// Copies the overheads and efficiencies above into engine options.
+  void apply(EngineOptions& options) const {
+    options.per_message_overhead = per_message_overhead;
+    options.overhead_as_latency = overhead_as_latency;
+    options.transfer_efficiency = transfer_efficiency;
+    options.network_transfer_efficiency = network_transfer_efficiency;
+    options.network_message_latency = network_message_latency;
+  }
+};
+NcclEngineRun nccl_engine_run(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
+                              Bytes bytes, DataType type, const Topology& topology);
+
+/// The engine a sweep runs on: "flow" with an issue window wide enough for `ops_per_rank` ops
+/// (NCCL runs all channels at once), other names from the registry.
+std::unique_ptr<Engine> make_sweep_engine(const std::string& name, std::uint32_t ops_per_rank);
 
 /// "table" (nccl-tests style, fixed-width), "csv" (header
 /// bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps) or "json" (an array of

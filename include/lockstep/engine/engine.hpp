@@ -21,9 +21,21 @@ struct EngineOptions {
   std::uint64_t seed = 1;
   // Fixed per-message software cost added at each send (NCCL/host overheads); 0 by default.
   Time per_message_overhead = Time::zero();
+  // Charge per_message_overhead after a message's bytes, as latency (the next message on the
+  // connection streams meanwhile, as NCCL pipelines a step's chunks), rather than before them
+  // (serialised per connection, the default). Flow engine only.
+  bool overhead_as_latency = false;
   // Protocol payload efficiency (NCCL LL ~0.5, LL128 ~0.92, Simple ~1): a send of S bytes
   // occupies the wire as S / efficiency bytes would.
   double transfer_efficiency = 1.0;
+  // Efficiency on scale-out network links (links touching an Ethernet/InfiniBand switch or a
+  // gateway, or joining two NICs), where NCCL assumes a different fraction of line rate than on
+  // NVLink; 0 means transfer_efficiency applies there too. Flow engine only.
+  double network_transfer_efficiency = 0;
+  // Extra latency of a message whose path crosses a network link (NCCL's network step latency
+  // exceeds its NVLink one). It adds to the path latency, so consecutive messages on one
+  // connection overlap it; 0 by default. Flow engine only.
+  Time network_message_latency = Time::zero();
   // Local memory bandwidth for Copy and Reduce ops (HBM-bound kernels); 0 means free.
   Bandwidth local_copy_bandwidth;
 };

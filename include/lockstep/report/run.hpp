@@ -26,6 +26,7 @@ struct RunInput {
   std::uint64_t seed = 1;
   ArgNode cluster;
   std::optional<ArgNode> engine;
+  std::optional<ArgNode> packet;  // packet-engine settings, for runs on engine "packet"
   std::optional<ArgNode> collectives;
   std::optional<ArgNode> job;
   std::optional<ArgNode> variants;

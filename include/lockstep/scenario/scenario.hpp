@@ -5,6 +5,7 @@
 // remembers file:line:column, to the layer that understands it:
 //   cluster      -> topology (build_topology)          docs/scenario.md
 //   engine, collectives -> collective/engine options   docs/scenario-engine.md, -collectives.md
+//   packet       -> packet engine (packet_config_from_args)  docs/scenario.md, packet-engine.md
 //   job          -> workload                           docs/scenario-job.md
 //   variants, report -> report                         docs/scenario-variants.md, -report.md
 //
@@ -34,6 +35,7 @@ struct Scenario {
 
   // Optional sections, parsed by their consumers (each calls check_all_used()).
   std::optional<ArgNode> engine;       // a map, or a bare engine name
+  std::optional<ArgNode> packet;       // a map: packet-engine settings (docs/packet-engine.md)
   std::optional<ArgNode> collectives;  // a map or a list
   std::optional<ArgNode> job;          // a map
   std::optional<ArgNode> variants;     // a map or a list

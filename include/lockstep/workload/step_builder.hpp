@@ -1,15 +1,17 @@
 #pragma once
 // Compiles one training iteration into per-rank programs (the IR of collective/program.hpp):
 // every rank's compute kernels on a chain (one op after the other, as on a CUDA compute stream),
-// pipeline sends/receives between stages (1F1B schedule), tensor-parallel and expert all-to-all
+// pipeline sends/receives between (virtual) stages (1F1B or interleaved 1F1B, pipeline_order()
+// in step_plan.hpp), tensor-parallel and expert all-to-all
 // collectives on the chain, and data-parallel gradient collectives on a separate communication
 // chain that overlaps the backward pass.
 //
 // Two expansions (docs/training.md, "Symmetry"):
 //  - full: all tp x pp x dp ranks, every collective as real sends and receives;
-//  - reduced: one data-parallel replica (tp x pp ranks, a given dp index); TP, EP and ZeRO-3
-//    collectives become fixed delays measured once, and DP gradient collectives are left out
-//    (their ready points are recorded; simulate_training schedules them across replicas).
+//  - reduced: one data-parallel replica (tp x pp ranks, a given dp index; pp ranks with
+//    collapse_tp); TP, EP and ZeRO-3 collectives become fixed delays measured once, and DP
+//    gradient collectives are left out (their ready points are recorded; simulate_training
+//    schedules them across replicas).
 // Rank numbering (Megatron's order, TP fastest, then DP, then PP): rank = t + tp * (d + dp * s).
 #include <cstdint>
 #include <functional>
@@ -55,6 +57,15 @@ struct CommDelays {
 using CollectiveFactory = std::function<std::unique_ptr<ProgramSet>(
     CollectiveOp op, Rank n, Bytes bytes, std::uint32_t ranks_per_node)>;
 
+/// A collective planned for a group of global ranks: its programs and a delay every member
+/// waits before starting them (fixed software costs).
+struct PlannedCollective {
+  std::unique_ptr<ProgramSet> programs;
+  Time lead;
+};
+using GroupCollectiveFactory = std::function<PlannedCollective(
+    CollectiveOp op, Bytes bytes, const std::vector<std::uint32_t>& global_ranks)>;
+
 /// A factory using make_collective: ring for reductions and gathers, direct for all-to-all.
 CollectiveFactory default_collective_factory();
 
@@ -62,11 +73,14 @@ struct StepBuildOptions {
   bool full = false;
   std::uint32_t replica = 0;           // reduced: the dp index simulated
   const CommDelays* delays = nullptr;  // reduced: required
-  // Reduced: TP collectives as real sends/receives instead of delays (with noise, so that the
-  // ranks of a TP group wait for each other at every collective as they do on hardware).
-  bool real_tp = false;
-  CollectiveFactory collectives;    // full: required
-  std::uint32_t gpus_per_node = 0;  // for ring ordering of collectives (0: flat)
+  // Reduced: each TP group runs as one program rank (tp = 0's) whose kernels last as long as
+  // its slowest member's and whose TP collectives are delays after them: with noise, the ranks
+  // of a TP group meet at every collective, so the group moves as its slowest member
+  // (docs/training.md, "Noisy trials").
+  bool collapse_tp = false;
+  CollectiveFactory collectives;             // full: required unless group_collectives is set
+  GroupCollectiveFactory group_collectives;  // full: preferred when set (NCCL's choices)
+  std::uint32_t gpus_per_node = 0;           // for ring ordering of collectives (0: flat)
   // Noise: per global rank factor (null: 1), per-kernel jitter drawn from Rng(seed).split(rank).
   const std::vector<double>* rank_factors = nullptr;
   const ComputeNoise* noise = nullptr;
@@ -80,6 +94,10 @@ struct StepPrograms {
   std::vector<std::vector<OpIndex>> bucket_ready;  // per program rank, per bucket of its stage
   std::vector<Time> ideal_compute;                 // per program rank, noise-free kernel time
   std::vector<Time> noisy_compute;                 // per program rank, with noise
+  // Global ranks each program rank stands for (itself, or its TP group when collapsed), and
+  // each one's own noisy minus ideal kernel time.
+  std::vector<std::vector<std::uint32_t>> represented;
+  std::vector<std::vector<Time>> represented_extra;
 };
 
 StepPrograms build_step_programs(const TrainConfig& config, const StepPlan& plan,

@@ -23,14 +23,38 @@ struct MemoryEstimate {
 
 /// A data-parallel gradient bucket of one stage: its size per rank and the layer whose backward
 /// pass (in the last micro-batch) completes it. Buckets fill in backward order (last layer first).
+/// Expert buckets hold routed-expert gradients, which only the dp / ep ranks holding the same
+/// experts share (Megatron's expert-data-parallel group); the others reduce over all dp ranks.
 struct GradientBucket {
   Bytes bytes;
   std::uint32_t ready_after_layer = 0;  // global layer index
+  bool expert = false;
 };
+
+/// One step of a pipeline stage's schedule: a forward or backward pass of model chunk `chunk`
+/// (0 without interleaving) on micro-batch `micro`.
+struct PipelineUnit {
+  bool forward = true;
+  std::uint32_t chunk = 0;
+  std::uint32_t micro = 0;
+};
+
+/// The order in which stage `stage` of `pp` runs its passes. interleave == 1: 1F1B
+/// (PipeDream-Flush): pp - stage - 1 warm-up forwards, alternate, drain. interleave = v > 1:
+/// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
+/// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x pp warm-up
+/// forwards (all of them when micro_batches == pp), forward unit k on chunk (k / pp) % v and
+/// micro-batch (k / (pp v)) pp + k % pp, backward unit k on chunk v - 1 - (k / pp) % v.
+/// Requires micro_batches % pp == 0 when v > 1.
+std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
+                                         std::uint64_t micro_batches, std::uint32_t stage);
 
 struct StepPlan {
   std::uint32_t stages = 1;
-  std::vector<std::uint32_t> stage_first_layer;  // size stages + 1
+  std::uint32_t chunks = 1;  // model chunks per stage (interleave)
+  // First layer of each virtual stage k = chunk x stages + stage, size stages x chunks + 1:
+  // virtual stage k feeds k + 1, so chunk c of the last stage feeds chunk c + 1 of stage 0.
+  std::vector<std::uint32_t> chunk_first_layer;
   std::uint64_t micro_batches = 1;
   std::uint64_t tokens_per_micro = 0;  // sequences x seq of one micro-batch
   double achieved_flops = 0;           // per GPU: peak x efficiency
@@ -40,13 +64,25 @@ struct StepPlan {
   Bytes tp_bytes;  // nccl-tests size of each TP collective (the full activation)
   Bytes pp_bytes;  // per TP rank, per micro-batch, activations or their gradients
   Bytes ep_bytes;  // all-to-all send buffer per rank (dispatch and combine each)
-  std::vector<Bytes> layer_grad_bytes;               // per layer, gradient bytes per rank (BF16)
+  std::vector<Bytes> layer_grad_bytes;         // per layer and rank, BF16, reduced over dp ranks
+  std::vector<Bytes> layer_expert_grad_bytes;  // per layer and rank, routed experts (dp / ep)
   std::vector<std::vector<GradientBucket>> buckets;  // per stage
   double model_flops_per_iteration = 0;  // 6N + attention, whole job (the MFU numerator)
   MemoryEstimate memory;                 // the most loaded stage
 
+  std::uint32_t virtual_stage(std::uint32_t stage, std::uint32_t chunk) const {
+    return chunk * stages + stage;
+  }
+  std::uint32_t first_layer(std::uint32_t stage, std::uint32_t chunk) const {
+    return chunk_first_layer[virtual_stage(stage, chunk)];
+  }
+  std::uint32_t end_layer(std::uint32_t stage, std::uint32_t chunk) const {
+    return chunk_first_layer[virtual_stage(stage, chunk) + 1];
+  }
   std::uint32_t layers_in(std::uint32_t stage) const {
-    return stage_first_layer[stage + 1] - stage_first_layer[stage];
+    std::uint32_t n = 0;
+    for (std::uint32_t c = 0; c < chunks; ++c) n += end_layer(stage, c) - first_layer(stage, c);
+    return n;
   }
 };
 

@@ -86,6 +86,9 @@ struct SimulateOptions {
   EngineFactory engines;          // null: the engine registry
   bool record_timeline = false;   // fill TrainResult::timeline for config.trace_ranks
   std::size_t busiest_links = 8;  // link utilisation tracks kept with the timeline
+  // Collectives as NCCL runs them (its algorithm, protocol, channels, launch and per-step costs,
+  // as `lockstep collective` reports them); false: ring / direct programs at raw link speed.
+  bool nccl = true;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws

@@ -31,6 +31,11 @@ void validate(const EngineInput& in) {
     throw InputError("transfer_efficiency", fmt::format("must be in (0, 1], got {}", eff));
   if (in.options.per_message_overhead < Time::zero())
     throw InputError("per_message_overhead", "must not be negative");
+  const double net = in.options.network_transfer_efficiency;
+  if (!(net >= 0 && net <= 1))
+    throw InputError("network_transfer_efficiency", fmt::format("must be in [0, 1], got {}", net));
+  if (in.options.network_message_latency < Time::zero())
+    throw InputError("network_message_latency", "must not be negative");
 }
 
 // Class counts to try, finest aggregation first: multiples of the program's symmetry period
@@ -64,6 +69,8 @@ RunResult FlowEngine::run(const EngineInput& input) {
       stats_.class_size = n / classes;
       stats_.transfers = sim.transfers();
       stats_.solver_components = sim.components();
+      stats_.fast_forwards = sim.fast_forwards();
+      stats_.skipped_ops = sim.skipped_ops();
       return result;
     } catch (const flow_detail::AsymmetricClass&) {
       // Some members of a class are distinguishable: try finer classes.

@@ -82,6 +82,13 @@ void RouteTable::add_link_bytes(std::vector<double>& link_bytes) const {
   }
 }
 
+bool is_network_link(const Topology& topo, LinkId link) {
+  const Link& l = topo.link(link);
+  const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
+  auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
+  return outside(a) || outside(b) || (a == DeviceKind::Nic && b == DeviceKind::Nic);
+}
+
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {
   const std::vector<PathShare>& rep = *members[0];
   const std::uint32_t id = new_slot();
@@ -124,7 +131,12 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     ShareRoute& share = route.shares[s];
     share.fraction = rep[s].fraction;
     share.latency = Time::zero();
-    for (const DirLinkId l : rep[s].hops) share.latency += topo_.link(Topology::link_of(l)).latency;
+    bool network = false;
+    for (const DirLinkId l : rep[s].hops) {
+      share.latency += topo_.link(Topology::link_of(l)).latency;
+      network = network || is_network_link(topo_, Topology::link_of(l));
+    }
+    if (network) share.latency += network_latency_;
     // Constraints: every link of any representative share that members of share s cross.
     for (std::size_t t = 0; t < rep.size(); ++t) {
       for (const DirLinkId l : rep[t].hops) {

@@ -20,6 +20,10 @@ namespace lockstep::flow_detail {
 
 struct AsymmetricClass {};
 
+/// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, or it joins
+/// two NICs (NVLink, PCIe and GPU-NIC links are not).
+bool is_network_link(const Topology& topo, LinkId link);
+
 struct ShareRoute {
   std::vector<MaxMinSolver::Use> uses;  // empty when source and destination coincide
   double fraction = 1;
@@ -68,14 +72,18 @@ class RouteTable {
   std::uint32_t load_route(const Router& router, DeviceId src, DeviceId dst, std::uint64_t label,
                            const LinkLoadView& load);
   void release(std::uint32_t id, std::vector<double>& link_bytes);
+  /// Extra latency of every route that crosses a network link (EngineOptions).
+  void set_network_latency(Time extra) { network_latency_ = extra; }
 
   ClassRoute& operator[](std::uint32_t id) { return routes_[id]; }
+  std::size_t size() const { return routes_.size(); }
   /// Adds the bytes every cached route carried to `link_bytes` (per directed link).
   void add_link_bytes(std::vector<double>& link_bytes) const;
 
  private:
   std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
   std::uint32_t new_slot();
+  Time network_latency_ = Time::zero();
 
   const Topology& topo_;
   PathCache& paths_;

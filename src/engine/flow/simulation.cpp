@@ -11,10 +11,19 @@
 namespace lockstep::flow_detail {
 
 namespace {
-std::vector<double> link_capacities(const Topology& topo) {
+// Wire bytes are payload / transfer_efficiency everywhere; a network link with its own
+// efficiency gets its capacity scaled so that it moves payload at network_transfer_efficiency.
+std::vector<double> link_capacities(const Topology& topo, const EngineOptions& options) {
+  const double network_scale =
+      options.network_transfer_efficiency > 0
+          ? options.network_transfer_efficiency / options.transfer_efficiency
+          : 1.0;
   std::vector<double> caps(topo.num_directed_links());
-  for (std::size_t d = 0; d < caps.size(); ++d)
-    caps[d] = topo.link(static_cast<LinkId>(d >> 1)).bandwidth.bytes_per_second();
+  for (std::size_t d = 0; d < caps.size(); ++d) {
+    const auto link = static_cast<LinkId>(d >> 1);
+    caps[d] = topo.link(link).bandwidth.bytes_per_second();
+    if (network_scale != 1.0 && is_network_link(topo, link)) caps[d] *= network_scale;
+  }
   return caps;
 }
 
@@ -59,7 +68,8 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
       window_size_(issue_window(config, classes)),
       routes_(topo_, paths, input.placement, classes),
       paths_(paths),
-      solver_(link_capacities(topo_)) {
+      solver_(link_capacities(topo_, input.options)) {
+  routes_.set_network_latency(input.options.network_message_latency);
   rank_.resize(classes_);
   OpIndex longest = 1;
   for (Rank r = 0; r < classes_; ++r) {
@@ -74,6 +84,10 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
   }
   link_bytes_.assign(topo_.num_directed_links(), 0.0);
   heap_.reserve(1024);
+  // Skipped cycles leave no per-op times, adaptive routes depend on history the canonical state
+  // does not hold, and NetReduce groups are keyed by group, not by op.
+  ff_enabled_ = config_.fast_forward && !in_.options.record_ops &&
+                in_.router->policy() != RoutingPolicy::Adaptive && programs_.num_groups() == 0;
 }
 
 void Simulation::push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux) {
@@ -107,6 +121,7 @@ RunResult Simulation::run() {
       }
     }
     apply_rates();
+    if (ff_enabled_) fast_forward_check();
   }
   if (finished_ranks_ < classes_) report_deadlock();
 
@@ -148,7 +163,10 @@ void Simulation::load(Rank r, OpIndex i) {
     throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}", r, i,
                                              to_string(op.kind), op.peer, ranks_));
   }
-  if (op.kind == OpKind::NetReduce && classes_ < ranks_) throw AsymmetricClass{};
+  if (op.kind == OpKind::NetReduce) {
+    if (classes_ < ranks_) throw AsymmetricClass{};
+    s.net_round = net_rounds_loaded_[net_key(r, op.peer)]++;
+  }
   s.state = SlotState::Waiting;
   s.unfinished = 0;
   s.first_dependent = kNoLink;
@@ -203,17 +221,23 @@ void Simulation::finish_op(Rank r, OpIndex i) {
   Slot& s = slot_of(r, i);
   s.state = SlotState::Done;
   if (in_.options.record_ops) op_times_[r][i].end = now_;
-  // Release the ops that waited for this one.
+  // Release the ops that waited for this one, in program order (the list holds them newest
+  // first): the order in which sends and recvs post decides FIFO matching.
+  const std::size_t first = release_scratch_.size();
   for (std::uint64_t link = s.first_dependent; link != kNoLink;) {
     const auto j = static_cast<OpIndex>(link / kMaxDeps);
     Slot& dependent = slot_of(r, j);
     link = dependent.next_dependent[link % kMaxDeps];
-    if (--dependent.unfinished == 0) {
-      dependent.state = SlotState::Running;
-      start_op(r, j);
-    }
+    if (--dependent.unfinished == 0) release_scratch_.push_back(j);
   }
   s.first_dependent = kNoLink;
+  std::sort(release_scratch_.begin() + static_cast<std::ptrdiff_t>(first), release_scratch_.end());
+  for (std::size_t k = first; k < release_scratch_.size(); ++k) {
+    const OpIndex j = release_scratch_[k];
+    slot_of(r, j).state = SlotState::Running;
+    start_op(r, j);
+  }
+  release_scratch_.resize(first);
   advance(r);
 }
 
@@ -293,7 +317,7 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank delta, std
 }
 
 void Simulation::launch(std::uint32_t t) {
-  if (in_.options.per_message_overhead > Time::zero()) {
+  if (in_.options.per_message_overhead > Time::zero() && !in_.options.overhead_as_latency) {
     push(now_ + in_.options.per_message_overhead, EventKind::TransferStart, t);
   } else {
     begin_transfer(t);
@@ -314,6 +338,14 @@ void Simulation::stream_done(std::uint32_t t) {
   }
 }
 
+// The per-message overhead when it is charged as latency after the bytes (point-to-point only:
+// in-network reductions pay none, as before).
+Time Simulation::trailing_overhead(std::uint32_t t) const {
+  return in_.options.overhead_as_latency && transfers_[t].kind == TransferKind::PointToPoint
+             ? in_.options.per_message_overhead
+             : Time::zero();
+}
+
 void Simulation::begin_transfer(std::uint32_t t) {
   const ClassRoute& route = routes_[transfers_[t].route];
   transfers_[t].pending = static_cast<std::uint32_t>(route.shares.size());
@@ -322,7 +354,7 @@ void Simulation::begin_transfer(std::uint32_t t) {
     const ShareRoute& share = route.shares[s];
     const double bytes = transfers_[t].wire_bytes * share.fraction;
     if (share.uses.empty() || bytes <= 0) {
-      push(now_ + share.latency, EventKind::Delivered, t);
+      push(now_ + share.latency + trailing_overhead(t), EventKind::Delivered, t);
       continue;
     }
     std::uint32_t f;
@@ -384,7 +416,8 @@ void Simulation::flow_done(std::uint32_t f, std::uint32_t generation) {
   solver_.remove(flow.var);
   ++flow.generation;
   const std::uint32_t t = flow.transfer;
-  push(now_ + routes_[transfers_[t].route].shares[flow.share].latency, EventKind::Delivered, t);
+  push(now_ + routes_[transfers_[t].route].shares[flow.share].latency + trailing_overhead(t),
+       EventKind::Delivered, t);
   free_flows_.push_back(f);
   if (--transfers_[t].streaming == 0) stream_done(t);
 }
@@ -405,10 +438,10 @@ void Simulation::complete_transfer(std::uint32_t t) {
       finish_op(tr.dst, tr.recv_op);
       break;
     case TransferKind::NetUp:
-      if (--net_reduce_[tr.group].up_pending == 0) net_up_done(tr.group);
+      net_member_done(tr.group, tr.net_round, kNone);
       break;
     case TransferKind::NetDown:
-      finish_op(tr.dst, tr.recv_op);
+      net_member_done(tr.group, tr.net_round, tr.member);
       break;
   }
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "flat_index.hpp"
@@ -23,6 +24,8 @@ class Simulation final : public LinkLoadView {
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_done_; }
   std::uint64_t components() const { return components_; }
+  std::uint32_t fast_forwards() const { return ff_jumps_; }
+  std::uint64_t skipped_ops() const { return ff_skipped_ops_; }
 
  private:
   enum class SlotState : std::uint8_t { Waiting, Running, Done };
@@ -67,7 +70,9 @@ class Simulation final : public LinkLoadView {
     OpIndex send_op = 0, recv_op = 0;
     std::uint32_t route = 0;
     std::uint32_t pending = 0;    // flows not yet delivered
-    std::uint32_t group = 0;      // NetReduce state index
+    std::uint32_t group = 0;      // NetReduce group
+    std::uint32_t net_round = 0;  // which of the group's NetReduce rounds (see Slot::net_round)
+    std::uint32_t member = 0;     // NetDown: index of the member in its round's arrivals
     std::uint32_t queue = kNone;  // connection (point-to-point only)
     std::uint32_t streaming = 0;  // flows still in their bandwidth phase
     double wire_bytes = 0;        // per member
@@ -84,8 +89,17 @@ class Simulation final : public LinkLoadView {
   struct NetReduceState {
     std::vector<Pending> arrived;
     std::uint32_t up_pending = 0;
-    DeviceId root = kNone;
+    std::vector<std::uint32_t> down_pending;  // per arrived member: stripes still coming down
+    std::uint32_t members_left = 0;           // members whose result has not fully arrived
   };
+  // Where a group reduces, and the share of the data each root takes: today one switch, the
+  // highest on the path from the first to the last member (a multi-switch NVLS domain striped
+  // over its switches would list each of them).
+  struct NetRoot {
+    DeviceId device;
+    double share;
+  };
+  const std::vector<NetRoot>& net_roots(std::uint32_t group);
 
   // Program execution. Each simulated rank has a ring buffer of window_size_ op slots; an op
   // waits for its unfinished dependencies through an intrusive list of dependents kept in the
@@ -95,6 +109,9 @@ class Simulation final : public LinkLoadView {
     Op op;
     SlotState state = SlotState::Done;
     std::uint8_t unfinished = 0;  // dependencies not done yet
+    // NetReduce: the k-th NetReduce op a rank loads for a group joins the group's k-th round
+    // (FIFO per member, like send/recv matching), whatever order the ops start in.
+    std::uint32_t net_round = 0;
     std::uint64_t first_dependent = kNoLink;
     std::array<std::uint64_t, kMaxDeps> next_dependent{};
   };
@@ -116,16 +133,44 @@ class Simulation final : public LinkLoadView {
   void stream_done(std::uint32_t t);
   std::uint32_t new_transfer();
   void begin_transfer(std::uint32_t t);
+  Time trailing_overhead(std::uint32_t t) const;
   void flow_done(std::uint32_t f, std::uint32_t generation);
   void delivered(std::uint32_t t);
   void complete_transfer(std::uint32_t t);
-  void net_up_done(std::uint32_t group);
+  // member == kNone: one of the round's up stripes is done; else one of that member's downs.
+  void net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member);
   void apply_rates();
   void settle(Flow& flow);
   void push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux = 0);
   void record_rate(const Flow& flow, double delta_rate);
   [[noreturn]] void report_deadlock();
   void fill_link_series(RunResult& result);
+
+  // Steady-state fast-forward (fast_forward.cpp). At the end of every instant where simulated
+  // rank 0 has just reached the start of a period of its periodic region, the whole state is
+  // written as a canonical word list relative to rank 0's oldest op and the current time. When
+  // it equals an earlier one, the cycle between them repeats exactly and is replayed
+  // arithmetically as often as every rank's region allows.
+  struct PeriodMark {
+    std::uint64_t hash = 0;
+    Time time;
+    OpIndex origin = 0;  // rank 0's oldest unfinished op
+    std::uint64_t events = 0;
+    std::int32_t saved = -1;  // index into ff_saved_, or -1
+  };
+  struct SavedState {
+    std::vector<std::uint64_t> words;
+    std::vector<double> carried;  // per route, wire bytes per member so far
+    std::size_t rate_log = 0;
+    std::uint64_t transfers_done = 0;
+  };
+  void fast_forward_check();
+  void reset_fast_forward();
+  void canonical_state(std::vector<std::uint64_t>& out, OpIndex origin);
+  std::uint64_t transfer_key(std::uint32_t t, OpIndex origin) const;
+  void save_state(PeriodMark& mark);
+  bool try_skip(const PeriodMark& a, const SavedState& saved);
+  void shift_state(OpIndex ops, Time dt);
 
   const EngineInput& in_;
   const FlowEngineConfig& config_;
@@ -152,7 +197,12 @@ class Simulation final : public LinkLoadView {
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> flow_of_var_;
-  std::unordered_map<std::uint32_t, NetReduceState> net_reduce_;  // by group id
+  static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
+    return (static_cast<std::uint64_t>(a) << 32) | b;
+  }
+  std::unordered_map<std::uint64_t, NetReduceState> net_reduce_;        // by net_key(group, round)
+  std::unordered_map<std::uint64_t, std::uint32_t> net_rounds_loaded_;  // by net_key(rank, group)
+  std::unordered_map<std::uint32_t, std::vector<NetRoot>> net_root_;    // by group
   std::vector<double> link_bytes_;
   struct RateChange {
     DirLinkId link;
@@ -164,6 +214,21 @@ class Simulation final : public LinkLoadView {
   std::uint64_t transfers_done_ = 0;
   std::uint64_t components_ = 0;
   Rank finished_ranks_ = 0;
+  std::vector<OpIndex> release_scratch_;
+
+  bool ff_enabled_ = false;
+  OpIndex ff_last_base_ = 0;
+  OpIndex ff_region_first_ = 0;
+  std::uint32_t ff_stride_ = 1;  // snapshot every stride-th period boundary
+  std::vector<PeriodMark> ff_marks_;
+  std::unordered_map<std::uint64_t, std::uint32_t> ff_by_hash_;  // hash -> latest mark
+  std::vector<SavedState> ff_saved_;
+  std::vector<std::uint64_t> ff_words_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> ff_sort_;
+  std::vector<char> ff_free_;
+  std::vector<DirLinkId> ff_links_;
+  std::uint32_t ff_jumps_ = 0;
+  std::uint64_t ff_skipped_ops_ = 0;
 };
 
 }  // namespace lockstep::flow_detail

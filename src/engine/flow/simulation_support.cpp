@@ -18,10 +18,9 @@ int root_score(const Device& d) {
 }
 }  // namespace
 
-// NetReduce: when the last member of the group arrives, every member's contribution travels to
-// the root switch (the highest switch on the path from the first to the last member), the switch
-// reduces at line rate, and the result travels back to each member; a member's op ends when its
-// result arrives.
+// NetReduce: when the last member of a round arrives, every member's contribution travels to
+// the root switch (the highest switch on the path from the first to the last member), which
+// reduces at line rate and streams the result back to each member as it goes (docs/flow-engine.md).
 void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
   if (op.peer >= programs_.num_groups()) {
     throw InputError("programs", fmt::format("rank {} op {} (net_reduce) names group {} of {}", r,
@@ -33,50 +32,83 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
                      fmt::format("rank {} op {} joins net_reduce group {} it is not a member of", r,
                                  i, op.peer));
   }
-  NetReduceState& g = net_reduce_[op.peer];
+  const std::uint32_t round = slot_of(r, i).net_round;
+  NetReduceState& g = net_reduce_[net_key(op.peer, round)];
   g.arrived.push_back({r, i});
   if (g.arrived.size() < members.size()) return;
-  if (g.root == kNone) {
-    const DeviceId first = in_.placement[members.front()];
-    g.root = first;
-    int best = 0;
-    const auto& paths = paths_.get(first, in_.placement[members.back()], op.peer);
-    for (const DirLinkId hop : paths.front().hops) {
-      const DeviceId d = topo_.target(hop);
-      if (root_score(topo_.device(d)) > best) best = root_score(topo_.device(d)), g.root = d;
+  const std::vector<NetRoot>& roots = net_roots(op.peer);
+  g.up_pending = static_cast<std::uint32_t>(g.arrived.size() * roots.size());
+  g.down_pending.assign(g.arrived.size(), static_cast<std::uint32_t>(roots.size()));
+  g.members_left = static_cast<std::uint32_t>(g.arrived.size());
+  const std::vector<Pending> joined = g.arrived;  // new_transfer() may not touch it, but be safe
+  for (std::uint32_t m = 0; m < joined.size(); ++m) {
+    const Pending& p = joined[m];
+    for (const NetRoot& root : roots) {
+      const std::uint32_t up = new_transfer();
+      Transfer& tr = transfers_[up];
+      tr.kind = TransferKind::NetUp;
+      tr.src = tr.dst = p.rank;
+      tr.send_op = tr.recv_op = p.op;
+      tr.group = op.peer;
+      tr.net_round = round;
+      tr.wire_bytes = root.share * static_cast<double>(slot(p.rank, p.op).src.bytes) /
+                      in_.options.transfer_efficiency;
+      tr.route = routes_.device_route(in_.placement[p.rank], root.device, op.peer);
+      const Time first_byte_at_root = routes_[tr.route].shares.front().latency;
+      begin_transfer(up);
+      // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
+      // so the result starts down once the first bytes have reached the root.
+      const std::uint32_t down = new_transfer();
+      Transfer& back = transfers_[down];
+      back.kind = TransferKind::NetDown;
+      back.src = back.dst = p.rank;
+      back.send_op = back.recv_op = p.op;
+      back.group = op.peer;
+      back.net_round = round;
+      back.member = m;
+      back.wire_bytes = root.share * static_cast<double>(slot(p.rank, p.op).dst.bytes) /
+                        in_.options.transfer_efficiency;
+      back.route = routes_.device_route(root.device, in_.placement[p.rank], op.peer);
+      push(now_ + first_byte_at_root, EventKind::TransferStart, down);
     }
-  }
-  g.up_pending = static_cast<std::uint32_t>(g.arrived.size());
-  for (const Pending& p : g.arrived) {
-    const std::uint32_t t = new_transfer();
-    Transfer& tr = transfers_[t];
-    tr.kind = TransferKind::NetUp;
-    tr.src = tr.dst = p.rank;
-    tr.send_op = tr.recv_op = p.op;
-    tr.group = op.peer;
-    tr.wire_bytes =
-        static_cast<double>(slot(p.rank, p.op).src.bytes) / in_.options.transfer_efficiency;
-    tr.route = routes_.device_route(in_.placement[p.rank], g.root, op.peer);
-    begin_transfer(t);
   }
 }
 
-void Simulation::net_up_done(std::uint32_t group) {
-  NetReduceState& g = net_reduce_[group];
-  const std::vector<Pending> members = std::move(g.arrived);
-  g.arrived.clear();
-  for (const Pending& p : members) {
-    const std::uint32_t t = new_transfer();
-    Transfer& tr = transfers_[t];
-    tr.kind = TransferKind::NetDown;
-    tr.src = tr.dst = p.rank;
-    tr.send_op = tr.recv_op = p.op;
-    tr.group = group;
-    tr.wire_bytes =
-        static_cast<double>(slot(p.rank, p.op).dst.bytes) / in_.options.transfer_efficiency;
-    tr.route = routes_.device_route(g.root, in_.placement[p.rank], group);
-    begin_transfer(t);
+const std::vector<Simulation::NetRoot>& Simulation::net_roots(std::uint32_t group) {
+  auto [it, fresh] = net_root_.try_emplace(group);
+  if (!fresh) return it->second;
+  const auto members = programs_.group(group);
+  const DeviceId first = in_.placement[members.front()];
+  DeviceId top = first;
+  int best = 0;
+  const auto& paths = paths_.get(first, in_.placement[members.back()], group);
+  for (const DirLinkId hop : paths.front().hops) {
+    const DeviceId d = topo_.target(hop);
+    if (root_score(topo_.device(d)) > best) best = root_score(topo_.device(d)), top = d;
   }
+  it->second.push_back({top, 1.0});
+  return it->second;
+}
+
+// A member's result is complete when its own stripes have come down and every contribution of
+// the round has gone up (the reduction cannot finish before its last input arrives).
+void Simulation::net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member) {
+  const auto it = net_reduce_.find(net_key(group, round));
+  NetReduceState& g = it->second;
+  if (member != kNone) {
+    if (--g.down_pending[member] > 0 || g.up_pending > 0) return;
+    const Pending p = g.arrived[member];
+    if (--g.members_left == 0) net_reduce_.erase(it);
+    finish_op(p.rank, p.op);
+    return;
+  }
+  if (--g.up_pending > 0) return;
+  std::vector<Pending> ready;
+  for (std::uint32_t m = 0; m < g.arrived.size(); ++m)
+    if (g.down_pending[m] == 0) ready.push_back(g.arrived[m]);
+  g.members_left -= static_cast<std::uint32_t>(ready.size());
+  if (g.members_left == 0) net_reduce_.erase(it);
+  for (const Pending& p : ready) finish_op(p.rank, p.op);
 }
 
 void Simulation::report_deadlock() {

@@ -263,6 +263,17 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   try {
     c.validate();
   } catch (const InputError& e) {
+    // Point at the offending key when the section sets it (packet.ecn.kmax -> ecn: {kmax}),
+    // else at the section: the value came from the preset.
+    const ArgNode* at = &node;
+    std::string field = e.field();
+    if (field.rfind("packet.", 0) == 0) field.erase(0, 7);
+    for (std::size_t start = 0; at != nullptr && start <= field.size();) {
+      const std::size_t dot = std::min(field.find('.', start), field.size());
+      at = at->kind() == ArgNode::Kind::Map ? at->find(field.substr(start, dot - start)) : nullptr;
+      start = dot + 1;
+    }
+    if (at != nullptr) at->fail(e.bare_message());
     node.fail(e.field() + ": " + e.bare_message());
   }
   return c;

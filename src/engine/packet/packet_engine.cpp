@@ -25,9 +25,12 @@ RunResult Simulator::result() {
     if (links_[l].control != LinkControl::Credit) continue;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       const std::size_t li = lidx(l, static_cast<std::uint8_t>(lane));
-      stats_.credits_final += credits_[li];
-      for (std::size_t i = returns_[li].head; i < returns_[li].items.size(); ++i)
-        stats_.credits_final += returns_[li].items[i].second;  // still on their way back
+      const LaneState& r = lane_[li];
+      stats_.credits_final += r.credits;
+      r.returns.for_each([&](std::int64_t, std::uint32_t wire) {
+        stats_.credits_final += wire;  // still on their way back
+        return true;
+      });
     }
   }
   const LinkSeriesLog& log = stats_.link_series;
@@ -61,6 +64,11 @@ PacketEngine::PacketEngine(PacketConfig config, bool fabric_from_topology)
   config_.validate();
 }
 
+PacketEngine::PacketEngine(const ArgNode& section)
+    : fabric_from_topology_(!section.has("fabric")), section_(section) {
+  if (!fabric_from_topology_) config_ = packet_config_from_args(section);
+}
+
 RunResult PacketEngine::run(const EngineInput& input) {
   if (input.topology == nullptr) throw InputError("engine.topology", "no topology given");
   if (input.programs == nullptr) throw InputError("engine.programs", "no programs given");
@@ -71,6 +79,7 @@ RunResult PacketEngine::run(const EngineInput& input) {
     } catch (const InputError&) {
       config_ = packet_config_for_fabric("infiniband");
     }
+    if (section_) config_ = packet_config_from_args(*section_, config_);
   }
   const Time period = config_.sample_period > Time::zero() ? config_.sample_period
                       : input.options.record_link_series   ? input.options.link_sample_period
@@ -87,6 +96,10 @@ std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config) {
 
 std::unique_ptr<Engine> make_packet_engine() {
   return std::make_unique<PacketEngine>(PacketConfig{}, true);
+}
+
+std::unique_ptr<Engine> make_packet_engine(const ArgNode& section) {
+  return std::make_unique<PacketEngine>(section);
 }
 
 const PacketStats& packet_stats(const Engine& engine) {

@@ -55,6 +55,7 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
     rs.num_ops = programs_->num_ops(r);
     rs.pending.assign(rs.num_ops, 0);
     ordinals_[r].assign(rs.num_ops, kNil);
+    std::unordered_map<std::uint32_t, std::uint32_t> net_ordinal;  // per group, for this rank
     if (record_ops_) op_times_[r].assign(rs.num_ops, OpTiming{});
     edges.clear();
     for (OpIndex i = 0; i < rs.num_ops; ++i) {
@@ -76,9 +77,11 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
         auto& side = send ? ch.sends : ch.recvs;
         ordinals_[r][i] = static_cast<std::uint32_t>(side.size());
         side.push_back(Posted{r, i, op.bytes(), -1});
-      } else if (op.kind == OpKind::NetReduce && op.peer >= programs_->num_groups()) {
-        throw InputError("programs",
-                         fmt::format("rank {} op {} names unknown group {}", r, i, op.peer));
+      } else if (op.kind == OpKind::NetReduce) {
+        if (op.peer >= programs_->num_groups())
+          throw InputError("programs",
+                           fmt::format("rank {} op {} names unknown group {}", r, i, op.peer));
+        ordinals_[r][i] = net_ordinal[op.peer]++;
       }
       if (rs.pending[i] == 0) rs.ready.push_back(i);
     }
@@ -112,9 +115,7 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
                                                ch.sends.size() > k ? "recv" : "send"));
     }
   }
-  group_count_.assign(programs_->num_groups(), 0);
-  group_latest_.assign(programs_->num_groups(), 0);
-  group_waiting_.assign(programs_->num_groups(), {});
+  net_rounds_.clear();
 }
 
 void ProgramRunner::start_ready_ops(std::int64_t now) {
@@ -156,11 +157,13 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
       // In-network reduction is not packet-simulated: every member streams its bytes up to the
       // switch and the sum streams back, pipelined, once the last member has joined.
       const std::uint32_t g = op.peer;
-      group_latest_[g] = std::max(group_latest_[g], now);
-      group_waiting_[g].emplace_back(r, i);
-      if (++group_count_[g] == programs_->group(g).size()) {
-        const std::int64_t start = group_latest_[g];
-        for (const auto& [rank, idx] : group_waiting_[g]) {
+      const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | ordinals_[r][i];
+      NetRound& round = net_rounds_[key];
+      round.latest = std::max(round.latest, now);
+      round.waiting.emplace_back(r, i);
+      if (round.waiting.size() == programs_->group(g).size()) {
+        const std::int64_t start = round.latest;
+        for (const auto& [rank, idx] : round.waiting) {
           const Topology& topo = sim_->topology();
           const auto ports = topo.ports(placement_[rank]);
           std::int64_t t = 0;
@@ -171,8 +174,7 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
           }
           sim_->schedule_op_done(rank, idx, start + t);
         }
-        group_waiting_[g].clear();
-        group_count_[g] = 0;
+        net_rounds_.erase(key);
       }
       break;
     }

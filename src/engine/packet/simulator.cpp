@@ -68,11 +68,7 @@ void Simulator::setup_links() {
   const std::size_t n = t.num_directed_links();
   links_.resize(n);
   fifos_.assign(n * queues_, Fifo{});
-  credits_.assign(n * lanes_, 0);
-  returns_.assign(n * lanes_, CreditReturns{});
-  ingress_bytes_.assign(n * lanes_, 0);
-  pause_start_.assign(n * lanes_, -1);
-  xoff_sent_.assign(n * lanes_, 0);
+  lane_.assign(n * lanes_, LaneState{});
   link_bytes_.assign(n, 0.0);
   stats_.drops_per_link.assign(n, 0);
   stats_.pauses_per_link.assign(n, 0);
@@ -118,7 +114,7 @@ void Simulator::setup_links() {
     }
     const std::int64_t per_lane = port / lanes_;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
-      credits_[lidx(d, static_cast<std::uint8_t>(lane))] =
+      lane_[lidx(d, static_cast<std::uint8_t>(lane))].credits =
           s.control == LinkControl::Credit ? per_lane : 0;
     }
     if (s.control == LinkControl::Credit) stats_.credits_initial += per_lane * lanes_;
@@ -174,43 +170,43 @@ bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wi
   const LinkState& s = links_[link];
   if (s.paused & (1u << lane)) return false;
   if (s.control != LinkControl::Credit) return true;
-  const std::size_t li = lidx(link, lane);
-  CreditReturns& r = returns_[li];
-  while (r.head < r.items.size() && r.items[r.head].first <= now_) {
-    credits_[li] += r.items[r.head].second;
-    ++r.head;
-  }
-  if (r.head == r.items.size()) {
-    r.items.clear();
-    r.head = 0;
-  } else if (r.head > 64 && r.head * 2 > r.items.size()) {
-    r.items.erase(r.items.begin(), r.items.begin() + static_cast<std::ptrdiff_t>(r.head));
-    r.head = 0;
-  }
-  if (credits_[li] >= wire) {
+  LaneState& r = lane_[lidx(link, lane)];
+  // Credits in hand are enough: the returns need not be looked at (collecting them only adds).
+  if (r.credits < wire) collect_credits(r);
+  if (r.credits >= wire) {
     r.waiting = false;
     return true;
   }
   r.waiting = true;
-  if (!r.wake_pending && r.head < r.items.size()) {
+  if (!r.wake_pending && !r.returns.empty()) {
     r.wake_pending = true;
-    events_.push(r.items[r.head].first, EventKind::CreditReturn, link, lane);
+    events_.push(r.returns.front_time(), EventKind::CreditReturn, link, lane);
   }
   return false;
 }
 
+void Simulator::collect_credits(LaneState& r) {
+  while (!r.returns.empty() && r.returns.front_time() <= now_) {
+    r.credits += r.returns.front_wire();
+    r.returns.pop_front();
+  }
+}
+
 std::int64_t Simulator::credits_due(std::size_t li) const {
-  std::int64_t c = credits_[li];
-  const CreditReturns& r = returns_[li];
-  for (std::size_t i = r.head; i < r.items.size() && r.items[i].first <= now_; ++i)
-    c += r.items[i].second;
+  std::int64_t c = lane_[li].credits;
+  lane_[li].returns.for_each([&](std::int64_t at, std::uint32_t wire) {
+    if (at > now_) return false;
+    c += wire;
+    return true;
+  });
   return c;
 }
 
 void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) {
   const std::int64_t at = now_ + links_[link].latency;
-  CreditReturns& r = returns_[lidx(link, lane)];
-  r.items.emplace_back(at, wire);
+  LaneState& r = lane_[lidx(link, lane)];
+  collect_credits(r);  // keeps the list about one link latency long
+  r.returns.push_back(at, wire);
   if (r.waiting && !r.wake_pending) {
     r.wake_pending = true;
     events_.push(at, EventKind::CreditReturn, link, lane);
@@ -256,7 +252,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const auto ser = static_cast<std::int64_t>(std::llround(p.wire * s.ps_per_byte));
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
   const std::int64_t end = std::max(now_ + ser, p.tail);
-  if (s.control == LinkControl::Credit) credits_[lidx(link, p.lane)] -= p.wire;
+  if (s.control == LinkControl::Credit) lane_[lidx(link, p.lane)].credits -= p.wire;
   s.busy = true;
   s.cur_ingress = ingress;
   s.cur_wire = p.wire;
@@ -271,15 +267,20 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
     arrive = (cfg_.cut_through ? now_ + s.latency : tail) + devices_[s.dst].latency;
   }
   p.tail = tail;
-  events_.push(end, EventKind::LinkFree, link);
-  events_.push(arrive, EventKind::Arrive, pkt);
+  events_.push(end, EventKind::LinkFree, link, ingress);
+  events_.push(arrive, EventKind::Arrive, pkt, link,
+               p.hop + 1 < p.hops ? arena_[paths_[p.route].offset + p.hop + 1] : kNil);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(now_ + cfg_.watchdog.picoseconds(), EventKind::Watchdog, 0);
   }
 }
 
-void Simulator::on_link_free(std::uint32_t link) {
+void Simulator::on_link_free(std::uint32_t link, std::uint32_t ingress) {
+  if (ingress != kNil) {
+    __builtin_prefetch(&links_[ingress]);
+    prefetch_lane(lidx(ingress, 0));
+  }
   LinkState& s = links_[link];
   s.busy = false;
   if (s.cur_ingress != kNil) release(s.cur_ingress, s.cur_lane, s.cur_wire, s.src);
@@ -289,13 +290,13 @@ void Simulator::on_link_free(std::uint32_t link) {
 void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire,
                         std::uint32_t dev) {
   devices_[dev].used -= wire;
-  const std::size_t li = lidx(ingress, lane);
-  ingress_bytes_[li] -= wire;
+  LaneState& r = lane_[lidx(ingress, lane)];
+  r.ingress_bytes -= wire;
   const LinkState& in = links_[ingress];
   if (in.control == LinkControl::Credit) {
     return_credits(ingress, lane, wire);
-  } else if (in.control == LinkControl::Pfc && xoff_sent_[li] && ingress_bytes_[li] <= in.xon) {
-    xoff_sent_[li] = 0;
+  } else if (in.control == LinkControl::Pfc && r.xoff_sent && r.ingress_bytes <= in.xon) {
+    r.xoff_sent = 0;
     ++stats_.pfc_resumes;
     events_.push(now_ + in.latency, EventKind::Pfc, ingress, lane, 0);
   }
@@ -311,19 +312,22 @@ bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire) 
          cfg_.dynamic_threshold * static_cast<double>(d.buffer - d.used);
 }
 
-void Simulator::on_arrive(std::uint32_t pkt) {
-  Packet& p = packets_[pkt];
-  const std::uint32_t offset = paths_[p.route].offset;
-  const std::uint32_t in = arena_[offset + p.hop];
+void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out) {
+  // At 8,192 hosts each of these is a cache miss; start them all before the packet arrives.
   const LinkState& inl = links_[in];
-  if (p.hop + 1 == p.hops) {
+  if (out != kNil) {
+    __builtin_prefetch(&links_[out]);
+    __builtin_prefetch(&fifos_[qidx(out, 0)]);
+    prefetch_lane(lidx(in, 0));
+  }
+  Packet& p = packets_[pkt];
+  if (out == kNil) {
     // The destination consumes at once: credits go straight back.
     if (inl.control == LinkControl::Credit) return_credits(in, p.lane, p.wire);
     on_deliver(pkt);
     return;
   }
   const std::uint32_t dev = inl.dst;
-  const std::uint32_t out = arena_[offset + p.hop + 1];
   std::uint32_t q = p.flags & kTrimmed ? 0u : p.lane + 1u;
   if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, p.wire)) {
     if (!cfg_.trimming) {
@@ -343,10 +347,10 @@ void Simulator::on_arrive(std::uint32_t pkt) {
     q = 0;
   }
   devices_[dev].used += p.wire;
-  const std::size_t li = lidx(in, p.lane);
-  ingress_bytes_[li] += p.wire;
-  if (inl.control == LinkControl::Pfc && !xoff_sent_[li] && ingress_bytes_[li] > inl.xoff) {
-    xoff_sent_[li] = 1;
+  LaneState& lane = lane_[lidx(in, p.lane)];
+  lane.ingress_bytes += p.wire;
+  if (inl.control == LinkControl::Pfc && !lane.xoff_sent && lane.ingress_bytes > inl.xoff) {
+    lane.xoff_sent = 1;
     ++stats_.pfc_pauses;
     ++stats_.pauses_per_link[in];
     congestion_seen_ = true;
@@ -384,29 +388,40 @@ void Simulator::run() {
     const Event e = events_.pop();
     now_ = e.time;
     ++stats_.events;
-    // The run is bound by cache misses on packets scattered over the pool: start loading the
-    // next event's packet while this one is handled.
-    if (!events_.empty() && events_.top().kind() == EventKind::Arrive)
-      __builtin_prefetch(&packets_[events_.top().a]);
+    // The run is bound by cache misses on packets and links scattered over large arrays: start
+    // loading what the next event will touch while this one is handled.
+    if (const Event* next = events_.peek()) {
+      if (next->kind() == EventKind::Arrive) {
+        __builtin_prefetch(&packets_[next->a]);
+        __builtin_prefetch(&links_[next->b]);
+      } else if (next->kind() == EventKind::LinkFree) {
+        __builtin_prefetch(&links_[next->a]);
+        __builtin_prefetch(&fifos_[qidx(next->a, 1)]);
+        if (next->b != kNil) {
+          __builtin_prefetch(&links_[next->b]);
+          prefetch_lane(lidx(next->b, 0));
+        }
+      }
+    }
     switch (e.kind()) {
       case EventKind::LinkFree:
-        on_link_free(e.a);
+        on_link_free(e.a, e.b);
         break;
       case EventKind::Arrive:
-        on_arrive(e.a);
+        on_arrive(e.a, e.b, e.c);
         break;
       case EventKind::CreditReturn:
-        returns_[lidx(e.a, static_cast<std::uint8_t>(e.b))].wake_pending = false;
+        lane_[lidx(e.a, static_cast<std::uint8_t>(e.b))].wake_pending = false;
         try_transmit(e.a);
         break;
       case EventKind::Pfc: {
         const std::size_t li = lidx(e.a, static_cast<std::uint8_t>(e.b));
         if (e.c) {
           links_[e.a].paused |= static_cast<std::uint8_t>(1u << e.b);
-          pause_start_[li] = now_;
+          lane_[li].pause_start = now_;
         } else {
           links_[e.a].paused &= static_cast<std::uint8_t>(~(1u << e.b));
-          stats_.paused_time_per_link[e.a] += Time::ps(now_ - pause_start_[li]);
+          stats_.paused_time_per_link[e.a] += Time::ps(now_ - lane_[li].pause_start);
           try_transmit(e.a);
         }
         break;

@@ -10,6 +10,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
+#include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry.hpp"
 #include "lockstep/routing/router.hpp"
 
@@ -48,9 +49,42 @@ bool reduces(CollectiveOp op) {
          op == CollectiveOp::Reduce;
 }
 
-// Efficiency of the topology's raw links relative to what NCCL assumes of them, times the
-// protocol's payload efficiency: the flow engine then moves data at the rate the model uses.
-double flow_efficiency(const Prediction& p, const NcclCluster& c, const Topology& topo) {
+// The fraction of the bus bandwidth the NCCL model lets the algorithm use: the protocol's
+// payload efficiency, times PAT's 0.75, except for the tree, whose per-protocol factors replace
+// it (tuning.cc: Simple 0.92, LL128 120/128 across nodes or 7/9 in one, LL 1/3.8).
+//
+// NVLS: the program's NetReduce carries S up and S down per GPU (what the op means), but NVLink
+// SHARP moves S (1 + 1/g) per direction per GPU for an all-reduce (tuner.cpp nvls_cost: the
+// switch pulls every slice, each GPU multicasts its reduced S/g slice) at NCCL's NVLS efficiency.
+// The glue folds both into the efficiency rather than the program, so the program stays the
+// op's semantics (the functional executor checks it) and only the timing carries the extra bytes.
+double algorithm_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op) {
+  if (p.algo == TunerAlgo::Pat) return nccl::kPatEfficiency * p.efficiency;  // 0.75 x ring bw
+  if (p.algo == TunerAlgo::Nvls) {
+    const double extra = op == CollectiveOp::AllReduce ? 1 + 1.0 / c.gpus_per_node : 1.0;
+    return nccl::nvls_efficiency(c.generation) / extra;
+  }
+  if (p.algo != TunerAlgo::Tree) return p.efficiency;
+  switch (p.proto) {
+    case nccl::Proto::Simple:
+      return nccl::kTreeSimpleEfficiency;
+    case nccl::Proto::LL128:
+      return c.nodes == 1 ? nccl::kTreeLL128SingleNode : nccl::kTreeLL128MultiNode;
+    case nccl::Proto::LL:
+      return 1.0 / nccl::kTreeLLDivisor;
+  }
+  return p.efficiency;
+}
+
+// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
+// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
+// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
+struct FlowEfficiency {
+  double intra = 1;
+  double network = 0;  // 0: the topology has no NIC-to-switch links
+};
+FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
+                               const Topology& topo) {
   double raw_intra = 0, raw_nic = 0;
   for (const Link& l : topo.links()) {
     const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
@@ -61,12 +95,57 @@ double flow_efficiency(const Prediction& p, const NcclCluster& c, const Topology
         b != DeviceKind::Gpu)
       raw_nic = std::max(raw_nic, bw);
   }
-  double ratio = 1;
-  const bool intra_bound = c.nodes == 1 || c.intra_GBps <= c.node_net_GBps();
-  if (intra_bound && raw_intra > 0) ratio = c.intra_GBps / raw_intra;
-  if (!intra_bound && raw_nic > 0)
-    ratio = nccl::net_search_speed(c.generation, c.nic_GBps) / raw_nic;
-  return std::min(1.0, ratio) * p.efficiency;
+  const double algo = algorithm_efficiency(p, c, op);
+  FlowEfficiency e;
+  e.intra = algo;
+  if (raw_intra > 0 && c.intra_GBps > 0) e.intra *= std::min(1.0, c.intra_GBps / raw_intra);
+  if (raw_nic > 0)
+    e.network = std::min(1.0, nccl::net_search_speed(c.generation, c.nic_GBps) / raw_nic) * algo;
+  return e;
+}
+
+// Sum of link latencies on the routed path between the GPUs of ranks `from` and `to` (zero if
+// `to` does not exist): what the flow engine adds to every message between them.
+Time gpu_path_latency(const Topology& topo, std::size_t from, std::size_t to) {
+  const auto gpus = topo.gpus();
+  if (to >= gpus.size() || from == to) return Time::zero();
+  const auto router = make_router(topo, RouterOptions{});
+  std::vector<PathShare> paths;
+  router->route(FlowKey{gpus[from], gpus[to], 0}, nullptr, paths);
+  Time t = Time::zero();
+  if (!paths.empty())
+    for (const DirLinkId l : paths.front().hops) t += topo.link(Topology::link_of(l)).latency;
+  return t;
+}
+
+// NCCL's latency per network step of the prediction's algorithm (tuner.cpp inter_lat: with one
+// GPU per node the ring and tree pay the tree's network latency, which is fully exposed).
+double network_step_us(const NcclCluster& c, const Prediction& p) {
+  nccl::Algo table = nccl::Algo::Ring;
+  nccl::Proto proto = p.proto;
+  switch (p.algo) {
+    case TunerAlgo::Tree:
+      table = nccl::Algo::Tree;
+      break;
+    case TunerAlgo::Pat:
+      table = nccl::Algo::Pat;
+      break;
+    case TunerAlgo::Nvls:
+      table = nccl::Algo::Nvls, proto = nccl::Proto::Simple;
+      break;
+    case TunerAlgo::NvlsTree:
+      table = nccl::Algo::NvlsTree, proto = nccl::Proto::Simple;
+      break;
+    case TunerAlgo::CollNet:
+      table = c.gpus_per_node > 1 ? nccl::Algo::CollNetDirect : nccl::Algo::CollNetChain;
+      proto = nccl::Proto::Simple;
+      break;
+    default:
+      break;
+  }
+  if (c.gpus_per_node == 1 && (table == nccl::Algo::Ring || table == nccl::Algo::Tree))
+    table = nccl::Algo::Tree;
+  return nccl::hw_latency_us(nccl::Path::Network, table, proto) + c.extra_net_step_us;
 }
 
 nccl::Algo base_latency_algo(TunerAlgo a) {
@@ -86,40 +165,92 @@ nccl::Algo base_latency_algo(TunerAlgo a) {
 
 Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Topology& topo,
                    const Prediction& p, Bytes bytes) {
-  CollectiveSpec spec;
-  spec.op = sweep.op;
-  spec.algorithm = program_algorithm(p.algo);
-  spec.ranks = c.ranks();
-  spec.bytes = bytes;
-  spec.type = sweep.type;
-  spec.channels = static_cast<std::uint16_t>(p.channels);
-  spec.ranks_per_node = c.gpus_per_node > 1 && c.nodes > 1 ? c.gpus_per_node : 0;
-  const auto programs = make_collective(spec);
+  const NcclEngineRun how = nccl_engine_run(c, p, sweep.op, bytes, sweep.type, topo);
+  const auto programs = make_collective(how.spec);
   const auto router = make_router(topo, RouterOptions{});
   EngineInput input;
   input.topology = &topo;
   input.programs = programs.get();
   input.placement = topo.gpus();
   input.router = router.get();
-  input.options.per_message_overhead = Time::us(p.step_us);
-  input.options.transfer_efficiency = flow_efficiency(p, c, topo);
-  // NCCL runs every channel at once (one thread block each): let the flow engine issue a whole
-  // rank's program rather than its default window, which would serialise the channels.
-  std::unique_ptr<Engine> engine;
-  if (sweep.engine == "flow") {
-    FlowEngineConfig config;
-    config.issue_window = std::clamp<std::uint32_t>(programs->num_ops(0), 32, 1u << 14);
-    engine = make_flow_engine(config);
-  } else {
-    engine = make_engine(sweep.engine);
-  }
+  how.apply(input.options);
+  // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow
+  // engine's default window lets them progress together; it also stays inside the ring's
+  // periodic regions, so the steady state can be fast-forwarded. Other programs lay their
+  // channels out one after another and need the whole program in the window.
+  const bool interleaved_ring = sweep.engine == "flow" && how.spec.algorithm == Algorithm::Ring;
+  const auto engine = sweep.engine == "packet" && sweep.packet ? make_packet_engine(*sweep.packet)
+                      : interleaved_ring ? make_flow_engine(FlowEngineConfig{})
+                                         : make_sweep_engine(sweep.engine, programs->num_ops(0));
   const RunResult r = engine->run(input);
-  return Time::us(nccl::kLaunchOverheadUs +
-                  nccl::base_latency_us(base_latency_algo(p.algo), p.proto)) +
-         r.makespan;
+  return how.fixed + r.makespan;
 }
 
 }  // namespace
+
+NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, CollectiveOp op,
+                              Bytes bytes, DataType type, const Topology& topo) {
+  NcclEngineRun how;
+  how.spec.op = op;
+  how.spec.algorithm = program_algorithm(p.algo);
+  how.spec.ranks = c.ranks();
+  how.spec.bytes = bytes;
+  how.spec.type = type;
+  how.spec.channels = static_cast<std::uint16_t>(p.channels);
+  // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
+  how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so
+  // the overhead is what is left (docs/nccl-model.md "Flow runs"). A multi-node ring's local
+  // steps pay at least the network post overhead, and its Simple all-reduce's whole latency is
+  // scaled (tuner.cpp ring_cost).
+  double intra_us = p.step_us, net_us = network_step_us(c, p);
+  const bool ring = p.algo == TunerAlgo::Ring;
+  if (ring && c.nodes > 1)
+    intra_us = std::max(intra_us, nccl::net_overhead_us(c.amd_host, p.proto));
+  if (ring && op == CollectiveOp::AllReduce && p.proto == nccl::Proto::Simple && c.nodes > 1 &&
+      bytes.as_double() / (static_cast<double>(p.channels) * c.ranks()) >= 64) {
+    intra_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
+    net_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
+  }
+  const Time intra_path = c.gpus_per_node > 1 ? gpu_path_latency(topo, 0, 1) : Time::zero();
+  how.per_message_overhead = std::max(Time::zero(), Time::us(intra_us) - intra_path);
+  how.overhead_as_latency =
+      !(ring && (op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
+                 op == CollectiveOp::ReduceScatter));
+  if (c.nodes > 1 && c.gpus_per_node == 1) {
+    // Every message crosses the network: its step latency is the overhead itself (so engine
+    // users that copy only the overhead and one efficiency, like training steps, get it too).
+    how.per_message_overhead =
+        std::max(Time::zero(), Time::us(net_us) - gpu_path_latency(topo, 0, 1));
+  } else if (c.nodes > 1) {
+    // A message that crosses the network pays the overhead, its path and this extra latency.
+    const Time net_path = gpu_path_latency(topo, 0, c.gpus_per_node);
+    how.network_message_latency =
+        std::max(Time::zero(), Time::us(net_us) - how.per_message_overhead - net_path);
+  }
+  const FlowEfficiency eff = flow_efficiency(p, c, op, topo);
+  // With one GPU per node no NVLink carries data: the network's efficiency is the one to use on
+  // every link (PCIe GPU-NIC hops included), as a single number.
+  how.transfer_efficiency = c.gpus_per_node == 1 && eff.network > 0 ? eff.network : eff.intra;
+  how.network_transfer_efficiency = eff.network;
+  how.fixed =
+      Time::us(nccl::kLaunchOverheadUs + nccl::base_latency_us(base_latency_algo(p.algo), p.proto));
+  // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the
+  // flow engine's NetReduce pays no per-message overhead, only the path.
+  if (p.algo == TunerAlgo::Nvls && c.nodes == 1) how.fixed += how.per_message_overhead;
+  return how;
+}
+
+std::unique_ptr<Engine> make_sweep_engine(const std::string& name, std::uint32_t ops_per_rank) {
+  // NCCL runs every channel at once (one thread block each): let the flow engine issue a whole
+  // rank's program rather than its default window, which would serialise the channels.
+  if (name == "flow") {
+    FlowEngineConfig config;
+    config.issue_window = std::clamp<std::uint32_t>(ops_per_rank, 32, 1u << 14);
+    return make_flow_engine(config);
+  }
+  return make_engine(name);
+}
 
 std::vector<Bytes> CollectiveSweep::sizes(std::uint32_t ranks) const {
   std::vector<Bytes> out;

@@ -115,6 +115,22 @@ TEST(Tuner, MultiNodeRingIsLimitedByTheNodesNics) {
   EXPECT_NEAR(predict(c, r).bus_GBps, 192.0, 1e-9);
 }
 
+TEST(Tuner, HalvingDoublingAddsItsNvlinkAndNetworkPhases) {
+  // DGX A100 x 4 nodes (NVLink 240 GB/s per GPU, node NICs 192 GB/s), S = 1 GiB, Simple. The
+  // all-reduce pairs nearest ranks first: log2(8) steps per half in the node move
+  // 2(g-1)/g S = 1.75 S per GPU at 240 GB/s, then log2(4) steps per half across nodes move
+  // 2(N-1)/N x S/g per GPU, 1.5 S per node at 192 GB/s; the steps do not overlap:
+  //   transfer = 1.75 x 1073741824 / 240e9 + 1.5 x 1073741824 / 192e9 = 7829.37 + 8388.61 us.
+  const NcclCluster c = preset_cluster("dgx-a100", 4);
+  TunerRequest r;
+  r.bytes = Bytes::gib(1);
+  r.algo = TunerAlgo::HalvingDoubling;
+  r.proto = TunerProto::Simple;
+  const double S = 1073741824.0;
+  EXPECT_NEAR(predict(c, r).transfer.microseconds(), (1.75 * S / 240e9 + 1.5 * S / 192e9) * 1e6,
+              1e-3);
+}
+
 TEST(Tuner, ChannelsShrinkForSmallMessages) {
   // Ring LL over 8 ranks: 512 threads x (8 x 8) bytes per thread per channel; an 8-byte message
   // keeps one channel, 1 GiB keeps NCCL's 32 channels on an H100 node.

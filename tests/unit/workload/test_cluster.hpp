@@ -64,9 +64,11 @@ inline TrainConfig tiny_config(std::uint32_t tp, std::uint32_t pp, std::uint32_t
   return c;
 }
 
-/// Options running every engine request on one reference engine.
+/// Options running every engine request on one reference engine, with collectives as plain
+/// ring / direct programs (no NCCL protocol costs), so that times can be derived by hand.
 inline SimulateOptions reference_options(Time latency, Bandwidth bandwidth) {
   SimulateOptions o;
+  o.nccl = false;
   o.engines = [latency, bandwidth](std::string_view) {
     return std::make_unique<ReferenceEngine>(latency, bandwidth);
   };

@@ -113,6 +113,29 @@ TEST(Training, ReducedAndFullAgreeUnderNoise) {
   EXPECT_NEAR(reduced.waste_gpu_seconds, full.waste_gpu_seconds, 1e-2 * full.waste_gpu_seconds);
 }
 
+TEST(Training, ReducedStragglerTrialsReuseUnchangedReplicasAndAgreeWithFull) {
+  // Straggler noise without per-kernel jitter: a replica whose ranks drew the same factors as in
+  // an earlier trial is reused (with p = 0.2 over 4-rank replicas, about 40% of them have no
+  // straggler at all). Each TP group runs as one rank paced by its slowest member. Both
+  // shortcuts must leave every trial where the full expansion puts it.
+  const auto opts = reference_options(Time::ns(700), Bandwidth::gBps(50));
+  TrainConfig c = tiny_config(2, 2, 2, 8);
+  c.model.layers = 4;
+  c.jitter.push_back(parse_jitter("straggler:p=0.2,x=1.5", "jitter"));
+  c.trials = 6;
+  c.expansion = Expansion::Full;
+  const TrainResult full = simulate_training(star_cluster(2, 4), c, opts);
+  c.expansion = Expansion::Reduced;
+  const TrainResult reduced = simulate_training(star_cluster(2, 4), c, opts);
+  ASSERT_EQ(reduced.trial_times.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(reduced.trial_times[i].seconds(), full.trial_times[i].seconds(),
+                1e-3 * full.trial_times[i].seconds());
+  }
+  EXPECT_GT(reduced.p99, reduced.iteration);
+  EXPECT_NEAR(reduced.waste_gpu_seconds, full.waste_gpu_seconds, 1e-2 * full.waste_gpu_seconds);
+}
+
 TEST(Training, OneSlowGpuWastesEveryOtherGpusTime) {
   // dp = 4 on a (practically) infinitely fast network: the iteration is 9 ms of compute. Rank 0
   // twice slower makes it 18 ms; the three others wait 9 ms each: 27 ms of lockstep waste. Rank

@@ -22,6 +22,10 @@ struct FlowEngineConfig {
   std::uint32_t issue_window = 0;
   // How many of the busiest links RunResult::link_series keeps (with record_link_series).
   std::uint32_t series_links = 16;
+  // Skip repeating cycles of a steady state (ProgramSet::periodic_region) once the engine has
+  // verified that the whole simulation state repeats; results are those of the full run.
+  // Not used with record_ops, adaptive routing or NetReduce groups.
+  bool fast_forward = true;
 };
 
 /// What the last run did, for tests and benchmarks.
@@ -31,6 +35,8 @@ struct FlowRunStats {
   std::uint32_t attempts = 0;         // runs started (a class that splits restarts finer)
   std::uint64_t transfers = 0;        // matched send/recv pairs simulated
   std::uint64_t solver_components = 0;
+  std::uint32_t fast_forwards = 0;  // steady-state jumps taken
+  std::uint64_t skipped_ops = 0;    // ops per simulated rank that the jumps skipped
 };
 
 class FlowEngine final : public Engine {

@@ -52,6 +52,12 @@ class MaxMinSolver {
   /// Number of variables crossing c (weighted by coefficient).
   double weight(ConsId c) const;
   double capacity(ConsId c) const { return cons_[c].capacity; }
+  /// Calls fn(variable, coefficient) for every variable on c, in the solver's internal order
+  /// (which decides the order of floating-point sums, so callers comparing states include it).
+  template <class Fn>
+  void for_each_on(ConsId c, Fn&& fn) const {
+    for (const Elem& e : cons_[c].elems) fn(e.var, e.coefficient);
+  }
   std::size_t num_constraints() const { return cons_.size(); }
   std::size_t num_variables() const { return vars_.size() - free_.size(); }
 

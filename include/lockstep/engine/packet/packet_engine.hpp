@@ -8,6 +8,7 @@
 //   const PacketStats& s = packet_stats(*engine);  // pauses, ECN marks, drops, FCTs ...
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,10 @@ class PacketEngine : public Engine {
   /// `fabric_from_topology`: replace the config by the preset of the topology's fabric
   /// (ClusterTraits::fabric) at each run, as the engine registry's default engine does.
   explicit PacketEngine(PacketConfig config, bool fabric_from_topology = false);
+  /// Settings from a scenario's `packet:` section (packet_config_from_args). Without a `fabric`
+  /// key they apply on top of the preset of each run's topology fabric, so they are read at
+  /// run(); with one they are read, and checked, here. Errors carry file:line:column.
+  explicit PacketEngine(const ArgNode& section);
   std::string_view name() const override { return "packet"; }
   RunResult run(const EngineInput& input) override;
   const PacketConfig& config() const { return config_; }
@@ -82,12 +87,15 @@ class PacketEngine : public Engine {
  private:
   PacketConfig config_;
   bool fabric_from_topology_ = false;
+  std::optional<ArgNode> section_;
   PacketStats stats_;
 };
 
 std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config);
 /// The preset of each topology's own fabric (ClusterTraits::fabric; unknown -> infiniband).
 std::unique_ptr<Engine> make_packet_engine();
+/// Configured by a scenario's `packet:` section, e.g. {mtu: 2048, pfc: {xoff: 200KB}}.
+std::unique_ptr<Engine> make_packet_engine(const ArgNode& section);
 
 /// The stats of a packet engine's last run; throws std::invalid_argument for other engines.
 const PacketStats& packet_stats(const Engine& engine);

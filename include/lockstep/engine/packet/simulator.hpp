@@ -1,9 +1,9 @@
 #pragma once
 // Internals of the packet engine (used by src/engine/packet/*.cpp and its tests; not a public
 // API). One Simulator per run. Everything is indexed: packets in a pool, links and devices by
-// their topology ids, flows in a recycled slot vector; events are plain structs in a binary
-// heap ordered by (time, sequence). Source routes are spans of directed link ids in one arena;
-// a packet walks its route by index, so forwarding does no lookup.
+// their topology ids, flows in a recycled slot vector; events are plain structs in a radix
+// heap ordered by (time, sequence) (event_queue.hpp). Source routes are spans of directed link ids
+// in one arena; a packet walks its route by index, so forwarding does no lookup.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -159,6 +159,58 @@ struct Transfer {
   DeviceId src = kNone, dst = kNone;
 };
 
+/// Credits on their way back to a transmitter, oldest first: a few inline (about as many as
+/// one link latency holds at line rate, so the usual case needs no other memory), the rest
+/// in an overflow vector.
+class CreditReturns {
+ public:
+  bool empty() const { return count_ == 0; }
+  std::int64_t front_time() const { return at_[head_]; }
+  std::uint32_t front_wire() const { return wire_[head_]; }
+  void push_back(std::int64_t at, std::uint32_t wire) {
+    if (count_ == kInline || spill_head_ < spill_.size()) {
+      spill_.emplace_back(at, wire);
+      return;
+    }
+    const auto i = static_cast<std::uint8_t>((head_ + count_) % kInline);
+    at_[i] = at;
+    wire_[i] = wire;
+    ++count_;
+  }
+  void pop_front() {
+    head_ = static_cast<std::uint8_t>((head_ + 1) % kInline);
+    --count_;
+    // Keep the inline part in front: refill it from the overflow, which stays in order behind.
+    while (count_ < kInline && spill_head_ < spill_.size()) {
+      const auto i = static_cast<std::uint8_t>((head_ + count_) % kInline);
+      at_[i] = spill_[spill_head_].first;
+      wire_[i] = spill_[spill_head_].second;
+      ++count_;
+      ++spill_head_;
+    }
+    if (spill_head_ == spill_.size() && spill_head_ > 0) {
+      spill_.clear();
+      spill_head_ = 0;
+    }
+  }
+  /// Calls f(at, wire) for each return, oldest first, while f returns true.
+  template <class F>
+  void for_each(F f) const {
+    for (std::uint8_t k = 0; k < count_; ++k)
+      if (!f(at_[(head_ + k) % kInline], wire_[(head_ + k) % kInline])) return;
+    for (std::size_t k = spill_head_; k < spill_.size(); ++k)
+      if (!f(spill_[k].first, spill_[k].second)) return;
+  }
+
+ private:
+  static constexpr std::uint8_t kInline = 5;
+  std::uint8_t head_ = 0, count_ = 0;
+  std::uint32_t spill_head_ = 0;
+  std::int64_t at_[kInline] = {};
+  std::uint32_t wire_[kInline] = {};
+  std::vector<std::pair<std::int64_t, std::uint32_t>> spill_;
+};
+
 class Simulator;
 
 /// Runs per-rank programs: dependencies, FIFO send/recv matching, local ops (programs.cpp).
@@ -204,9 +256,13 @@ class ProgramRunner {
   std::unordered_map<std::uint64_t, Channel> channels_;
   std::vector<std::vector<std::uint32_t>> ordinals_;  // per rank and op: index in its channel
   std::vector<Transfer> transfers_;
-  std::vector<std::size_t> group_count_;  // NetReduce members arrived, per group
-  std::vector<std::int64_t> group_latest_;
-  std::vector<std::vector<std::pair<Rank, OpIndex>>> group_waiting_;
+  // NetReduce: a rank's k-th NetReduce op on a group joins the group's round k (its ordinal in
+  // ordinals_), so pipelined rounds never mix members of different rounds.
+  struct NetRound {
+    std::int64_t latest = 0;  // when the last member joined
+    std::vector<std::pair<Rank, OpIndex>> waiting;
+  };
+  std::unordered_map<std::uint64_t, NetRound> net_rounds_;  // by (group << 32 | round)
   std::vector<Rank> scratch_;
   std::vector<OpIndex> ready_copy_;
   std::vector<std::vector<OpTiming>> op_times_;
@@ -235,8 +291,10 @@ class Simulator {
   void setup_links();
   void try_transmit(std::uint32_t link);
   void start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress);
-  void on_link_free(std::uint32_t link);
-  void on_arrive(std::uint32_t pkt);
+  void on_link_free(std::uint32_t link, std::uint32_t ingress);
+  /// `in` is the link the packet arrives on, `out` the next one on its route (kNil at the
+  /// destination): the event carries them so that their state loads alongside the packet's.
+  void on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out);
   void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev);
   bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire);
   void enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt);
@@ -246,6 +304,14 @@ class Simulator {
   bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   /// Credits usable now without side effects (for the deadlock analysis).
   std::int64_t credits_due(std::size_t li) const;
+  struct LaneState;
+  void prefetch_lane(std::size_t li) const {  // both cache lines of a LaneState
+    const char* p = reinterpret_cast<const char*>(&lane_[li]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+  }
+  /// Adds the credits whose return time has come.
+  void collect_credits(LaneState& lane);
   void return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t pkt);
@@ -291,21 +357,23 @@ class Simulator {
 
   std::vector<LinkState> links_;
   std::vector<DeviceState> devices_;
-  std::vector<Fifo> fifos_;            // link x (control + lanes)
-  std::vector<std::int64_t> credits_;  // link x lane, transmitter's view
-  // Credits on their way back, per link x lane, in time order (a link's latency is fixed). They
-  // are collected lazily when the transmitter looks; an event is scheduled only for a
-  // transmitter that is waiting for them, which saves one event per packet per hop.
-  struct CreditReturns {
-    std::vector<std::pair<std::int64_t, std::uint32_t>> items;
-    std::size_t head = 0;
-    bool waiting = false;  // the transmitter wants credits it does not have
-    bool wake_pending = false;
+  std::vector<Fifo> fifos_;  // link x (control + lanes)
+  // Everything kept per link x lane, in two adjacent cache lines: at 8,192 hosts the per-link
+  // state no longer fits in cache, and each hop touched four separate arrays (and the heap
+  // block of a vector of credit returns) for it.
+  struct alignas(64) LaneState {
+    std::int64_t credits = 0;        // transmitter's view
+    std::int64_t ingress_bytes = 0;  // buffered at the far end
+    bool waiting = false;            // the transmitter wants credits it does not have
+    bool wake_pending = false;       // a CreditReturn event is scheduled
+    std::uint8_t xoff_sent = 0;      // receiver side of PFC: PAUSE sent, no RESUME yet
+    // Credits on their way back, in time order (a link's latency is fixed). They are collected
+    // lazily when the transmitter is short of credits or more come back; an event is scheduled
+    // only for a transmitter that is waiting for them, which saves one event per packet per hop.
+    CreditReturns returns;
+    std::int64_t pause_start = -1;
   };
-  std::vector<CreditReturns> returns_;
-  std::vector<std::int64_t> ingress_bytes_;  // link x lane, buffered at the far end
-  std::vector<std::int64_t> pause_start_;    // link x lane
-  std::vector<std::uint8_t> xoff_sent_;      // link x lane, receiver side of PFC
+  std::vector<LaneState> lane_;  // link x lane
   std::vector<double> link_bytes_;
   std::vector<Packet> packets_;
   std::vector<std::uint32_t> free_packets_;

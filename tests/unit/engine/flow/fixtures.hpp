@@ -66,12 +66,37 @@ class LazyRing final : public ProgramSet {
   }
   BufferSizes buffers(Rank) const override { return {chunk_ * n_, chunk_ * n_, 0, true}; }
   Rank symmetry_period() const override { return period_; }
+  // Steps 1 .. 2n-3 repeat step 0's shape with one dependency each (recv mode aside).
+  PeriodicRegion periodic_region(Rank, OpIndex i) const override {
+    if (i < 2 || n_ < 3) return {};
+    return {2, 2, 2 * n_ - 3};
+  }
 
  private:
   Rank n_;
   std::uint64_t chunk_;
   Rank period_;
 };
+
+/// `nodes` nodes of `per_node` GPUs (devices 0.. in node-major order). Inside a node the GPUs
+/// meet at a scale-up switch (bandwidth fast_bw, latency fast_lat per link); every GPU also has a
+/// NIC link to one network switch (bw, lat). Shortest paths: NVLink-like inside a node, the
+/// network between nodes.
+inline Topology nodes_and_network(std::uint32_t nodes, std::uint32_t per_node, Bandwidth fast_bw,
+                                  Time fast_lat, Bandwidth bw, Time lat) {
+  TopologyBuilder b("nodes_and_network");
+  for (std::uint32_t n = 0; n < nodes; ++n)
+    for (std::uint32_t i = 0; i < per_node; ++i) b.add_device(gpu(n, i));
+  const DeviceId net = b.add_device(sw());
+  for (std::uint32_t n = 0; n < nodes; ++n) {
+    const DeviceId nvs = b.add_device(Device{DeviceKind::ScaleUpSwitch, 0, n, 0, 0});
+    for (std::uint32_t i = 0; i < per_node; ++i) {
+      b.add_link(Link{n * per_node + i, nvs, fast_bw, fast_lat});
+      b.add_link(Link{n * per_node + i, net, bw, lat});
+    }
+  }
+  return std::move(b).build();
+}
 
 inline EngineInput input_for(const Topology& t, const ProgramSet& p, const Router& router,
                              EngineOptions options = {}) {

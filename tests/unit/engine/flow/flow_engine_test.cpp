@@ -182,8 +182,9 @@ TEST(FlowEngine, LocalCopiesUseTheCopyBandwidth) {
   EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(1005));
 }
 
-// In-network reduction over a star: each contribution goes up to the switch (1 us + 20 us) and
-// the sum comes back down (1 us + 20 us): 42 us for every member.
+// In-network reduction over a star: each contribution goes up to the switch (1 us + 20 us); the
+// switch streams the sum back down as it reduces, starting when the first bytes arrive (at 1 us),
+// so the result arrives at 1 us + 1 us + 20 us = 22 us for every member (2 latencies + S/B).
 TEST(FlowEngine, NetReduceGoesUpToTheSwitchAndBack) {
   const Topology t = star(4, kB, kLat);
   auto router = make_router(t, {});
@@ -193,7 +194,32 @@ TEST(FlowEngine, NetReduceGoesUpToTheSwitchAndBack) {
     p.add(r, make_net_reduce(g, {Buffer::Input, 0, 1'000'000}, {Buffer::Output, 0, 1'000'000}));
   auto engine = make_flow_engine();
   const RunResult r = engine->run(input_for(t, p, *router));
-  for (Rank k = 0; k < 4; ++k) EXPECT_EQ(r.rank_finish[k], Time::us(42));
+  for (Rank k = 0; k < 4; ++k) EXPECT_EQ(r.rank_finish[k], Time::us(22));
+}
+
+// Pipelined rounds: a member's k-th NetReduce on a group joins round k. Rank 0 posts both rounds
+// at t = 0; rank 1 joins both after a 100 us compute. Both rounds then run together: each member
+// uploads 2 x 1 MB over its 50 GB/s link (done at 100 + 1 + 40 = 141 us) while the results stream
+// down from 101 us (done at 101 + 1 + 40 = 142 us). (Mixing rounds would let rank 0 "reduce" its
+// two rounds with itself and finish at 42 us.)
+TEST(FlowEngine, NetReduceRoundsMatchInProgramOrderPerMember) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(2);
+  const auto g = p.add_group({0, 1});
+  const BufferRange in{Buffer::Input, 0, 1'000'000}, out{Buffer::Output, 0, 1'000'000};
+  p.add(0, make_net_reduce(g, in, out));
+  p.add(0, make_net_reduce(g, in, out));
+  const OpIndex wait = p.add(1, make_compute(Time::us(100)));
+  Op after_wait = make_net_reduce(g, in, out);
+  after_wait.num_deps = 1;
+  after_wait.deps[0] = wait;
+  p.add(1, after_wait);
+  p.add(1, after_wait);
+  auto engine = make_flow_engine();
+  const RunResult r = engine->run(input_for(t, p, *router));
+  EXPECT_EQ(r.rank_finish[0], Time::us(142));
+  EXPECT_EQ(r.rank_finish[1], Time::us(142));
 }
 
 TEST(FlowEngine, SameInputsGiveIdenticalResults) {
@@ -256,6 +282,31 @@ TEST(FlowEngine, BadProgramsAreInputErrors) {
     in.placement = in.placement.subspan(0, 1);
     EXPECT_THROW(engine->run(in), InputError);
   }
+}
+
+// Ops released by one op at the same instant start in program order, so sends post in order and
+// FIFO matching pairs them with the recvs as written. Rank 0 computes for 1 us, then sends
+// 1,000 B and 3,000 B to rank 1 (both wait only for the compute); rank 1 receives 1,000 B then
+// 3,000 B. At 1 GB/s with 1 us per link: the first message streams from 1 to 2 us, the second
+// (same connection, so after it) from 2 to 5 us and arrives 2 us later, at 7 us. Released in
+// the other order, the 3,000 B send would meet the 1,000 B recv: a size mismatch.
+TEST(FlowEngine, OpsReleasedTogetherStartInProgramOrder) {
+  const Topology t = star(2, Bandwidth::gBps(1), kLat);
+  auto router = make_router(t, {});
+  MaterializedProgramSet p(2);
+  const OpIndex compute = p.add(0, make_compute(Time::us(1)));
+  for (const std::uint64_t bytes : {1'000u, 3'000u}) {
+    Op send = make_send(1, {Buffer::Input, 0, bytes});
+    send.add_dep(compute);
+    p.add(0, send);
+    p.add(1, make_recv(0, {Buffer::Output, 0, bytes}, RecvMode::Copy));
+  }
+  EngineOptions opt;
+  opt.record_ops = true;
+  const RunResult r = make_flow_engine()->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.ops[1][0].end, Time::us(4));  // 1 us compute + 1 us streaming + 2 us latency
+  EXPECT_EQ(r.ops[1][1].end, Time::us(7));
+  EXPECT_EQ(r.makespan, Time::us(7));
 }
 
 }  // namespace

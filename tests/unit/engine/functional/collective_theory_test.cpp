@@ -136,12 +136,12 @@ TEST(Theory, ChainBroadcastPipeline) {
   EXPECT_EQ(forwarders, 7u);
 }
 
-// Direct: one-shot all-reduce sends the whole buffer to n-1 peers ((n-1) S, 1 step); alltoall
-// sends n-1 of the n blocks ((n-1)/n S, 1 step).
+// Direct: two-shot all-reduce sends block j to rank j, then its reduced block to every peer
+// (2 (n-1)/n S = 2 x 7 x 100 B, 2 steps); alltoall sends n-1 of the n blocks ((n-1)/n S, 1 step).
 TEST(Theory, Direct) {
   const FunctionalResult ar = trace(spec(CollectiveOp::AllReduce, Algorithm::Direct, 8, 800));
-  EXPECT_EQ(ar.ranks[5].bytes_sent, 7 * 800u);
-  EXPECT_EQ(ar.steps, 1u);
+  EXPECT_EQ(ar.ranks[5].bytes_sent, 2 * 7 * 100u);
+  EXPECT_EQ(ar.steps, 2u);
   const FunctionalResult a2a = trace(spec(CollectiveOp::AllToAll, Algorithm::Direct, 8, 800));
   EXPECT_EQ(a2a.ranks[5].bytes_sent, 700u);
   EXPECT_EQ(a2a.steps, 1u);

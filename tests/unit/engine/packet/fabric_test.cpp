@@ -167,6 +167,30 @@ TEST(PacketFabric, DefaultEngineFollowsTheTopologysFabric) {
   EXPECT_EQ(packet_stats(*engine).payload_bytes_delivered, in.total);
 }
 
+// NetReduce is priced by formula in the packet engine (2 x link latency + bytes / bandwidth from
+// the moment the last member of a round joins). Rank 0 posts two rounds at t = 0, rank 1 joins
+// both after 100 us: both rounds start at 100 us and end at 100 us + 200 ns + 4096 B / 50 GB/s
+// = 100.28192 us. Mixing rounds would finish rank 0 at 0.28192 us.
+TEST(PacketFabric, NetReduceRoundsMatchInProgramOrderPerMember) {
+  const Topology topo = packet_test::star(2, k400G, Time::ns(100));
+  MaterializedProgramSet p(2);
+  const auto g = p.add_group({0, 1});
+  const BufferRange in{Buffer::Input, 0, 4096}, out{Buffer::Output, 0, 4096};
+  p.add(0, make_net_reduce(g, in, out));
+  p.add(0, make_net_reduce(g, in, out));
+  const OpIndex wait = p.add(1, make_compute(Time::us(100)));
+  Op after_wait = make_net_reduce(g, in, out);
+  after_wait.num_deps = 1;
+  after_wait.deps[0] = wait;
+  p.add(1, after_wait);
+  p.add(1, after_wait);
+  const Outcome o = simulate(topo, p, packet_config_for_fabric("infiniband"));
+  const Time expected = Time::us(100) + Time::ns(200) + transfer_time(Bytes(4096), k400G);
+  EXPECT_EQ(expected, Time::ps(100'281'920));
+  EXPECT_EQ(o.result.rank_finish[0], expected);
+  EXPECT_EQ(o.result.rank_finish[1], expected);
+}
+
 TEST(PacketFabric, UnmatchedSendIsAnInputError) {
   const Topology topo = packet_test::star(2, k400G, Time::ns(100));
   MaterializedProgramSet p(2);

@@ -1,0 +1,123 @@
+#pragma once
+// The step builder's internals, shared by its translation units: step_builder.cpp (the pipeline
+// schedule and the passes of each layer) and step_collectives.cpp (collectives over groups of
+// ranks, as real sends/receives or as measured delays).
+#include <algorithm>
+#include <vector>
+
+#include "lockstep/core/rng.hpp"
+#include "lockstep/topology/graph.hpp"
+#include "lockstep/workload/step_builder.hpp"
+
+namespace lockstep::step_detail {
+
+// Channels keep each kind of traffic in its own FIFO matching queue. Pipeline traffic uses
+// kPpChannel + 2 x (receiving chunk) for activations and + 1 for gradients, so that the
+// interleaved schedule's wrap-around (last stage -> stage 0) never mixes with gradients.
+constexpr std::uint16_t kTpChannel = 0;
+constexpr std::uint16_t kPpChannel = 1000;
+constexpr std::uint16_t kDpChannel = 2000;
+constexpr std::uint16_t kEpChannel = 3000;
+constexpr std::uint16_t kGatherChannel = 4000;
+// Expert-data-parallel collectives, clear of the NCCL channels of the dense ones.
+constexpr std::uint16_t kExpertChannelOffset = 500;
+
+/// Adds a dependency only when it exists.
+inline void depend(Op& op, OpIndex dep) {
+  if (dep != kNone) op.add_dep(dep);
+}
+
+/// Ranks of a group that share the first member's node, when the group is made of equal
+/// consecutive node blocks (what make_collective's ring order wants); 0 otherwise.
+std::uint32_t ranks_per_node_of(const std::vector<std::uint32_t>& globals,
+                                std::uint32_t gpus_per_node);
+
+using Groups = std::vector<std::vector<std::uint32_t>>;
+
+class Builder {
+ public:
+  Builder(const TrainConfig& c, const StepPlan& plan, const StepBuildOptions& o)
+      : c_(c), p_(c.par), plan_(plan), o_(o) {}
+
+  StepPrograms build();
+
+ private:
+  struct RankState {
+    std::uint32_t global = 0;
+    std::uint32_t t = 0, d = 0, s = 0;
+    OpIndex chain = kNone;   // last op of the compute chain
+    OpIndex comm = kNone;    // last op of the DP gradient chain
+    OpIndex gather = kNone;  // last op of the ZeRO-3 parameter-gather chain
+    Rng rng{0};
+    // Collapsed TP group: every member's noise stream and accumulated noisy kernel time.
+    std::vector<Rng> member_rngs;
+    std::vector<Time> member_noisy;
+    // Kernel time of each member since the group last met (at a TP collective or a pipeline
+    // receive), and the part of its maximum already on the chain.
+    std::vector<Time> member_pending;
+    Time pending_emitted;
+  };
+  // The members of a collapsed TP group meet: their pending kernel times start over.
+  void meet(RankState& st) {
+    std::fill(st.member_pending.begin(), st.member_pending.end(), Time::zero());
+    st.pending_emitted = Time::zero();
+  }
+
+  std::uint32_t global_of(std::uint32_t t, std::uint32_t d, std::uint32_t s) const {
+    return t + p_.tp * (d + p_.dp * s);
+  }
+  std::uint32_t local_of(std::uint32_t t, std::uint32_t d, std::uint32_t s) const {
+    if (o_.full) return global_of(t, d, s);
+    return collapsed() ? s : t + p_.tp * s;
+  }
+  bool collapsed() const { return !o_.full && o_.collapse_tp; }
+  // One kernel's noise factor for global rank `global`, drawn from its stream.
+  double noise_factor(std::uint32_t global, Rng& rng) const;
+  OpIndex add(std::uint32_t r, const Op& op, OpTag tag) {
+    out_.tags[r].push_back(tag);
+    return out_.programs->add(r, op);
+  }
+  OpIndex add_chain(std::uint32_t r, Op op, OpIndex side, OpTag tag) {
+    depend(op, ranks_[r].chain);
+    depend(op, side);
+    tag.chain = true;
+    return ranks_[r].chain = add(r, op, tag);
+  }
+  void compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole role, std::uint32_t layer,
+               std::uint32_t micro, const std::vector<OpIndex>* side = nullptr);
+  // A collective over groups of program ranks on a chain selected by `which`.
+  void collective(const Groups& groups, CollectiveOp op, Bytes bytes, Time delay, OpRole role,
+                  std::uint16_t channel, std::uint32_t layer, std::uint32_t micro,
+                  OpIndex RankState::*which, const std::vector<OpIndex>* extra_after = nullptr);
+  void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro);
+  void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro);
+  void zero3_gather(std::uint32_t s, std::uint32_t layer);
+  // Gradient (and ZeRO-1/2 parameter) collectives of bucket `b` of stage `s` on the DP stream.
+  void bucket_collective(std::uint32_t s, const GradientBucket& b, CollectiveOp op, OpRole role,
+                         std::uint16_t channel, std::uint32_t layer);
+  void forward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb);
+  void backward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb);
+  void pp_recv(std::uint32_t s, std::uint32_t from_stage, std::uint16_t channel, std::uint32_t mb);
+  void pp_send(std::uint32_t s, std::uint32_t to_stage, std::uint16_t channel, std::uint32_t mb);
+  void layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd);
+  void after_backward_of(std::uint32_t s, std::uint32_t layer);
+  void stage_end(std::uint32_t s);
+
+  Groups tp_groups(std::uint32_t s) const;
+  Groups dp_groups(std::uint32_t s) const;
+  // Ranks holding the same routed experts: dp / ep of them, one per EP block.
+  Groups expert_dp_groups(std::uint32_t s) const;
+  Groups ep_groups(std::uint32_t s) const;
+
+  const TrainConfig& c_;
+  const ParallelConfig& p_;
+  const StepPlan& plan_;
+  const StepBuildOptions& o_;
+  StepPrograms out_;
+  std::vector<RankState> ranks_;
+  Groups stage_ranks_;
+  std::vector<std::uint32_t> dps_;  // dp indices present
+  std::vector<std::uint32_t> tps_;  // tp indices present (0 alone when collapsed)
+};
+
+}  // namespace lockstep::step_detail

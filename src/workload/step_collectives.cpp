@@ -1,0 +1,270 @@
+// Collectives of a training step: groups of ranks (TP, DP, expert-DP, EP), each collective as
+// real sends and receives spliced into the rank programs, or as a measured delay.
+#include <algorithm>
+
+#include "step_builder_detail.hpp"
+
+namespace lockstep {
+namespace step_detail {
+
+std::uint32_t ranks_per_node_of(const std::vector<std::uint32_t>& globals,
+                                std::uint32_t gpus_per_node) {
+  if (gpus_per_node == 0 || globals.size() < 2) return 0;
+  auto node = [&](std::uint32_t g) { return g / gpus_per_node; };
+  std::uint32_t block = 1;
+  while (block < globals.size() && node(globals[block]) == node(globals[0])) ++block;
+  if (block == 1 || globals.size() % block != 0) return 0;
+  for (std::size_t i = 0; i < globals.size(); ++i) {
+    if (node(globals[i]) != node(globals[i - i % block])) return 0;
+  }
+  return block == globals.size() ? 0 : block;
+}
+
+void Builder::collective(const Groups& groups, CollectiveOp op, Bytes bytes, Time delay,
+                         OpRole role, std::uint16_t channel, std::uint32_t layer,
+                         std::uint32_t micro, OpIndex RankState::*which,
+                         const std::vector<OpIndex>* extra_after) {
+  const bool chain = which == &RankState::chain;
+  std::size_t k = 0;
+  const bool real = o_.full;
+  for (const auto& members : groups) {
+    if (!real || members.size() < 2) {
+      // Reduced expansion (or a group of one): a fixed delay on the selected chain.
+      for (std::uint32_t r : members) {
+        Op op_delay = make_compute(members.size() < 2 ? Time::zero() : delay);
+        depend(op_delay, ranks_[r].*which);
+        if (extra_after) depend(op_delay, (*extra_after)[k]);
+        ++k;
+        ranks_[r].*which = add(r, op_delay, {role, chain, layer, micro});
+      }
+      continue;
+    }
+    std::vector<std::uint32_t> globals;
+    std::vector<OpIndex> after;
+    for (std::uint32_t r : members) {
+      globals.push_back(ranks_[r].global);
+      OpIndex a = ranks_[r].*which;
+      if (extra_after) {
+        Op join = make_compute(Time::zero());
+        depend(join, a);
+        depend(join, (*extra_after)[k]);
+        a = add(r, join, {OpRole::Join, false, layer, micro});
+      }
+      ++k;
+      after.push_back(a);
+    }
+    std::unique_ptr<ProgramSet> programs;
+    if (o_.group_collectives) {
+      PlannedCollective planned = o_.group_collectives(op, bytes, globals);
+      programs = std::move(planned.programs);
+      if (planned.lead > Time::zero()) {
+        for (std::size_t i = 0; i < members.size(); ++i) {
+          Op lead = make_compute(planned.lead);
+          depend(lead, after[i]);
+          after[i] = add(members[i], lead, {role, false, layer, micro});
+        }
+      }
+    } else {
+      programs = o_.collectives(op, static_cast<Rank>(members.size()), bytes,
+                                ranks_per_node_of(globals, o_.gpus_per_node));
+    }
+    std::vector<std::size_t> first(members.size());
+    for (std::size_t i = 0; i < members.size(); ++i) first[i] = out_.programs->num_ops(members[i]);
+    auto done = append_collective(*out_.programs, *programs, members, after, channel);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const std::uint32_t r = members[i];
+      for (std::size_t j = first[i]; j < out_.programs->num_ops(r); ++j) {
+        out_.tags[r].push_back({role, false, layer, micro});
+      }
+      if (chain) {
+        // A zero-time op on the chain marks the collective's end for the breakdown.
+        Op mark = make_compute(Time::zero());
+        depend(mark, done[i]);
+        ranks_[r].*which = add(r, mark, {role, true, layer, micro});
+      } else {
+        ranks_[r].*which = done[i];
+      }
+    }
+  }
+}
+
+Groups Builder::tp_groups(std::uint32_t s) const {
+  Groups groups;
+  for (std::uint32_t d : dps_) {
+    groups.emplace_back();
+    for (std::uint32_t t : tps_) groups.back().push_back(local_of(t, d, s));
+  }
+  return groups;
+}
+
+Groups Builder::dp_groups(std::uint32_t s) const {
+  Groups groups;
+  for (std::uint32_t t : tps_) {
+    groups.emplace_back();
+    for (std::uint32_t d : dps_) groups.back().push_back(local_of(t, d, s));
+  }
+  return groups;
+}
+
+Groups Builder::expert_dp_groups(std::uint32_t s) const {
+  if (!o_.full) return dp_groups(s);  // reduced: one member per group, a delay stands for it
+  Groups groups;
+  for (std::uint32_t t = 0; t < p_.tp; ++t) {
+    for (std::uint32_t e = 0; e < p_.ep; ++e) {
+      groups.emplace_back();
+      for (std::uint32_t d = e; d < p_.dp; d += p_.ep) groups.back().push_back(local_of(t, d, s));
+    }
+  }
+  return groups;
+}
+
+Groups Builder::ep_groups(std::uint32_t s) const {
+  Groups groups;
+  if (!o_.full) {
+    // Reduced: one member per group stands for its EP group; the delay carries the time.
+    for (std::uint32_t t : tps_) groups.push_back({local_of(t, dps_[0], s)});
+    return groups;
+  }
+  for (std::uint32_t t = 0; t < p_.tp; ++t) {
+    for (std::uint32_t b = 0; b < p_.dp / p_.ep; ++b) {
+      groups.emplace_back();
+      for (std::uint32_t e = 0; e < p_.ep; ++e)
+        groups.back().push_back(local_of(t, b * p_.ep + e, s));
+    }
+  }
+  return groups;
+}
+
+void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
+                            std::uint32_t micro) {
+  if (p_.tp < 2) return;
+  const CommDelays* d = o_.delays;
+  Time delay;
+  if (d) {
+    delay = op == CollectiveOp::AllGather       ? d->tp_all_gather
+            : op == CollectiveOp::ReduceScatter ? d->tp_reduce_scatter
+                                                : d->tp_all_reduce;
+  }
+  if (collapsed()) {
+    // The group's one program rank: the collective starts when its slowest member is there.
+    for (std::uint32_t r : stage_ranks_[s]) {
+      add_chain(r, make_compute(delay), kNone, {OpRole::TpComm, true, layer, micro});
+      meet(ranks_[r]);
+    }
+    return;
+  }
+  collective(tp_groups(s), op, plan_.tp_bytes, delay, OpRole::TpComm, kTpChannel, layer, micro,
+             &RankState::chain);
+}
+
+void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro) {
+  if (p_.ep < 2 || !c_.model.is_moe_layer(layer)) return;
+  auto groups = ep_groups(s);
+  if (!o_.full) {
+    for (const auto& g : groups) {
+      const std::uint32_t r = g[0];
+      Op delay = make_compute(o_.delays ? o_.delays->ep_all_to_all : Time::zero());
+      depend(delay, ranks_[r].chain);
+      ranks_[r].chain = add(r, delay, {OpRole::EpComm, true, layer, micro});
+    }
+    return;
+  }
+  collective(groups, CollectiveOp::AllToAll, plan_.ep_bytes, Time::zero(), OpRole::EpComm,
+             kEpChannel, layer, micro, &RankState::chain);
+}
+
+void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
+  if (p_.zero != ZeroStage::Parameters || p_.dp < 2) return;
+  if (!o_.full) {
+    const Time delay = o_.delays ? o_.delays->zero3_gather[layer] : Time::zero();
+    for (auto& g : dp_groups(s)) {
+      const std::uint32_t r = g[0];
+      Op op = make_compute(delay);
+      depend(op, ranks_[r].gather);
+      ranks_[r].gather = add(r, op, {OpRole::ParamGather, false, layer, kNone});
+    }
+    return;
+  }
+  collective(dp_groups(s), CollectiveOp::AllGather, plan_.layer_grad_bytes[layer], Time::zero(),
+             OpRole::ParamGather, kGatherChannel, layer, kNone, &RankState::gather);
+  if (plan_.layer_expert_grad_bytes[layer].count() > 0) {
+    collective(expert_dp_groups(s), CollectiveOp::AllGather, plan_.layer_expert_grad_bytes[layer],
+               Time::zero(), OpRole::ParamGather, kGatherChannel + kExpertChannelOffset, layer,
+               kNone, &RankState::gather);
+  }
+}
+
+void Builder::bucket_collective(std::uint32_t s, const GradientBucket& b, CollectiveOp op,
+                                OpRole role, std::uint16_t channel, std::uint32_t layer) {
+  const Groups groups = b.expert ? expert_dp_groups(s) : dp_groups(s);
+  std::vector<OpIndex> after;  // in group order
+  for (const auto& g : groups)
+    for (std::uint32_t r : g) after.push_back(ranks_[r].chain);
+  collective(groups, op, b.bytes, Time::zero(), role,
+             static_cast<std::uint16_t>(channel + (b.expert ? kExpertChannelOffset : 0)), layer,
+             kNone, &RankState::comm, &after);
+}
+
+}  // namespace step_detail
+
+std::vector<OpIndex> append_collective(MaterializedProgramSet& out, const ProgramSet& coll,
+                                       const std::vector<Rank>& members,
+                                       const std::vector<OpIndex>& after,
+                                       std::uint16_t channel_base) {
+  using step_detail::depend;
+  std::vector<std::uint32_t> group_map(coll.num_groups());
+  for (std::uint32_t g = 0; g < coll.num_groups(); ++g) {
+    std::vector<Rank> mapped;
+    for (Rank r : coll.group(g)) mapped.push_back(members[r]);
+    group_map[g] = out.add_group(std::move(mapped));
+  }
+  std::vector<OpIndex> done(members.size());
+  std::vector<char> referenced;
+  std::vector<OpIndex> index;  // collective op -> op in `out`
+  for (Rank i = 0; i < members.size(); ++i) {
+    const Rank r = members[i];
+    const OpIndex count = coll.num_ops(i);
+    referenced.assign(count, 0);
+    index.assign(count, 0);
+    // The collective's roots wait for after[i]. They are released through a chain of zero-time
+    // gates, one per root in program order, so that they post in program order even on an engine
+    // that starts the dependents of one op in any order (FIFO matching follows posting).
+    OpIndex gate = after[i];
+    for (OpIndex k = 0; k < count; ++k) {
+      Op op = coll.op(i, k);
+      for (std::uint8_t j = 0; j < op.num_deps; ++j) {
+        referenced[op.deps[j]] = 1;
+        op.deps[j] = index[op.deps[j]];
+      }
+      if (op.num_deps == 0 && after[i] != kNone) {
+        Op g = make_compute(Time::zero());
+        g.add_dep(gate);
+        gate = out.add(r, g);
+        op.add_dep(gate);
+      }
+      if (op.kind == OpKind::Send || op.kind == OpKind::Recv) op.peer = members[op.peer];
+      if (op.kind == OpKind::NetReduce) op.peer = group_map[op.peer];
+      op.channel = static_cast<std::uint16_t>(op.channel + channel_base);
+      index[k] = out.add(r, op);
+    }
+    // Join the sinks (ops nothing else waits for) in a tree of zero-time ops of <= 4 deps.
+    std::vector<OpIndex> sinks;
+    for (OpIndex k = 0; k < count; ++k)
+      if (!referenced[k]) sinks.push_back(index[k]);
+    if (sinks.empty()) sinks.push_back(after[i]);
+    while (sinks.size() > 1 || sinks[0] == kNone) {
+      std::vector<OpIndex> next;
+      for (std::size_t k = 0; k < sinks.size(); k += kMaxDeps) {
+        Op join = make_compute(Time::zero());
+        for (std::size_t j = k; j < std::min(sinks.size(), k + kMaxDeps); ++j)
+          depend(join, sinks[j]);
+        next.push_back(out.add(r, join));
+      }
+      sinks = std::move(next);
+    }
+    done[i] = sinks[0];
+  }
+  return done;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,127 @@
+// The shape of the programs behind NCCL's tree (chain in a node, double binary tree across
+// nodes, NCCL's chunking), and the node-aware shapes of two-shot direct and halving-doubling
+// all-reduce: sizes and peers read straight from the generated programs.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+
+#include "lockstep/collective/collective.hpp"
+
+namespace lockstep {
+namespace {
+
+CollectiveSpec all_reduce(Algorithm a, Rank ranks, std::uint32_t per_node, Bytes bytes,
+                          std::uint16_t channels = 1) {
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllReduce;
+  s.algorithm = a;
+  s.ranks = ranks;
+  s.ranks_per_node = per_node;
+  s.bytes = bytes;
+  s.type = DataType::Float32;
+  s.channels = channels;
+  return s;
+}
+
+std::set<std::uint64_t> send_sizes(const ProgramSet& p, Rank r) {
+  std::set<std::uint64_t> out;
+  for (OpIndex i = 0; i < p.num_ops(r); ++i)
+    if (p.op(r, i).kind == OpKind::Send) out.insert(p.op(r, i).bytes());
+  return out;
+}
+
+// NCCL's chunk rule (enqueue.cc, tree + Simple), on NCCL's bytes per channel S / channels.
+// 4 nodes x 8 GPUs: depth = 8 - 1 + log2(4) = 9. 64 MiB over 16 channels: 4 MiB per channel;
+// 512 KiB gives 8 chunks, fewer than 8 x 9 = 72, so halve down to the 128 KiB floor (32 chunks);
+// still fewer than 4 x 9 = 36, so halve to 64 KiB (64 chunks, not fewer than 9): every send
+// moves 64 KiB. 1 GiB: 64 MiB per channel, 512 KiB already gives 128 >= 72 chunks: 512 KiB.
+TEST(Tree, ChunksFollowNcclsRule) {
+  const auto mid = make_collective(all_reduce(Algorithm::Tree, 32, 8, Bytes::mib(64), 16));
+  EXPECT_EQ(send_sizes(*mid, 3), std::set<std::uint64_t>{64 * 1024});
+  const auto big = make_collective(all_reduce(Algorithm::Tree, 32, 8, Bytes::gib(1), 16));
+  EXPECT_EQ(send_sizes(*big, 3), std::set<std::uint64_t>{512 * 1024});
+}
+
+// Only a node's head for a channel (local GPU = channel mod 8) talks to other nodes, and only
+// to other heads on the same rail; everyone else talks to its chain neighbours in the node.
+TEST(Tree, OnlyHeadsCrossNodesOnTheirRail) {
+  const std::uint16_t channels = 4;
+  const auto p = make_collective(all_reduce(Algorithm::Tree, 32, 8, Bytes::mib(8), channels));
+  std::uint64_t crossing = 0;
+  for (Rank r = 0; r < 32; ++r) {
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
+      if (op.peer / 8 == r / 8) {
+        const Rank dist = op.peer > r ? op.peer - r : r - op.peer;
+        EXPECT_TRUE(dist == 1 || dist == 7) << "rank " << r << " op " << i;  // chain neighbour
+        continue;
+      }
+      ++crossing;
+      const Rank head = (op.channel / 2) % 8;  // channel c carries trees 2c and 2c + 1
+      EXPECT_EQ(r % 8, head) << "rank " << r << " op " << i;
+      EXPECT_EQ(op.peer % 8, head) << "rank " << r << " op " << i;
+    }
+  }
+  EXPECT_GT(crossing, 0u);
+}
+
+// Double binary tree over 4 nodes, one chunk: every tree has 3 edges between nodes, and each
+// edge carries S/2 up and S/2 down: 2 trees x 3 edges x 2 x S/2 = 6 S sent between nodes.
+TEST(Tree, BytesBetweenNodes) {
+  const std::uint64_t S = 4096;
+  CollectiveSpec s = all_reduce(Algorithm::Tree, 8, 2, Bytes(S));
+  s.chunk = Bytes(S);
+  const auto p = make_collective(s);
+  std::uint64_t between = 0;
+  for (Rank r = 0; r < 8; ++r)
+    for (OpIndex i = 0; i < p->num_ops(r); ++i)
+      if (p->op(r, i).kind == OpKind::Send && p->op(r, i).peer / 2 != r / 2)
+        between += p->op(r, i).bytes();
+  EXPECT_EQ(between, 6 * S);
+}
+
+// Two-shot direct all-reduce: (n-1) blocks of S/n out in each round, 2(n-1)/n S per rank; the
+// first round waits for nothing, so it cannot deadlock on engines where a send waits for its
+// receive.
+TEST(Direct, TwoShotAllReduce) {
+  const auto p = make_collective(all_reduce(Algorithm::Direct, 8, 0, Bytes(8000)));
+  for (Rank r = 0; r < 8; ++r) {
+    std::uint64_t sent = 0;
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind == OpKind::Send) sent += op.bytes();
+      if (i < 7) {
+        EXPECT_EQ(op.num_deps, 0u);  // round 1 sends
+      }
+    }
+    EXPECT_EQ(sent, 2 * 7 * 1000u);
+  }
+}
+
+// Halving-doubling all-reduce over 2 nodes of 8 pairs nearest ranks first: distances 1, 2, 4
+// stay in the node (S/2 + S/4 + S/8 each way), only distance 8 crosses, with S/16 in the
+// halving and S/16 in the doubling, to the same local GPU of the other node.
+TEST(HalvingDoubling, OnlyTheSmallestExchangesCrossNodes) {
+  const std::uint64_t S = 16 * 1024;
+  const auto p = make_collective(all_reduce(Algorithm::HalvingDoubling, 16, 8, Bytes(S)));
+  for (Rank r = 0; r < 16; ++r) {
+    std::uint64_t across = 0, inside = 0;
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind != OpKind::Send) continue;
+      if (op.peer / 8 != r / 8) {
+        EXPECT_EQ(op.peer % 8, r % 8);
+        across += op.bytes();
+      } else {
+        inside += op.bytes();
+      }
+    }
+    EXPECT_EQ(across, 2 * S / 16);
+    EXPECT_EQ(inside, 2 * (S / 2 + S / 4 + S / 8));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

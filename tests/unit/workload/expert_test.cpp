@@ -1,0 +1,86 @@
+// Expert parallelism: routed-expert gradients are shared by the dp / ep ranks that hold the same
+// experts, so they reduce over that group, not over all data-parallel ranks.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "lockstep/workload/step_builder.hpp"
+#include "lockstep/workload/training.hpp"
+#include "test_cluster.hpp"
+
+namespace lockstep {
+namespace {
+
+using testing::reference_options;
+using testing::star_cluster;
+using testing::tiny_config;
+
+// tiny_config's two layers made MoE: 4 GELU experts of inner size 4096 (2 x 1024 x 4096 = 8 Mi
+// parameters each), top-1. dp 4, ep 2: each rank holds 2 of the 4 experts, 16 Mi parameters =
+// 33,554,432 B of gradients per layer; ranks d = 0, 2 hold the same experts, as do d = 1, 3.
+// Dense per layer: attention 4 Mi + router 1024 x 4 = 4,198,400 parameters, plus the embedding
+// (layer 0) or the head (layer 1), 14 Mi each: 18,878,464 parameters = 37,756,928 B.
+TrainConfig moe_config() {
+  TrainConfig c = tiny_config(1, 1, 4, 4);
+  c.model.experts = 4;
+  c.model.top_k = 1;
+  c.model.expert_ffn = 4096;
+  c.par.ep = 2;
+  c.bucket = Bytes(1);  // one bucket per layer and kind
+  return c;
+}
+
+constexpr std::uint64_t kExpertBytes = 33'554'432;
+constexpr std::uint64_t kDenseBytes = 37'756'928;
+
+TEST(Expert, GradientsSplitIntoDenseAndExpertBuckets) {
+  const StepPlan plan = make_step_plan(moe_config(), 1e15);
+  ASSERT_EQ(plan.buckets[0].size(), 4u);
+  std::uint64_t dense = 0, expert = 0;
+  for (const GradientBucket& b : plan.buckets[0]) (b.expert ? expert : dense) += b.bytes.count();
+  EXPECT_EQ(expert, 2 * kExpertBytes);
+  EXPECT_EQ(dense, 2 * kDenseBytes);
+  // Backward order: layer 1's buckets first.
+  EXPECT_EQ(plan.buckets[0][0].ready_after_layer, 1u);
+  EXPECT_EQ(plan.buckets[0][3].ready_after_layer, 0u);
+}
+
+TEST(Expert, ExpertGradientsAllReduceOverDpOverEpRanks) {
+  // Full expansion, rank 0's gradient sends. Dense buckets ring-all-reduce over d = 0..3:
+  // 2 (4 - 1) / 4 x S = 1.5 S each, all to its ring neighbour. Expert buckets ring-all-reduce
+  // over {0, 2}: 2 (2 - 1) / 2 x E = E each, all to rank 2, which is not rank 0's dense neighbour.
+  const TrainConfig c = moe_config();
+  const StepPlan plan = make_step_plan(c, c.peak_flops);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  std::map<Rank, std::uint64_t> sent;
+  for (OpIndex i = 0; i < programs.programs->num_ops(0); ++i) {
+    const Op op = programs.programs->op(0, i);
+    if (programs.tags[0][i].role == OpRole::DpComm && op.kind == OpKind::Send)
+      sent[op.peer] += op.bytes();
+  }
+  EXPECT_EQ(sent[2], 2 * kExpertBytes);
+  std::uint64_t dense = 0;
+  for (const auto& [peer, bytes] : sent)
+    if (peer != 2) dense += bytes;
+  EXPECT_EQ(dense, 3 * kDenseBytes);  // 1.5 x 2 buckets
+}
+
+TEST(Expert, ReducedAndFullExpansionsAgreeWithExpertParallelism) {
+  // The reduced expansion schedules expert buckets over their own groups after the run.
+  const auto opts = reference_options(Time::ns(700), Bandwidth::gBps(50));
+  TrainConfig c = moe_config();
+  c.par.zero = ZeroStage::Optimizer;
+  c.expansion = Expansion::Full;
+  const TrainResult full = simulate_training(star_cluster(1, 4), c, opts);
+  c.expansion = Expansion::Reduced;
+  const TrainResult reduced = simulate_training(star_cluster(1, 4), c, opts);
+  EXPECT_GT(full.breakdown.ep, Time::zero());
+  EXPECT_EQ(full.iteration, reduced.iteration);
+  EXPECT_EQ(full.breakdown.dp, reduced.breakdown.dp);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,154 @@
+// Interleaved 1F1B (Megatron-LM's virtual pipeline stages): the schedule's order, its iteration
+// time derived by hand on the contention-free reference engine, its extra pipeline transfers,
+// its memory, and the configuration it requires.
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/args.hpp"
+#include "lockstep/workload/step_builder.hpp"
+#include "lockstep/workload/training.hpp"
+#include "test_cluster.hpp"
+
+namespace lockstep {
+namespace {
+
+using testing::reference_options;
+using testing::star_cluster;
+using testing::tiny_config;
+
+constexpr double kMs = 1e-3;
+
+std::string order_text(std::uint32_t pp, std::uint32_t v, std::uint64_t m, std::uint32_t s) {
+  std::string out;
+  for (const PipelineUnit& u : pipeline_order(pp, v, m, s)) {
+    out += (u.forward ? "F" : "B") + std::to_string(u.chunk) + "." + std::to_string(u.micro) + " ";
+  }
+  return out;
+}
+
+TEST(Interleave, ScheduleFollowsMegatron) {
+  // pp 2, v 2, m 4: 8 units per direction. Forward unit k runs chunk (k / 2) % 2 on micro-batch
+  // (k / 4) x 2 + k % 2; backward unit k chunk 1 - (k / 2) % 2. Warm-up: stage 0
+  // (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4 forwards, stage 1 2; then one forward, one backward.
+  EXPECT_EQ(order_text(2, 2, 4, 0),
+            "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3 ");
+  EXPECT_EQ(order_text(2, 2, 4, 1),
+            "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3 ");
+  // m == pp: Megatron runs every forward first.
+  EXPECT_EQ(order_text(2, 2, 2, 1), "F0.0 F0.1 F1.0 F1.1 B1.0 B1.1 B0.0 B0.1 ");
+  // v = 1 is plain 1F1B: stage 0 of 3 warms up with 2 forwards.
+  EXPECT_EQ(order_text(3, 1, 3, 0), "F0.0 F0.1 F0.2 B0.0 B0.1 B0.2 ");
+  EXPECT_EQ(order_text(3, 1, 4, 0), "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 B0.2 B0.3 ");
+}
+
+TrainConfig four_layer_pipeline(std::uint32_t interleave) {
+  TrainConfig c = tiny_config(1, 2, 1, 4);
+  c.model.layers = 4;
+  c.par.interleave = interleave;
+  return c;
+}
+
+// Infinite network: only the compute and the schedule matter. Layers take F 1 ms, B 2 ms; the
+// head F 1, B 2 sits on the last stage.
+//  v = 1: stage A = layers 0-1 (F 2, B 4), stage B = layers 2-3 + head (F 3, B 6). 1F1B:
+//    A: F0 0-2 F1 2-4 B0 11-15 F2 15-17 B1 20-24 F3 24-26 B2 29-33 B3 38-42
+//    B: F0 2-5 B0 5-11 F1 11-14 B1 14-20 F2 20-23 B2 23-29 F3 29-32 B3 32-38
+//    42 ms; B is busy 4 x 9 = 36 ms, its bubble 2 + 4 = 6 ms.
+//  v = 2: virtual stages 0..3 = layers 0..3; A holds layers 0 and 2 (each F 1, B 2), B holds
+//    layer 1 (F 1, B 2) and layer 3 + head (F 2, B 4). In the order of ScheduleFollowsMegatron:
+//    A: F0.0 0-1 F0.1 1-2 F1.0 2-3 F1.1 3-4 F0.2 4-5 B1.0 9-11 F0.3 11-12 B1.1 15-17
+//       F1.2 17-18 B0.0 18-20 F1.3 20-21 B0.1 21-23 B1.2 27-29 B1.3 33-35 B0.2 35-37 B0.3 37-39
+//    B: F0.0 1-2 F0.1 2-3 F1.0 3-5 B1.0 5-9 F1.1 9-11 B1.1 11-15 F0.2 15-16 B0.0 16-18
+//       F0.3 18-19 B0.1 19-21 F1.2 21-23 B1.2 23-27 F1.3 27-29 B1.3 29-33 B0.2 33-35 B0.3 35-37
+//    39 ms: B's bubble is 1 + 2 = 3 ms, half of 1F1B's, as (pp - 1) / (v m) says it shrinks.
+TEST(Interleave, TwoChunksHalveTheBubbleOfAFourLayerPipeline) {
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  const Topology topo = star_cluster(1, 2);
+  const TrainResult plain = simulate_training(topo, four_layer_pipeline(1), opts);
+  const TrainResult inter = simulate_training(topo, four_layer_pipeline(2), opts);
+  EXPECT_NEAR(plain.iteration.seconds(), 42 * kMs, 1e-9);
+  EXPECT_NEAR(inter.iteration.seconds(), 39 * kMs, 1e-9);
+  EXPECT_NEAR((plain.iteration - Time::ms(36)).seconds(),
+              2 * (inter.iteration - Time::ms(36)).seconds(), 1e-9);
+  // Means over the two GPUs: compute (24 + 36) / 2 = 30 ms either way; the rest is waiting on
+  // the other stage: (18 + 6) / 2 = 12 ms and (15 + 3) / 2 = 9 ms.
+  EXPECT_NEAR(plain.breakdown.compute.seconds(), 30 * kMs, 1e-9);
+  EXPECT_NEAR(inter.breakdown.compute.seconds(), 30 * kMs, 1e-9);
+  EXPECT_NEAR((plain.breakdown.bubble + plain.breakdown.pp).seconds(), 12 * kMs, 1e-9);
+  EXPECT_NEAR((inter.breakdown.bubble + inter.breakdown.pp).seconds(), 9 * kMs, 1e-9);
+}
+
+std::size_t pipeline_sends(const TrainConfig& c) {
+  const StepPlan plan = make_step_plan(c, c.peak_flops);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  std::size_t sends = 0;
+  for (const auto& tags : programs.tags)
+    for (const OpTag& t : tags) sends += t.role == OpRole::PpSend;
+  return sends;
+}
+
+TEST(Interleave, EveryVirtualStageBoundaryCarriesTwoTransfersPerMicroBatch) {
+  // pp x v virtual stages have pp v - 1 boundaries, each crossed by an activation and a gradient
+  // per micro-batch: m = 4 gives 2 x 4 x 1 = 8 sends without interleaving, 2 x 4 x 3 = 24 with
+  // v = 2 (the wrap from the last stage back to stage 0 included).
+  EXPECT_EQ(pipeline_sends(four_layer_pipeline(1)), 8u);
+  EXPECT_EQ(pipeline_sends(four_layer_pipeline(2)), 24u);
+  EXPECT_EQ(pipeline_sends(four_layer_pipeline(4)), 2u * 4 * 7);
+}
+
+TEST(Interleave, StageZeroHoldsAQuarterMoreActivationsAtPpTwoVTwo) {
+  // Narayanan et al. 2021: interleaving keeps pp (1 + (pp - 1) / (pp v)) micro-batches' worth of
+  // activations on stage 0: 2 x 1.25 = 2.5 vs 1F1B's 2. A layer keeps 34 s b h =
+  // 34 x 1024 x 1024 B per micro-batch (tp = 1, sequence parallelism's formula).
+  // Each stage holds 2 layers and the same weights; stage 1 adds FP32 logits
+  // (1024 x 14336 x 4 B = 58.7 MB) but keeps fewer micro-batches, so stage 0 is the most loaded.
+  const double per_layer = 34.0 * 1024 * 1024;
+  const StepPlan plain = make_step_plan(four_layer_pipeline(1), 1e15);
+  const StepPlan inter = make_step_plan(four_layer_pipeline(2), 1e15);
+  EXPECT_EQ(inter.layers_in(0), 2u);
+  EXPECT_EQ(inter.first_layer(0, 1), 2u);
+  // 1F1B: min(pp - 0, m) = 2 micro-batches x 2 layers.
+  EXPECT_NEAR(plain.memory.activations.as_double(), 4 * per_layer, 2);
+  // Interleaved: 4 warm-up chunks + 1 in flight = 5 chunks of 1 layer = 1.25 x 1F1B's.
+  EXPECT_NEAR(inter.memory.activations.as_double(), 5 * per_layer, 2);
+}
+
+ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
+  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
+  int line = 4;
+  for (const auto& [k, v] : items) {
+    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
+  }
+  return m;
+}
+
+TEST(Interleave, MicroBatchesMustBeAMultipleOfPp) {
+  // 12 sequences / dp 2 = 6 micro-batches, not a multiple of pp = 4: Megatron refuses.
+  try {
+    parse_train_config(job({{"model", "llama3-8b"},
+                            {"pp", "4"},
+                            {"dp", "2"},
+                            {"interleave", "2"},
+                            {"global_batch", "12"}}));
+    FAIL() << "6 micro-batches over 4 stages";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:7:3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("multiple of pp (4)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(
+      parse_train_config(job({{"model", "llama3-8b"}, {"interleave", "2"}, {"global_batch", "8"}})),
+      InputError);  // no pipeline to interleave
+  EXPECT_EQ(parse_train_config(job({{"model", "llama3-8b"},
+                                    {"pp", "4"},
+                                    {"dp", "2"},
+                                    {"interleave", "2"},
+                                    {"global_batch", "16"}}))
+                .par.interleave,
+            2u);
+}
+
+}  // namespace
+}  // namespace lockstep
