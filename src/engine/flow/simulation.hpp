@@ -89,17 +89,15 @@ class Simulation final : public LinkLoadView {
   struct NetReduceState {
     std::vector<Pending> arrived;
     std::uint32_t up_pending = 0;
-    std::vector<std::uint32_t> down_pending;  // per arrived member: stripes still coming down
-    std::uint32_t members_left = 0;           // members whose result has not fully arrived
+    std::vector<bool> down_arrived;  // per arrived member: its result has come down
+    std::uint32_t members_left = 0;  // members whose op has not finished
   };
-  // Where a group reduces, and the share of the data each root takes: today one switch, the
-  // highest on the path from the first to the last member (a multi-switch NVLS domain striped
-  // over its switches would list each of them).
-  struct NetRoot {
-    DeviceId device;
-    double share;
-  };
-  const std::vector<NetRoot>& net_roots(std::uint32_t group);
+  // The switch a group reduces at: the highest on the path from its first to its last member.
+  DeviceId net_root(std::uint32_t group);
+  // A NetUp or NetDown transfer of a round's member over `route`.
+  std::uint32_t net_transfer(TransferKind kind, const Pending& member, std::uint32_t group,
+                             std::uint32_t round, std::uint32_t index, std::uint64_t bytes,
+                             std::uint32_t route);
 
   // Program execution. Each simulated rank has a ring buffer of window_size_ op slots; an op
   // waits for its unfinished dependencies through an intrusive list of dependents kept in the
@@ -137,7 +135,7 @@ class Simulation final : public LinkLoadView {
   void flow_done(std::uint32_t f, std::uint32_t generation);
   void delivered(std::uint32_t t);
   void complete_transfer(std::uint32_t t);
-  // member == kNone: one of the round's up stripes is done; else one of that member's downs.
+  // member == kNone: one of the round's up transfers is done; else that member's result arrived.
   void net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member);
   void apply_rates();
   void settle(Flow& flow);
@@ -202,7 +200,7 @@ class Simulation final : public LinkLoadView {
   }
   std::unordered_map<std::uint64_t, NetReduceState> net_reduce_;        // by net_key(group, round)
   std::unordered_map<std::uint64_t, std::uint32_t> net_rounds_loaded_;  // by net_key(rank, group)
-  std::unordered_map<std::uint32_t, std::vector<NetRoot>> net_root_;    // by group
+  std::unordered_map<std::uint32_t, DeviceId> net_root_;                // by group
   std::vector<double> link_bytes_;
   struct RateChange {
     DirLinkId link;

@@ -36,46 +36,46 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
   NetReduceState& g = net_reduce_[net_key(op.peer, round)];
   g.arrived.push_back({r, i});
   if (g.arrived.size() < members.size()) return;
-  const std::vector<NetRoot>& roots = net_roots(op.peer);
-  g.up_pending = static_cast<std::uint32_t>(g.arrived.size() * roots.size());
-  g.down_pending.assign(g.arrived.size(), static_cast<std::uint32_t>(roots.size()));
+  const DeviceId root = net_root(op.peer);
+  g.up_pending = static_cast<std::uint32_t>(g.arrived.size());
+  g.down_arrived.assign(g.arrived.size(), false);
   g.members_left = static_cast<std::uint32_t>(g.arrived.size());
-  const std::vector<Pending> joined = g.arrived;  // new_transfer() may not touch it, but be safe
-  for (std::uint32_t m = 0; m < joined.size(); ++m) {
-    const Pending& p = joined[m];
-    for (const NetRoot& root : roots) {
-      const std::uint32_t up = new_transfer();
-      Transfer& tr = transfers_[up];
-      tr.kind = TransferKind::NetUp;
-      tr.src = tr.dst = p.rank;
-      tr.send_op = tr.recv_op = p.op;
-      tr.group = op.peer;
-      tr.net_round = round;
-      tr.wire_bytes = root.share * static_cast<double>(slot(p.rank, p.op).src.bytes) /
-                      in_.options.transfer_efficiency;
-      tr.route = routes_.device_route(in_.placement[p.rank], root.device, op.peer);
-      const Time first_byte_at_root = routes_[tr.route].shares.front().latency;
-      begin_transfer(up);
-      // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
-      // so the result starts down once the first bytes have reached the root.
-      const std::uint32_t down = new_transfer();
-      Transfer& back = transfers_[down];
-      back.kind = TransferKind::NetDown;
-      back.src = back.dst = p.rank;
-      back.send_op = back.recv_op = p.op;
-      back.group = op.peer;
-      back.net_round = round;
-      back.member = m;
-      back.wire_bytes = root.share * static_cast<double>(slot(p.rank, p.op).dst.bytes) /
-                        in_.options.transfer_efficiency;
-      back.route = routes_.device_route(root.device, in_.placement[p.rank], op.peer);
-      push(now_ + first_byte_at_root, EventKind::TransferStart, down);
-    }
+  for (std::uint32_t m = 0; m < g.arrived.size(); ++m) {
+    const Pending p = g.arrived[m];
+    const DeviceId gpu = in_.placement[p.rank];
+    const std::uint32_t up =
+        net_transfer(TransferKind::NetUp, p, op.peer, round, m, slot(p.rank, p.op).src.bytes,
+                     routes_.device_route(gpu, root, op.peer));
+    const Time first_byte_at_root = routes_[transfers_[up].route].shares.front().latency;
+    begin_transfer(up);
+    // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
+    // so the result starts down once the first bytes have reached the root.
+    const std::uint32_t down =
+        net_transfer(TransferKind::NetDown, p, op.peer, round, m, slot(p.rank, p.op).dst.bytes,
+                     routes_.device_route(root, gpu, op.peer));
+    push(now_ + first_byte_at_root, EventKind::TransferStart, down);
   }
 }
 
-const std::vector<Simulation::NetRoot>& Simulation::net_roots(std::uint32_t group) {
-  auto [it, fresh] = net_root_.try_emplace(group);
+std::uint32_t Simulation::net_transfer(TransferKind kind, const Pending& member,
+                                       std::uint32_t group, std::uint32_t round,
+                                       std::uint32_t index, std::uint64_t bytes,
+                                       std::uint32_t route) {
+  const std::uint32_t t = new_transfer();
+  Transfer& tr = transfers_[t];
+  tr.kind = kind;
+  tr.src = tr.dst = member.rank;
+  tr.send_op = tr.recv_op = member.op;
+  tr.group = group;
+  tr.net_round = round;
+  tr.member = index;
+  tr.wire_bytes = static_cast<double>(bytes) / in_.options.transfer_efficiency;
+  tr.route = route;
+  return t;
+}
+
+DeviceId Simulation::net_root(std::uint32_t group) {
+  const auto [it, fresh] = net_root_.try_emplace(group, kNone);
   if (!fresh) return it->second;
   const auto members = programs_.group(group);
   const DeviceId first = in_.placement[members.front()];
@@ -86,29 +86,26 @@ const std::vector<Simulation::NetRoot>& Simulation::net_roots(std::uint32_t grou
     const DeviceId d = topo_.target(hop);
     if (root_score(topo_.device(d)) > best) best = root_score(topo_.device(d)), top = d;
   }
-  it->second.push_back({top, 1.0});
-  return it->second;
+  it->second = top;
+  return top;
 }
 
-// A member's result is complete when its own stripes have come down and every contribution of
-// the round has gone up (the reduction cannot finish before its last input arrives).
+// A member's op finishes when its result has come down and every contribution of the round has
+// gone up (the reduction cannot finish before its last input arrives).
 void Simulation::net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member) {
   const auto it = net_reduce_.find(net_key(group, round));
   NetReduceState& g = it->second;
+  std::vector<Pending> done;
   if (member != kNone) {
-    if (--g.down_pending[member] > 0 || g.up_pending > 0) return;
-    const Pending p = g.arrived[member];
-    if (--g.members_left == 0) net_reduce_.erase(it);
-    finish_op(p.rank, p.op);
-    return;
+    g.down_arrived[member] = true;
+    if (g.up_pending == 0) done.push_back(g.arrived[member]);
+  } else if (--g.up_pending == 0) {
+    for (std::uint32_t m = 0; m < g.arrived.size(); ++m)
+      if (g.down_arrived[m]) done.push_back(g.arrived[m]);
   }
-  if (--g.up_pending > 0) return;
-  std::vector<Pending> ready;
-  for (std::uint32_t m = 0; m < g.arrived.size(); ++m)
-    if (g.down_pending[m] == 0) ready.push_back(g.arrived[m]);
-  g.members_left -= static_cast<std::uint32_t>(ready.size());
+  g.members_left -= static_cast<std::uint32_t>(done.size());
   if (g.members_left == 0) net_reduce_.erase(it);
-  for (const Pending& p : ready) finish_op(p.rank, p.op);
+  for (const Pending& p : done) finish_op(p.rank, p.op);
 }
 
 void Simulation::report_deadlock() {
