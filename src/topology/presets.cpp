@@ -167,7 +167,11 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   const SwitchSpec& sw = switch_spec(c.fabric.switch_model);
   put("builder", "rail_optimized");
   put("nodes", std::to_string(c.nodes));
-  put("nodes_per_su", std::to_string(std::min<std::uint32_t>(32, sw.radix / 2)));
+  // A SuperPOD scalable unit holds 32 nodes (or half a smaller switch's ports); a cluster smaller
+  // than one SU gets an SU of its own size, so its leaves' uplinks and spines are sized for the
+  // nodes it has rather than for 32 (one node would otherwise buy four spines it never uses).
+  const std::uint32_t su = std::min<std::uint32_t>(32, sw.radix / 2);
+  put("nodes_per_su", std::to_string(std::clamp<std::uint32_t>(c.nodes, 1, su)));
   put("gpu", c.system.gpu);
   put("scale_up", c.system.scale_up);
   put("gpus_per_node", std::to_string(c.gpus_per_node));

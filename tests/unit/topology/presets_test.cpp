@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "lockstep/core/error.hpp"
@@ -130,6 +131,27 @@ TEST(Presets, BuildsThroughTheRailOptimizedBuilder) {
   EXPECT_EQ(r.graph->gpus().size(), 16u);
   EXPECT_EQ(r.graph->traits().gpu, "h100");
   EXPECT_EQ(r.graph->traits().nics_per_node, 8u);
+}
+
+// A preset smaller than one 32-node scalable unit is sized for its own nodes: each of the 8 rail
+// leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700).
+// 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports -> 3 spines. 32 nodes:
+// the full SU, 256 ports -> 4 spines (the DGX SuperPOD H100 SU).
+TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
+  auto count = [](std::uint32_t nodes) {
+    ArgNode m = ArgNode::map("cluster");
+    m.set("builder", ArgNode::scalar("preset", "cluster.builder"));
+    m.set("system", ArgNode::scalar("hgx-h100", "cluster.system"));
+    m.set("nodes", ArgNode::scalar(std::to_string(nodes), "cluster.nodes"));
+    const BuildResult r = build_topology(m);
+    std::array<std::uint32_t, 2> leaves_spines{};
+    for (const Device& d : r.graph->devices())
+      if (d.kind == DeviceKind::Switch && d.tier < 2) ++leaves_spines[d.tier];
+    return leaves_spines;
+  };
+  EXPECT_EQ(count(1), (std::array<std::uint32_t, 2>{8, 1}));
+  EXPECT_EQ(count(20), (std::array<std::uint32_t, 2>{8, 3}));
+  EXPECT_EQ(count(32), (std::array<std::uint32_t, 2>{8, 4}));
 }
 
 }  // namespace
