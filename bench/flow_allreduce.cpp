@@ -9,6 +9,9 @@
 //   bench_flow_allreduce --individual 1024   # also time the run without class aggregation
 //   bench_flow_allreduce --full 1024         # also time the run without steady-state skipping
 //   bench_flow_allreduce --channels 16 --efficiency 0.92 --overhead-ns 500 1024   # NCCL-like
+//   bench_flow_allreduce --window 128 1024   # issue window of the default pass (0: auto)
+//   bench_flow_allreduce --nccl 8192     # exactly what `lockstep collective --algo ring --proto
+//                                        # simple --engine flow` runs (ECMP, NCCL's options)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -18,6 +21,8 @@
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/tuner.hpp"
+#include "lockstep/engine/collective_sweep.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -55,6 +60,9 @@ struct Shape {
   std::uint16_t channels = 1;
   double efficiency = 1.0;
   Time overhead;
+  // Take programs, routing and engine options from the NCCL model as `lockstep collective
+  // --algo ring --proto simple --engine flow` does (nccl_engine_run), ignoring the fields above.
+  bool nccl = false;
 };
 
 void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape) {
@@ -69,8 +77,11 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
   const double build_s = seconds_since(t0);
 
   RouterOptions ro;
-  ro.policy = RoutingPolicy::RailAligned;
+  ro.policy = shape.nccl ? RoutingPolicy::Ecmp : RoutingPolicy::RailAligned;
   auto router = make_router(topo, ro);
+  EngineOptions options;
+  options.transfer_efficiency = shape.efficiency;
+  options.per_message_overhead = shape.overhead;
   CollectiveSpec spec;
   spec.op = CollectiveOp::AllReduce;
   spec.algorithm = Algorithm::Ring;
@@ -79,6 +90,24 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
   spec.type = DataType::Float32;
   spec.ranks_per_node = gpn;
   spec.channels = shape.channels;
+  if (shape.nccl) {
+    const NcclCluster cluster = nccl_cluster(resolve_preset(request));
+    TunerRequest req;
+    req.bytes = Bytes::gib(1);
+    req.algo = TunerAlgo::Ring;
+    req.proto = TunerProto::Simple;
+    const NcclEngineRun how = nccl_engine_run(cluster, predict(cluster, req),
+                                              CollectiveOp::AllReduce, req.bytes, spec.type, topo);
+    spec = how.spec;
+    options = EngineOptions{};
+    how.apply(options);
+    std::printf(
+        "nccl: %u channels, overhead %.3f us, efficiency %.4f / network %.4f, network "
+        "latency %.3f us, fixed %.3f us (not in the makespan below)\n",
+        spec.channels, how.per_message_overhead.microseconds(), how.transfer_efficiency,
+        how.network_transfer_efficiency, how.network_message_latency.microseconds(),
+        how.fixed.microseconds());
+  }
   // The ring declares its rotation symmetry (two nodes) and its periodic steps itself.
   const auto ring = make_collective(spec);
   const ProgramSet& programs = *ring;
@@ -87,9 +116,6 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
     FlowEngine engine(pass.config);
     t0 = Clock::now();
     const double cpu0 = cpu_seconds();
-    EngineOptions options;
-    options.transfer_efficiency = shape.efficiency;
-    options.per_message_overhead = shape.overhead;
     const RunResult r =
         engine.run(EngineInput{&topo, &programs, topo.gpus(), router.get(), options});
     const double wall = seconds_since(t0);
@@ -121,6 +147,11 @@ int main(int argc, char** argv) {
       passes.push_back({"individual", {.aggregate = false, .fast_forward = false}});
     } else if (a == "--full") {
       passes.push_back({"full", {.fast_forward = false}});
+    } else if (a == "--window" && i + 1 < argc) {
+      passes.front().config.issue_window =
+          static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+    } else if (a == "--nccl") {
+      shape.nccl = true;
     } else if (a == "--channels" && i + 1 < argc) {
       shape.channels = static_cast<std::uint16_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (a == "--efficiency" && i + 1 < argc) {

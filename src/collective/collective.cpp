@@ -9,13 +9,19 @@
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
+namespace collective_detail {
+std::unique_ptr<ProgramSet> make_nvls_tree(const CollectiveSpec& spec);  // nvls_tree.cpp
+std::unique_ptr<ProgramSet> make_collnet(const CollectiveSpec& spec);    // net_reduce.cpp
+}  // namespace collective_detail
 namespace {
 
 using collective_detail::make_chain;
+using collective_detail::make_collnet;
 using collective_detail::make_direct;
 using collective_detail::make_halving_doubling;
 using collective_detail::make_hierarchical;
 using collective_detail::make_net_reduce;
+using collective_detail::make_nvls_tree;
 using collective_detail::make_pat;
 using collective_detail::make_recursive_doubling;
 using collective_detail::make_ring;
@@ -24,9 +30,17 @@ using collective_detail::make_tree;
 constexpr std::array<const char*, kNumCollectiveOps> kOpNames = {
     "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
     "alltoall",   "alltoallv",  "sendrecv",       "barrier"};
-constexpr std::array<const char*, kNumAlgorithms> kAlgorithmNames = {
-    "ring",         "tree",      "chain", "halving_doubling", "recursive_doubling", "direct",
-    "hierarchical", "netreduce", "pat"};
+constexpr std::array<const char*, kNumAlgorithms> kAlgorithmNames = {"ring",
+                                                                     "tree",
+                                                                     "chain",
+                                                                     "halving_doubling",
+                                                                     "recursive_doubling",
+                                                                     "direct",
+                                                                     "hierarchical",
+                                                                     "netreduce",
+                                                                     "pat",
+                                                                     "nvls_tree",
+                                                                     "collnet"};
 
 using Factory = std::unique_ptr<ProgramSet> (*)(const CollectiveSpec&);
 
@@ -46,6 +60,8 @@ constexpr Entry kTable[] = {
     {CollectiveOp::AllReduce, Algorithm::Direct, make_direct},
     {CollectiveOp::AllReduce, Algorithm::Hierarchical, make_hierarchical},
     {CollectiveOp::AllReduce, Algorithm::NetReduce, make_net_reduce},
+    {CollectiveOp::AllReduce, Algorithm::NvlsTree, make_nvls_tree},
+    {CollectiveOp::AllReduce, Algorithm::CollNet, make_collnet},
     {CollectiveOp::AllGather, Algorithm::Ring, make_ring},
     {CollectiveOp::AllGather, Algorithm::HalvingDoubling, make_halving_doubling},
     {CollectiveOp::AllGather, Algorithm::Direct, make_direct},

@@ -3,12 +3,23 @@
 // group members' ranges back, so each rank sends S and receives S however many ranks there are.
 //   all_reduce, flat (ranks_per_node 0 or n): one group of all ranks, the buffer cut into
 //     channel slices and pipelining chunks (default 512 KiB), one net_reduce each.
-//   all_reduce with g ranks per node (NVLS inside the node + SHARP across nodes, as NCCL's
-//     NVLS-tree): for each chunk X, (1) net_reduce X in the node's group (every GPU gets the node
-//     sum), (2) local rank l net_reduces block l of X in the group of rail l (one rank per node),
-//     (3) local rank l sends block l to the other GPUs of its node (all-gather over NVLink).
+//   all_reduce with g ranks per node (NCCL's NVLS across nodes: NVLink SHARP inside the node,
+//     InfiniBand SHARP between nodes): for each chunk X, (1) NVLS reduce-scatter, a net_reduce
+//     in the node's group with src X and dst block l of X, (2) local rank l net_reduces block l
+//     in the group of rail l (one rank per node), (3) NVLS multicast all-gather, a net_reduce in
+//     the node's group with src block l and dst X. NVLink carries S (1 + 1/g) per GPU each way,
+//     a node's NICs S. A channel's reduce-scatters run one chunk after another (each waits for
+//     the previous chunk's), as NCCL's steps do: otherwise every chunk's first phase would share
+//     NVLink at once and the pipeline would never fill.
 //   reduce: the flat all_reduce (non-root buffers are scratch); barrier: one zero-byte
 //     net_reduce of all ranks.
+// CollNet Direct (Algorithm::CollNet, NCCL's COLLNET_DIRECT all-reduce): per chunk X, local
+// rank l (1) reduce-scatters X over NVLink by direct sends (block j to local rank j, receiving
+// and adding block l from every other local rank), (2) net_reduces block l in the group of
+// rail l (SHARP in the InfiniBand switches), (3) sends block l to every other local rank
+// (all-gather). NVLink carries 2 (g-1)/g S per GPU each way, a node's NICs S: the volumes of
+// NCCL's model (tuner.cpp collnet_cost). Reduce-scatter and all-gather use their own channel
+// (2c and 2c + 1) so their messages never match each other's.
 #include <vector>
 
 #include "generated.hpp"
@@ -52,25 +63,86 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
       return;
     }
     const Rank nodes = s.ranks / g_, node = r / g_, l = r % g_;
+    std::vector<OpIndex> previous_local(s.channels, kNoOp);
     for (std::uint64_t k = 0; k < k_; ++k) {
       for (std::uint16_t c = 0; c < s.channels; ++c) {
         const Span x = Span{0, s.elements()}.part(s.channels, c).part(k_, k);
-        const auto nr = [&](std::uint32_t group, Span sp, std::initializer_list<OpIndex> d) {
-          Op op = make_net_reduce(group, b.range(Buffer::Input, sp), b.range(Buffer::Input, sp));
+        // src and dst differ for NVLS's reduce-scatter and multicast all-gather (windowed
+        // NetReduce, engine/functional/functional.hpp).
+        const auto nr = [&](std::uint32_t group, Span src, Span dst, OpIndex dep) {
+          Op op = make_net_reduce(group, b.range(Buffer::Input, src), b.range(Buffer::Input, dst));
           op.channel = c;
-          return b.add(op, d);
+          return b.add(op, {dep});
         };
         if (g_ == s.ranks) {
-          nr(0, x, {});
+          nr(0, x, x, kNoOp);
           continue;
         }
-        const OpIndex local = nr(1 + node, x, {});
-        const OpIndex global = nr(1 + nodes + l, x.part(g_, l), {local});
+        const Span mine = x.part(g_, l);
+        const OpIndex scattered = nr(1 + node, x, mine, previous_local[c]);
+        previous_local[c] = scattered;
+        const OpIndex global = nr(1 + nodes + l, mine, mine, scattered);
+        nr(1 + node, mine, x, global);
+      }
+    }
+  }
+
+ private:
+  Rank g_ = 1;
+  std::uint64_t k_ = 1;
+};
+
+// Per-GPU block of a CollNet chunk: 512 KiB (NCCL's Simple step), halved while a channel would
+// get fewer than 8 chunks (not below 64 KiB), so that the three phases pipeline.
+std::uint64_t collnet_block(std::uint64_t channel_bytes, std::uint64_t g) {
+  std::uint64_t block = 512 * 1024;
+  while (channel_bytes / (g * block) < 8 && block > 64 * 1024) block /= 2;
+  return block;
+}
+
+class CollNetProgramSet final : public GeneratedProgramSet {
+ public:
+  explicit CollNetProgramSet(const CollectiveSpec& s)
+      : GeneratedProgramSet(s, "all_reduce/collnet") {
+    g_ = s.ranks_per_node ? s.ranks_per_node : s.ranks;
+    for (Rank l = 0; l < g_; ++l) {  // group l: rail l (local rank l of every node)
+      std::vector<Rank> m;
+      for (Rank node = 0; node < s.ranks / g_; ++node) m.push_back(node * g_ + l);
+      add_group(std::move(m));
+    }
+    const std::uint64_t slice = (s.elements() + s.channels - 1) / s.channels;
+    k_ = pipeline_depth(s, slice, g_ * collnet_block(s.bytes.count() / s.channels, g_));
+  }
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+
+ protected:
+  void generate(Rank r, ProgramBuilder& b) const override {
+    const CollectiveSpec& s = spec();
+    const Rank node = r / g_, l = r % g_;
+    const auto local = [&](Rank j) { return node * g_ + j; };
+    for (std::uint64_t k = 0; k < k_; ++k) {
+      for (std::uint16_t c = 0; c < s.channels; ++c) {
+        const Span x = Span{0, s.elements()}.part(s.channels, c).part(k_, k);
+        const auto rs = static_cast<std::uint16_t>(2 * c), ag = static_cast<std::uint16_t>(rs + 1);
+        std::vector<OpIndex> scattered_to(g_, kNoOp), reduced;
+        for (Rank st = 1; st < g_; ++st) {
+          const Rank j = (l + st) % g_;
+          scattered_to[j] = b.send(local(j), Buffer::Input, x.part(g_, j), rs, {});
+        }
         for (Rank st = 1; st < g_; ++st)
-          b.send(node * g_ + (l + st) % g_, Buffer::Input, x.part(g_, l), c, {global});
+          reduced.push_back(b.recv(local((l + g_ - st) % g_), Buffer::Input, x.part(g_, l),
+                                   RecvMode::Reduce, rs, {}));
+        Op sharp = make_net_reduce(l, b.range(Buffer::Input, x.part(g_, l)),
+                                   b.range(Buffer::Input, x.part(g_, l)));
+        sharp.channel = c;
+        const OpIndex summed = b.add(sharp, std::span<const OpIndex>(reduced));
+        for (Rank st = 1; st < g_; ++st)
+          b.send(local((l + st) % g_), Buffer::Input, x.part(g_, l), ag, {summed});
+        // A block's result may land only once this rank's own copy of it has been sent.
         for (Rank st = 1; st < g_; ++st) {
           const Rank from = (l + g_ - st) % g_;
-          b.recv(node * g_ + from, Buffer::Input, x.part(g_, from), RecvMode::Copy, c, {local});
+          b.recv(local(from), Buffer::Input, x.part(g_, from), RecvMode::Copy, ag,
+                 {scattered_to[from]});
         }
       }
     }
@@ -85,6 +157,10 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
 
 std::unique_ptr<ProgramSet> make_net_reduce(const CollectiveSpec& spec) {
   return std::make_unique<NetReduceProgramSet>(spec);
+}
+
+std::unique_ptr<ProgramSet> make_collnet(const CollectiveSpec& spec) {
+  return std::make_unique<CollNetProgramSet>(spec);
 }
 
 }  // namespace lockstep::collective_detail

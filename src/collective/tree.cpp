@@ -17,9 +17,15 @@
 // tree rotated so that `root` sits at the tree's root.
 // With ranks_per_node g (as NCCL): the trees span nodes, and inside each node the g GPUs form a
 // chain whose head links to the heads of the parent and child nodes over one rail.
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "generated.hpp"
+#include "lockstep/core/error.hpp"
 
 namespace lockstep::collective_detail {
 namespace {
@@ -61,34 +67,103 @@ struct InOrderTree {
     } while (y > m);
     return y;
   }
-  std::vector<std::uint64_t> children(std::uint64_t x) const {
-    std::vector<std::uint64_t> out;
+  // Children of x (at most two) into out; returns how many.
+  int children(std::uint64_t x, std::array<std::uint64_t, 2>& out) const {
     const std::uint64_t b = lowbit(x);
-    if (b == 1) return out;
-    out.push_back(x - b / 2);
+    if (b == 1) return 0;
+    int count = 0;
+    out[count++] = x - b / 2;
     for (std::uint64_t h = b / 2; h >= 1; h /= 2) {
       if (x + h <= m) {
-        out.push_back(x + h);
+        out[count++] = x + h;
         break;
       }
     }
-    return out;
+    return count;
   }
 };
 
-class TreeProgramSet final : public GeneratedProgramSet {
+// Programs are computed lazily, one (chunk, lane) block at a time. Rank r's program is k_ chunks
+// of the same layout: lane 0's block, lane 1's, ... (chunk-major, lane-minor, so all lanes
+// progress together in an issue window); a block's length depends only on the rank's links in
+// that lane, and its dependencies stay inside it, so op(r, i) needs only the rank's layout (its
+// links per lane) and one block. A direct-mapped cache keeps each rank's layout and last block
+// (engines read a rank's ops in order), so memory stays O(cache) however many ranks and chunks
+// there are; a cached copy of every rank's whole program took 1.2 GB at 1,024 GPUs and 1 GiB.
+//
+// Rank 0's program ends with zero-length Computes that wait for nothing, up to the longest
+// rank's length: engines size their issue window from one rank's program (the registry's
+// make_sweep_engine reads rank 0), and an inner node whose program was longer than the window
+// could not issue its later chunks until its first ones had come back down: +89% at 1 MiB on
+// 8 one-GPU nodes (docs/collectives.md, F).
+class TreeProgramSet final : public ProgramSet {
  public:
-  explicit TreeProgramSet(const CollectiveSpec& s)
-      : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/tree") {
+  explicit TreeProgramSet(const CollectiveSpec& s) : spec_(s) {
     trees_ = s.op == CollectiveOp::AllReduce ? 2 : 1;
-    const std::uint64_t slice = (s.elements() + trees_ * s.channels - 1) / (trees_ * s.channels);
-    // NCCL runs each channel on one of the two trees with S / channels; here each channel
-    // carries both trees (S / (2 channels) each), and the rule sees NCCL's per-channel bytes.
+    split_ = trees_ == 2 && s.channels % 2 == 0;
+    lanes_ = split_ ? s.channels : static_cast<std::uint64_t>(trees_) * s.channels;
+    const std::uint64_t slice = (s.elements() + lanes_ - 1) / lanes_;
+    // The rule sees NCCL's per-channel bytes, S / channels, which is what a lane carries when
+    // the channels split between the trees.
     const std::uint64_t chunk = s.op == CollectiveOp::AllReduce
                                     ? nccl_tree_chunk(s.bytes.count() / s.channels, depth())
                                     : kDefaultChunk;
     k_ = pipeline_depth(s, slice, chunk);
+    // Chunks past the longer parts of every lane all have the same size: from there on each
+    // chunk's blocks repeat the previous chunk's (periodic_region).
+    for (std::uint64_t lane = 0; lane < lanes_; ++lane)
+      equal_from_ = std::max(equal_from_, block_size(s.elements(), lanes_, lane) % k_);
+    cache_.resize(std::min<std::size_t>(kCacheSlots, s.ranks));
+    if (s.ranks > 1 && k_ * lanes_ * kBlockOps > 0xffffffffull)
+      throw InputError("bytes", "tree: too many chunks for one program; raise the chunk size");
+    longest_chunk_ = longest_chunk_ops();
   }
+
+  Rank num_ranks() const override { return spec_.ranks; }
+  OpIndex num_ops(Rank r) const override {
+    if (spec_.ranks == 1) return 0;
+    if (r == 0) return static_cast<OpIndex>(k_ * longest_chunk_);
+    std::lock_guard lock(mutex_);
+    return static_cast<OpIndex>(k_ * layout(r).chunk_ops);
+  }
+  Op op(Rank r, OpIndex i) const override {
+    if (r >= spec_.ranks || i >= num_ops(r)) throw std::out_of_range("tree: op index");
+    std::lock_guard lock(mutex_);
+    Slot& slot = layout(r);
+    const std::uint64_t k = i / slot.chunk_ops;
+    if (k >= k_) return make_compute(Time::zero());  // rank 0's padding
+    const auto in_chunk = static_cast<OpIndex>(i % slot.chunk_ops);
+    const auto next = std::upper_bound(slot.start.begin(), slot.start.end(), in_chunk);
+    const auto lane = static_cast<std::uint64_t>(next - slot.start.begin() - 1);
+    const std::uint64_t block = k * lanes_ + lane;
+    if (slot.block != block) {
+      fill_block(slot, k, lane, static_cast<OpIndex>(i - (in_chunk - slot.start[lane])));
+      slot.block = block;
+    }
+    return slot.ops[in_chunk - slot.start[lane]];
+  }
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec_, r); }
+  DataType data_type() const override { return spec_.type; }
+  std::string label() const override { return std::string(to_string(spec_.op)) + "/tree"; }
+
+  // Chunk k + 1 repeats chunk k on every lane (same peers, channels and sizes, dependencies
+  // inside the block) once all chunks have the same size.
+  PeriodicRegion periodic_region(Rank r, OpIndex i) const override {
+    if (spec_.ranks == 1 || k_ - equal_from_ < 2) return {};
+    std::lock_guard lock(mutex_);
+    const std::uint64_t chunk_ops = layout(r).chunk_ops;
+    const auto first = static_cast<OpIndex>(equal_from_ * chunk_ops);
+    const auto end = static_cast<OpIndex>(k_ * chunk_ops);
+    if (i < first || i >= end) return {};
+    return {first, static_cast<OpIndex>(chunk_ops), static_cast<OpIndex>(k_ - equal_from_)};
+  }
+
+ private:
+  // The largest block: three recvs from children (the chain's and two in the node tree), their
+  // join, the send up, the recv down and three sends down.
+  static constexpr OpIndex kBlockOps = 9;
+  static constexpr std::size_t kCacheSlots = 4096;
+  using Block = std::array<Op, kBlockOps>;
 
   /// NCCL's tree depth (graph/connect.cc): the chain inside a node plus the binary tree over
   /// the nodes, ranks_per_node - 1 + floor(log2(nodes)).
@@ -97,28 +172,26 @@ class TreeProgramSet final : public GeneratedProgramSet {
     for (std::uint64_t m = units(); m > 1; m /= 2) ++levels;
     return unit_size() - 1 + levels;
   }
-  BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
 
- private:
   // Trees are built over units: nodes of ranks_per_node ranks (or single ranks when flat).
-  std::uint64_t units() const { return spec().ranks / unit_size(); }
-  Rank unit_size() const { return spec().ranks_per_node ? spec().ranks_per_node : 1; }
+  std::uint64_t units() const { return spec_.ranks / unit_size(); }
+  Rank unit_size() const { return spec_.ranks_per_node ? spec_.ranks_per_node : 1; }
 
   // Tree node (1..m) of unit u in tree t, and back.
   std::uint64_t node_of(std::uint64_t u, int t) const {
     const std::uint64_t m = units();
-    if (spec().op != CollectiveOp::AllReduce) {
+    if (spec_.op != CollectiveOp::AllReduce) {
       const std::uint64_t root = InOrderTree{m}.root();
-      return (u + m - spec().root / unit_size() + root - 1) % m + 1;
+      return (u + m - spec_.root / unit_size() + root - 1) % m + 1;
     }
     if (t == 0) return u + 1;
     return m % 2 == 0 ? m - u : (u + 1) % m + 1;
   }
   std::uint64_t unit_of(std::uint64_t x, int t) const {
     const std::uint64_t m = units();
-    if (spec().op != CollectiveOp::AllReduce) {
+    if (spec_.op != CollectiveOp::AllReduce) {
       const std::uint64_t root = InOrderTree{m}.root();
-      return (x - 1 + m - (root - 1) + spec().root / unit_size()) % m;
+      return (x - 1 + m - (root - 1) + spec_.root / unit_size()) % m;
     }
     if (t == 0) return x - 1;
     return m % 2 == 0 ? m - x : (x + m - 2) % m;
@@ -127,7 +200,8 @@ class TreeProgramSet final : public GeneratedProgramSet {
   struct Links {
     bool has_parent = false;
     Rank parent = 0;
-    std::vector<Rank> kids;
+    int num_kids = 0;
+    std::array<Rank, 3> kids{};
   };
 
   // Inside a unit the ranks form a chain starting at the head (local index h); heads connect
@@ -136,11 +210,11 @@ class TreeProgramSet final : public GeneratedProgramSet {
   Links links(Rank r, int t, std::uint16_t c) const {
     const Rank g = unit_size();
     const std::uint64_t u = r / g;
-    const Rank h = spec().op == CollectiveOp::AllReduce ? c % g : spec().root % g;
+    const Rank h = spec_.op == CollectiveOp::AllReduce ? c % g : spec_.root % g;
     const Rank i = (r % g + g - h) % g;  // position in the chain
     const auto chain_rank = [&](Rank pos) { return static_cast<Rank>(u * g + (h + pos) % g); };
     Links out;
-    if (i + 1 < g) out.kids.push_back(chain_rank(i + 1));
+    if (i + 1 < g) out.kids[out.num_kids++] = chain_rank(i + 1);
     if (i > 0) {
       out.has_parent = true;
       out.parent = chain_rank(i - 1);
@@ -148,8 +222,10 @@ class TreeProgramSet final : public GeneratedProgramSet {
     }
     const InOrderTree tree{units()};
     const std::uint64_t x = node_of(u, t), px = tree.parent(x);
-    for (std::uint64_t cx : tree.children(x))
-      out.kids.push_back(static_cast<Rank>(unit_of(cx, t) * g + h));
+    std::array<std::uint64_t, 2> cx{};
+    const int n = tree.children(x, cx);
+    for (int j = 0; j < n; ++j)
+      out.kids[out.num_kids++] = static_cast<Rank>(unit_of(cx[j], t) * g + h);
     if (px) {
       out.has_parent = true;
       out.parent = static_cast<Rank>(unit_of(px, t) * g + h);
@@ -157,48 +233,124 @@ class TreeProgramSet final : public GeneratedProgramSet {
     return out;
   }
 
- protected:
-  void generate(Rank r, ProgramBuilder& b) const override {
-    const CollectiveSpec& s = spec();
-    if (s.ranks == 1) return;
-    const Span all{0, s.elements()};
-    std::vector<Links> by_channel;  // the tree links do not depend on the chunk
-    for (std::uint16_t c = 0; c < s.channels; ++c)
-      for (int t = 0; t < trees_; ++t) by_channel.push_back(links(r, t, c));
-    for (std::uint64_t k = 0; k < k_; ++k) {
-      for (std::uint16_t c = 0; c < s.channels; ++c) {
-        for (int t = 0; t < trees_; ++t) {
-          const auto ch = static_cast<std::uint16_t>(c * trees_ + t);
-          const Span piece = all.part(trees_ * s.channels, ch).part(k_, k);
-          const Links& l = by_channel[ch];
-          const bool px = l.has_parent;
-          const Rank parent = l.parent;
-          const std::vector<Rank>& kids = l.kids;
-          if (s.op == CollectiveOp::Broadcast) {
-            const OpIndex got =
-                px ? b.recv(parent, Buffer::Input, piece, RecvMode::Copy, ch, {}) : kNoOp;
-            for (Rank kid : kids) b.send(kid, Buffer::Input, piece, ch, {got});
-            continue;
-          }
-          // Up the tree (reduce and all_reduce).
-          std::vector<OpIndex> ups;
-          for (Rank kid : kids)
-            ups.push_back(b.recv(kid, Buffer::Input, piece, RecvMode::Reduce, ch, {}));
-          const OpIndex summed = b.join(ups);
-          const OpIndex sent_up = px ? b.send(parent, Buffer::Input, piece, ch, {summed}) : kNoOp;
-          if (s.op == CollectiveOp::Reduce) continue;
-          // Down the tree (all_reduce): the result overwrites what went up.
-          const OpIndex got =
-              px ? b.recv(parent, Buffer::Input, piece, RecvMode::Copy, ch, {sent_up}) : summed;
-          for (Rank kid : kids) b.send(kid, Buffer::Input, piece, ch, {got});
-        }
-      }
+  // Lanes: with an even channel count, as NCCL (graph/connect.cc connectTrees), the first half
+  // of the channels run tree 0 and the second half tree 1, channel c and c + C/2 sharing the
+  // chain (head) of channel c; each lane carries S / C, so a lane is chunked exactly like an
+  // NCCL channel. With an odd count (one channel) every channel carries both trees.
+  // Blocks are chunk-major, lane-minor, so that all lanes progress together in a window.
+  Links lane_links(Rank r, std::uint64_t lane) const {
+    if (split_) {
+      const std::uint64_t half = spec_.channels / 2;
+      return links(r, lane >= half ? 1 : 0, static_cast<std::uint16_t>(lane % half));
     }
+    return links(r, static_cast<int>(lane % trees_), static_cast<std::uint16_t>(lane / trees_));
   }
 
- private:
+  // Ops of one block: reduce and all_reduce receive from each child, join them when more than
+  // one, send up; all_reduce and broadcast receive from the parent and send to each child.
+  OpIndex block_ops(const Links& l) const {
+    const OpIndex kids = static_cast<OpIndex>(l.num_kids), parent = l.has_parent ? 1 : 0;
+    const OpIndex up = kids + (kids > 1 ? 1 : 0) + parent;
+    if (spec_.op == CollectiveOp::Reduce) return up;
+    if (spec_.op == CollectiveOp::Broadcast) return parent + kids;
+    return up + parent + kids;
+  }
+
+  struct Slot {
+    Rank rank = 0xffffffffu;
+    std::vector<Links> links;    // per lane
+    std::vector<OpIndex> start;  // first op of each lane's block within a chunk
+    std::uint64_t chunk_ops = 0;
+    std::uint64_t block = ~std::uint64_t{0};  // chunk x lanes + lane held in ops
+    Block ops{};
+  };
+
+  // Rank r's layout in the cache (the caller holds mutex_, except in the constructor).
+  Slot& layout(Rank r) const {
+    Slot& slot = cache_[r % cache_.size()];
+    if (slot.rank == r) return slot;
+    slot.rank = r;
+    slot.block = ~std::uint64_t{0};
+    slot.links.clear();
+    slot.start.clear();
+    OpIndex at = 0;
+    for (std::uint64_t lane = 0; lane < lanes_; ++lane) {
+      slot.links.push_back(lane_links(r, lane));
+      slot.start.push_back(at);
+      at += block_ops(slot.links.back());
+    }
+    slot.chunk_ops = at;
+    return slot;
+  }
+
+  // The longest chunk of any rank. A rank's block lengths depend only on its local index and its
+  // node's role (children, parent) in each tree, so one node per distinct role is measured.
+  std::uint64_t longest_chunk_ops() const {
+    if (spec_.ranks == 1) return 0;
+    const std::uint64_t m = units();
+    const InOrderTree tree{m};
+    std::vector<std::uint32_t> seen;
+    std::uint64_t longest = 0;
+    for (std::uint64_t u = 0; u < m; ++u) {
+      std::uint32_t role = 0;
+      for (int t = 0; t < trees_; ++t) {
+        const std::uint64_t x = node_of(u, t);
+        std::array<std::uint64_t, 2> kids{};
+        role = role * 8 + static_cast<std::uint32_t>(tree.children(x, kids)) * 2 +
+               (tree.parent(x) ? 1 : 0);
+      }
+      if (std::find(seen.begin(), seen.end(), role) != seen.end()) continue;
+      seen.push_back(role);
+      for (Rank l = 0; l < unit_size(); ++l)
+        longest = std::max(longest, layout(static_cast<Rank>(u * unit_size() + l)).chunk_ops);
+    }
+    return longest;
+  }
+
+  // Chunk k of one lane into slot.ops, its first op at index base: up the tree (reduce,
+  // all_reduce: receive and reduce from the children, send the sum up), then down (broadcast,
+  // all_reduce: receive the result, which overwrites what went up, and forward it).
+  void fill_block(Slot& slot, std::uint64_t k, std::uint64_t lane, OpIndex base) const {
+    const Links& l = slot.links[lane];
+    const Span piece = Span{0, spec_.elements()}.part(lanes_, lane).part(k_, k);
+    const BufferRange range = elems(Buffer::Input, piece.first, piece.count, size_of(spec_.type));
+    const auto ch = static_cast<std::uint16_t>(lane);
+    OpIndex n = 0;
+    const auto add = [&](Op op, std::initializer_list<OpIndex> local_deps) {
+      for (OpIndex d : local_deps)
+        if (d != kNoOp) op.add_dep(base + d);
+      slot.ops.at(n) = op;
+      return n++;
+    };
+    const CollectiveOp kind = spec_.op;
+    OpIndex got = kNoOp;
+    if (kind != CollectiveOp::Broadcast) {
+      OpIndex summed = kNoOp;
+      for (int j = 0; j < l.num_kids; ++j)
+        summed = add(make_recv(l.kids[j], range, RecvMode::Reduce, ch), {});
+      if (l.num_kids > 1) {  // join the recvs (at most 3 <= kMaxDeps)
+        Op join = make_compute(Time::zero());
+        for (int j = 0; j < l.num_kids; ++j) join.add_dep(base + static_cast<OpIndex>(j));
+        summed = add(join, {});
+      }
+      const OpIndex sent_up = l.has_parent ? add(make_send(l.parent, range, ch), {summed}) : kNoOp;
+      if (kind == CollectiveOp::Reduce) return;
+      got = l.has_parent ? add(make_recv(l.parent, range, RecvMode::Copy, ch), {sent_up}) : summed;
+    } else if (l.has_parent) {
+      got = add(make_recv(l.parent, range, RecvMode::Copy, ch), {});
+    }
+    for (int j = 0; j < l.num_kids; ++j) add(make_send(l.kids[j], range, ch), {got});
+  }
+
+  CollectiveSpec spec_;
   int trees_ = 1;
-  std::uint64_t k_ = 1;
+  bool split_ = false;               // channels split between the two trees (NCCL), else both
+  std::uint64_t lanes_ = 1;          // pipelines: (channel, tree) pairs
+  std::uint64_t k_ = 1;              // chunks per lane
+  std::uint64_t equal_from_ = 0;     // first chunk from which all chunks have the same size
+  std::uint64_t longest_chunk_ = 0;  // ops per chunk of the longest rank (rank 0's padding)
+  mutable std::mutex mutex_;
+  mutable std::vector<Slot> cache_;
 };
 
 }  // namespace

@@ -78,13 +78,20 @@ double proto_payload_efficiency(Proto p) {
   return p == Proto::LL ? 0.5 : p == Proto::LL128 ? nccl::kLL128Efficiency : 1.0;
 }
 
-// The ring's bus bandwidth: NVLink inside a node, the node's NICs between nodes (each channel's
-// ring crosses every node boundary once, so a node's NICs carry the ring's full rate).
+// The ring's bus bandwidth, from the bytes each link carries (docs/nccl-model.md "The ring
+// across nodes"). Each channel's ring crosses every node boundary once, so a node's
+// NICs carry the ring's full rate. Inside one node every GPU forwards over NVLink; across nodes
+// a channel enters a node on one GPU's NIC and leaves on another's, so of the g hops a channel
+// makes per node g-1 use NVLink and one the leaving GPU's NIC (PCIe, not NVLink). Channels
+// rotate over the GPUs, so a GPU's NVLink carries (g-1)/g of the ring's rate: NVLink bounds the
+// bus at intra x g/(g-1). NCCL's search charges a channel's speed to the links its path uses in
+// the same way, and tuning.cc prices a ring over more than two nodes as nChannels x bwInter,
+// the network speed.
 double ring_bus(const NcclCluster& c) {
-  double bus = kInf;
-  if (c.gpus_per_node > 1) bus = std::min(bus, c.intra_GBps);
-  if (c.nodes > 1) bus = std::min(bus, c.node_net_GBps());
-  return bus == kInf ? c.intra_GBps : bus;
+  const double g = c.gpus_per_node;
+  if (c.nodes == 1) return c.intra_GBps;
+  if (g == 1) return c.node_net_GBps();
+  return std::min(c.intra_GBps * g / (g - 1), c.node_net_GBps());
 }
 
 }  // namespace

@@ -214,10 +214,11 @@ Algorithm program_algorithm(TunerAlgo a) {
     case TunerAlgo::Tree:
       return Algorithm::Tree;
     case TunerAlgo::Nvls:
-    case TunerAlgo::CollNet:
       return Algorithm::NetReduce;
+    case TunerAlgo::CollNet:
+      return Algorithm::CollNet;
     case TunerAlgo::NvlsTree:
-      return Algorithm::Hierarchical;
+      return Algorithm::NvlsTree;
     case TunerAlgo::Pat:
       return Algorithm::Pat;
     case TunerAlgo::HalvingDoubling:

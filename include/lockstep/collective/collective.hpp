@@ -57,10 +57,12 @@ enum class Algorithm : std::uint8_t {
   Hierarchical,       // reduce-scatter in each domain, all-reduce per rail, all-gather in domain
   NetReduce,          // in-network reduction (InfiniBand SHARP, NVLink SHARP / NVLS)
   Pat,                // logarithmic (Bruck-style) all_gather / reduce_scatter, NCCL PAT's role
+  NvlsTree,           // NCCL NVLS_TREE: NVLink SHARP in each node, double binary tree across nodes
+  CollNet,            // NCCL CollNet Direct: NVLink reduce-scatter, SHARP per rail, all-gather
 };
 
 inline constexpr int kNumCollectiveOps = 9;
-inline constexpr int kNumAlgorithms = 9;
+inline constexpr int kNumAlgorithms = 11;
 
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::AllReduce;
@@ -82,8 +84,9 @@ struct CollectiveSpec {
 
 /// Names as the CLI and scenarios spell them: all_reduce, all_gather, reduce_scatter, broadcast,
 /// reduce, alltoall, alltoallv, sendrecv, barrier; ring, tree, chain, halving_doubling,
-/// recursive_doubling, direct, hierarchical, netreduce, pat. Parsing throws InputError naming
-/// `field` and listing the accepted names.
+/// recursive_doubling, direct, hierarchical, netreduce, pat, nvls_tree,
+/// collnet. Parsing throws InputError
+/// naming `field` and listing the accepted names.
 const char* to_string(CollectiveOp op);
 const char* to_string(Algorithm algorithm);
 CollectiveOp parse_collective_op(std::string_view name, std::string_view field = "op");

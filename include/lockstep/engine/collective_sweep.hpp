@@ -89,6 +89,12 @@ struct NcclEngineRun {
   // step, not per chunk: charge the overhead as latency. The ring keeps it serialised per
   // message (one message per step per channel, where it agrees best; docs/collectives.md).
   bool overhead_as_latency = false;
+  // NCCL's speed of one channel (payload): bus bandwidth / channels, protocol caps included;
+  // zero: no limit. Flow runs of ring all-reduce / all-gather / reduce-scatter cap each
+  // channel's sends at it (engine/channel_ports.hpp), so that a channel waiting out its step
+  // latency does not lend its share to the others. EngineOptions has no such field: `apply`
+  // does not copy it.
+  Bandwidth channel_bandwidth;
   /// Copies the overheads and efficiencies above into engine options.
   void apply(EngineOptions& options) const {
     options.per_message_overhead = per_message_overhead;

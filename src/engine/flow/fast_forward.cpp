@@ -12,8 +12,12 @@
 //
 // The state is compared as a list of 64-bit words written in a canonical order (pool indices and
 // event sequence numbers do not appear, only what decides the future). Snapshots are taken only
-// when simulated rank 0 has just reached a period boundary; all of them are hashed, and a few are
-// kept whole to verify a hash match exactly.
+// when simulated rank 0 has just reached a period boundary. Each gets a cheap signature (the
+// cursors and the live events' distances in time); the whole state is written only for the first
+// few snapshots, every power-of-two-th, and those whose signature repeated, and a few are kept
+// whole to verify a repetition exactly. Many-channel rings can wander for thousands of steps
+// without repeating (channels sharing NVLink ports drift in and out of phase); the signature
+// keeps those runs from paying for a full state at every boundary.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -162,16 +166,48 @@ void Simulation::canonical_state(std::vector<std::uint64_t>& out, OpIndex origin
   }
 }
 
-void Simulation::save_state(PeriodMark& mark) {
-  if (ff_saved_.size() >= kSavedMax) return;
+std::uint64_t Simulation::signature(OpIndex origin) const {
+  std::uint64_t h = classes_;
+  for (Rank r = 0; r < classes_; ++r)
+    h = mix64(h ^ (rel(rank_[r].base, origin) << 32 | rel(rank_[r].loaded, origin)));
+  // Events as a multiset: an order-free sum, so the heap's layout does not matter.
+  std::uint64_t events = 0, live = 0;
+  for (const Event& ev : heap_) {
+    if (ev.kind == EventKind::FlowDone && flows_[ev.id].generation != ev.aux) continue;
+    ++live;
+    events += mix64(static_cast<std::uint64_t>((ev.time - now_).picoseconds()) << 2 |
+                    static_cast<std::uint64_t>(ev.kind));
+  }
+  return mix64(h ^ mix64(events ^ live));
+}
+
+// Keeps `mark`'s whole state. When kSavedMax are kept, the oldest one kept only because its
+// signature had repeated makes room: a newer snapshot with that signature replaced it in
+// ff_by_hash_ anyway, or its cycle is longer than the slots cover (the kept ones catch those).
+void Simulation::save_state(PeriodMark& mark, bool keep) {
+  std::size_t slot = ff_saved_.size();
+  if (slot >= kSavedMax) {
+    for (std::size_t s = 0; s < ff_saved_.size(); ++s)
+      if (!ff_saved_[s].keep &&
+          (slot == ff_saved_.size() || ff_saved_[s].mark < ff_saved_[slot].mark))
+        slot = s;
+    if (slot == ff_saved_.size()) return;
+    ff_marks_[ff_saved_[slot].mark].saved = -1;
+  }
   SavedState saved;
+  saved.mark = static_cast<std::uint32_t>(ff_marks_.size());  // mark is pushed next
+  saved.keep = keep;
   saved.words = ff_words_;
   saved.carried.resize(routes_.size());
   for (std::uint32_t id = 0; id < routes_.size(); ++id) saved.carried[id] = routes_[id].carried;
   saved.rate_log = rate_log_.size();
   saved.transfers_done = transfers_done_;
-  mark.saved = static_cast<std::int32_t>(ff_saved_.size());
-  ff_saved_.push_back(std::move(saved));
+  mark.saved = static_cast<std::int32_t>(slot);
+  if (slot == ff_saved_.size()) {
+    ff_saved_.push_back(std::move(saved));
+  } else {
+    ff_saved_[slot] = std::move(saved);
+  }
 }
 
 // Called at the end of every instant.
@@ -195,31 +231,34 @@ void Simulation::fast_forward_check() {
   const OpIndex boundary = (r0.base - region.first_op) / region.period_ops;
   if ((r0.base - region.first_op) % region.period_ops != 0 || boundary % ff_stride_ != 0) return;
 
-  canonical_state(ff_words_, r0.base);
-  // Keep the snapshots' cost a small fraction of the simulation's: with wide issue windows a
-  // state has many words per event, so look only at every stride-th boundary (a power of two,
-  // so earlier snapshots stay on the grid).
-  if (!ff_marks_.empty()) {
-    const PeriodMark& last = ff_marks_.back();
-    const std::uint64_t periods = boundary - (last.origin - region.first_op) / region.period_ops;
-    const std::uint64_t per_period = std::max<std::uint64_t>(1, (events_ - last.events) / periods);
-    while (ff_stride_ < kMaxStride && ff_words_.size() > kWordsPerEvent * per_period * ff_stride_)
-      ff_stride_ *= 2;
-  }
-  std::uint64_t hash = ff_words_.size();
-  for (const std::uint64_t w : ff_words_) hash = mix64(hash ^ w);
+  const std::uint64_t hash = signature(r0.base);
   PeriodMark mark{hash, now_, r0.base, events_, -1};
-  if (const auto it = ff_by_hash_.find(hash); it != ff_by_hash_.end()) {
-    const PeriodMark& earlier = ff_marks_[it->second];
-    if (earlier.saved >= 0 && ff_saved_[earlier.saved].words == ff_words_ &&
-        try_skip(earlier, ff_saved_[earlier.saved])) {
-      return reset_fast_forward();
+  const auto it = ff_by_hash_.find(hash);
+  // The first few and then every power-of-two-th are kept whole: one of them lies past the
+  // transient and within one cycle of the steady state's start, to be matched a cycle later.
+  const bool keep = ff_marks_.size() < kSavedFirst || std::has_single_bit(ff_marks_.size());
+  if (it != ff_by_hash_.end() || keep) {
+    canonical_state(ff_words_, r0.base);
+    // Keep the snapshots' cost a small fraction of the simulation's: with wide issue windows a
+    // state has many words per event, so look only at every stride-th boundary (a power of
+    // two, so earlier snapshots stay on the grid).
+    if (!ff_marks_.empty()) {
+      const PeriodMark& last = ff_marks_.back();
+      const std::uint64_t periods = boundary - (last.origin - region.first_op) / region.period_ops;
+      const std::uint64_t per_period =
+          std::max<std::uint64_t>(1, (events_ - last.events) / periods);
+      while (ff_stride_ < kMaxStride && ff_words_.size() > kWordsPerEvent * per_period * ff_stride_)
+        ff_stride_ *= 2;
     }
-    save_state(mark);  // so that the next repetition can be verified against this one
-  } else if (ff_marks_.size() < kSavedFirst || std::has_single_bit(ff_marks_.size())) {
-    // The first few and then every power-of-two-th: one of them lies past the transient and
-    // within one cycle of the steady state's start, to be matched a cycle later.
-    save_state(mark);
+    if (it != ff_by_hash_.end()) {
+      const PeriodMark& earlier = ff_marks_[it->second];
+      if (earlier.saved >= 0 && ff_saved_[earlier.saved].words == ff_words_ &&
+          try_skip(earlier, ff_saved_[earlier.saved])) {
+        return reset_fast_forward();
+      }
+    }
+    // A repeated signature: so that the next repetition can be verified against this one.
+    save_state(mark, keep);
   }
   ff_by_hash_[hash] = static_cast<std::uint32_t>(ff_marks_.size());
   ff_marks_.push_back(mark);

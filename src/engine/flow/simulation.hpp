@@ -157,6 +157,8 @@ class Simulation final : public LinkLoadView {
     std::int32_t saved = -1;  // index into ff_saved_, or -1
   };
   struct SavedState {
+    std::uint32_t mark = 0;  // index into ff_marks_ of the snapshot it holds
+    bool keep = false;       // one of the first or a power-of-two-th: never evicted
     std::vector<std::uint64_t> words;
     std::vector<double> carried;  // per route, wire bytes per member so far
     std::size_t rate_log = 0;
@@ -165,8 +167,11 @@ class Simulation final : public LinkLoadView {
   void fast_forward_check();
   void reset_fast_forward();
   void canonical_state(std::vector<std::uint64_t>& out, OpIndex origin);
+  // A cheap function of the canonical state (cursors, live events' distances and kinds): equal
+  // states have equal signatures, so the full state is written only when a signature repeats.
+  std::uint64_t signature(OpIndex origin) const;
   std::uint64_t transfer_key(std::uint32_t t, OpIndex origin) const;
-  void save_state(PeriodMark& mark);
+  void save_state(PeriodMark& mark, bool keep);
   bool try_skip(const PeriodMark& a, const SavedState& saved);
   void shift_state(OpIndex ops, Time dt);
 

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/engine/channel_ports.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry.hpp"
@@ -61,8 +63,18 @@ bool reduces(CollectiveOp op) {
 double algorithm_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op) {
   if (p.algo == TunerAlgo::Pat) return nccl::kPatEfficiency * p.efficiency;  // 0.75 x ring bw
   if (p.algo == TunerAlgo::Nvls) {
-    const double extra = op == CollectiveOp::AllReduce ? 1 + 1.0 / c.gpus_per_node : 1.0;
+    // Across nodes the program itself moves S (1 + 1/g) (NVLS reduce-scatter + multicast).
+    const double extra =
+        op == CollectiveOp::AllReduce && c.nodes == 1 ? 1 + 1.0 / c.gpus_per_node : 1.0;
     return nccl::nvls_efficiency(c.generation) / extra;
+  }
+  if (p.algo == TunerAlgo::NvlsTree) {
+    // The program moves NVLS's S (1 + 1/g) on NVLink. One efficiency covers NVLink and the
+    // GPU-NIC PCIe hop, and 0.85 there would throttle the NICs (63 x 0.824 x 0.85 = 44 < 48
+    // GB/s): apply NVLS's efficiency only where the model's NVLS term is the bottleneck.
+    const double nvls =
+        c.intra_GBps * nccl::nvls_efficiency(c.generation) / (1 + 1.0 / c.gpus_per_node);
+    return nvls <= p.bus_GBps * (1 + 1e-9) ? nccl::nvls_efficiency(c.generation) : p.efficiency;
   }
   if (p.algo != TunerAlgo::Tree) return p.efficiency;
   switch (p.proto) {
@@ -173,6 +185,13 @@ Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Top
   input.programs = programs.get();
   input.placement = topo.gpus();
   input.router = router.get();
+  std::optional<ChannelPorts> ports;
+  if (sweep.engine == "flow" && how.channel_bandwidth.bytes_per_second() > 0) {
+    // The ports carry wire bytes: the channel's payload speed over the run's efficiency.
+    ports.emplace(topo, how.spec.channels, how.channel_bandwidth / how.transfer_efficiency);
+    input.topology = &ports->topology();
+    input.router = &ports->router();
+  }
   how.apply(input.options);
   // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow
   // engine's default window lets them progress together; it also stays inside the ring's
@@ -184,6 +203,28 @@ Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Top
                                          : make_sweep_engine(sweep.engine, programs->num_ops(0));
   const RunResult r = engine->run(input);
   return how.fixed + r.makespan;
+}
+
+// A ring across nodes with several GPUs per node (docs/nccl-model.md "The ring across nodes"):
+// - every message pays the same share of NCCL's latency sum (base excluded): NCCL counts
+//   2(N-1) network steps of an all-reduce, but the longest chain of dependent hops in the
+//   program, 2(n-1) consecutive hops, crosses a node boundary every g hops (2N times for g > 2),
+//   so paying each hop its own step latency would overcount; the overhead is that share less
+//   the mean path latency along such a chain (the engine adds each path's latency itself);
+// - each channel's sends are capped at NCCL's channel speed (channel_ports.hpp), so that a
+//   channel waiting out its latency does not lend its share of a link to the others and NCCL's
+//   sum of latency and transfer holds.
+void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, CollectiveOp op,
+                             double base_us, const Topology& topo, NcclEngineRun& how) {
+  const double n = c.ranks(), g = c.gpus_per_node;
+  const double steps = op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+  const double per_step_us = (p.latency.microseconds() - base_us) / steps;
+  const double crossings = std::min(steps, std::ceil(steps / g));
+  const double nvlink_us = gpu_path_latency(topo, 0, 1).microseconds();
+  const double net_us = gpu_path_latency(topo, 0, c.gpus_per_node).microseconds();
+  const double path_us = ((steps - crossings) * nvlink_us + crossings * net_us) / steps;
+  how.per_message_overhead = Time::us(std::max(0.0, per_step_us - path_us));
+  how.network_message_latency = Time::zero();
 }
 
 }  // namespace
@@ -201,17 +242,19 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so
   // the overhead is what is left (docs/nccl-model.md "Flow runs"). A multi-node ring's local
-  // steps pay at least the network post overhead, and its Simple all-reduce's whole latency is
-  // scaled (tuner.cpp ring_cost).
+  // steps pay at least the network post overhead, and its Simple all-reduce's whole latency,
+  // base included, is scaled (tuner.cpp ring_cost).
   double intra_us = p.step_us, net_us = network_step_us(c, p);
   const bool ring = p.algo == TunerAlgo::Ring;
   if (ring && c.nodes > 1)
     intra_us = std::max(intra_us, nccl::net_overhead_us(c.amd_host, p.proto));
-  if (ring && op == CollectiveOp::AllReduce && p.proto == nccl::Proto::Simple && c.nodes > 1 &&
-      bytes.as_double() / (static_cast<double>(p.channels) * c.ranks()) >= 64) {
-    intra_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
-    net_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
-  }
+  const double scale =
+      ring && op == CollectiveOp::AllReduce && p.proto == nccl::Proto::Simple && c.nodes > 1 &&
+              bytes.as_double() / (static_cast<double>(p.channels) * c.ranks()) >= 64
+          ? nccl::kRingSimpleMultiNodeLatencyFactor
+          : 1.0;
+  intra_us *= scale;
+  net_us *= scale;
   const Time intra_path = c.gpus_per_node > 1 ? gpu_path_latency(topo, 0, 1) : Time::zero();
   how.per_message_overhead = std::max(Time::zero(), Time::us(intra_us) - intra_path);
   how.overhead_as_latency =
@@ -233,11 +276,17 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // every link (PCIe GPU-NIC hops included), as a single number.
   how.transfer_efficiency = c.gpus_per_node == 1 && eff.network > 0 ? eff.network : eff.intra;
   how.network_transfer_efficiency = eff.network;
-  how.fixed =
-      Time::us(nccl::kLaunchOverheadUs + nccl::base_latency_us(base_latency_algo(p.algo), p.proto));
+  const double base_us = nccl::base_latency_us(base_latency_algo(p.algo), p.proto) * scale;
+  how.fixed = Time::us(nccl::kLaunchOverheadUs + base_us);
   // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the
   // flow engine's NetReduce pays no per-message overhead, only the path.
   if (p.algo == TunerAlgo::Nvls && c.nodes == 1) how.fixed += how.per_message_overhead;
+  if (ring && !how.overhead_as_latency && c.nodes > 1 && c.gpus_per_node > 1)
+    price_ring_across_nodes(c, p, op, base_us, topo, how);
+  // Every ring channel runs at NCCL's channel speed (channel_ports.hpp): the bus bandwidth the
+  // model priced, LL's and LL128's caps included, shared evenly by the channels.
+  if (ring && !how.overhead_as_latency)
+    how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / p.channels);
   return how;
 }
 

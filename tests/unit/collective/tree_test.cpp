@@ -59,7 +59,9 @@ TEST(Tree, OnlyHeadsCrossNodesOnTheirRail) {
         continue;
       }
       ++crossing;
-      const Rank head = (op.channel / 2) % 8;  // channel c carries trees 2c and 2c + 1
+      // Four channels split between the trees as NCCL's: channels 0, 1 run tree 0 on the
+      // chains of graph channels 0, 1 (heads 0, 1); channels 2, 3 run tree 1 on the same chains.
+      const Rank head = (op.channel % 2) % 8;
       EXPECT_EQ(r % 8, head) << "rank " << r << " op " << i;
       EXPECT_EQ(op.peer % 8, head) << "rank " << r << " op " << i;
     }

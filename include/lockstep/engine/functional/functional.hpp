@@ -10,7 +10,9 @@
 //    receiver; the k-th send from a to b on channel c is matched to the k-th recv at b from a on
 //    channel c (program order), and their sizes must be equal;
 //  - a NetReduce op completes when the k-th NetReduce of every member of its group is ready;
-//    each member's dst receives the element-wise sum of all members' src.
+//    each member's dst receives the element-wise sum of all members' src. When src and dst
+//    sizes differ (NVLS reduce-scatter / multicast all-gather), offsets are positions: every
+//    src is added in at its own positions and every dst receives the sum at its positions;
 // Errors in the programs are InputErrors with one line naming ranks and ops: a deadlock (no op
 // can run while some remain), a send/recv size mismatch, a message nobody receives, a range
 // outside its buffer.

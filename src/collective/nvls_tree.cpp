@@ -1,0 +1,253 @@
+// NCCL's NVLS_TREE all-reduce (NCCL 2.18+, multi-node Hopper / Blackwell): NVLink SHARP inside
+// each node, a double binary tree between nodes. With g ranks per node, every pipelining chunk X
+// of every channel goes through three phases on rank r = node x g + l:
+//   1. reduce-scatter through the NVSwitch: one NetReduce in the node's group with src X and dst
+//      block l of X (NVLS's multimem reduce: the switch sums the g GPUs' copies and GPU l gets
+//      the node sum of its block). NVLink carries X up and X / g down per GPU.
+//   2. the inter-node all-reduce of block l among the rank-l GPUs of all nodes (one rail, one
+//      NIC per GPU): NCCL's double binary tree over the nodes, each tree carrying half the block
+//      (receive-and-reduce from the children, send to the parent, then back down).
+//   3. multicast all-gather through the NVSwitch: one NetReduce in the node's group with src
+//      block l and dst X (the switch copies each GPU's block to all g GPUs). NVLink carries X / g
+//      up and X down per GPU.
+// So a GPU's NVLink moves S (1 + 1/g) each way and a node's NICs 2 S each way (S with two nodes),
+// the volumes NCCL's model prices (tuner.cpp nvls_tree_cost). Phases 1 and 3 use the functional
+// executor's windowed NetReduce semantics (functional.hpp): offsets are positions.
+//
+// The trees: node x of 1..m (m = nodes) in an in-order binary tree has lowest set bit b and
+// children x - b/2 and the largest x + b/2^j <= m; the root is the largest power of two <= m.
+// Tree 0 puts node u at x = u + 1; tree 1 mirrors it (x = m - u) for even m and shifts it
+// (x = (u + 1) mod m + 1) for odd m, so the leaves of one tree are inner nodes of the other
+// (Sanders, Speck, Traeff 2009, as NCCL builds them).
+//
+// Programs are lazy: a rank's program is `channels x chunks` repetitions of one block of ops
+// whose shape depends only on the rank's tree position, so op(r, i) patches a cached block
+// template with the ranges of block i / L. Memory is O(cached ranks x L), not O(program).
+#include <fmt/format.h>
+
+#include <array>
+#include <mutex>
+#include <vector>
+
+#include "generated.hpp"
+#include "lockstep/core/error.hpp"
+
+namespace lockstep::collective_detail {
+namespace {
+
+// NCCL's per-GPU NVLS chunk (NCCL_NVLS_CHUNKSIZE, default 128 KiB), halved for smaller
+// messages so that each of the `concurrent` = channels x g heads still gets several chunks
+// (enqueue.cc, NVLS_TREE branch: below 4 x concurrent x chunk bytes 64 KiB, below
+// 1 x concurrent x chunk 32 KiB). A chunk X of the buffer is g such blocks.
+std::uint64_t nvls_tree_block(std::uint64_t bytes, std::uint64_t concurrent) {
+  std::uint64_t block = 128 * 1024;
+  if (bytes < 4 * concurrent * block) block = 64 * 1024;
+  if (bytes < concurrent * block) block = 32 * 1024;
+  return block;
+}
+// Longest block: the reduce-scatter, per tree up to 2 receives from children, the send to and
+// receive from the parent and 2 sends down (6), and the all-gather.
+constexpr std::size_t kShapeOps = 14;
+
+std::uint64_t lowest_bit(std::uint64_t x) {
+  return x & (~x + 1);
+}
+
+// In-order binary tree over positions 1..m.
+struct InOrder {
+  std::uint64_t m;
+  std::uint64_t root() const {
+    std::uint64_t p = 1;
+    while (p * 2 <= m) p *= 2;
+    return p;
+  }
+  // Parent of x (0 for the root): climb the infinite in-order tree until a position <= m.
+  std::uint64_t parent(std::uint64_t x) const {
+    if (x == root()) return 0;
+    do {
+      const std::uint64_t b = lowest_bit(x);
+      x = (x & (2 * b)) ? x - b : x + b;
+    } while (x > m);
+    return x;
+  }
+  // Up to two children, left first.
+  std::array<std::uint64_t, 2> children(std::uint64_t x) const {
+    std::array<std::uint64_t, 2> out{0, 0};
+    const std::uint64_t b = lowest_bit(x);
+    if (b == 1) return out;
+    out[0] = x - b / 2;
+    for (std::uint64_t h = b / 2; h >= 1; h /= 2)
+      if (x + h <= m) {
+        out[1] = x + h;
+        break;
+      }
+    return out;
+  }
+};
+
+// Which span of a block an op's range covers.
+enum class Piece : std::uint8_t { Chunk, Block, Half0, Half1 };
+
+struct TemplateOp {
+  Op op;  // channel: 0/1 = tree half for sends and recvs; deps within the block
+  Piece src = Piece::Chunk;
+  Piece dst = Piece::Chunk;
+};
+
+class NvlsTreeProgramSet final : public ProgramSet {
+ public:
+  explicit NvlsTreeProgramSet(const CollectiveSpec& s)
+      : spec_(s), g_(s.ranks_per_node ? s.ranks_per_node : s.ranks), nodes_(s.ranks / g_) {
+    spec_.alltoallv.clear();
+    for (Rank node = 0; node < nodes_; ++node) {
+      std::vector<Rank> members(g_);
+      for (Rank l = 0; l < g_; ++l) members[l] = node * g_ + l;
+      groups_.push_back(std::move(members));
+    }
+    const std::uint64_t slice = (s.elements() + s.channels - 1) / s.channels;
+    chunks_ = pipeline_depth(s, slice, g_ * nvls_tree_block(s.bytes.count(), s.channels * g_));
+    cache_.resize(std::min<std::size_t>(1024, s.ranks));
+    if (blocks() * kShapeOps > 0xffffffffull)
+      throw InputError("bytes", fmt::format("{} bytes in {} B chunks need more than 2^32 ops per "
+                                            "rank; use a larger chunk",
+                                            s.bytes.count(), slice / chunks_ * size_of(s.type)));
+  }
+
+  Rank num_ranks() const override { return spec_.ranks; }
+  OpIndex num_ops(Rank r) const override {
+    std::lock_guard lock(mutex_);
+    return static_cast<OpIndex>(blocks() * shape(r).size());
+  }
+  Op op(Rank r, OpIndex i) const override {
+    std::lock_guard lock(mutex_);
+    const std::vector<TemplateOp>& t = shape(r);
+    const auto len = static_cast<OpIndex>(t.size());
+    const std::uint64_t block = i / len;
+    const auto c = static_cast<std::uint16_t>(block % spec_.channels);
+    const std::uint64_t k = block / spec_.channels;
+    const TemplateOp& tp = t.at(i % len);
+    Op op = tp.op;
+    const Span chunk = Span{0, spec_.elements()}.part(spec_.channels, c).part(chunks_, k);
+    const Span piece_block = chunk.part(g_, r % g_);
+    const auto span_of = [&](Piece p) {
+      if (p == Piece::Chunk) return chunk;
+      if (p == Piece::Block) return piece_block;
+      return piece_block.part(2, p == Piece::Half0 ? 0 : 1);
+    };
+    const std::size_t es = size_of(spec_.type);
+    op.src = elems(Buffer::Input, span_of(tp.src).first, span_of(tp.src).count, es);
+    op.dst = elems(Buffer::Input, span_of(tp.dst).first, span_of(tp.dst).count, es);
+    if (op.kind == OpKind::Send || op.kind == OpKind::Compute) op.dst = {};
+    if (op.kind == OpKind::Recv || op.kind == OpKind::Compute) op.src = {};
+    op.channel = op.kind == OpKind::NetReduce ? c : static_cast<std::uint16_t>(2 * c + op.channel);
+    for (std::uint8_t d = 0; d < op.num_deps; ++d) op.deps[d] += static_cast<OpIndex>(block * len);
+    // A channel reduces its chunks through the switch one after another, as NCCL's NVLS steps
+    // do; without this every chunk's reduce-scatter would share NVLink at once and all of them
+    // would finish late together, starving the tree.
+    if (i % len == 0 && k > 0) op.add_dep(static_cast<OpIndex>((block - spec_.channels) * len));
+    return op;
+  }
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec_, r); }
+  DataType data_type() const override { return spec_.type; }
+  std::span<const Rank> group(std::uint32_t id) const override { return groups_.at(id); }
+  std::uint32_t num_groups() const override { return static_cast<std::uint32_t>(groups_.size()); }
+  std::string label() const override { return "all_reduce/nvls_tree"; }
+
+ private:
+  std::uint64_t blocks() const { return chunks_ * spec_.channels; }
+
+  // Position of node u in tree t (1..m), and back.
+  std::uint64_t position(std::uint64_t u, int t) const {
+    const std::uint64_t m = nodes_;
+    if (t == 0) return u + 1;
+    return m % 2 == 0 ? m - u : (u + 1) % m + 1;
+  }
+  std::uint64_t node_at(std::uint64_t x, int t) const {
+    const std::uint64_t m = nodes_;
+    if (t == 0) return x - 1;
+    return m % 2 == 0 ? m - x : (x + m - 2) % m;
+  }
+
+  // The block template of rank r (cached; caller holds mutex_).
+  const std::vector<TemplateOp>& shape(Rank r) const {
+    Slot& slot = cache_[r % cache_.size()];
+    if (slot.rank != r) {
+      slot.ops = build_shape(r);
+      slot.rank = r;
+    }
+    return slot.ops;
+  }
+
+  std::vector<TemplateOp> build_shape(Rank r) const {
+    std::vector<TemplateOp> out;
+    const auto add = [&](Op op, Piece src, Piece dst, std::initializer_list<OpIndex> deps) {
+      for (OpIndex d : deps)
+        if (d != kNoOp) op.add_dep(d);
+      out.push_back({op, src, dst});
+      return static_cast<OpIndex>(out.size() - 1);
+    };
+    const Rank node = r / g_, l = r % g_;
+    const OpIndex scattered =
+        add(lockstep::make_net_reduce(node, {}, {}), Piece::Chunk, Piece::Block, {});
+    std::array<OpIndex, 2> result{scattered, scattered};
+    const InOrder tree{nodes_};
+    for (int t = 0; t < 2 && nodes_ > 1; ++t) {
+      const Piece half = t == 0 ? Piece::Half0 : Piece::Half1;
+      const auto ch = static_cast<std::uint16_t>(t);
+      const auto rank_of = [&](std::uint64_t x) {
+        return static_cast<Rank>(node_at(x, t) * g_ + l);
+      };
+      const std::uint64_t x = position(node, t), parent = tree.parent(x);
+      const std::array<std::uint64_t, 2> kids = tree.children(x);
+      // Up: add the children's partial sums into the node sum, pass the total to the parent.
+      std::array<OpIndex, 2> from_kids{kNoOp, kNoOp};
+      for (int j = 0; j < 2; ++j)
+        if (kids[j])
+          from_kids[j] =
+              add(make_recv(rank_of(kids[j]), {}, RecvMode::Reduce, ch), half, half, {scattered});
+      OpIndex summed = scattered;
+      if (kids[0]) summed = kids[1] ? kNoOp : from_kids[0];
+      OpIndex got = summed;
+      if (parent) {
+        const OpIndex up = add(make_send(rank_of(parent), {}, ch), half, half,
+                               {scattered, from_kids[0], from_kids[1]});
+        // Down: the global sum overwrites the partial one.
+        got = add(make_recv(rank_of(parent), {}, RecvMode::Copy, ch), half, half, {up});
+      } else if (kids[1]) {
+        got = add(make_compute(Time::zero()), half, half, {from_kids[0], from_kids[1]});
+      }
+      for (int j = 0; j < 2; ++j)
+        if (kids[j]) add(make_send(rank_of(kids[j]), {}, ch), half, half, {got});
+      result[t] = got;
+    }
+    add(lockstep::make_net_reduce(node, {}, {}), Piece::Block, Piece::Chunk,
+        {result[0], result[1]});
+    // Every rank's block has the same length, so that a rank's program is as long as any
+    // other's: engines size their issue window from one rank (registry's make_sweep_engine
+    // uses rank 0, a leaf), and a shorter window would hold back an inner node's later chunks.
+    while (out.size() < kShapeOps)
+      out.push_back({make_compute(Time::zero()), Piece::Chunk, Piece::Chunk});
+    return out;
+  }
+
+  struct Slot {
+    Rank rank = 0xffffffffu;
+    std::vector<TemplateOp> ops;
+  };
+
+  CollectiveSpec spec_;
+  Rank g_;
+  Rank nodes_;
+  std::uint64_t chunks_ = 1;
+  std::vector<std::vector<Rank>> groups_;
+  mutable std::mutex mutex_;
+  mutable std::vector<Slot> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramSet> make_nvls_tree(const CollectiveSpec& spec) {
+  return std::make_unique<NvlsTreeProgramSet>(spec);
+}
+
+}  // namespace lockstep::collective_detail

@@ -1,0 +1,146 @@
+// The NVLS_TREE program's shape (src/collective/nvls_tree.cpp) and CollNet Direct's
+// (net_reduce.cpp): bytes per GPU on NVLink and on the NIC, peers, chunking and laziness, each
+// derived by hand. Correctness on real data is in tests/unit/engine/functional.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/tuner.hpp"
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+CollectiveSpec spec(Algorithm a, Rank nodes, std::uint32_t g, std::uint64_t bytes) {
+  CollectiveSpec s;
+  s.algorithm = a;
+  s.ranks = nodes * g;
+  s.ranks_per_node = g;
+  s.bytes = Bytes(bytes);
+  s.type = DataType::Float32;
+  return s;
+}
+
+struct Volumes {
+  std::uint64_t net_up = 0, net_down = 0;  // NetReduce src / dst bytes
+  std::uint64_t sent = 0, received = 0;    // point-to-point
+  std::set<Rank> peers;
+  std::uint64_t ops = 0;
+};
+
+Volumes volumes(const ProgramSet& p, Rank r) {
+  Volumes v;
+  for (OpIndex i = 0; i < p.num_ops(r); ++i) {
+    const Op op = p.op(r, i);
+    ++v.ops;
+    if (op.kind == OpKind::NetReduce) v.net_up += op.src.bytes, v.net_down += op.dst.bytes;
+    if (op.kind == OpKind::Send) v.sent += op.src.bytes, v.peers.insert(op.peer);
+    if (op.kind == OpKind::Recv) v.received += op.dst.bytes, v.peers.insert(op.peer);
+  }
+  return v;
+}
+
+// 4 nodes x 4 GPUs, S = 4 MiB in one chunk: the NVLS reduce-scatter sends S up and gets S/4
+// down, the multicast sends S/4 up and gets S down: S (1 + 1/g) = 5 MiB each way per GPU.
+// Trees over m = 4 nodes (positions 1..4, root 4): tree 0 is 4 -> 2 -> {1, 3} with node u at
+// u + 1; tree 1 mirrors it (node u at 4 - u), so its root is node 0 and node 2 is its inner
+// node. Each tree carries half of a GPU's S/4 block, H = S/8 = 512 KiB, and a node sends and
+// receives per tree: leaf 1 H, root with one child 1 H, inner node with two children 3 H. So
+// node 0 (leaf, root) and node 3 (root, leaf) move 2H = 1 MiB each way, nodes 1 and 2 (inner,
+// leaf) 4H = 2 MiB: the busiest NIC carries 2 S/g, the "/ 2" of NCCL's model.
+TEST(NvlsTreeProgram, BytesPerGpuOnNvlinkAndNic) {
+  CollectiveSpec s = spec(Algorithm::NvlsTree, 4, 4, 4 << 20);
+  s.chunk = s.bytes;
+  const auto p = make_collective(s);
+  const std::uint64_t S = 4 << 20, H = S / 8;
+  const std::uint64_t expected[] = {2 * H, 4 * H, 4 * H, 2 * H};
+  for (Rank r = 0; r < s.ranks; ++r) {
+    const Volumes v = volumes(*p, r);
+    EXPECT_EQ(v.net_up, S + S / 4) << r;
+    EXPECT_EQ(v.net_down, S + S / 4) << r;
+    EXPECT_EQ(v.sent, expected[r / 4]) << r;
+    EXPECT_EQ(v.received, expected[r / 4]) << r;
+    // The tree stays on the GPU's rail: only the same local index on other nodes.
+    for (Rank q : v.peers) {
+      EXPECT_EQ(q % 4, r % 4);
+      EXPECT_NE(q / 4, r / 4);
+    }
+  }
+  // Node 1 (inner in tree 0, children nodes 0 and 2, parent node 3; leaf in tree 1 under node
+  // 2) talks to every other node.
+  EXPECT_EQ(volumes(*p, 5).peers, (std::set<Rank>{1, 9, 13}));
+  EXPECT_EQ(p->num_groups(), 4u);  // one NVLS group per node
+  EXPECT_EQ(std::vector<Rank>(p->group(2).begin(), p->group(2).end()),
+            (std::vector<Rank>{8, 9, 10, 11}));
+}
+
+// NCCL's NVLS chunking with 16 channels x 8 heads = 128 concurrent blocks: 1 GiB keeps 128 KiB
+// blocks (1 MiB chunks, 64 per channel); 16 MiB is under 4 x 128 x 128 KiB = 64 MiB, so 64 KiB
+// blocks (512 KiB chunks, 2 per channel). Every rank's block of ops is padded to 14 (the
+// longest: reduce-scatter, 6 tree ops per tree, all-gather), so all ranks have equal programs.
+TEST(NvlsTreeProgram, NcclChunkingAndEqualProgramLengths) {
+  CollectiveSpec big = spec(Algorithm::NvlsTree, 8, 8, std::uint64_t{1} << 30);
+  big.channels = 16;
+  const auto p = make_collective(big);
+  for (Rank r = 0; r < big.ranks; r += 9) EXPECT_EQ(p->num_ops(r), 64u * 16 * 14) << r;
+  CollectiveSpec mid = big;
+  mid.bytes = Bytes::mib(16);
+  EXPECT_EQ(make_collective(mid)->num_ops(0), 2u * 16 * 14);
+}
+
+// 131,072 ranks (16,384 nodes of 8): the program is lazy, any op of any rank is computed from a
+// 14-op template, and the last op of a rank is the multicast of its last block.
+TEST(NvlsTreeProgram, LazyAtScale) {
+  CollectiveSpec s = spec(Algorithm::NvlsTree, 16384, 8, std::uint64_t{1} << 30);
+  s.channels = 16;
+  const auto p = make_collective(s);
+  const Rank r = 131071;
+  const OpIndex n = p->num_ops(r);
+  ASSERT_EQ(n % 14, 0u);
+  Op last;
+  for (OpIndex i = n - 14; i < n; ++i)
+    if (p->op(r, i).kind == OpKind::NetReduce) last = p->op(r, i);
+  EXPECT_EQ(last.peer, 16383u);           // the node's group
+  EXPECT_EQ(last.dst.bytes, 1u << 20);    // a 1 MiB chunk
+  EXPECT_EQ(last.src.bytes, 128u << 10);  // this GPU's 128 KiB block of it
+}
+
+// 1 TiB in 64-byte chunks is 2^34 chunks: more ops than a program can index, an input error.
+TEST(NvlsTreeProgram, TooManyOpsIsAnInputError) {
+  CollectiveSpec s = spec(Algorithm::NvlsTree, 2, 4, std::uint64_t{1} << 40);
+  s.chunk = Bytes(64);
+  EXPECT_THROW(make_collective(s), InputError);
+}
+
+// CollNet Direct, 2 nodes x 4 GPUs, S = 4 MiB in one chunk: the NVLink reduce-scatter and
+// all-gather each move (g-1)/g S = 3 MiB per GPU each way between the node's GPUs; SHARP gets
+// the GPU's S/4 block up and down through its rail's switches.
+TEST(CollNetProgram, NvlinkReduceScatterSharpPerRailAllGather) {
+  CollectiveSpec s = spec(Algorithm::CollNet, 2, 4, 4 << 20);
+  s.chunk = s.bytes;
+  const auto p = make_collective(s);
+  const std::uint64_t S = 4 << 20;
+  for (Rank r = 0; r < s.ranks; ++r) {
+    const Volumes v = volumes(*p, r);
+    EXPECT_EQ(v.sent, 2 * 3 * S / 4) << r;
+    EXPECT_EQ(v.received, 2 * 3 * S / 4) << r;
+    EXPECT_EQ(v.net_up, S / 4) << r;
+    EXPECT_EQ(v.net_down, S / 4) << r;
+    for (Rank q : v.peers) EXPECT_EQ(q / 4, r / 4);  // point-to-point stays in the node
+  }
+  EXPECT_EQ(std::vector<Rank>(p->group(1).begin(), p->group(1).end()),
+            (std::vector<Rank>{1, 5}));  // rail 1
+}
+
+// The tuner's algorithms map onto these programs (what --engine flow runs).
+TEST(ProgramAlgorithm, NvlsTreeAndCollNetHaveTheirOwnPrograms) {
+  EXPECT_EQ(program_algorithm(TunerAlgo::NvlsTree), Algorithm::NvlsTree);
+  EXPECT_EQ(program_algorithm(TunerAlgo::CollNet), Algorithm::CollNet);
+  EXPECT_EQ(program_algorithm(TunerAlgo::Nvls), Algorithm::NetReduce);
+  EXPECT_EQ(parse_algorithm("nvls_tree"), Algorithm::NvlsTree);
+  EXPECT_EQ(parse_algorithm("collnet"), Algorithm::CollNet);
+}
+
+}  // namespace
+}  // namespace lockstep
