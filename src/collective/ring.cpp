@@ -15,6 +15,9 @@
 // FIFO matching is per (src, dst, channel) and dependencies are explicit op indices, so the
 // interleaving changes where ops sit, not what they do.
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <numeric>
 #include <vector>
 
 #include "generated.hpp"
@@ -22,6 +25,80 @@
 
 namespace lockstep::collective_detail {
 namespace {
+
+// Depth-first search for `need` edge-disjoint directed Hamiltonian cycles of the complete
+// digraph on g vertices. Cycle i starts 0 -> i + 1 (vertex 0's out-edges are split among the
+// cycles), which removes the symmetric duplicates; a step budget bounds the search.
+class CycleSearch {
+ public:
+  CycleSearch(std::uint32_t g, std::uint32_t need) : g_(g), need_(need), used_(g * g, false) {
+    cycles.reserve(need);  // extend() holds a reference to the last cycle across recursion
+  }
+  bool run() { return start_cycle(); }
+  std::vector<std::vector<std::uint32_t>> cycles;
+
+ private:
+  bool start_cycle() {
+    if (cycles.size() == need_) return true;
+    const auto first = static_cast<std::uint32_t>(cycles.size() + 1);
+    if (used_[first]) return false;
+    cycles.push_back({0, first});
+    used_[first] = true;
+    const bool ok = extend();
+    used_[first] = false;
+    if (!ok) cycles.pop_back();
+    return ok;
+  }
+  bool extend() {
+    if (++steps_ > kBudget) return false;
+    std::vector<std::uint32_t>& path = cycles.back();
+    const std::uint32_t at = path.back();
+    if (path.size() == g_) {
+      if (used_[at * g_]) return false;
+      used_[at * g_] = true;
+      if (start_cycle()) return true;
+      used_[at * g_] = false;
+      return false;
+    }
+    for (std::uint32_t v = 1; v < g_; ++v) {
+      if (used_[at * g_ + v] || std::find(path.begin(), path.end(), v) != path.end()) continue;
+      used_[at * g_ + v] = true;
+      path.push_back(v);
+      if (extend()) return true;
+      path.pop_back();
+      used_[at * g_ + v] = false;
+    }
+    return false;
+  }
+  static constexpr std::uint64_t kBudget = 2'000'000;
+  std::uint32_t g_, need_;
+  std::vector<bool> used_;
+  std::uint64_t steps_ = 0;
+};
+
+// Hamiltonian cycles of a g-GPU mesh (as local indices), computed once per g: the g - 1
+// edge-disjoint cycles that cover every directed pair when the search finds them (Tillson 1980:
+// they exist for every g except 4 and 6), else the rotations r -> r + k with gcd(k, g) = 1.
+const std::vector<std::vector<std::uint32_t>>& mesh_cycles(std::uint64_t g64) {
+  static std::mutex mutex;
+  static std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> cache;
+  const auto g = static_cast<std::uint32_t>(g64);
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace(g);
+  if (!inserted) return it->second;
+  if (g >= 3 && g <= 16 && g != 4 && g != 6) {
+    CycleSearch search(g, g - 1);
+    if (search.run()) return it->second = std::move(search.cycles);
+  }
+  for (std::uint32_t k = 1; k < std::max<std::uint32_t>(g, 2); ++k) {
+    if (std::gcd(k, g) != 1) continue;
+    std::vector<std::uint32_t> cycle(g);
+    for (std::uint32_t j = 0; j < g; ++j) cycle[j] = static_cast<std::uint32_t>(j * k % g);
+    it->second.push_back(std::move(cycle));
+  }
+  if (it->second.empty()) it->second.push_back(std::vector<std::uint32_t>(g, 0));
+  return it->second;
+}
 
 class RingProgramSet final : public ProgramSet {
  public:
@@ -58,6 +135,8 @@ class RingProgramSet final : public ProgramSet {
     }
     per_row_ = c_ * per_step_;
     per_iteration_ = steps_ * per_row_;
+    g_ = spec.ranks_per_node ? spec.ranks_per_node : n_;
+    if (spec.mesh_rings) build_mesh_orders();
   }
 
   Rank num_ranks() const override { return n_; }
@@ -77,7 +156,7 @@ class RingProgramSet final : public ProgramSet {
   // even; a single node rotates by one rank.
   Rank symmetry_period() const override {
     const std::uint64_t g = spec_.ranks_per_node ? spec_.ranks_per_node : n_;
-    if (extra_ != 0 || n_ < 2) return 0;
+    if (extra_ != 0 || n_ < 2 || spec_.mesh_rings) return 0;  // mesh walks differ per rank
     if (g == n_) return 1;
     return n_ % (2 * g) == 0 && n_ > 2 * g ? static_cast<Rank>(2 * g) : 0;
   }
@@ -88,7 +167,8 @@ class RingProgramSet final : public ProgramSet {
   // steps carry one more dependency than its reduce-scatter steps, so they form a region of
   // their own.
   PeriodicRegion periodic_region(Rank, OpIndex i) const override {
-    if (i < prefix_ || per_iteration_ == 0 || extra_ != 0) return {};
+    // Not claimed for mesh rings: nothing here proves the per-channel walks keep it true.
+    if (i < prefix_ || per_iteration_ == 0 || extra_ != 0 || spec_.mesh_rings) return {};
     const std::uint64_t j = i - prefix_;
     const std::uint64_t base = prefix_ + j / per_iteration_ * per_iteration_;
     const std::uint64_t step = j % per_iteration_ / per_row_, n1 = n_ - 1;
@@ -114,15 +194,14 @@ class RingProgramSet final : public ProgramSet {
     const std::uint64_t w = step * per_step_ + in_row % per_step_;
     // Where the unit's first op would sit; op `which` of its step s sits at at(x, s, which).
     const auto base = static_cast<OpIndex>(prefix_ + k * per_iteration_ + ch * per_step_);
-    const std::uint32_t g = spec_.ranks_per_node;
-    const Rank p = ring_position_of(n_, g, ch, r);
+    const Rank p = position_of(ch, r);
     Ctx x{r,
           k,
           ch,
           base,
           p,
-          ring_rank_at(n_, g, ch, (p + 1) % n_),
-          ring_rank_at(n_, g, ch, (p + n_ - 1) % n_)};
+          rank_at_position(ch, (p + 1) % n_),
+          rank_at_position(ch, (p + n_ - 1) % n_)};
     switch (spec_.op) {
       case CollectiveOp::AllGather:
         return all_gather(x, w);
@@ -160,8 +239,40 @@ class RingProgramSet final : public ProgramSet {
     const auto n = static_cast<std::int64_t>(n_);
     return static_cast<Rank>(((v % n) + n) % n);
   }
-  Rank rank_at(const Ctx& x, std::int64_t pos) const {
-    return ring_rank_at(n_, spec_.ranks_per_node, x.ch, mod(pos));
+  Rank rank_at(const Ctx& x, std::int64_t pos) const { return rank_at_position(x.ch, mod(pos)); }
+
+  // Ring order of channel ch: the shared rotated order, or on a mesh the channel's own walk.
+  Rank rank_at_position(std::uint16_t ch, Rank pos) const {
+    if (!spec_.mesh_rings) return ring_rank_at(n_, spec_.ranks_per_node, ch, pos);
+    const Rank node = pos / g_, j = pos % g_;
+    const std::uint64_t row = (ch % mesh_channels_) * g_;
+    return node * g_ + mesh_local_[row + (node % 2 == 0 || n_ == g_ ? j : g_ - 1 - j)];
+  }
+  Rank position_of(std::uint16_t ch, Rank rank) const {
+    if (!spec_.mesh_rings) return ring_position_of(n_, spec_.ranks_per_node, ch, rank);
+    const Rank node = rank / g_;
+    const Rank j = mesh_position_[(ch % mesh_channels_) * g_ + rank % g_];
+    return node * g_ + (node % 2 == 0 || n_ == g_ ? j : g_ - 1 - j);
+  }
+
+  // Channel c walks cycle c mod C of an edge-disjoint decomposition of the node's complete
+  // directed graph, starting at local GPU c mod g (as the rotated order does), so consecutive
+  // nodes still meet on the same local index; odd nodes walk it backwards.
+  void build_mesh_orders() {
+    const std::vector<std::vector<std::uint32_t>>& cycles = mesh_cycles(g_);
+    mesh_channels_ = cycles.size() * g_;
+    mesh_local_.resize(mesh_channels_ * g_);
+    mesh_position_.resize(mesh_channels_ * g_);
+    for (std::uint64_t c = 0; c < mesh_channels_; ++c) {
+      const std::vector<std::uint32_t>& cycle = cycles[c % cycles.size()];
+      const auto start =
+          static_cast<std::uint64_t>(std::find(cycle.begin(), cycle.end(), c % g_) - cycle.begin());
+      for (std::uint64_t j = 0; j < g_; ++j) {
+        const std::uint32_t local = cycle[(start + j) % g_];
+        mesh_local_[c * g_ + j] = local;
+        mesh_position_[c * g_ + local] = static_cast<std::uint32_t>(j);
+      }
+    }
   }
 
   Op prefix_op(Rank r) const {
@@ -242,6 +353,9 @@ class RingProgramSet final : public ProgramSet {
   std::uint64_t steps_ = 0;          // steps of one iteration
   std::uint64_t per_row_ = 0;        // ops of one step of all channels: per_step_ x channels
   std::uint64_t per_iteration_ = 0;  // steps_ x per_row_
+  std::uint64_t g_ = 1;              // ranks per node
+  std::uint64_t mesh_channels_ = 1;  // distinct mesh walks: cycles x start GPUs
+  std::vector<std::uint32_t> mesh_local_, mesh_position_;  // [walk * g + j], [walk * g + local]
 };
 
 }  // namespace

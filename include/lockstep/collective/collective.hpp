@@ -74,6 +74,10 @@ struct CollectiveSpec {
   Bytes chunk;                       // pipelining chunk per step; 0 = algorithm default
   Rank root = 0;                     // broadcast / reduce
   std::uint32_t ranks_per_node = 0;  // scale-up domain size: ring order and hierarchical; 0 = flat
+  // Ring only: the ranks of a node are fully connected (e.g. AMD xGMI mesh), so each channel
+  // walks the node along a different Hamiltonian cycle and the channels together use every
+  // GPU pair, as RCCL does; false keeps the same rotated order on every channel.
+  bool mesh_rings = false;
   // alltoallv only: alltoallv[i][j] = bytes rank i sends to rank j (ranks x ranks, multiples of
   // the element size). `bytes` is ignored for alltoallv.
   std::vector<std::vector<std::uint64_t>> alltoallv;

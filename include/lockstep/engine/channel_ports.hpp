@@ -4,8 +4,10 @@
 // NCCL runs each channel as one thread block that moves data at the channel's speed, the bus
 // bandwidth divided by the channels; a channel waiting out its step latency leaves its share of
 // the link unused rather than handing it to the other channels. Max-min sharing alone would
-// give the waiting channel's share to the others. The flow engine has no per-transfer rate
-// limit, so this adds one as topology: every GPU gets one private virtual link per channel
+// give the waiting channel's share to the others. This adds a limit as topology (the sweep now
+// uses the flow engine's EngineOptions::channel_send_bandwidth instead, which gives the same
+// times without copying the graph; this stays as the reference the ring agreement tests check
+// the idea against): every GPU gets one private virtual link per channel
 // (to a virtual endpoint, so no path runs through it), and a router that starts every path the
 // GPU sends on channel c with its port c. A port carries one channel of one GPU, so it limits
 // exactly that channel's sends and shares nothing with anyone.

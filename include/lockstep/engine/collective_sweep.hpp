@@ -91,9 +91,9 @@ struct NcclEngineRun {
   bool overhead_as_latency = false;
   // NCCL's speed of one channel (payload): bus bandwidth / channels, protocol caps included;
   // zero: no limit. Flow runs of ring all-reduce / all-gather / reduce-scatter cap each
-  // channel's sends at it (engine/channel_ports.hpp), so that a channel waiting out its step
-  // latency does not lend its share to the others. EngineOptions has no such field: `apply`
-  // does not copy it.
+  // channel's sends at it (EngineOptions::channel_send_bandwidth, set by run_on_engine for flow
+  // runs only), so that a channel waiting out its step latency does not lend its share to the
+  // others. `apply` does not copy it.
   Bandwidth channel_bandwidth;
   /// Copies the overheads and efficiencies above into engine options.
   void apply(EngineOptions& options) const {

@@ -38,6 +38,12 @@ struct EngineOptions {
   Time network_message_latency = Time::zero();
   // Local memory bandwidth for Copy and Reduce ops (HBM-bound kernels); 0 means free.
   Bandwidth local_copy_bandwidth;
+  // Speed limit of one (sending rank, channel) pair: every concurrent point-to-point send of a
+  // rank on one channel shares at most this rate, as one NCCL channel is one thread block that
+  // moves data at its own speed and does not lend it to the other channels while it waits. In
+  // wire bytes, like link bandwidths (a send of S bytes counts S / transfer_efficiency). 0 = off.
+  // Flow engine only.
+  Bandwidth channel_send_bandwidth;
 };
 
 struct EngineInput {

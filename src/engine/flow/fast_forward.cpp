@@ -114,6 +114,9 @@ void Simulation::canonical_state(std::vector<std::uint64_t>& out, OpIndex origin
     out.push_back(static_cast<std::uint64_t>((now_ - flow.updated).picoseconds()));
     for (const auto& use : routes_[transfers_[flow.transfer].route].shares[flow.share].uses)
       links.push_back(use.cons);
+    // A channel limit is keyed by (simulated rank, channel), which the cycle does not move, and
+    // its id never changes once created; its order of flows is compared like a link's.
+    if (flow.cap != kNone) links.push_back(flow.cap);
   }
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lockstep/core/error.hpp"
 #include "simulation.hpp"
@@ -36,6 +37,9 @@ void validate(const EngineInput& in) {
     throw InputError("network_transfer_efficiency", fmt::format("must be in [0, 1], got {}", net));
   if (in.options.network_message_latency < Time::zero())
     throw InputError("network_message_latency", "must not be negative");
+  const double cap = in.options.channel_send_bandwidth.bytes_per_second();
+  if (!(cap >= 0) || std::isinf(cap))
+    throw InputError("channel_send_bandwidth", fmt::format("must be finite and >= 0, got {}", cap));
 }
 
 // Class counts to try, finest aggregation first: multiples of the program's symmetry period

@@ -16,6 +16,12 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacities) {
   for (std::size_t i = 0; i < capacities.size(); ++i) cons_[i].capacity = capacities[i];
 }
 
+MaxMinSolver::ConsId MaxMinSolver::add_constraint(double capacity) {
+  cons_.emplace_back();
+  cons_.back().capacity = capacity;
+  return static_cast<ConsId>(cons_.size() - 1);
+}
+
 void MaxMinSolver::mark_dirty(ConsId c) {
   if (!cons_[c].dirty) {
     cons_[c].dirty = true;

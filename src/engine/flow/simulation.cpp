@@ -307,6 +307,7 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank delta, std
     tr.route = routes_.class_route(sender, delta, channel);
   }
   tr.queue = queue;
+  tr.channel = channel;
   MatchQueue& q = queues_[queue];
   if (q.busy) {
     q.backlog.push_back(t);
@@ -371,12 +372,32 @@ void Simulation::begin_transfer(std::uint32_t t) {
     flow.remaining = bytes;
     flow.rate = 0;
     flow.updated = now_;
-    flow.var = solver_.add(share.uses);
+    flow.cap = kNone;
+    if (in_.options.channel_send_bandwidth.bytes_per_second() > 0 &&
+        transfers_[t].kind == TransferKind::PointToPoint) {
+      // The sender's channel limit goes in front of the share's links, where a port link on
+      // the sending GPU would sit, as one more constraint the flow crosses.
+      flow.cap = channel_cap(transfers_[t].src, transfers_[t].channel);
+      uses_scratch_.assign(1, MaxMinSolver::Use{flow.cap, 1.0});
+      uses_scratch_.insert(uses_scratch_.end(), share.uses.begin(), share.uses.end());
+      flow.var = solver_.add(uses_scratch_);
+    } else {
+      flow.var = solver_.add(share.uses);
+    }
     if (flow_of_var_.size() <= flow.var) flow_of_var_.resize(flow.var + 1);
     flow_of_var_[flow.var] = f;
     ++transfers_[t].streaming;
   }
   if (transfers_[t].streaming == 0) stream_done(t);
+}
+
+MaxMinSolver::ConsId Simulation::channel_cap(Rank r, std::uint16_t channel) {
+  std::uint32_t id = cap_index_.find(r, channel);
+  if (id == FlatIndex::kMissing) {
+    id = solver_.add_constraint(in_.options.channel_send_bandwidth.bytes_per_second());
+    cap_index_.insert(r, channel, id);
+  }
+  return id;
 }
 
 void Simulation::settle(Flow& flow) {

@@ -74,6 +74,7 @@ class Simulation final : public LinkLoadView {
     std::uint32_t net_round = 0;  // which of the group's NetReduce rounds (see Slot::net_round)
     std::uint32_t member = 0;     // NetDown: index of the member in its round's arrivals
     std::uint32_t queue = kNone;  // connection (point-to-point only)
+    std::uint16_t channel = 0;    // point-to-point: the connection's channel
     std::uint32_t streaming = 0;  // flows still in their bandwidth phase
     double wire_bytes = 0;        // per member
   };
@@ -81,6 +82,7 @@ class Simulation final : public LinkLoadView {
     std::uint32_t transfer = 0;
     std::uint32_t share = 0;
     MaxMinSolver::VarId var = 0;
+    MaxMinSolver::ConsId cap = kNone;  // its (sender, channel) speed limit, if any
     double remaining = 0;
     double rate = 0;
     Time updated;
@@ -138,6 +140,10 @@ class Simulation final : public LinkLoadView {
   // member == kNone: one of the round's up transfers is done; else that member's result arrived.
   void net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member);
   void apply_rates();
+  // The solver constraint of simulated rank r's channel (EngineOptions::channel_send_bandwidth),
+  // created the first time one of its sends streams. A class's constraint stands for each
+  // member's own: a member's send crosses only its own rank's, with coefficient 1.
+  MaxMinSolver::ConsId channel_cap(Rank r, std::uint16_t channel);
   void settle(Flow& flow);
   void push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux = 0);
   void record_rate(const Flow& flow, double delta_rate);
@@ -200,6 +206,8 @@ class Simulation final : public LinkLoadView {
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> flow_of_var_;
+  FlatIndex cap_index_;  // (simulated rank, channel) -> solver constraint
+  std::vector<MaxMinSolver::Use> uses_scratch_;
   static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }

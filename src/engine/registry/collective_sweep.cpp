@@ -7,10 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <optional>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/channel_ports.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry.hpp"
@@ -91,6 +89,22 @@ double algorithm_efficiency(const Prediction& p, const NcclCluster& c, Collectiv
 // Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
 // efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
 // intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
+struct MeshLinks {
+  std::uint32_t peers = 0;  // GPUs the first GPU reaches over a direct GPU-GPU link
+  double total_GBps = 0;    // those links' bandwidth summed (one direction)
+};
+MeshLinks gpu_mesh_links(const Topology& topo) {
+  MeshLinks m;
+  const auto gpus = topo.gpus();
+  if (gpus.empty()) return m;
+  for (const Port& port : topo.ports(gpus[0]))
+    if (topo.device(port.peer).kind == DeviceKind::Gpu) {
+      ++m.peers;
+      m.total_GBps += topo.link(Topology::link_of(port.out)).bandwidth.gigabytes_per_second();
+    }
+  return m;
+}
+
 struct FlowEfficiency {
   double intra = 1;
   double network = 0;  // 0: the topology has no NIC-to-switch links
@@ -107,6 +121,9 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
         b != DeviceKind::Gpu)
       raw_nic = std::max(raw_nic, bw);
   }
+  // On a mesh (GPUs linked pairwise, no switch) mesh rings spread the channels over all of a
+  // GPU's links, so NCCL's per-GPU rate is their sum, not one link's.
+  if (const MeshLinks mesh = gpu_mesh_links(topo); mesh.peers > 1) raw_intra = mesh.total_GBps;
   const double algo = algorithm_efficiency(p, c, op);
   FlowEfficiency e;
   e.intra = algo;
@@ -185,14 +202,11 @@ Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Top
   input.programs = programs.get();
   input.placement = topo.gpus();
   input.router = router.get();
-  std::optional<ChannelPorts> ports;
-  if (sweep.engine == "flow" && how.channel_bandwidth.bytes_per_second() > 0) {
-    // The ports carry wire bytes: the channel's payload speed over the run's efficiency.
-    ports.emplace(topo, how.spec.channels, how.channel_bandwidth / how.transfer_efficiency);
-    input.topology = &ports->topology();
-    input.router = &ports->router();
-  }
   how.apply(input.options);
+  if (sweep.engine == "flow" && how.channel_bandwidth.bytes_per_second() > 0) {
+    // The limit counts wire bytes: the channel's payload speed over the run's efficiency.
+    input.options.channel_send_bandwidth = how.channel_bandwidth / how.transfer_efficiency;
+  }
   // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow
   // engine's default window lets them progress together; it also stays inside the ring's
   // periodic regions, so the steady state can be fast-forwarded. Other programs lay their
@@ -211,9 +225,9 @@ Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Top
 //   program, 2(n-1) consecutive hops, crosses a node boundary every g hops (2N times for g > 2),
 //   so paying each hop its own step latency would overcount; the overhead is that share less
 //   the mean path latency along such a chain (the engine adds each path's latency itself);
-// - each channel's sends are capped at NCCL's channel speed (channel_ports.hpp), so that a
-//   channel waiting out its latency does not lend its share of a link to the others and NCCL's
-//   sum of latency and transfer holds.
+// - each channel's sends are capped at NCCL's channel speed (EngineOptions::
+//   channel_send_bandwidth), so that a channel waiting out its latency does not lend its share
+//   of a link to the others and NCCL's sum of latency and transfer holds.
 void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, CollectiveOp op,
                              double base_us, const Topology& topo, NcclEngineRun& how) {
   const double n = c.ranks(), g = c.gpus_per_node;
@@ -240,6 +254,16 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.channels = static_cast<std::uint16_t>(p.channels);
   // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do.
+  // Across nodes flow is still ~2x below the model (docs/nccl-model.md "Mesh rings").
+  how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
+  // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else
+  // the link with one channel more limits them all: round up (channel speed is bus / channels
+  // below, so the aggregate rate the model priced is unchanged).
+  if (how.spec.mesh_rings && p.algo == TunerAlgo::Ring) {
+    const std::uint32_t cycles = c.gpus_per_node - 1;
+    how.spec.channels = static_cast<std::uint16_t>((p.channels + cycles - 1) / cycles * cycles);
+  }
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so
   // the overhead is what is left (docs/nccl-model.md "Flow runs"). A multi-node ring's local
   // steps pay at least the network post overhead, and its Simple all-reduce's whole latency,
@@ -283,10 +307,10 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   if (p.algo == TunerAlgo::Nvls && c.nodes == 1) how.fixed += how.per_message_overhead;
   if (ring && !how.overhead_as_latency && c.nodes > 1 && c.gpus_per_node > 1)
     price_ring_across_nodes(c, p, op, base_us, topo, how);
-  // Every ring channel runs at NCCL's channel speed (channel_ports.hpp): the bus bandwidth the
+  // Every ring channel runs at NCCL's channel speed (channel_send_bandwidth): the bus bandwidth the
   // model priced, LL's and LL128's caps included, shared evenly by the channels.
   if (ring && !how.overhead_as_latency)
-    how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / p.channels);
+    how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
   return how;
 }
 

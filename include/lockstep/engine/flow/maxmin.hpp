@@ -36,6 +36,9 @@ class MaxMinSolver {
   /// One constraint per capacity (e.g. per directed link, in bytes/s).
   explicit MaxMinSolver(std::vector<double> capacities);
 
+  /// Adds a constraint of `capacity` after the existing ones and returns its id.
+  ConsId add_constraint(double capacity);
+
   /// Adds a variable crossing `uses` (at least one; constraint ids must exist and be distinct).
   VarId add(std::span<const Use> uses);
   void remove(VarId v);
