@@ -137,6 +137,7 @@ class RingProgramSet final : public ProgramSet {
     per_iteration_ = steps_ * per_row_;
     g_ = spec.ranks_per_node ? spec.ranks_per_node : n_;
     if (spec.mesh_rings) build_mesh_orders();
+    rotate_slots_ = !spec.mesh_rings && g_ > 1 && g_ < n_ && c_ % g_ == 0;
   }
 
   Rank num_ranks() const override { return n_; }
@@ -159,6 +160,15 @@ class RingProgramSet final : public ProgramSet {
     if (extra_ != 0 || n_ < 2 || spec_.mesh_rings) return 0;  // mesh walks differ per rank
     if (g == n_) return 1;
     return n_ % (2 * g) == 0 && n_ > 2 * g ? static_cast<Rank>(2 * g) : 0;
+  }
+
+  // Channel c + 1 visits the GPUs of every node one local index further on than channel c
+  // (ring_rank_at), so rotating every rank by one inside its node and every channel by one
+  // inside its block of g channels maps the ring onto itself. Op indices map onto themselves
+  // too because a rank's channels sit in its steps in an order rotated by its local index
+  // (channel_of_slot). Channel slices must all have the same size.
+  Rank local_symmetry() const override {
+    return rotate_slots_ && symmetry_period() > 0 && q_ % c_ == 0 ? static_cast<Rank>(g_) : 0;
   }
 
   // Within an iteration every step after the first repeats the one before it on every channel
@@ -189,11 +199,12 @@ class RingProgramSet final : public ProgramSet {
     const std::uint64_t j = i - prefix_;
     const std::uint64_t k = j / per_iteration_, in_iteration = j % per_iteration_;
     const std::uint64_t step = in_iteration / per_row_, in_row = in_iteration % per_row_;
-    const auto ch = static_cast<std::uint16_t>(in_row / per_step_);
+    const std::uint64_t slot = in_row / per_step_;
+    const std::uint16_t ch = channel_of_slot(r, slot);
     // w numbers the ops of this (iteration, channel) unit as if its steps were contiguous.
     const std::uint64_t w = step * per_step_ + in_row % per_step_;
     // Where the unit's first op would sit; op `which` of its step s sits at at(x, s, which).
-    const auto base = static_cast<OpIndex>(prefix_ + k * per_iteration_ + ch * per_step_);
+    const auto base = static_cast<OpIndex>(prefix_ + k * per_iteration_ + slot * per_step_);
     const Rank p = position_of(ch, r);
     Ctx x{r,
           k,
@@ -220,6 +231,14 @@ class RingProgramSet final : public ProgramSet {
     OpIndex base;
     Rank pos, next, prev;
   };
+
+  // The channel in position `slot` of rank r's steps: the identity, or, when channels come in
+  // blocks of g (rotate_slots_), rotated inside each block by r's local index, so that the rank
+  // one local index further on holds the next channel in the same position (local_symmetry).
+  std::uint16_t channel_of_slot(Rank r, std::uint64_t slot) const {
+    if (!rotate_slots_) return static_cast<std::uint16_t>(slot);
+    return static_cast<std::uint16_t>(slot - slot % g_ + (slot % g_ + r % g_) % g_);
+  }
 
   // Program index of op `which` of step `step` of the unit of x (step major, channel minor).
   OpIndex at(const Ctx& x, std::int64_t step, std::uint64_t which) const {
@@ -354,6 +373,7 @@ class RingProgramSet final : public ProgramSet {
   std::uint64_t per_row_ = 0;        // ops of one step of all channels: per_step_ x channels
   std::uint64_t per_iteration_ = 0;  // steps_ x per_row_
   std::uint64_t g_ = 1;              // ranks per node
+  bool rotate_slots_ = false;        // channel_of_slot rotates by the local index
   std::uint64_t mesh_channels_ = 1;  // distinct mesh walks: cycles x start GPUs
   std::vector<std::uint32_t> mesh_local_, mesh_position_;  // [walk * g + j], [walk * g + local]
 };

@@ -115,6 +115,13 @@ class ProgramSet {
   /// 0 (the default) promises nothing. A ring over n ranks has period 1; per-rank noise or a
   /// per-rank program difference must return 0 (or a period that respects it).
   virtual Rank symmetry_period() const { return 0; }
+  /// Rotation inside nodes, on top of the translation above (docs/flow-engine.md "Class
+  /// aggregation"). A value g > 1 promises: symmetry_period() is a multiple of g, and with
+  /// sigma(x) = x - x % g + (x + 1) % g applied to ranks and to channel numbers alike, op(sigma(r),
+  /// i) equals op(r, i) in everything a timing engine reads, except that every Send/Recv peer q
+  /// becomes sigma(q) and every channel c becomes sigma(c). A ring whose channel c + 1 enters each
+  /// node one GPU further on than channel c is the example. 0 or 1 promises nothing.
+  virtual Rank local_symmetry() const { return 0; }
   /// Repetition in time, so that an engine may skip a steady state (docs/flow-engine.md,
   /// "Steady-state fast-forward"). The region of rank r's program that contains op i, or a region
   /// with period_ops == 0 (the default) when i lies in none. A region promises, for every op index

@@ -278,7 +278,7 @@ bool Simulation::try_skip(const PeriodMark& a, const SavedState& saved) {
     const RankState& rs = rank_[r];
     if (rs.done || rs.base < d) return false;
     // Every op touched from `a` on, and in the cycles to skip, must lie in one region.
-    const PeriodicRegion region = programs_.periodic_region(r, rs.base - d);
+    const PeriodicRegion region = programs_.periodic_region(map_.real(r), rs.base - d);
     if (region.period_ops == 0 || d % region.period_ops != 0 || rs.loaded > region.end())
       return false;
     cycles = std::min<std::uint64_t>(cycles, (region.end() - rs.loaded) / d);
@@ -289,7 +289,7 @@ bool Simulation::try_skip(const PeriodMark& a, const SavedState& saved) {
   for (Rank r = 0; r < classes_; ++r) {
     for (OpIndex i = rank_[r].base; i < rank_[r].loaded; ++i) {
       const Op& now = slot(r, i);
-      const Op later = programs_.op(r, i + ops);
+      const Op later = programs_.op(map_.real(r), i + ops);
       bool same = now.kind == later.kind && now.peer == later.peer &&
                   now.channel == later.channel && now.bytes() == later.bytes() &&
                   now.duration == later.duration && now.num_deps == later.num_deps;
@@ -340,7 +340,7 @@ void Simulation::shift_state(OpIndex ops, Time dt) {
     rs.loaded += ops;
     for (OpIndex i = rs.base; i < rs.loaded; ++i) {
       Slot& s = slot_of(r, i);
-      s.op = programs_.op(r, i);
+      s.op = programs_.op(map_.real(r), i);
       if (s.first_dependent != kNoLink) s.first_dependent += moved_links;
       for (auto& next : s.next_dependent)
         if (next != kNoLink) next += moved_links;

@@ -42,19 +42,27 @@ void validate(const EngineInput& in) {
     throw InputError("channel_send_bandwidth", fmt::format("must be finite and >= 0, got {}", cap));
 }
 
-// Class counts to try, finest aggregation first: multiples of the program's symmetry period
-// that divide the rank count, ending with every rank on its own.
-std::vector<Rank> class_counts(const EngineInput& in, const FlowEngineConfig& config) {
+// Class maps to try, fewest classes first: multiples of the program's symmetry period that
+// divide the rank count, each also with the rotation inside nodes when the program declares it
+// (tried first of equal counts), ending with every rank on its own.
+std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
+                                              const FlowEngineConfig& config) {
   const Rank n = in.programs->num_ranks();
   const Rank period = in.programs->symmetry_period();
-  std::vector<Rank> counts;
+  const Rank local = in.programs->local_symmetry();
+  std::vector<flow_detail::ClassMap> maps;
   if (config.aggregate && period > 0 && n % period == 0 && n > period &&
       in.router->policy() != RoutingPolicy::Adaptive) {
-    for (Rank c = period; c < n; c += period)
-      if (n % c == 0) counts.push_back(c);
+    for (Rank c = period; c < n; c += period) {
+      if (n % c != 0) continue;
+      if (local > 1 && c % local == 0) maps.emplace_back(n, c, local);
+      maps.emplace_back(n, c, 1);
+    }
+    std::stable_sort(maps.begin(), maps.end(),
+                     [](const auto& a, const auto& b) { return a.classes() < b.classes(); });
   }
-  counts.push_back(n);
-  return counts;
+  maps.emplace_back(n);
+  return maps;
 }
 
 }  // namespace
@@ -64,13 +72,14 @@ RunResult FlowEngine::run(const EngineInput& input) {
   stats_ = FlowRunStats{};
   flow_detail::PathCache paths(*input.router);
   const Rank n = input.programs->num_ranks();
-  for (const Rank classes : class_counts(input, config_)) {
+  for (const flow_detail::ClassMap& classes : class_maps(input, config_)) {
     ++stats_.attempts;
     try {
       flow_detail::Simulation sim(input, config_, paths, classes);
       RunResult result = sim.run();
-      stats_.simulated_ranks = classes;
-      stats_.class_size = n / classes;
+      stats_.simulated_ranks = classes.classes();
+      stats_.class_size = n / classes.classes();
+      stats_.local_rotation = classes.local();
       stats_.transfers = sim.transfers();
       stats_.solver_components = sim.components();
       stats_.fast_forwards = sim.fast_forwards();

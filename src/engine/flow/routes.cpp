@@ -15,12 +15,8 @@ const std::vector<PathShare>& PathCache::get(DeviceId src, DeviceId dst, std::ui
 }
 
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-                       Rank classes)
-    : topo_(topo),
-      paths_(paths),
-      placement_(placement),
-      ranks_(static_cast<Rank>(placement.size())),
-      classes_(classes) {}
+                       const ClassMap& classes)
+    : topo_(topo), paths_(paths), placement_(placement), map_(classes) {}
 
 std::uint32_t RouteTable::new_slot() {
   if (!free_.empty()) {
@@ -34,16 +30,19 @@ std::uint32_t RouteTable::new_slot() {
   return static_cast<std::uint32_t>(routes_.size() - 1);
 }
 
-std::uint32_t RouteTable::class_route(Rank src_class, Rank delta, std::uint64_t label) {
-  const std::uint64_t key = static_cast<std::uint64_t>(src_class) << 32 | delta;
-  if (const auto id = by_class_.find(key, label); id != FlatIndex::kMissing) return id;
+std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t channel) {
+  const std::uint64_t key = static_cast<std::uint64_t>(src_class) << 32 | to;
+  if (const auto id = by_class_.find(key, channel); id != FlatIndex::kMissing) return id;
   member_scratch_.clear();
-  for (Rank r = src_class; r < ranks_; r += classes_) {
-    const Rank peer = static_cast<Rank>((static_cast<std::uint64_t>(r) + delta) % ranks_);
-    member_scratch_.push_back(&paths_.get(placement_[r], placement_[peer], label));
+  const Rank from = map_.real(src_class);
+  for (Rank m = 0; m < map_.members(); ++m) {
+    const ClassMap::Element e = map_.member(m);
+    member_scratch_.push_back(&paths_.get(placement_[map_.apply(e, from)],
+                                          placement_[map_.apply(e, to)],
+                                          map_.apply_channel(e, channel)));
   }
   const std::uint32_t id = build(member_scratch_);
-  by_class_.insert(key, label, id);
+  by_class_.insert(key, channel, id);
   return id;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "class_map.hpp"
 #include "flat_index.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
@@ -61,11 +62,11 @@ class PathCache {
 class RouteTable {
  public:
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-             Rank classes);
+             const ClassMap& classes);
 
-  /// Route of the transfers from ranks c, c + k, c + 2k, ... (k = classes) to their peers at
-  /// offset `delta`, with flow label `label`. Throws AsymmetricClass.
-  std::uint32_t class_route(Rank src_class, Rank delta, std::uint64_t label);
+  /// Route of the transfers of every member e of class src_class (class_map.hpp): from
+  /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
+  std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
   /// Route between two devices (one member), cached.
   std::uint32_t device_route(DeviceId src, DeviceId dst, std::uint64_t label);
   /// A one-off route chosen with the current load (adaptive routing); release it when done.
@@ -88,12 +89,11 @@ class RouteTable {
   const Topology& topo_;
   PathCache& paths_;
   std::span<const DeviceId> placement_;
-  Rank ranks_;
-  Rank classes_;
+  ClassMap map_;
   std::vector<ClassRoute> routes_;
   std::vector<std::uint32_t> free_;
   std::vector<bool> temporary_;
-  FlatIndex by_class_;  // (src class << 32 | delta, label) -> route
+  FlatIndex by_class_;  // (src class << 32 | to, channel) -> route
   std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_devices_;
   std::vector<const std::vector<PathShare>*> member_scratch_;
   std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n

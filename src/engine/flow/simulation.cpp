@@ -45,9 +45,9 @@ std::uint32_t issue_window(const FlowEngineConfig& config, Rank classes) {
 
 }  // namespace
 
-std::uint32_t Simulation::queue(Rank src_class, Rank dst_class, Rank delta, std::uint16_t channel) {
-  const std::uint64_t a = static_cast<std::uint64_t>(src_class) << 32 | dst_class;
-  const std::uint64_t b = static_cast<std::uint64_t>(delta) << 16 | channel;
+std::uint32_t Simulation::queue(Rank src_class, Rank to, std::uint16_t channel) {
+  const std::uint64_t a = static_cast<std::uint64_t>(src_class) << 32 | to;
+  const std::uint64_t b = channel;
   std::uint32_t id = queue_index_.find(a, b);
   if (id == FlatIndex::kMissing) {
     id = static_cast<std::uint32_t>(queues_.size());
@@ -58,14 +58,15 @@ std::uint32_t Simulation::queue(Rank src_class, Rank dst_class, Rank delta, std:
 }
 
 Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-                       Rank classes)
+                       const ClassMap& classes)
     : in_(input),
       config_(config),
       topo_(*input.topology),
       programs_(*input.programs),
       ranks_(input.programs->num_ranks()),
-      classes_(classes),
-      window_size_(issue_window(config, classes)),
+      classes_(classes.classes()),
+      map_(classes),
+      window_size_(issue_window(config, classes_)),
       routes_(topo_, paths, input.placement, classes),
       paths_(paths),
       solver_(link_capacities(topo_, input.options)) {
@@ -73,7 +74,7 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
   rank_.resize(classes_);
   OpIndex longest = 1;
   for (Rank r = 0; r < classes_; ++r) {
-    rank_[r].num_ops = programs_.num_ops(r);
+    rank_[r].num_ops = programs_.num_ops(map_.real(r));
     longest = std::max(longest, rank_[r].num_ops);
   }
   window_size_ = std::min<std::uint32_t>(window_size_, longest);
@@ -129,12 +130,12 @@ RunResult Simulation::run() {
   result.events = events_;
   result.rank_finish.resize(ranks_);
   for (Rank r = 0; r < ranks_; ++r) {
-    result.rank_finish[r] = rank_[r % classes_].finish;
+    result.rank_finish[r] = rank_[map_.where(r).cls].finish;
     result.makespan = std::max(result.makespan, result.rank_finish[r]);
   }
   if (in_.options.record_ops) {
     result.ops.resize(ranks_);
-    for (Rank r = 0; r < ranks_; ++r) result.ops[r] = op_times_[r % classes_];
+    for (Rank r = 0; r < ranks_; ++r) result.ops[r] = op_times_[map_.where(r).cls];
   }
   routes_.add_link_bytes(link_bytes_);
   if (in_.options.record_link_series) fill_link_series(result);
@@ -157,11 +158,11 @@ void Simulation::advance(Rank r) {
 
 void Simulation::load(Rank r, OpIndex i) {
   Slot& s = slot_of(r, i);
-  s.op = programs_.op(r, i);
+  s.op = programs_.op(map_.real(r), i);
   const Op& op = s.op;
   if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.peer >= ranks_) {
-    throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}", r, i,
-                                             to_string(op.kind), op.peer, ranks_));
+    throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}",
+                                             map_.real(r), i, to_string(op.kind), op.peer, ranks_));
   }
   if (op.kind == OpKind::NetReduce) {
     if (classes_ < ranks_) throw AsymmetricClass{};
@@ -176,7 +177,7 @@ void Simulation::load(Rank r, OpIndex i) {
     if (d >= i) {
       throw InputError("programs", fmt::format("rank {} op {} depends on op {}, which is not "
                                                "earlier in the program",
-                                               r, i, d));
+                                               map_.real(r), i, d));
     }
     if (d < rs.base) continue;
     Slot& dep = slot_of(r, d);
@@ -241,27 +242,31 @@ void Simulation::finish_op(Rank r, OpIndex i) {
   advance(r);
 }
 
+// Connections are keyed as the sender's class representative sees them. A recv from rank p = e(x)
+// (x the representative of p's class, e a symmetry) is member e of the transfer that x sends to
+// e^-1(this representative) on channel e^-1(channel).
 void Simulation::post(Rank r, OpIndex i, const Op& op) {
-  const std::uint64_t n = ranks_;
   if (op.kind == OpKind::Send) {
-    const Rank delta = static_cast<Rank>((op.peer + n - r) % n);
-    const std::uint32_t qid = queue(r, op.peer % classes_, delta, op.channel);
+    const std::uint32_t qid = queue(r, op.peer, op.channel);
     MatchQueue& q = queues_[qid];
     if (q.recv_head < q.recvs.size()) {
       const Pending recv = q.recvs[q.recv_head++];
       if (q.recv_head == q.recvs.size()) q.recvs.clear(), q.recv_head = 0;
-      match({r, i, op.src.bytes}, recv, delta, op.channel, qid);
+      match({r, i, op.src.bytes}, recv, op.peer, op.channel, qid);
     } else {
       q.sends.push_back({r, i, op.src.bytes});
     }
   } else {
-    const Rank delta = static_cast<Rank>((r + n - op.peer) % n);
-    const std::uint32_t qid = queue(op.peer % classes_, r, delta, op.channel);
+    const ClassMap::Where from = map_.where(op.peer);
+    const ClassMap::Element back = map_.inverse(from.e);
+    const Rank to = map_.apply(back, map_.real(r));
+    const std::uint16_t channel = map_.apply_channel(back, op.channel);
+    const std::uint32_t qid = queue(from.cls, to, channel);
     MatchQueue& q = queues_[qid];
     if (q.send_head < q.sends.size()) {
       const Pending send = q.sends[q.send_head++];
       if (q.send_head == q.sends.size()) q.sends.clear(), q.send_head = 0;
-      match(send, {r, i, op.dst.bytes}, delta, op.channel, qid);
+      match(send, {r, i, op.dst.bytes}, to, channel, qid);
     } else {
       q.recvs.push_back({r, i, op.dst.bytes});
     }
@@ -281,16 +286,15 @@ std::uint32_t Simulation::new_transfer() {
   return static_cast<std::uint32_t>(transfers_.size() - 1);
 }
 
-void Simulation::match(const Pending& send, const Pending& recv, Rank delta, std::uint16_t channel,
+void Simulation::match(const Pending& send, const Pending& recv, Rank to, std::uint16_t channel,
                        std::uint32_t queue) {
   const Rank sender = send.rank;
   const std::uint64_t sent = send.bytes;
   if (sent != recv.bytes) {
-    throw InputError(
-        "programs",
-        fmt::format("rank {} op {} sends {} bytes to rank {} but the matching recv "
-                    "(op {}) expects {} bytes",
-                    sender, send.op, sent, (sender + delta) % ranks_, recv.op, recv.bytes));
+    throw InputError("programs",
+                     fmt::format("rank {} op {} sends {} bytes to rank {} but the matching recv "
+                                 "(op {}) expects {} bytes",
+                                 map_.real(sender), send.op, sent, to, recv.op, recv.bytes));
   }
   const std::uint32_t t = new_transfer();
   Transfer& tr = transfers_[t];
@@ -300,11 +304,10 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank delta, std
   tr.recv_op = recv.op;
   tr.wire_bytes = static_cast<double>(sent) / in_.options.transfer_efficiency;
   if (in_.router->policy() == RoutingPolicy::Adaptive) {
-    const Rank peer = static_cast<Rank>((static_cast<std::uint64_t>(sender) + delta) % ranks_);
-    tr.route =
-        routes_.load_route(*in_.router, in_.placement[sender], in_.placement[peer], channel, *this);
+    tr.route = routes_.load_route(*in_.router, in_.placement[map_.real(sender)], in_.placement[to],
+                                  channel, *this);
   } else {
-    tr.route = routes_.class_route(sender, delta, channel);
+    tr.route = routes_.class_route(sender, to, channel);
   }
   tr.queue = queue;
   tr.channel = channel;

@@ -1,13 +1,15 @@
 #pragma once
-// One run of the flow engine over `classes` simulated ranks (internal). With classes == ranks
-// every rank is simulated; with fewer, simulated rank c stands for ranks c, c + classes, ...
-// (ProgramSet::symmetry_period) and a transfer between classes stands for all its members'.
+// One run of the flow engine over the classes of a ClassMap (internal). With one rank per class
+// every rank is simulated; otherwise simulated rank c is the class's representative and stands
+// for all its members (ProgramSet::symmetry_period, local_symmetry; class_map.hpp), and a
+// transfer between classes stands for all its members'.
 #include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "class_map.hpp"
 #include "flat_index.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
@@ -19,7 +21,7 @@ namespace lockstep::flow_detail {
 class Simulation final : public LinkLoadView {
  public:
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-             Rank classes);
+             const ClassMap& classes);
   RunResult run();
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_done_; }
@@ -54,8 +56,9 @@ class Simulation final : public LinkLoadView {
     OpIndex op;
     std::uint64_t bytes = 0;  // kept here so matching does not revisit the other rank's slot
   };
-  // One connection (src class, dst class, offset, channel): unmatched sends and recvs, and the
-  // matched transfers waiting for the connection, which streams one transfer at a time.
+  // One connection (src class, receiver as its representative sees it, channel): unmatched sends
+  // and recvs, and the matched transfers waiting for the connection, which streams one transfer at
+  // a time.
   struct MatchQueue {
     std::vector<Pending> sends, recvs;
     std::size_t send_head = 0, recv_head = 0;
@@ -127,7 +130,9 @@ class Simulation final : public LinkLoadView {
   void post_net_reduce(Rank r, OpIndex i, const Op& op);
 
   // Transfers and flows.
-  void match(const Pending& send, const Pending& recv, Rank delta, std::uint16_t channel,
+  // `to` and `channel` are the receiver's rank and the channel as the sender's representative
+  // sees them.
+  void match(const Pending& send, const Pending& recv, Rank to, std::uint16_t channel,
              std::uint32_t queue);
   void launch(std::uint32_t t);
   void stream_done(std::uint32_t t);
@@ -187,6 +192,7 @@ class Simulation final : public LinkLoadView {
   const ProgramSet& programs_;
   Rank ranks_;
   Rank classes_;
+  ClassMap map_;
   std::uint32_t window_size_;
   RouteTable routes_;
   PathCache& paths_;
@@ -198,8 +204,9 @@ class Simulation final : public LinkLoadView {
   std::vector<RankState> rank_;
   std::vector<Slot> slots_;
   std::vector<std::vector<OpTiming>> op_times_;
-  std::uint32_t queue(Rank src_class, Rank dst_class, Rank delta, std::uint16_t channel);
-  FlatIndex queue_index_;  // (src class, dst class, delta, channel) -> queues_
+  // Connection from class src_class's representative to rank `to` (as it sees them).
+  std::uint32_t queue(Rank src_class, Rank to, std::uint16_t channel);
+  FlatIndex queue_index_;  // (src class, to, channel) -> queues_
   std::vector<MatchQueue> queues_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;

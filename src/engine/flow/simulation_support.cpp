@@ -133,7 +133,7 @@ void Simulation::report_deadlock() {
         "programs",
         fmt::format("deadlock: rank {} op {} ({}); {} simulated rank(s) unfinished (issue window "
                     "{} ops)",
-                    r, rs.base, what, stuck, window_size_));
+                    map_.real(r), rs.base, what, stuck, window_size_));
   }
   throw InputError("programs", "deadlock");
 }

@@ -54,6 +54,49 @@ TEST(RingPromises, RotationByTheDeclaredPeriodMapsProgramsOntoThemselves) {
   EXPECT_EQ(make_collective(ring_spec(CollectiveOp::AllReduce, 8, 0, 1))->symmetry_period(), 1u);
 }
 
+// sigma rotates a rank inside its node of 4 and a channel inside its block of 4 (0..3, 4..7).
+Rank sigma(Rank x) {
+  return x - x % 4 + (x + 1) % 4;
+}
+
+// ProgramSet::local_symmetry: channel c + 1 enters every node one GPU further on than channel c,
+// so rotating ranks inside their nodes and channels inside their blocks of 4 maps the ring onto
+// itself, op index for op index (the ring rotates each rank's channel order within a step by its
+// local index so that indices match). 4 nodes of 4 GPUs, 8 channels.
+TEST(RingPromises, RotationInsideNodesMapsProgramsOntoThemselves) {
+  for (const CollectiveOp op :
+       {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
+    CollectiveSpec spec = ring_spec(op, 16, 4, 8);
+    spec.bytes = Bytes(4 * 8 * 16 * 3);  // every channel slice the same size (3 floats)
+    const auto ring = make_collective(spec);
+    ASSERT_EQ(ring->symmetry_period(), 8u) << to_string(op);
+    ASSERT_EQ(ring->local_symmetry(), 4u) << to_string(op);
+    for (Rank r = 0; r < 16; ++r) {
+      const Rank q = sigma(r);
+      ASSERT_EQ(ring->num_ops(q), ring->num_ops(r));
+      for (OpIndex i = 0; i < ring->num_ops(r); ++i) {
+        const Op a = ring->op(r, i), b = ring->op(q, i);
+        ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps)
+            << to_string(op) << " " << r << " " << i;
+        for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+        if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
+        ASSERT_EQ(sigma(a.peer), b.peer) << to_string(op) << " " << r << " " << i;
+        ASSERT_EQ(sigma(a.channel), b.channel) << to_string(op) << " " << r << " " << i;
+      }
+    }
+  }
+  // Unequal channel slices, channels not in blocks of the node size, a mesh, or a single node
+  // promise nothing.
+  CollectiveSpec uneven = ring_spec(CollectiveOp::AllReduce, 16, 4, 8);
+  uneven.bytes = Bytes(4 * 16 * 9);  // 9 floats per block over 8 channels
+  EXPECT_EQ(make_collective(uneven)->local_symmetry(), 0u);
+  EXPECT_EQ(make_collective(ring_spec(CollectiveOp::AllReduce, 16, 4, 2))->local_symmetry(), 0u);
+  CollectiveSpec mesh = ring_spec(CollectiveOp::AllReduce, 16, 4, 8);
+  mesh.mesh_rings = true;
+  EXPECT_EQ(make_collective(mesh)->local_symmetry(), 0u);
+  EXPECT_EQ(make_collective(ring_spec(CollectiveOp::AllReduce, 4, 4, 8))->local_symmetry(), 0u);
+}
+
 TEST(RingPromises, EveryOpOfARegionRepeatsTheOnePeriodBefore) {
   for (const CollectiveOp op :
        {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {

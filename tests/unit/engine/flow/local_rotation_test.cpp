@@ -1,0 +1,99 @@
+// Classes that also rotate inside nodes (ProgramSet::local_symmetry; src/engine/flow/
+// class_map.hpp): a multi-channel ring simulated once per class of (node position, all local
+// GPUs) gives the individual run's results, and a member that differs splits the classes.
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
+
+namespace lockstep {
+namespace {
+
+using flow_test::input_for;
+using flow_test::star;
+
+CollectiveSpec ring(Rank ranks, std::uint32_t per_node, std::uint16_t channels, Bytes bytes) {
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::AllReduce;
+  spec.algorithm = Algorithm::Ring;
+  spec.ranks = ranks;
+  spec.ranks_per_node = per_node;
+  spec.channels = channels;
+  spec.bytes = bytes;
+  spec.type = DataType::Float32;
+  return spec;
+}
+
+// 8 GPUs on one switch (50 GB/s, 1 us per link), "nodes" of 2, 2 channels, S = 8 MB. Every step
+// each GPU sends one chunk per channel (S / (n C) = 0.5 MB), and each GPU's uplink and downlink
+// carry two flows (one per channel) at B / 2 each: 2 us + 0.5 MB / 25 GB/s = 22 us per step,
+// 2 (n - 1) = 14 steps: 308 us exactly. The ring rotates by two nodes (period 4) and inside
+// nodes (2): 2 classes of 4 ranks.
+TEST(FlowLocalRotation, TwoChannelRingOnAStarMatchesTheFormulaWithTwoClasses) {
+  const Topology t = star(8, Bandwidth::gBps(50), Time::us(1));
+  auto router = make_router(t, {});
+  const auto programs = make_collective(ring(8, 2, 2, Bytes(8'000'000)));
+  ASSERT_EQ(programs->local_symmetry(), 2u);
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  const RunResult b = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(a.makespan, Time::us(308));
+  EXPECT_EQ(b.makespan, Time::us(308));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 2u);
+  EXPECT_EQ(aggregated.last_stats().local_rotation, 2u);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+}
+
+// One slow GPU makes its class's members distinguishable: every class splits, down to each rank
+// on its own, and the results are the individual run's.
+TEST(FlowLocalRotation, ASlowGpuSplitsTheClasses) {
+  const Topology t = star(8, Bandwidth::gBps(50), Time::us(1), /*slow_gpu=*/3);
+  auto router = make_router(t, {});
+  const auto programs = make_collective(ring(8, 2, 2, Bytes(8'000'000)));
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  const RunResult b = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 8u);
+  EXPECT_GT(a.makespan, Time::us(308));
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+}
+
+// HGX-H100 nodes on the NDR rail-optimised preset (4 nodes of 8 GPUs), 16 channels as NCCL runs
+// them across nodes, with NCCL-like options (efficiency, per-message overhead, channel cap): the
+// classes rotate by two nodes and inside nodes (2 classes of 16), and every figure equals the
+// individual run's.
+TEST(FlowLocalRotation, SixteenChannelRingOnRailOptimisedNodesMatchesTheIndividualRun) {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = "ib-ndr";
+  request.nodes = 4;
+  const BuildResult built = build_topology(rail_optimized_args(resolve_preset(request)));
+  const Topology& t = *built.graph;
+  auto router = make_router(t, {});
+  const auto programs = make_collective(ring(32, 8, 16, Bytes::mib(4)));
+  EngineOptions options;
+  options.transfer_efficiency = 0.824;
+  options.network_transfer_efficiency = 0.96;
+  options.per_message_overhead = Time::ns(3400);
+  options.channel_send_bandwidth = Bandwidth::gBps(24 / 0.824);
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router, options));
+  const RunResult b = individual.run(input_for(t, *programs, *router, options));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 2u);
+  EXPECT_EQ(aggregated.last_stats().local_rotation, 8u);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  ASSERT_EQ(a.link_bytes.size(), b.link_bytes.size());
+  for (std::size_t l = 0; l < a.link_bytes.size(); ++l)
+    EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
+}
+
+}  // namespace
+}  // namespace lockstep
