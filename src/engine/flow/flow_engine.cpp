@@ -43,7 +43,7 @@ void validate(const EngineInput& in) {
 }
 
 // Class maps to try, fewest classes first: multiples of the program's symmetry period that
-// divide the rank count, each also with the rotation inside nodes when the program declares it
+// divide the rank count, each also with rotations inside nodes when the program declares them
 // (tried first of equal counts), ending with every rank on its own.
 std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
                                               const FlowEngineConfig& config) {
@@ -55,8 +55,12 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
       in.router->policy() != RoutingPolicy::Adaptive) {
     for (Rank c = period; c < n; c += period) {
       if (n % c != 0) continue;
-      if (local > 1 && c % local == 0) maps.emplace_back(n, c, local);
-      maps.emplace_back(n, c, 1);
+      // Rotations by 1, 2, 4, ... GPUs inside nodes (a subgroup may hold where the full
+      // rotation does not, e.g. when ECMP hashes two members onto one uplink), then none.
+      if (local > 1 && c % local == 0)
+        for (Rank step = 1; step < local; step *= 2)
+          if (local % step == 0) maps.emplace_back(n, c, local, step);
+      maps.emplace_back(n, c, 1, 1);
     }
     std::stable_sort(maps.begin(), maps.end(),
                      [](const auto& a, const auto& b) { return a.classes() < b.classes(); });
@@ -73,20 +77,28 @@ RunResult FlowEngine::run(const EngineInput& input) {
   flow_detail::PathCache paths(*input.router);
   const Rank n = input.programs->num_ranks();
   for (const flow_detail::ClassMap& classes : class_maps(input, config_)) {
-    ++stats_.attempts;
-    try {
-      flow_detail::Simulation sim(input, config_, paths, classes);
-      RunResult result = sim.run();
-      stats_.simulated_ranks = classes.classes();
-      stats_.class_size = n / classes.classes();
-      stats_.local_rotation = classes.local();
-      stats_.transfers = sim.transfers();
-      stats_.solver_components = sim.components();
-      stats_.fast_forwards = sim.fast_forwards();
-      stats_.skipped_ops = sim.skipped_ops();
-      return result;
-    } catch (const flow_detail::AsymmetricClass&) {
-      // Some members of a class are distinguishable: try finer classes.
+    // Link orbits learnt by one attempt survive its restarts (OrbitsMerged), so each restart
+    // starts with more links joined and the loop ends.
+    flow_detail::LinkOrbits orbits(input.topology->num_directed_links());
+    for (bool again = true; again;) {
+      again = false;
+      ++stats_.attempts;
+      try {
+        flow_detail::Simulation sim(input, config_, paths, classes, orbits);
+        RunResult result = sim.run();
+        stats_.simulated_ranks = classes.classes();
+        stats_.class_size = n / classes.classes();
+        stats_.local_rotation = classes.turns();
+        stats_.transfers = sim.transfers();
+        stats_.solver_components = sim.components();
+        stats_.fast_forwards = sim.fast_forwards();
+        stats_.skipped_ops = sim.skipped_ops();
+        return result;
+      } catch (const flow_detail::AsymmetricClass&) {
+        // Some members of a class are distinguishable: try finer classes.
+      } catch (const flow_detail::OrbitsMerged&) {
+        again = true;
+      }
     }
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");

@@ -1,5 +1,8 @@
 #include "routes.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include "lockstep/core/rng.hpp"
 
 namespace lockstep::flow_detail {
@@ -14,9 +17,30 @@ const std::vector<PathShare>& PathCache::get(DeviceId src, DeviceId dst, std::ui
   return it->second;
 }
 
+LinkOrbits::LinkOrbits(std::size_t directed_links) : parent_(directed_links) {
+  std::iota(parent_.begin(), parent_.end(), DirLinkId{0});
+}
+
+DirLinkId LinkOrbits::find(DirLinkId l) {
+  while (parent_[l] != l) {
+    parent_[l] = parent_[parent_[l]];
+    l = parent_[l];
+  }
+  return l;
+}
+
+void LinkOrbits::join(DirLinkId a, DirLinkId b) {
+  parent_[find(b)] = find(a);
+}
+
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-                       const ClassMap& classes)
-    : topo_(topo), paths_(paths), placement_(placement), map_(classes) {}
+                       const ClassMap& classes, LinkOrbits& orbits)
+    : topo_(topo),
+      paths_(paths),
+      placement_(placement),
+      map_(classes),
+      orbits_(orbits),
+      constraint_(topo.num_directed_links(), false) {}
 
 std::uint32_t RouteTable::new_slot() {
   if (!free_.empty()) {
@@ -124,6 +148,24 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
       }
     }
   }
+  // Member j's hops are the images of the representative's: join their orbits. An orbit that
+  // some route already loads keeps its root; two such orbits meeting means constraints that
+  // should have been one: restart with what was learnt.
+  for (std::size_t j = 1; j < members.size(); ++j) {
+    for (std::size_t s = 0; s < rep.size(); ++s) {
+      for (std::size_t h = 0; h < rep[s].hops.size(); ++h) {
+        const DirLinkId a = orbits_.find(rep[s].hops[h]),
+                        b = orbits_.find((*members[j])[s].hops[h]);
+        if (a == b) continue;
+        if (constraint_[a] && constraint_[b]) throw OrbitsMerged{};
+        if (constraint_[b]) {
+          orbits_.join(b, a);
+        } else {
+          orbits_.join(a, b);
+        }
+      }
+    }
+  }
   ClassRoute& route = routes_[id];
   route.shares.resize(rep.size());
   for (std::size_t s = 0; s < rep.size(); ++s) {
@@ -136,14 +178,27 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
       network = network || is_network_link(topo_, Topology::link_of(l));
     }
     if (network) share.latency += network_latency_;
-    // Constraints: every link of any representative share that members of share s cross.
+    // Constraints: the orbit of every link of any representative share that members of share s
+    // cross, with as coefficient the members crossing that very link (by symmetry, the load
+    // per link of the orbit: crossings of the orbit / its size).
+    links_scratch_.clear();
     for (std::size_t t = 0; t < rep.size(); ++t) {
       for (const DirLinkId l : rep[t].hops) {
         const std::uint32_t c = count(l, s);
-        if (c == 0) continue;
-        bool seen = false;
-        for (const auto& u : share.uses) seen = seen || u.cons == l;
-        if (!seen) share.uses.push_back({l, static_cast<double>(c)});
+        if (c == 0 ||
+            std::find(links_scratch_.begin(), links_scratch_.end(), l) != links_scratch_.end())
+          continue;
+        links_scratch_.push_back(l);
+        const DirLinkId root = orbits_.find(l);
+        constraint_[root] = true;
+        MaxMinSolver::Use* same = nullptr;
+        for (auto& use : share.uses)
+          if (use.cons == root) same = &use;
+        if (same != nullptr) {
+          same->coefficient += c;  // two links of one orbit on the path
+        } else {
+          share.uses.push_back({root, static_cast<double>(c)});
+        }
       }
     }
   }

@@ -4,7 +4,8 @@
 // representative, the solver constraints it loads and with which coefficient (how many members'
 // paths of that share cross the link). Building a class route checks that every member's path
 // looks the same (hop by hop: bandwidth, latency and how many members share the link); if not,
-// the class is not symmetric and AsymmetricClass is thrown so the engine can split it.
+// the class is not symmetric and AsymmetricClass is thrown so the engine can split it. Solver
+// constraints are link orbits (LinkOrbits).
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -20,6 +21,26 @@
 namespace lockstep::flow_detail {
 
 struct AsymmetricClass {};
+// Two link orbits that already stand as separate solver constraints turned out to be one: the run
+// restarts with the same classes and what it has learnt (LinkOrbits).
+struct OrbitsMerged {};
+
+/// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
+/// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of
+/// an orbit carries the same load, so an orbit is one solver constraint (its root link): class
+/// transfers whose representatives' paths cross different links of one orbit share it. (Without
+/// this, flows that meet only on members' links, e.g. two channels entering one GPU from senders
+/// of different classes, would not share them.) Kept across the restarts of one class map.
+class LinkOrbits {
+ public:
+  explicit LinkOrbits(std::size_t directed_links);
+  DirLinkId find(DirLinkId l);
+  // Joins the orbits of a and b under a's root (the root that stays the constraint).
+  void join(DirLinkId a, DirLinkId b);
+
+ private:
+  std::vector<DirLinkId> parent_;
+};
 
 /// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, or it joins
 /// two NICs (NVLink, PCIe and GPU-NIC links are not).
@@ -62,7 +83,7 @@ class PathCache {
 class RouteTable {
  public:
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-             const ClassMap& classes);
+             const ClassMap& classes, LinkOrbits& orbits);
 
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
   /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
@@ -90,12 +111,15 @@ class RouteTable {
   PathCache& paths_;
   std::span<const DeviceId> placement_;
   ClassMap map_;
+  LinkOrbits& orbits_;
+  std::vector<bool> constraint_;  // per directed link: the root of an orbit some route loads
   std::vector<ClassRoute> routes_;
   std::vector<std::uint32_t> free_;
   std::vector<bool> temporary_;
   FlatIndex by_class_;  // (src class << 32 | to, channel) -> route
   std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_devices_;
   std::vector<const std::vector<PathShare>*> member_scratch_;
+  std::vector<DirLinkId> links_scratch_;
   std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n
   std::unordered_map<DirLinkId, double> total_scratch_;
   std::vector<PathShare> load_scratch_;

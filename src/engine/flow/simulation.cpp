@@ -58,7 +58,7 @@ std::uint32_t Simulation::queue(Rank src_class, Rank to, std::uint16_t channel) 
 }
 
 Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-                       const ClassMap& classes)
+                       const ClassMap& classes, LinkOrbits& orbits)
     : in_(input),
       config_(config),
       topo_(*input.topology),
@@ -67,7 +67,7 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
       classes_(classes.classes()),
       map_(classes),
       window_size_(issue_window(config, classes_)),
-      routes_(topo_, paths, input.placement, classes),
+      routes_(topo_, paths, input.placement, classes, orbits),
       paths_(paths),
       solver_(link_capacities(topo_, input.options)) {
   routes_.set_network_latency(input.options.network_message_latency);

@@ -21,7 +21,7 @@ namespace lockstep::flow_detail {
 class Simulation final : public LinkLoadView {
  public:
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-             const ClassMap& classes);
+             const ClassMap& classes, LinkOrbits& orbits);
   RunResult run();
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_done_; }

@@ -32,7 +32,7 @@ struct FlowEngineConfig {
 struct FlowRunStats {
   std::uint32_t simulated_ranks = 0;  // ranks simulated (classes when aggregated)
   std::uint32_t class_size = 1;       // ranks per class (1: every rank individually)
-  std::uint32_t local_rotation = 1;   // > 1: classes also rotate inside nodes (local_symmetry)
+  std::uint32_t local_rotation = 1;   // rotations inside a node per class (local_symmetry; 1: none)
   std::uint32_t attempts = 0;         // runs started (a class that splits restarts finer)
   std::uint64_t transfers = 0;        // matched send/recv pairs simulated
   std::uint64_t solver_components = 0;

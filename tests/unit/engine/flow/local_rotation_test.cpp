@@ -64,6 +64,31 @@ TEST(FlowLocalRotation, ASlowGpuSplitsTheClasses) {
   EXPECT_EQ(a.rank_finish, b.rank_finish);
 }
 
+// "Nodes" of 4 GPUs on one switch where odd local indices have half the bandwidth: rotating by
+// one GPU inside nodes maps fast GPUs onto slow ones, rotating by two does not, so the engine
+// settles on the subgroup: 16 ranks, period 8 (two nodes), 2 rotations of 2 GPUs per class, 4
+// classes of 4; every figure equals the individual run's.
+TEST(FlowLocalRotation, ASubgroupHoldsWhereTheFullRotationDoesNot) {
+  TopologyBuilder b("alternating_star");
+  for (std::uint32_t i = 0; i < 16; ++i) b.add_device(flow_test::gpu(i / 4, i % 4));
+  const DeviceId s = b.add_device(flow_test::sw());
+  for (std::uint32_t i = 0; i < 16; ++i)
+    b.add_link(Link{i, s, Bandwidth::gBps(i % 2 == 0 ? 50 : 25), Time::us(1)});
+  const Topology t = std::move(b).build();
+  auto router = make_router(t, {});
+  const auto programs = make_collective(ring(16, 4, 4, Bytes(16 * 4 * 4096)));
+  ASSERT_EQ(programs->local_symmetry(), 4u);
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  const RunResult c = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 4u);
+  EXPECT_EQ(aggregated.last_stats().local_rotation, 2u);
+  EXPECT_EQ(a.makespan, c.makespan);
+  EXPECT_EQ(a.rank_finish, c.rank_finish);
+  EXPECT_EQ(a.link_bytes, c.link_bytes);
+}
+
 // HGX-H100 nodes on the NDR rail-optimised preset (4 nodes of 8 GPUs), 16 channels as NCCL runs
 // them across nodes, with NCCL-like options (efficiency, per-message overhead, channel cap): the
 // classes rotate by two nodes and inside nodes (2 classes of 16), and every figure equals the
