@@ -22,6 +22,11 @@ MaxMinSolver::ConsId MaxMinSolver::add_constraint(double capacity) {
   return static_cast<ConsId>(cons_.size() - 1);
 }
 
+void MaxMinSolver::set_capacity(ConsId c, double capacity) {
+  cons_[c].capacity = capacity;
+  mark_dirty(c);
+}
+
 void MaxMinSolver::mark_dirty(ConsId c) {
   if (!cons_[c].dirty) {
     cons_[c].dirty = true;

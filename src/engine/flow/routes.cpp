@@ -1,6 +1,7 @@
 #include "routes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "lockstep/core/rng.hpp"
@@ -40,7 +41,9 @@ RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const D
       placement_(placement),
       map_(classes),
       orbits_(orbits),
-      constraint_(topo.num_directed_links(), false) {}
+      constraint_(topo.num_directed_links(), false),
+      uneven_(topo.num_directed_links(), false),
+      load_signature_(topo.num_directed_links(), 0) {}
 
 std::uint32_t RouteTable::new_slot() {
   if (!free_.empty()) {
@@ -158,11 +161,14 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
                         b = orbits_.find((*members[j])[s].hops[h]);
         if (a == b) continue;
         if (constraint_[a] && constraint_[b]) throw OrbitsMerged{};
+        const bool uneven = uneven_[a] || uneven_[b];
         if (constraint_[b]) {
           orbits_.join(b, a);
         } else {
           orbits_.join(a, b);
         }
+        uneven_[orbits_.find(a)] = uneven;
+        watch_stale_ = watch_stale_ || uneven;
       }
     }
   }
@@ -203,7 +209,25 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     }
   }
   route.member_links.assign(total_scratch_.begin(), total_scratch_.end());
+  check_uniform_load(id);
   return id;
+}
+
+// Aggregation is exact if every link of an orbit carries the same class routes with the same
+// member counts. Hop-by-hop likeness of one route's members does not ensure it: under ECMP the
+// representative's channels c and c + g may hash onto one uplink while a member's land on two,
+// which joins orbits whose links then carry different routes. A signature per link (a sum over
+// the routes crossing it) is compared with its orbit root's after every route is built; an orbit
+// where they differ is uneven: its links are watched (uneven_orbits.cpp) instead.
+void RouteTable::check_uniform_load(std::uint32_t id) {
+  const std::uint64_t key = mix64(std::uint64_t{id} + 1);
+  for (const auto& [link, weight] : routes_[id].member_links)
+    load_signature_[link] += key * static_cast<std::uint64_t>(std::llround(weight * 4096));
+  for (const auto& [link, weight] : routes_[id].member_links) {
+    const DirLinkId root = orbits_.find(link);
+    if (load_signature_[link] != load_signature_[root]) uneven_[root] = true;
+    watch_stale_ = watch_stale_ || uneven_[root];
+  }
 }
 
 }  // namespace lockstep::flow_detail

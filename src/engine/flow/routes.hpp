@@ -97,6 +97,29 @@ class RouteTable {
   /// Extra latency of every route that crosses a network link (EngineOptions).
   void set_network_latency(Time extra) { network_latency_ = extra; }
 
+  /// Links of uneven orbits (check_uniform_load) and the class routes on each with their member
+  /// counts: the aggregated solver's constraint for such an orbit stands for none of its links,
+  /// so the engine checks each link's real load itself (Simulation::check_uneven_orbits).
+  struct Watched {
+    DirLinkId link;
+    std::vector<std::pair<std::uint32_t, double>> routes;  // (route, members crossing the link)
+  };
+  /// Brings the watched links up to date with the routes built so far (cheap when nothing
+  /// changed). Throws AsymmetricClass if an uneven orbit carries a route of several path shares.
+  /// Returns whether anything changed.
+  bool refresh_watch();
+  bool any_watched() const { return !watched_.empty(); }
+  /// Roots of the uneven orbits, in the order they were found.
+  const std::vector<DirLinkId>& uneven_roots() const { return uneven_roots_; }
+  /// Whether constraint c is the stand-in of an uneven orbit.
+  bool uneven_root(MaxMinSolver::ConsId c) const { return c < uneven_.size() && uneven_[c]; }
+  const std::vector<Watched>& watched() const { return watched_; }
+  /// Indices into watched() of the links route `id` crosses (empty for most routes).
+  std::span<const std::uint32_t> watched_by(std::uint32_t id) const {
+    if (id >= route_watch_.size()) return {};
+    return route_watch_[id];
+  }
+
   ClassRoute& operator[](std::uint32_t id) { return routes_[id]; }
   std::size_t size() const { return routes_.size(); }
   /// Adds the bytes every cached route carried to `link_bytes` (per directed link).
@@ -105,6 +128,7 @@ class RouteTable {
  private:
   std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
   std::uint32_t new_slot();
+  void check_uniform_load(std::uint32_t id);
   Time network_latency_ = Time::zero();
 
   const Topology& topo_;
@@ -113,6 +137,12 @@ class RouteTable {
   ClassMap map_;
   LinkOrbits& orbits_;
   std::vector<bool> constraint_;  // per directed link: the root of an orbit some route loads
+  std::vector<bool> uneven_;      // per orbit root: links carry different routes
+  std::vector<std::uint64_t> load_signature_;  // per directed link: sum over the routes on it
+  bool watch_stale_ = false;
+  std::vector<Watched> watched_;
+  std::vector<DirLinkId> uneven_roots_;
+  std::vector<std::vector<std::uint32_t>> route_watch_;
   std::vector<ClassRoute> routes_;
   std::vector<std::uint32_t> free_;
   std::vector<bool> temporary_;

@@ -415,7 +415,18 @@ void Simulation::record_rate(const Flow& flow, double delta_rate) {
     rate_log_.push_back(RateChange{use.cons, now_, delta_rate * use.coefficient});
 }
 
+void Simulation::add_route_rate(std::uint32_t route, double delta) {
+  if (route >= route_rate_.size()) route_rate_.resize(routes_.size(), 0.0);
+  route_rate_[route] += delta;
+}
+
 void Simulation::apply_rates() {
+  uneven_scratch_.clear();
+  if (routes_.refresh_watch()) {
+    loosen_uneven_orbits();
+    for (std::uint32_t route = 0; route < routes_.size(); ++route)
+      if (!routes_.watched_by(route).empty()) uneven_scratch_.push_back(route);
+  }
   solver_.solve();
   ++components_;
   for (const MaxMinSolver::VarId v : solver_.changed()) {
@@ -423,6 +434,10 @@ void Simulation::apply_rates() {
     settle(flow);
     const double rate = solver_.rate(v);
     record_rate(flow, rate - flow.rate);
+    const std::uint32_t route = transfers_[flow.transfer].route;
+    add_route_rate(route, rate - flow.rate);
+    if (routes_.any_watched() && !routes_.watched_by(route).empty())
+      uneven_scratch_.push_back(route);
     flow.rate = rate;
     ++flow.generation;
     if (rate <= 0) continue;
@@ -431,12 +446,17 @@ void Simulation::apply_rates() {
     push(now_ + Time::ps(static_cast<std::int64_t>(ps)), EventKind::FlowDone, flow_of_var_[v],
          flow.generation);
   }
+  if (!uneven_scratch_.empty()) {
+    if (route_rate_.size() < routes_.size()) route_rate_.resize(routes_.size(), 0.0);
+    check_uneven_orbits(uneven_scratch_);
+  }
 }
 
 void Simulation::flow_done(std::uint32_t f, std::uint32_t generation) {
   Flow& flow = flows_[f];
   if (flow.generation != generation) return;  // its rate changed since this was scheduled
   record_rate(flow, -flow.rate);
+  add_route_rate(transfers_[flow.transfer].route, -flow.rate);
   solver_.remove(flow.var);
   ++flow.generation;
   const std::uint32_t t = flow.transfer;

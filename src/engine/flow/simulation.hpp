@@ -5,6 +5,7 @@
 // transfer between classes stands for all its members'.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -145,6 +146,11 @@ class Simulation final : public LinkLoadView {
   // member == kNone: one of the round's up transfers is done; else that member's result arrived.
   void net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member);
   void apply_rates();
+  // Per class route, the summed rate of its live flows (bytes/s per member).
+  void add_route_rate(std::uint32_t route, double delta);
+  // Throws AsymmetricClass when an uneven link orbit limits a flow (uneven_orbits.cpp).
+  void check_uneven_orbits(std::span<const std::uint32_t> changed_routes);
+  void loosen_uneven_orbits();
   // The solver constraint of simulated rank r's channel (EngineOptions::channel_send_bandwidth),
   // created the first time one of its sends streams. A class's constraint stands for each
   // member's own: a member's send crosses only its own rank's, with coefficient 1.
@@ -215,6 +221,9 @@ class Simulation final : public LinkLoadView {
   std::vector<std::uint32_t> flow_of_var_;
   FlatIndex cap_index_;  // (simulated rank, channel) -> solver constraint
   std::vector<MaxMinSolver::Use> uses_scratch_;
+  std::vector<double> route_rate_;
+  std::vector<std::uint32_t> uneven_scratch_;
+  std::vector<bool> loosened_;  // per directed link: an uneven orbit's stand-in, loosened
   static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }

@@ -39,6 +39,9 @@ class MaxMinSolver {
   /// Adds a constraint of `capacity` after the existing ones and returns its id.
   ConsId add_constraint(double capacity);
 
+  /// Changes constraint c's capacity; the next solve re-solves its component.
+  void set_capacity(ConsId c, double capacity);
+
   /// Adds a variable crossing `uses` (at least one; constraint ids must exist and be distinct).
   VarId add(std::span<const Use> uses);
   void remove(VarId v);
