@@ -77,28 +77,20 @@ RunResult FlowEngine::run(const EngineInput& input) {
   flow_detail::PathCache paths(*input.router);
   const Rank n = input.programs->num_ranks();
   for (const flow_detail::ClassMap& classes : class_maps(input, config_)) {
-    // Link orbits learnt by one attempt survive its restarts (OrbitsMerged), so each restart
-    // starts with more links joined and the loop ends.
-    flow_detail::LinkOrbits orbits(input.topology->num_directed_links());
-    for (bool again = true; again;) {
-      again = false;
-      ++stats_.attempts;
-      try {
-        flow_detail::Simulation sim(input, config_, paths, classes, orbits);
-        RunResult result = sim.run();
-        stats_.simulated_ranks = classes.classes();
-        stats_.class_size = n / classes.classes();
-        stats_.local_rotation = classes.turns();
-        stats_.transfers = sim.transfers();
-        stats_.solver_components = sim.components();
-        stats_.fast_forwards = sim.fast_forwards();
-        stats_.skipped_ops = sim.skipped_ops();
-        return result;
-      } catch (const flow_detail::AsymmetricClass&) {
-        // Some members of a class are distinguishable: try finer classes.
-      } catch (const flow_detail::OrbitsMerged&) {
-        again = true;
-      }
+    ++stats_.attempts;
+    try {
+      flow_detail::Simulation sim(input, config_, paths, classes);
+      RunResult result = sim.run();
+      stats_.simulated_ranks = classes.classes();
+      stats_.class_size = n / classes.classes();
+      stats_.local_rotation = classes.turns();
+      stats_.transfers = sim.transfers();
+      stats_.solver_components = sim.components();
+      stats_.fast_forwards = sim.fast_forwards();
+      stats_.skipped_ops = sim.skipped_ops();
+      return result;
+    } catch (const flow_detail::AsymmetricClass&) {
+      // Some members of a class are distinguishable: try finer classes.
     }
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");

@@ -35,12 +35,12 @@ void LinkOrbits::join(DirLinkId a, DirLinkId b) {
 }
 
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-                       const ClassMap& classes, LinkOrbits& orbits)
+                       const ClassMap& classes)
     : topo_(topo),
       paths_(paths),
       placement_(placement),
       map_(classes),
-      orbits_(orbits),
+      orbits_(topo.num_directed_links()),
       constraint_(topo.num_directed_links(), false),
       uneven_(topo.num_directed_links(), false),
       load_signature_(topo.num_directed_links(), 0) {}
@@ -152,16 +152,17 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     }
   }
   // Member j's hops are the images of the representative's: join their orbits. An orbit that
-  // some route already loads keeps its root; two such orbits meeting means constraints that
-  // should have been one: restart with what was learnt.
+  // some route already loads keeps its root; two such orbits meeting were constraints that
+  // should have been one: the routes on the second move onto the first (retarget). Orbits whose
+  // links already carry different routes (signatures) are uneven.
   for (std::size_t j = 1; j < members.size(); ++j) {
     for (std::size_t s = 0; s < rep.size(); ++s) {
       for (std::size_t h = 0; h < rep[s].hops.size(); ++h) {
         const DirLinkId a = orbits_.find(rep[s].hops[h]),
                         b = orbits_.find((*members[j])[s].hops[h]);
         if (a == b) continue;
-        if (constraint_[a] && constraint_[b]) throw OrbitsMerged{};
-        const bool uneven = uneven_[a] || uneven_[b];
+        const bool uneven = uneven_[a] || uneven_[b] || load_signature_[a] != load_signature_[b];
+        if (constraint_[a] && constraint_[b]) retarget(b, a);
         if (constraint_[b]) {
           orbits_.join(b, a);
         } else {
@@ -211,6 +212,29 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
   route.member_links.assign(total_scratch_.begin(), total_scratch_.end());
   check_uniform_load(id);
   return id;
+}
+
+// Every route loading constraint `from` loads `to` instead (their orbits joined).
+void RouteTable::retarget(DirLinkId from, DirLinkId to) {
+  constraint_[from] = false;
+  for (std::uint32_t id = 0; id < routes_.size(); ++id) {
+    bool moved = false;
+    for (ShareRoute& share : routes_[id].shares) {
+      auto it = std::find_if(share.uses.begin(), share.uses.end(),
+                             [&](const MaxMinSolver::Use& u) { return u.cons == from; });
+      if (it == share.uses.end()) continue;
+      moved = true;
+      auto same = std::find_if(share.uses.begin(), share.uses.end(),
+                               [&](const MaxMinSolver::Use& u) { return u.cons == to; });
+      if (same != share.uses.end()) {
+        same->coefficient += it->coefficient;
+        share.uses.erase(it);
+      } else {
+        it->cons = to;
+      }
+    }
+    if (moved) retargeted_.push_back(id);
+  }
 }
 
 // Aggregation is exact if every link of an orbit carries the same class routes with the same

@@ -21,16 +21,13 @@
 namespace lockstep::flow_detail {
 
 struct AsymmetricClass {};
-// Two link orbits that already stand as separate solver constraints turned out to be one: the run
-// restarts with the same classes and what it has learnt (LinkOrbits).
-struct OrbitsMerged {};
 
 /// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
 /// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of
 /// an orbit carries the same load, so an orbit is one solver constraint (its root link): class
 /// transfers whose representatives' paths cross different links of one orbit share it. (Without
 /// this, flows that meet only on members' links, e.g. two channels entering one GPU from senders
-/// of different classes, would not share them.) Kept across the restarts of one class map.
+/// of different classes, would not share them.)
 class LinkOrbits {
  public:
   explicit LinkOrbits(std::size_t directed_links);
@@ -83,7 +80,7 @@ class PathCache {
 class RouteTable {
  public:
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-             const ClassMap& classes, LinkOrbits& orbits);
+             const ClassMap& classes);
 
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
   /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
@@ -109,6 +106,10 @@ class RouteTable {
   /// Returns whether anything changed.
   bool refresh_watch();
   bool any_watched() const { return !watched_.empty(); }
+  /// Routes whose constraints changed since the last call (two orbits joined): their live
+  /// flows must be put back into the solver with the new constraints.
+  std::vector<std::uint32_t> take_retargeted() { return std::exchange(retargeted_, {}); }
+  bool any_retargeted() const { return !retargeted_.empty(); }
   /// Roots of the uneven orbits, in the order they were found.
   const std::vector<DirLinkId>& uneven_roots() const { return uneven_roots_; }
   /// Whether constraint c is the stand-in of an uneven orbit.
@@ -129,13 +130,15 @@ class RouteTable {
   std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
   std::uint32_t new_slot();
   void check_uniform_load(std::uint32_t id);
+  void retarget(DirLinkId from, DirLinkId to);
   Time network_latency_ = Time::zero();
 
   const Topology& topo_;
   PathCache& paths_;
   std::span<const DeviceId> placement_;
   ClassMap map_;
-  LinkOrbits& orbits_;
+  LinkOrbits orbits_;
+  std::vector<std::uint32_t> retargeted_;
   std::vector<bool> constraint_;  // per directed link: the root of an orbit some route loads
   std::vector<bool> uneven_;      // per orbit root: links carry different routes
   std::vector<std::uint64_t> load_signature_;  // per directed link: sum over the routes on it

@@ -58,7 +58,7 @@ std::uint32_t Simulation::queue(Rank src_class, Rank to, std::uint16_t channel) 
 }
 
 Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-                       const ClassMap& classes, LinkOrbits& orbits)
+                       const ClassMap& classes)
     : in_(input),
       config_(config),
       topo_(*input.topology),
@@ -67,7 +67,7 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
       classes_(classes.classes()),
       map_(classes),
       window_size_(issue_window(config, classes_)),
-      routes_(topo_, paths, input.placement, classes, orbits),
+      routes_(topo_, paths, input.placement, classes),
       paths_(paths),
       solver_(link_capacities(topo_, input.options)) {
   routes_.set_network_latency(input.options.network_message_latency);
@@ -308,6 +308,7 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank to, std::u
                                   channel, *this);
   } else {
     tr.route = routes_.class_route(sender, to, channel);
+    if (routes_.any_retargeted()) readd_retargeted();
   }
   tr.queue = queue;
   tr.channel = channel;
@@ -376,22 +377,49 @@ void Simulation::begin_transfer(std::uint32_t t) {
     flow.rate = 0;
     flow.updated = now_;
     flow.cap = kNone;
+    flow.live = true;
     if (in_.options.channel_send_bandwidth.bytes_per_second() > 0 &&
         transfers_[t].kind == TransferKind::PointToPoint) {
-      // The sender's channel limit goes in front of the share's links, where a port link on
-      // the sending GPU would sit, as one more constraint the flow crosses.
       flow.cap = channel_cap(transfers_[t].src, transfers_[t].channel);
-      uses_scratch_.assign(1, MaxMinSolver::Use{flow.cap, 1.0});
-      uses_scratch_.insert(uses_scratch_.end(), share.uses.begin(), share.uses.end());
-      flow.var = solver_.add(uses_scratch_);
-    } else {
-      flow.var = solver_.add(share.uses);
     }
-    if (flow_of_var_.size() <= flow.var) flow_of_var_.resize(flow.var + 1);
-    flow_of_var_[flow.var] = f;
+    flow.var = add_variable(f);
     ++transfers_[t].streaming;
   }
   if (transfers_[t].streaming == 0) stream_done(t);
+}
+
+MaxMinSolver::VarId Simulation::add_variable(std::uint32_t f) {
+  const Flow& flow = flows_[f];
+  const ShareRoute& share = routes_[transfers_[flow.transfer].route].shares[flow.share];
+  MaxMinSolver::VarId v;
+  if (flow.cap != kNone) {
+    // The sender's channel limit goes in front of the share's links, where a port link on the
+    // sending GPU would sit, as one more constraint the flow crosses.
+    uses_scratch_.assign(1, MaxMinSolver::Use{flow.cap, 1.0});
+    uses_scratch_.insert(uses_scratch_.end(), share.uses.begin(), share.uses.end());
+    v = solver_.add(uses_scratch_);
+  } else {
+    v = solver_.add(share.uses);
+  }
+  if (flow_of_var_.size() <= v) flow_of_var_.resize(v + 1);
+  flow_of_var_[v] = f;
+  return v;
+}
+
+// Same remaining bytes and (until the next solve) the same rate: only the constraints change, so
+// the pending completion event is dropped (generation) and the solve schedules a new one.
+void Simulation::readd_retargeted() {
+  const std::vector<std::uint32_t> routes = routes_.take_retargeted();
+  for (std::uint32_t f = 0; f < flows_.size(); ++f) {
+    Flow& flow = flows_[f];
+    if (!flow.live) continue;
+    const std::uint32_t route = transfers_[flow.transfer].route;
+    if (std::find(routes.begin(), routes.end(), route) == routes.end()) continue;
+    settle(flow);
+    solver_.remove(flow.var);
+    flow.var = add_variable(f);
+    ++flow.generation;
+  }
 }
 
 MaxMinSolver::ConsId Simulation::channel_cap(Rank r, std::uint16_t channel) {
@@ -458,6 +486,7 @@ void Simulation::flow_done(std::uint32_t f, std::uint32_t generation) {
   record_rate(flow, -flow.rate);
   add_route_rate(transfers_[flow.transfer].route, -flow.rate);
   solver_.remove(flow.var);
+  flow.live = false;
   ++flow.generation;
   const std::uint32_t t = flow.transfer;
   push(now_ + routes_[transfers_[t].route].shares[flow.share].latency + trailing_overhead(t),

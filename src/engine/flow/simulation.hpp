@@ -22,7 +22,7 @@ namespace lockstep::flow_detail {
 class Simulation final : public LinkLoadView {
  public:
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
-             const ClassMap& classes, LinkOrbits& orbits);
+             const ClassMap& classes);
   RunResult run();
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_done_; }
@@ -91,6 +91,7 @@ class Simulation final : public LinkLoadView {
     double rate = 0;
     Time updated;
     std::uint32_t generation = 0;
+    bool live = false;
   };
   struct NetReduceState {
     std::vector<Pending> arrived;
@@ -146,6 +147,10 @@ class Simulation final : public LinkLoadView {
   // member == kNone: one of the round's up transfers is done; else that member's result arrived.
   void net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member);
   void apply_rates();
+  // The solver variable of flow f over its share's constraints (and its channel cap).
+  MaxMinSolver::VarId add_variable(std::uint32_t f);
+  // Live flows of routes whose constraints changed get variables over the new ones.
+  void readd_retargeted();
   // Per class route, the summed rate of its live flows (bytes/s per member).
   void add_route_rate(std::uint32_t route, double delta);
   // Throws AsymmetricClass when an uneven link orbit limits a flow (uneven_orbits.cpp).
