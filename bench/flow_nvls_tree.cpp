@@ -20,7 +20,6 @@
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/tuner.hpp"
 #include "lockstep/engine/collective_sweep.hpp"
-#include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -57,19 +56,10 @@ void run(std::uint32_t nodes, std::uint64_t mib, const std::string& algo, bool s
   const Prediction p = predict(cluster, r);
   const NcclEngineRun how =
       nccl_engine_run(cluster, p, CollectiveOp::AllReduce, r.bytes, DataType::Float32, topo);
-  const auto programs = make_collective(how.spec);
-  const auto router = make_router(topo, RouterOptions{});
-  EngineInput in;
-  in.topology = &topo;
-  in.programs = programs.get();
-  in.placement = topo.gpus();
-  in.router = router.get();
-  how.apply(in.options);
   const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
-  const RunResult result = make_sweep_engine("flow", programs->num_ops(0))->run(in);
+  const double flow_us = run_nccl_engine(how, topo, "flow").microseconds();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double flow_us = (how.fixed + result.makespan).microseconds();
   std::printf("%6u %7u %10s %8lu %7u %12.2f %12.2f %+7.1f%% %9.2f %9.2f %8ld\n", nodes,
               cluster.ranks(), algo.c_str(), static_cast<unsigned long>(mib), p.channels,
               p.time.microseconds(), flow_us, (flow_us / p.time.microseconds() - 1) * 100, wall,

@@ -91,21 +91,30 @@ struct NcclEngineRun {
   bool overhead_as_latency = false;
   // NCCL's speed of one channel (payload): bus bandwidth / channels, protocol caps included;
   // zero: no limit. Flow runs of ring all-reduce / all-gather / reduce-scatter cap each
-  // channel's sends at it (EngineOptions::channel_send_bandwidth, set by run_on_engine for flow
-  // runs only), so that a channel waiting out its step latency does not lend its share to the
-  // others. `apply` does not copy it.
+  // channel's sends at it (EngineOptions::channel_send_bandwidth), so that a channel waiting out
+  // its step latency does not lend its share to the others.
   Bandwidth channel_bandwidth;
-  /// Copies the overheads and efficiencies above into engine options.
+  /// Copies the overheads, efficiencies and channel speed above into engine options (the
+  /// channel cap in wire bytes: channel_bandwidth / transfer_efficiency).
   void apply(EngineOptions& options) const {
     options.per_message_overhead = per_message_overhead;
     options.overhead_as_latency = overhead_as_latency;
     options.transfer_efficiency = transfer_efficiency;
     options.network_transfer_efficiency = network_transfer_efficiency;
     options.network_message_latency = network_message_latency;
+    options.channel_send_bandwidth = channel_bandwidth.bytes_per_second() > 0
+                                         ? channel_bandwidth / transfer_efficiency
+                                         : Bandwidth{};
   }
 };
 NcclEngineRun nccl_engine_run(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                               Bytes bytes, DataType type, const Topology& topology);
+
+/// Runs `how`'s programs on every GPU of `topology` with the named engine, as
+/// run_collective_sweep does ("flow", "packet" configured by `packet` when given, or another
+/// registry name), and returns NCCL's time: how.fixed plus the engine's makespan.
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topology, const std::string& engine,
+                     const ArgNode* packet = nullptr);
 
 /// The engine a sweep runs on: "flow" with an issue window wide enough for `ops_per_rank` ops
 /// (NCCL runs all channels at once), other names from the registry.

@@ -192,33 +192,6 @@ nccl::Algo base_latency_algo(TunerAlgo a) {
   }
 }
 
-Time run_on_engine(const CollectiveSweep& sweep, const NcclCluster& c, const Topology& topo,
-                   const Prediction& p, Bytes bytes) {
-  const NcclEngineRun how = nccl_engine_run(c, p, sweep.op, bytes, sweep.type, topo);
-  const auto programs = make_collective(how.spec);
-  const auto router = make_router(topo, RouterOptions{});
-  EngineInput input;
-  input.topology = &topo;
-  input.programs = programs.get();
-  input.placement = topo.gpus();
-  input.router = router.get();
-  how.apply(input.options);
-  if (sweep.engine == "flow" && how.channel_bandwidth.bytes_per_second() > 0) {
-    // The limit counts wire bytes: the channel's payload speed over the run's efficiency.
-    input.options.channel_send_bandwidth = how.channel_bandwidth / how.transfer_efficiency;
-  }
-  // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow
-  // engine's default window lets them progress together; it also stays inside the ring's
-  // periodic regions, so the steady state can be fast-forwarded. Other programs lay their
-  // channels out one after another and need the whole program in the window.
-  const bool interleaved_ring = sweep.engine == "flow" && how.spec.algorithm == Algorithm::Ring;
-  const auto engine = sweep.engine == "packet" && sweep.packet ? make_packet_engine(*sweep.packet)
-                      : interleaved_ring ? make_flow_engine(FlowEngineConfig{})
-                                         : make_sweep_engine(sweep.engine, programs->num_ops(0));
-  const RunResult r = engine->run(input);
-  return how.fixed + r.makespan;
-}
-
 // A ring across nodes with several GPUs per node (docs/nccl-model.md "The ring across nodes"):
 // - every message pays the same share of NCCL's latency sum (base excluded): NCCL counts
 //   2(N-1) network steps of an all-reduce, but the longest chain of dependent hops in the
@@ -312,6 +285,27 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   if (ring && !how.overhead_as_latency)
     how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
   return how;
+}
+
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const std::string& engine,
+                     const ArgNode* packet) {
+  const auto programs = make_collective(how.spec);
+  const auto router = make_router(topo, RouterOptions{});
+  EngineInput input;
+  input.topology = &topo;
+  input.programs = programs.get();
+  input.placement = topo.gpus();
+  input.router = router.get();
+  how.apply(input.options);
+  // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow
+  // engine's default window lets them progress together; it also stays inside the ring's
+  // periodic regions, so the steady state can be fast-forwarded. Other programs lay their
+  // channels out one after another and need the whole program in the window.
+  const bool interleaved_ring = engine == "flow" && how.spec.algorithm == Algorithm::Ring;
+  const auto run_on = engine == "packet" && packet != nullptr ? make_packet_engine(*packet)
+                      : interleaved_ring                      ? make_flow_engine(FlowEngineConfig{})
+                                         : make_sweep_engine(engine, programs->num_ops(0));
+  return how.fixed + run_on->run(input).makespan;
 }
 
 std::unique_ptr<Engine> make_sweep_engine(const std::string& name, std::uint32_t ops_per_rank) {
@@ -449,7 +443,11 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     row.algorithm = to_string(p.algo);
     row.protocol = nccl::to_string(p.proto);
     row.channels = p.channels;
-    row.time = sweep.engine == "analytical" ? p.time : run_on_engine(sweep, c, *topology, p, bytes);
+    row.time =
+        sweep.engine == "analytical"
+            ? p.time
+            : run_nccl_engine(nccl_engine_run(c, p, sweep.op, bytes, sweep.type, *topology),
+                              *topology, sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
     const double seconds = row.time.seconds();
     row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());

@@ -91,15 +91,7 @@ double flow_over_model(std::uint32_t nodes, TunerAlgo algo, bool sharp) {
       nccl_engine_run(c, p, CollectiveOp::AllReduce, r.bytes, DataType::Float32, topo);
   how.spec.channels = 1;
   how.spec.chunk = Bytes::mib(16);
-  const auto programs = make_collective(how.spec);
-  const auto router = make_router(topo, RouterOptions{});
-  EngineInput in;
-  in.topology = &topo;
-  in.programs = programs.get();
-  in.placement = topo.gpus();
-  in.router = router.get();
-  how.apply(in.options);
-  const Time flow = how.fixed + make_sweep_engine("flow", programs->num_ops(0))->run(in).makespan;
+  const Time flow = run_nccl_engine(how, topo, "flow");
   return flow.seconds() / p.time.seconds();
 }
 

@@ -1,16 +1,14 @@
 // The ring across nodes: the NCCL model's bus bandwidth follows the bytes on NVLink and NICs,
-// channel ports cap each channel at NCCL's channel speed, and the flow engine then agrees with
-// the model (docs/nccl-model.md "The ring across nodes"; docs/collectives.md's audit).
+// the engine's channel send cap holds each channel to NCCL's channel speed, and the flow engine
+// then agrees with the model (docs/nccl-model.md "The ring across nodes"; docs/collectives.md's
+// audit).
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <optional>
 #include <ostream>
-#include <vector>
 
 #include "lockstep/collective/program.hpp"
 #include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/channel_ports.hpp"
 #include "lockstep/engine/collective_sweep.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/routing/router.hpp"
@@ -20,7 +18,7 @@
 namespace lockstep {
 namespace {
 
-// --- Channel ports on a tiny system -------------------------------------------------------
+// --- The channel send cap on a tiny system -------------------------------------------------------
 
 constexpr double kLinkBps = 100e9;  // bytes/s per GPU link direction
 const Time kLinkLatency = Time::us(0.5);
@@ -37,8 +35,9 @@ Topology two_gpus() {
   return std::move(b).build();
 }
 
-// Rank 0 sends 1e6 bytes to rank 1 on each of `channels` channels at once.
-Time run_pair(std::uint16_t channels, double port_Bps) {
+// Rank 0 sends 1e6 bytes to rank 1 on each of `channels` channels at once, each channel's sends
+// capped at cap_Bps (0: no cap).
+Time run_pair(std::uint16_t channels, double cap_Bps) {
   const Topology topo = two_gpus();
   MaterializedProgramSet programs(2);
   constexpr std::uint64_t kBytes = 1'000'000;
@@ -54,46 +53,19 @@ Time run_pair(std::uint16_t channels, double port_Bps) {
   in.programs = &programs;
   in.placement = topo.gpus();
   in.router = router.get();
-  std::optional<ChannelPorts> ports;
-  if (port_Bps > 0) {
-    ports.emplace(topo, 2, Bandwidth::bytes_per_second(port_Bps));
-    in.topology = &ports->topology();
-    in.router = &ports->router();
-  }
+  in.options.channel_send_bandwidth = Bandwidth::bytes_per_second(cap_Bps);
   return make_flow_engine()->run(in).makespan;
 }
 
-TEST(ChannelPorts, KeepTheClusterAndAddOnePortPerGpuAndChannel) {
-  const Topology topo = two_gpus();
-  const ChannelPorts ports(topo, 3, Bandwidth::gBps(10));
-  const Topology& t = ports.topology();
-  ASSERT_EQ(t.num_links(), topo.num_links() + 2 * 3);
-  for (LinkId l = 0; l < topo.num_links(); ++l) {
-    EXPECT_EQ(t.link(l).a, topo.link(l).a);
-    EXPECT_EQ(t.link(l).bandwidth, topo.link(l).bandwidth);
-  }
-  ASSERT_EQ(t.gpus().size(), 2u);
-  EXPECT_EQ(t.gpus()[0], topo.gpus()[0]);
-  EXPECT_EQ(t.gpus()[1], topo.gpus()[1]);
-  // GPU 1's path to GPU 0 on channel 4 starts with its port 4 mod 3 = 1: link 2 + 1 x 3 + 1.
-  std::vector<PathShare> paths;
-  ports.router().route(FlowKey{t.gpus()[1], t.gpus()[0], 4}, nullptr, paths);
-  ASSERT_EQ(paths.size(), 1u);
-  ASSERT_EQ(paths[0].hops.size(), 3u);
-  EXPECT_EQ(Topology::link_of(paths[0].hops[0]), 2u + 3u + 1u);
-  EXPECT_EQ(t.source(paths[0].hops[0]), t.gpus()[1]);
-  EXPECT_EQ(Topology::link_of(paths[0].hops[1]), 1u);  // then GPU 1's own link to the switch
-}
-
-TEST(ChannelPorts, CapEachChannelOnlyBelowItsFairShare) {
-  // One channel, no port: 1e6 B at 100 GB/s = 10 us, plus 1 us of path.
+TEST(ChannelSendCap, BindsOnlyBelowTheChannelsFairShare) {
+  // One channel, no cap: 1e6 B at 100 GB/s = 10 us, plus 1 us of path.
   EXPECT_EQ(run_pair(1, 0), Time::us(11));
   // Two channels share the GPU's link: 50 GB/s each, 20 us + 1 us.
   EXPECT_EQ(run_pair(2, 0), Time::us(21));
-  // Ports of 10 GB/s bind: 1e6 / 10e9 = 100 us + 1 us (the port adds no latency).
+  // Caps of 10 GB/s bind: 1e6 / 10e9 = 100 us + 1 us (the cap adds no latency).
   EXPECT_EQ(run_pair(2, 10e9), Time::us(101));
-  // Ports of 80 GB/s do not: the fair share, 50 GB/s, is lower. Alone, a channel runs at
-  // its port's 80 GB/s: 12.5 us + 1 us.
+  // Caps of 80 GB/s do not: the fair share, 50 GB/s, is lower. Alone, a channel runs at its
+  // cap's 80 GB/s: 12.5 us + 1 us.
   EXPECT_EQ(run_pair(2, 80e9), Time::us(21));
   EXPECT_EQ(run_pair(1, 80e9), Time::us(13.5));
 }
