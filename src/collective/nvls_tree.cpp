@@ -14,11 +14,7 @@
 // the volumes NCCL's model prices (tuner.cpp nvls_tree_cost). Phases 1 and 3 use the functional
 // executor's windowed NetReduce semantics (functional.hpp): offsets are positions.
 //
-// The trees: node x of 1..m (m = nodes) in an in-order binary tree has lowest set bit b and
-// children x - b/2 and the largest x + b/2^j <= m; the root is the largest power of two <= m.
-// Tree 0 puts node u at x = u + 1; tree 1 mirrors it (x = m - u) for even m and shifts it
-// (x = (u + 1) mod m + 1) for odd m, so the leaves of one tree are inner nodes of the other
-// (Sanders, Speck, Traeff 2009, as NCCL builds them).
+// The trees over the nodes are the same as the tree algorithm's (in_order_tree.hpp).
 //
 // Programs are lazy: a rank's program is `channels x chunks` repetitions of one block of ops
 // whose shape depends only on the rank's tree position, so op(r, i) patches a cached block
@@ -30,6 +26,7 @@
 #include <vector>
 
 #include "generated.hpp"
+#include "in_order_tree.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep::collective_detail {
@@ -48,42 +45,6 @@ std::uint64_t nvls_tree_block(std::uint64_t bytes, std::uint64_t concurrent) {
 // Longest block: the reduce-scatter, per tree up to 2 receives from children, the send to and
 // receive from the parent and 2 sends down (6), and the all-gather.
 constexpr std::size_t kShapeOps = 14;
-
-std::uint64_t lowest_bit(std::uint64_t x) {
-  return x & (~x + 1);
-}
-
-// In-order binary tree over positions 1..m.
-struct InOrder {
-  std::uint64_t m;
-  std::uint64_t root() const {
-    std::uint64_t p = 1;
-    while (p * 2 <= m) p *= 2;
-    return p;
-  }
-  // Parent of x (0 for the root): climb the infinite in-order tree until a position <= m.
-  std::uint64_t parent(std::uint64_t x) const {
-    if (x == root()) return 0;
-    do {
-      const std::uint64_t b = lowest_bit(x);
-      x = (x & (2 * b)) ? x - b : x + b;
-    } while (x > m);
-    return x;
-  }
-  // Up to two children, left first.
-  std::array<std::uint64_t, 2> children(std::uint64_t x) const {
-    std::array<std::uint64_t, 2> out{0, 0};
-    const std::uint64_t b = lowest_bit(x);
-    if (b == 1) return out;
-    out[0] = x - b / 2;
-    for (std::uint64_t h = b / 2; h >= 1; h /= 2)
-      if (x + h <= m) {
-        out[1] = x + h;
-        break;
-      }
-    return out;
-  }
-};
 
 // Which span of a block an op's range covers.
 enum class Piece : std::uint8_t { Chunk, Block, Half0, Half1 };
@@ -156,18 +117,6 @@ class NvlsTreeProgramSet final : public ProgramSet {
  private:
   std::uint64_t blocks() const { return chunks_ * spec_.channels; }
 
-  // Position of node u in tree t (1..m), and back.
-  std::uint64_t position(std::uint64_t u, int t) const {
-    const std::uint64_t m = nodes_;
-    if (t == 0) return u + 1;
-    return m % 2 == 0 ? m - u : (u + 1) % m + 1;
-  }
-  std::uint64_t node_at(std::uint64_t x, int t) const {
-    const std::uint64_t m = nodes_;
-    if (t == 0) return x - 1;
-    return m % 2 == 0 ? m - x : (x + m - 2) % m;
-  }
-
   // The block template of rank r (cached; caller holds mutex_).
   const std::vector<TemplateOp>& shape(Rank r) const {
     Slot& slot = cache_[r % cache_.size()];
@@ -190,14 +139,14 @@ class NvlsTreeProgramSet final : public ProgramSet {
     const OpIndex scattered =
         add(lockstep::make_net_reduce(node, {}, {}), Piece::Chunk, Piece::Block, {});
     std::array<OpIndex, 2> result{scattered, scattered};
-    const InOrder tree{nodes_};
+    const InOrderTree tree{nodes_};
     for (int t = 0; t < 2 && nodes_ > 1; ++t) {
       const Piece half = t == 0 ? Piece::Half0 : Piece::Half1;
       const auto ch = static_cast<std::uint16_t>(t);
       const auto rank_of = [&](std::uint64_t x) {
-        return static_cast<Rank>(node_at(x, t) * g_ + l);
+        return static_cast<Rank>(tree.unit_at(x, t) * g_ + l);
       };
-      const std::uint64_t x = position(node, t), parent = tree.parent(x);
+      const std::uint64_t x = tree.position(node, t), parent = tree.parent(x);
       const std::array<std::uint64_t, 2> kids = tree.children(x);
       // Up: add the children's partial sums into the node sum, pass the total to the parent.
       std::array<OpIndex, 2> from_kids{kNoOp, kNoOp};

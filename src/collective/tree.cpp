@@ -1,15 +1,6 @@
-// Binary trees. NCCL's all-reduce tree is a *double* binary tree (Sanders, Speck, Traeff 2009):
-// two in-order binary trees over the ranks, each carrying half of the data, built so that a rank
-// that is a leaf in one tree is an inner node in the other, so that every rank sends and
-// receives about S per direction in total instead of inner nodes doing double work.
-//
-// In-order tree over nodes 1..m: node x with lowest set bit b has children x - b/2 and x + b/2
-// (for leaves b = 1 there are none); where x + b/2 > m the right child is the largest
-// x + b/2^j <= m (the left spine of the missing subtree). The root is the largest power of two
-// <= m, and a node's parent is its first ancestor in the infinite in-order tree that is <= m.
-// Odd nodes are leaves. Tree 0 puts rank r at node r + 1; tree 1 mirrors it (node m - r) when m
-// is even and shifts it (node (r + 1) mod m + 1) when m is odd: both map leaves (even r) to inner
-// nodes, which is how NCCL builds its second tree.
+// Binary trees. NCCL's all-reduce tree is a *double* binary tree: two in-order binary trees over
+// the ranks, each carrying half of the data, so that a rank that is a leaf in one tree is an
+// inner node in the other (in_order_tree.hpp builds both, as NCCL does).
 //
 // All-reduce per tree and chunk: receive-and-reduce from the children, send the partial sum to
 // the parent; then receive the result from the parent and forward it to the children. Chunks
@@ -25,6 +16,7 @@
 #include <vector>
 
 #include "generated.hpp"
+#include "in_order_tree.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep::collective_detail {
@@ -46,42 +38,6 @@ std::uint64_t nccl_tree_chunk(std::uint64_t channel_bytes, std::uint64_t depth) 
   halve_while(depth, 32 * 1024);
   return chunk;
 }
-
-std::uint64_t lowbit(std::uint64_t x) {
-  return x & (~x + 1);
-}
-
-struct InOrderTree {
-  std::uint64_t m;
-  std::uint64_t root() const {
-    std::uint64_t p = 1;
-    while (p * 2 <= m) p *= 2;
-    return p;
-  }
-  std::uint64_t parent(std::uint64_t x) const {  // 0 for the root
-    if (x == root()) return 0;
-    std::uint64_t y = x;
-    do {
-      const std::uint64_t b = lowbit(y);
-      y = (y & (2 * b)) ? y - b : y + b;
-    } while (y > m);
-    return y;
-  }
-  // Children of x (at most two) into out; returns how many.
-  int children(std::uint64_t x, std::array<std::uint64_t, 2>& out) const {
-    const std::uint64_t b = lowbit(x);
-    if (b == 1) return 0;
-    int count = 0;
-    out[count++] = x - b / 2;
-    for (std::uint64_t h = b / 2; h >= 1; h /= 2) {
-      if (x + h <= m) {
-        out[count++] = x + h;
-        break;
-      }
-    }
-    return count;
-  }
-};
 
 // Programs are computed lazily, one (chunk, lane) block at a time. Rank r's program is k_ chunks
 // of the same layout: lane 0's block, lane 1's, ... (chunk-major, lane-minor, so all lanes
@@ -184,8 +140,7 @@ class TreeProgramSet final : public ProgramSet {
       const std::uint64_t root = InOrderTree{m}.root();
       return (u + m - spec_.root / unit_size() + root - 1) % m + 1;
     }
-    if (t == 0) return u + 1;
-    return m % 2 == 0 ? m - u : (u + 1) % m + 1;
+    return InOrderTree{m}.position(u, t);
   }
   std::uint64_t unit_of(std::uint64_t x, int t) const {
     const std::uint64_t m = units();
@@ -193,8 +148,7 @@ class TreeProgramSet final : public ProgramSet {
       const std::uint64_t root = InOrderTree{m}.root();
       return (x - 1 + m - (root - 1) + spec_.root / unit_size()) % m;
     }
-    if (t == 0) return x - 1;
-    return m % 2 == 0 ? m - x : (x + m - 2) % m;
+    return InOrderTree{m}.unit_at(x, t);
   }
 
   struct Links {
@@ -222,10 +176,8 @@ class TreeProgramSet final : public ProgramSet {
     }
     const InOrderTree tree{units()};
     const std::uint64_t x = node_of(u, t), px = tree.parent(x);
-    std::array<std::uint64_t, 2> cx{};
-    const int n = tree.children(x, cx);
-    for (int j = 0; j < n; ++j)
-      out.kids[out.num_kids++] = static_cast<Rank>(unit_of(cx[j], t) * g + h);
+    for (const std::uint64_t cx : tree.children(x))
+      if (cx) out.kids[out.num_kids++] = static_cast<Rank>(unit_of(cx, t) * g + h);
     if (px) {
       out.has_parent = true;
       out.parent = static_cast<Rank>(unit_of(px, t) * g + h);
@@ -295,9 +247,9 @@ class TreeProgramSet final : public ProgramSet {
       std::uint32_t role = 0;
       for (int t = 0; t < trees_; ++t) {
         const std::uint64_t x = node_of(u, t);
-        std::array<std::uint64_t, 2> kids{};
-        role = role * 8 + static_cast<std::uint32_t>(tree.children(x, kids)) * 2 +
-               (tree.parent(x) ? 1 : 0);
+        const std::array<std::uint64_t, 2> kids = tree.children(x);
+        const auto num_kids = static_cast<std::uint32_t>((kids[0] ? 1 : 0) + (kids[1] ? 1 : 0));
+        role = role * 8 + num_kids * 2 + (tree.parent(x) ? 1 : 0);
       }
       if (std::find(seen.begin(), seen.end(), role) != seen.end()) continue;
       seen.push_back(role);

@@ -11,6 +11,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/functional/functional.hpp"
+#include "net_reduce.hpp"
 #include "reduce.hpp"
 
 namespace lockstep {
@@ -188,7 +189,8 @@ class Executor {
     if (has_src) check_range(r, i, op, op.src, "source");
     if (has_dst) check_range(r, i, op, op.dst, "destination");
     // A NetReduce may take a window of the sum (reduce-scatter) or gather disjoint pieces
-    // (multicast all-gather): its sizes are checked per group in net_reduce_windowed().
+    // (multicast all-gather): its sizes are checked per group in net_reduce_windowed()
+    // (net_reduce.hpp).
     if (has_src && has_dst && op.src.bytes != op.dst.bytes && op.kind != OpKind::NetReduce)
       throw InputError("programs", fmt::format("rank {} op {} ({}): source has {} B but "
                                                "destination {} B",
@@ -283,82 +285,6 @@ class Executor {
     }
   }
 
-  // A NetReduce whose members' src and dst sizes differ works on positions: byte offsets name
-  // positions in one index space shared by the members. Each member's src is added in at its
-  // positions, and each member's dst receives the sum at its own positions, which some member
-  // must have contributed. Every member passing the chunk as src and its block as dst is NVLink
-  // SHARP's reduce-scatter; every member passing its block as src and the chunk as dst is its
-  // multicast all-gather (src/collective/nvls_tree.cpp).
-  void net_reduce_windowed(std::uint32_t group, const std::vector<std::uint32_t>& ids) {
-    std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
-    for (std::uint32_t m : ids) {
-      const Op& o = ops_[m];
-      if (o.src.buffer != o.dst.buffer || o.src.offset % es_ != 0 || o.dst.offset % es_ != 0)
-        throw InputError("programs", fmt::format("net_reduce group {}: rank {} op {} has src and "
-                                                 "dst of different sizes, so both must be "
-                                                 "element-aligned ranges of one buffer",
-                                                 group, rank_of_[m], m - first_[rank_of_[m]]));
-      lo = std::min(lo, o.src.offset);
-      hi = std::max(hi, o.src.offset + o.src.bytes);
-    }
-    std::vector<std::byte> sum(hi > lo ? hi - lo : 0);
-    // Positions written so far, as disjoint, non-touching [begin, end) byte ranges (relative to
-    // lo) in order: a member's range is copied where it is new and added where it is not.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> covered;
-    for (std::uint32_t m : ids) {
-      const Op& o = ops_[m];
-      const std::byte* src = opt_.move_data ? ptr(rank_of_[m], o.src) : nullptr;
-      const std::uint64_t a = o.src.offset - lo, b = a + o.src.bytes;
-      const auto put = [&](std::uint64_t from, std::uint64_t to, bool add) {
-        if (!src || to <= from) return;
-        if (add)
-          functional_detail::reduce_into(sum.data() + from, src + (from - a), to - from,
-                                         p_.data_type());
-        else
-          std::memcpy(sum.data() + from, src + (from - a), to - from);
-      };
-      std::uint64_t pos = a;
-      for (const auto& [c, d] : covered) {
-        if (d <= pos) continue;
-        if (c >= b) break;
-        put(pos, std::min(c, b), false);
-        put(std::max(c, pos), std::min(d, b), true);
-        pos = std::min(d, b);
-      }
-      put(pos, b, false);
-      if (b > a) {
-        // Insert [a, b) and merge it with the ranges it overlaps or touches.
-        auto first = std::lower_bound(covered.begin(), covered.end(), a,
-                                      [](const auto& r, std::uint64_t v) { return r.second < v; });
-        auto last = first;
-        std::uint64_t begin = a, end = b;
-        while (last != covered.end() && last->first <= b) {
-          begin = std::min(begin, last->first);
-          end = std::max(end, last->second);
-          ++last;
-        }
-        first = covered.erase(first, last);
-        covered.insert(first, {begin, end});
-      }
-    }
-    for (std::uint32_t m : ids) {
-      const Op& o = ops_[m];
-      const std::uint64_t a = o.dst.offset - lo, b = a + o.dst.bytes;
-      const auto it = std::upper_bound(covered.begin(), covered.end(), a,
-                                       [](std::uint64_t v, const auto& r) { return v < r.first; });
-      const bool inside =
-          o.dst.bytes == 0 || (o.dst.offset >= lo && it != covered.begin() &&
-                               std::prev(it)->first <= a && b <= std::prev(it)->second);
-      if (!inside)
-        throw InputError("programs", fmt::format("net_reduce group {}: rank {} op {} receives "
-                                                 "positions [{}, {}) that no member contributes",
-                                                 group, rank_of_[m], m - first_[rank_of_[m]],
-                                                 o.dst.offset, o.dst.offset + o.dst.bytes));
-      if (opt_.move_data && o.dst.bytes)
-        std::memcpy(ptr(rank_of_[m], o.dst), sum.data() + a, o.dst.bytes);
-    }
-  }
-
   // Message payloads are recycled: fresh large vectors would cost a page fault per 4 KiB.
   std::vector<std::byte> take_buffer() {
     if (pool_.empty()) return {};
@@ -428,7 +354,10 @@ class Executor {
       for (std::uint32_t w = 0; w < words_; ++w) all[w] |= heard(m)[w];
     }
     if (windowed) {
-      net_reduce_windowed(op.peer, ids);
+      std::vector<functional_detail::NetReduceMember> window;
+      window.reserve(ids.size());
+      for (std::uint32_t m : ids) window.push_back(window_member(m));
+      functional_detail::net_reduce_windowed(op.peer, window, p_.data_type());
     } else if (opt_.move_data) {
       std::vector<std::byte> sum(ptr(rank_of_[ids[0]], ops_[ids[0]].src),
                                  ptr(rank_of_[ids[0]], ops_[ids[0]].src) + op.src.bytes);
@@ -443,6 +372,17 @@ class Executor {
       if (words_) std::copy(all.begin(), all.end(), heard(m));
       complete(m);
     }
+  }
+
+  // Member g of a windowed NetReduce; its data pointers only where data moves, since the
+  // buffers exist only then.
+  functional_detail::NetReduceMember window_member(std::uint32_t g) {
+    const Op& o = ops_[g];
+    const Rank r = rank_of_[g];
+    functional_detail::NetReduceMember member{r, g - first_[r], o.src, o.dst};
+    if (opt_.move_data) member.src_data = ptr(r, o.src);
+    if (opt_.move_data && o.dst.bytes) member.dst_data = ptr(r, o.dst);
+    return member;
   }
 
   void complete(std::uint32_t g) {
