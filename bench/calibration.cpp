@@ -4,6 +4,8 @@
 // absolute percentage errors. Rows are mapped to presets from their text: the GPU named in
 // `system`, the fabric in `interconnect` (RoCE / IB HDR-NDR-XDR / EFA / TCP, SHARP), GPUs per
 // node = gpus / nodes, and the algorithm column (Ring, Tree, NVLS, ...; empty = auto).
+// `--engine flow` (or packet) runs each row's programs on the preset's rail-optimised cluster,
+// exactly as `lockstep collective --engine flow` does, instead of printing the model's figure.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +20,8 @@
 
 #include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace {
@@ -127,6 +131,23 @@ CollectiveOp op_of(std::string text) {
   return parse_collective_op(text, "collective");
 }
 
+// One row on a timing engine: the sweep of `lockstep collective` at this one size.
+Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
+                         const NcclCluster& cluster, const TunerRequest& tr) {
+  const BuildResult built = build_topology(rail_optimized_args(preset));
+  CollectiveSweep sweep;
+  sweep.op = tr.op;
+  sweep.algo = tr.algo;
+  sweep.min_bytes = sweep.max_bytes = tr.bytes;
+  sweep.engine = engine;
+  const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
+  if (rows.empty()) throw InputError("bytes", "no whole element at this size");
+  Prediction p = predict(cluster, tr);
+  p.time = rows.front().time;
+  p.busbw_GBps = rows.front().busbw_GBps;
+  return p;
+}
+
 std::string default_csv() {
   return std::string(LOCKSTEP_SOURCE_DIR) + "/../shared/calibration/nccl_tests_public.csv";
 }
@@ -135,8 +156,10 @@ std::string default_csv() {
 
 int main(int argc, char** argv) {
   std::string path = default_csv();
+  std::string engine = "analytical";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) path = argv[++i];
+    if (std::strcmp(argv[i], "--engine") == 0 && i + 1 < argc) engine = argv[++i];
   }
   std::ifstream in(path);
   if (!in) {
@@ -157,6 +180,7 @@ int main(int argc, char** argv) {
     std::printf("calibration: %s lacks the nccl-tests columns\n", path.c_str());
     return 1;
   }
+  std::printf("engine: %s\n", engine.c_str());
   std::printf("%-14s %-15s %11s %-8s %-6s %10s %10s %9s %9s %7s\n", "system", "collective", "bytes",
               "algo", "proto", "meas_us", "pred_us", "meas_bus", "pred_bus", "err%");
   std::vector<double> errors;
@@ -185,7 +209,8 @@ int main(int argc, char** argv) {
       if (fab.nics > 0 && sys.domain_nodes == 1)  // NICs next to the GPUs in use
         req.nics_per_node = std::max<std::uint32_t>(
             1, (fab.nics * req.gpus_per_node + sys.gpus_per_node - 1) / sys.gpus_per_node);
-      const NcclCluster cluster = nccl_cluster(resolve_preset(req));
+      const PresetCluster preset = resolve_preset(req);
+      const NcclCluster cluster = nccl_cluster(preset);
       tr.op = op_of(f[c_coll]);
       tr.bytes = Bytes(std::stoull(f[c_bytes]));
       Prediction p;
@@ -196,6 +221,7 @@ int main(int argc, char** argv) {
         tr.algo = TunerAlgo::Auto;  // an algorithm NCCL would not run here: take NCCL's choice
         p = predict(cluster, tr);
       }
+      if (engine != "analytical") p = run_on_engine(engine, preset, cluster, tr);
       const double meas_us = std::stod(f[c_time]);
       const double factor = busbw_factor(tr.op, cluster.ranks());
       const double meas_bus = tr.bytes.as_double() / (meas_us * 1e3) * factor;
