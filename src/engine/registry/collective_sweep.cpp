@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
@@ -227,15 +228,20 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.channels = static_cast<std::uint16_t>(p.channels);
   // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
-  // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do.
-  // Across nodes flow is still ~2x below the model (docs/nccl-model.md "Mesh rings").
+  // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
+  // (docs/nccl-model.md "Mesh rings").
   how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
   // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else
   // the link with one channel more limits them all: round up (channel speed is bus / channels
-  // below, so the aggregate rate the model priced is unchanged).
+  // below, so the aggregate rate the model priced is unchanged). Across nodes, to a multiple of
+  // g (g - 1) as well: channel c walks cycle c mod (g - 1) from GPU c mod g (ring.cpp), and as
+  // g and g - 1 are coprime, g (g - 1) channels take every (cycle, start) pair once, so every
+  // GPU enters and leaves its node on g - 1 channels and every NIC direction carries as many
+  // (16 -> 56 on MI300X; with 21, one NIC carried 6 channels out and flow ran at half the model).
   if (how.spec.mesh_rings && p.algo == TunerAlgo::Ring) {
     const std::uint32_t cycles = c.gpus_per_node - 1;
-    how.spec.channels = static_cast<std::uint16_t>((p.channels + cycles - 1) / cycles * cycles);
+    const std::uint32_t unit = c.nodes > 1 ? std::lcm(cycles, c.gpus_per_node) : cycles;
+    how.spec.channels = static_cast<std::uint16_t>((p.channels + unit - 1) / unit * unit);
   }
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so
   // the overhead is what is left (docs/nccl-model.md "Flow runs"). A multi-node ring's local

@@ -2,6 +2,7 @@
 // Hamiltonian cycle, so the channels together use every directed GPU pair.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -66,6 +67,22 @@ TEST(RingMesh, TwoNodesCrossOnRailsAndClaimNoSymmetry) {
       EXPECT_EQ(a % 8, b % 8) << a << " -> " << b;
     }
   EXPECT_EQ(programs->symmetry_period(), 0u);
+}
+
+// 2 x 8 with 56 channels (7 cycles x 8 GPUs, what the sweep asks for across nodes): channel c
+// walks cycle c mod 7 from GPU c mod 8, every (cycle, start) pair once, so every GPU sends out of
+// its node on exactly 56 / 8 = 7 channels and every NIC carries the same load each way. (With 21
+// channels one GPU left on 6 and another on none, and flow ran at half the model's busbw.)
+TEST(RingMesh, AcrossNodesEveryGpuLeavesItsNodeOnAsManyChannels) {
+  const auto programs = make_collective(mesh_spec(16, 8, 56));
+  std::map<Rank, std::set<std::uint16_t>> leaving;  // rank -> channels it sends off-node on
+  for (Rank r = 0; r < 16; ++r)
+    for (OpIndex i = 0; i < programs->num_ops(r); ++i) {
+      const Op op = programs->op(r, i);
+      if (op.kind == OpKind::Send && op.peer / 8 != r / 8) leaving[r].insert(op.channel);
+    }
+  ASSERT_EQ(leaving.size(), 16u);
+  for (const auto& [rank, channels] : leaving) EXPECT_EQ(channels.size(), 7u) << "rank " << rank;
 }
 
 }  // namespace
