@@ -33,6 +33,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.gpus_per_node = p.domain_gpus();
   c.nics_per_node = p.nics_per_node * trays_per_domain;
   c.nic_GBps = p.nic_speed.gigabytes_per_second();
+  c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
   c.intra_GBps = intra_bandwidth(c.gpu, c.generation);
   c.intra_path = nccl::Path::NvLink;
   c.sharp = p.sharp;
@@ -78,6 +79,10 @@ NcclCluster nccl_cluster(const Topology& topo) {
     if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
         b != DeviceKind::Gpu)
       c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
+    // The GPU's PCIe link to its NIC, which NCCL's path search also sees.
+    if ((a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
+        (a == DeviceKind::Nic && b == DeviceKind::Gpu))
+      c.gpu_nic_GBps = std::max(c.gpu_nic_GBps, l.bandwidth.gigabytes_per_second());
   }
   if (c.nic_GBps == 0 && !t.nic.empty()) {
     c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();

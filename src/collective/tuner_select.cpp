@@ -174,8 +174,12 @@ void check_cluster(const NcclCluster& c) {
 
 }  // namespace
 
+double NcclCluster::nic_path_GBps() const {
+  return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
+}
+
 double NcclCluster::node_net_GBps() const {
-  return nics_per_node * nccl::net_search_speed(generation, nic_GBps);
+  return nics_per_node * nccl::net_search_speed(generation, nic_path_GBps());
 }
 
 std::uint32_t NcclCluster::max_channels() const {

@@ -203,11 +203,14 @@ const std::vector<CableSpec>& cables() {
 
 const std::vector<PcieSpec>& pcies() {
   // PCI-SIG base specifications: Gen4 16 GT/s and Gen5 32 GT/s per lane, 128b/130b encoding;
-  // x16 per direction = 31.5 GB/s (Gen4) and 63.0 GB/s (Gen5). One-way latency ~250 ns through
-  // the root complex / switch (estimate).
+  // x16 per direction = 31.5 GB/s (Gen4) and 63.0 GB/s (Gen5). Gen6 (PCIe 6.0, 2022): 64 GT/s
+  // PAM4 per lane in 256 B flits of which 236 B carry TLPs: x16 = 128 x 236 / 256 = 118.0 GB/s
+  // (what an 800 Gb/s NIC needs). One-way latency ~250 ns through the root complex / switch
+  // (estimate).
   static const std::vector<PcieSpec> table = {
       {"gen4_x16", Bandwidth::gBps(16 * 16.0 / 8 * 128 / 130), Time::ns(250)},
       {"gen5_x16", Bandwidth::gBps(16 * 32.0 / 8 * 128 / 130), Time::ns(250)},
+      {"gen6_x16", Bandwidth::gBps(16 * 64.0 / 8 * 236 / 256), Time::ns(250)},
   };
   return table;
 }
@@ -279,6 +282,11 @@ const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field) 
 }
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
   return pcies()[index_of(pcies(), name, field, "PCIe link")];
+}
+// NVIDIA DGX A100 user guide (PCIe Gen4 switches to the ConnectX-6 NICs); DGX H100 / DGX B200
+// datasheets (PCIe Gen5 to ConnectX-7); AMD Instinct MI300X OAM: PCIe Gen5 x16 host interface.
+const PcieSpec& default_gpu_nic_pcie(std::string_view gpu) {
+  return pcie_spec(gpu == "a100" ? "gen4_x16" : "gen5_x16");
 }
 std::uint16_t gpu_index(std::string_view name) {
   return static_cast<std::uint16_t>(index_of(gpus(), name, "gpu", "GPU"));

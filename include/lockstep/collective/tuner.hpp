@@ -31,6 +31,7 @@ struct NcclCluster {
   double intra_GBps = 0;            // per GPU, one direction, as NCCL assumes (links x per link)
   std::uint32_t nics_per_node = 0;  // NICs serving the GPUs in use
   double nic_GBps = 0;              // line rate of one NIC (GB/s, one direction)
+  double gpu_nic_GBps = 0;          // PCIe between a GPU and its NIC (one direction; 0: no limit)
   bool sharp = false;               // CollNet (InfiniBand SHARP) available
   bool nvls = false;                // NVLink SHARP available
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
@@ -38,6 +39,9 @@ struct NcclCluster {
   double extra_net_step_us = 0;     // fabric latency per network step beyond NCCL's IB table
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
+  /// What one GPU can push through its NIC (GB/s): the NIC's line rate or, if lower, the PCIe
+  /// link to it (NCCL's search takes the narrowest link of the GPU-to-NIC path).
+  double nic_path_GBps() const;
   /// Per-node network bandwidth NCCL's search settles on (GB/s): NICs x search speed.
   double node_net_GBps() const;
   /// Ring/tree channels NCCL builds for this cluster (before small-message reduction).

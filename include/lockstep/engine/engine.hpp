@@ -29,8 +29,9 @@ struct EngineOptions {
   // occupies the wire as S / efficiency bytes would.
   double transfer_efficiency = 1.0;
   // Efficiency on scale-out network links (links touching an Ethernet/InfiniBand switch or a
-  // gateway, or joining two NICs), where NCCL assumes a different fraction of line rate than on
-  // NVLink; 0 means transfer_efficiency applies there too. Flow engine only.
+  // gateway, joining two NICs, or a GPU's PCIe link to its NIC), where NCCL assumes a different
+  // fraction of line rate than on NVLink; 0 means transfer_efficiency applies there too. Flow
+  // engine only.
   double network_transfer_efficiency = 0;
   // Extra latency of a message whose path crosses a network link (NCCL's network step latency
   // exceeds its NVLink one). It adds to the path latency, so consecutive messages on one

@@ -114,6 +114,9 @@ const NicSpec& nic_spec(std::string_view name, std::string_view field = "nic");
 const SwitchSpec& switch_spec(std::string_view name, std::string_view field = "switch");
 const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field = "scale_up");
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
+/// The PCIe link between a GPU and its NIC when a cluster does not name one: what the servers
+/// of that GPU ship with (Gen4 x16 on A100 systems, Gen5 x16 on H100/H200/B200/GB200 and MI300X).
+const PcieSpec& default_gpu_nic_pcie(std::string_view gpu);
 std::uint16_t gpu_index(std::string_view name);  // position in gpu_catalog(); throws like above
 std::uint16_t nic_index(std::string_view name);
 std::uint16_t switch_index(std::string_view name);

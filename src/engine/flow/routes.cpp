@@ -108,11 +108,15 @@ void RouteTable::add_link_bytes(std::vector<double>& link_bytes) const {
   }
 }
 
+// The GPU's PCIe link to its NIC counts too: NCCL's network speed is that of the whole
+// GPU-to-wire path, so the network efficiency scales it like the NIC's own link.
 bool is_network_link(const Topology& topo, LinkId link) {
   const Link& l = topo.link(link);
   const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
   auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
-  return outside(a) || outside(b) || (a == DeviceKind::Nic && b == DeviceKind::Nic);
+  const bool gpu_nic = (a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
+                       (a == DeviceKind::Nic && b == DeviceKind::Gpu);
+  return outside(a) || outside(b) || (a == DeviceKind::Nic && b == DeviceKind::Nic) || gpu_nic;
 }
 
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {

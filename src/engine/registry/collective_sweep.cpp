@@ -112,7 +112,7 @@ struct FlowEfficiency {
 };
 FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
                                const Topology& topo) {
-  double raw_intra = 0, raw_nic = 0;
+  double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0;
   for (const Link& l : topo.links()) {
     const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
     const double bw = l.bandwidth.gigabytes_per_second();
@@ -121,7 +121,13 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
     if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
         b != DeviceKind::Gpu)
       raw_nic = std::max(raw_nic, bw);
+    if ((a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
+        (a == DeviceKind::Nic && b == DeviceKind::Gpu))
+      raw_gpu_nic = std::max(raw_gpu_nic, bw);
   }
+  // The network path starts with the GPU's PCIe link to its NIC (a network link to the flow
+  // engine): scale by its narrowest link, which is what NCCL's search speed is taken from.
+  if (raw_gpu_nic > 0 && raw_nic > 0) raw_nic = std::min(raw_nic, raw_gpu_nic);
   // On a mesh (GPUs linked pairwise, no switch) mesh rings spread the channels over all of a
   // GPU's links, so NCCL's per-GPU rate is their sum, not one link's.
   if (const MeshLinks mesh = gpu_mesh_links(topo); mesh.peers > 1) raw_intra = mesh.total_GBps;
@@ -130,7 +136,8 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
   e.intra = algo;
   if (raw_intra > 0 && c.intra_GBps > 0) e.intra *= std::min(1.0, c.intra_GBps / raw_intra);
   if (raw_nic > 0)
-    e.network = std::min(1.0, nccl::net_search_speed(c.generation, c.nic_GBps) / raw_nic) * algo;
+    e.network =
+        std::min(1.0, nccl::net_search_speed(c.generation, c.nic_path_GBps()) / raw_nic) * algo;
   return e;
 }
 

@@ -90,7 +90,7 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   }
   hw.gpu = lookup(args, "gpu", "h100", [](const std::string& n) { return &gpu_spec(n, "gpu"); });
   hw.gpu_model = static_cast<std::uint16_t>(hw.gpu - gpu_catalog().data());
-  hw.pcie = lookup(args, "pcie", hw.gpu->name == "a100" ? "gen4_x16" : "gen5_x16",
+  hw.pcie = lookup(args, "pcie", default_gpu_nic_pcie(hw.gpu->name).name,
                    [](const std::string& n) { return &pcie_spec(n, "pcie"); });
   if (args.has("link_latency")) hw.link_latency = read_latency(args, "link_latency", Time::zero());
   hw.switch_latency = read_latency(args, "switch_latency", hw.sw->latency);

@@ -115,6 +115,20 @@ TEST(Tuner, MultiNodeRingIsLimitedByTheNodesNics) {
   EXPECT_NEAR(predict(c, r).bus_GBps, 192.0, 1e-9);
 }
 
+TEST(Tuner, NicSpeedIsCappedByThePcieLinkToIt) {
+  // HGX B200 with 8 x XDR 800G (100 GB/s each) behind PCIe Gen5 x16 (63.0 GB/s): NCCL's search
+  // takes the GPU-to-NIC path's narrowest link, 63, and Blackwell's speed array gives 48 below
+  // it (96 needs 96): 8 x 48 = 384 GB/s per node, not 8 x 96.
+  const NcclCluster xdr = preset_cluster("hgx-b200", 4, 0, "ib-xdr");
+  EXPECT_NEAR(xdr.gpu_nic_GBps, 63.015, 1e-3);
+  EXPECT_DOUBLE_EQ(xdr.nic_path_GBps(), xdr.gpu_nic_GBps);
+  EXPECT_DOUBLE_EQ(xdr.node_net_GBps(), 8 * 48.0);
+  // A 400G NIC (50 GB/s) is below the PCIe link: unchanged, 8 x 48.
+  const NcclCluster ndr = preset_cluster("hgx-b200", 4, 0, "ib-ndr");
+  EXPECT_DOUBLE_EQ(ndr.nic_path_GBps(), 50.0);
+  EXPECT_DOUBLE_EQ(ndr.node_net_GBps(), 8 * 48.0);
+}
+
 TEST(Tuner, HalvingDoublingAddsItsNvlinkAndNetworkPhases) {
   // DGX A100 x 4 nodes (NVLink 240 GB/s per GPU, node NICs 192 GB/s), S = 1 GiB, Simple. The
   // all-reduce pairs nearest ranks first: log2(8) steps per half in the node move

@@ -21,6 +21,7 @@ TEST(Catalog, LooksUpPartsByName) {
   EXPECT_FALSE(switch_spec("sn5600").sharp);
   // PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 bits = 63.0 GB/s per direction.
   EXPECT_NEAR(pcie_spec("gen5_x16").bandwidth.gigabytes_per_second(), 63.015, 1e-3);
+  EXPECT_NEAR(pcie_spec("gen6_x16").bandwidth.gigabytes_per_second(), 118.0, 1e-9);
   // EFA on p5: 3,200 Gb/s over 8 GPUs = 400 Gb/s each, as 4 x 100G.
   EXPECT_DOUBLE_EQ(nic_spec("efa_p5").injection().gigabits_per_second(), 400);
   EXPECT_EQ(gpu_catalog()[gpu_index("mi300x")].name, "mi300x");

@@ -21,13 +21,13 @@ const Time kHop = Time::us(0.5);   // every link's latency: the path has 4, 2 us
 constexpr std::uint64_t kBytes = 1'000'000;
 
 // Two nodes of one GPU each, joined through their NICs by one switch.
-Topology two_nodes() {
+Topology two_nodes(double pcie = kPcie) {
   TopologyBuilder b("two_nodes");
   const DeviceId sw = b.add_device(Device{DeviceKind::Switch, 0, kNone, 0, 0});
   for (std::uint32_t node = 0; node < 2; ++node) {
     const DeviceId g = b.add_device(Device{DeviceKind::Gpu, 0, node, 0, 0});
     const DeviceId nic = b.add_device(Device{DeviceKind::Nic, 0, node, 0, 0});
-    b.add_link(Link{g, nic, Bandwidth::bytes_per_second(kPcie), kHop, LinkMedium::Pcie});
+    b.add_link(Link{g, nic, Bandwidth::bytes_per_second(pcie), kHop, LinkMedium::Pcie});
     b.add_link(Link{nic, sw, Bandwidth::bytes_per_second(kNetwork), kHop, LinkMedium::Optical});
   }
   return std::move(b).build();
@@ -45,8 +45,8 @@ MaterializedProgramSet messages(std::uint32_t count) {
   return p;
 }
 
-double run_us(const EngineOptions& options, std::uint32_t count = 1) {
-  const Topology topo = two_nodes();
+double run_us(const EngineOptions& options, std::uint32_t count = 1, double pcie = kPcie) {
+  const Topology topo = two_nodes(pcie);
   const MaterializedProgramSet programs = messages(count);
   const auto router = make_router(topo, RouterOptions{});
   EngineInput in;
@@ -67,16 +67,22 @@ TEST(FlowMediumOptions, DefaultsKeepOneEfficiencyEverywhere) {
 }
 
 TEST(FlowMediumOptions, NetworkLinksUseTheirOwnEfficiency) {
-  // Network links at 0.8 of 50 GB/s = 40 GB/s of payload, PCIe at 0.5 of 100 = 50 GB/s: the
-  // network still bounds, 2 us + 1e6 / 40e9 s = 2 + 25 = 27 us.
+  // Network links at 0.8 of 50 GB/s = 40 GB/s of payload, 2 us + 1e6 / 40e9 s = 27 us.
   EngineOptions o;
   o.transfer_efficiency = 0.5;
   o.network_transfer_efficiency = 0.8;
   EXPECT_NEAR(run_us(o), 27.0, 1e-6);
-  // With the network at 1.0 (50 GB/s) and PCIe at 0.4 (40 GB/s), PCIe bounds: 2 + 25 us.
+  // The GPU's PCIe link to its NIC is part of the network path (NCCL's network speed is the
+  // GPU-to-wire path's): it runs at the network's efficiency, not at transfer_efficiency. At
+  // 1.0 the NIC's 50 GB/s bounds, 2 + 20 us (transfer efficiency 0.4 would make PCIe 40 GB/s).
   o.transfer_efficiency = 0.4;
   o.network_transfer_efficiency = 1.0;
-  EXPECT_NEAR(run_us(o), 27.0, 1e-6);
+  EXPECT_NEAR(run_us(o), 22.0, 1e-6);
+  // A PCIe link slower than the NIC (40 GB/s, e.g. an 800G NIC behind Gen5 x16 is 100 vs 63)
+  // bounds at the network efficiency: 0.8 x 40 = 32 GB/s, 2 + 31.25 us.
+  o.transfer_efficiency = 0.5;
+  o.network_transfer_efficiency = 0.8;
+  EXPECT_NEAR(run_us(o, 1, 40e9), 33.25, 1e-6);
 }
 
 TEST(FlowMediumOptions, NetworkMessagesPayTheExtraLatencyOnce) {
