@@ -180,6 +180,12 @@ int main(int argc, char** argv) {
     std::printf("calibration: %s lacks the nccl-tests columns\n", path.c_str());
     return 1;
   }
+  if (engine != "analytical" && engine != "flow" && engine != "packet") {
+    std::fprintf(stderr,
+                 "bench_calibration: --engine: unknown engine '%s' (analytical, flow, packet)\n",
+                 engine.c_str());
+    return 2;
+  }
   std::printf("engine: %s\n", engine.c_str());
   std::printf("%-14s %-15s %11s %-8s %-6s %10s %10s %9s %9s %7s\n", "system", "collective", "bytes",
               "algo", "proto", "meas_us", "pred_us", "meas_bus", "pred_bus", "err%");
