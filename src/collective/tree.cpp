@@ -47,11 +47,11 @@ std::uint64_t nccl_tree_chunk(std::uint64_t channel_bytes, std::uint64_t depth) 
 // (engines read a rank's ops in order), so memory stays O(cache) however many ranks and chunks
 // there are; a cached copy of every rank's whole program took 1.2 GB at 1,024 GPUs and 1 GiB.
 //
-// Rank 0's program ends with zero-length Computes that wait for nothing, up to the longest
-// rank's length: engines size their issue window from one rank's program (the registry's
-// make_sweep_engine reads rank 0), and an inner node whose program was longer than the window
-// could not issue its later chunks until its first ones had come back down: +89% at 1 MiB on
-// 8 one-GPU nodes (docs/collectives.md, F).
+// Rank 0's program (every rank's, when lanes rotate: the rotation must keep lengths) ends with
+// zero-length Computes that wait for nothing, up to the longest rank's length: engines size their
+// issue window from one rank's program (the registry's make_sweep_engine reads rank 0), and an
+// inner node whose program was longer than the window could not issue its later chunks until its
+// first ones had come back down: +89% at 1 MiB on 8 one-GPU nodes (docs/collectives.md, F).
 class TreeProgramSet final : public ProgramSet {
  public:
   explicit TreeProgramSet(const CollectiveSpec& s) : spec_(s) {
@@ -70,6 +70,12 @@ class TreeProgramSet final : public ProgramSet {
     for (std::uint64_t lane = 0; lane < lanes_; ++lane)
       equal_from_ = std::max(equal_from_, block_size(s.elements(), lanes_, lane) % k_);
     cache_.resize(std::min<std::size_t>(kCacheSlots, s.ranks));
+    // Rotation inside nodes: all-reduce channels c use chains headed at GPU c mod g, so rotating
+    // a node's GPUs by one maps lane c onto lane c + 1 (in blocks of g lanes, each block inside
+    // one tree) if every lane carries the same bytes.
+    const Rank g = unit_size();
+    rotate_lanes_ = s.op == CollectiveOp::AllReduce && split_ && g > 1 && units() > 1 &&
+                    (s.channels / 2) % g == 0 && s.elements() % lanes_ == 0;
     if (s.ranks > 1 && k_ * lanes_ * kBlockOps > 0xffffffffull)
       throw InputError("bytes", "tree: too many chunks for one program; raise the chunk size");
     longest_chunk_ = longest_chunk_ops();
@@ -78,7 +84,7 @@ class TreeProgramSet final : public ProgramSet {
   Rank num_ranks() const override { return spec_.ranks; }
   OpIndex num_ops(Rank r) const override {
     if (spec_.ranks == 1) return 0;
-    if (r == 0) return static_cast<OpIndex>(k_ * longest_chunk_);
+    if (r == 0 || rotate_lanes_) return static_cast<OpIndex>(k_ * longest_chunk_);
     std::lock_guard lock(mutex_);
     return static_cast<OpIndex>(k_ * layout(r).chunk_ops);
   }
@@ -90,17 +96,19 @@ class TreeProgramSet final : public ProgramSet {
     if (k >= k_) return make_compute(Time::zero());  // rank 0's padding
     const auto in_chunk = static_cast<OpIndex>(i % slot.chunk_ops);
     const auto next = std::upper_bound(slot.start.begin(), slot.start.end(), in_chunk);
-    const auto lane = static_cast<std::uint64_t>(next - slot.start.begin() - 1);
-    const std::uint64_t block = k * lanes_ + lane;
+    const auto at = static_cast<std::uint64_t>(next - slot.start.begin() - 1);
+    const std::uint64_t block = k * lanes_ + at;
     if (slot.block != block) {
-      fill_block(slot, k, lane, static_cast<OpIndex>(i - (in_chunk - slot.start[lane])));
+      fill_block(slot, k, at, static_cast<OpIndex>(i - (in_chunk - slot.start[at])));
       slot.block = block;
     }
-    return slot.ops[in_chunk - slot.start[lane]];
+    return slot.ops[in_chunk - slot.start[at]];
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec_, r); }
   DataType data_type() const override { return spec_.type; }
   std::string label() const override { return std::string(to_string(spec_.op)) + "/tree"; }
+
+  Rank local_symmetry() const override { return rotate_lanes_ ? unit_size() : 0; }
 
   // Chunk k + 1 repeats chunk k on every lane (same peers, channels and sizes, dependencies
   // inside the block) once all chunks have the same size.
@@ -190,6 +198,15 @@ class TreeProgramSet final : public ProgramSet {
   // chain (head) of channel c; each lane carries S / C, so a lane is chunked exactly like an
   // NCCL channel. With an odd count (one channel) every channel carries both trees.
   // Blocks are chunk-major, lane-minor, so that all lanes progress together in a window.
+  // The lane at position p of rank r's chunk. With rotate_lanes_, positions are rotated in blocks
+  // of g by the rank's local index, so that the rank one GPU further on holds the next lane
+  // (whose chain starts one GPU further on) at the same position: local_symmetry.
+  std::uint64_t lane_at(Rank r, std::uint64_t p) const {
+    if (!rotate_lanes_) return p;
+    const Rank g = unit_size();
+    return p - p % g + (p % g + r % g) % g;
+  }
+
   Links lane_links(Rank r, std::uint64_t lane) const {
     if (split_) {
       const std::uint64_t half = spec_.channels / 2;
@@ -210,8 +227,8 @@ class TreeProgramSet final : public ProgramSet {
 
   struct Slot {
     Rank rank = 0xffffffffu;
-    std::vector<Links> links;    // per lane
-    std::vector<OpIndex> start;  // first op of each lane's block within a chunk
+    std::vector<Links> links;    // per lane position in the chunk (lane_at)
+    std::vector<OpIndex> start;  // first op of each position's block within a chunk
     std::uint64_t chunk_ops = 0;
     std::uint64_t block = ~std::uint64_t{0};  // chunk x lanes + lane held in ops
     Block ops{};
@@ -226,8 +243,8 @@ class TreeProgramSet final : public ProgramSet {
     slot.links.clear();
     slot.start.clear();
     OpIndex at = 0;
-    for (std::uint64_t lane = 0; lane < lanes_; ++lane) {
-      slot.links.push_back(lane_links(r, lane));
+    for (std::uint64_t at_lane = 0; at_lane < lanes_; ++at_lane) {
+      slot.links.push_back(lane_links(r, lane_at(r, at_lane)));
       slot.start.push_back(at);
       at += block_ops(slot.links.back());
     }
@@ -262,8 +279,9 @@ class TreeProgramSet final : public ProgramSet {
   // Chunk k of one lane into slot.ops, its first op at index base: up the tree (reduce,
   // all_reduce: receive and reduce from the children, send the sum up), then down (broadcast,
   // all_reduce: receive the result, which overwrites what went up, and forward it).
-  void fill_block(Slot& slot, std::uint64_t k, std::uint64_t lane, OpIndex base) const {
-    const Links& l = slot.links[lane];
+  void fill_block(Slot& slot, std::uint64_t k, std::uint64_t at_lane, OpIndex base) const {
+    const Links& l = slot.links[at_lane];
+    const std::uint64_t lane = lane_at(slot.rank, at_lane);
     const Span piece = Span{0, spec_.elements()}.part(lanes_, lane).part(k_, k);
     const BufferRange range = elems(Buffer::Input, piece.first, piece.count, size_of(spec_.type));
     const auto ch = static_cast<std::uint16_t>(lane);
@@ -297,6 +315,7 @@ class TreeProgramSet final : public ProgramSet {
   CollectiveSpec spec_;
   int trees_ = 1;
   bool split_ = false;               // channels split between the two trees (NCCL), else both
+  bool rotate_lanes_ = false;        // lane_at rotates by the local index (local_symmetry)
   std::uint64_t lanes_ = 1;          // pipelines: (channel, tree) pairs
   std::uint64_t k_ = 1;              // chunks per lane
   std::uint64_t equal_from_ = 0;     // first chunk from which all chunks have the same size

@@ -116,7 +116,8 @@ class ProgramSet {
   /// per-rank program difference must return 0 (or a period that respects it).
   virtual Rank symmetry_period() const { return 0; }
   /// Rotation inside nodes, on top of the translation above (docs/flow-engine.md "Class
-  /// aggregation"). A value g > 1 promises: symmetry_period() is a multiple of g, and with
+  /// aggregation"). A value g > 1 promises: symmetry_period() is 0 (the rotation alone: a tree
+  /// has no translation) or a multiple of g, n is a multiple of g, and with
   /// sigma(x) = x - x % g + (x + 1) % g applied to ranks and to channel numbers alike, op(sigma(r),
   /// i) equals op(r, i) in everything a timing engine reads, except that every Send/Recv peer q
   /// becomes sigma(q) and every channel c becomes sigma(c). A ring whose channel c + 1 enters each

@@ -51,8 +51,14 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
   const Rank period = in.programs->symmetry_period();
   const Rank local = in.programs->local_symmetry();
   std::vector<flow_detail::ClassMap> maps;
-  if (config.aggregate && period > 0 && n % period == 0 && n > period &&
-      in.router->policy() != RoutingPolicy::Adaptive) {
+  const bool may_aggregate = config.aggregate && in.router->policy() != RoutingPolicy::Adaptive;
+  // Rotation inside nodes alone (no translation, e.g. a tree): the period is the whole ring of
+  // ranks, and classes are the orbits of the rotations.
+  if (may_aggregate && period == 0 && local > 1 && n % local == 0 && n > local) {
+    for (Rank step = 1; step < local; step *= 2)
+      if (local % step == 0) maps.emplace_back(n, n, local, step);
+  }
+  if (may_aggregate && period > 0 && n % period == 0 && n > period) {
     for (Rank c = period; c < n; c += period) {
       if (n % c != 0) continue;
       // Rotations by 1, 2, 4, ... GPUs inside nodes (a subgroup may hold where the full

@@ -71,6 +71,43 @@ TEST(Tree, OnlyHeadsCrossNodesOnTheirRail) {
 
 // Double binary tree over 4 nodes, one chunk: every tree has 3 edges between nodes, and each
 // edge carries S/2 up and S/2 down: 2 trees x 3 edges x 2 x S/2 = 6 S sent between nodes.
+// Rotating every node's GPUs by one (sigma) maps the tree onto itself with channels rotated in
+// blocks of the node size: channel c's chain starts at GPU c mod g, c + 1's one GPU further on.
+// 4 nodes x 4 GPUs, 8 channels (4 per tree), every lane the same size.
+TEST(Tree, RotationInsideNodesMapsProgramsOntoThemselves) {
+  constexpr Rank g = 4;
+  const auto sigma = [](std::uint32_t x) { return x - x % g + (x + 1) % g; };
+  const auto tree = make_collective(all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 64), 8));
+  ASSERT_EQ(tree->local_symmetry(), g);
+  for (Rank r = 0; r < 16; ++r) {
+    const Rank q = sigma(r);
+    ASSERT_EQ(tree->num_ops(q), tree->num_ops(r));
+    for (OpIndex i = 0; i < tree->num_ops(r); ++i) {
+      const Op a = tree->op(r, i), b = tree->op(q, i);
+      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps)
+          << r << " " << i;
+      for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+      if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
+      ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
+      ASSERT_EQ(sigma(a.channel), b.channel) << r << " " << i;
+    }
+  }
+  // Lanes of different sizes, channels not in blocks of the node size per tree, one node, or
+  // one GPU per node promise nothing.
+  EXPECT_EQ(make_collective(all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 4 + 4), 8))
+                ->local_symmetry(),
+            0u);
+  EXPECT_EQ(
+      make_collective(all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 64), 4))->local_symmetry(),
+      0u);
+  EXPECT_EQ(
+      make_collective(all_reduce(Algorithm::Tree, 4, g, Bytes(4 * 8 * 64), 8))->local_symmetry(),
+      0u);
+  EXPECT_EQ(
+      make_collective(all_reduce(Algorithm::Tree, 16, 1, Bytes(16 * 8 * 64), 8))->local_symmetry(),
+      0u);
+}
+
 TEST(Tree, BytesBetweenNodes) {
   const std::uint64_t S = 4096;
   CollectiveSpec s = all_reduce(Algorithm::Tree, 8, 2, Bytes(S));

@@ -13,12 +13,13 @@
 namespace lockstep {
 
 struct FlowEngineConfig {
-  // Simulate the rank classes of a translation-symmetric program (ProgramSet::symmetry_period)
-  // once each, weighted by their size, when routing shows their transfers are indistinguishable.
+  // Simulate the rank classes of a symmetric program (ProgramSet::symmetry_period,
+  // local_symmetry) once each, weighted by their size, when routing shows their transfers are
+  // indistinguishable.
   bool aggregate = true;
   // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). 0 (auto):
-  // max(16, 65536 / simulated ranks); an explicit value is capped at max(16, 4M / simulated
-  // ranks) op slots to bound memory.
+  // max(16, 65536 / simulated ranks); an explicit value is capped at max(16, 16M / simulated
+  // ranks) op slots to bound memory (about 2.4 GB).
   std::uint32_t issue_window = 0;
   // How many of the busiest links RunResult::link_series keeps (with record_link_series).
   std::uint32_t series_links = 16;
