@@ -133,7 +133,7 @@ CollectiveOp op_of(std::string text) {
 
 // One row on a timing engine: the sweep of `lockstep collective` at this one size.
 Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
-                         const NcclCluster& cluster, const TunerRequest& tr) {
+                         const NcclCluster& cluster, const TunerRequest& tr, Prediction p) {
   const BuildResult built = build_topology(rail_optimized_args(preset));
   CollectiveSweep sweep;
   sweep.op = tr.op;
@@ -142,7 +142,6 @@ Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
   sweep.engine = engine;
   const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
   if (rows.empty()) throw InputError("bytes", "no whole element at this size");
-  Prediction p = predict(cluster, tr);
   p.time = rows.front().time;
   p.busbw_GBps = rows.front().busbw_GBps;
   return p;
@@ -227,7 +226,7 @@ int main(int argc, char** argv) {
         tr.algo = TunerAlgo::Auto;  // an algorithm NCCL would not run here: take NCCL's choice
         p = predict(cluster, tr);
       }
-      if (engine != "analytical") p = run_on_engine(engine, preset, cluster, tr);
+      if (engine != "analytical") p = run_on_engine(engine, preset, cluster, tr, p);
       const double meas_us = std::stod(f[c_time]);
       const double factor = busbw_factor(tr.op, cluster.ranks());
       const double meas_bus = tr.bytes.as_double() / (meas_us * 1e3) * factor;

@@ -75,13 +75,11 @@ NcclCluster nccl_cluster(const Topology& topo) {
   // rating when the traits name one; graphs without NICs (a torus of accelerators) use each
   // GPU's fastest link that does not go to its scale-up switch, one per GPU.
   for (const Link& l : topo.links()) {
-    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
-    if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
-        b != DeviceKind::Gpu)
+    const NicSide side = nic_side(topo, l);
+    if (side == NicSide::NicToFabric)
       c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
     // The GPU's PCIe link to its NIC, which NCCL's path search also sees.
-    if ((a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
-        (a == DeviceKind::Nic && b == DeviceKind::Gpu))
+    if (side == NicSide::GpuToNic)
       c.gpu_nic_GBps = std::max(c.gpu_nic_GBps, l.bandwidth.gigabytes_per_second());
   }
   if (c.nic_GBps == 0 && !t.nic.empty()) {

@@ -146,4 +146,13 @@ Topology TopologyBuilder::build() && {
   return std::move(t);
 }
 
+NicSide nic_side(const Topology& topo, const Link& link) {
+  const DeviceKind a = topo.device(link.a).kind, b = topo.device(link.b).kind;
+  const bool nic_a = a == DeviceKind::Nic, nic_b = b == DeviceKind::Nic;
+  if (!nic_a && !nic_b) return NicSide::None;
+  if (nic_a && nic_b) return NicSide::NicToNic;
+  if (a == DeviceKind::Gpu || b == DeviceKind::Gpu) return NicSide::GpuToNic;
+  return NicSide::NicToFabric;
+}
+
 }  // namespace lockstep

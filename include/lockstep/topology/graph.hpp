@@ -125,6 +125,11 @@ class Topology {
   bool connected_ = true;
 };
 
+/// Where a link sits at a NIC: a GPU's (PCIe) link to its NIC, a NIC's link into the fabric
+/// (whose speed is the NIC's line rate as built), two NICs cabled back to back, or no NIC end.
+enum class NicSide : std::uint8_t { None, GpuToNic, NicToFabric, NicToNic };
+NicSide nic_side(const Topology& topo, const Link& link);
+
 /// Mutable staging area for builders; build() freezes it into a Topology (CSR adjacency,
 /// GPU order, connectivity), throwing InputError for dangling endpoints or zero bandwidth.
 class TopologyBuilder {

@@ -114,9 +114,8 @@ bool is_network_link(const Topology& topo, LinkId link) {
   const Link& l = topo.link(link);
   const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
   auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
-  const bool gpu_nic = (a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
-                       (a == DeviceKind::Nic && b == DeviceKind::Gpu);
-  return outside(a) || outside(b) || (a == DeviceKind::Nic && b == DeviceKind::Nic) || gpu_nic;
+  const NicSide side = nic_side(topo, l);
+  return outside(a) || outside(b) || side == NicSide::NicToNic || side == NicSide::GpuToNic;
 }
 
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {

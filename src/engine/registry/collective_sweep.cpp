@@ -118,12 +118,9 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
     const double bw = l.bandwidth.gigabytes_per_second();
     if (a == DeviceKind::Gpu && (b == DeviceKind::ScaleUpSwitch || b == DeviceKind::Gpu))
       raw_intra = std::max(raw_intra, bw);
-    if ((a == DeviceKind::Nic) != (b == DeviceKind::Nic) && a != DeviceKind::Gpu &&
-        b != DeviceKind::Gpu)
-      raw_nic = std::max(raw_nic, bw);
-    if ((a == DeviceKind::Gpu && b == DeviceKind::Nic) ||
-        (a == DeviceKind::Nic && b == DeviceKind::Gpu))
-      raw_gpu_nic = std::max(raw_gpu_nic, bw);
+    const NicSide side = nic_side(topo, l);
+    if (side == NicSide::NicToFabric) raw_nic = std::max(raw_nic, bw);
+    if (side == NicSide::GpuToNic) raw_gpu_nic = std::max(raw_gpu_nic, bw);
   }
   // The network path starts with the GPU's PCIe link to its NIC (a network link to the flow
   // engine): scale by its narrowest link, which is what NCCL's search speed is taken from.

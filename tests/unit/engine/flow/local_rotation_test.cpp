@@ -26,6 +26,15 @@ CollectiveSpec ring(Rank ranks, std::uint32_t per_node, std::uint16_t channels, 
   return spec;
 }
 
+// 4 HGX-H100 nodes on the NDR rail-optimised preset (one leaf per rail).
+BuildResult four_hgx_h100_nodes() {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = "ib-ndr";
+  request.nodes = 4;
+  return build_topology(rail_optimized_args(resolve_preset(request)));
+}
+
 // 8 GPUs on one switch (50 GB/s, 1 us per link), "nodes" of 2, 2 channels, S = 8 MB. Every step
 // each GPU sends one chunk per channel (S / (n C) = 0.5 MB), and each GPU's uplink and downlink
 // carry two flows (one per channel) at B / 2 each: 2 us + 0.5 MB / 25 GB/s = 22 us per step,
@@ -94,11 +103,7 @@ TEST(FlowLocalRotation, ASubgroupHoldsWhereTheFullRotationDoesNot) {
 // classes rotate by two nodes and inside nodes (2 classes of 16), and every figure equals the
 // individual run's.
 TEST(FlowLocalRotation, SixteenChannelRingOnRailOptimisedNodesMatchesTheIndividualRun) {
-  PresetRequest request;
-  request.system = "hgx-h100";
-  request.fabric = "ib-ndr";
-  request.nodes = 4;
-  const BuildResult built = build_topology(rail_optimized_args(resolve_preset(request)));
+  const BuildResult built = four_hgx_h100_nodes();
   const Topology& t = *built.graph;
   auto router = make_router(t, {});
   const auto programs = make_collective(ring(32, 8, 16, Bytes::mib(4)));
@@ -125,11 +130,7 @@ TEST(FlowLocalRotation, SixteenChannelRingOnRailOptimisedNodesMatchesTheIndividu
 // per node (4 of 8 ranks), and every figure equals the individual run's. 4 nodes of HGX-H100
 // under one leaf per rail, 16 channels, 8 MiB, NCCL-like options (overhead as latency).
 TEST(FlowLocalRotation, TreeRotatesInsideNodesAndMatchesTheIndividualRun) {
-  PresetRequest request;
-  request.system = "hgx-h100";
-  request.fabric = "ib-ndr";
-  request.nodes = 4;
-  const BuildResult built = build_topology(rail_optimized_args(resolve_preset(request)));
+  const BuildResult built = four_hgx_h100_nodes();
   const Topology& t = *built.graph;
   auto router = make_router(t, {});
   CollectiveSpec spec = ring(32, 8, 16, Bytes::mib(8));
