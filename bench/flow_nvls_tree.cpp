@@ -2,11 +2,12 @@
 // --sharp) on HGX-H100 nodes with rail-optimised InfiniBand NDR: exactly what `lockstep
 // collective --algo nvls_tree --proto simple --engine flow` runs for one size. Prints, per node
 // count, the NCCL model's time, the flow engine's, the engine run's wall and CPU time and the
-// peak resident memory (getrusage). NVLS programs cannot be aggregated into symmetry classes
-// (NetReduce), so every rank is simulated.
+// peak resident memory (getrusage). NVLS tree runs one rank class per node (its NVSwitch group
+// is the class; docs/flow-engine.md "Class aggregation"); CollNet's groups span nodes, so it
+// simulates every rank.
 //
 //   bench_flow_nvls_tree                        # 4 and 16 nodes, 1 GiB
-//   bench_flow_nvls_tree 128                    # any list of node counts (71 s, 2.2 GB at 128)
+//   bench_flow_nvls_tree 128                    # any list of node counts
 //   bench_flow_nvls_tree --mib 256 --algo collnet --sharp 2 4
 #include <sys/resource.h>
 

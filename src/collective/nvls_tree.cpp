@@ -113,6 +113,14 @@ class NvlsTreeProgramSet final : public ProgramSet {
   std::span<const Rank> group(std::uint32_t id) const override { return groups_.at(id); }
   std::uint32_t num_groups() const override { return static_cast<std::uint32_t>(groups_.size()); }
   std::string label() const override { return "all_reduce/nvls_tree"; }
+  // GPU l of a node talks only to GPU l of other nodes and reduces in its own node's group, so
+  // rotating the GPUs of every node maps the programs onto themselves with the channels left as
+  // they are, provided every GPU's block of every chunk has the same size.
+  Rank local_symmetry() const override {
+    const std::uint64_t blocks_per_buffer = spec_.channels * chunks_ * g_;
+    return g_ > 1 && nodes_ > 1 && spec_.elements() % blocks_per_buffer == 0 ? g_ : 0;
+  }
+  bool local_symmetry_moves_channels() const override { return false; }
 
  private:
   std::uint64_t blocks() const { return chunks_ * spec_.channels; }

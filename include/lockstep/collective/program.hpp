@@ -120,9 +120,13 @@ class ProgramSet {
   /// has no translation) or a multiple of g, n is a multiple of g, and with
   /// sigma(x) = x - x % g + (x + 1) % g applied to ranks and to channel numbers alike, op(sigma(r),
   /// i) equals op(r, i) in everything a timing engine reads, except that every Send/Recv peer q
-  /// becomes sigma(q) and every channel c becomes sigma(c). A ring whose channel c + 1 enters each
-  /// node one GPU further on than channel c is the example. 0 or 1 promises nothing.
+  /// becomes sigma(q) and every channel c becomes sigma(c) (or stays c, see below). A NetReduce op
+  /// keeps its group, which must then be exactly the node's g ranks. A ring whose channel c + 1
+  /// enters each node one GPU further on than channel c is the example. 0 or 1 promises nothing.
   virtual Rank local_symmetry() const { return 0; }
+  /// Whether sigma above moves channel numbers (true) or leaves them (false: every GPU of a node
+  /// uses the same channels, as in NVLS tree, where GPU l only talks to GPU l of other nodes).
+  virtual bool local_symmetry_moves_channels() const { return true; }
   /// Repetition in time, so that an engine may skip a steady state (docs/flow-engine.md,
   /// "Steady-state fast-forward"). The region of rank r's program that contains op i, or a region
   /// with period_ops == 0 (the default) when i lies in none. A region promises, for every op index

@@ -5,7 +5,8 @@
 // - tau^k: rotate ranks by k x period (ProgramSet::symmetry_period), channels unchanged;
 // - sigma^j: rotate every rank by j x step inside its block of `local` ranks and every channel by
 //   j x step inside its block of `local` channels (ProgramSet::local_symmetry promises step 1, so
-//   any step dividing `local` holds too; step = local: no rotation).
+//   any step dividing `local` holds too; step = local: no rotation), or leave channels as they
+//   are when the program says so (ProgramSet::local_symmetry_moves_channels).
 // G acts freely on ranks (no element but the identity fixes a rank), so every rank is
 // e(real(c)) for exactly one class c and one element e: the class's members are its images.
 // Class c's representative is rank real(c): the ranks 0..step-1 of each block of `local` among
@@ -27,13 +28,14 @@ class ClassMap {
     Element e;
   };
 
-  ClassMap(Rank ranks, Rank period, Rank local, Rank step)
+  ClassMap(Rank ranks, Rank period, Rank local, Rank step, bool rotate_channels = true)
       : n_(ranks),
         period_(period),
         local_(local),
         step_(step),
         turns_(local / step),
-        classes_(period / turns_) {}
+        classes_(period / turns_),
+        rotate_channels_(rotate_channels) {}
   // Every rank on its own.
   explicit ClassMap(Rank ranks) : ClassMap(ranks, ranks, 1, 1) {}
 
@@ -49,7 +51,7 @@ class ClassMap {
     return static_cast<Rank>((rotated + static_cast<std::uint64_t>(e.tau) * period_) % n_);
   }
   std::uint16_t apply_channel(Element e, std::uint16_t ch) const {
-    if (turns_ == 1) return ch;
+    if (turns_ == 1 || !rotate_channels_) return ch;
     return static_cast<std::uint16_t>(ch - ch % local_ + (ch % local_ + e.sigma * step_) % local_);
   }
   Element inverse(Element e) const {
@@ -68,6 +70,7 @@ class ClassMap {
 
  private:
   Rank n_, period_, local_, step_, turns_, classes_;
+  bool rotate_channels_;  // sigma moves channels too (ProgramSet::local_symmetry_moves_channels)
 };
 
 }  // namespace lockstep::flow_detail

@@ -50,13 +50,14 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
   const Rank n = in.programs->num_ranks();
   const Rank period = in.programs->symmetry_period();
   const Rank local = in.programs->local_symmetry();
+  const bool channels = in.programs->local_symmetry_moves_channels();
   std::vector<flow_detail::ClassMap> maps;
   const bool may_aggregate = config.aggregate && in.router->policy() != RoutingPolicy::Adaptive;
   // Rotation inside nodes alone (no translation, e.g. a tree): the period is the whole ring of
   // ranks, and classes are the orbits of the rotations.
   if (may_aggregate && period == 0 && local > 1 && n % local == 0 && n > local) {
     for (Rank step = 1; step < local; step *= 2)
-      if (local % step == 0) maps.emplace_back(n, n, local, step);
+      if (local % step == 0) maps.emplace_back(n, n, local, step, channels);
   }
   if (may_aggregate && period > 0 && n % period == 0 && n > period) {
     for (Rank c = period; c < n; c += period) {
@@ -65,7 +66,7 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
       // rotation does not, e.g. when ECMP hashes two members onto one uplink), then none.
       if (local > 1 && c % local == 0)
         for (Rank step = 1; step < local; step *= 2)
-          if (local % step == 0) maps.emplace_back(n, c, local, step);
+          if (local % step == 0) maps.emplace_back(n, c, local, step, channels);
       maps.emplace_back(n, c, 1, 1);
     }
     std::stable_sort(maps.begin(), maps.end(),

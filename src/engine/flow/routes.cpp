@@ -73,12 +73,19 @@ std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t cha
   return id;
 }
 
-std::uint32_t RouteTable::device_route(DeviceId src, DeviceId dst, std::uint64_t label) {
-  const DeviceKey key{src, dst, label};
-  if (const auto it = by_devices_.find(key); it != by_devices_.end()) return it->second;
-  const std::vector<PathShare>* one = &paths_.get(src, dst, label);
-  const std::uint32_t id = build({&one, 1});
-  by_devices_.emplace(key, id);
+std::uint32_t RouteTable::class_device_route(Rank cls, DeviceId device, Direction direction,
+                                             std::uint64_t label) {
+  const DeviceKey key{cls << 1 | static_cast<DeviceId>(direction), device, label};
+  if (const auto it = by_class_device_.find(key); it != by_class_device_.end()) return it->second;
+  member_scratch_.clear();
+  const Rank from = map_.real(cls);
+  for (Rank m = 0; m < map_.members(); ++m) {
+    const DeviceId gpu = placement_[map_.apply(map_.member(m), from)];
+    member_scratch_.push_back(direction == kToDevice ? &paths_.get(gpu, device, label)
+                                                     : &paths_.get(device, gpu, label));
+  }
+  const std::uint32_t id = build(member_scratch_);
+  by_class_device_.emplace(key, id);
   return id;
 }
 
@@ -138,6 +145,9 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     return it == count_scratch_.end() ? 0 : it->second;
   };
   // Members are indistinguishable when, hop by hop, their links look like the representative's.
+  // How many members share a link may differ (ECMP hashing two members onto one uplink): such a
+  // link's signature differs from its orbit's (check_uniform_load), so the orbit is uneven and
+  // its real links are watched, and the classes give way only if a collision limits a flow.
   for (std::size_t j = 1; j < members.size(); ++j) {
     const auto& paths = *members[j];
     for (std::size_t s = 0; s < rep.size(); ++s) {
@@ -147,10 +157,7 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
       for (std::size_t h = 0; h < a.size(); ++h) {
         const Link& la = topo_.link(Topology::link_of(a[h]));
         const Link& lb = topo_.link(Topology::link_of(b[h]));
-        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency ||
-            count(a[h], s) != count(b[h], s) || total_scratch_[a[h]] != total_scratch_[b[h]]) {
-          throw AsymmetricClass{};
-        }
+        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) throw AsymmetricClass{};
       }
     }
   }

@@ -3,9 +3,10 @@
 // transfers of a rank class with the same peer offset; its route lists, per path share of the
 // representative, the solver constraints it loads and with which coefficient (how many members'
 // paths of that share cross the link). Building a class route checks that every member's path
-// looks the same (hop by hop: bandwidth, latency and how many members share the link); if not,
-// the class is not symmetric and AsymmetricClass is thrown so the engine can split it. Solver
-// constraints are link orbits (LinkOrbits).
+// looks the same (hop by hop: bandwidth and latency); if not, the class is not symmetric and
+// AsymmetricClass is thrown so the engine can split it. Solver constraints are link orbits
+// (LinkOrbits); where members share links unequally (ECMP collisions) the orbit is uneven and
+// watched (uneven_orbits.cpp).
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -85,8 +86,11 @@ class RouteTable {
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
   /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
   std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
-  /// Route between two devices (one member), cached.
-  std::uint32_t device_route(DeviceId src, DeviceId dst, std::uint64_t label);
+  /// Route of every member e of class `cls` between e(representative)'s device and a device all
+  /// members share (an in-network reduction's root switch), cached.
+  enum Direction : bool { kToDevice = true, kFromDevice = false };
+  std::uint32_t class_device_route(Rank cls, DeviceId device, Direction direction,
+                                   std::uint64_t label);
   /// A one-off route chosen with the current load (adaptive routing); release it when done.
   std::uint32_t load_route(const Router& router, DeviceId src, DeviceId dst, std::uint64_t label,
                            const LinkLoadView& load);
@@ -112,8 +116,6 @@ class RouteTable {
   bool any_retargeted() const { return !retargeted_.empty(); }
   /// Roots of the uneven orbits, in the order they were found.
   const std::vector<DirLinkId>& uneven_roots() const { return uneven_roots_; }
-  /// Whether constraint c is the stand-in of an uneven orbit.
-  bool uneven_root(MaxMinSolver::ConsId c) const { return c < uneven_.size() && uneven_[c]; }
   const std::vector<Watched>& watched() const { return watched_; }
   /// Indices into watched() of the links route `id` crosses (empty for most routes).
   std::span<const std::uint32_t> watched_by(std::uint32_t id) const {
@@ -150,7 +152,8 @@ class RouteTable {
   std::vector<std::uint32_t> free_;
   std::vector<bool> temporary_;
   FlatIndex by_class_;  // (src class << 32 | to, channel) -> route
-  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_devices_;
+  // Keyed by (class << 1 | direction, device, label).
+  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_class_device_;
   std::vector<const std::vector<PathShare>*> member_scratch_;
   std::vector<DirLinkId> links_scratch_;
   std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n

@@ -167,7 +167,7 @@ void Simulation::load(Rank r, OpIndex i) {
                                              map_.real(r), i, to_string(op.kind), op.peer, ranks_));
   }
   if (op.kind == OpKind::NetReduce) {
-    if (classes_ < ranks_) throw AsymmetricClass{};
+    if (classes_ < ranks_ && !group_is_class(r, op.peer)) throw AsymmetricClass{};
     s.net_round = net_rounds_loaded_[net_key(r, op.peer)]++;
   }
   s.state = SlotState::Waiting;
@@ -453,7 +453,7 @@ void Simulation::add_route_rate(std::uint32_t route, double delta) {
 void Simulation::apply_rates() {
   uneven_scratch_.clear();
   if (routes_.refresh_watch()) {
-    loosen_uneven_orbits();
+    relax_uneven_orbits();
     for (std::uint32_t route = 0; route < routes_.size(); ++route)
       if (!routes_.watched_by(route).empty()) uneven_scratch_.push_back(route);
   }

@@ -99,6 +99,9 @@ class Simulation final : public LinkLoadView {
     std::vector<bool> down_arrived;  // per arrived member: its result has come down
     std::uint32_t members_left = 0;  // members whose op has not finished
   };
+  // Whether NetReduce group `group` is exactly the members of class `cls`: then the class's op
+  // stands for the whole group's, and the group is complete when the class joins it.
+  bool group_is_class(Rank cls, std::uint32_t group) const;
   // The switch a group reduces at: the highest on the path from its first to its last member.
   DeviceId net_root(std::uint32_t group);
   // A NetUp or NetDown transfer of a round's member over `route`.
@@ -155,7 +158,7 @@ class Simulation final : public LinkLoadView {
   void add_route_rate(std::uint32_t route, double delta);
   // Throws AsymmetricClass when an uneven link orbit limits a flow (uneven_orbits.cpp).
   void check_uneven_orbits(std::span<const std::uint32_t> changed_routes);
-  void loosen_uneven_orbits();
+  void relax_uneven_orbits();
   // The solver constraint of simulated rank r's channel (EngineOptions::channel_send_bandwidth),
   // created the first time one of its sends streams. A class's constraint stands for each
   // member's own: a member's send crosses only its own rank's, with coefficient 1.
@@ -228,7 +231,7 @@ class Simulation final : public LinkLoadView {
   std::vector<MaxMinSolver::Use> uses_scratch_;
   std::vector<double> route_rate_;
   std::vector<std::uint32_t> uneven_scratch_;
-  std::vector<bool> loosened_;  // per directed link: an uneven orbit's stand-in, loosened
+  std::vector<double> relaxed_capacity_;  // per directed link: a relaxed stand-in's own capacity
   static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }

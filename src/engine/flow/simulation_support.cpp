@@ -27,34 +27,43 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
                                              i, op.peer, programs_.num_groups()));
   }
   const auto members = programs_.group(op.peer);
-  if (std::find(members.begin(), members.end(), r) == members.end()) {
+  if (std::find(members.begin(), members.end(), map_.real(r)) == members.end()) {
     throw InputError("programs",
-                     fmt::format("rank {} op {} joins net_reduce group {} it is not a member of", r,
-                                 i, op.peer));
+                     fmt::format("rank {} op {} joins net_reduce group {} it is not a member of",
+                                 map_.real(r), i, op.peer));
   }
   const std::uint32_t round = slot_of(r, i).net_round;
   NetReduceState& g = net_reduce_[net_key(op.peer, round)];
   g.arrived.push_back({r, i});
-  if (g.arrived.size() < members.size()) return;
+  // A simulated rank stands for map_.members() members of the group (all of it when aggregated:
+  // group_is_class).
+  if (g.arrived.size() * map_.members() < members.size()) return;
   const DeviceId root = net_root(op.peer);
   g.up_pending = static_cast<std::uint32_t>(g.arrived.size());
   g.down_arrived.assign(g.arrived.size(), false);
   g.members_left = static_cast<std::uint32_t>(g.arrived.size());
   for (std::uint32_t m = 0; m < g.arrived.size(); ++m) {
     const Pending p = g.arrived[m];
-    const DeviceId gpu = in_.placement[p.rank];
     const std::uint32_t up =
         net_transfer(TransferKind::NetUp, p, op.peer, round, m, slot(p.rank, p.op).src.bytes,
-                     routes_.device_route(gpu, root, op.peer));
+                     routes_.class_device_route(p.rank, root, RouteTable::kToDevice, op.peer));
     const Time first_byte_at_root = routes_[transfers_[up].route].shares.front().latency;
     begin_transfer(up);
     // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
     // so the result starts down once the first bytes have reached the root.
     const std::uint32_t down =
         net_transfer(TransferKind::NetDown, p, op.peer, round, m, slot(p.rank, p.op).dst.bytes,
-                     routes_.device_route(root, gpu, op.peer));
+                     routes_.class_device_route(p.rank, root, RouteTable::kFromDevice, op.peer));
     push(now_ + first_byte_at_root, EventKind::TransferStart, down);
   }
+}
+
+bool Simulation::group_is_class(Rank cls, std::uint32_t group) const {
+  if (group >= programs_.num_groups()) return true;  // post_net_reduce reports it
+  const auto members = programs_.group(group);
+  if (members.size() != map_.members()) return false;
+  return std::all_of(members.begin(), members.end(),
+                     [&](Rank m) { return m < ranks_ && map_.where(m).cls == cls; });
 }
 
 std::uint32_t Simulation::net_transfer(TransferKind kind, const Pending& member,

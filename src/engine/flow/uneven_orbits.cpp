@@ -1,6 +1,7 @@
 // Uneven link orbits (docs/flow-engine.md "Link orbits"): when the links of one orbit carry
-// different class routes, the aggregated solver's constraint for the orbit is a stand-in, exact
-// only while neither it nor any real link of the orbit limits a flow. These functions keep the
+// different class routes (or members crossing them in different numbers), the aggregated
+// solver's constraint for the orbit stands for none of them. It is relaxed, and the aggregated
+// run is exact while no real link of the orbit is over its capacity. These functions keep the
 // real links' loads in view and give up on the classes (AsymmetricClass) the moment that fails.
 #include <algorithm>
 #include <span>
@@ -9,10 +10,6 @@
 #include "simulation.hpp"
 
 namespace lockstep::flow_detail {
-
-namespace {
-constexpr double kLoosen = 1e-6;
-}  // namespace
 
 bool RouteTable::refresh_watch() {
   if (!watch_stale_) return false;
@@ -38,23 +35,24 @@ bool RouteTable::refresh_watch() {
   return true;
 }
 
-// The stand-in constraint of an uneven orbit gets a hair more capacity than its links, so that
-// where it ties with a real limit (two capped channels filling a link exactly) the real one binds
-// and the check below can tell a tie from a stand-in that decides a rate.
-void Simulation::loosen_uneven_orbits() {
+// The stand-in constraint of an uneven orbit stands for none of its links, so it must not limit
+// anything: it is relaxed to an unbounded capacity (finite, so that a flow whose every link lies
+// in uneven orbits still gets a finite rate, which the check below then finds too high).
+void Simulation::relax_uneven_orbits() {
+  constexpr double kUnbounded = 1e300;
   for (const DirLinkId root : routes_.uneven_roots()) {
-    if (root >= loosened_.size()) loosened_.resize(topo_.num_directed_links(), false);
-    if (loosened_[root]) continue;
-    loosened_[root] = true;
-    solver_.set_capacity(root, solver_.capacity(root) * (1 + kLoosen));
+    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(topo_.num_directed_links(), 0);
+    if (relaxed_capacity_[root] > 0) continue;
+    relaxed_capacity_[root] = solver_.capacity(root);
+    solver_.set_capacity(root, kUnbounded);
   }
 }
 
 // Max-min fairness is characterised by feasibility and, for every flow, a saturated constraint
-// on which it has the largest rate. The aggregated allocation gives every flow such a bottleneck
-// among the even orbits and caps, which look the same from every member; it is the real one as
-// long as no uneven stand-in constraint is saturated and no real link of an uneven orbit is
-// overloaded.
+// on which it has the largest rate. The aggregated solver knows the even orbits and the caps, a
+// subset of the real constraints that look the same from every member; its allocation gives
+// every flow such a bottleneck among them, so it is the real max-min allocation as long as it is
+// feasible on the rest: no real link of an uneven orbit may carry more than its capacity.
 void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_routes) {
   constexpr double kSlack = 1e-9;
   for (const std::uint32_t route : changed_routes) {
@@ -62,17 +60,11 @@ void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_rout
       const RouteTable::Watched& watched = routes_.watched()[w];
       double load = 0;
       for (const auto& [r, members] : watched.routes) load += members * route_rate_[r];
-      // A real link's capacity (its orbit's root may be a loosened stand-in).
-      const bool loose = watched.link < loosened_.size() && loosened_[watched.link];
-      const double cap = solver_.capacity(watched.link) / (loose ? 1 + kLoosen : 1.0);
+      // A real link's capacity (its orbit's root may be a relaxed stand-in).
+      const bool relaxed =
+          watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] > 0;
+      const double cap = relaxed ? relaxed_capacity_[watched.link] : solver_.capacity(watched.link);
       if (load > cap * (1 + kSlack)) throw AsymmetricClass{};
-    }
-    for (const ShareRoute& share : routes_[route].shares) {
-      for (const MaxMinSolver::Use& use : share.uses) {
-        if (routes_.uneven_root(use.cons) &&
-            solver_.load(use.cons) >= solver_.capacity(use.cons) * (1 - kSlack))
-          throw AsymmetricClass{};
-      }
     }
   }
 }

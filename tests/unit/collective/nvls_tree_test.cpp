@@ -142,5 +142,46 @@ TEST(ProgramAlgorithm, NvlsTreeAndCollNetHaveTheirOwnPrograms) {
   EXPECT_EQ(parse_algorithm("collnet"), Algorithm::CollNet);
 }
 
+// GPU l of a node talks only to GPU l of other nodes and reduces in its node's group, so
+// rotating every node's GPUs by one (sigma) maps the programs onto themselves with the same op
+// indices, channels and groups, peers rotated. 4 nodes x 4 GPUs, 2 channels, 64 KiB per block.
+TEST(NvlsTreeProgram, RotationInsideNodesMapsProgramsOntoThemselves) {
+  constexpr Rank g = 4;
+  const auto sigma = [](std::uint32_t x) { return x - x % g + (x + 1) % g; };
+  CollectiveSpec s = spec(Algorithm::NvlsTree, 4, g, 2 * g * 64 * 1024);
+  s.channels = 2;
+  const auto p = make_collective(s);
+  ASSERT_EQ(p->local_symmetry(), g);
+  EXPECT_FALSE(p->local_symmetry_moves_channels());
+  std::uint64_t net_reduces = 0;
+  for (Rank r = 0; r < 16; ++r) {
+    const Rank q = sigma(r);
+    ASSERT_EQ(p->num_ops(q), p->num_ops(r));
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op a = p->op(r, i), b = p->op(q, i);
+      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps &&
+                  a.channel == b.channel)
+          << r << " " << i;
+      for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+      if (a.kind == OpKind::NetReduce) {
+        ++net_reduces;
+        ASSERT_EQ(a.peer, b.peer) << r << " " << i;
+        ASSERT_EQ(p->group(a.peer).size(), g);
+        ASSERT_EQ(p->group(a.peer).front(), r - r % g);
+      }
+      if (a.kind == OpKind::Send || a.kind == OpKind::Recv) {
+        ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
+      }
+    }
+  }
+  EXPECT_GT(net_reduces, 0u);
+  // Blocks of different sizes, one node, or one GPU per node promise nothing.
+  CollectiveSpec uneven = s;
+  uneven.bytes = Bytes(2 * g * 64 * 1024 + 4);
+  EXPECT_EQ(make_collective(uneven)->local_symmetry(), 0u);
+  EXPECT_EQ(make_collective(spec(Algorithm::NvlsTree, 1, g, 1 << 20))->local_symmetry(), 0u);
+  EXPECT_EQ(make_collective(spec(Algorithm::NvlsTree, 4, 1, 1 << 20))->local_symmetry(), 0u);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -125,31 +125,25 @@ TEST(FlowLocalRotation, SixteenChannelRingOnRailOptimisedNodesMatchesTheIndividu
     EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
 }
 
-// NCCL's tree (chain in each node headed at GPU c mod 8, double binary tree between nodes) has
-// no translation symmetry, but rotating every node's GPUs maps channel c onto c + 1: one class
-// per node (4 of 8 ranks), and every figure equals the individual run's. 4 nodes of HGX-H100
-// under one leaf per rail, 16 channels, 8 MiB, NCCL-like options (overhead as latency).
-TEST(FlowLocalRotation, TreeRotatesInsideNodesAndMatchesTheIndividualRun) {
+// Runs `programs` on 4 HGX-H100 nodes with NCCL-like options (overhead as latency), aggregated
+// and every rank on its own, and checks that the aggregated run uses one class per node
+// rotating all 8 GPUs and gives every figure of the individual run.
+void expect_node_classes_match_the_individual_run(const ProgramSet& programs) {
   const BuildResult built = four_hgx_h100_nodes();
   const Topology& t = *built.graph;
   auto router = make_router(t, {});
-  CollectiveSpec spec = ring(32, 8, 16, Bytes::mib(8));
-  spec.algorithm = Algorithm::Tree;
-  const auto programs = make_collective(spec);
-  ASSERT_EQ(programs->symmetry_period(), 0u);
-  ASSERT_EQ(programs->local_symmetry(), 8u);
   EngineOptions options;
   options.transfer_efficiency = 0.7725;
   options.network_transfer_efficiency = 0.9;
   options.per_message_overhead = Time::ns(5400);
   options.overhead_as_latency = true;
-  const FlowEngineConfig whole{.issue_window = programs->num_ops(0)};
+  const FlowEngineConfig whole{.issue_window = programs.num_ops(0)};
   FlowEngineConfig every_rank = whole;
   every_rank.aggregate = false;
   FlowEngine aggregated(whole);
   FlowEngine individual(every_rank);
-  const RunResult a = aggregated.run(input_for(t, *programs, *router, options));
-  const RunResult b = individual.run(input_for(t, *programs, *router, options));
+  const RunResult a = aggregated.run(input_for(t, programs, *router, options));
+  const RunResult b = individual.run(input_for(t, programs, *router, options));
   EXPECT_EQ(aggregated.last_stats().simulated_ranks, 4u);
   EXPECT_EQ(aggregated.last_stats().local_rotation, 8u);
   EXPECT_GT(a.makespan, Time::zero());
@@ -158,6 +152,31 @@ TEST(FlowLocalRotation, TreeRotatesInsideNodesAndMatchesTheIndividualRun) {
   ASSERT_EQ(a.link_bytes.size(), b.link_bytes.size());
   for (std::size_t l = 0; l < a.link_bytes.size(); ++l)
     EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
+}
+
+// NCCL's tree (chain in each node headed at GPU c mod 8, double binary tree between nodes) has
+// no translation symmetry, but rotating every node's GPUs maps channel c onto c + 1: one class
+// per node (4 of 8 ranks), and every figure equals the individual run's. 4 nodes of HGX-H100
+// under one leaf per rail, 16 channels, 8 MiB.
+TEST(FlowLocalRotation, TreeRotatesInsideNodesAndMatchesTheIndividualRun) {
+  CollectiveSpec spec = ring(32, 8, 16, Bytes::mib(8));
+  spec.algorithm = Algorithm::Tree;
+  const auto programs = make_collective(spec);
+  ASSERT_EQ(programs->symmetry_period(), 0u);
+  ASSERT_EQ(programs->local_symmetry(), 8u);
+  expect_node_classes_match_the_individual_run(*programs);
+}
+
+// NVLS tree: each node reduces in its NVSwitch (one NetReduce group per node) and GPU l runs the
+// trees between nodes on rail l. Rotating the GPUs of every node keeps channels and groups, so a
+// node is one class whose NetReduce stands for its whole group: 4 classes of 8, and every figure
+// equals the individual run's. 16 channels, 8 MiB.
+TEST(FlowLocalRotation, NvlsTreeRotatesInsideNodesAndMatchesTheIndividualRun) {
+  CollectiveSpec spec = ring(32, 8, 16, Bytes::mib(8));
+  spec.algorithm = Algorithm::NvlsTree;
+  const auto programs = make_collective(spec);
+  ASSERT_EQ(programs->local_symmetry(), 8u);
+  expect_node_classes_match_the_individual_run(*programs);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Link orbits whose links carry different class routes (docs/flow-engine.md "Link orbits"):
 // under ECMP a representative's two channels can hash onto one uplink while a member's land on
-// two. The aggregated run is kept while that uplink limits nothing (a tie included) and given up
-// for finer classes the moment it would, so both runs below give the individual run's times.
+// two, or two members of one class hash onto one uplink while a third has its own. The aggregated
+// run is kept while such an uplink limits nothing (a tie included) and given up for finer classes
+// the moment it would, so every run below gives the individual run's times.
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -61,10 +62,8 @@ struct Runs {
   RunResult aggregated, individual;
   FlowRunStats stats;
 };
-Runs run_both(double spine) {
-  const Topology t = two_leaves(spine);
-  const SkewedRouter router;
-  const CrossLeafExchange programs;
+Runs run_aggregated_and_individual(const Topology& t, const Router& router,
+                                   const ProgramSet& programs) {
   FlowEngine aggregated({});
   FlowEngine individual({.aggregate = false});
   Runs runs;
@@ -72,6 +71,14 @@ Runs run_both(double spine) {
   runs.individual = individual.run(flow_test::input_for(t, programs, router));
   runs.stats = aggregated.last_stats();
   return runs;
+}
+// Every rank's finish and every link's bytes equal the individual run's.
+void expect_same_figures(const Runs& runs) {
+  EXPECT_EQ(runs.aggregated.rank_finish, runs.individual.rank_finish);
+  EXPECT_EQ(runs.aggregated.link_bytes, runs.individual.link_bytes);
+}
+Runs run_both(double spine) {
+  return run_aggregated_and_individual(two_leaves(spine), SkewedRouter{}, CrossLeafExchange{});
 }
 
 // Spines at 200 GB/s: A -> S0 carries the four flows of GPUs 0 and 1, each held to 50 GB/s by its
@@ -82,8 +89,7 @@ TEST(FlowUnevenOrbits, AnUplinkThatLimitsNothingKeepsTheClasses) {
   EXPECT_EQ(runs.stats.simulated_ranks, 2u);
   EXPECT_EQ(runs.aggregated.makespan, Time::us(24));
   EXPECT_EQ(runs.individual.makespan, Time::us(24));
-  EXPECT_EQ(runs.aggregated.rank_finish, runs.individual.rank_finish);
-  EXPECT_EQ(runs.aggregated.link_bytes, runs.individual.link_bytes);
+  expect_same_figures(runs);
 }
 
 // Spines at 100 GB/s: the four flows on A -> S0 get 25 GB/s each (4 + 40 = 44 us) while GPUs 2
@@ -93,9 +99,78 @@ TEST(FlowUnevenOrbits, AnUplinkThatLimitsAFlowSplitsTheClasses) {
   const Runs runs = run_both(100);
   EXPECT_EQ(runs.stats.simulated_ranks, 4u);
   EXPECT_EQ(runs.aggregated.makespan, Time::us(44));
-  EXPECT_EQ(runs.aggregated.rank_finish, runs.individual.rank_finish);
   EXPECT_EQ(runs.aggregated.rank_finish[0], Time::us(44));
-  EXPECT_EQ(runs.aggregated.link_bytes, runs.individual.link_bytes);
+  expect_same_figures(runs);
+}
+
+// Even GPUs 0, 2, 4 on leaf A, odd GPUs 1, 3, 5 on leaf B (100 GB/s), each leaf to spines S0,
+// S1, S2 at `spine` GB/s, 1 us per link. Link ids: GPU i - its leaf is link i; leaf A - spine k
+// is 6 + 2k, leaf B - spine k is 7 + 2k.
+Topology six_gpus_two_leaves(double spine) {
+  TopologyBuilder b("six_gpus_two_leaves");
+  for (std::uint32_t i = 0; i < 6; ++i) b.add_device(gpu(i));
+  const DeviceId a = b.add_device(sw(0)), bl = b.add_device(sw(0));
+  const Bandwidth g = Bandwidth::gBps(100), x = Bandwidth::gBps(spine);
+  for (std::uint32_t i = 0; i < 6; ++i) b.add_link(Link{i, i % 2 == 0 ? a : bl, g, Time::us(1)});
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    const DeviceId s = b.add_device(sw(1));
+    b.add_link(Link{a, s, x, Time::us(1)});
+    b.add_link(Link{bl, s, x, Time::us(1)});
+  }
+  return std::move(b).build();
+}
+
+// GPUs 0 and 2 hash onto spine 0 and GPU 4 onto spine 1: two members of the class {0, 2, 4}
+// share an uplink, the third has one of its own. GPUs 1, 3, 5 take spines 0, 1, 2.
+class MemberCollisionRouter final : public Router {
+ public:
+  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
+    constexpr std::uint32_t kSpineOf[6] = {0, 0, 0, 1, 1, 2};
+    const std::uint32_t spine = kSpineOf[key.src];
+    const bool from_a = key.src % 2 == 0;
+    const LinkId up = 6 + 2 * spine + (from_a ? 0 : 1);
+    const LinkId down = 6 + 2 * spine + (from_a ? 1 : 0);
+    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
+  }
+  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
+};
+
+// Every rank sends S = 1 MB to rank r + 1 and receives S from rank r - 1 (one channel); ranks r,
+// r + 2, r + 4 form a class (period 2).
+class ShiftByOne final : public MaterializedProgramSet {
+ public:
+  ShiftByOne() : MaterializedProgramSet(6) {
+    for (Rank r = 0; r < 6; ++r) {
+      add(r, make_send((r + 1) % 6, {Buffer::Input, 0, 1'000'000}, 0));
+      add(r, make_recv((r + 5) % 6, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy, 0));
+    }
+  }
+  Rank symmetry_period() const override { return 2; }
+};
+
+Runs run_member_collision(double spine) {
+  return run_aggregated_and_individual(six_gpus_two_leaves(spine), MemberCollisionRouter{},
+                                       ShiftByOne{});
+}
+
+// Spines at 200 GB/s: A -> S0 and S0 -> B carry the flows of GPUs 0 and 2, each held to 100 GB/s
+// by its GPU's link: 200 GB/s, a tie. Every send takes 4 us + 1 MB / 100 GB/s = 14 us and the
+// two classes of three stay aggregated.
+TEST(FlowUnevenOrbits, TwoMembersOnOneUplinkThatLimitsNothingKeepTheClasses) {
+  const Runs runs = run_member_collision(200);
+  EXPECT_EQ(runs.stats.simulated_ranks, 2u);
+  EXPECT_EQ(runs.aggregated.makespan, Time::us(14));
+  expect_same_figures(runs);
+}
+
+// Spines at 100 GB/s: GPUs 0 and 2 share A -> S0 at 50 GB/s each, 4 + 20 = 24 us, while GPU 4
+// sends in 14 us: the class's members differ, and the engine splits it.
+TEST(FlowUnevenOrbits, TwoMembersOnOneUplinkThatLimitsThemSplitTheClasses) {
+  const Runs runs = run_member_collision(100);
+  EXPECT_EQ(runs.stats.simulated_ranks, 6u);
+  EXPECT_EQ(runs.aggregated.makespan, Time::us(24));
+  EXPECT_EQ(runs.aggregated.rank_finish[4], Time::us(14));
+  expect_same_figures(runs);
 }
 
 }  // namespace
