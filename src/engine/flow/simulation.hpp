@@ -231,7 +231,8 @@ class Simulation final : public LinkLoadView {
   std::vector<MaxMinSolver::Use> uses_scratch_;
   std::vector<double> route_rate_;
   std::vector<std::uint32_t> uneven_scratch_;
-  std::vector<double> relaxed_capacity_;  // per directed link: a relaxed stand-in's own capacity
+  std::vector<double>
+      relaxed_capacity_;  // per directed link: a relaxed stand-in's own capacity, or -1
   static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }

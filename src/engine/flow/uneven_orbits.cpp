@@ -41,8 +41,8 @@ bool RouteTable::refresh_watch() {
 void Simulation::relax_uneven_orbits() {
   constexpr double kUnbounded = 1e300;
   for (const DirLinkId root : routes_.uneven_roots()) {
-    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(topo_.num_directed_links(), 0);
-    if (relaxed_capacity_[root] > 0) continue;
+    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(topo_.num_directed_links(), -1);
+    if (relaxed_capacity_[root] >= 0) continue;
     relaxed_capacity_[root] = solver_.capacity(root);
     solver_.set_capacity(root, kUnbounded);
   }
@@ -62,7 +62,7 @@ void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_rout
       for (const auto& [r, members] : watched.routes) load += members * route_rate_[r];
       // A real link's capacity (its orbit's root may be a relaxed stand-in).
       const bool relaxed =
-          watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] > 0;
+          watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] >= 0;
       const double cap = relaxed ? relaxed_capacity_[watched.link] : solver_.capacity(watched.link);
       if (load > cap * (1 + kSlack)) throw AsymmetricClass{};
     }
