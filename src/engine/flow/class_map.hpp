@@ -40,6 +40,7 @@ class ClassMap {
   explicit ClassMap(Rank ranks) : ClassMap(ranks, ranks, 1, 1) {}
 
   Rank ranks() const { return n_; }
+  Rank period() const { return period_; }
   Rank classes() const { return classes_; }
   Rank members() const { return n_ / classes_; }
   Rank turns() const { return turns_; }  // rotations inside a block (1: none)

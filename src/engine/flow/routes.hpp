@@ -21,7 +21,11 @@
 
 namespace lockstep::flow_detail {
 
-struct AsymmetricClass {};
+/// Thrown when the members of a class turn out distinguishable. `overload`: found during the run,
+/// an uneven orbit's real link over its capacity (a collision among members limits a flow).
+struct AsymmetricClass {
+  bool overload = false;
+};
 
 /// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
 /// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of

@@ -64,7 +64,7 @@ void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_rout
       const bool relaxed =
           watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] >= 0;
       const double cap = relaxed ? relaxed_capacity_[watched.link] : solver_.capacity(watched.link);
-      if (load > cap * (1 + kSlack)) throw AsymmetricClass{};
+      if (load > cap * (1 + kSlack)) throw AsymmetricClass{.overload = true};
     }
   }
 }

@@ -173,5 +173,49 @@ TEST(FlowUnevenOrbits, TwoMembersOnOneUplinkThatLimitsThemSplitTheClasses) {
   expect_same_figures(runs);
 }
 
+// Two "nodes" of four GPUs on leaves A and B (flow_test::leaf_spine, 100 GB/s, 1 us per link;
+// link i joins GPU i to its leaf, 8 + 2k / 9 + 2k join leaf A / B to spine k). GPUs 0, 1, 2 and
+// 4, 5, 6 hash onto spine 0, GPUs 3 and 7 onto spine 1.
+class ThreeOnOneSpineRouter final : public Router {
+ public:
+  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
+    const bool from_a = key.src < 4;
+    const std::uint32_t spine = key.src % 4 == 3 ? 1 : 0;
+    const LinkId up = 8 + 2 * spine + (from_a ? 0 : 1);
+    const LinkId down = 8 + 2 * spine + (from_a ? 1 : 0);
+    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
+  }
+  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
+};
+
+// GPU l of each node exchanges S = 1 MB with GPU l of the other on channel l, so rotating the
+// GPUs of both nodes (and the channels with them) maps the programs onto themselves.
+class ExchangeAcrossNodes final : public MaterializedProgramSet {
+ public:
+  ExchangeAcrossNodes() : MaterializedProgramSet(8) {
+    for (Rank r = 0; r < 8; ++r) {
+      const auto ch = static_cast<std::uint16_t>(r % 4);
+      add(r, make_send((r + 4) % 8, {Buffer::Input, 0, 1'000'000}, ch));
+      add(r, make_recv((r + 4) % 8, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy, ch));
+    }
+  }
+  Rank local_symmetry() const override { return 4; }
+};
+
+// The spine-0 links carry three flows at 100 / 3 GB/s each: 4 us + 1 MB / (100/3 GB/s) = 34 us,
+// while GPUs 3 and 7 finish in 4 + 10 = 14 us. The full rotation (2 classes of 4) finds the
+// overloaded uplink during its run; the rotation by 2 GPUs (4 classes of 2) would find the same
+// one, so it is skipped: two attempts, the second with every rank on its own.
+TEST(FlowUnevenOrbits, ACollisionFoundDuringTheRunSkipsTheFinerRotations) {
+  const Topology t = flow_test::leaf_spine(4, 2, Bandwidth::gBps(100), Time::us(1));
+  const ExchangeAcrossNodes programs;
+  const Runs runs = run_aggregated_and_individual(t, ThreeOnOneSpineRouter{}, programs);
+  EXPECT_EQ(runs.stats.attempts, 2u);
+  EXPECT_EQ(runs.stats.simulated_ranks, 8u);
+  EXPECT_EQ(runs.aggregated.makespan, Time::us(34));
+  EXPECT_EQ(runs.aggregated.rank_finish[3], Time::us(14));
+  expect_same_figures(runs);
+}
+
 }  // namespace
 }  // namespace lockstep
