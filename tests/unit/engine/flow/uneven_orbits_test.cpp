@@ -5,6 +5,8 @@
 // the moment it would, so every run below gives the individual run's times.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "fixtures.hpp"
 
 namespace lockstep {
@@ -13,34 +15,43 @@ namespace {
 using flow_test::gpu;
 using flow_test::sw;
 
-// GPUs 0, 1 on leaf A, GPUs 2, 3 on leaf B (100 GB/s), leaves to spines S0 and S1 at `spine`
-// GB/s, 1 us per link. Link ids: GPU i - leaf is link i; A-S0 4, B-S0 5, A-S1 6, B-S1 7.
-Topology two_leaves(double spine) {
+// n GPUs, those with on_a(i) on leaf A and the others on leaf B (100 GB/s), both leaves to
+// `spines` spines at `spine` GB/s, 1 us per link. Link ids: GPU i - its leaf is link i; leaf A -
+// spine k is n + 2k, leaf B - spine k is n + 2k + 1.
+Topology two_leaves(std::uint32_t n, std::uint32_t spines, double spine,
+                    const std::function<bool(std::uint32_t)>& on_a) {
   TopologyBuilder b("two_leaves");
-  for (std::uint32_t i = 0; i < 4; ++i) b.add_device(gpu(i));
+  for (std::uint32_t i = 0; i < n; ++i) b.add_device(gpu(i));
   const DeviceId a = b.add_device(sw(0)), bl = b.add_device(sw(0));
-  const DeviceId s0 = b.add_device(sw(1)), s1 = b.add_device(sw(1));
   const Bandwidth g = Bandwidth::gBps(100), x = Bandwidth::gBps(spine);
-  for (std::uint32_t i = 0; i < 4; ++i) b.add_link(Link{i, i < 2 ? a : bl, g, Time::us(1)});
-  b.add_link(Link{a, s0, x, Time::us(1)});
-  b.add_link(Link{bl, s0, x, Time::us(1)});
-  b.add_link(Link{a, s1, x, Time::us(1)});
-  b.add_link(Link{bl, s1, x, Time::us(1)});
+  for (std::uint32_t i = 0; i < n; ++i) b.add_link(Link{i, on_a(i) ? a : bl, g, Time::us(1)});
+  for (std::uint32_t k = 0; k < spines; ++k) {
+    const DeviceId s = b.add_device(sw(1));
+    b.add_link(Link{a, s, x, Time::us(1)});
+    b.add_link(Link{bl, s, x, Time::us(1)});
+  }
   return std::move(b).build();
 }
 
-// Hashing as it may fall: GPUs 0 and 1 put both channels on spine 0, GPUs 2 and 3 put channel c
-// on spine c.
-class SkewedRouter final : public Router {
+// ECMP as it may fall on such a topology (or flow_test::leaf_spine, which numbers its links the
+// same way): flow key -> spine, the path GPU -> leaf -> spine -> the other leaf -> GPU.
+class SpineRouter final : public Router {
  public:
+  SpineRouter(std::uint32_t gpus, std::function<bool(std::uint32_t)> on_a,
+              std::function<std::uint32_t(const FlowKey&)> spine_of)
+      : gpus_(gpus), on_a_(std::move(on_a)), spine_of_(std::move(spine_of)) {}
   void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
-    const std::uint32_t spine = key.src < 2 ? 0 : static_cast<std::uint32_t>(key.label);
-    const bool from_a = key.src < 2;
-    const LinkId up = spine == 0 ? (from_a ? 4 : 5) : (from_a ? 6 : 7);
-    const LinkId down = spine == 0 ? (from_a ? 5 : 4) : (from_a ? 7 : 6);
+    const LinkId a_side = gpus_ + 2 * spine_of_(key), b_side = a_side + 1;
+    const bool from_a = on_a_(key.src);
+    const LinkId up = from_a ? a_side : b_side, down = from_a ? b_side : a_side;
     out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
   }
   RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
+
+ private:
+  std::uint32_t gpus_;
+  std::function<bool(std::uint32_t)> on_a_;
+  std::function<std::uint32_t(const FlowKey&)> spine_of_;
 };
 
 // Every rank sends S = 1 MB on channels 0 and 1 to rank r + 2 and receives the same from it;
@@ -77,8 +88,14 @@ void expect_same_figures(const Runs& runs) {
   EXPECT_EQ(runs.aggregated.rank_finish, runs.individual.rank_finish);
   EXPECT_EQ(runs.aggregated.link_bytes, runs.individual.link_bytes);
 }
+// GPUs 0, 1 on leaf A, GPUs 2, 3 on leaf B, two spines. Hashing as it may fall: GPUs 0 and 1 put
+// both channels on spine 0, GPUs 2 and 3 put channel c on spine c.
 Runs run_both(double spine) {
-  return run_aggregated_and_individual(two_leaves(spine), SkewedRouter{}, CrossLeafExchange{});
+  const auto on_a = [](std::uint32_t i) { return i < 2; };
+  const SpineRouter skewed(4, on_a, [](const FlowKey& key) {
+    return key.src < 2 ? 0u : static_cast<std::uint32_t>(key.label);
+  });
+  return run_aggregated_and_individual(two_leaves(4, 2, spine, on_a), skewed, CrossLeafExchange{});
 }
 
 // Spines at 200 GB/s: A -> S0 carries the four flows of GPUs 0 and 1, each held to 50 GB/s by its
@@ -103,38 +120,6 @@ TEST(FlowUnevenOrbits, AnUplinkThatLimitsAFlowSplitsTheClasses) {
   expect_same_figures(runs);
 }
 
-// Even GPUs 0, 2, 4 on leaf A, odd GPUs 1, 3, 5 on leaf B (100 GB/s), each leaf to spines S0,
-// S1, S2 at `spine` GB/s, 1 us per link. Link ids: GPU i - its leaf is link i; leaf A - spine k
-// is 6 + 2k, leaf B - spine k is 7 + 2k.
-Topology six_gpus_two_leaves(double spine) {
-  TopologyBuilder b("six_gpus_two_leaves");
-  for (std::uint32_t i = 0; i < 6; ++i) b.add_device(gpu(i));
-  const DeviceId a = b.add_device(sw(0)), bl = b.add_device(sw(0));
-  const Bandwidth g = Bandwidth::gBps(100), x = Bandwidth::gBps(spine);
-  for (std::uint32_t i = 0; i < 6; ++i) b.add_link(Link{i, i % 2 == 0 ? a : bl, g, Time::us(1)});
-  for (std::uint32_t k = 0; k < 3; ++k) {
-    const DeviceId s = b.add_device(sw(1));
-    b.add_link(Link{a, s, x, Time::us(1)});
-    b.add_link(Link{bl, s, x, Time::us(1)});
-  }
-  return std::move(b).build();
-}
-
-// GPUs 0 and 2 hash onto spine 0 and GPU 4 onto spine 1: two members of the class {0, 2, 4}
-// share an uplink, the third has one of its own. GPUs 1, 3, 5 take spines 0, 1, 2.
-class MemberCollisionRouter final : public Router {
- public:
-  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
-    constexpr std::uint32_t kSpineOf[6] = {0, 0, 0, 1, 1, 2};
-    const std::uint32_t spine = kSpineOf[key.src];
-    const bool from_a = key.src % 2 == 0;
-    const LinkId up = 6 + 2 * spine + (from_a ? 0 : 1);
-    const LinkId down = 6 + 2 * spine + (from_a ? 1 : 0);
-    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
-  }
-  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
-};
-
 // Every rank sends S = 1 MB to rank r + 1 and receives S from rank r - 1 (one channel); ranks r,
 // r + 2, r + 4 form a class (period 2).
 class ShiftByOne final : public MaterializedProgramSet {
@@ -148,9 +133,16 @@ class ShiftByOne final : public MaterializedProgramSet {
   Rank symmetry_period() const override { return 2; }
 };
 
+// Even GPUs 0, 2, 4 on leaf A, odd GPUs 1, 3, 5 on leaf B, three spines. GPUs 0 and 2 hash onto
+// spine 0 and GPU 4 onto spine 1: two members of the class {0, 2, 4} share an uplink, the third
+// has one of its own. GPUs 1, 3, 5 take spines 0, 1, 2.
 Runs run_member_collision(double spine) {
-  return run_aggregated_and_individual(six_gpus_two_leaves(spine), MemberCollisionRouter{},
-                                       ShiftByOne{});
+  const auto on_a = [](std::uint32_t i) { return i % 2 == 0; };
+  const SpineRouter router(6, on_a, [](const FlowKey& key) {
+    constexpr std::uint32_t kSpineOf[6] = {0, 0, 0, 1, 1, 2};
+    return kSpineOf[key.src];
+  });
+  return run_aggregated_and_individual(two_leaves(6, 3, spine, on_a), router, ShiftByOne{});
 }
 
 // Spines at 200 GB/s: A -> S0 and S0 -> B carry the flows of GPUs 0 and 2, each held to 100 GB/s
@@ -173,21 +165,6 @@ TEST(FlowUnevenOrbits, TwoMembersOnOneUplinkThatLimitsThemSplitTheClasses) {
   expect_same_figures(runs);
 }
 
-// Two "nodes" of four GPUs on leaves A and B (flow_test::leaf_spine, 100 GB/s, 1 us per link;
-// link i joins GPU i to its leaf, 8 + 2k / 9 + 2k join leaf A / B to spine k). GPUs 0, 1, 2 and
-// 4, 5, 6 hash onto spine 0, GPUs 3 and 7 onto spine 1.
-class ThreeOnOneSpineRouter final : public Router {
- public:
-  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
-    const bool from_a = key.src < 4;
-    const std::uint32_t spine = key.src % 4 == 3 ? 1 : 0;
-    const LinkId up = 8 + 2 * spine + (from_a ? 0 : 1);
-    const LinkId down = 8 + 2 * spine + (from_a ? 1 : 0);
-    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
-  }
-  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
-};
-
 // GPU l of each node exchanges S = 1 MB with GPU l of the other on channel l, so rotating the
 // GPUs of both nodes (and the channels with them) maps the programs onto themselves.
 class ExchangeAcrossNodes final : public MaterializedProgramSet {
@@ -207,9 +184,13 @@ class ExchangeAcrossNodes final : public MaterializedProgramSet {
 // overloaded uplink during its run; the rotation by 2 GPUs (4 classes of 2) would find the same
 // one, so it is skipped: two attempts, the second with every rank on its own.
 TEST(FlowUnevenOrbits, ACollisionFoundDuringTheRunSkipsTheFinerRotations) {
+  // Two "nodes" of four GPUs on leaves A and B, all links 100 GB/s. GPUs 0, 1, 2 and 4, 5, 6 hash
+  // onto spine 0, GPUs 3 and 7 onto spine 1.
   const Topology t = flow_test::leaf_spine(4, 2, Bandwidth::gBps(100), Time::us(1));
-  const ExchangeAcrossNodes programs;
-  const Runs runs = run_aggregated_and_individual(t, ThreeOnOneSpineRouter{}, programs);
+  const SpineRouter router(
+      8, [](std::uint32_t i) { return i < 4; },
+      [](const FlowKey& key) { return key.src % 4 == 3 ? 1u : 0u; });
+  const Runs runs = run_aggregated_and_individual(t, router, ExchangeAcrossNodes{});
   EXPECT_EQ(runs.stats.attempts, 2u);
   EXPECT_EQ(runs.stats.simulated_ranks, 8u);
   EXPECT_EQ(runs.aggregated.makespan, Time::us(34));
