@@ -81,6 +81,38 @@ TEST(Router, EcmpPathIsShortestDeterministicAndSpreadsOverSpines) {
   EXPECT_EQ(out[0].hops.size(), 2u);
 }
 
+// The router keeps the distance fields towards its last destinations (up to 64) and grows them
+// as queries need. A route must not depend on which are kept or how far they have grown:
+// queries cycling through 96 destinations on 6 leaves x 4 spines, each pair with two labels,
+// give exactly the paths of a router that has seen no other query.
+TEST(Router, RoutesDoNotDependOnEarlierQueries) {
+  TopologyBuilder b("many_leaves");
+  std::vector<DeviceId> gpus, leaves, spines;
+  for (int l = 0; l < 6; ++l) leaves.push_back(b.add_device(sw(0)));
+  for (int s = 0; s < 4; ++s) spines.push_back(b.add_device(sw(1)));
+  for (std::uint32_t i = 0; i < 96; ++i) {
+    gpus.push_back(b.add_device(gpu(i, 0)));
+    b.add_link(link(gpus.back(), leaves[i % 6]));
+  }
+  for (DeviceId l : leaves)
+    for (DeviceId s : spines) b.add_link(link(l, s));
+  const Topology t = std::move(b).build();
+  auto shared = make_router(t, {});
+  std::vector<PathShare> out, fresh;
+  for (std::uint32_t step = 0; step < 3 * 96; ++step) {
+    const DeviceId src = gpus[(step * 37) % 96], dst = gpus[step % 96];
+    if (src == dst) continue;
+    for (std::uint64_t label = 0; label < 2; ++label) {
+      shared->route({src, dst, label}, nullptr, out);
+      make_router(t, {})->route({src, dst, label}, nullptr, fresh);
+      ASSERT_EQ(out.size(), 1u);
+      ASSERT_EQ(fresh.size(), 1u);
+      EXPECT_EQ(out[0].hops, fresh[0].hops) << src << " -> " << dst;
+      expect_path(t, out[0].hops, src, dst);
+    }
+  }
+}
+
 TEST(Router, HashSeedChangesChoicesButNotValidity) {
   auto ls = leaf_spine(8);
   auto a = make_router(ls.topo, {RoutingPolicy::Ecmp, 1, 1});
