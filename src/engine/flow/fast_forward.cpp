@@ -37,6 +37,8 @@ constexpr std::size_t kSavedMax = 48;
 // A snapshot word costs about a hundredth of an event; allow ~1/32 of the run's time for them.
 constexpr std::uint64_t kWordsPerEvent = 32;
 constexpr std::uint32_t kMaxStride = 1u << 12;
+// Ends a list in the canonical state (no entry is all ones).
+constexpr std::uint64_t kEndOfList = ~std::uint64_t{0};
 
 std::uint64_t bits(double d) {
   return std::bit_cast<std::uint64_t>(d);
@@ -67,12 +69,12 @@ void Simulation::canonical_state(std::vector<std::uint64_t>& out, OpIndex origin
     for (OpIndex i = rs.base; i < rs.loaded; ++i) {
       const Slot& s = slot_of(r, i);
       out.push_back(static_cast<std::uint64_t>(s.state) << 8 | s.unfinished);
-      for (std::uint64_t link = s.first_dependent; link != kNoLink;) {
-        const auto j = static_cast<OpIndex>(link / kMaxDeps);
+      for (std::uint32_t link = s.first_dependent; link != kNoLink;) {
+        const auto j = static_cast<OpIndex>(i + link / kMaxDeps);
         out.push_back(rel(j, origin) << 8 | link % kMaxDeps);
         link = slot_of(r, j).next_dependent[link % kMaxDeps];
       }
-      out.push_back(kNoLink);
+      out.push_back(kEndOfList);
     }
   }
   // Live transfers, by key.
@@ -128,17 +130,14 @@ void Simulation::canonical_state(std::vector<std::uint64_t>& out, OpIndex origin
     });
   }
   // Live events in the order they will run, at their distance in time.
-  ff_sort_.clear();
-  for (std::uint32_t e = 0; e < heap_.size(); ++e) {
-    const Event& ev = heap_[e];
-    if (ev.kind == EventKind::FlowDone && flows_[ev.id].generation != ev.aux) continue;
-    ff_sort_.emplace_back(0, e);
-  }
-  std::sort(ff_sort_.begin(), ff_sort_.end(), [&](const auto& x, const auto& y) {
-    return EventLater{}(heap_[y.second], heap_[x.second]);
+  ff_events_.clear();
+  queue_.for_each([&](const Event& ev) {
+    if (ev.kind != EventKind::FlowDone || flows_[ev.id].generation == ev.aux)
+      ff_events_.push_back(ev);
   });
-  for (const auto& [unused, e] : ff_sort_) {
-    const Event& ev = heap_[e];
+  std::sort(ff_events_.begin(), ff_events_.end(),
+            [](const Event& x, const Event& y) { return EventLater{}(y, x); });
+  for (const Event& ev : ff_events_) {
     out.push_back(static_cast<std::uint64_t>((ev.time - now_).picoseconds()));
     out.push_back(static_cast<std::uint64_t>(ev.kind));
     switch (ev.kind) {
@@ -156,13 +155,13 @@ void Simulation::canonical_state(std::vector<std::uint64_t>& out, OpIndex origin
   }
   // Connections: unmatched sends and recvs, backlog, busy flag.
   for (const MatchQueue& q : queues_) {
-    out.push_back(kNoLink);
+    out.push_back(kEndOfList);
     for (std::size_t k = q.send_head; k < q.sends.size(); ++k)
       out.push_back(static_cast<std::uint64_t>(q.sends[k].rank) << 32 | rel(q.sends[k].op, origin));
-    out.push_back(kNoLink);
+    out.push_back(kEndOfList);
     for (std::size_t k = q.recv_head; k < q.recvs.size(); ++k)
       out.push_back(static_cast<std::uint64_t>(q.recvs[k].rank) << 32 | rel(q.recvs[k].op, origin));
-    out.push_back(kNoLink);
+    out.push_back(kEndOfList);
     for (std::size_t k = q.backlog_head; k < q.backlog.size(); ++k)
       out.push_back(transfer_key(q.backlog[k], origin));
     out.push_back(q.busy ? 1 : 0);
@@ -175,12 +174,12 @@ std::uint64_t Simulation::signature(OpIndex origin) const {
     h = mix64(h ^ (rel(rank_[r].base, origin) << 32 | rel(rank_[r].loaded, origin)));
   // Events as a multiset: an order-free sum, so the heap's layout does not matter.
   std::uint64_t events = 0, live = 0;
-  for (const Event& ev : heap_) {
-    if (ev.kind == EventKind::FlowDone && flows_[ev.id].generation != ev.aux) continue;
+  queue_.for_each([&](const Event& ev) {
+    if (ev.kind == EventKind::FlowDone && flows_[ev.id].generation != ev.aux) return;
     ++live;
     events += mix64(static_cast<std::uint64_t>((ev.time - now_).picoseconds()) << 2 |
                     static_cast<std::uint64_t>(ev.kind));
-  }
+  });
   return mix64(h ^ mix64(events ^ live));
 }
 
@@ -288,7 +287,7 @@ bool Simulation::try_skip(const PeriodMark& a, const SavedState& saved) {
   // The program's promise, checked on the ops in the window.
   for (Rank r = 0; r < classes_; ++r) {
     for (OpIndex i = rank_[r].base; i < rank_[r].loaded; ++i) {
-      const Op& now = slot(r, i);
+      const Op now = programs_.op(map_.real(r), i);
       const Op later = programs_.op(map_.real(r), i + ops);
       bool same = now.kind == later.kind && now.peer == later.peer &&
                   now.channel == later.channel && now.bytes() == later.bytes() &&
@@ -328,7 +327,6 @@ bool Simulation::try_skip(const PeriodMark& a, const SavedState& saved) {
 // Moves every op index on by `ops` and every time by `dt`.
 void Simulation::shift_state(OpIndex ops, Time dt) {
   now_ += dt;
-  const std::uint64_t moved_links = static_cast<std::uint64_t>(ops) * kMaxDeps;
   const std::size_t turn = ops % window_size_;
   for (Rank r = 0; r < classes_; ++r) {
     RankState& rs = rank_[r];
@@ -340,23 +338,22 @@ void Simulation::shift_state(OpIndex ops, Time dt) {
     rs.loaded += ops;
     for (OpIndex i = rs.base; i < rs.loaded; ++i) {
       Slot& s = slot_of(r, i);
-      s.op = programs_.op(map_.real(r), i);
-      if (s.first_dependent != kNoLink) s.first_dependent += moved_links;
-      for (auto& next : s.next_dependent)
-        if (next != kNoLink) next += moved_links;
+      s.op = IssuedOp(programs_.op(map_.real(r), i));
     }
   }
   ff_last_base_ = rank_[0].base;
-  std::vector<Event> live;
-  live.reserve(heap_.size());
-  for (Event e : heap_) {
-    if (e.kind == EventKind::FlowDone && flows_[e.id].generation != e.aux) continue;
+  ff_events_.clear();
+  queue_.for_each([&](Event e) {
+    if (e.kind == EventKind::FlowDone && flows_[e.id].generation != e.aux) return;
     e.time += dt;
     if (e.kind == EventKind::OpDone) e.aux += ops;
-    live.push_back(e);
-  }
-  heap_ = std::move(live);
-  std::make_heap(heap_.begin(), heap_.end(), EventLater{});
+    ff_events_.push_back(e);
+  });
+  // Re-queued in (time, seq) order, so each instant keeps its order.
+  std::sort(ff_events_.begin(), ff_events_.end(),
+            [](const Event& x, const Event& y) { return EventLater{}(y, x); });
+  queue_.clear();
+  for (const Event& e : ff_events_) queue_.push(e);
   ff_free_.assign(transfers_.size(), 0);
   for (const std::uint32_t t : free_transfers_) ff_free_[t] = 1;
   for (std::uint32_t t = 0; t < transfers_.size(); ++t) {

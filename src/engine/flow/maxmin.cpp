@@ -1,5 +1,7 @@
 #include "lockstep/engine/flow/maxmin.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 
@@ -47,18 +49,26 @@ MaxMinSolver::VarId MaxMinSolver::add(std::span<const Use> uses) {
   Var& var = vars_[v];
   var.uses.clear();
   var.alive = true;
+  var.fresh = true;
   var.rate = var.previous_rate = 0;
   for (const Use& u : uses) {
     Cons& c = cons_[u.cons];
     var.uses.push_back(VarUse{u.cons, static_cast<std::uint32_t>(c.elems.size()), u.coefficient});
     c.elems.push_back(Elem{v, static_cast<std::uint32_t>(var.uses.size() - 1), u.coefficient});
-    mark_dirty(u.cons);
   }
+  added_.push_back(v);  // its constraints are dirtied at the solve unless it replaces one
   return v;
 }
 
 void MaxMinSolver::remove(VarId v) {
   Var& var = vars_[v];
+  // One added since the last solve leaves the system as that solve left it.
+  if (!var.fresh) {
+    removed_.push_back(Removed{key_of(var.uses), var.rate,
+                               static_cast<std::uint32_t>(removed_uses_.size()),
+                               static_cast<std::uint32_t>(var.uses.size())});
+    for (const VarUse& u : var.uses) removed_uses_.push_back(Use{u.cons, u.coefficient});
+  }
   for (const VarUse& u : var.uses) {
     Cons& c = cons_[u.cons];
     // Swap-remove, fixing the moved element's back pointer.
@@ -66,12 +76,97 @@ void MaxMinSolver::remove(VarId v) {
     c.elems[u.elem_index] = moved;
     vars_[moved.var].uses[moved.use_index].elem_index = u.elem_index;
     c.elems.pop_back();
-    mark_dirty(u.cons);
   }
   var.uses.clear();
   var.alive = false;
+  var.fresh = false;
   var.rate = 0;
   free_.push_back(v);
+}
+
+namespace {
+// Groups equal use lists (a collision only costs a comparison).
+std::uint64_t mix_use(std::uint64_t h, std::uint32_t cons, double coefficient) {
+  return ((h + cons) * 0x9E3779B97F4A7C15ull) ^ std::bit_cast<std::uint64_t>(coefficient);
+}
+// Below this many (arrival, departure) pairs, compare keys pairwise rather than sort.
+constexpr std::size_t kPairwise = 256;
+}  // namespace
+
+std::uint64_t MaxMinSolver::key_of(std::span<const VarUse> uses) {
+  std::uint64_t h = uses.size();
+  for (const VarUse& u : uses) h = mix_use(h, u.cons, u.coefficient);
+  return h;
+}
+
+std::uint64_t MaxMinSolver::key_of(std::span<const Use> uses) {
+  std::uint64_t h = uses.size();
+  for (const Use& u : uses) h = mix_use(h, u.cons, u.coefficient);
+  return h;
+}
+
+bool MaxMinSolver::same_uses(const Var& var, const Removed& gone) const {
+  if (gone.count == kConsumed || var.uses.size() != gone.count) return false;
+  for (std::uint32_t k = 0; k < gone.count; ++k) {
+    const Use& u = removed_uses_[gone.first + k];
+    if (var.uses[k].cons != u.cons || var.uses[k].coefficient != u.coefficient) return false;
+  }
+  return true;
+}
+
+void MaxMinSolver::pair_replacements() {
+  arrivals_.clear();
+  for (const VarId v : added_) {
+    Var& var = vars_[v];
+    if (!var.alive || !var.fresh) continue;  // removed again, or a slot listed twice
+    var.fresh = false;
+    arrivals_.emplace_back(key_of(var.uses), v);
+  }
+  const bool pairwise = arrivals_.size() * removed_.size() <= kPairwise;
+  departures_.clear();
+  if (!pairwise) {
+    for (std::uint32_t i = 0; i < removed_.size(); ++i)
+      departures_.emplace_back(removed_[i].key, i);
+    std::sort(arrivals_.begin(), arrivals_.end());
+    std::sort(departures_.begin(), departures_.end());
+  }
+  // A removed variable of the same uses as v (consumed ones have count kConsumed), or null.
+  std::size_t d = 0;
+  auto partner_of = [&](std::uint64_t key, const Var& var) -> Removed* {
+    if (pairwise) {
+      for (Removed& gone : removed_)
+        if (gone.key == key && same_uses(var, gone)) return &gone;
+      return nullptr;
+    }
+    // Sorted: runs of one key are consumed from the front (a collision aside).
+    while (d < departures_.size() &&
+           (departures_[d].first < key || removed_[departures_[d].second].count == kConsumed))
+      ++d;
+    for (std::size_t k = d; k < departures_.size() && departures_[k].first == key; ++k)
+      if (same_uses(var, removed_[departures_[k].second])) return &removed_[departures_[k].second];
+    return nullptr;
+  };
+  for (const auto& [key, v] : arrivals_) {
+    Var& var = vars_[v];
+    Removed* partner = partner_of(key, var);
+    if (partner == nullptr) {
+      for (const VarUse& u : var.uses) mark_dirty(u.cons);
+      continue;
+    }
+    partner->count = kConsumed;
+    var.rate = partner->rate;
+    var.replaced = true;  // listed as changed at the end of the solve
+    replaced_.push_back(v);
+  }
+  // Listed in one order whichever way they were paired.
+  std::sort(replaced_.begin(), replaced_.end());
+  for (const Removed& gone : removed_) {
+    if (gone.count == kConsumed) continue;
+    for (std::uint32_t k = 0; k < gone.count; ++k) mark_dirty(removed_uses_[gone.first + k].cons);
+  }
+  added_.clear();
+  removed_.clear();
+  removed_uses_.clear();
 }
 
 double MaxMinSolver::load(ConsId c) const {
@@ -122,6 +217,7 @@ void MaxMinSolver::fill_component() {
     vars_[v].previous_rate = vars_[v].rate;
   }
   std::size_t open = comp_vars_.size();
+  visited_ += open;
   while (open > 0) {
     double level = std::numeric_limits<double>::infinity();
     for (const ConsId c : comp_cons_) {
@@ -153,7 +249,7 @@ void MaxMinSolver::fill_component() {
   }
   for (const VarId v : comp_vars_) {
     const Var& var = vars_[v];
-    if (var.rate != var.previous_rate) changed_.push_back(v);
+    if (var.rate != var.previous_rate && !var.replaced) changed_.push_back(v);
   }
 }
 
@@ -164,6 +260,7 @@ void MaxMinSolver::solve() {
     for (auto& c : cons_) c.mark = 0;
     mark_ = 1;
   }
+  pair_replacements();
   for (const ConsId c : dirty_) {
     cons_[c].dirty = false;
     if (cons_[c].mark == mark_ || cons_[c].elems.empty()) continue;
@@ -171,6 +268,13 @@ void MaxMinSolver::solve() {
     fill_component();
   }
   dirty_.clear();
+  for (const VarId v : replaced_) {
+    Var& var = vars_[v];
+    var.replaced = false;
+    var.previous_rate = 0;
+    if (var.rate != 0) changed_.push_back(v);
+  }
+  replaced_.clear();
 }
 
 }  // namespace lockstep

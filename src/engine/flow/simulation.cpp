@@ -35,6 +35,7 @@ std::vector<double> link_capacities(const Topology& topo, const EngineOptions& o
 // runs got a 3,906-op window for 16,384-op programs and finished 5% late).
 constexpr std::uint64_t kAutoSlotBudget = 65'536;
 constexpr std::uint64_t kMaxSlots = 16'777'216;
+static_assert(kMaxSlots * kMaxDeps < 0xFFFFFFFFull, "dependent links are 32-bit offsets");
 
 std::uint32_t issue_window(const FlowEngineConfig& config, Rank classes) {
   const std::uint64_t ranks = std::max<Rank>(1, classes);
@@ -86,45 +87,57 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
     for (Rank r = 0; r < classes_; ++r) op_times_[r].resize(rank_[r].num_ops);
   }
   link_bytes_.assign(topo_.num_directed_links(), 0.0);
-  heap_.reserve(1024);
+  instant_.reserve(1024);
   // Skipped cycles leave no per-op times, adaptive routes depend on history the canonical state
   // does not hold, and NetReduce groups are keyed by group, not by op.
   ff_enabled_ = config_.fast_forward && !in_.options.record_ops &&
                 in_.router->policy() != RoutingPolicy::Adaptive && programs_.num_groups() == 0;
 }
 
+// Events run in (time, seq) order. An event for the current instant goes behind the instant's
+// other events: those queued before the instant began were pushed before it (smaller seq).
 void Simulation::push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux) {
-  heap_.push_back(Event{at, seq_++, id, aux, kind});
-  std::push_heap(heap_.begin(), heap_.end(), EventLater{});
+  const Event e{at, seq_++, id, aux, kind};
+  if (at == now_) {
+    instant_.push_back(e);
+  } else {
+    queue_.push(e);
+  }
+}
+
+void Simulation::dispatch(const Event& e) {
+  ++events_;
+  switch (e.kind) {
+    case EventKind::OpDone:
+      finish_op(e.id, e.aux);
+      break;
+    case EventKind::FlowDone:
+      flow_done(e.id, e.aux);
+      break;
+    case EventKind::Delivered:
+      delivered(e.id);
+      break;
+    case EventKind::TransferStart:
+      begin_transfer(e.id);
+      break;
+  }
 }
 
 RunResult Simulation::run() {
   for (Rank r = 0; r < classes_; ++r) advance(r);
   apply_rates();
-  while (!heap_.empty()) {
-    now_ = heap_.front().time;
-    while (!heap_.empty() && heap_.front().time == now_) {
-      std::pop_heap(heap_.begin(), heap_.end(), EventLater{});
-      const Event e = heap_.back();
-      heap_.pop_back();
-      ++events_;
-      switch (e.kind) {
-        case EventKind::OpDone:
-          finish_op(e.id, e.aux);
-          break;
-        case EventKind::FlowDone:
-          flow_done(e.id, e.aux);
-          break;
-        case EventKind::Delivered:
-          delivered(e.id);
-          break;
-        case EventKind::TransferStart:
-          begin_transfer(e.id);
-          break;
-      }
+  // With events of now_ queued (the initial load's, or flows the last solve finished at once)
+  // the next instant is now_ again.
+  while (!queue_.empty() || !instant_.empty()) {
+    if (instant_.empty()) {
+      now_ = queue_.next_time();
+      queue_.take_next(current_);
+      for (const Event& e : current_) dispatch(e);
     }
+    for (std::size_t k = 0; k < instant_.size(); ++k) dispatch(Event{instant_[k]});
+    instant_.clear();
     apply_rates();
-    if (ff_enabled_) fast_forward_check();
+    if (ff_enabled_ && instant_.empty()) fast_forward_check();
   }
   if (finished_ranks_ < classes_) report_deadlock();
 
@@ -149,8 +162,11 @@ RunResult Simulation::run() {
 
 void Simulation::advance(Rank r) {
   RankState& rs = rank_[r];
-  while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done) ++rs.base;
-  while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) load(r, rs.loaded++);
+  // Loading can finish ops at once (load), which moves the base on and may open the window.
+  do {
+    while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done) ++rs.base;
+    while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) load(r, rs.loaded++);
+  } while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done);
   if (!rs.done && rs.base == rs.num_ops) {
     rs.done = true;
     rs.finish = now_;
@@ -160,8 +176,8 @@ void Simulation::advance(Rank r) {
 
 void Simulation::load(Rank r, OpIndex i) {
   Slot& s = slot_of(r, i);
-  s.op = programs_.op(map_.real(r), i);
-  const Op& op = s.op;
+  const Op op = programs_.op(map_.real(r), i);
+  s.op = IssuedOp(op);
   if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.peer >= ranks_) {
     throw InputError("programs", fmt::format("rank {} op {} ({}) names peer rank {} of {}",
                                              map_.real(r), i, to_string(op.kind), op.peer, ranks_));
@@ -186,26 +202,33 @@ void Simulation::load(Rank r, OpIndex i) {
     if (dep.state == SlotState::Done) continue;
     ++s.unfinished;
     s.next_dependent[k] = dep.first_dependent;
-    dep.first_dependent = static_cast<std::uint64_t>(i) * kMaxDeps + k;
+    dep.first_dependent = static_cast<std::uint32_t>((i - d) * kMaxDeps + k);
   }
-  if (s.unfinished == 0) {
-    s.state = SlotState::Running;
-    start_op(r, i);
+  if (s.unfinished != 0) return;
+  if (op.kind == OpKind::Compute && op.duration == Time::zero()) {
+    // Nothing to wait for and nothing to do (programs pad their blocks to a common length with
+    // these, a quarter of a 1,024-GPU NVLS tree's ops): done as issued. No op can wait for it
+    // yet, as later ops are loaded after it.
+    s.state = SlotState::Done;
+    if (in_.options.record_ops) op_times_[r][i] = OpTiming{now_, now_};
+    return;
   }
+  s.state = SlotState::Running;
+  start_op(r, i);
 }
 
 void Simulation::start_op(Rank r, OpIndex i) {
   if (in_.options.record_ops) op_times_[r][i].start = now_;
-  const Op& op = slot(r, i);
+  const IssuedOp& op = slot(r, i);
   switch (op.kind) {
     case OpKind::Compute:
-      push(now_ + op.duration, EventKind::OpDone, r, i);
+      push(now_ + op.duration(), EventKind::OpDone, r, i);
       break;
     case OpKind::Copy:
     case OpKind::Reduce: {
       const Bandwidth bw = in_.options.local_copy_bandwidth;
-      const Time d = bw.bytes_per_second() > 0 && op.src.bytes > 0
-                         ? transfer_time(Bytes(op.src.bytes), bw)
+      const Time d = bw.bytes_per_second() > 0 && op.src_bytes > 0
+                         ? transfer_time(Bytes(op.src_bytes), bw)
                          : Time::zero();
       push(now_ + d, EventKind::OpDone, r, i);
       break;
@@ -227,8 +250,8 @@ void Simulation::finish_op(Rank r, OpIndex i) {
   // Release the ops that waited for this one, in program order (the list holds them newest
   // first): the order in which sends and recvs post decides FIFO matching.
   const std::size_t first = release_scratch_.size();
-  for (std::uint64_t link = s.first_dependent; link != kNoLink;) {
-    const auto j = static_cast<OpIndex>(link / kMaxDeps);
+  for (std::uint32_t link = s.first_dependent; link != kNoLink;) {
+    const auto j = static_cast<OpIndex>(i + link / kMaxDeps);
     Slot& dependent = slot_of(r, j);
     link = dependent.next_dependent[link % kMaxDeps];
     if (--dependent.unfinished == 0) release_scratch_.push_back(j);
@@ -247,16 +270,16 @@ void Simulation::finish_op(Rank r, OpIndex i) {
 // Connections are keyed as the sender's class representative sees them. A recv from rank p = e(x)
 // (x the representative of p's class, e a symmetry) is member e of the transfer that x sends to
 // e^-1(this representative) on channel e^-1(channel).
-void Simulation::post(Rank r, OpIndex i, const Op& op) {
+void Simulation::post(Rank r, OpIndex i, const IssuedOp& op) {
   if (op.kind == OpKind::Send) {
     const std::uint32_t qid = queue(r, op.peer, op.channel);
     MatchQueue& q = queues_[qid];
     if (q.recv_head < q.recvs.size()) {
       const Pending recv = q.recvs[q.recv_head++];
       if (q.recv_head == q.recvs.size()) q.recvs.clear(), q.recv_head = 0;
-      match({r, i, op.src.bytes}, recv, op.peer, op.channel, qid);
+      match({r, i, op.src_bytes}, recv, op.peer, op.channel, qid);
     } else {
-      q.sends.push_back({r, i, op.src.bytes});
+      q.sends.push_back({r, i, op.src_bytes});
     }
   } else {
     const ClassMap::Where from = map_.where(op.peer);
@@ -268,9 +291,9 @@ void Simulation::post(Rank r, OpIndex i, const Op& op) {
     if (q.send_head < q.sends.size()) {
       const Pending send = q.sends[q.send_head++];
       if (q.send_head == q.sends.size()) q.sends.clear(), q.send_head = 0;
-      match(send, {r, i, op.dst.bytes}, to, channel, qid);
+      match(send, {r, i, op.dst_bytes()}, to, channel, qid);
     } else {
-      q.recvs.push_back({r, i, op.dst.bytes});
+      q.recvs.push_back({r, i, op.dst_bytes()});
     }
   }
 }

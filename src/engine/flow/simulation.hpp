@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "class_map.hpp"
+#include "event_queue.hpp"
 #include "flat_index.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
@@ -111,28 +112,51 @@ class Simulation final : public LinkLoadView {
 
   // Program execution. Each simulated rank has a ring buffer of window_size_ op slots; an op
   // waits for its unfinished dependencies through an intrusive list of dependents kept in the
-  // slot of the op it waits for (entries encode dependent op index * kMaxDeps + dep number).
-  static constexpr std::uint64_t kNoLink = ~std::uint64_t{0};
+  // slot of the op d it waits for. An entry encodes (dependent op j - d) * kMaxDeps + dep number,
+  // relative so that it fits 32 bits (a window holds at most 2^24 ops) and survives moving every
+  // op index on (fast-forward).
+  static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
+  // What the engine reads of an op after loading it (its dependencies are linked at load). A
+  // whole-program window holds millions of slots (1.8 M at 1,024 GPUs for an NVLS tree), most
+  // touched again long after loading, so a slot is kept to one cache line.
+  struct IssuedOp {
+    std::uint64_t src_bytes = 0;  // Send, Copy, Reduce; NetReduce: up
+    std::uint64_t dst_or_ps = 0;  // Recv and NetReduce (down): bytes; Compute: duration in ps
+    std::uint32_t peer = 0;       // rank for Send/Recv, group for NetReduce
+    std::uint16_t channel = 0;
+    OpKind kind = OpKind::Compute;
+    explicit IssuedOp(const Op& op = {})
+        : src_bytes(op.src.bytes),
+          dst_or_ps(op.kind == OpKind::Compute
+                        ? static_cast<std::uint64_t>(op.duration.picoseconds())
+                        : op.dst.bytes),
+          peer(op.peer),
+          channel(op.channel),
+          kind(op.kind) {}
+    std::uint64_t dst_bytes() const { return dst_or_ps; }
+    Time duration() const { return Time::ps(static_cast<std::int64_t>(dst_or_ps)); }
+  };
   struct Slot {
-    Op op;
+    IssuedOp op;
     SlotState state = SlotState::Done;
     std::uint8_t unfinished = 0;  // dependencies not done yet
     // NetReduce: the k-th NetReduce op a rank loads for a group joins the group's k-th round
     // (FIFO per member, like send/recv matching), whatever order the ops start in.
     std::uint32_t net_round = 0;
-    std::uint64_t first_dependent = kNoLink;
-    std::array<std::uint64_t, kMaxDeps> next_dependent{};
+    std::uint32_t first_dependent = kNoLink;
+    std::array<std::uint32_t, kMaxDeps> next_dependent{};
   };
+  static_assert(sizeof(Slot) <= 64);
   Slot& slot_of(Rank r, OpIndex i) {
     return slots_[static_cast<std::size_t>(r) * window_size_ + i % window_size_];
   }
-  Op& slot(Rank r, OpIndex i) { return slot_of(r, i).op; }
+  const IssuedOp& slot(Rank r, OpIndex i) { return slot_of(r, i).op; }
   void advance(Rank r);
   void load(Rank r, OpIndex i);
   void start_op(Rank r, OpIndex i);
   void finish_op(Rank r, OpIndex i);
-  void post(Rank r, OpIndex i, const Op& op);
-  void post_net_reduce(Rank r, OpIndex i, const Op& op);
+  void post(Rank r, OpIndex i, const IssuedOp& op);
+  void post_net_reduce(Rank r, OpIndex i, const IssuedOp& op);
 
   // Transfers and flows.
   // `to` and `channel` are the receiver's rank and the channel as the sender's representative
@@ -165,6 +189,7 @@ class Simulation final : public LinkLoadView {
   MaxMinSolver::ConsId channel_cap(Rank r, std::uint16_t channel);
   void settle(Flow& flow);
   void push(Time at, EventKind kind, std::uint32_t id, std::uint32_t aux = 0);
+  void dispatch(const Event& e);
   void record_rate(const Flow& flow, double delta_rate);
   [[noreturn]] void report_deadlock();
   void fill_link_series(RunResult& result);
@@ -214,7 +239,10 @@ class Simulation final : public LinkLoadView {
 
   Time now_;
   std::uint64_t seq_ = 0;
-  std::vector<Event> heap_;
+  EventQueue<Event> queue_;       // later instants
+  std::vector<Event> current_;    // the events of now_ queued before it began
+  std::vector<Event> instant_;    // events of now_ pushed during it, in order (see push)
+  std::vector<Event> ff_events_;  // scratch: the pending events, for fast-forward
   std::vector<RankState> rank_;
   std::vector<Slot> slots_;
   std::vector<std::vector<OpTiming>> op_times_;
@@ -251,6 +279,7 @@ class Simulation final : public LinkLoadView {
   std::uint64_t components_ = 0;
   Rank finished_ranks_ = 0;
   std::vector<OpIndex> release_scratch_;
+  std::vector<Pending> net_done_scratch_;
 
   bool ff_enabled_ = false;
   OpIndex ff_last_base_ = 0;

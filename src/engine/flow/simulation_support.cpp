@@ -21,7 +21,7 @@ int root_score(const Device& d) {
 // NetReduce: when the last member of a round arrives, every member's contribution travels to
 // the root switch (the highest switch on the path from the first to the last member), which
 // reduces at line rate and streams the result back to each member as it goes (docs/flow-engine.md).
-void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
+void Simulation::post_net_reduce(Rank r, OpIndex i, const IssuedOp& op) {
   if (op.peer >= programs_.num_groups()) {
     throw InputError("programs", fmt::format("rank {} op {} (net_reduce) names group {} of {}", r,
                                              i, op.peer, programs_.num_groups()));
@@ -45,14 +45,14 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const Op& op) {
   for (std::uint32_t m = 0; m < g.arrived.size(); ++m) {
     const Pending p = g.arrived[m];
     const std::uint32_t up =
-        net_transfer(TransferKind::NetUp, p, op.peer, round, m, slot(p.rank, p.op).src.bytes,
+        net_transfer(TransferKind::NetUp, p, op.peer, round, m, slot(p.rank, p.op).src_bytes,
                      routes_.class_device_route(p.rank, root, RouteTable::kToDevice, op.peer));
     const Time first_byte_at_root = routes_[transfers_[up].route].shares.front().latency;
     begin_transfer(up);
     // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
     // so the result starts down once the first bytes have reached the root.
     const std::uint32_t down =
-        net_transfer(TransferKind::NetDown, p, op.peer, round, m, slot(p.rank, p.op).dst.bytes,
+        net_transfer(TransferKind::NetDown, p, op.peer, round, m, slot(p.rank, p.op).dst_bytes(),
                      routes_.class_device_route(p.rank, root, RouteTable::kFromDevice, op.peer));
     push(now_ + first_byte_at_root, EventKind::TransferStart, down);
   }
@@ -104,17 +104,22 @@ DeviceId Simulation::net_root(std::uint32_t group) {
 void Simulation::net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member) {
   const auto it = net_reduce_.find(net_key(group, round));
   NetReduceState& g = it->second;
-  std::vector<Pending> done;
+  // The members done now, at the end of a scratch list that finishing them may append to.
+  const std::size_t first = net_done_scratch_.size();
   if (member != kNone) {
     g.down_arrived[member] = true;
-    if (g.up_pending == 0) done.push_back(g.arrived[member]);
+    if (g.up_pending == 0) net_done_scratch_.push_back(g.arrived[member]);
   } else if (--g.up_pending == 0) {
     for (std::uint32_t m = 0; m < g.arrived.size(); ++m)
-      if (g.down_arrived[m]) done.push_back(g.arrived[m]);
+      if (g.down_arrived[m]) net_done_scratch_.push_back(g.arrived[m]);
   }
-  g.members_left -= static_cast<std::uint32_t>(done.size());
+  g.members_left -= static_cast<std::uint32_t>(net_done_scratch_.size() - first);
   if (g.members_left == 0) net_reduce_.erase(it);
-  for (const Pending& p : done) finish_op(p.rank, p.op);
+  for (std::size_t k = first; k < net_done_scratch_.size(); ++k) {
+    const Pending p = net_done_scratch_[k];
+    finish_op(p.rank, p.op);
+  }
+  net_done_scratch_.resize(first);
 }
 
 void Simulation::report_deadlock() {
@@ -123,7 +128,7 @@ void Simulation::report_deadlock() {
   for (Rank r = 0; r < classes_; ++r) {
     const RankState& rs = rank_[r];
     if (rs.done) continue;
-    const Op& op = slot(r, rs.base);
+    const IssuedOp& op = slot(r, rs.base);
     std::string what;
     switch (op.kind) {
       case OpKind::Send:

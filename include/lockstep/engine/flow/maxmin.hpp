@@ -15,10 +15,18 @@
 // constraint, and reports the variables whose rate changed. Scratch buffers are kept between
 // calls; a variable slot is reused after removal, so steady-state solving does not allocate.
 //
+// Replacements cost nothing. The allocation is unique and depends only on the capacities and the
+// multiset of variables (each a list of constraint uses), so a variable removed and one added with
+// the same uses before the next solve leave it unchanged: the new one takes the old one's rate and
+// neither dirties a constraint. This is the common case in a simulation, where a connection's
+// next transfer starts the instant its previous one ends (two-thirds of the solves of a 1,024-GPU
+// NVLS tree all-reduce, four-fifths of the variables they visited).
+//
 // Example: link A (capacity 1) carries flows 1 and 2, link B (capacity 10) flows 2 and 3:
 // lambda_A = 1/2 < lambda_B = 10/2, so flows 1, 2 freeze at 0.5; then B has 9.5 left for flow 3.
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -47,7 +55,8 @@ class MaxMinSolver {
   void remove(VarId v);
 
   /// Re-solves every component touched since the last call. Afterwards `changed()` lists the
-  /// variables (alive ones only) whose rate differs from before, with `previous_rate()`.
+  /// variables (alive ones only) whose rate differs from before, with `previous_rate()` (0 for
+  /// one added since the last call).
   void solve();
   std::span<const VarId> changed() const { return changed_; }
 
@@ -65,6 +74,8 @@ class MaxMinSolver {
     for (const Elem& e : cons_[c].elems) fn(e.var, e.coefficient);
   }
   std::size_t num_constraints() const { return cons_.size(); }
+  /// Variables visited by the progressive filling of all solves so far (a cost measure).
+  std::uint64_t visited() const { return visited_; }
   std::size_t num_variables() const { return vars_.size() - free_.size(); }
 
  private:
@@ -85,6 +96,15 @@ class MaxMinSolver {
     std::uint32_t mark = 0;
     bool alive = false;
     bool frozen = false;
+    bool fresh = false;     // added since the last solve
+    bool replaced = false;  // scratch: took a removed variable's rate in this solve
+  };
+  // A variable removed since the last solve (unless it was added since then too): its rate and
+  // its uses, kept in removed_uses_[first, first + count).
+  struct Removed {
+    std::uint64_t key;  // hash of the uses
+    double rate;
+    std::uint32_t first, count;
   };
   struct Cons {
     double capacity = 0;
@@ -96,6 +116,12 @@ class MaxMinSolver {
   };
 
   void mark_dirty(ConsId c);
+  static std::uint64_t key_of(std::span<const VarUse> uses);
+  static std::uint64_t key_of(std::span<const Use> uses);
+  // Pairs the variables added since the last solve with removed ones of the same uses; the rest
+  // dirty their constraints.
+  void pair_replacements();
+  bool same_uses(const Var& var, const Removed& gone) const;
   void collect_component(ConsId seed);
   void fill_component();
 
@@ -104,10 +130,18 @@ class MaxMinSolver {
   std::vector<VarId> free_;
   std::vector<ConsId> dirty_;
   std::vector<VarId> changed_;
+  std::vector<Removed> removed_;
+  std::vector<Use> removed_uses_;
+  std::vector<VarId> added_;  // may repeat a slot, or name one removed again: see fresh
+  static constexpr std::uint32_t kConsumed = ~std::uint32_t{0};      // Removed::count once paired
+  std::vector<std::pair<std::uint64_t, VarId>> arrivals_;            // scratch: (key, variable)
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> departures_;  // scratch: (key, removed_)
+  std::vector<VarId> replaced_;
   std::vector<VarId> comp_vars_;  // scratch: current component
   std::vector<ConsId> comp_cons_;
   std::vector<ConsId> stack_;
   std::uint32_t mark_ = 0;
+  std::uint64_t visited_ = 0;
 };
 
 }  // namespace lockstep

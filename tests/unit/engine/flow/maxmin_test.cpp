@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace lockstep {
 namespace {
 
@@ -80,6 +82,73 @@ TEST(MaxMin, OnlyTouchedComponentsAreResolved) {
   EXPECT_DOUBLE_EQ(s.rate(b), 3.0);
   EXPECT_DOUBLE_EQ(s.rate(c), 3.0);
   EXPECT_DOUBLE_EQ(s.rate(a), 4.0);
+}
+
+// Link A (capacity 10) carries x and y, link B (capacity 4) y and z: B saturates first at
+// 4/2 = 2 (y, z), then A gives x 10 - 2 = 8.
+struct TwoLinks {
+  MaxMinSolver s{{10.0, 4.0}};
+  Use on_a[1] = {{0, 1}};
+  Use on_both[2] = {{0, 1}, {1, 1}};
+  Use on_b[1] = {{1, 1}};
+  MaxMinSolver::VarId x = s.add(on_a), y = s.add(on_both), z = s.add(on_b);
+  TwoLinks() { s.solve(); }
+};
+
+// A connection's next transfer replaces its last one: same uses, so the allocation cannot
+// change. The newcomer takes y's rate (2) and is the only variable reported, without a solve.
+TEST(MaxMin, AReplacementTakesTheRateWithoutASolve) {
+  TwoLinks t;
+  const std::uint64_t visited = t.s.visited();
+  t.s.remove(t.y);
+  const auto next = t.s.add(t.on_both);
+  t.s.solve();
+  EXPECT_EQ(t.s.visited(), visited);
+  ASSERT_EQ(t.s.changed().size(), 1u);
+  EXPECT_EQ(t.s.changed()[0], next);
+  EXPECT_DOUBLE_EQ(t.s.rate(next), 2.0);
+  EXPECT_DOUBLE_EQ(t.s.previous_rate(next), 0.0);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.x), 8.0);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.z), 2.0);
+}
+
+TEST(MaxMin, AVariableAddedAndRemovedBeforeTheSolveLeavesNoTrace) {
+  TwoLinks t;
+  const std::uint64_t visited = t.s.visited();
+  t.s.remove(t.s.add(t.on_b));
+  t.s.solve();
+  EXPECT_EQ(t.s.visited(), visited);
+  EXPECT_TRUE(t.s.changed().empty());
+  EXPECT_DOUBLE_EQ(t.s.rate(t.z), 2.0);
+}
+
+// Not a replacement: y leaves B, so A holds x and the newcomer at 5 each and z has B's 4.
+TEST(MaxMin, ANewcomerOnOtherLinksIsSolved) {
+  TwoLinks t;
+  t.s.remove(t.y);
+  const auto other = t.s.add(t.on_a);
+  t.s.solve();
+  EXPECT_DOUBLE_EQ(t.s.rate(other), 5.0);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.x), 5.0);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.z), 4.0);
+  EXPECT_EQ(t.s.changed().size(), 3u);
+}
+
+// A replacement in a component that also changed otherwise is solved with it: a third flow on
+// B gives y's successor and z 4/3 each, x gets 10 - 4/3. The successor is reported once.
+TEST(MaxMin, AReplacementInAChangedComponentIsSolvedWithIt) {
+  TwoLinks t;
+  t.s.remove(t.y);
+  const auto next = t.s.add(t.on_both);
+  const auto extra = t.s.add(t.on_b);
+  t.s.solve();
+  EXPECT_DOUBLE_EQ(t.s.rate(next), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(t.s.rate(extra), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.z), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(t.s.rate(t.x), 10.0 - 4.0 / 3);
+  const auto changed = t.s.changed();
+  EXPECT_EQ(std::count(changed.begin(), changed.end(), next), 1);
+  EXPECT_EQ(changed.size(), 4u);
 }
 
 TEST(MaxMin, RemovedSlotsAreReused) {
