@@ -31,7 +31,7 @@ class ShortestPathRouter final : public Router {
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
-            kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 4, 64)) {
+            kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
   }
 
@@ -203,9 +203,11 @@ class ShortestPathRouter final : public Router {
 
   // The distance field towards dst, made the current one (field_). Routes come in runs that
   // cycle through a few destinations (a class of GPUs, each to its own peer, channel after
-  // channel), so the last max_fields_ fields are kept (up to 64, within 64 MB at 9 bytes per
-  // device each). With one, 99% of a 512-GPU NVLS tree's route queries restarted a search (a
-  // fifth of its instructions); with 16, a third did; with 64 the searches cost a fifth of that.
+  // channel), so the last max_fields_ fields are kept: up to 64, within 4 MB at 9 bytes per
+  // device each, so that they stay in cache (a 131,072-GPU fabric keeps one: its classes cycle
+  // through a thousand destinations, and 25 cold fields made the run 10% slower). With one field,
+  // 99% of a 512-GPU NVLS tree's route queries restarted a search (a fifth of its instructions);
+  // with 16, a third did; with 64 the searches cost a fifth of that.
   DistanceField& use_field(DeviceId dst) const {
     Cached* pick = nullptr;
     for (Cached& c : fields_)
@@ -226,7 +228,7 @@ class ShortestPathRouter final : public Router {
   const Topology& topo_;
   RouterOptions options_;
   std::vector<DeviceId> rail_nic_;
-  static constexpr std::size_t kFieldBytes = std::size_t{64} << 20;
+  static constexpr std::size_t kFieldBytes = std::size_t{4} << 20;
   std::size_t max_fields_;
   struct Cached {
     std::unique_ptr<DistanceField> field;

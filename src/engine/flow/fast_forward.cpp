@@ -217,7 +217,7 @@ void Simulation::fast_forward_check() {
   const RankState& r0 = rank_[0];
   if (r0.base == ff_last_base_) return;
   ff_last_base_ = r0.base;
-  if (r0.base >= r0.num_ops || !net_reduce_.empty()) return reset_fast_forward();
+  if (r0.base >= r0.num_ops || net_rounds_open_ > 0) return reset_fast_forward();
   const PeriodicRegion region = programs_.periodic_region(0, r0.base);
   // A window reaching past the region's last period leaves nothing to skip (the CLI gives ranks
   // their whole program as window so that channels laid out one after another overlap).

@@ -181,6 +181,7 @@ double MaxMinSolver::weight(ConsId c) const {
   return sum;
 }
 
+// Also readies the component for filling: open weights summed, variables unfrozen.
 void MaxMinSolver::collect_component(ConsId seed) {
   comp_vars_.clear();
   comp_cons_.clear();
@@ -191,10 +192,16 @@ void MaxMinSolver::collect_component(ConsId seed) {
     const ConsId c = stack_.back();
     stack_.pop_back();
     comp_cons_.push_back(c);
-    for (const Elem& e : cons_[c].elems) {
+    Cons& cons = cons_[c];
+    cons.frozen_load = 0;
+    cons.open_weight = 0;
+    for (const Elem& e : cons.elems) {
+      cons.open_weight += e.coefficient;
       Var& var = vars_[e.var];
       if (var.mark == mark_) continue;
       var.mark = mark_;
+      var.frozen = false;
+      var.previous_rate = var.rate;
       comp_vars_.push_back(e.var);
       for (const VarUse& u : var.uses) {
         if (cons_[u.cons].mark == mark_) continue;
@@ -206,16 +213,6 @@ void MaxMinSolver::collect_component(ConsId seed) {
 }
 
 void MaxMinSolver::fill_component() {
-  for (const ConsId c : comp_cons_) {
-    Cons& cons = cons_[c];
-    cons.frozen_load = 0;
-    cons.open_weight = 0;
-    for (const Elem& e : cons.elems) cons.open_weight += e.coefficient;
-  }
-  for (const VarId v : comp_vars_) {
-    vars_[v].frozen = false;
-    vars_[v].previous_rate = vars_[v].rate;
-  }
   std::size_t open = comp_vars_.size();
   visited_ += open;
   while (open > 0) {

@@ -301,14 +301,9 @@ void Simulation::post(Rank r, OpIndex i, const IssuedOp& op) {
 // ---- transfers ------------------------------------------------------------------------------
 
 std::uint32_t Simulation::new_transfer() {
-  if (!free_transfers_.empty()) {
-    const std::uint32_t t = free_transfers_.back();
-    free_transfers_.pop_back();
-    transfers_[t] = Transfer{};
-    return t;
-  }
-  transfers_.emplace_back();
-  return static_cast<std::uint32_t>(transfers_.size() - 1);
+  const std::uint32_t t = take_slot(transfers_, free_transfers_);
+  transfers_[t] = Transfer{};
+  return t;
 }
 
 void Simulation::match(const Pending& send, const Pending& recv, Rank to, std::uint16_t channel,
@@ -387,14 +382,7 @@ void Simulation::begin_transfer(std::uint32_t t) {
       push(now_ + share.latency + trailing_overhead(t), EventKind::Delivered, t);
       continue;
     }
-    std::uint32_t f;
-    if (!free_flows_.empty()) {
-      f = free_flows_.back();
-      free_flows_.pop_back();
-    } else {
-      f = static_cast<std::uint32_t>(flows_.size());
-      flows_.emplace_back();
-    }
+    const std::uint32_t f = take_slot(flows_, free_flows_);
     Flow& flow = flows_[f];
     flow.transfer = t;
     flow.share = s;

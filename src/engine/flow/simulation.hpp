@@ -20,6 +20,19 @@
 
 namespace lockstep::flow_detail {
 
+// An index into `pool`: a freed one from `free` if there is one (its old contents left for the
+// caller to reset or reuse), else a new default element.
+template <class T>
+std::uint32_t take_slot(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
+  if (free.empty()) {
+    pool.emplace_back();
+    return static_cast<std::uint32_t>(pool.size() - 1);
+  }
+  const std::uint32_t id = free.back();
+  free.pop_back();
+  return id;
+}
+
 class Simulation final : public LinkLoadView {
  public:
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
@@ -100,9 +113,24 @@ class Simulation final : public LinkLoadView {
     std::vector<bool> down_arrived;  // per arrived member: its result has come down
     std::uint32_t members_left = 0;  // members whose op has not finished
   };
+  // The rounds of one NetReduce group begun and not finished: round k's state is
+  // net_states_[ring[k % ring.size()]] while first <= k < end, kNone once it has finished
+  // (rounds finish out of order; first moves past finished ones). With a whole-program window
+  // thousands of rounds are open at once; states are pooled, so they allocate nothing after
+  // warm-up.
+  struct GroupRounds {
+    std::uint32_t first = 0, end = 0;
+    std::vector<std::uint32_t> ring;
+  };
+  // Round `round` of `group`, begun here if it is new. The reference lasts until the next
+  // round is begun.
+  NetReduceState& net_round(std::uint32_t group, std::uint32_t round);
+  void finish_net_round(std::uint32_t group, std::uint32_t round);
   // Whether NetReduce group `group` is exactly the members of class `cls`: then the class's op
   // stands for the whole group's, and the group is complete when the class joins it.
-  bool group_is_class(Rank cls, std::uint32_t group) const;
+  bool group_is_class(Rank cls, std::uint32_t group);
+  static constexpr Rank kUnknownClass = kNone - 1;
+  std::vector<Rank> group_class_;  // per group: its class, kNone, or kUnknownClass
   // The switch a group reduces at: the highest on the path from its first to its last member.
   DeviceId net_root(std::uint32_t group);
   // A NetUp or NetDown transfer of a round's member over `route`.
@@ -264,7 +292,10 @@ class Simulation final : public LinkLoadView {
   static std::uint64_t net_key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }
-  std::unordered_map<std::uint64_t, NetReduceState> net_reduce_;        // by net_key(group, round)
+  std::vector<GroupRounds> net_groups_;  // by group (sized at the first NetReduce)
+  std::vector<NetReduceState> net_states_;
+  std::vector<std::uint32_t> free_net_states_;
+  std::uint64_t net_rounds_open_ = 0;  // rounds begun and not finished, over all groups
   std::unordered_map<std::uint64_t, std::uint32_t> net_rounds_loaded_;  // by net_key(rank, group)
   std::unordered_map<std::uint32_t, DeviceId> net_root_;                // by group
   std::vector<double> link_bytes_;

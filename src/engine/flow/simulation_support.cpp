@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "lockstep/core/error.hpp"
 #include "simulation.hpp"
@@ -33,7 +34,7 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const IssuedOp& op) {
                                  map_.real(r), i, op.peer));
   }
   const std::uint32_t round = slot_of(r, i).net_round;
-  NetReduceState& g = net_reduce_[net_key(op.peer, round)];
+  NetReduceState& g = net_round(op.peer, round);
   g.arrived.push_back({r, i});
   // A simulated rank stands for map_.members() members of the group (all of it when aggregated:
   // group_is_class).
@@ -58,12 +59,21 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const IssuedOp& op) {
   }
 }
 
-bool Simulation::group_is_class(Rank cls, std::uint32_t group) const {
+bool Simulation::group_is_class(Rank cls, std::uint32_t group) {
   if (group >= programs_.num_groups()) return true;  // post_net_reduce reports it
-  const auto members = programs_.group(group);
-  if (members.size() != map_.members()) return false;
-  return std::all_of(members.begin(), members.end(),
-                     [&](Rank m) { return m < ranks_ && map_.where(m).cls == cls; });
+  // Per group, the class it is (kNone: none), worked out once: every NetReduce op asks.
+  if (group_class_.empty()) group_class_.assign(programs_.num_groups(), kUnknownClass);
+  Rank& known = group_class_[group];
+  if (known == kUnknownClass) {
+    const auto members = programs_.group(group);
+    const Rank first = !members.empty() && members[0] < ranks_ ? map_.where(members[0]).cls : kNone;
+    const bool whole = members.size() == map_.members() &&
+                       std::all_of(members.begin(), members.end(), [&](Rank m) {
+                         return m < ranks_ && map_.where(m).cls == first;
+                       });
+    known = whole ? first : kNone;
+  }
+  return known == cls;
 }
 
 std::uint32_t Simulation::net_transfer(TransferKind kind, const Pending& member,
@@ -99,11 +109,45 @@ DeviceId Simulation::net_root(std::uint32_t group) {
   return top;
 }
 
+Simulation::NetReduceState& Simulation::net_round(std::uint32_t group, std::uint32_t round) {
+  if (net_groups_.empty()) net_groups_.resize(programs_.num_groups());
+  GroupRounds& rounds = net_groups_[group];
+  if (round >= rounds.end) {
+    const std::size_t span = round + 1 - rounds.first;
+    if (span > rounds.ring.size()) {
+      std::vector<std::uint32_t> grown(std::bit_ceil(std::max<std::size_t>(4, span)), kNone);
+      for (std::uint32_t k = rounds.first; k < rounds.end; ++k)
+        grown[k % grown.size()] = rounds.ring[k % rounds.ring.size()];
+      rounds.ring = std::move(grown);
+    }
+    for (std::uint32_t k = rounds.end; k <= round; ++k) {
+      const std::uint32_t id = take_slot(net_states_, free_net_states_);
+      NetReduceState& fresh = net_states_[id];
+      fresh.arrived.clear();
+      fresh.down_arrived.clear();
+      fresh.up_pending = fresh.members_left = 0;
+      rounds.ring[k % rounds.ring.size()] = id;
+      ++net_rounds_open_;
+    }
+    rounds.end = round + 1;
+  }
+  return net_states_[rounds.ring[round % rounds.ring.size()]];
+}
+
+void Simulation::finish_net_round(std::uint32_t group, std::uint32_t round) {
+  GroupRounds& rounds = net_groups_[group];
+  std::uint32_t& id = rounds.ring[round % rounds.ring.size()];
+  free_net_states_.push_back(id);
+  id = kNone;
+  --net_rounds_open_;
+  while (rounds.first < rounds.end && rounds.ring[rounds.first % rounds.ring.size()] == kNone)
+    ++rounds.first;
+}
+
 // A member's op finishes when its result has come down and every contribution of the round has
 // gone up (the reduction cannot finish before its last input arrives).
 void Simulation::net_member_done(std::uint32_t group, std::uint32_t round, std::uint32_t member) {
-  const auto it = net_reduce_.find(net_key(group, round));
-  NetReduceState& g = it->second;
+  NetReduceState& g = net_round(group, round);
   // The members done now, at the end of a scratch list that finishing them may append to.
   const std::size_t first = net_done_scratch_.size();
   if (member != kNone) {
@@ -114,7 +158,7 @@ void Simulation::net_member_done(std::uint32_t group, std::uint32_t round, std::
       if (g.down_arrived[m]) net_done_scratch_.push_back(g.arrived[m]);
   }
   g.members_left -= static_cast<std::uint32_t>(net_done_scratch_.size() - first);
-  if (g.members_left == 0) net_reduce_.erase(it);
+  if (g.members_left == 0) finish_net_round(group, round);
   for (std::size_t k = first; k < net_done_scratch_.size(); ++k) {
     const Pending p = net_done_scratch_[k];
     finish_op(p.rank, p.op);
