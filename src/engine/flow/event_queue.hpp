@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/core/slot_pool.hpp"
 #include "lockstep/core/units.hpp"
 
 namespace lockstep::flow_detail {
@@ -31,7 +32,7 @@ class EventQueue {
     } else {
       const auto [it, fresh] = bucket_of_.try_emplace(e.time.picoseconds(), 0);
       if (fresh) {
-        it->second = new_bucket();
+        it->second = take_slot(buckets_, free_);
         instants_.emplace_back(e.time, it->second);
         std::push_heap(instants_.begin(), instants_.end(), Later{});
       }
@@ -79,15 +80,6 @@ class EventQueue {
   struct Later {
     bool operator()(const Instant& a, const Instant& b) const { return a.first > b.first; }
   };
-  std::uint32_t new_bucket() {
-    if (!free_.empty()) {
-      const std::uint32_t b = free_.back();
-      free_.pop_back();
-      return b;
-    }
-    buckets_.emplace_back();
-    return static_cast<std::uint32_t>(buckets_.size() - 1);
-  }
 
   std::vector<Instant> instants_;  // heap of the distinct pending times
   std::unordered_map<std::int64_t, std::uint32_t> bucket_of_;

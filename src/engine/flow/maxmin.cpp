@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "lockstep/core/slot_pool.hpp"
+
 namespace lockstep {
 
 namespace {
@@ -38,14 +40,7 @@ void MaxMinSolver::mark_dirty(ConsId c) {
 
 MaxMinSolver::VarId MaxMinSolver::add(std::span<const Use> uses) {
   if (uses.empty()) throw std::logic_error("MaxMinSolver::add: a variable needs a constraint");
-  VarId v;
-  if (!free_.empty()) {
-    v = free_.back();
-    free_.pop_back();
-  } else {
-    v = static_cast<VarId>(vars_.size());
-    vars_.emplace_back();
-  }
+  const VarId v = take_slot(vars_, free_);
   Var& var = vars_[v];
   var.uses.clear();
   var.alive = true;

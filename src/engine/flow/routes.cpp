@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "lockstep/core/rng.hpp"
+#include "lockstep/core/slot_pool.hpp"
 
 namespace lockstep::flow_detail {
 
@@ -46,15 +47,13 @@ RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const D
       load_signature_(topo.num_directed_links(), 0) {}
 
 std::uint32_t RouteTable::new_slot() {
-  if (!free_.empty()) {
-    const std::uint32_t id = free_.back();
-    free_.pop_back();
+  const std::uint32_t id = take_slot(routes_, free_);
+  if (id < temporary_.size()) {
     routes_[id] = ClassRoute{};
-    return id;
+  } else {
+    temporary_.push_back(false);
   }
-  routes_.emplace_back();
-  temporary_.push_back(false);
-  return static_cast<std::uint32_t>(routes_.size() - 1);
+  return id;
 }
 
 std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t channel) {

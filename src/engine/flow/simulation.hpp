@@ -13,25 +13,13 @@
 #include "class_map.hpp"
 #include "event_queue.hpp"
 #include "flat_index.hpp"
+#include "lockstep/core/slot_pool.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
 #include "routes.hpp"
 
 namespace lockstep::flow_detail {
-
-// An index into `pool`: a freed one from `free` if there is one (its old contents left for the
-// caller to reset or reuse), else a new default element.
-template <class T>
-std::uint32_t take_slot(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
-  if (free.empty()) {
-    pool.emplace_back();
-    return static_cast<std::uint32_t>(pool.size() - 1);
-  }
-  const std::uint32_t id = free.back();
-  free.pop_back();
-  return id;
-}
 
 class Simulation final : public LinkLoadView {
  public:

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/slot_pool.hpp"
 #include "lockstep/topology/catalog.hpp"
 
 namespace lockstep::packet {
@@ -130,13 +131,7 @@ void Simulator::setup_links() {
 
 std::uint32_t Simulator::alloc_packet() {
   ++in_network_;
-  if (!free_packets_.empty()) {
-    const std::uint32_t id = free_packets_.back();
-    free_packets_.pop_back();
-    return id;
-  }
-  packets_.emplace_back();
-  return static_cast<std::uint32_t>(packets_.size() - 1);
+  return take_slot(packets_, free_packets_);
 }
 
 void Simulator::free_packet(std::uint32_t pkt) {

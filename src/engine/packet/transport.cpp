@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/slot_pool.hpp"
 #include "lockstep/engine/packet/simulator.hpp"
 
 namespace lockstep::packet {
@@ -55,14 +56,7 @@ const PathRef& Simulator::path_of(const Packet& p) const {
 
 void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
                                std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at) {
-  std::uint32_t id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<std::uint32_t>(flows_.size());
-    flows_.emplace_back();
-  }
+  const std::uint32_t id = take_slot(flows_, free_flows_);
   Flow& f = flows_[id];
   const std::uint32_t incarnation = f.incarnation + 1;
   const std::uint32_t gen = f.timer_gen + 1;
