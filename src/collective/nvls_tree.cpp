@@ -19,6 +19,12 @@
 // Programs are lazy: a rank's program is `channels x chunks` repetitions of one block of ops
 // whose shape depends only on the rank's tree position, so op(r, i) patches a cached block
 // template with the ranges of block i / L. Memory is O(cached ranks x L), not O(program).
+//
+// Split channels (CollectiveSpec::split_channels, for timing engines): rank c x n + r runs only
+// channel c's blocks of GPU r's program, with channel c's copies of its peers and NVLS groups.
+// The channels share nothing but links, so the split program times exactly like the whole one,
+// and it has a symmetry the whole one lacks: channel c + 1 is channel c moved by n ranks
+// (symmetry_period), so the flow engine simulates one channel for all of them.
 #include <fmt/format.h>
 
 #include <array>
@@ -58,12 +64,20 @@ struct TemplateOp {
 class NvlsTreeProgramSet final : public ProgramSet {
  public:
   explicit NvlsTreeProgramSet(const CollectiveSpec& s)
-      : spec_(s), g_(s.ranks_per_node ? s.ranks_per_node : s.ranks), nodes_(s.ranks / g_) {
+      : spec_(s),
+        g_(s.ranks_per_node ? s.ranks_per_node : s.ranks),
+        nodes_(s.ranks / g_),
+        split_(s.split_channels ? s.channels : 1) {
     spec_.alltoallv.clear();
-    for (Rank node = 0; node < nodes_; ++node) {
-      std::vector<Rank> members(g_);
-      for (Rank l = 0; l < g_; ++l) members[l] = node * g_ + l;
-      groups_.push_back(std::move(members));
+    if (static_cast<std::uint64_t>(s.ranks) * split_ > 0xffffffffull)
+      throw InputError("ranks", "nvls_tree: too many ranks x channels to split the channels");
+    // Split: channel c's copy of node x's group is group c x nodes + x.
+    for (std::uint32_t c = 0; c < split_; ++c) {
+      for (Rank node = 0; node < nodes_; ++node) {
+        std::vector<Rank> members(g_);
+        for (Rank l = 0; l < g_; ++l) members[l] = c * s.ranks + node * g_ + l;
+        groups_.push_back(std::move(members));
+      }
     }
     const std::uint64_t slice = (s.elements() + s.channels - 1) / s.channels;
     chunks_ = pipeline_depth(s, slice, g_ * nvls_tree_block(s.bytes.count(), s.channels * g_));
@@ -74,13 +88,20 @@ class NvlsTreeProgramSet final : public ProgramSet {
                                             s.bytes.count(), slice / chunks_ * size_of(s.type)));
   }
 
-  Rank num_ranks() const override { return spec_.ranks; }
+  Rank num_ranks() const override { return spec_.ranks * split_; }
   OpIndex num_ops(Rank r) const override {
     std::lock_guard lock(mutex_);
-    return static_cast<OpIndex>(blocks() * shape(r).size());
+    return static_cast<OpIndex>(blocks() / split_ * shape(r % spec_.ranks).size());
   }
   Op op(Rank r, OpIndex i) const override {
+    if (split_ > 1) return split_op(r, i);
     std::lock_guard lock(mutex_);
+    return whole_op(r, i);
+  }
+
+ private:
+  // Op i of GPU r's whole program (caller holds mutex_).
+  Op whole_op(Rank r, OpIndex i) const {
     const std::vector<TemplateOp>& t = shape(r);
     const auto len = static_cast<OpIndex>(t.size());
     const std::uint64_t block = i / len;
@@ -108,7 +129,34 @@ class NvlsTreeProgramSet final : public ProgramSet {
     if (i % len == 0 && k > 0) op.add_dep(static_cast<OpIndex>((block - spec_.channels) * len));
     return op;
   }
-  BufferSizes buffers(Rank r) const override { return standard_buffers(spec_, r); }
+
+  // Op i of split rank v = c x n + r: op (k x channels + c) x L + j of GPU r's program, where
+  // i = k x L + j, with peers, groups and dependencies moved to channel c's copy. NetReduce ops
+  // are put on channel 2c, as if they were tree half 0's, so that moving n ranks on moves every
+  // channel by 2 (symmetry_channel_shift); the flow engine does not read a NetReduce's channel.
+  Op split_op(Rank v, OpIndex i) const {
+    const Rank n = spec_.ranks;
+    const std::uint32_t c = v / n;
+    std::lock_guard lock(mutex_);
+    const auto len = static_cast<OpIndex>(shape(v % n).size());
+    const auto to_whole = [&](OpIndex x) {
+      return static_cast<OpIndex>((x / len * spec_.channels + c) * len + x % len);
+    };
+    Op op = whole_op(v % n, to_whole(i));
+    if (op.kind == OpKind::Send || op.kind == OpKind::Recv) op.peer += c * n;
+    if (op.kind == OpKind::NetReduce) {
+      op.peer += c * nodes_;
+      op.channel = static_cast<std::uint16_t>(2 * c);
+    }
+    for (std::uint8_t d = 0; d < op.num_deps; ++d) {
+      const OpIndex whole = op.deps[d];
+      op.deps[d] = static_cast<OpIndex>(whole / len / spec_.channels * len + whole % len);
+    }
+    return op;
+  }
+
+ public:
+  BufferSizes buffers(Rank r) const override { return standard_buffers(spec_, r % spec_.ranks); }
   DataType data_type() const override { return spec_.type; }
   std::span<const Rank> group(std::uint32_t id) const override { return groups_.at(id); }
   std::uint32_t num_groups() const override { return static_cast<std::uint32_t>(groups_.size()); }
@@ -116,14 +164,18 @@ class NvlsTreeProgramSet final : public ProgramSet {
   // GPU l of a node talks only to GPU l of other nodes and reduces in its own node's group, so
   // rotating the GPUs of every node maps the programs onto themselves with the channels left as
   // they are, provided every GPU's block of every chunk has the same size.
-  Rank local_symmetry() const override {
-    const std::uint64_t blocks_per_buffer = spec_.channels * chunks_ * g_;
-    return g_ > 1 && nodes_ > 1 && spec_.elements() % blocks_per_buffer == 0 ? g_ : 0;
-  }
+  Rank local_symmetry() const override { return g_ > 1 && nodes_ > 1 && equal_blocks() ? g_ : 0; }
   bool local_symmetry_moves_channels() const override { return false; }
+  // Split: channel c + 1 is channel c moved by n ranks, its sends and recvs on channels 2 (c + 1)
+  // + t, when every block has the same size.
+  Rank symmetry_period() const override { return split_ > 1 && equal_blocks() ? spec_.ranks : 0; }
+  std::uint16_t symmetry_channel_shift() const override { return split_ > 1 ? 2 : 0; }
+  std::uint32_t symmetry_channel_modulus() const override { return 2 * split_; }
 
  private:
   std::uint64_t blocks() const { return chunks_ * spec_.channels; }
+  // Every GPU's block of every chunk of every channel has the same size.
+  bool equal_blocks() const { return spec_.elements() % (spec_.channels * chunks_ * g_) == 0; }
 
   // The block template of rank r (cached; caller holds mutex_).
   const std::vector<TemplateOp>& shape(Rank r) const {
@@ -196,6 +248,7 @@ class NvlsTreeProgramSet final : public ProgramSet {
   Rank g_;
   Rank nodes_;
   std::uint64_t chunks_ = 1;
+  std::uint32_t split_;  // channels, one rank per (channel, GPU); 1: whole programs
   std::vector<std::vector<Rank>> groups_;
   mutable std::mutex mutex_;
   mutable std::vector<Slot> cache_;

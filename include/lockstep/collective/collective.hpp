@@ -78,6 +78,12 @@ struct CollectiveSpec {
   // walks the node along a different Hamiltonian cycle and the channels together use every
   // GPU pair, as RCCL does; false keeps the same rotated order on every channel.
   bool mesh_rings = false;
+  // nvls_tree only, for timing engines: one rank per (channel, GPU). Rank c x ranks + r runs
+  // channel c of GPU r's program (its peers and NetReduce groups are channel c's too), so the
+  // channels, which share nothing but links, can be simulated as one class (flow engine). The
+  // engine places rank c x ranks + r on GPU r. Data are not what one GPU's program computes:
+  // each rank has the whole buffer and fills only its channel's slice.
+  bool split_channels = false;
   // alltoallv only: alltoallv[i][j] = bytes rank i sends to rank j (ranks x ranks, multiples of
   // the element size). `bytes` is ignored for alltoallv.
   std::vector<std::vector<std::uint64_t>> alltoallv;

@@ -59,16 +59,26 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
     for (Rank step = 1; step < local; step *= 2)
       if (local % step == 0) maps.emplace_back(n, n, local, step, channels);
   }
+  const std::uint32_t shift = in.programs->symmetry_channel_shift();
+  const std::uint32_t modulus = std::max<std::uint32_t>(1, in.programs->symmetry_channel_modulus());
   if (may_aggregate && period > 0 && n % period == 0 && n > period) {
     for (Rank c = period; c < n; c += period) {
       if (n % c != 0) continue;
+      const auto tau_channels =
+          static_cast<std::uint32_t>(static_cast<std::uint64_t>(c / period) * shift % modulus);
       // Rotations by 1, 2, 4, ... GPUs inside nodes (a subgroup may hold where the full
       // rotation does not, e.g. when ECMP hashes two members onto one uplink), then none.
       if (local > 1 && c % local == 0)
         for (Rank step = 1; step < local; step *= 2)
-          if (local % step == 0) maps.emplace_back(n, c, local, step, channels);
-      maps.emplace_back(n, c, 1, 1);
+          if (local % step == 0)
+            maps.emplace_back(n, c, local, step, channels, tau_channels, modulus);
+      maps.emplace_back(n, c, 1, 1, true, tau_channels, modulus);
     }
+    // Channel-split programs (the translation moves channels): should every translation fail,
+    // the rotation inside nodes alone is what the unsplit program would have had.
+    if (shift != 0 && local > 1 && n % local == 0 && n > local)
+      for (Rank step = 1; step < local; step *= 2)
+        if (local % step == 0) maps.emplace_back(n, n, local, step, channels);
     std::stable_sort(maps.begin(), maps.end(),
                      [](const auto& a, const auto& b) { return a.classes() < b.classes(); });
   }

@@ -158,6 +158,10 @@ class RouteTable {
   FlatIndex by_class_;  // (src class << 32 | to, channel) -> route
   // Keyed by (class << 1 | direction, device, label).
   std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_class_device_;
+  // Members' paths for build(), fetched grouped by destination (fetch_member_paths).
+  void fetch_member_paths();
+  std::vector<DeviceKey> member_keys_;
+  std::vector<std::uint32_t> member_order_;
   std::vector<const std::vector<PathShare>*> member_scratch_;
   std::vector<DirLinkId> links_scratch_;
   std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n

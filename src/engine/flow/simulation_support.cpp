@@ -67,10 +67,24 @@ bool Simulation::group_is_class(Rank cls, std::uint32_t group) {
   if (known == kUnknownClass) {
     const auto members = programs_.group(group);
     const Rank first = !members.empty() && members[0] < ranks_ ? map_.where(members[0]).cls : kNone;
-    const bool whole = members.size() == map_.members() &&
-                       std::all_of(members.begin(), members.end(), [&](Rank m) {
-                         return m < ranks_ && map_.where(m).cls == first;
-                       });
+    const auto in_first = [&](Rank m) { return m < ranks_ && map_.where(m).cls == first; };
+    bool whole =
+        members.size() == map_.members() && std::all_of(members.begin(), members.end(), in_first);
+    // A channel-split program's group is one channel's copy: the rotation orbit of one member
+    // (same translation, every rotation), and each translation of it is the same GPUs' group
+    // on another channel (ProgramSet::symmetry_channel_shift), which reduces at the same switch:
+    // the class's op stands for all of those groups at once. (Its routes to the switch carry
+    // the representative group's flow label; a scale-up switch is one hop from each GPU.)
+    if (!whole && programs_.symmetry_channel_shift() != 0 && members.size() == map_.turns() &&
+        std::all_of(members.begin(), members.end(), in_first)) {
+      const Rank tau = map_.where(members[0]).e.tau;
+      whole = std::all_of(members.begin(), members.end(), [&](Rank m) {
+        if (map_.where(m).e.tau != tau) return false;
+        for (Rank k = 0; k < map_.members() / map_.turns(); ++k)
+          if (in_.placement[map_.apply({k, 0}, m)] != in_.placement[m]) return false;
+        return true;
+      });
+    }
     known = whole ? first : kNone;
   }
   return known == cls;

@@ -299,12 +299,19 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
 
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const std::string& engine,
                      const ArgNode* packet) {
-  const auto programs = make_collective(how.spec);
+  // The flow engine times NVLS tree with one rank per (channel, GPU): its channels share only
+  // links, and split they form one class (CollectiveSpec::split_channels).
+  CollectiveSpec spec = how.spec;
+  spec.split_channels = engine == "flow" && spec.algorithm == Algorithm::NvlsTree;
+  const auto programs = make_collective(spec);
   const auto router = make_router(topo, RouterOptions{});
   EngineInput input;
   input.topology = &topo;
   input.programs = programs.get();
-  input.placement = topo.gpus();
+  const auto gpus = topo.gpus();
+  std::vector<DeviceId> placement;
+  for (Rank v = 0; v < programs->num_ranks(); ++v) placement.push_back(gpus[v % spec.ranks]);
+  input.placement = placement;
   input.router = router.get();
   how.apply(input.options);
   // The ring interleaves its channels step by step (src/collective/ring.cpp), so the flow

@@ -183,5 +183,59 @@ TEST(NvlsTreeProgram, RotationInsideNodesMapsProgramsOntoThemselves) {
   EXPECT_EQ(make_collective(spec(Algorithm::NvlsTree, 4, 1, 1 << 20))->local_symmetry(), 0u);
 }
 
+// Split channels: rank c x n + r's op k x L + j is GPU r's op (k x C + c) x L + j (L = 14 ops
+// per block, C channels), with sends and recvs to channel c's copy of the peer (peer + c n),
+// channel c's copy of the node's NVLS group (group + c x nodes, members + c n) and dependencies
+// renumbered the same way. Moving n ranks on (the next channel) moves every channel by 2, and
+// every split rank's program is 1/C of its GPU's. 4 nodes x 4 GPUs, 2 channels, 2 chunks.
+TEST(NvlsTreeProgram, SplitChannelsAreTheWholeProgramsChannels) {
+  constexpr Rank g = 4, n = 16;
+  constexpr std::uint32_t C = 2;
+  CollectiveSpec s = spec(Algorithm::NvlsTree, 4, g, 2 * C * g * 64 * 1024);
+  s.channels = C;
+  s.chunk = Bytes(g * 64 * 1024);
+  const auto whole = make_collective(s);
+  s.split_channels = true;
+  const auto split = make_collective(s);
+  ASSERT_EQ(split->num_ranks(), C * n);
+  EXPECT_EQ(split->symmetry_period(), n);
+  EXPECT_EQ(split->symmetry_channel_shift(), 2u);
+  EXPECT_EQ(split->symmetry_channel_modulus(), 2 * C);
+  EXPECT_EQ(split->local_symmetry(), g);
+  ASSERT_EQ(split->num_groups(), C * 4);
+  constexpr OpIndex L = 14;
+  ASSERT_EQ(whole->num_ops(0), 2 * C * L);  // 2 chunks x 2 channels
+  std::uint64_t sends = 0;
+  for (Rank v = 0; v < C * n; ++v) {
+    const Rank c = v / n, r = v % n;
+    ASSERT_EQ(split->num_ops(v), whole->num_ops(r) / C);
+    for (OpIndex i = 0; i < split->num_ops(v); ++i) {
+      const Op a = split->op(v, i);
+      const Op b = whole->op(r, (i / L * C + c) * L + i % L);
+      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps &&
+                  a.src.offset == b.src.offset && a.dst.offset == b.dst.offset)
+          << v << " " << i;
+      for (std::uint32_t k = 0; k < a.num_deps; ++k)
+        ASSERT_EQ((a.deps[k] / L * C + c) * L + a.deps[k] % L, b.deps[k]) << v << " " << i;
+      if (a.kind == OpKind::Send || a.kind == OpKind::Recv) {
+        ++sends;
+        ASSERT_EQ(a.peer, b.peer + c * n);
+        ASSERT_EQ(a.channel, b.channel);
+        ASSERT_EQ(a.channel / 2, c);
+      }
+      if (a.kind == OpKind::NetReduce) {
+        ASSERT_EQ(a.peer, b.peer + c * 4);
+        ASSERT_EQ(split->group(a.peer).front(), r - r % g + c * n);
+        ASSERT_EQ(split->group(a.peer).size(), g);
+        ASSERT_EQ(a.channel, 2 * c);
+      }
+    }
+  }
+  EXPECT_GT(sends, 0u);
+  // Unequal blocks: no translation (the rotation is off too).
+  s.bytes = Bytes(2 * C * g * 64 * 1024 + 4);
+  EXPECT_EQ(make_collective(s)->symmetry_period(), 0u);
+}
+
 }  // namespace
 }  // namespace lockstep

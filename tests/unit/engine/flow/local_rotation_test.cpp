@@ -125,6 +125,16 @@ TEST(FlowLocalRotation, SixteenChannelRingOnRailOptimisedNodesMatchesTheIndividu
     EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
 }
 
+// NCCL-like options for the trees (efficiencies, per-message overhead charged as latency).
+EngineOptions overhead_as_latency_options() {
+  EngineOptions options;
+  options.transfer_efficiency = 0.7725;
+  options.network_transfer_efficiency = 0.9;
+  options.per_message_overhead = Time::ns(5400);
+  options.overhead_as_latency = true;
+  return options;
+}
+
 // Runs `programs` on 4 HGX-H100 nodes with NCCL-like options (overhead as latency), aggregated
 // and every rank on its own, and checks that the aggregated run uses one class per node
 // rotating all 8 GPUs and gives every figure of the individual run.
@@ -132,11 +142,7 @@ void expect_node_classes_match_the_individual_run(const ProgramSet& programs) {
   const BuildResult built = four_hgx_h100_nodes();
   const Topology& t = *built.graph;
   auto router = make_router(t, {});
-  EngineOptions options;
-  options.transfer_efficiency = 0.7725;
-  options.network_transfer_efficiency = 0.9;
-  options.per_message_overhead = Time::ns(5400);
-  options.overhead_as_latency = true;
+  const EngineOptions options = overhead_as_latency_options();
   const FlowEngineConfig whole{.issue_window = programs.num_ops(0)};
   FlowEngineConfig every_rank = whole;
   every_rank.aggregate = false;
@@ -177,6 +183,92 @@ TEST(FlowLocalRotation, NvlsTreeRotatesInsideNodesAndMatchesTheIndividualRun) {
   const auto programs = make_collective(spec);
   ASSERT_EQ(programs->local_symmetry(), 8u);
   expect_node_classes_match_the_individual_run(*programs);
+}
+
+// The same NVLS tree with its channels split (CollectiveSpec::split_channels: rank c x 32 + r
+// runs channel c of GPU r): moving 32 ranks on is the next channel, so with the rotation inside
+// nodes a node's 8 GPUs x 16 channels are one class (4 classes of 128), each simulating one
+// channel. Every figure equals the whole program's individual run: the makespan, each GPU's
+// finish (the latest of its channels') and every link's bytes.
+TEST(FlowLocalRotation, SplitNvlsTreeIsOneClassPerNodeForAllChannels) {
+  const BuildResult built = four_hgx_h100_nodes();
+  const Topology& t = *built.graph;
+  auto router = make_router(t, {});
+  const EngineOptions options = overhead_as_latency_options();
+  CollectiveSpec spec = ring(32, 8, 16, Bytes::mib(8));
+  spec.algorithm = Algorithm::NvlsTree;
+  const auto whole = make_collective(spec);
+  spec.split_channels = true;
+  const auto split = make_collective(spec);
+  ASSERT_EQ(split->num_ranks(), 32u * 16u);
+  ASSERT_EQ(split->symmetry_period(), 32u);
+  ASSERT_EQ(split->symmetry_channel_shift(), 2u);
+  std::vector<DeviceId> placement;
+  for (Rank v = 0; v < split->num_ranks(); ++v) placement.push_back(t.gpus()[v % 32]);
+  EngineInput split_input = input_for(t, *whole, *router, options);
+  split_input.programs = split.get();
+  split_input.placement = placement;
+
+  FlowEngine aggregated(FlowEngineConfig{.issue_window = split->num_ops(0)});
+  FlowEngine individual(FlowEngineConfig{.aggregate = false, .issue_window = whole->num_ops(0)});
+  const RunResult a = aggregated.run(split_input);
+  const RunResult b = individual.run(input_for(t, *whole, *router, options));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 4u);
+  EXPECT_EQ(aggregated.last_stats().class_size, 128u);
+  EXPECT_EQ(aggregated.last_stats().local_rotation, 8u);
+  EXPECT_GT(a.makespan, Time::zero());
+  EXPECT_EQ(a.makespan, b.makespan);
+  ASSERT_EQ(a.rank_finish.size(), 32u * 16u);
+  for (Rank r = 0; r < 32; ++r) {
+    Time latest = Time::zero();
+    for (Rank c = 0; c < 16; ++c) latest = std::max(latest, a.rank_finish[c * 32 + r]);
+    EXPECT_EQ(latest, b.rank_finish[r]) << r;
+  }
+  ASSERT_EQ(a.link_bytes.size(), b.link_bytes.size());
+  for (std::size_t l = 0; l < a.link_bytes.size(); ++l)
+    EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
+}
+
+// Across scalable units (34 HGX-H100 nodes: two SUs of leaves joined by spines) ECMP hashes each
+// channel's flows onto its own spine, so the split run must route member channel c with channel
+// c's label (the class map moves channels with the translation): the makespan and every link's
+// bytes, the spine links' included, equal the unsplit program's (aggregated over its 34 node
+// classes, as the CLI ran it before). 16 channels, 4 MiB.
+TEST(FlowLocalRotation, SplitNvlsTreeHashesEachChannelOntoItsOwnSpine) {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = "ib-ndr";
+  request.nodes = 34;
+  const BuildResult built = build_topology(rail_optimized_args(resolve_preset(request)));
+  const Topology& t = *built.graph;
+  auto router = make_router(t, {});
+  const EngineOptions options = overhead_as_latency_options();
+  CollectiveSpec spec = ring(34 * 8, 8, 16, Bytes::mib(4));
+  spec.algorithm = Algorithm::NvlsTree;
+  const auto whole = make_collective(spec);
+  spec.split_channels = true;
+  const auto split = make_collective(spec);
+  std::vector<DeviceId> placement;
+  for (Rank v = 0; v < split->num_ranks(); ++v) placement.push_back(t.gpus()[v % (34 * 8)]);
+  EngineInput split_input = input_for(t, *whole, *router, options);
+  split_input.programs = split.get();
+  split_input.placement = placement;
+  FlowEngine by_channel(FlowEngineConfig{.issue_window = split->num_ops(0)});
+  FlowEngine by_node(FlowEngineConfig{.issue_window = whole->num_ops(0)});
+  const RunResult a = by_channel.run(split_input);
+  const RunResult b = by_node.run(input_for(t, *whole, *router, options));
+  EXPECT_EQ(by_channel.last_stats().simulated_ranks, 34u);
+  EXPECT_EQ(by_node.last_stats().simulated_ranks, 34u);
+  EXPECT_EQ(a.makespan, b.makespan);
+  double spine_bytes = 0;
+  ASSERT_EQ(a.link_bytes.size(), b.link_bytes.size());
+  for (std::size_t l = 0; l < a.link_bytes.size(); ++l) {
+    EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l] + 1e-6) << l;
+    const Link& link = t.link(Topology::link_of(static_cast<DirLinkId>(l)));
+    if (t.device(link.a).kind == DeviceKind::Switch && t.device(link.b).kind == DeviceKind::Switch)
+      spine_bytes += b.link_bytes[l];
+  }
+  EXPECT_GT(spine_bytes, 0.0);
 }
 
 }  // namespace
