@@ -73,16 +73,20 @@ bool Simulation::group_is_class(Rank cls, std::uint32_t group) {
     // A channel-split program's group is one channel's copy: the rotation orbit of one member
     // (same translation, every rotation), and each translation of it is the same GPUs' group
     // on another channel (ProgramSet::symmetry_channel_shift), which reduces at the same switch:
-    // the class's op stands for all of those groups at once. (Its routes to the switch carry
-    // the representative group's flow label; a scale-up switch is one hop from each GPU.)
+    // the class's op stands for all of those groups at once. Its routes to the switch carry the
+    // representative group's flow label, so every member must reach the switch over exactly one
+    // link (an NVSwitch next to each GPU), where no label can choose another path.
     if (!whole && programs_.symmetry_channel_shift() != 0 && members.size() == map_.turns() &&
         std::all_of(members.begin(), members.end(), in_first)) {
       const Rank tau = map_.where(members[0]).e.tau;
+      const DeviceId root = net_root(group);
       whole = std::all_of(members.begin(), members.end(), [&](Rank m) {
         if (map_.where(m).e.tau != tau) return false;
         for (Rank k = 0; k < map_.members() / map_.turns(); ++k)
           if (in_.placement[map_.apply({k, 0}, m)] != in_.placement[m]) return false;
-        return true;
+        const auto ports = topo_.ports(in_.placement[m]);
+        return std::count_if(ports.begin(), ports.end(),
+                             [&](const Port& p) { return p.peer == root; }) == 1;
       });
     }
     known = whole ? first : kNone;
