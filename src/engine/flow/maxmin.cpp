@@ -146,6 +146,7 @@ void MaxMinSolver::pair_replacements() {
     Removed* partner = partner_of(key, var);
     if (partner == nullptr) {
       for (const VarUse& u : var.uses) mark_dirty(u.cons);
+      added_now_.push_back(v);
       continue;
     }
     partner->count = kConsumed;
@@ -196,7 +197,8 @@ void MaxMinSolver::collect_component(ConsId seed) {
       if (var.mark == mark_) continue;
       var.mark = mark_;
       var.frozen = false;
-      var.previous_rate = var.rate;
+      var.previous_rate = var.offered ? 0 : var.rate;
+      var.offered = false;
       comp_vars_.push_back(e.var);
       for (const VarUse& u : var.uses) {
         if (cons_[u.cons].mark == mark_) continue;
@@ -252,12 +254,16 @@ void MaxMinSolver::solve() {
     for (auto& c : cons_) c.mark = 0;
     mark_ = 1;
   }
+  rates_moved();
   pair_replacements();
+  offer_spare_capacity();
   for (const ConsId c : dirty_) {
     cons_[c].dirty = false;
     if (cons_[c].mark == mark_ || cons_[c].elems.empty()) continue;
+    if (fair_around(c) || settle_locally(c)) continue;
     collect_component(c);
     fill_component();
+    rates_moved();
   }
   dirty_.clear();
   for (const VarId v : replaced_) {
@@ -267,6 +273,14 @@ void MaxMinSolver::solve() {
     if (var.rate != 0) changed_.push_back(v);
   }
   replaced_.clear();
+  for (const VarId v : offered_) {  // accepted where their components were not solved
+    Var& var = vars_[v];
+    if (!var.offered) continue;
+    var.offered = false;
+    var.previous_rate = 0;
+    if (var.rate != 0) changed_.push_back(v);
+  }
+  offered_.clear();
 }
 
 }  // namespace lockstep

@@ -22,6 +22,18 @@
 // next transfer starts the instant its previous one ends (two-thirds of the solves of a 1,024-GPU
 // NVLS tree all-reduce, four-fifths of the variables they visited).
 //
+// Most changes move few rates. After pairing, each newcomer is offered the spare capacity of
+// its tightest constraint and everyone else keeps their rate; the result is checked against the
+// characterisation of max-min fairness (Bertsekas & Gallager, Data Networks, 2nd ed., 6.5.2): the
+// allocation is feasible and every variable has a bottleneck, a saturated constraint on which no
+// variable has a higher rate. The allocation is unique, so a passing check proves it exact; only
+// variables on dirty constraints can have lost their bottleneck, so the check is local. Where it
+// fails, progressive filling runs on a region (the variables on the dirty constraint, the others
+// held at their rates) and the check is repeated around it; the region grows a hop at a time,
+// and only past kMaxRegion variables is the whole component solved. In a 16,384-GPU NVLS tree
+// all-reduce the flows of the whole tree form one component: a transfer that ends while its
+// successor waits, or one that starts, moves the rates of a few neighbours, not of the tree.
+//
 // Example: link A (capacity 1) carries flows 1 and 2, link B (capacity 10) flows 2 and 3:
 // lambda_A = 1/2 < lambda_B = 10/2, so flows 1, 2 freeze at 0.5; then B has 9.5 left for flow 3.
 #include <cstdint>
@@ -96,8 +108,10 @@ class MaxMinSolver {
     std::uint32_t mark = 0;
     bool alive = false;
     bool frozen = false;
-    bool fresh = false;     // added since the last solve
-    bool replaced = false;  // scratch: took a removed variable's rate in this solve
+    bool fresh = false;        // added since the last solve
+    bool replaced = false;     // scratch: took a removed variable's rate in this solve
+    bool offered = false;      // scratch: a newcomer holding its offered rate, not yet accepted
+    std::uint32_t region = 0;  // scratch: == region_ when in the current region
   };
   // A variable removed since the last solve (unless it was added since then too): its rate and
   // its uses, kept in removed_uses_[first, first + count).
@@ -113,6 +127,11 @@ class MaxMinSolver {
     bool dirty = false;
     double frozen_load = 0;  // scratch during a solve
     double open_weight = 0;  // scratch: sum of coefficients of unfrozen variables
+    // Scratch for the check: load and highest rate, valid while checked == rates_.
+    double checked_load = 0;
+    double checked_top = 0;
+    std::uint32_t checked = 0;
+    std::uint32_t region = 0;  // scratch: == filled_ when among the region's constraints
   };
 
   void mark_dirty(ConsId c);
@@ -122,6 +141,19 @@ class MaxMinSolver {
   // dirty their constraints.
   void pair_replacements();
   bool same_uses(const Var& var, const Removed& gone) const;
+  // Gives each unpaired newcomer the largest rate its constraints have room for.
+  void offer_spare_capacity();
+  const Cons& check_state(ConsId c);  // c with checked_load and checked_top up to date
+  // Whether every variable on c has a bottleneck under the current rates (and c is not over).
+  bool fair_around(ConsId c);
+  bool has_bottleneck(const Var& var);
+  // Solves the region around dirty constraint c with everyone else held; false (and every rate
+  // as it was) where the region outgrew kMaxRegion before the check passed.
+  bool settle_locally(ConsId c);
+  void fill_region();
+  bool region_is_fair();
+  void restore_region();
+  void rates_moved();  // invalidates the loads cached for the check
   void collect_component(ConsId seed);
   void fill_component();
 
@@ -137,6 +169,17 @@ class MaxMinSolver {
   std::vector<std::pair<std::uint64_t, VarId>> arrivals_;            // scratch: (key, variable)
   std::vector<std::pair<std::uint64_t, std::uint32_t>> departures_;  // scratch: (key, removed_)
   std::vector<VarId> replaced_;
+  std::vector<VarId> offered_;
+  std::vector<VarId> added_now_;  // scratch: newcomers without a partner, in arrival order
+  struct Held {                   // a region variable's state before the region was filled
+    VarId var;
+    double rate;
+    bool offered;
+  };
+  std::vector<Held> held_;
+  std::uint32_t rates_ = 1;       // bumped whenever rates move within a solve
+  std::uint32_t region_ = 0;      // bumped per region attempt
+  std::uint32_t filled_ = 0;      // bumped per region fill
   std::vector<VarId> comp_vars_;  // scratch: current component
   std::vector<ConsId> comp_cons_;
   std::vector<ConsId> stack_;
