@@ -28,17 +28,21 @@ void MaxMinSolver::offer_spare_capacity() {
     double rate = std::numeric_limits<double>::infinity();
     ConsId tightest = var.uses.front().cons;
     for (const VarUse& u : var.uses) {
-      const double room = (cons_[u.cons].capacity - load(u.cons)) / u.coefficient;
+      const double room =
+          (cons_[u.cons].capacity - check_state(u.cons).checked_load) / u.coefficient;
       if (room < rate) rate = room, tightest = u.cons;
     }
     // Where the newcomer joins others at their level, take their rate exactly, as filling would.
-    double top = 0;
-    for (const Elem& e : cons_[tightest].elems)
-      if (e.var != v) top = std::max(top, vars_[e.var].rate);
+    const double top = cons_[tightest].checked_top;  // the newcomer's own rate is still 0
     if (std::abs(rate - top) <= kSameLevel * top) rate = top;
     var.rate = std::max(rate, 0.0);
     var.offered = true;
     offered_.push_back(v);
+    for (const VarUse& u : var.uses) {  // keep the cached state current for the next newcomer
+      Cons& cons = cons_[u.cons];
+      cons.checked_load += u.coefficient * var.rate;
+      cons.checked_top = std::max(cons.checked_top, var.rate);
+    }
   }
   added_now_.clear();
 }
@@ -94,6 +98,7 @@ bool MaxMinSolver::settle_locally(ConsId c) {
     comp_vars_.push_back(v);
     held_.push_back(Held{v, var.rate, var.offered});
   };
+  if (cons_[c].elems.size() > kMaxRegion) return false;
   for (const Elem& e : cons_[c].elems) admit(e.var);
   const std::size_t reported = changed_.size();
   for (;;) {
@@ -101,11 +106,11 @@ bool MaxMinSolver::settle_locally(ConsId c) {
     if (region_is_fair()) return true;
     changed_.resize(reported);
     restore_region();
-    if (comp_vars_.size() >= kMaxRegion) return false;
     const std::size_t before = comp_vars_.size();
     for (const ConsId rc : comp_cons_)  // a hop further: every variable on the region's links
       for (const Elem& e : cons_[rc].elems) admit(e.var);
-    if (comp_vars_.size() == before) return false;  // the whole component: solved as one
+    // Past the limit, or the whole component already: solved as one.
+    if (comp_vars_.size() > kMaxRegion || comp_vars_.size() == before) return false;
   }
 }
 
