@@ -85,6 +85,7 @@ bool MaxMinSolver::fair_around(ConsId c) {
 }
 
 bool MaxMinSolver::settle_locally(ConsId c) {
+  if (cons_[c].elems.size() > kMaxRegion) return false;
   if (++region_ == 0) {
     for (Var& v : vars_) v.region = 0;
     region_ = 1;
@@ -98,7 +99,6 @@ bool MaxMinSolver::settle_locally(ConsId c) {
     comp_vars_.push_back(v);
     held_.push_back(Held{v, var.rate, var.offered});
   };
-  if (cons_[c].elems.size() > kMaxRegion) return false;
   for (const Elem& e : cons_[c].elems) admit(e.var);
   const std::size_t reported = changed_.size();
   for (;;) {
@@ -118,15 +118,15 @@ bool MaxMinSolver::settle_locally(ConsId c) {
 // rates and count as frozen load.
 void MaxMinSolver::fill_region() {
   if (++filled_ == 0) {
-    for (Cons& c : cons_) c.region = 0;
+    for (Cons& c : cons_) c.filled = 0;
     filled_ = 1;
   }
   comp_cons_.clear();
   for (const VarId v : comp_vars_) {
     for (const VarUse& u : vars_[v].uses) {
       Cons& cons = cons_[u.cons];
-      if (cons.region == filled_) continue;
-      cons.region = filled_;
+      if (cons.filled == filled_) continue;
+      cons.filled = filled_;
       comp_cons_.push_back(u.cons);
     }
   }
@@ -154,15 +154,11 @@ void MaxMinSolver::fill_region() {
   rates_moved();
 }
 
-// Feasible on the region's constraints, and every variable on them has a bottleneck (the others
-// cannot have lost theirs: their constraints carry the same rates as before).
+// Fair around every constraint of the region (variables elsewhere cannot have lost their
+// bottleneck: their constraints carry the same rates as before).
 bool MaxMinSolver::region_is_fair() {
-  for (const ConsId c : comp_cons_)
-    if (check_state(c).checked_load > cons_[c].capacity * (1 + kCheckTolerance)) return false;
-  for (const ConsId c : comp_cons_)
-    for (const Elem& e : cons_[c].elems)
-      if (!has_bottleneck(vars_[e.var])) return false;
-  return true;
+  return std::all_of(comp_cons_.begin(), comp_cons_.end(),
+                     [&](ConsId c) { return fair_around(c); });
 }
 
 void MaxMinSolver::restore_region() {

@@ -131,7 +131,7 @@ class MaxMinSolver {
     double checked_load = 0;
     double checked_top = 0;
     std::uint32_t checked = 0;
-    std::uint32_t region = 0;  // scratch: == filled_ when among the region's constraints
+    std::uint32_t filled = 0;  // scratch: == filled_ when among the region's constraints
   };
 
   void mark_dirty(ConsId c);
