@@ -11,6 +11,12 @@ case "$flavour" in
   asan) args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BENCH=OFF) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
 esac
+# ccache, where installed, lets several checkouts of the tree (git worktrees beside each other)
+# share compiled objects; CI does not install it.
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")}
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 dir="$root/build/$flavour"
 cmake -S "$root" -B "$dir" -G Ninja "${args[@]}" >/dev/null
 if (($# > 0)); then
