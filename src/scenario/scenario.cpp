@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "lockstep/topology/yaml_args.hpp"
+#include "lockstep/config/args_file.hpp"
+#include "lockstep/config/yaml_reader.hpp"
 
 namespace lockstep {
 namespace {

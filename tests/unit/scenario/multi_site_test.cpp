@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include "lockstep/config/json_reader.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/graph_json.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {

@@ -1,4 +1,4 @@
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -175,6 +175,10 @@ Bandwidth ArgNode::get_bandwidth(const std::string& key, Bandwidth fallback) con
 Time ArgNode::get_time(const std::string& key, Time fallback) const {
   const ArgNode* n = find(key);
   return n ? n->as_time() : fallback;
+}
+
+bool is_empty_document(const ArgNode& root) {
+  return root.kind() == ArgNode::Kind::Scalar && root.text().empty();
 }
 
 }  // namespace lockstep
