@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"

@@ -7,7 +7,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
