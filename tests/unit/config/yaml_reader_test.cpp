@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "error_of.hpp"
+#include "../core/error_of.hpp"
 
 namespace lockstep {
 namespace {

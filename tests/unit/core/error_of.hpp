@@ -1,5 +1,5 @@
 #pragma once
-// The config tests' way to look at an error: run a reader, expect an InputError, keep its text.
+// How the tests look at an error: run the code, expect an InputError, keep its one-line text.
 #include <gtest/gtest.h>
 
 #include <string>
