@@ -67,9 +67,8 @@ void ArgNode::check_all_used() const {
   }
 }
 
-namespace {
-std::string kind_name(ArgNode::Kind k) {
-  switch (k) {
+const char* kind_name(ArgNode::Kind kind) {
+  switch (kind) {
     case ArgNode::Kind::Scalar:
       return "a value";
     case ArgNode::Kind::Map:
@@ -79,7 +78,6 @@ std::string kind_name(ArgNode::Kind k) {
   }
   return "?";
 }
-}  // namespace
 
 std::int64_t ArgNode::as_int(std::int64_t min, std::int64_t max) const {
   if (kind_ != Kind::Scalar) fail(fmt::format("expected an integer, got {}", kind_name(kind_)));

@@ -78,6 +78,9 @@ class ArgNode {
   mutable std::map<std::string, bool> used_;
 };
 
+/// How errors name a node's kind: "a value", "a map", "a list".
+const char* kind_name(ArgNode::Kind kind);
+
 /// True when a reader found an empty document (no content at all, or only comments).
 bool is_empty_document(const ArgNode& root);
 
