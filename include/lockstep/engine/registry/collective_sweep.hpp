@@ -6,7 +6,7 @@
 //
 //   CollectiveSweep sweep = parse_collective_sweep(args);  // {op: all_reduce, max_bytes: 1GiB}
 //   auto rows = run_collective_sweep(sweep, nccl_cluster(preset), &topology);
-//   std::string csv = format_collective_rows(rows, "csv");
+//   (report/collective_rows.hpp prints them as nccl-tests does, CSV or JSON)
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -119,11 +119,5 @@ Time run_nccl_engine(const NcclEngineRun& how, const Topology& topology, const s
 /// The engine a sweep runs on: "flow" with an issue window wide enough for `ops_per_rank` ops
 /// (NCCL runs all channels at once), other names from the registry.
 std::unique_ptr<Engine> make_sweep_engine(const std::string& name, std::uint32_t ops_per_rank);
-
-/// "table" (nccl-tests style, fixed-width), "csv" (header
-/// bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps) or "json" (an array of
-/// objects with those keys plus redop and channels). InputError for another format.
-std::string format_collective_rows(const std::vector<CollectiveRow>& rows,
-                                   const std::string& format);
 
 }  // namespace lockstep

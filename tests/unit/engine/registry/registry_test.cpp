@@ -99,21 +99,6 @@ TEST(CollectiveSweep, ParsesAndRejectsWithTheKey) {
   EXPECT_THROW(parse_collective_sweep(typo), InputError);
 }
 
-TEST(CollectiveSweep, CsvHeaderIsExact) {
-  CollectiveSweep s;
-  s.min_bytes = Bytes::mib(1);
-  s.max_bytes = Bytes::mib(2);
-  const NcclCluster c = nccl_cluster(resolve_preset({.system = "hgx-h100"}));
-  const auto rows = run_collective_sweep(s, c);
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].count, 262144u);  // 1 MiB of floats
-  const std::string csv = format_collective_rows(rows, "csv");
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps");
-  EXPECT_EQ(csv.substr(csv.find('\n') + 1, 21), "1048576,262144,float,");
-  EXPECT_THROW(format_collective_rows(rows, "xml"), InputError);
-}
-
 TEST(CollectiveSweep, FlowEngineTellsTheSameStoryOnOneNode) {
   // 8 x H100 ring all-reduce of 256 MiB: the flow engine runs the ring's programs over the
   // preset's NVLink graph with NCCL's per-step latency and efficiency; the NCCL model and the

@@ -1,11 +1,16 @@
-// What `lockstep topo` prints: units in every numeric column, the three formats agreeing.
-#include "lockstep/scenario/topo_output.hpp"
+// What `lockstep topo` prints: units in every numeric column, the three formats agreeing, and
+// JSON that is results.json's inventory object.
+#include "lockstep/report/inventory.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
-namespace lockstep {
+#include "lockstep/report/json.hpp"
+
+namespace lockstep::report {
 namespace {
 
 Inventory sample() {
@@ -45,16 +50,33 @@ TEST(TopoOutput, TableHasUnitsAndValues) {
   EXPECT_NE(t.find("4.0      160000\n"), std::string::npos) << t;
 }
 
-TEST(TopoOutput, JsonCarriesTheSameFigures) {
-  const auto j = nlohmann::json::parse(format_inventory(sample(), TopoFormat::Json));
-  EXPECT_EQ(j["gpus_count"], 16);
+TEST(TopoOutput, JsonIsTheResultsInventory) {
+  const std::string text = format_inventory(sample(), TopoFormat::Json);
+  EXPECT_EQ(text, json_text(inventory_to_json(sample())));
+  const auto j = nlohmann::json::parse(text);
+  const auto ordered = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : ordered.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "design", "gpus", "nodes", "nics", "tiers", "lines", "cables", "transceivers",
+                      "ports_per_gpu", "injection_per_gpu_GBps", "bisection_GBps",
+                      "diameter_switch_hops", "max_one_way_latency_us", "power_w", "cost_usd",
+                      "feasible", "problems", "graph_built"}));
+  EXPECT_EQ(j["gpus"], 16);
   EXPECT_EQ(j["feasible"], false);
-  EXPECT_DOUBLE_EQ(j["injection_per_gpu_Gbps"].get<double>(), 400.0);
-  EXPECT_DOUBLE_EQ(j["bisection_Tbps"].get<double>(), 3.2);
+  EXPECT_EQ(j["problems"][0], "too many ports");
+  // 400 Gb/s = 50 GB/s; 3,200 Gb/s = 400 GB/s; 1,500 ns = 1.5 us; 12,345 W; $1,000,000.40.
+  EXPECT_DOUBLE_EQ(j["injection_per_gpu_GBps"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(j["bisection_GBps"].get<double>(), 400.0);
   EXPECT_DOUBLE_EQ(j["max_one_way_latency_us"].get<double>(), 1.5);
-  EXPECT_DOUBLE_EQ(j["power_kW"].get<double>(), 12.345);
-  EXPECT_EQ(j["tiers"][0]["switches_count"], 8);
-  EXPECT_EQ(j["bill_of_materials"][0]["item"], "Switch \"X\"");
+  EXPECT_DOUBLE_EQ(j["power_w"].get<double>(), 12345.0);
+  EXPECT_DOUBLE_EQ(j["cost_usd"].get<double>(), 1000000.4);
+  EXPECT_EQ(j["tiers"][0]["switches"], 8);
+  EXPECT_DOUBLE_EQ(j["tiers"][0]["oversubscription"].get<double>(), 2.0);
+  EXPECT_EQ(j["lines"][0]["item"], "Switch \"X\"");
+  // The switch line: 8 x 500 W = 4,000 W, 8 x $20,000 = $160,000.
+  EXPECT_DOUBLE_EQ(j["lines"][0]["power_w"].get<double>(), 4000.0);
+  EXPECT_DOUBLE_EQ(j["lines"][0]["cost_usd"].get<double>(), 160000.0);
 }
 
 TEST(TopoOutput, CsvQuotesTextWithCommasAndQuotes) {
@@ -71,4 +93,4 @@ TEST(TopoOutput, FormatNamesAreChecked) {
 }
 
 }  // namespace
-}  // namespace lockstep
+}  // namespace lockstep::report

@@ -1,11 +1,44 @@
-#include "lockstep/workload/train_report.hpp"
+// The training step's record (results.json, `train --format json`) and its text summary.
+#include "lockstep/report/training.hpp"
 
 #include <fmt/format.h>
 
-#include <string>
+#include <algorithm>
+#include <utility>
 
-namespace lockstep {
+namespace lockstep::report {
 namespace {
+
+std::string parallelism_text(const ParallelConfig& p) {
+  std::string text = fmt::format("TP{} PP{} DP{}", p.tp, p.pp, p.dp);
+  if (p.ep > 1) text += fmt::format(" EP{}", p.ep);
+  if (p.fsdp) {
+    text += " FSDP";
+  } else if (p.zero != ZeroStage::None) {
+    text += fmt::format(" ZeRO-{}", static_cast<int>(p.zero));
+  }
+  return text;
+}
+
+JitterStats jitter_record(const TrainResult& r, const TrainConfig& config) {
+  JitterStats j;
+  j.trials = r.trials;
+  j.p50_us = r.p50.microseconds();
+  j.p99_us = r.p99.microseconds();
+  j.max_us = r.max.microseconds();
+  j.mean_us = r.mean.microseconds();
+  for (Time time : r.trial_times) j.iteration_time_us.push_back(time.microseconds());
+  std::sort(j.iteration_time_us.begin(), j.iteration_time_us.end());
+  j.lockstep_waste_gpu_s = r.waste_gpu_seconds;
+  j.lockstep_waste_usd = r.waste_cost_per_step_usd;
+  j.lockstep_waste_fraction = r.waste_fraction;
+  j.lockstep_waste_per_trillion_tokens_usd = r.waste_cost_per_trillion_tokens_usd;
+  j.straggler_wait_us = r.breakdown.straggler.microseconds();
+  j.seed = config.seed;
+  return j;
+}
+
+// --- text -------------------------------------------------------------------------------------
 
 std::string ms(Time t) {
   return fmt::format("{:.3f} ms", t.milliseconds());
@@ -20,26 +53,6 @@ std::string gb(Bytes b) {
   return fmt::format("{:.1f} GB", b.as_double() / 1e9);
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-// Shortest round-trip text of a double: deterministic and exact.
-std::string num(double v) {
-  return fmt::format("{}", v);
-}
-
 std::string parallel_text(const ParallelConfig& p) {
   std::string s = fmt::format("tp {} (sequence parallel {}), pp {}", p.tp,
                               p.sequence_parallel ? "on" : "off", p.pp);
@@ -51,6 +64,48 @@ std::string parallel_text(const ParallelConfig& p) {
 }
 
 }  // namespace
+
+Training training_record(const TrainResult& r, const TrainConfig& config) {
+  Training t;
+  t.model = r.model;
+  t.parallelism = parallelism_text(config.par);
+  t.gpus = r.gpus;
+  t.iteration_time_us = r.iteration.microseconds();
+  // The slices that add up to the noise-free iteration (straggler waste is not one of them).
+  const std::pair<const char*, Time> parts[] = {
+      {"compute", r.breakdown.compute},        {"exposed_tp", r.breakdown.tp},
+      {"exposed_ep", r.breakdown.ep},          {"exposed_pp", r.breakdown.pp},
+      {"pipeline_bubble", r.breakdown.bubble}, {"exposed_dp", r.breakdown.dp},
+      {"imbalance", r.breakdown.imbalance}};
+  for (const auto& [name, time] : parts) {
+    if (time > Time::zero()) t.breakdown.push_back({name, time.microseconds()});
+  }
+  t.mfu = r.mfu;
+  t.tokens_per_s = r.tokens_per_second;
+  t.gpu_hours_per_step = r.gpu_hours_per_step;
+  t.cost_per_step_usd = r.cost_per_step_usd;
+  t.cost_per_trillion_tokens_usd = r.cost_per_trillion_tokens_usd;
+  // One trial has no distribution to show (with noise configured, the text still prints it).
+  if (r.trials > 1 && !r.trial_times.empty()) t.jitter = jitter_record(r, config);
+  t.engine = r.engine;
+  t.expansion = r.expansion;
+  const ParallelConfig& p = config.par;
+  t.parallel = {p.tp,
+                p.pp,
+                p.dp,
+                p.ep,
+                p.interleave,
+                p.sequence_parallel,
+                static_cast<std::uint32_t>(p.zero),
+                p.fsdp};
+  t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
+             config.sequence_length(), r.tokens_per_iteration};
+  t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
+              r.memory.activations.count(), r.memory.total().count(),   r.hbm.count()};
+  t.gpu_hours_per_trillion_tokens = r.gpu_hours_per_trillion_tokens;
+  t.warnings = r.warnings;
+  return t;
+}
 
 std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   std::string out;
@@ -101,44 +156,4 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   return out;
 }
 
-std::string training_result_json(const TrainResult& r, const TrainConfig& c) {
-  const TrainBreakdown& b = r.breakdown;
-  std::string trials = "[";
-  for (std::size_t i = 0; i < r.trial_times.size(); ++i) {
-    trials += (i ? "," : "") + num(r.trial_times[i].seconds());
-  }
-  trials += "]";
-  std::string warnings = "[";
-  for (std::size_t i = 0; i < r.warnings.size(); ++i) {
-    warnings += (i ? "," : "") + json_string(r.warnings[i]);
-  }
-  warnings += "]";
-  return fmt::format(
-      "{{\"model\":{},\"engine\":{},\"expansion\":{},\"gpus\":{},\"tp\":{},\"pp\":{},\"dp\":{},"
-      "\"ep\":{},\"zero\":{},\"global_batch\":{},\"micro_batch\":{},\"seq\":{},"
-      "\"tokens_per_iteration\":{},\"iteration_s\":{},"
-      "\"breakdown_s\":{{\"compute\":{},\"tp\":{},\"ep\":{},\"pp\":{},\"bubble\":{},\"dp\":{},"
-      "\"imbalance\":{},\"straggler\":{}}},"
-      "\"mfu\":{},\"tokens_per_s\":{},\"gpu_hours_per_step\":{},\"cost_per_step_usd\":{},"
-      "\"gpu_hours_per_trillion_tokens\":{},\"cost_per_trillion_tokens_usd\":{},"
-      "\"memory_bytes\":{{\"weights\":{},\"gradients\":{},\"optimizer\":{},\"activations\":{},"
-      "\"total\":{},\"hbm\":{}}},"
-      "\"trials\":{},\"seed\":{},\"trial_iteration_s\":{},\"p50_s\":{},\"p99_s\":{},\"max_s\":{},"
-      "\"mean_s\":{},\"waste_gpu_s_per_step\":{},\"waste_fraction\":{},"
-      "\"waste_cost_per_step_usd\":{},\"waste_cost_per_trillion_tokens_usd\":{},"
-      "\"warnings\":{}}}",
-      json_string(r.model), json_string(r.engine), json_string(r.expansion), r.gpus, c.par.tp,
-      c.par.pp, c.par.dp, c.par.ep, static_cast<int>(c.par.zero), c.global_batch, c.micro_batch,
-      c.sequence_length(), r.tokens_per_iteration, num(r.iteration.seconds()),
-      num(b.compute.seconds()), num(b.tp.seconds()), num(b.ep.seconds()), num(b.pp.seconds()),
-      num(b.bubble.seconds()), num(b.dp.seconds()), num(b.imbalance.seconds()),
-      num(b.straggler.seconds()), num(r.mfu), num(r.tokens_per_second), num(r.gpu_hours_per_step),
-      num(r.cost_per_step_usd), num(r.gpu_hours_per_trillion_tokens),
-      num(r.cost_per_trillion_tokens_usd), r.memory.weights.count(), r.memory.gradients.count(),
-      r.memory.optimizer.count(), r.memory.activations.count(), r.memory.total().count(),
-      r.hbm.count(), r.trials, c.seed, trials, num(r.p50.seconds()), num(r.p99.seconds()),
-      num(r.max.seconds()), num(r.mean.seconds()), num(r.waste_gpu_seconds), num(r.waste_fraction),
-      num(r.waste_cost_per_step_usd), num(r.waste_cost_per_trillion_tokens_usd), warnings);
-}
-
-}  // namespace lockstep
+}  // namespace lockstep::report

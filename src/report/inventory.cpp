@@ -1,22 +1,22 @@
-#include "lockstep/scenario/topo_output.hpp"
+// `lockstep topo`'s output: table and CSV here; JSON is results.json's inventory (json.cpp).
+#include "lockstep/report/inventory.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/report/json.hpp"
 
-namespace lockstep {
+namespace lockstep::report {
 namespace {
 
 // One summary figure: a name with its unit, and its value already rendered.
 struct Figure {
-  std::string key;    // machine name with unit suffix (JSON key, CSV metric)
+  std::string key;    // machine name with unit suffix (CSV metric)
   std::string label;  // human name with unit in parentheses (table)
   std::string text;   // rendered value
-  nlohmann::json value;
 };
 
 std::string fixed(double v, int decimals) {
@@ -28,7 +28,7 @@ std::vector<Figure> summary(const Inventory& inv) {
   const double bis_tbps = inv.bisection.gigabits_per_second() / 1e3;
   const double lat_us = inv.max_one_way_latency.microseconds();
   auto count = [](std::string key, std::string label, std::uint64_t v) {
-    return Figure{std::move(key), std::move(label), std::to_string(v), v};
+    return Figure{std::move(key), std::move(label), std::to_string(v)};
   };
   return {
       count("gpus_count", "GPUs (count)", inv.gpus),
@@ -37,12 +37,12 @@ std::vector<Figure> summary(const Inventory& inv) {
       count("network_ports_per_gpu_count", "network ports per GPU (count)", inv.ports_per_gpu),
       count("cables_count", "cables (count)", inv.cables),
       count("transceivers_count", "transceivers (count)", inv.transceivers),
-      {"power_kW", "power (kW)", fixed(inv.power_w / 1e3, 1), inv.power_w / 1e3},
-      {"cost_USD", "approximate cost (USD)", fixed(inv.cost_usd, 0), std::round(inv.cost_usd)},
-      {"injection_per_gpu_Gbps", "injection per GPU (Gb/s)", fixed(inj_gbps, 1), inj_gbps},
-      {"bisection_Tbps", "bisection, one direction (Tb/s)", fixed(bis_tbps, 3), bis_tbps},
+      {"power_kW", "power (kW)", fixed(inv.power_w / 1e3, 1)},
+      {"cost_USD", "approximate cost (USD)", fixed(inv.cost_usd, 0)},
+      {"injection_per_gpu_Gbps", "injection per GPU (Gb/s)", fixed(inj_gbps, 1)},
+      {"bisection_Tbps", "bisection, one direction (Tb/s)", fixed(bis_tbps, 3)},
       count("diameter_switch_hops", "diameter (switch hops)", inv.diameter_switch_hops),
-      {"max_one_way_latency_us", "max one-way latency (us)", fixed(lat_us, 3), lat_us},
+      {"max_one_way_latency_us", "max one-way latency (us)", fixed(lat_us, 3)},
   };
 }
 
@@ -110,33 +110,6 @@ std::string as_table(const Inventory& inv) {
   return out;
 }
 
-std::string as_json(const Inventory& inv) {
-  nlohmann::ordered_json j;
-  j["design"] = inv.design;
-  j["feasible"] = inv.feasible;
-  j["problems"] = inv.problems;
-  j["graph_built"] = inv.graph_built;
-  for (const Figure& f : summary(inv)) j[f.key] = f.value;
-  j["tiers"] = nlohmann::ordered_json::array();
-  for (const TierFigures& t : inv.tiers) {
-    j["tiers"].push_back({{"tier", t.tier},
-                          {"switches_count", t.switches},
-                          {"ports_used_count", t.ports_used},
-                          {"ports_free_count", t.ports_free},
-                          {"oversubscription_ratio", t.oversubscription}});
-  }
-  j["bill_of_materials"] = nlohmann::ordered_json::array();
-  for (const InventoryLine& l : inv.lines) {
-    j["bill_of_materials"].push_back({{"item", l.item},
-                                      {"category", l.category},
-                                      {"tier", l.tier},
-                                      {"count", l.count},
-                                      {"unit_power_W", l.unit_power_w},
-                                      {"unit_price_USD", l.unit_price_usd}});
-  }
-  return j.dump(2) + "\n";
-}
-
 // Long format, one figure per row; the metric name carries the unit.
 std::string as_csv(const Inventory& inv) {
   std::string out = "metric,value\n";
@@ -175,11 +148,11 @@ std::string format_inventory(const Inventory& inv, TopoFormat format) {
     case TopoFormat::Table:
       return as_table(inv);
     case TopoFormat::Json:
-      return as_json(inv);
+      return json_text(inventory_to_json(inv));
     case TopoFormat::Csv:
       return as_csv(inv);
   }
   return {};
 }
 
-}  // namespace lockstep
+}  // namespace lockstep::report
