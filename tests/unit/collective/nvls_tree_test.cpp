@@ -83,6 +83,8 @@ TEST(NvlsTreeProgram, NcclChunkingAndEqualProgramLengths) {
   CollectiveSpec big = spec(Algorithm::NvlsTree, 8, 8, std::uint64_t{1} << 30);
   big.channels = 16;
   const auto p = make_collective(big);
+  EXPECT_EQ(p->lookahead(), Lookahead::Program);  // chunks come back 2 x depth steps later
+  EXPECT_EQ(p->longest_program(), 64u * 16 * 14);
   for (Rank r = 0; r < big.ranks; r += 9) EXPECT_EQ(p->num_ops(r), 64u * 16 * 14) << r;
   CollectiveSpec mid = big;
   mid.bytes = Bytes::mib(16);
@@ -197,6 +199,13 @@ TEST(NvlsTreeProgram, SplitChannelsAreTheWholeProgramsChannels) {
   const auto whole = make_collective(s);
   s.split_channels = true;
   const auto split = make_collective(s);
+  // The whole program offers this split to engines (ProgramSet::split_channels); the split one
+  // offers nothing more.
+  const auto offered = whole->split_channels();
+  ASSERT_NE(offered, nullptr);
+  ASSERT_EQ(offered->num_ranks(), C * n);
+  for (Rank v = 0; v < C * n; ++v) ASSERT_EQ(offered->num_ops(v), split->num_ops(v));
+  EXPECT_EQ(split->split_channels(), nullptr);
   ASSERT_EQ(split->num_ranks(), C * n);
   EXPECT_EQ(split->symmetry_period(), n);
   EXPECT_EQ(split->symmetry_channel_shift(), 2u);
