@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "command.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
