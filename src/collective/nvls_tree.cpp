@@ -11,7 +11,7 @@
 //      block l and dst X (the switch copies each GPU's block to all g GPUs). NVLink carries X / g
 //      up and X down per GPU.
 // So a GPU's NVLink moves S (1 + 1/g) each way and a node's NICs 2 S each way (S with two nodes),
-// the volumes NCCL's model prices (tuner.cpp nvls_tree_cost). Phases 1 and 3 use the functional
+// the volumes NCCL's model prices (nccl/cost.cpp nvls_tree_cost). Phases 1 and 3 use the functional
 // executor's windowed NetReduce semantics (functional.hpp): offsets are positions.
 //
 // The trees over the nodes are the same as the tree algorithm's (in_order_tree.hpp).
