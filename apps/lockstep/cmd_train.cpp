@@ -8,7 +8,6 @@
 
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/scenario/scenario.hpp"
@@ -136,7 +135,7 @@ void run(const TrainFlags& f) {
   options.record_timeline = !config.trace_path.empty();
   if (scenario && scenario->packet) {  // the scenario's packet-engine settings
     options.engines = [section = *scenario->packet](std::string_view name) {
-      return name == "packet" ? make_packet_engine(section) : make_engine(name);
+      return make_engine(name, &section);
     };
   }
   const TrainResult result = simulate_training(topo, config, options);

@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -121,7 +120,7 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   simulate.busiest_links = options.busiest_links;
   if (input.packet) {  // the scenario's `packet:` section configures the packet engine
     simulate.engines = [section = *input.packet](std::string_view name) {
-      return name == "packet" ? make_packet_engine(section) : make_engine(name);
+      return make_engine(name, &section);
     };
   }
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
