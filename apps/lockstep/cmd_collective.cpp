@@ -10,12 +10,12 @@
 
 #include "cluster_options.hpp"
 #include "command.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/scenario.hpp"
 
 namespace lockstep::cli {

@@ -10,7 +10,7 @@ namespace lockstep::report {
 Sweep sweep_record(const CollectiveSweep& spec, const std::vector<CollectiveRow>& rows) {
   Sweep sweep;
   sweep.op = to_string(spec.op);
-  sweep.algorithm = to_string(spec.algo);
+  sweep.algorithm = nccl::algorithm_name(spec.algo);
   sweep.engine = spec.engine;
   for (const CollectiveRow& r : rows) {
     sweep.rows.push_back({r.bytes, r.count, r.type, r.algorithm, r.protocol, r.time.microseconds(),

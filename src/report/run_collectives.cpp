@@ -1,8 +1,8 @@
 // The collectives section of `lockstep run`: each sweep the scenario names, run on the variant's
-// cluster by the engine layer (run_collective_sweep, nccl-tests semantics), as report records.
-#include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+// cluster by the NCCL model (run_collective_sweep, nccl-tests semantics), as report records.
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/collective_rows.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/results.hpp"
 
 namespace lockstep::report {

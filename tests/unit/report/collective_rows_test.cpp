@@ -20,7 +20,7 @@ namespace {
 CollectiveSweep spec() {
   CollectiveSweep s;
   s.op = CollectiveOp::AllReduce;
-  s.algo = TunerAlgo::Ring;
+  s.algo = Algorithm::Ring;
   s.engine = "flow";
   return s;
 }

@@ -1,61 +1,97 @@
 // NCCL's cost-model constants. Unless noted, the source is NVIDIA/nccl v2.30 src/graph/tuning.cc
 // (as summarised in /work/shared/calibration/HARDWARE.md, "NCCL cost model"); protocol triples
 // are {LL, LL128, Simple}.
-#include "lockstep/topology/catalog_nccl.hpp"
+#include "lockstep/nccl/constants.hpp"
 
 #include <array>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace lockstep::nccl {
 namespace {
 
 using Triple = std::array<double, kNumProtos>;
+using Table = std::array<Triple, kNumAlgorithms>;
+
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+struct Row {
+  Algorithm algorithm;
+  Triple values;
+};
+// A table indexed by Algorithm from its rows; algorithms without a row hold NaN.
+template <std::size_t N>
+constexpr Table by_algorithm(const std::array<Row, N>& rows) {
+  Table t{};
+  for (Triple& x : t) x = {kNoValue, kNoValue, kNoValue};
+  for (const Row& r : rows) t[static_cast<int>(r.algorithm)] = r.values;
+  return t;
+}
 
 // baseLat[algo][proto] (us). tuning.cc: Tree {6.8, 14.0, 8.4}, Ring {6.6, 14.0, 8.4},
-// CollNet / NVLS / NVLSTree 0, PAT {8, 8, 8}.
-constexpr std::array<Triple, kNumAlgos> kBaseLatency = {{
-    {6.8, 14.0, 8.4},  // Tree
-    {6.6, 14.0, 8.4},  // Ring
-    {0, 0, 0},         // CollNetDirect
-    {0, 0, 0},         // CollNetChain
-    {0, 0, 0},         // NVLS
-    {0, 0, 0},         // NVLSTree
-    {8, 8, 8},         // PAT
-}};
+// CollNet / NVLS / NVLSTree 0, PAT {8, 8, 8}. halving_doubling and direct are not NCCL's: they
+// are priced with the ring's rows here and below.
+constexpr Triple kRingBase = {6.6, 14.0, 8.4};
+constexpr Table kBaseLatency = by_algorithm<8>({{
+    {Algorithm::Tree, {6.8, 14.0, 8.4}},
+    {Algorithm::Ring, kRingBase},
+    {Algorithm::CollNet, {0, 0, 0}},    // CollNetDirect (CollNetChain is 0 too)
+    {Algorithm::NetReduce, {0, 0, 0}},  // NVLS
+    {Algorithm::NvlsTree, {0, 0, 0}},
+    {Algorithm::Pat, {8, 8, 8}},
+    {Algorithm::HalvingDoubling, kRingBase},
+    {Algorithm::Direct, kRingBase},
+}});
 
 // hwLat[path][algo][proto] (us per step). tuning.cc hwLat table.
-constexpr std::array<std::array<Triple, kNumAlgos>, 3> kHwLatency = {{
-    {{
+constexpr Triple kRingNvLink = {0.6, 1.9, 3.4};
+constexpr Triple kRingPcie = {1.0, 2.5, 5.7};
+constexpr Triple kRingNetwork = {2.7, 4.0, 14.0};
+constexpr std::array<Table, 3> kHwLatency = {{
+    by_algorithm<8>({{
         // NVLink
-        {0.6, 1.25, 4.0},  // Tree
-        {0.6, 1.9, 3.4},   // Ring
-        {0, 0, 3.7},       // CollNetDirect
-        {0, 0, 2.8},       // CollNetChain
-        {0, 0, 25},        // NVLS
-        {0, 0, 25},        // NVLSTree
-        {0, 0, 4.0},       // PAT
-    }},
-    {{
+        {Algorithm::Tree, {0.6, 1.25, 4.0}},
+        {Algorithm::Ring, kRingNvLink},
+        {Algorithm::CollNet, {0, 0, 3.7}},  // CollNetDirect
+        {Algorithm::NetReduce, {0, 0, 25}},
+        {Algorithm::NvlsTree, {0, 0, 25}},
+        {Algorithm::Pat, {0, 0, 4.0}},
+        {Algorithm::HalvingDoubling, kRingNvLink},
+        {Algorithm::Direct, kRingNvLink},
+    }}),
+    by_algorithm<8>({{
         // PCIe
-        {1.0, 1.9, 4.0},  // Tree
-        {1.0, 2.5, 5.7},  // Ring
-        {0, 0, 3.7},      // CollNetDirect
-        {0, 0, 2.8},      // CollNetChain
-        {0, 0, 0},        // NVLS
-        {0, 0, 0},        // NVLSTree
-        {0, 0, 4.0},      // PAT
-    }},
-    {{
+        {Algorithm::Tree, {1.0, 1.9, 4.0}},
+        {Algorithm::Ring, kRingPcie},
+        {Algorithm::CollNet, {0, 0, 3.7}},
+        {Algorithm::NetReduce, {0, 0, 0}},
+        {Algorithm::NvlsTree, {0, 0, 0}},
+        {Algorithm::Pat, {0, 0, 4.0}},
+        {Algorithm::HalvingDoubling, kRingPcie},
+        {Algorithm::Direct, kRingPcie},
+    }}),
+    by_algorithm<8>({{
         // Network
-        {5.0, 8.5, 14},    // Tree
-        {2.7, 4.0, 14.0},  // Ring
-        {0, 0, 31},        // CollNetDirect
-        {0, 0, 30},        // CollNetChain
-        {0, 0, 18},        // NVLS
-        {0, 0, 20.9},      // NVLSTree
-        {0, 0, 14},        // PAT
-    }},
+        {Algorithm::Tree, {5.0, 8.5, 14}},
+        {Algorithm::Ring, kRingNetwork},
+        {Algorithm::CollNet, {0, 0, 31}},
+        {Algorithm::NetReduce, {0, 0, 18}},
+        {Algorithm::NvlsTree, {0, 0, 20.9}},
+        {Algorithm::Pat, {0, 0, 14}},
+        {Algorithm::HalvingDoubling, kRingNetwork},
+        {Algorithm::Direct, kRingNetwork},
+    }}),
 }};
+// hwLat's CollNetChain row, Simple (NVLink, PCIe, Network).
+constexpr std::array<double, 3> kCollNetChainHwLatency = {2.8, 2.8, 30};
+
+double lookup(const Table& table, Algorithm a, Proto p) {
+  const double v = table[static_cast<int>(a)][static_cast<int>(p)];
+  if (std::isnan(v))
+    throw std::logic_error(std::string("NCCL's tables have no row for ") + to_string(a));
+  return v;
+}
 
 using ByNodes = std::array<double, 3>;  // 1 node, 2 nodes, >= 4 nodes
 constexpr std::array<ByNodes, 3> kLLMaxBw = {{
@@ -132,12 +168,16 @@ const char* to_string(Generation g) {
   return "?";
 }
 
-double base_latency_us(Algo a, Proto p) {
-  return kBaseLatency[static_cast<int>(a)][static_cast<int>(p)];
+double base_latency_us(Algorithm a, Proto p) {
+  return lookup(kBaseLatency, a, p);
 }
 
-double hw_latency_us(Path path, Algo a, Proto p) {
-  return kHwLatency[static_cast<int>(path)][static_cast<int>(a)][static_cast<int>(p)];
+double hw_latency_us(Path path, Algorithm a, Proto p) {
+  return lookup(kHwLatency[static_cast<int>(path)], a, p);
+}
+
+double collnet_chain_hw_latency_us(Path path) {
+  return kCollNetChainHwLatency[static_cast<int>(path)];
 }
 
 // tuning.cc getNetOverhead(): 1 us on Intel hosts, 2 us on AMD hosts; the ring latency formula
@@ -209,10 +249,13 @@ std::uint32_t max_threads(Proto p) {
 }
 
 // tuning.cc: NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8,
-// NCCL_SIMPLE_THREAD_THRESHOLD 64 bytes per thread; ring LL multiplies by the rank count.
-std::uint32_t thread_threshold(Algo a, Proto p, std::uint32_t ranks) {
+// NCCL_SIMPLE_THREAD_THRESHOLD 64 bytes per thread; ring LL multiplies by the rank count (and so
+// do halving_doubling and direct, priced as the ring).
+std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks) {
   if (p == Proto::Simple) return 64;
-  if (p == Proto::LL && a == Algo::Ring) return 8 * ranks;
+  const bool ring_priced =
+      a == Algorithm::Ring || a == Algorithm::HalvingDoubling || a == Algorithm::Direct;
+  if (p == Proto::LL && ring_priced) return 8 * ranks;
   return 8;
 }
 
@@ -222,7 +265,7 @@ std::uint32_t intra_node_channels(Generation g) {
   return g == Generation::Ampere ? 24 : 32;
 }
 
-// kLaunchOverheadUs (catalog_nccl.hpp, 20 us): nccl-tests times back-to-back calls, so each call
+// kLaunchOverheadUs (constants.hpp, 20 us): nccl-tests times back-to-back calls, so each call
 // pays the CUDA launch and NCCL's host enqueue on top of the kernel. NCCL's model puts an 8 B ring
 // LL all-reduce over 8 H100 at 6.6 + 14 x 0.6 = 15 us; nccl-tests measures 35 us on such a system
 // (together-nccl-tests, H100 all_reduce_ring.out), so about 20 us is per-call overhead the tuning

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -22,7 +22,7 @@ double busbw(CollectiveOp op, const char* engine, std::uint32_t nodes = 1,
   const BuildResult built = build_topology(rail_optimized_args(preset));
   CollectiveSweep s;
   s.op = op;
-  s.algo = TunerAlgo::Ring;
+  s.algo = Algorithm::Ring;
   s.min_bytes = s.max_bytes = bytes;
   s.engine = engine;
   return run_collective_sweep(s, nccl_cluster(preset), &*built.graph).at(0).busbw_GBps;

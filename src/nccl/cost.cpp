@@ -1,21 +1,20 @@
 // The NCCL-style cost model: latency terms exactly as NCCL's tuning.cc writes them, bandwidth
 // terms from NCCL's per-protocol efficiencies and caps applied to the bytes each algorithm really
 // moves per GPU (docs/nccl-model.md derives each case).
-#include "lockstep/collective/tuner.hpp"
+#include "cost.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "lockstep/core/error.hpp"
-#include "tuner_model.hpp"
 
 namespace lockstep {
 namespace {
 
-using nccl::Algo;
 using nccl::Path;
 using nccl::Proto;
+using A = Algorithm;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -32,15 +31,12 @@ int log2_ceil(std::uint64_t v) {
   return (std::uint64_t{1} << f) < v ? f + 1 : f;
 }
 
-// Per-step latency of one intra-node hop and one network hop (tuning.cc): with one GPU per node
-// the network latency of every algorithm is the tree's (it is fully exposed).
-double intra_lat(const NcclCluster& c, Algo a, Proto p) {
+// Per-step latency of one intra-node hop and one network hop (tuning.cc; network_step_us).
+double intra_lat(const NcclCluster& c, Algorithm a, Proto p) {
   return nccl::hw_latency_us(c.intra_path, a, p);
 }
-double inter_lat(const NcclCluster& c, Algo a, Proto p) {
-  const Algo table =
-      (c.gpus_per_node == 1 && (a == Algo::Ring || a == Algo::Tree)) ? Algo::Tree : a;
-  return nccl::hw_latency_us(Path::Network, table, p) + c.extra_net_step_us;
+double inter_lat(const NcclCluster& c, Algorithm a, Proto p) {
+  return network_step_us(c, a, p);
 }
 
 // Protocol efficiency applied to a ring-style bus bandwidth (tuning.cc "model refinements").
@@ -96,7 +92,16 @@ double ring_bus(const NcclCluster& c) {
 
 }  // namespace
 
-std::uint32_t pick_channels(std::uint32_t max_channels, Algo a, Proto p, std::uint64_t bytes,
+double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
+  if (a == A::CollNet && c.gpus_per_node == 1)
+    return nccl::collnet_chain_hw_latency_us(Path::Network) + c.extra_net_step_us;
+  const bool ring_or_tree =
+      a == A::Ring || a == A::Tree || a == A::HalvingDoubling || a == A::Direct;
+  const Algorithm row = c.gpus_per_node == 1 && ring_or_tree ? A::Tree : a;
+  return nccl::hw_latency_us(Path::Network, row, p) + c.extra_net_step_us;
+}
+
+std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, Proto p, std::uint64_t bytes,
                             std::uint32_t ranks) {
   // enqueue.cc: drop channels while each thread would get less than its threshold of bytes.
   std::uint64_t nc = max_channels;
@@ -111,11 +116,11 @@ Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p, std::ui
   const bool ar = op == CollectiveOp::AllReduce;
   const double steps = ar ? 2.0 * (n - 1) : n - 1.0;
   const double inter_steps = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
-  double il = intra_lat(c, Algo::Ring, p);
+  double il = intra_lat(c, A::Ring, p);
   if (N > 1) il = std::max(il, nccl::net_overhead_us(c.amd_host, p));
   Cost cost;
-  cost.latency_us = nccl::base_latency_us(Algo::Ring, p) + (steps - inter_steps) * il +
-                    inter_steps * inter_lat(c, Algo::Ring, p);
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) + (steps - inter_steps) * il +
+                    inter_steps * inter_lat(c, A::Ring, p);
   if (ar && p == Proto::Simple && N > 1 && S / (ch * n) >= 64)
     cost.latency_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
   cost.bus_GBps = ring_proto_bw(c, p, ring_bus(c), ch);
@@ -126,7 +131,7 @@ Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p, std::ui
                             ? (n - 1.0) / n * S
                             : S;
   cost.transfer_us = volume / (cost.bus_GBps * 1e3);
-  cost.step_us = intra_lat(c, Algo::Ring, p);
+  cost.step_us = intra_lat(c, A::Ring, p);
   return cost;
 }
 
@@ -134,8 +139,8 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   const std::uint32_t g = c.gpus_per_node, N = c.nodes;
   Cost cost;
   cost.latency_us =
-      nccl::base_latency_us(Algo::Tree, p) +
-      2 * ((g - 1) * intra_lat(c, Algo::Tree, p) + log2_floor(N) * inter_lat(c, Algo::Tree, p));
+      nccl::base_latency_us(A::Tree, p) +
+      2 * ((g - 1) * intra_lat(c, A::Tree, p) + log2_floor(N) * inter_lat(c, A::Tree, p));
   // Inside a node the tree is a chain: every GPU forwards S up and S down (2S per direction).
   // Between nodes a double binary tree puts 2S per direction on an inner node's NICs, S when
   // there are only two nodes (the trees degenerate to one link used both ways).
@@ -144,7 +149,7 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, c.node_net_GBps(), ch) / (N == 2 ? 1 : 2));
   cost.bus_GBps = algbw;
   cost.transfer_us = S / (algbw * 1e3);
-  cost.step_us = intra_lat(c, Algo::Tree, p);
+  cost.step_us = intra_lat(c, A::Tree, p);
   return cost;
 }
 
@@ -152,8 +157,8 @@ Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
   const double eff = nccl::nvls_efficiency(c.generation);
   const std::uint64_t n = c.ranks();
   Cost cost;
-  cost.latency_us = intra_lat(c, Algo::Nvls, Proto::Simple);
-  if (c.nodes > 1) cost.latency_us += inter_lat(c, Algo::Nvls, Proto::Simple);
+  cost.latency_us = intra_lat(c, A::NetReduce, Proto::Simple);
+  if (c.nodes > 1) cost.latency_us += inter_lat(c, A::NetReduce, Proto::Simple);
   // NVLink SHARP all-reduce: the switch pulls every GPU's slices (S out of each GPU's memory)
   // and each GPU multicasts its reduced S/g slice, so a GPU's link carries S (1 + 1/g) per
   // direction for S of result; all-gather / reduce-scatter move (n-1)/n S. Between nodes (with
@@ -164,15 +169,15 @@ Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
   const double volume = op == CollectiveOp::AllReduce ? S * (1 + 1 / g) : (n - 1.0) / n * S;
   cost.bus_GBps = bw;
   cost.transfer_us = volume / (bw * 1e3);
-  cost.step_us = intra_lat(c, Algo::Nvls, Proto::Simple);
+  cost.step_us = intra_lat(c, A::NetReduce, Proto::Simple);
   return cost;
 }
 
 Cost nvls_tree_cost(const NcclCluster& c, double S, std::uint32_t ch) {
   const std::uint32_t N = c.nodes;
   Cost cost;
-  cost.latency_us = intra_lat(c, Algo::NvlsTree, Proto::Simple) +
-                    2 * log2_floor(N) * inter_lat(c, Algo::NvlsTree, Proto::Simple);
+  cost.latency_us = intra_lat(c, A::NvlsTree, Proto::Simple) +
+                    2 * log2_floor(N) * inter_lat(c, A::NvlsTree, Proto::Simple);
   // Inside the node NVLS reduce-scatters and all-gathers: S (1 + 1/g) per direction per GPU.
   const double intra =
       c.intra_GBps * nccl::nvls_efficiency(c.generation) / (1 + 1.0 / c.gpus_per_node);
@@ -181,19 +186,20 @@ Cost nvls_tree_cost(const NcclCluster& c, double S, std::uint32_t ch) {
       (N == 2 ? 1 : 2);
   cost.bus_GBps = std::min(intra, inter);
   cost.transfer_us = S / (cost.bus_GBps * 1e3);
-  cost.step_us = intra_lat(c, Algo::NvlsTree, Proto::Simple);
+  cost.step_us = intra_lat(c, A::NvlsTree, Proto::Simple);
   return cost;
 }
 
 Cost collnet_cost(const NcclCluster& c, double S) {
   const std::uint32_t g = c.gpus_per_node;
+  // NCCL's CollNetDirect, or CollNetChain with one GPU per node.
   const bool direct = g > 1;
-  const Algo a = direct ? Algo::CollNetDirect : Algo::CollNetChain;
   Cost cost;
-  const double il = intra_lat(c, a, Proto::Simple);
+  const double il = direct ? intra_lat(c, A::CollNet, Proto::Simple)
+                           : nccl::collnet_chain_hw_latency_us(c.intra_path);
   cost.latency_us = direct ? 2 * (std::min(1u, g - 1) * il + (g - 1) * nccl::kCollNetArityLatencyUs)
                            : 2 * (g - 1) * il;
-  cost.latency_us += nccl::hw_latency_us(Path::Network, a, Proto::Simple) + c.extra_net_step_us;
+  cost.latency_us += network_step_us(c, A::CollNet, Proto::Simple);
   // The switches reduce: a node's NICs send S and receive S. Inside the node each GPU
   // reduce-scatters and all-gathers its share: 2(g-1)/g S per direction over NVLink.
   const double eff = c.generation == nccl::Generation::Ampere ? nccl::kTreeSimpleEfficiency
@@ -210,10 +216,10 @@ Cost pat_cost(const NcclCluster& c, double S, Proto p) {
   const std::uint64_t n = c.ranks();
   Cost cost;
   cost.latency_us =
-      nccl::base_latency_us(Algo::Pat, p) + log2_ceil(n) * inter_lat(c, Algo::Pat, Proto::Simple);
+      nccl::base_latency_us(A::Pat, p) + log2_ceil(n) * inter_lat(c, A::Pat, Proto::Simple);
   cost.bus_GBps = nccl::kPatEfficiency * c.node_net_GBps();
   cost.transfer_us = (n - 1.0) / n * S / (cost.bus_GBps * 1e3);
-  cost.step_us = nccl::hw_latency_us(Path::Network, Algo::Pat, Proto::Simple);
+  cost.step_us = nccl::hw_latency_us(Path::Network, A::Pat, Proto::Simple);
   return cost;
 }
 
@@ -230,9 +236,9 @@ Cost halving_doubling_cost(const NcclCluster& c, double S, Proto p, std::uint32_
   const double inter_steps = c.nodes > 1 ? 2.0 * log2_ceil(c.nodes) : 0.0;
   const double steps = 2.0 * lg + (pow2 ? 0 : 2);
   Cost cost;
-  cost.latency_us = nccl::base_latency_us(Algo::Ring, p) +
-                    (steps - inter_steps) * intra_lat(c, Algo::Ring, p) +
-                    inter_steps * inter_lat(c, Algo::Ring, p);
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) +
+                    (steps - inter_steps) * intra_lat(c, A::Ring, p) +
+                    inter_steps * inter_lat(c, A::Ring, p);
   const double g = c.gpus_per_node, N = c.nodes;
   const double intra_bw = ring_proto_bw(c, p, c.intra_GBps, ch);
   const double net_bw = N > 1 ? ring_proto_bw(c, p, c.node_net_GBps(), ch) : kInf;
@@ -241,7 +247,7 @@ Cost halving_doubling_cost(const NcclCluster& c, double S, Proto p, std::uint32_
   if (!pow2) us += 2 * S / (std::min(intra_bw, net_bw) * 1e3);
   cost.transfer_us = us;
   cost.bus_GBps = us > 0 ? 2.0 * (n - 1) / n * S / (us * 1e3) : ring_bus(c);
-  cost.step_us = intra_lat(c, Algo::Ring, p);
+  cost.step_us = intra_lat(c, A::Ring, p);
   return cost;
 }
 
@@ -269,11 +275,11 @@ Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p) {
   }
   Cost cost;
   const bool remote = remote_peers > 0;
-  cost.latency_us = nccl::base_latency_us(Algo::Ring, p) +
-                    rounds * (remote ? inter_lat(c, Algo::Ring, p) : intra_lat(c, Algo::Ring, p));
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) +
+                    rounds * (remote ? inter_lat(c, A::Ring, p) : intra_lat(c, A::Ring, p));
   cost.transfer_us = t / 1e3;
   cost.bus_GBps = t > 0 ? S / t : 0;
-  cost.step_us = intra_lat(c, Algo::Ring, p);
+  cost.step_us = intra_lat(c, A::Ring, p);
   return cost;
 }
 

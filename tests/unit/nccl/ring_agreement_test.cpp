@@ -9,9 +9,9 @@
 #include <tuple>
 
 #include "lockstep/collective/program.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -88,8 +88,8 @@ TEST(RingAcrossNodes, BusBandwidthFollowsTheBytesOnNvlinkAndNics) {
   // the ring's rate: bus = min(18 x 20.6 x 8/7 = 423.77, 8 x 48 = 384) = 384 GB/s.
   TunerRequest r;
   r.bytes = Bytes::gib(1);
-  r.algo = TunerAlgo::Ring;
-  r.proto = TunerProto::Simple;
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
   EXPECT_NEAR(predict(h100(4), r).bus_GBps, 384.0, 1e-9);
   // In one node every hop is NVLink: 370.8 GB/s.
   EXPECT_NEAR(predict(h100(1), r).bus_GBps, 370.8, 1e-9);
@@ -102,7 +102,7 @@ TEST(RingAcrossNodes, BusBandwidthFollowsTheBytesOnNvlinkAndNics) {
 }
 
 double run_ring(CollectiveOp op, std::uint32_t nodes, std::uint32_t gpus_per_node,
-                std::uint64_t mib, const char* engine, TunerProto proto = TunerProto::Simple,
+                std::uint64_t mib, const char* engine, nccl::Proto proto = nccl::Proto::Simple,
                 const char* system = "hgx-h100", const char* fabric = "ib-ndr") {
   PresetRequest req;
   req.system = system;
@@ -113,7 +113,7 @@ double run_ring(CollectiveOp op, std::uint32_t nodes, std::uint32_t gpus_per_nod
   const BuildResult built = build_topology(rail_optimized_args(preset));
   CollectiveSweep s;
   s.op = op;
-  s.algo = TunerAlgo::Ring;
+  s.algo = Algorithm::Ring;
   s.proto = proto;
   s.min_bytes = s.max_bytes = Bytes::mib(mib);
   s.engine = engine;
@@ -139,15 +139,15 @@ TEST(RingAcrossNodes, AllReduceOnTwoNodesByHand) {
 TEST(RingAcrossNodes, FlowAgreesWithModelWhenPcieBindsTheNic) {
   for (const auto& [nodes, gpus, mib] : {std::tuple{4u, 0u, 1024u}, std::tuple{2u, 1u, 64u}}) {
     const double model = run_ring(CollectiveOp::AllReduce, nodes, gpus, mib, "analytical",
-                                  TunerProto::Simple, "hgx-b200", "ib-xdr");
+                                  nccl::Proto::Simple, "hgx-b200", "ib-xdr");
     const double flow = run_ring(CollectiveOp::AllReduce, nodes, gpus, mib, "flow",
-                                 TunerProto::Simple, "hgx-b200", "ib-xdr");
+                                 nccl::Proto::Simple, "hgx-b200", "ib-xdr");
     EXPECT_NEAR(flow / model, 1.0, 0.01)
         << nodes << " x " << gpus << ": " << model << " vs " << flow << " us";
   }
   // 4 x 8, 1 GiB: bus bandwidth 8 x 48 = 384 GB/s (NVLink's 18 x 40.1 x 8/7 does not bind), so
   // the transfer alone is 2 x 31/32 x 1 GiB / 384 GB/s = 5,418 us.
-  EXPECT_GT(run_ring(CollectiveOp::AllReduce, 4, 0, 1024, "analytical", TunerProto::Simple,
+  EXPECT_GT(run_ring(CollectiveOp::AllReduce, 4, 0, 1024, "analytical", nccl::Proto::Simple,
                      "hgx-b200", "ib-xdr"),
             2.0 * 31 / 32 * 1073741824.0 / 384e3);
 }
@@ -158,7 +158,7 @@ struct RingCase {
   std::uint32_t nodes;
   std::uint32_t gpus_per_node;  // 0: as shipped (8)
   std::uint64_t mib;
-  TunerProto proto = TunerProto::Simple;
+  nccl::Proto proto = nccl::Proto::Simple;
 };
 
 void PrintTo(const RingCase& c, std::ostream* os) {
@@ -191,11 +191,12 @@ INSTANTIATE_TEST_SUITE_P(
         RingCase{"reducescatter_2x8_64MiB", CollectiveOp::ReduceScatter, 2, 0, 64},
         RingCase{"allreduce_2x1_1MiB", CollectiveOp::AllReduce, 2, 1, 1},
         RingCase{"allreduce_4x1_4MiB", CollectiveOp::AllReduce, 4, 1, 4},
-        RingCase{"allreduce_2x8_16MiB_ll", CollectiveOp::AllReduce, 2, 0, 16, TunerProto::LL},
-        RingCase{"allreduce_1x8_64MiB_ll", CollectiveOp::AllReduce, 1, 0, 64, TunerProto::LL},
-        RingCase{"allgather_2x8_16MiB_ll128", CollectiveOp::AllGather, 2, 0, 16, TunerProto::LL128},
+        RingCase{"allreduce_2x8_16MiB_ll", CollectiveOp::AllReduce, 2, 0, 16, nccl::Proto::LL},
+        RingCase{"allreduce_1x8_64MiB_ll", CollectiveOp::AllReduce, 1, 0, 64, nccl::Proto::LL},
+        RingCase{"allgather_2x8_16MiB_ll128", CollectiveOp::AllGather, 2, 0, 16,
+                 nccl::Proto::LL128},
         RingCase{"allreduce_4x1_16MiB_ll128", CollectiveOp::AllReduce, 4, 1, 16,
-                 TunerProto::LL128}));
+                 nccl::Proto::LL128}));
 
 }  // namespace
 }  // namespace lockstep

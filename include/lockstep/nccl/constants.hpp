@@ -1,13 +1,14 @@
 #pragma once
 // The constants of NCCL's cost model (NVIDIA/nccl src/graph/tuning.cc, topo.h, search.cc), each
-// with its source in src/topology/catalog_nccl.cpp. The tuner (collective/tuner.hpp) combines them
-// into predicted collective times; docs/nccl-model.md explains how.
+// with its source in src/nccl/constants.cpp. The tuner (nccl/tuner.hpp) combines them into
+// predicted collective times; docs/nccl-model.md explains how.
 //
-//   double lat = nccl::hw_latency_us(nccl::Path::NvLink, nccl::Algo::Ring, nccl::Proto::LL);
+//   double lat = nccl::hw_latency_us(nccl::Path::NvLink, Algorithm::Ring, nccl::Proto::LL);
 //   // 0.6 us per ring step over NVLink with the LL protocol
 #include <cstdint>
 #include <string_view>
 
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/core/units.hpp"
 
 namespace lockstep::nccl {
@@ -16,10 +17,6 @@ namespace lockstep::nccl {
 /// 8-byte flag, ~94%), Simple (bulk copies with fences, full bandwidth, higher latency).
 enum class Proto : std::uint8_t { LL, LL128, Simple };
 inline constexpr int kNumProtos = 3;
-
-/// NCCL's algorithms, in tuning.cc's table order, plus PAT.
-enum class Algo : std::uint8_t { Tree, Ring, CollNetDirect, CollNetChain, Nvls, NvlsTree, Pat };
-inline constexpr int kNumAlgos = 7;
 
 /// The kind of hop a step crosses (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class Path : std::uint8_t { NvLink, Pcie, Network };
@@ -30,10 +27,17 @@ enum class Generation : std::uint8_t { Ampere, Hopper, Blackwell };
 const char* to_string(Proto p);
 const char* to_string(Generation g);
 
+// NCCL's per-algorithm tables, indexed by lockstep's Algorithm (collective.hpp): ring, tree,
+// nvls (Algorithm::NetReduce), nvls_tree, collnet (NCCL's CollNetDirect) and pat have NCCL's
+// rows; halving_doubling and direct, which NCCL lacks, are priced with the ring's. Algorithms
+// without a row (chain, recursive_doubling, hierarchical) are a std::logic_error.
+
 /// Base latency of one collective launch (us), baseLat[algo][proto].
-double base_latency_us(Algo a, Proto p);
+double base_latency_us(Algorithm a, Proto p);
 /// Hardware latency per step (us), hwLat[path][algo][proto].
-double hw_latency_us(Path path, Algo a, Proto p);
+double hw_latency_us(Path path, Algorithm a, Proto p);
+/// NCCL's CollNetChain row of hwLat (Simple): CollNet with one GPU per node.
+double collnet_chain_hw_latency_us(Path path);
 
 /// Host network post overhead per step (us): 1 on Intel hosts, 2 on AMD hosts; x3 for Simple.
 double net_overhead_us(bool amd_host, Proto p);
@@ -76,7 +80,7 @@ double net_search_speed(Generation g, double nic_line_rate_GBps);
 /// NCCL kernel sizing (src/include/device.h, tuning.cc): threads per channel and the per-thread
 /// byte thresholds under which NCCL drops channels for small messages.
 std::uint32_t max_threads(Proto p);
-std::uint32_t thread_threshold(Algo a, Proto p, std::uint32_t ranks);
+std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks);
 inline constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS
 /// Ring/tree channels NCCL builds inside one NVSwitch node (after channel duplication).
 std::uint32_t intra_node_channels(Generation g);
@@ -86,7 +90,7 @@ inline constexpr std::uint32_t kChannelsPerNic = 2;  // search finds one ring pe
 inline constexpr std::uint64_t kP2pLLThreshold = 16384;
 
 /// Fixed cost per collective call seen by nccl-tests on top of the kernel's own time (launch,
-/// host enqueue, completion polling). Calibrated, see catalog_nccl.cpp.
+/// host enqueue, completion polling). Calibrated, see constants.cpp.
 inline constexpr double kLaunchOverheadUs = 20.0;
 
 }  // namespace lockstep::nccl

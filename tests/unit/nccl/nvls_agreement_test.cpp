@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -72,7 +72,7 @@ TEST(NvlsTreeTiming, ThreePhasesOnTwoNodesOfTwoGpus) {
 // channel count): pipeline fill, which the model leaves out, is then under 2%, and a small
 // program keeps the test fast. 4 and 8 nodes of 8 H100: the node's NICs bound (2 S each way,
 // 192 GB/s algbw), NVLink SHARP is not.
-double flow_over_model(std::uint32_t nodes, TunerAlgo algo, bool sharp) {
+double flow_over_model(std::uint32_t nodes, Algorithm algo, bool sharp) {
   PresetRequest req;
   req.system = "hgx-h100";
   req.fabric = "ib-ndr";
@@ -84,27 +84,27 @@ double flow_over_model(std::uint32_t nodes, TunerAlgo algo, bool sharp) {
   const NcclCluster c = nccl_cluster(preset);
   TunerRequest r;
   r.algo = algo;
-  r.proto = TunerProto::Simple;
+  r.proto = nccl::Proto::Simple;
   r.bytes = Bytes::gib(1);
   const Prediction p = predict(c, r);
   NcclEngineRun how =
       nccl_engine_run(c, p, CollectiveOp::AllReduce, r.bytes, DataType::Float32, topo);
   how.spec.channels = 1;
   how.spec.chunk = Bytes::mib(16);
-  const Time flow = run_nccl_engine(how, topo, "flow");
+  const Time flow = run_nccl_engine(how, topo, *make_engine("flow"));
   return flow.seconds() / p.time.seconds();
 }
 
 TEST(NvlsTreeAgreement, FourAndEightNodesWithinThreePercentAtOneGiB) {
-  EXPECT_NEAR(flow_over_model(4, TunerAlgo::NvlsTree, false), 1.0, 0.03);
-  EXPECT_NEAR(flow_over_model(8, TunerAlgo::NvlsTree, false), 1.0, 0.03);
+  EXPECT_NEAR(flow_over_model(4, Algorithm::NvlsTree, false), 1.0, 0.03);
+  EXPECT_NEAR(flow_over_model(8, Algorithm::NvlsTree, false), 1.0, 0.03);
 }
 
 // CollNet Direct on 2 and 4 nodes of 8 H100 with SHARP: NVLink bounds (2 (g-1)/g S per GPU each
 // way at 370.8 GB/s: 211.9 GB/s algbw), in the model and in the program.
 TEST(CollNetAgreement, TwoAndFourNodesWithinThreePercentAtOneGiB) {
-  EXPECT_NEAR(flow_over_model(2, TunerAlgo::CollNet, true), 1.0, 0.03);
-  EXPECT_NEAR(flow_over_model(4, TunerAlgo::CollNet, true), 1.0, 0.03);
+  EXPECT_NEAR(flow_over_model(2, Algorithm::CollNet, true), 1.0, 0.03);
+  EXPECT_NEAR(flow_over_model(4, Algorithm::CollNet, true), 1.0, 0.03);
 }
 
 }  // namespace

@@ -3,14 +3,15 @@
 // model) engine where docs/collectives.md's audit found the two within 1%.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -104,19 +105,24 @@ TEST(TreeTiming, ChannelsSplitBetweenTheTrees) {
   EXPECT_EQ(run_flow(tree_spec(4, 0, 4'000'000, 2'000'000, 2)), Time::us(128));
 }
 
-// Every rank's program has the same length, so an issue window as long as one rank's program
-// (what the registry's make_sweep_engine gives, read from rank 0) lets every rank issue all its
-// chunks: the run equals one with an unbounded window. Before the programs were padded to a
-// common length, rank 0 (a leaf of tree 0) had the shortest program and inner nodes could not
-// issue their later chunks until their first chunks had come back down: with 8 one-GPU nodes
-// and 1 MiB the tree ran 89% slower than the NCCL model.
-TEST(TreeTiming, OneRanksProgramLengthIsAWideEnoughWindow) {
+// Every rank's program is as long as the longest, and the tree says it needs all of it in view
+// (Lookahead::Program): the flow engine's default window is then the longest program, and the
+// run equals one with an unbounded window. Before the programs were padded to a common length,
+// rank 0 (a leaf of tree 0), whose length then sized the window, had the shortest program and
+// inner nodes could not issue their later chunks until their first chunks had come back down:
+// with 8 one-GPU nodes and 1 MiB the tree ran 89% slower than the NCCL model.
+TEST(TreeTiming, TheLongestProgramIsAWideEnoughWindow) {
   const CollectiveSpec s = tree_spec(8, 0, 4'000'000, 100'000, 2);
   const auto programs = make_collective(s);
-  const Time rank0_window = run_flow(s, programs->num_ops(0), true);
-  EXPECT_EQ(rank0_window, run_flow(s, 1u << 20, true));
+  EXPECT_EQ(programs->lookahead(), Lookahead::Program);
+  OpIndex longest = 0;
+  for (Rank r = 0; r < s.ranks; ++r) longest = std::max(longest, programs->num_ops(r));
+  EXPECT_EQ(programs->longest_program(), longest);
+  const Time whole = run_flow(s, 0, true);
+  EXPECT_EQ(whole, run_flow(s, longest, true));
+  EXPECT_EQ(whole, run_flow(s, 1u << 20, true));
   // A window of one block per lane is not: the comparison can fail.
-  EXPECT_GT(run_flow(s, 32, true), rank0_window);
+  EXPECT_GT(run_flow(s, 32, true), whole);
 }
 
 // analytical (the NCCL model) and flow (the algorithm's programs on the preset's graph) agree
@@ -128,7 +134,7 @@ struct AgreementCase {
   std::uint32_t nodes;
   std::uint32_t gpus_per_node;
   CollectiveOp op;
-  TunerAlgo algo;
+  Algorithm algo;
   std::uint64_t mib;
 };
 
@@ -151,7 +157,7 @@ TEST_P(Agreement, AnalyticalAndFlowWithinOnePercent) {
   CollectiveSweep s;
   s.op = c.op;
   s.algo = c.algo;
-  s.proto = TunerProto::Simple;
+  s.proto = nccl::Proto::Simple;
   s.min_bytes = s.max_bytes = Bytes::mib(c.mib);
   const auto model = run_collective_sweep(s, nccl_cluster(preset), &*built.graph);
   s.engine = "flow";
@@ -171,40 +177,41 @@ TEST_P(Agreement, AnalyticalAndFlowWithinOnePercent) {
 INSTANTIATE_TEST_SUITE_P(
     Fixed, Agreement,
     ::testing::Values(
-        AgreementCase{"tree_4x1_256MiB", 4, 1, CollectiveOp::AllReduce, TunerAlgo::Tree, 256},
-        AgreementCase{"tree_4x1_64MiB", 4, 1, CollectiveOp::AllReduce, TunerAlgo::Tree, 64},
-        AgreementCase{"tree_8x1_64MiB", 8, 1, CollectiveOp::AllReduce, TunerAlgo::Tree, 64},
-        AgreementCase{"tree_8x1_256MiB", 8, 1, CollectiveOp::AllReduce, TunerAlgo::Tree, 256},
-        AgreementCase{"tree_16x1_256MiB", 16, 1, CollectiveOp::AllReduce, TunerAlgo::Tree, 256},
+        AgreementCase{"tree_4x1_256MiB", 4, 1, CollectiveOp::AllReduce, Algorithm::Tree, 256},
+        AgreementCase{"tree_4x1_64MiB", 4, 1, CollectiveOp::AllReduce, Algorithm::Tree, 64},
+        AgreementCase{"tree_8x1_64MiB", 8, 1, CollectiveOp::AllReduce, Algorithm::Tree, 64},
+        AgreementCase{"tree_8x1_256MiB", 8, 1, CollectiveOp::AllReduce, Algorithm::Tree, 256},
+        AgreementCase{"tree_16x1_256MiB", 16, 1, CollectiveOp::AllReduce, Algorithm::Tree, 256},
         AgreementCase{"direct_allreduce_1x8_64MiB", 1, 8, CollectiveOp::AllReduce,
-                      TunerAlgo::Direct, 64},
+                      Algorithm::Direct, 64},
         AgreementCase{"halving_doubling_1x8_64MiB", 1, 8, CollectiveOp::AllReduce,
-                      TunerAlgo::HalvingDoubling, 64},
-        AgreementCase{"direct_alltoall_1x8_64MiB", 1, 8, CollectiveOp::AllToAll, TunerAlgo::Direct,
+                      Algorithm::HalvingDoubling, 64},
+        AgreementCase{"direct_alltoall_1x8_64MiB", 1, 8, CollectiveOp::AllToAll, Algorithm::Direct,
                       64},
-        AgreementCase{"pat_allgather_2x1_64MiB", 2, 1, CollectiveOp::AllGather, TunerAlgo::Pat, 64},
-        AgreementCase{"pat_allgather_8x1_256MiB", 8, 1, CollectiveOp::AllGather, TunerAlgo::Pat,
+        AgreementCase{"pat_allgather_2x1_64MiB", 2, 1, CollectiveOp::AllGather, Algorithm::Pat, 64},
+        AgreementCase{"pat_allgather_8x1_256MiB", 8, 1, CollectiveOp::AllGather, Algorithm::Pat,
                       256},
         // Per-medium glue (docs/nccl-model.md "Flow runs"): NCCL's step latency less the path's
         // (was +8.7% at 1 MiB in one node), NICs at NCCL's search speed while NVLink runs at
         // its own (multi-node direct was +16%), network steps at NCCL's network latency
         // (multi-node halving-doubling was -31% at 1 MiB), NVLS moving S (1 + 1/g) at 0.85 (was
         // -25%) and paying its step latency once (was -50% at 1 MiB).
-        AgreementCase{"ring_allreduce_1x8_1MiB", 1, 8, CollectiveOp::AllReduce, TunerAlgo::Ring, 1},
-        AgreementCase{"ring_allgather_1x8_16MiB", 1, 8, CollectiveOp::AllGather, TunerAlgo::Ring,
+        AgreementCase{"ring_allreduce_1x8_1MiB", 1, 8, CollectiveOp::AllReduce, Algorithm::Ring, 1},
+        AgreementCase{"ring_allgather_1x8_16MiB", 1, 8, CollectiveOp::AllGather, Algorithm::Ring,
                       16},
         AgreementCase{"halving_doubling_4x8_1MiB", 4, 8, CollectiveOp::AllReduce,
-                      TunerAlgo::HalvingDoubling, 1},
+                      Algorithm::HalvingDoubling, 1},
         AgreementCase{"halving_doubling_2x8_64MiB", 2, 8, CollectiveOp::AllReduce,
-                      TunerAlgo::HalvingDoubling, 64},
-        AgreementCase{"direct_alltoall_2x8_64MiB", 2, 8, CollectiveOp::AllToAll, TunerAlgo::Direct,
+                      Algorithm::HalvingDoubling, 64},
+        AgreementCase{"direct_alltoall_2x8_64MiB", 2, 8, CollectiveOp::AllToAll, Algorithm::Direct,
                       64},
-        AgreementCase{"pat_allgather_8x1_1MiB", 8, 1, CollectiveOp::AllGather, TunerAlgo::Pat, 1},
-        AgreementCase{"ring_allreduce_2x1_256MiB", 2, 1, CollectiveOp::AllReduce, TunerAlgo::Ring,
+        AgreementCase{"pat_allgather_8x1_1MiB", 8, 1, CollectiveOp::AllGather, Algorithm::Pat, 1},
+        AgreementCase{"ring_allreduce_2x1_256MiB", 2, 1, CollectiveOp::AllReduce, Algorithm::Ring,
                       256},
-        AgreementCase{"nvls_allreduce_1x8_1MiB", 1, 8, CollectiveOp::AllReduce, TunerAlgo::Nvls, 1},
-        AgreementCase{"nvls_allreduce_1x8_256MiB", 1, 8, CollectiveOp::AllReduce, TunerAlgo::Nvls,
-                      256}),
+        AgreementCase{"nvls_allreduce_1x8_1MiB", 1, 8, CollectiveOp::AllReduce,
+                      Algorithm::NetReduce, 1},
+        AgreementCase{"nvls_allreduce_1x8_256MiB", 1, 8, CollectiveOp::AllReduce,
+                      Algorithm::NetReduce, 256}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

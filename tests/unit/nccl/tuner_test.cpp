@@ -1,6 +1,6 @@
 // The NCCL cost model against hand-derived numbers. Constants are written out with their source
 // (HARDWARE.md, "NCCL cost model") so that a changed catalog value shows up here.
-#include "lockstep/collective/tuner.hpp"
+#include "lockstep/nccl/tuner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,8 +32,8 @@ TEST(Tuner, RingAllReduceSimpleFromTheFormula) {
   const NcclCluster c = preset_cluster("hgx-h100", 1);
   TunerRequest r;
   r.bytes = Bytes::gib(1);
-  r.algo = TunerAlgo::Ring;
-  r.proto = TunerProto::Simple;
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
   const Prediction p = predict(c, r);
   const double transfer_us = 1.75 * 1073741824.0 / 370.8e9 * 1e6;
   EXPECT_NEAR(p.latency.microseconds(), 56.0, 1e-6);
@@ -48,8 +48,8 @@ TEST(Tuner, RingLLLatencyAndCap) {
   const NcclCluster c = preset_cluster("hgx-h100", 1);
   TunerRequest r;
   r.bytes = Bytes(8);
-  r.algo = TunerAlgo::Ring;
-  r.proto = TunerProto::LL;
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::LL;
   const Prediction p = predict(c, r);
   EXPECT_NEAR(p.latency.microseconds(), 15.0, 1e-6);
   EXPECT_NEAR(p.bus_GBps, 141.0, 1e-9);
@@ -62,7 +62,7 @@ TEST(Tuner, PicksLLForTinyAndSimpleForLargeOn8xH100) {
   EXPECT_EQ(predict(c, r).proto, nccl::Proto::LL);
   r.bytes = Bytes::gib(4);
   EXPECT_EQ(predict(c, r).proto, nccl::Proto::Simple);
-  r.algo = TunerAlgo::Ring;  // also with the ring forced, as nccl-tests runs with NCCL_ALGO=Ring
+  r.algo = Algorithm::Ring;  // also with the ring forced, as nccl-tests runs with NCCL_ALGO=Ring
   EXPECT_EQ(predict(c, r).proto, nccl::Proto::Simple);
   r.bytes = Bytes(8);
   EXPECT_EQ(predict(c, r).proto, nccl::Proto::LL);
@@ -72,7 +72,7 @@ TEST(Tuner, BusBandwidthFactorsAsNcclTests) {
   const NcclCluster c = preset_cluster("hgx-h100", 1);
   TunerRequest r;
   r.bytes = Bytes::mib(64);
-  r.algo = TunerAlgo::Ring;
+  r.algo = Algorithm::Ring;
   // busbw = algbw x 2(n-1)/n = algbw x 1.75 for all-reduce, x 7/8 for all-gather (n = 8),
   // algbw = S / time.
   Prediction p = predict(c, r);
@@ -95,8 +95,8 @@ TEST(Tuner, TwoNodeTreeOneGpuPerNode) {
   const NcclCluster c = preset_cluster("hgx-h100", 2, 1, "roce-400g");
   TunerRequest r;
   r.bytes = Bytes::mib(32);
-  r.algo = TunerAlgo::Tree;
-  r.proto = TunerProto::Simple;
+  r.algo = Algorithm::Tree;
+  r.proto = nccl::Proto::Simple;
   const Prediction p = predict(c, r);
   EXPECT_NEAR(p.latency.microseconds(), 36.4, 1e-6);
   EXPECT_NEAR(p.bus_GBps, 44.16, 1e-9);
@@ -110,8 +110,8 @@ TEST(Tuner, MultiNodeRingIsLimitedByTheNodesNics) {
   EXPECT_DOUBLE_EQ(c.node_net_GBps(), 192.0);
   TunerRequest r;
   r.bytes = Bytes::gib(8);
-  r.algo = TunerAlgo::Ring;
-  r.proto = TunerProto::Simple;
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
   EXPECT_NEAR(predict(c, r).bus_GBps, 192.0, 1e-9);
 }
 
@@ -138,8 +138,8 @@ TEST(Tuner, HalvingDoublingAddsItsNvlinkAndNetworkPhases) {
   const NcclCluster c = preset_cluster("dgx-a100", 4);
   TunerRequest r;
   r.bytes = Bytes::gib(1);
-  r.algo = TunerAlgo::HalvingDoubling;
-  r.proto = TunerProto::Simple;
+  r.algo = Algorithm::HalvingDoubling;
+  r.proto = nccl::Proto::Simple;
   const double S = 1073741824.0;
   EXPECT_NEAR(predict(c, r).transfer.microseconds(), (1.75 * S / 240e9 + 1.5 * S / 192e9) * 1e6,
               1e-3);
@@ -150,7 +150,7 @@ TEST(Tuner, ChannelsShrinkForSmallMessages) {
   // keeps one channel, 1 GiB keeps NCCL's 32 channels on an H100 node.
   const NcclCluster c = preset_cluster("hgx-h100", 1);
   TunerRequest r;
-  r.algo = TunerAlgo::Ring;
+  r.algo = Algorithm::Ring;
   r.bytes = Bytes(8);
   EXPECT_EQ(predict(c, r).channels, 1u);
   r.bytes = Bytes::gib(1);
@@ -172,12 +172,12 @@ TEST(Tuner, TimeGrowsWithSize) {
 TEST(Tuner, RejectsAlgorithmsTheClusterCannotRun) {
   TunerRequest r;
   r.bytes = Bytes::mib(1);
-  r.algo = TunerAlgo::Nvls;  // A100 NVSwitch has no NVLink SHARP
+  r.algo = Algorithm::NetReduce;  // A100 NVSwitch has no NVLink SHARP
   EXPECT_THROW(predict(preset_cluster("dgx-a100", 1), r), InputError);
-  r.algo = TunerAlgo::CollNet;  // SHARP not enabled
+  r.algo = Algorithm::CollNet;  // SHARP not enabled
   EXPECT_THROW(predict(preset_cluster("hgx-h100", 4), r), InputError);
   EXPECT_NO_THROW(predict(preset_cluster("hgx-h100", 4, 0, "ib-ndr", true), r));
-  r.algo = TunerAlgo::Tree;
+  r.algo = Algorithm::Tree;
   r.op = CollectiveOp::AllGather;
   try {
     predict(preset_cluster("hgx-h100", 4), r);
@@ -188,10 +188,30 @@ TEST(Tuner, RejectsAlgorithmsTheClusterCannotRun) {
 }
 
 TEST(Tuner, ParsesNames) {
-  EXPECT_EQ(parse_tuner_algo("nvls_tree"), TunerAlgo::NvlsTree);
-  EXPECT_EQ(parse_tuner_proto("ll128"), TunerProto::LL128);
-  EXPECT_THROW(parse_tuner_algo("rings"), InputError);
-  EXPECT_THROW(parse_tuner_proto("fast"), InputError);
+  EXPECT_EQ(nccl::parse_algorithm("nvls_tree"), Algorithm::NvlsTree);
+  EXPECT_EQ(nccl::parse_protocol("ll128"), nccl::Proto::LL128);
+  EXPECT_EQ(nccl::parse_algorithm("auto"), std::nullopt);
+  EXPECT_EQ(nccl::parse_protocol("auto"), std::nullopt);
+  EXPECT_THROW(nccl::parse_algorithm("rings"), InputError);
+  EXPECT_THROW(nccl::parse_protocol("fast"), InputError);
+  // The model's algorithms are the programs' (one enum): NVLS is the in-network reduction, which
+  // NCCL spells nvls and the collective layer netreduce; every other name is the same.
+  EXPECT_EQ(nccl::parse_algorithm("nvls"), Algorithm::NetReduce);
+  EXPECT_STREQ(nccl::algorithm_name(Algorithm::NetReduce), "nvls");
+  EXPECT_STREQ(nccl::algorithm_name(std::nullopt), "auto");
+  for (const char* name :
+       {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling", "direct"}) {
+    EXPECT_STREQ(to_string(*nccl::parse_algorithm(name)), name);
+    EXPECT_STREQ(nccl::algorithm_name(nccl::parse_algorithm(name)), name);
+  }
+  try {
+    nccl::parse_algorithm("spiral", "--algo");
+    FAIL() << "unknown algorithm accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--algo: unknown algorithm 'spiral' (expected one of auto, ring, tree, nvls, "
+              "nvls_tree, collnet, pat, halving_doubling, direct)");
+  }
 }
 
 TEST(Tuner, Nvl72RackIsOneNcclNode) {

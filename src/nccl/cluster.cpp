@@ -1,7 +1,8 @@
 // How NCCL sees a cluster: from a preset, or from a built topology's traits and links.
+#include "lockstep/nccl/cluster.hpp"
+
 #include <algorithm>
 
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -22,6 +23,20 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
 }
 
 }  // namespace
+
+double NcclCluster::nic_path_GBps() const {
+  return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
+}
+
+double NcclCluster::node_net_GBps() const {
+  return nics_per_node * nccl::net_search_speed(generation, nic_path_GBps());
+}
+
+std::uint32_t NcclCluster::max_channels() const {
+  std::uint32_t ch = intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation) : 2;
+  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelsPerNic * nics_per_node));
+  return std::min(ch, nccl::kMaxChannels);
+}
 
 NcclCluster nccl_cluster(const PresetCluster& p) {
   NcclCluster c;

@@ -1,43 +1,39 @@
 // The tuner's choice: which (algorithm, protocol) pairs NCCL enables for an op on a cluster, and
 // the fastest of them by predicted time (NCCL's ncclTopoGetAlgoTime / getAlgoInfo).
+#include "lockstep/nccl/tuner.hpp"
+
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
-#include "lockstep/collective/tuner.hpp"
+#include "cost.hpp"
 #include "lockstep/core/error.hpp"
-#include "tuner_model.hpp"
 
 namespace lockstep {
 namespace {
 
-using nccl::Algo;
 using nccl::Proto;
+using A = Algorithm;
 
+// The NCCL model's algorithms in the order its candidates are listed (equal times keep it) and
+// their names; nullopt is "auto".
 struct AlgoName {
-  TunerAlgo algo;
+  std::optional<Algorithm> algo;
   const char* name;
 };
 constexpr std::array<AlgoName, 9> kAlgoNames = {{
-    {TunerAlgo::Auto, "auto"},
-    {TunerAlgo::Ring, "ring"},
-    {TunerAlgo::Tree, "tree"},
-    {TunerAlgo::Nvls, "nvls"},
-    {TunerAlgo::NvlsTree, "nvls_tree"},
-    {TunerAlgo::CollNet, "collnet"},
-    {TunerAlgo::Pat, "pat"},
-    {TunerAlgo::HalvingDoubling, "halving_doubling"},
-    {TunerAlgo::Direct, "direct"},
+    {std::nullopt, "auto"},
+    {A::Ring, "ring"},
+    {A::Tree, "tree"},
+    {A::NetReduce, "nvls"},
+    {A::NvlsTree, "nvls_tree"},
+    {A::CollNet, "collnet"},
+    {A::Pat, "pat"},
+    {A::HalvingDoubling, "halving_doubling"},
+    {A::Direct, "direct"},
 }};
-
-constexpr std::array<TunerAlgo, 8> kConcrete = {TunerAlgo::Ring,
-                                                TunerAlgo::Tree,
-                                                TunerAlgo::Nvls,
-                                                TunerAlgo::NvlsTree,
-                                                TunerAlgo::CollNet,
-                                                TunerAlgo::Pat,
-                                                TunerAlgo::HalvingDoubling,
-                                                TunerAlgo::Direct};
 constexpr std::array<Proto, 3> kProtos = {Proto::LL, Proto::LL128, Proto::Simple};
 
 bool is_one_of(CollectiveOp op, std::initializer_list<CollectiveOp> ops) {
@@ -48,46 +44,44 @@ using Coll = CollectiveOp;
 
 // Whether NCCL can run `a` for `op` on this cluster at all (explicit requests), and whether its
 // tuner considers it automatically (`automatic`).
-bool algo_possible(const NcclCluster& c, Coll op, TunerAlgo a) {
+bool algo_possible(const NcclCluster& c, Coll op, Algorithm a) {
   const bool multi = c.nodes > 1, local = c.gpus_per_node > 1;
   switch (a) {
-    case TunerAlgo::Ring:
+    case A::Ring:
       return is_one_of(op, {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast,
                             Coll::Reduce});
-    case TunerAlgo::Tree:
+    case A::Tree:
       return op == Coll::AllReduce;
-    case TunerAlgo::Nvls:
+    case A::NetReduce:
       return c.nvls && local &&
              (op == Coll::AllReduce
                   ? (!multi || c.sharp)
                   : (!multi && is_one_of(op, {Coll::AllGather, Coll::ReduceScatter})));
-    case TunerAlgo::NvlsTree:
+    case A::NvlsTree:
       return c.nvls && local && multi && op == Coll::AllReduce;
-    case TunerAlgo::CollNet:
+    case A::CollNet:
       return c.sharp && multi && op == Coll::AllReduce;
-    case TunerAlgo::Pat:
+    case A::Pat:
       return !local && multi && is_one_of(op, {Coll::AllGather, Coll::ReduceScatter});
-    case TunerAlgo::HalvingDoubling:
+    case A::HalvingDoubling:
       return op == Coll::AllReduce;
-    case TunerAlgo::Direct:
+    case A::Direct:
       return is_one_of(op, {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast,
                             Coll::Reduce, Coll::AllToAll, Coll::SendRecv});
-    case TunerAlgo::Auto:
-      return false;
+    default:
+      return false;  // not an algorithm of the NCCL model
   }
-  return false;
 }
 
-bool algo_automatic(const NcclCluster& c, Coll op, TunerAlgo a) {
-  if (op == Coll::AllToAll || op == Coll::SendRecv) return a == TunerAlgo::Direct;
-  if (a == TunerAlgo::HalvingDoubling || a == TunerAlgo::Direct) return false;  // not NCCL's
-  if (a == TunerAlgo::Tree) return c.nodes > 1;  // NCCL's tree pays off across nodes only
+bool algo_automatic(const NcclCluster& c, Coll op, Algorithm a) {
+  if (op == Coll::AllToAll || op == Coll::SendRecv) return a == A::Direct;
+  if (a == A::HalvingDoubling || a == A::Direct) return false;  // not NCCL's
+  if (a == A::Tree) return c.nodes > 1;  // NCCL's tree pays off across nodes only
   return true;
 }
 
-bool proto_possible(const NcclCluster& c, TunerAlgo a, Proto p) {
-  if (a == TunerAlgo::Nvls || a == TunerAlgo::NvlsTree || a == TunerAlgo::CollNet ||
-      a == TunerAlgo::Pat)
+bool proto_possible(const NcclCluster& c, Algorithm a, Proto p) {
+  if (a == A::NetReduce || a == A::NvlsTree || a == A::CollNet || a == A::Pat)
     return p == Proto::Simple;
   if (p == Proto::LL128 && c.nodes > 1 && !c.ll128_network) return false;
   return true;
@@ -99,50 +93,34 @@ bool proto_automatic(Coll op, Proto p, double per_peer_bytes) {
   return p == (per_peer_bytes <= nccl::kP2pLLThreshold ? Proto::LL : Proto::Simple);
 }
 
-Algo nccl_algo(TunerAlgo a) {
+Cost cost_of(const NcclCluster& c, Coll op, Algorithm a, Proto p, double S, std::uint32_t ch) {
   switch (a) {
-    case TunerAlgo::Tree:
-      return Algo::Tree;
-    case TunerAlgo::Nvls:
-      return Algo::Nvls;
-    case TunerAlgo::NvlsTree:
-      return Algo::NvlsTree;
-    case TunerAlgo::CollNet:
-      return Algo::CollNetDirect;
-    case TunerAlgo::Pat:
-      return Algo::Pat;
-    default:
-      return Algo::Ring;
-  }
-}
-
-Cost cost_of(const NcclCluster& c, Coll op, TunerAlgo a, Proto p, double S, std::uint32_t ch) {
-  switch (a) {
-    case TunerAlgo::Ring:
+    case A::Ring:
       return ring_cost(c, op, S, p, ch);
-    case TunerAlgo::Tree:
+    case A::Tree:
       return tree_cost(c, S, p, ch);
-    case TunerAlgo::Nvls:
+    case A::NetReduce:
       return nvls_cost(c, op, S);
-    case TunerAlgo::NvlsTree:
+    case A::NvlsTree:
       return nvls_tree_cost(c, S, ch);
-    case TunerAlgo::CollNet:
+    case A::CollNet:
       return collnet_cost(c, S);
-    case TunerAlgo::Pat:
+    case A::Pat:
       return pat_cost(c, S, p);
-    case TunerAlgo::HalvingDoubling:
+    case A::HalvingDoubling:
       return halving_doubling_cost(c, S, p, ch);
-    default:
+    case A::Direct:
       return direct_cost(c, op, S, p);
+    default:
+      throw std::logic_error(std::string("the NCCL model does not price ") + to_string(a));
   }
 }
 
-Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, TunerAlgo a, Proto p) {
+Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorithm a, Proto p) {
   const double S = r.bytes.as_double();
   const std::uint32_t max_ch = c.max_channels();
-  const std::uint32_t ch = r.channels > 0
-                               ? r.channels
-                               : pick_channels(max_ch, nccl_algo(a), p, r.bytes.count(), c.ranks());
+  const std::uint32_t ch =
+      r.channels > 0 ? r.channels : pick_channels(max_ch, a, p, r.bytes.count(), c.ranks());
   // Channel reduction changes how work is split, not the bandwidth the caps allow: NCCL's model
   // (and ours) prices a message with the communicator's channel count.
   const Cost cost = cost_of(c, r.op, a, p, S, r.channels > 0 ? r.channels : max_ch);
@@ -174,27 +152,15 @@ void check_cluster(const NcclCluster& c) {
 
 }  // namespace
 
-double NcclCluster::nic_path_GBps() const {
-  return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
-}
+namespace nccl {
 
-double NcclCluster::node_net_GBps() const {
-  return nics_per_node * nccl::net_search_speed(generation, nic_path_GBps());
-}
-
-std::uint32_t NcclCluster::max_channels() const {
-  std::uint32_t ch = intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation) : 2;
-  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelsPerNic * nics_per_node));
-  return std::min(ch, nccl::kMaxChannels);
-}
-
-const char* to_string(TunerAlgo a) {
+const char* algorithm_name(std::optional<Algorithm> a) {
   for (const auto& n : kAlgoNames)
     if (n.algo == a) return n.name;
-  return "?";
+  return to_string(*a);  // not the NCCL model's: the collective layer's name
 }
 
-TunerAlgo parse_tuner_algo(std::string_view name, std::string_view field) {
+std::optional<Algorithm> parse_algorithm(std::string_view name, std::string_view field) {
   std::string known;
   for (const auto& n : kAlgoNames) {
     if (name == n.name) return n.algo;
@@ -204,50 +170,32 @@ TunerAlgo parse_tuner_algo(std::string_view name, std::string_view field) {
                    "unknown algorithm '" + std::string(name) + "' (expected one of " + known + ")");
 }
 
-TunerProto parse_tuner_proto(std::string_view name, std::string_view field) {
-  if (name == "auto") return TunerProto::Auto;
-  if (name == "ll" || name == "LL") return TunerProto::LL;
-  if (name == "ll128" || name == "LL128") return TunerProto::LL128;
-  if (name == "simple" || name == "Simple") return TunerProto::Simple;
+std::optional<Proto> parse_protocol(std::string_view name, std::string_view field) {
+  if (name == "auto") return std::nullopt;
+  if (name == "ll" || name == "LL") return Proto::LL;
+  if (name == "ll128" || name == "LL128") return Proto::LL128;
+  if (name == "simple" || name == "Simple") return Proto::Simple;
   throw InputError(std::string(field), "unknown protocol '" + std::string(name) +
                                            "' (expected one of auto, ll, ll128, simple)");
 }
 
-Algorithm program_algorithm(TunerAlgo a) {
-  switch (a) {
-    case TunerAlgo::Tree:
-      return Algorithm::Tree;
-    case TunerAlgo::Nvls:
-      return Algorithm::NetReduce;
-    case TunerAlgo::CollNet:
-      return Algorithm::CollNet;
-    case TunerAlgo::NvlsTree:
-      return Algorithm::NvlsTree;
-    case TunerAlgo::Pat:
-      return Algorithm::Pat;
-    case TunerAlgo::HalvingDoubling:
-      return Algorithm::HalvingDoubling;
-    case TunerAlgo::Direct:
-      return Algorithm::Direct;
-    default:
-      return Algorithm::Ring;
-  }
-}
+}  // namespace nccl
 
 std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) {
   check_cluster(c);
   const double per_peer =
       r.op == Coll::SendRecv ? r.bytes.as_double() : r.bytes.as_double() / c.ranks();
   std::vector<Prediction> out;
-  for (TunerAlgo a : kConcrete) {
-    if (r.algo != TunerAlgo::Auto && a != r.algo) continue;
+  for (const AlgoName& name : kAlgoNames) {
+    if (!name.algo) continue;
+    const Algorithm a = *name.algo;
+    if (r.algo && a != *r.algo) continue;
     if (!algo_possible(c, r.op, a)) continue;
-    if (r.algo == TunerAlgo::Auto && !algo_automatic(c, r.op, a)) continue;
+    if (!r.algo && !algo_automatic(c, r.op, a)) continue;
     for (Proto p : kProtos) {
-      if (r.proto != TunerProto::Auto && static_cast<int>(p) != static_cast<int>(r.proto) - 1)
-        continue;
+      if (r.proto && p != *r.proto) continue;
       if (!proto_possible(c, a, p)) continue;
-      if (r.proto == TunerProto::Auto && !proto_automatic(r.op, p, per_peer)) continue;
+      if (!r.proto && !proto_automatic(r.op, p, per_peer)) continue;
       out.push_back(make_prediction(c, r, a, p));
     }
   }
@@ -263,13 +211,12 @@ Prediction predict(const NcclCluster& c, const TunerRequest& r) {
                                "alltoall or sendrecv)");
   const auto all = candidates(c, r);
   if (all.empty()) {
-    const std::string what =
-        r.algo == TunerAlgo::Auto ? std::string("no algorithm") : to_string(r.algo);
+    const std::string what = r.algo ? nccl::algorithm_name(r.algo) : std::string("no algorithm");
     throw InputError("algo", what + " cannot run " + to_string(r.op) + " on this cluster (" +
                                  std::to_string(c.nodes) + " nodes x " +
                                  std::to_string(c.gpus_per_node) + " GPUs" +
                                  (c.nvls ? ", NVLS" : "") + (c.sharp ? ", SHARP" : "") +
-                                 (r.proto != TunerProto::Auto ? ", this protocol" : "") + ")");
+                                 (r.proto ? ", this protocol" : "") + ")");
   }
   return all.front();
 }

@@ -1,9 +1,9 @@
 #pragma once
 // Internal to the tuner: the cost of one (algorithm, protocol, channels) choice, split the way
-// NCCL's model splits it. tuner.cpp computes costs; tuner_select.cpp picks among them.
+// NCCL's model splits it. cost.cpp computes costs; tuner.cpp picks among them.
 #include <cstdint>
 
-#include "lockstep/collective/tuner.hpp"
+#include "lockstep/nccl/tuner.hpp"
 
 namespace lockstep {
 
@@ -15,7 +15,7 @@ struct Cost {
 };
 
 /// Channels NCCL runs for a message (enqueue.cc: fewer for small messages).
-std::uint32_t pick_channels(std::uint32_t max_channels, nccl::Algo a, nccl::Proto p,
+std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, nccl::Proto p,
                             std::uint64_t bytes, std::uint32_t ranks);
 
 Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, nccl::Proto p, std::uint32_t ch);
