@@ -86,7 +86,7 @@ std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t cha
   }
   fetch_member_paths();
   const std::uint32_t id = build(member_scratch_);
-  by_class_.insert(key, channel, id);
+  if (id != kNoRoute) by_class_.insert(key, channel, id);
   return id;
 }
 
@@ -103,7 +103,7 @@ std::uint32_t RouteTable::class_device_route(Rank cls, DeviceId device, Directio
   }
   fetch_member_paths();
   const std::uint32_t id = build(member_scratch_);
-  by_class_device_.emplace(key, id);
+  if (id != kNoRoute) by_class_device_.emplace(key, id);
   return id;
 }
 
@@ -145,12 +145,11 @@ bool is_network_link(const Topology& topo, LinkId link) {
 
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {
   const std::vector<PathShare>& rep = *members[0];
-  const std::uint32_t id = new_slot();
   // Count, per link and share, how many members' paths cross it.
   count_scratch_.clear();
   total_scratch_.clear();
   for (const auto* paths : members) {
-    if (paths->size() != rep.size()) throw AsymmetricClass{};
+    if (paths->size() != rep.size()) return kNoRoute;
     for (std::size_t s = 0; s < paths->size(); ++s) {
       for (const DirLinkId l : (*paths)[s].hops) {
         ++count_scratch_[static_cast<std::uint64_t>(l) << 16 | s];
@@ -171,14 +170,15 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     for (std::size_t s = 0; s < rep.size(); ++s) {
       const auto& a = rep[s].hops;
       const auto& b = paths[s].hops;
-      if (a.size() != b.size() || rep[s].fraction != paths[s].fraction) throw AsymmetricClass{};
+      if (a.size() != b.size() || rep[s].fraction != paths[s].fraction) return kNoRoute;
       for (std::size_t h = 0; h < a.size(); ++h) {
         const Link& la = topo_.link(Topology::link_of(a[h]));
         const Link& lb = topo_.link(Topology::link_of(b[h]));
-        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) throw AsymmetricClass{};
+        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) return kNoRoute;
       }
     }
   }
+  const std::uint32_t id = new_slot();
   // Member j's hops are the images of the representative's: join their orbits. An orbit that
   // some route already loads keeps its root; two such orbits meeting were constraints that
   // should have been one: the routes on the second move onto the first (retarget). Orbits whose

@@ -3,8 +3,8 @@
 // transfers of a rank class with the same peer offset; its route lists, per path share of the
 // representative, the solver constraints it loads and with which coefficient (how many members'
 // paths of that share cross the link). Building a class route checks that every member's path
-// looks the same (hop by hop: bandwidth and latency); if not, the class is not symmetric and
-// AsymmetricClass is thrown so the engine can split it. Solver constraints are link orbits
+// looks the same (hop by hop: bandwidth and latency); if not, the class is not symmetric and no
+// route is returned (kNoRoute), so the engine can split it. Solver constraints are link orbits
 // (LinkOrbits); where members share links unequally (ECMP collisions) the orbit is uneven and
 // watched (uneven_orbits.cpp).
 #include <cstdint>
@@ -20,12 +20,6 @@
 #include "lockstep/routing/router.hpp"
 
 namespace lockstep::flow_detail {
-
-/// Thrown when the members of a class turn out distinguishable. `overload`: found during the run,
-/// an uneven orbit's real link over its capacity (a collision among members limits a flow).
-struct AsymmetricClass {
-  bool overload = false;
-};
 
 /// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
 /// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of
@@ -87,11 +81,14 @@ class RouteTable {
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
              const ClassMap& classes);
 
+  /// What class_route and class_device_route return when the members' paths differ hop by hop
+  /// (Asymmetry::Paths): the class is not symmetric.
+  static constexpr std::uint32_t kNoRoute = kNone;
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
-  /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
+  /// e(representative) to e(to), with flow label e(channel); or kNoRoute.
   std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
   /// Route of every member e of class `cls` between e(representative)'s device and a device all
-  /// members share (an in-network reduction's root switch), cached.
+  /// members share (an in-network reduction's root switch), cached; or kNoRoute.
   enum Direction : bool { kToDevice = true, kFromDevice = false };
   std::uint32_t class_device_route(Rank cls, DeviceId device, Direction direction,
                                    std::uint64_t label);
@@ -110,9 +107,10 @@ class RouteTable {
     std::vector<std::pair<std::uint32_t, double>> routes;  // (route, members crossing the link)
   };
   /// Brings the watched links up to date with the routes built so far (cheap when nothing
-  /// changed). Throws AsymmetricClass if an uneven orbit carries a route of several path shares.
-  /// Returns whether anything changed.
-  bool refresh_watch();
+  /// changed). An uneven orbit carrying a route of several path shares cannot be watched (loads
+  /// are summed per route from one rate): the classes do not hold.
+  enum class Watch : std::uint8_t { Unchanged, Refreshed, SharesOnUnevenOrbit };
+  Watch refresh_watch();
   bool any_watched() const { return !watched_.empty(); }
   /// Routes whose constraints changed since the last call (two orbits joined): their live
   /// flows must be put back into the solver with the new constraints.

@@ -123,20 +123,32 @@ void Simulation::dispatch(const Event& e) {
   }
 }
 
-RunResult Simulation::run() {
-  for (Rank r = 0; r < classes_; ++r) advance(r);
+std::optional<RunResult> Simulation::run() {
+  // An asymmetry ends the attempt where it is found (the state is then of no use).
+  for (Rank r = 0; r < classes_; ++r) {
+    advance(r);
+    if (gave_up()) return std::nullopt;
+  }
   apply_rates();
+  if (gave_up()) return std::nullopt;
   // With events of now_ queued (the initial load's, or flows the last solve finished at once)
   // the next instant is now_ again.
   while (!queue_.empty() || !instant_.empty()) {
     if (instant_.empty()) {
       now_ = queue_.next_time();
       queue_.take_next(current_);
-      for (const Event& e : current_) dispatch(e);
+      for (const Event& e : current_) {
+        dispatch(e);
+        if (gave_up()) return std::nullopt;
+      }
     }
-    for (std::size_t k = 0; k < instant_.size(); ++k) dispatch(Event{instant_[k]});
+    for (std::size_t k = 0; k < instant_.size(); ++k) {
+      dispatch(Event{instant_[k]});
+      if (gave_up()) return std::nullopt;
+    }
     instant_.clear();
     apply_rates();
+    if (gave_up()) return std::nullopt;
     if (ff_enabled_ && instant_.empty()) fast_forward_check();
   }
   if (finished_ranks_ < classes_) report_deadlock();
@@ -165,7 +177,10 @@ void Simulation::advance(Rank r) {
   // Loading can finish ops at once (load), which moves the base on and may open the window.
   do {
     while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done) ++rs.base;
-    while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) load(r, rs.loaded++);
+    while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) {
+      load(r, rs.loaded++);
+      if (gave_up()) return;
+    }
   } while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done);
   if (!rs.done && rs.base == rs.num_ops) {
     rs.done = true;
@@ -183,7 +198,10 @@ void Simulation::load(Rank r, OpIndex i) {
                                              map_.real(r), i, to_string(op.kind), op.peer, ranks_));
   }
   if (op.kind == OpKind::NetReduce) {
-    if (classes_ < ranks_ && !group_is_class(r, op.peer)) throw AsymmetricClass{};
+    if (classes_ < ranks_ && !group_is_class(r, op.peer)) {
+      asymmetry_ = Asymmetry::Group;
+      return;
+    }
     s.net_round = net_rounds_loaded_[net_key(r, op.peer)]++;
   }
   s.state = SlotState::Waiting;
@@ -218,6 +236,7 @@ void Simulation::load(Rank r, OpIndex i) {
 }
 
 void Simulation::start_op(Rank r, OpIndex i) {
+  if (gave_up()) return;  // the attempt is over: start nothing more
   if (in_.options.record_ops) op_times_[r][i].start = now_;
   const IssuedOp& op = slot(r, i);
   switch (op.kind) {
@@ -316,6 +335,18 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank to, std::u
                                  "(op {}) expects {} bytes",
                                  map_.real(sender), send.op, sent, to, recv.op, recv.bytes));
   }
+  std::uint32_t route;
+  if (in_.router->policy() == RoutingPolicy::Adaptive) {
+    route = routes_.load_route(*in_.router, in_.placement[map_.real(sender)], in_.placement[to],
+                               channel, *this);
+  } else {
+    route = routes_.class_route(sender, to, channel);
+    if (route == RouteTable::kNoRoute) {
+      asymmetry_ = Asymmetry::Paths;
+      return;
+    }
+    if (routes_.any_retargeted()) readd_retargeted();
+  }
   const std::uint32_t t = new_transfer();
   Transfer& tr = transfers_[t];
   tr.src = sender;
@@ -323,13 +354,7 @@ void Simulation::match(const Pending& send, const Pending& recv, Rank to, std::u
   tr.send_op = send.op;
   tr.recv_op = recv.op;
   tr.wire_bytes = static_cast<double>(sent) / in_.options.transfer_efficiency;
-  if (in_.router->policy() == RoutingPolicy::Adaptive) {
-    tr.route = routes_.load_route(*in_.router, in_.placement[map_.real(sender)], in_.placement[to],
-                                  channel, *this);
-  } else {
-    tr.route = routes_.class_route(sender, to, channel);
-    if (routes_.any_retargeted()) readd_retargeted();
-  }
+  tr.route = route;
   tr.queue = queue;
   tr.channel = channel;
   MatchQueue& q = queues_[queue];
@@ -463,7 +488,12 @@ void Simulation::add_route_rate(std::uint32_t route, double delta) {
 
 void Simulation::apply_rates() {
   uneven_scratch_.clear();
-  if (routes_.refresh_watch()) {
+  if (const RouteTable::Watch watch = routes_.refresh_watch();
+      watch != RouteTable::Watch::Unchanged) {
+    if (watch == RouteTable::Watch::SharesOnUnevenOrbit) {
+      asymmetry_ = Asymmetry::SharesOnUnevenOrbit;
+      return;
+    }
     relax_uneven_orbits();
     for (std::uint32_t route = 0; route < routes_.size(); ++route)
       if (!routes_.watched_by(route).empty()) uneven_scratch_.push_back(route);
@@ -489,7 +519,7 @@ void Simulation::apply_rates() {
   }
   if (!uneven_scratch_.empty()) {
     if (route_rate_.size() < routes_.size()) route_rate_.resize(routes_.size(), 0.0);
-    check_uneven_orbits(uneven_scratch_);
+    if (!uneven_orbits_feasible(uneven_scratch_)) asymmetry_ = Asymmetry::Overload;
   }
 }
 

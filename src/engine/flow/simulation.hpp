@@ -5,11 +5,13 @@
 // transfer between classes stands for all its members'.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "asymmetry.hpp"
 #include "class_map.hpp"
 #include "event_queue.hpp"
 #include "flat_index.hpp"
@@ -25,7 +27,9 @@ class Simulation final : public LinkLoadView {
  public:
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
              const ClassMap& classes);
-  RunResult run();
+  // The result, or nothing when the classes turned out not to hold (asymmetry() says why).
+  std::optional<RunResult> run();
+  Asymmetry asymmetry() const { return asymmetry_; }
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_done_; }
   std::uint64_t components() const { return components_; }
@@ -196,8 +200,9 @@ class Simulation final : public LinkLoadView {
   void readd_retargeted();
   // Per class route, the summed rate of its live flows (bytes/s per member).
   void add_route_rate(std::uint32_t route, double delta);
-  // Throws AsymmetricClass when an uneven link orbit limits a flow (uneven_orbits.cpp).
-  void check_uneven_orbits(std::span<const std::uint32_t> changed_routes);
+  // False when a real link of an uneven orbit is over its capacity: a collision among a class's
+  // members limits a flow (uneven_orbits.cpp).
+  bool uneven_orbits_feasible(std::span<const std::uint32_t> changed_routes) const;
   void relax_uneven_orbits();
   // The solver constraint of simulated rank r's channel (EngineOptions::channel_send_bandwidth),
   // created the first time one of its sends streams. A class's constraint stands for each
@@ -252,6 +257,11 @@ class Simulation final : public LinkLoadView {
   RouteTable routes_;
   PathCache& paths_;
   MaxMinSolver solver_;
+
+  // Set by whatever finds the classes distinguishable; from then on no op starts and the run loop
+  // ends the attempt.
+  Asymmetry asymmetry_ = Asymmetry::None;
+  bool gave_up() const { return asymmetry_ != Asymmetry::None; }
 
   Time now_;
   std::uint64_t seq_ = 0;

@@ -45,16 +45,26 @@ void Simulation::post_net_reduce(Rank r, OpIndex i, const IssuedOp& op) {
   g.members_left = static_cast<std::uint32_t>(g.arrived.size());
   for (std::uint32_t m = 0; m < g.arrived.size(); ++m) {
     const Pending p = g.arrived[m];
-    const std::uint32_t up =
-        net_transfer(TransferKind::NetUp, p, op.peer, round, m, slot(p.rank, p.op).src_bytes,
-                     routes_.class_device_route(p.rank, root, RouteTable::kToDevice, op.peer));
-    const Time first_byte_at_root = routes_[transfers_[up].route].shares.front().latency;
+    const std::uint32_t up_route =
+        routes_.class_device_route(p.rank, root, RouteTable::kToDevice, op.peer);
+    if (up_route == RouteTable::kNoRoute) {
+      asymmetry_ = Asymmetry::Paths;
+      return;
+    }
+    const std::uint32_t up = net_transfer(TransferKind::NetUp, p, op.peer, round, m,
+                                          slot(p.rank, p.op).src_bytes, up_route);
+    const Time first_byte_at_root = routes_[up_route].shares.front().latency;
     begin_transfer(up);
     // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
     // so the result starts down once the first bytes have reached the root.
-    const std::uint32_t down =
-        net_transfer(TransferKind::NetDown, p, op.peer, round, m, slot(p.rank, p.op).dst_bytes(),
-                     routes_.class_device_route(p.rank, root, RouteTable::kFromDevice, op.peer));
+    const std::uint32_t down_route =
+        routes_.class_device_route(p.rank, root, RouteTable::kFromDevice, op.peer);
+    if (down_route == RouteTable::kNoRoute) {
+      asymmetry_ = Asymmetry::Paths;
+      return;
+    }
+    const std::uint32_t down = net_transfer(TransferKind::NetDown, p, op.peer, round, m,
+                                            slot(p.rank, p.op).dst_bytes(), down_route);
     push(now_ + first_byte_at_root, EventKind::TransferStart, down);
   }
 }

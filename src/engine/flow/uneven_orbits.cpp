@@ -2,7 +2,8 @@
 // different class routes (or members crossing them in different numbers), the aggregated
 // solver's constraint for the orbit stands for none of them. It is relaxed, and the aggregated
 // run is exact while no real link of the orbit is over its capacity. These functions keep the
-// real links' loads in view and give up on the classes (AsymmetricClass) the moment that fails.
+// real links' loads in view and give up on the classes (Asymmetry::Overload) the moment that
+// fails.
 #include <algorithm>
 #include <span>
 #include <unordered_map>
@@ -11,8 +12,8 @@
 
 namespace lockstep::flow_detail {
 
-bool RouteTable::refresh_watch() {
-  if (!watch_stale_) return false;
+RouteTable::Watch RouteTable::refresh_watch() {
+  if (!watch_stale_) return Watch::Unchanged;
   watch_stale_ = false;
   watched_.clear();
   uneven_roots_.clear();
@@ -25,14 +26,14 @@ bool RouteTable::refresh_watch() {
       if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
         uneven_roots_.push_back(root);
       // Loads are summed per route from one rate: several path shares would need one each.
-      if (routes_[id].shares.size() > 1) throw AsymmetricClass{};
+      if (routes_[id].shares.size() > 1) return Watch::SharesOnUnevenOrbit;
       const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
       if (added) watched_.push_back(Watched{link, {}});
       watched_[it->second].routes.emplace_back(id, weight);
       route_watch_[id].push_back(it->second);
     }
   }
-  return true;
+  return Watch::Refreshed;
 }
 
 // The stand-in constraint of an uneven orbit stands for none of its links, so it must not limit
@@ -53,7 +54,7 @@ void Simulation::relax_uneven_orbits() {
 // subset of the real constraints that look the same from every member; its allocation gives
 // every flow such a bottleneck among them, so it is the real max-min allocation as long as it is
 // feasible on the rest: no real link of an uneven orbit may carry more than its capacity.
-void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_routes) {
+bool Simulation::uneven_orbits_feasible(std::span<const std::uint32_t> changed_routes) const {
   constexpr double kSlack = 1e-9;
   for (const std::uint32_t route : changed_routes) {
     for (const std::uint32_t w : routes_.watched_by(route)) {
@@ -64,9 +65,10 @@ void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_rout
       const bool relaxed =
           watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] >= 0;
       const double cap = relaxed ? relaxed_capacity_[watched.link] : solver_.capacity(watched.link);
-      if (load > cap * (1 + kSlack)) throw AsymmetricClass{.overload = true};
+      if (load > cap * (1 + kSlack)) return false;
     }
   }
+  return true;
 }
 
 }  // namespace lockstep::flow_detail
