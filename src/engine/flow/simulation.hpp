@@ -19,7 +19,7 @@
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
-#include "routes.hpp"
+#include "route_table.hpp"
 
 namespace lockstep::flow_detail {
 

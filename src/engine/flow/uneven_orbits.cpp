@@ -12,30 +12,6 @@
 
 namespace lockstep::flow_detail {
 
-RouteTable::Watch RouteTable::refresh_watch() {
-  if (!watch_stale_) return Watch::Unchanged;
-  watch_stale_ = false;
-  watched_.clear();
-  uneven_roots_.clear();
-  route_watch_.assign(routes_.size(), {});
-  std::unordered_map<DirLinkId, std::uint32_t> index;
-  for (std::uint32_t id = 0; id < routes_.size(); ++id) {
-    for (const auto& [link, weight] : routes_[id].member_links) {
-      const DirLinkId root = orbits_.find(link);
-      if (!uneven_[root]) continue;
-      if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
-        uneven_roots_.push_back(root);
-      // Loads are summed per route from one rate: several path shares would need one each.
-      if (routes_[id].shares.size() > 1) return Watch::SharesOnUnevenOrbit;
-      const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
-      if (added) watched_.push_back(Watched{link, {}});
-      watched_[it->second].routes.emplace_back(id, weight);
-      route_watch_[id].push_back(it->second);
-    }
-  }
-  return Watch::Refreshed;
-}
-
 // The stand-in constraint of an uneven orbit stands for none of its links, so it must not limit
 // anything: it is relaxed to an unbounded capacity (finite, so that a flow whose every link lies
 // in uneven orbits still gets a finite rate, which the check below then finds too high).

@@ -1,12 +1,15 @@
 #pragma once
-// Routes of class transfers for the flow engine (internal). A class transfer stands for the m
-// transfers of a rank class with the same peer offset; its route lists, per path share of the
-// representative, the solver constraints it loads and with which coefficient (how many members'
-// paths of that share cross the link). Building a class route checks that every member's path
-// looks the same (hop by hop: bandwidth and latency); if not, the class is not symmetric and no
-// route is returned (kNoRoute), so the engine can split it. Solver constraints are link orbits
-// (LinkOrbits); where members share links unequally (ECMP collisions) the orbit is uneven and
-// watched (uneven_orbits.cpp).
+// Routes of class transfers for the flow engine (internal; docs/flow-engine.md "Class
+// aggregation", "Link orbits", "Uneven orbits"). A class transfer stands for the m transfers of a
+// rank class with the same peer offset; its route lists, per path share of the representative,
+// the solver constraints it loads and with which coefficient (how many members' paths of that
+// share cross the link). Building a class route checks that every member's path looks the same
+// (hop by hop: bandwidth and latency); if not, the class is not symmetric and no route is
+// returned (kNoRoute), so the engine can split it. Solver constraints are link orbits
+// (link_orbits.hpp); where members share links unequally (ECMP collisions) the orbit is uneven
+// and its links are watched (UnevenOrbits checks their real loads).
+// Owns the routes, the link orbits and the watch lists; relies on the class map, the placement
+// and the path cache.
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -15,28 +18,12 @@
 
 #include "class_map.hpp"
 #include "flat_index.hpp"
+#include "link_orbits.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
-#include "lockstep/routing/router.hpp"
+#include "path_cache.hpp"
 
 namespace lockstep::flow_detail {
-
-/// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
-/// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of
-/// an orbit carries the same load, so an orbit is one solver constraint (its root link): class
-/// transfers whose representatives' paths cross different links of one orbit share it. (Without
-/// this, flows that meet only on members' links, e.g. two channels entering one GPU from senders
-/// of different classes, would not share them.)
-class LinkOrbits {
- public:
-  explicit LinkOrbits(std::size_t directed_links);
-  DirLinkId find(DirLinkId l);
-  // Joins the orbits of a and b under a's root (the root that stays the constraint).
-  void join(DirLinkId a, DirLinkId b);
-
- private:
-  std::vector<DirLinkId> parent_;
-};
 
 /// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, or it joins
 /// two NICs (NVLink, PCIe and GPU-NIC links are not).
@@ -54,26 +41,6 @@ struct ClassRoute {
   // bytes per link once at the end.
   std::vector<std::pair<DirLinkId, double>> member_links;
   double carried = 0;  // wire bytes per member so far
-};
-
-struct DeviceKey {
-  DeviceId src, dst;
-  std::uint64_t label;
-  bool operator==(const DeviceKey&) const = default;
-};
-struct DeviceKeyHash {
-  std::size_t operator()(const DeviceKey& k) const;
-};
-
-/// Paths between devices, cached across engine attempts (routing is deterministic).
-class PathCache {
- public:
-  explicit PathCache(const Router& router) : router_(router) {}
-  const std::vector<PathShare>& get(DeviceId src, DeviceId dst, std::uint64_t label);
-
- private:
-  const Router& router_;
-  std::unordered_map<DeviceKey, std::vector<PathShare>, DeviceKeyHash> paths_;
 };
 
 class RouteTable {

@@ -1,39 +1,14 @@
-#include "routes.hpp"
+#include "route_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 #include "lockstep/core/rng.hpp"
 #include "lockstep/core/slot_pool.hpp"
 
 namespace lockstep::flow_detail {
-
-std::size_t DeviceKeyHash::operator()(const DeviceKey& k) const {
-  return mix64((static_cast<std::uint64_t>(k.src) << 32 | k.dst) ^ mix64(k.label));
-}
-
-const std::vector<PathShare>& PathCache::get(DeviceId src, DeviceId dst, std::uint64_t label) {
-  auto [it, inserted] = paths_.try_emplace(DeviceKey{src, dst, label});
-  if (inserted) router_.route(FlowKey{src, dst, label}, nullptr, it->second);
-  return it->second;
-}
-
-LinkOrbits::LinkOrbits(std::size_t directed_links) : parent_(directed_links) {
-  std::iota(parent_.begin(), parent_.end(), DirLinkId{0});
-}
-
-DirLinkId LinkOrbits::find(DirLinkId l) {
-  while (parent_[l] != l) {
-    parent_[l] = parent_[parent_[l]];
-    l = parent_[l];
-  }
-  return l;
-}
-
-void LinkOrbits::join(DirLinkId a, DirLinkId b) {
-  parent_[find(b)] = find(a);
-}
 
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
                        const ClassMap& classes)
@@ -280,6 +255,31 @@ void RouteTable::check_uniform_load(std::uint32_t id) {
     if (load_signature_[link] != load_signature_[root]) uneven_[root] = true;
     watch_stale_ = watch_stale_ || uneven_[root];
   }
+}
+
+// The links of uneven orbits and, per link, the class routes on it with their member counts.
+RouteTable::Watch RouteTable::refresh_watch() {
+  if (!watch_stale_) return Watch::Unchanged;
+  watch_stale_ = false;
+  watched_.clear();
+  uneven_roots_.clear();
+  route_watch_.assign(routes_.size(), {});
+  std::unordered_map<DirLinkId, std::uint32_t> index;
+  for (std::uint32_t id = 0; id < routes_.size(); ++id) {
+    for (const auto& [link, weight] : routes_[id].member_links) {
+      const DirLinkId root = orbits_.find(link);
+      if (!uneven_[root]) continue;
+      if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
+        uneven_roots_.push_back(root);
+      // Loads are summed per route from one rate: several path shares would need one each.
+      if (routes_[id].shares.size() > 1) return Watch::SharesOnUnevenOrbit;
+      const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
+      if (added) watched_.push_back(Watched{link, {}});
+      watched_[it->second].routes.emplace_back(id, weight);
+      route_watch_[id].push_back(it->second);
+    }
+  }
+  return Watch::Refreshed;
 }
 
 }  // namespace lockstep::flow_detail
