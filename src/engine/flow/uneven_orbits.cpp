@@ -1,28 +1,36 @@
-// Uneven link orbits (docs/flow-engine.md "Link orbits"): when the links of one orbit carry
-// different class routes (or members crossing them in different numbers), the aggregated
-// solver's constraint for the orbit stands for none of them. It is relaxed, and the aggregated
-// run is exact while no real link of the orbit is over its capacity. These functions keep the
-// real links' loads in view and give up on the classes (Asymmetry::Overload) the moment that
-// fails.
-#include <algorithm>
-#include <span>
-#include <unordered_map>
-
-#include "simulation.hpp"
+#include "uneven_orbits.hpp"
 
 namespace lockstep::flow_detail {
+
+Asymmetry UnevenOrbits::prepare() {
+  changed_.clear();
+  const RouteTable::Watch watch = routes_.refresh_watch();
+  if (watch == RouteTable::Watch::SharesOnUnevenOrbit) return Asymmetry::SharesOnUnevenOrbit;
+  if (watch == RouteTable::Watch::Refreshed) {
+    relax();
+    for (std::uint32_t route = 0; route < routes_.size(); ++route)
+      if (!routes_.watched_by(route).empty()) changed_.push_back(route);
+  }
+  return Asymmetry::None;
+}
 
 // The stand-in constraint of an uneven orbit stands for none of its links, so it must not limit
 // anything: it is relaxed to an unbounded capacity (finite, so that a flow whose every link lies
 // in uneven orbits still gets a finite rate, which the check below then finds too high).
-void Simulation::relax_uneven_orbits() {
+void UnevenOrbits::relax() {
   constexpr double kUnbounded = 1e300;
   for (const DirLinkId root : routes_.uneven_roots()) {
-    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(topo_.num_directed_links(), -1);
+    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(directed_links_, -1);
     if (relaxed_capacity_[root] >= 0) continue;
     relaxed_capacity_[root] = solver_.capacity(root);
     solver_.set_capacity(root, kUnbounded);
   }
+}
+
+Asymmetry UnevenOrbits::check() {
+  if (changed_.empty()) return Asymmetry::None;
+  if (route_rate_.size() < routes_.size()) route_rate_.resize(routes_.size(), 0.0);
+  return feasible() ? Asymmetry::None : Asymmetry::Overload;
 }
 
 // Max-min fairness is characterised by feasibility and, for every flow, a saturated constraint
@@ -30,9 +38,9 @@ void Simulation::relax_uneven_orbits() {
 // subset of the real constraints that look the same from every member; its allocation gives
 // every flow such a bottleneck among them, so it is the real max-min allocation as long as it is
 // feasible on the rest: no real link of an uneven orbit may carry more than its capacity.
-bool Simulation::uneven_orbits_feasible(std::span<const std::uint32_t> changed_routes) const {
+bool UnevenOrbits::feasible() const {
   constexpr double kSlack = 1e-9;
-  for (const std::uint32_t route : changed_routes) {
+  for (const std::uint32_t route : changed_) {
     for (const std::uint32_t w : routes_.watched_by(route)) {
       const RouteTable::Watched& watched = routes_.watched()[w];
       double load = 0;
