@@ -68,20 +68,7 @@ void Flows::readd(std::span<const std::uint32_t> routes) {
   }
 }
 
-Flows::Streamed Flows::finish(std::uint32_t f, std::uint32_t generation) {
-  Flow& flow = flows_[f];
-  if (flow.generation != generation) return {};  // its rate changed since this was scheduled
-  record_rate(flow, -flow.rate);
-  uneven_.add_rate(flow.route, -flow.rate);
-  solver_.remove(flow.var);
-  flow.live = false;
-  ++flow.generation;
-  free_.push_back(f);
-  return {flow.transfer, flow.share};
-}
-
-void Flows::record_rate(const Flow& flow, double delta_rate) {
-  if (!options_.record_link_series || delta_rate == 0) return;
+void Flows::log_rate(const Flow& flow, double delta_rate) {
   for (const auto& use : routes_[flow.route].shares[flow.share].uses)
     rate_log_.push_back(RateChange{use.cons, events_.now(), delta_rate * use.coefficient});
 }

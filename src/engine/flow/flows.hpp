@@ -21,10 +21,9 @@
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
 #include "route_table.hpp"
+#include "uneven_orbits.hpp"
 
 namespace lockstep::flow_detail {
-
-class UnevenOrbits;
 
 struct Flow {
   std::uint32_t transfer = 0;
@@ -64,7 +63,17 @@ class Flows {
     std::uint32_t transfer = kNone;
     std::uint32_t share = 0;
   };
-  Streamed finish(std::uint32_t f, std::uint32_t generation);
+  Streamed finish(std::uint32_t f, std::uint32_t generation) {
+    Flow& flow = flows_[f];
+    if (flow.generation != generation) return {};  // its rate changed since this was scheduled
+    record_rate(flow, -flow.rate);
+    uneven_.add_rate(flow.route, -flow.rate);
+    solver_.remove(flow.var);
+    flow.live = false;
+    ++flow.generation;
+    free_.push_back(f);
+    return {flow.transfer, flow.share};
+  }
   // Live flows of routes whose constraints changed get variables over the new ones.
   void readd(std::span<const std::uint32_t> routes);
   // Re-solves the rates after an instant and schedules the completions that moved. Returns the
@@ -82,7 +91,10 @@ class Flows {
     flow.remaining -= flow.rate * (events_.now() - flow.updated).seconds();
     flow.updated = events_.now();
   }
-  void record_rate(const Flow& flow, double delta_rate);
+  void record_rate(const Flow& flow, double delta_rate) {
+    if (options_.record_link_series && delta_rate != 0) log_rate(flow, delta_rate);
+  }
+  void log_rate(const Flow& flow, double delta_rate);
 
   const EngineOptions& options_;
   Events& events_;

@@ -8,14 +8,6 @@ LinkOrbits::LinkOrbits(std::size_t directed_links) : parent_(directed_links) {
   std::iota(parent_.begin(), parent_.end(), DirLinkId{0});
 }
 
-DirLinkId LinkOrbits::find(DirLinkId l) {
-  while (parent_[l] != l) {
-    parent_[l] = parent_[parent_[l]];
-    l = parent_[l];
-  }
-  return l;
-}
-
 void LinkOrbits::join(DirLinkId a, DirLinkId b) {
   parent_[find(b)] = find(a);
 }

@@ -16,7 +16,13 @@ namespace lockstep::flow_detail {
 class LinkOrbits {
  public:
   explicit LinkOrbits(std::size_t directed_links);
-  DirLinkId find(DirLinkId l);
+  DirLinkId find(DirLinkId l) {
+    while (parent_[l] != l) {
+      parent_[l] = parent_[parent_[l]];
+      l = parent_[l];
+    }
+    return l;
+  }
   // Joins the orbits of a and b under a's root (the root that stays the constraint).
   void join(DirLinkId a, DirLinkId b);
 

@@ -34,7 +34,7 @@ NetReduce::NetReduce(const EngineInput& input, const ClassMap& map, PathCache& p
 
 std::uint32_t NetReduce::load(Rank r, std::uint32_t group) {
   if (map_.classes() < map_.ranks() && !group_is_class(r, group)) {
-    asymmetry_ = Asymmetry::Group;
+    record(asymmetry_, Asymmetry::Group);
     return kNotAClass;
   }
   return rounds_loaded_[key(r, group)]++;
@@ -67,7 +67,7 @@ void NetReduce::post(Rank r, OpIndex i, const IssuedOp& op) {
     const std::uint32_t up_route =
         routes_.class_device_route(p.rank, top, RouteTable::kToDevice, op.peer);
     if (up_route == RouteTable::kNoRoute) {
-      asymmetry_ = Asymmetry::Paths;
+      record(asymmetry_, Asymmetry::Paths);
       return;
     }
     const std::uint32_t up = transfers_.net_leg(TransferKind::NetUp, p, op.peer, round, m,
@@ -79,7 +79,7 @@ void NetReduce::post(Rank r, OpIndex i, const IssuedOp& op) {
     const std::uint32_t down_route =
         routes_.class_device_route(p.rank, top, RouteTable::kFromDevice, op.peer);
     if (down_route == RouteTable::kNoRoute) {
-      asymmetry_ = Asymmetry::Paths;
+      record(asymmetry_, Asymmetry::Paths);
       return;
     }
     const std::uint32_t down = transfers_.net_leg(TransferKind::NetDown, p, op.peer, round, m,

@@ -42,7 +42,7 @@ void Ranks::advance(Rank r) {
     while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done) ++rs.base;
     while (rs.loaded < rs.num_ops && rs.loaded < rs.base + window_size_) {
       load(r, rs.loaded++);
-      if (asymmetry_ != Asymmetry::None) return;
+      if (asymmetry_ != Asymmetry::None) return;  // the attempt is over: load nothing more
     }
   } while (rs.base < rs.loaded && slot_of(r, rs.base).state == SlotState::Done);
   if (!rs.done && rs.base == rs.num_ops) {
@@ -61,13 +61,17 @@ void Ranks::load(Rank r, OpIndex i) {
                      fmt::format("rank {} op {} ({}) names peer rank {} of {}", map_.real(r), i,
                                  to_string(op.kind), op.peer, map_.ranks()));
   }
-  if (op.kind == OpKind::NetReduce) {
-    s.net_round = net_reduce_.load(r, op.peer);
-    if (s.net_round == NetReduce::kNotAClass) return;  // Asymmetry::Group: the attempt is over
-  }
   s.state = SlotState::Waiting;
   s.unfinished = 0;
   s.first_dependent = kNoLink;
+  if (op.kind == OpKind::NetReduce) {
+    s.net_round = net_reduce_.load(r, op.peer);
+    if (s.net_round == NetReduce::kNotAClass) {
+      // Asymmetry::Group: the attempt is over; the op never starts.
+      s.state = SlotState::Running;
+      return;
+    }
+  }
   const RankState& rs = rank_[r];
   for (std::uint32_t k = 0; k < op.num_deps; ++k) {
     const OpIndex d = op.deps[k];

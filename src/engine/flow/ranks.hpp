@@ -11,7 +11,7 @@
 //
 // Owns the cursors, the op slots and the per-op times (record_ops). Relies on the programs, the
 // class map, the events, Connections and NetReduce; once the attempt has found an asymmetry it
-// starts no more ops.
+// loads and starts no more ops.
 #include <array>
 #include <cstdint>
 #include <vector>

@@ -258,8 +258,7 @@ void RouteTable::check_uniform_load(std::uint32_t id) {
 }
 
 // The links of uneven orbits and, per link, the class routes on it with their member counts.
-RouteTable::Watch RouteTable::refresh_watch() {
-  if (!watch_stale_) return Watch::Unchanged;
+RouteTable::Watch RouteTable::rebuild_watch() {
   watch_stale_ = false;
   watched_.clear();
   uneven_roots_.clear();

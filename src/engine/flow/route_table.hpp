@@ -77,7 +77,7 @@ class RouteTable {
   /// changed). An uneven orbit carrying a route of several path shares cannot be watched (loads
   /// are summed per route from one rate): the classes do not hold.
   enum class Watch : std::uint8_t { Unchanged, Refreshed, SharesOnUnevenOrbit };
-  Watch refresh_watch();
+  Watch refresh_watch() { return watch_stale_ ? rebuild_watch() : Watch::Unchanged; }
   bool any_watched() const { return !watched_.empty(); }
   /// Routes whose constraints changed since the last call (two orbits joined): their live
   /// flows must be put back into the solver with the new constraints.
@@ -101,6 +101,7 @@ class RouteTable {
   std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
   std::uint32_t new_slot();
   void check_uniform_load(std::uint32_t id);
+  Watch rebuild_watch();
   void retarget(DirLinkId from, DirLinkId to);
   Time network_latency_ = Time::zero();
 

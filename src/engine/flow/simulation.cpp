@@ -83,7 +83,7 @@ void Simulation::dispatch(const Event& e) {
 }
 
 bool Simulation::solve() {
-  if (const Asymmetry found = flows_.solve(); found != Asymmetry::None) asymmetry_ = found;
+  record(asymmetry_, flows_.solve());
   return !gave_up();
 }
 

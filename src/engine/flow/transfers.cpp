@@ -38,7 +38,7 @@ std::uint32_t Transfers::point_to_point(const PostedOp& send, const PostedOp& re
   } else {
     route = routes_.class_route(sender, to, channel);
     if (route == RouteTable::kNoRoute) {
-      asymmetry_ = Asymmetry::Paths;
+      record(asymmetry_, Asymmetry::Paths);
       return kNoTransfer;
     }
     // Two link orbits met: live flows on the routes that moved get their new constraints.
@@ -71,15 +71,6 @@ std::uint32_t Transfers::net_leg(TransferKind kind, const PostedOp& member, std:
   tr.wire_bytes = static_cast<double>(bytes) / in_.options.transfer_efficiency;
   tr.route = route;
   return t;
-}
-
-void Transfers::launch(std::uint32_t t) {
-  const EngineOptions& o = in_.options;
-  if (o.per_message_overhead > Time::zero() && !o.overhead_as_latency) {
-    events_.push(events_.now() + o.per_message_overhead, EventKind::TransferStart, t);
-  } else {
-    begin(t);
-  }
 }
 
 // The per-message overhead when it is charged as latency after the bytes (point-to-point only:
@@ -116,10 +107,6 @@ void Transfers::streamed(std::uint32_t t, std::uint32_t share) {
   events_.push(events_.now() + routes_[tr.route].shares[share].latency + trailing_overhead(t),
                EventKind::Delivered, t);
   if (--tr.streaming == 0 && tr.queue != kNone) connections_.stream_done(tr.queue);
-}
-
-void Transfers::delivered(std::uint32_t t) {
-  if (--transfers_[t].pending == 0) complete(t);
 }
 
 void Transfers::complete(std::uint32_t t) {

@@ -60,13 +60,22 @@ class Transfers {
                         std::uint32_t round, std::uint32_t index, std::uint64_t bytes,
                         std::uint32_t route);
   // Starts t after the per-message overhead (or at once when it is paid after the bytes).
-  void launch(std::uint32_t t);
+  void launch(std::uint32_t t) {
+    const EngineOptions& o = in_.options;
+    if (o.per_message_overhead > Time::zero() && !o.overhead_as_latency) {
+      events_.push(events_.now() + o.per_message_overhead, EventKind::TransferStart, t);
+    } else {
+      begin(t);
+    }
+  }
   // Starts t's flows now (a TransferStart event, or a NetReduce leg).
   void begin(std::uint32_t t);
   // A flow of t has streamed its last byte: the share arrives after its path latency.
   void streamed(std::uint32_t t, std::uint32_t share);
   // A share of t has arrived.
-  void delivered(std::uint32_t t);
+  void delivered(std::uint32_t t) {
+    if (--transfers_[t].pending == 0) complete(t);
+  }
 
   std::uint32_t route(std::uint32_t t) const { return transfers_[t].route; }
   std::uint64_t completed() const { return done_; }  // point-to-point transfers

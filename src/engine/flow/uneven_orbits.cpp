@@ -2,15 +2,11 @@
 
 namespace lockstep::flow_detail {
 
-Asymmetry UnevenOrbits::prepare() {
-  changed_.clear();
-  const RouteTable::Watch watch = routes_.refresh_watch();
+Asymmetry UnevenOrbits::watch_changed(RouteTable::Watch watch) {
   if (watch == RouteTable::Watch::SharesOnUnevenOrbit) return Asymmetry::SharesOnUnevenOrbit;
-  if (watch == RouteTable::Watch::Refreshed) {
-    relax();
-    for (std::uint32_t route = 0; route < routes_.size(); ++route)
-      if (!routes_.watched_by(route).empty()) changed_.push_back(route);
-  }
+  relax();
+  for (std::uint32_t route = 0; route < routes_.size(); ++route)
+    if (!routes_.watched_by(route).empty()) changed_.push_back(route);
   return Asymmetry::None;
 }
 
@@ -25,12 +21,6 @@ void UnevenOrbits::relax() {
     relaxed_capacity_[root] = solver_.capacity(root);
     solver_.set_capacity(root, kUnbounded);
   }
-}
-
-Asymmetry UnevenOrbits::check() {
-  if (changed_.empty()) return Asymmetry::None;
-  if (route_rate_.size() < routes_.size()) route_rate_.resize(routes_.size(), 0.0);
-  return feasible() ? Asymmetry::None : Asymmetry::Overload;
 }
 
 // Max-min fairness is characterised by feasibility and, for every flow, a saturated constraint

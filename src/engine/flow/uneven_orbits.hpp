@@ -27,7 +27,11 @@ class UnevenOrbits {
 
   // Before a solve: relaxes the orbits found uneven since the last one (their routes are then
   // checked after it). Asymmetry::SharesOnUnevenOrbit when one cannot be watched.
-  Asymmetry prepare();
+  Asymmetry prepare() {
+    changed_.clear();
+    const RouteTable::Watch watch = routes_.refresh_watch();
+    return watch == RouteTable::Watch::Unchanged ? Asymmetry::None : watch_changed(watch);
+  }
   // A flow on `route` changed rate by `delta` (bytes/s per member).
   void add_rate(std::uint32_t route, double delta) {
     if (route >= route_rate_.size()) route_rate_.resize(routes_.size(), 0.0);
@@ -39,10 +43,15 @@ class UnevenOrbits {
   }
   // After a solve: Asymmetry::Overload when a real link of an uneven orbit is over its capacity
   // (a collision among a class's members limits a flow).
-  Asymmetry check();
+  Asymmetry check() {
+    if (changed_.empty()) return Asymmetry::None;
+    if (route_rate_.size() < routes_.size()) route_rate_.resize(routes_.size(), 0.0);
+    return feasible() ? Asymmetry::None : Asymmetry::Overload;
+  }
 
  private:
   friend class SteadyState;  // names what it holds (nothing the future depends on)
+  Asymmetry watch_changed(RouteTable::Watch watch);
   void relax();
   bool feasible() const;
 
