@@ -64,28 +64,30 @@ void NetReduce::post(Rank r, OpIndex i, const IssuedOp& op) {
   g.members_left = static_cast<std::uint32_t>(g.arrived.size());
   for (std::uint32_t m = 0; m < g.arrived.size(); ++m) {
     const PostedOp p = g.arrived[m];
-    const std::uint32_t up_route =
-        routes_.class_device_route(p.rank, top, RouteTable::kToDevice, op.peer);
-    if (up_route == RouteTable::kNoRoute) {
-      record(asymmetry_, Asymmetry::Paths);
-      return;
-    }
-    const std::uint32_t up = transfers_.net_leg(TransferKind::NetUp, p, op.peer, round, m,
-                                                ranks_.op(p.rank, p.op).src_bytes, up_route);
-    const Time first_byte_at_root = routes_[up_route].shares.front().latency;
+    const std::uint32_t up = leg(TransferKind::NetUp, p, top, op.peer, round, m);
+    if (up == Transfers::kNoTransfer) return;
+    const Time first_byte_at_root = routes_[transfers_.route(up)].shares.front().latency;
     transfers_.begin(up);
     // The switch reduces and multicasts as data streams in (SHARP and NVLS are cut-through),
     // so the result starts down once the first bytes have reached the root.
-    const std::uint32_t down_route =
-        routes_.class_device_route(p.rank, top, RouteTable::kFromDevice, op.peer);
-    if (down_route == RouteTable::kNoRoute) {
-      record(asymmetry_, Asymmetry::Paths);
-      return;
-    }
-    const std::uint32_t down = transfers_.net_leg(TransferKind::NetDown, p, op.peer, round, m,
-                                                  ranks_.op(p.rank, p.op).dst_bytes(), down_route);
+    const std::uint32_t down = leg(TransferKind::NetDown, p, top, op.peer, round, m);
+    if (down == Transfers::kNoTransfer) return;
     events_.push(events_.now() + first_byte_at_root, EventKind::TransferStart, down);
   }
+}
+
+std::uint32_t NetReduce::leg(TransferKind kind, const PostedOp& member, DeviceId top,
+                             std::uint32_t group, std::uint32_t round, std::uint32_t index) {
+  const bool up = kind == TransferKind::NetUp;
+  const std::uint32_t route = routes_.class_device_route(
+      member.rank, top, up ? RouteTable::kToDevice : RouteTable::kFromDevice, group);
+  if (route == RouteTable::kNoRoute) {
+    record(asymmetry_, Asymmetry::Paths);
+    return Transfers::kNoTransfer;
+  }
+  const IssuedOp& op = ranks_.op(member.rank, member.op);
+  return transfers_.net_leg(kind, member, group, round, index, up ? op.src_bytes : op.dst_bytes(),
+                            route);
 }
 
 bool NetReduce::group_is_class(Rank cls, std::uint32_t group) {

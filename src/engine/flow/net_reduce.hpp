@@ -29,10 +29,9 @@
 #include "path_cache.hpp"
 #include "ranks.hpp"
 #include "route_table.hpp"
+#include "transfers.hpp"
 
 namespace lockstep::flow_detail {
-
-class Transfers;
 
 class NetReduce {
  public:
@@ -76,6 +75,10 @@ class NetReduce {
   bool group_is_class(Rank cls, std::uint32_t group);
   // The switch a group reduces at: the highest on the path from its first to its last member.
   DeviceId root(std::uint32_t group);
+  // Member `member`'s leg up to the root switch `top` or down from it, or kNoTransfer
+  // (Asymmetry::Paths) when the members of its class reach the switch differently.
+  std::uint32_t leg(TransferKind kind, const PostedOp& member, DeviceId top, std::uint32_t group,
+                    std::uint32_t round, std::uint32_t index);
   static std::uint64_t key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }

@@ -68,7 +68,7 @@ class RouteTable {
 
   /// Links of uneven orbits (check_uniform_load) and the class routes on each with their member
   /// counts: the aggregated solver's constraint for such an orbit stands for none of its links,
-  /// so the engine checks each link's real load itself (Simulation::check_uneven_orbits).
+  /// so the engine checks each link's real load itself (UnevenOrbits::check).
   struct Watched {
     DirLinkId link;
     std::vector<std::pair<std::uint32_t, double>> routes;  // (route, members crossing the link)
