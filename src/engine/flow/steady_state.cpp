@@ -327,10 +327,12 @@ void SteadyState::none_of(const UnevenOrbits& uneven) {
                                 changed] = uneven;
 }
 
-// Simulation: its pieces, named above. The solver's state is its order of flows per constraint
+// Simulation: in, config, map: fixed. asymmetry: None whenever fast-forward looks. events, ranks,
+// connections, transfers, flows: above. The solver's state is its order of flows per constraint
 // (written with the flows); at the end of an instant it has just solved and holds no pending
 // change. The route table is a function of the class map and the router, only ever added to;
-// its bytes carried are outputs, extrapolated.
+// its bytes carried are outputs, extrapolated. uneven, net_reduce: above. steady (this) and
+// fast_forward (its snapshots) observe the run.
 void SteadyState::none_of(const Simulation& simulation) {
   [[maybe_unused]] const auto& [in, config, map, asymmetry, events, solver, routes, uneven, ranks,
                                 connections, transfers, flows, net_reduce, steady, fast_forward] =
