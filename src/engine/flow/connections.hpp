@@ -50,7 +50,7 @@ class Connections {
   void match(const PostedOp& send, const PostedOp& recv, Rank to, std::uint16_t channel,
              std::uint32_t id);
 
-  const ClassMap& map_;
+  const ClassMap map_;  // a copy: read at every recv
   Transfers& transfers_;
   FlatIndex index_;  // (src class, to, channel) -> connection
   std::vector<Connection> connections_;

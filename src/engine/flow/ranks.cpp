@@ -16,7 +16,8 @@ Ranks::Ranks(const ProgramSet& programs, const ClassMap& map, const EngineOption
              NetReduce& net_reduce, const Asymmetry& asymmetry)
     : programs_(programs),
       map_(map),
-      options_(options),
+      record_ops_(options.record_ops),
+      copy_bandwidth_(options.local_copy_bandwidth),
       events_(events),
       connections_(connections),
       net_reduce_(net_reduce),
@@ -29,7 +30,7 @@ Ranks::Ranks(const ProgramSet& programs, const ClassMap& map, const EngineOption
   }
   window_size_ = std::min<std::uint32_t>(window_size, longest);
   slots_.resize(static_cast<std::size_t>(count()) * window_size_);
-  if (options_.record_ops) {
+  if (record_ops_) {
     op_times_.resize(count());
     for (Rank r = 0; r < count(); ++r) op_times_[r].resize(rank_[r].num_ops);
   }
@@ -93,7 +94,7 @@ void Ranks::load(Rank r, OpIndex i) {
     // these, a quarter of a 1,024-GPU NVLS tree's ops): done as issued. No op can wait for it
     // yet, as later ops are loaded after it.
     s.state = SlotState::Done;
-    if (options_.record_ops) op_times_[r][i] = OpTiming{events_.now(), events_.now()};
+    if (record_ops_) op_times_[r][i] = OpTiming{events_.now(), events_.now()};
     return;
   }
   s.state = SlotState::Running;
@@ -103,7 +104,7 @@ void Ranks::load(Rank r, OpIndex i) {
 void Ranks::start_op(Rank r, OpIndex i) {
   if (asymmetry_ != Asymmetry::None) return;  // the attempt is over: start nothing more
   const Time now = events_.now();
-  if (options_.record_ops) op_times_[r][i].start = now;
+  if (record_ops_) op_times_[r][i].start = now;
   const IssuedOp& op = slot_of(r, i).op;
   switch (op.kind) {
     case OpKind::Compute:
@@ -111,7 +112,7 @@ void Ranks::start_op(Rank r, OpIndex i) {
       break;
     case OpKind::Copy:
     case OpKind::Reduce: {
-      const Bandwidth bw = options_.local_copy_bandwidth;
+      const Bandwidth bw = copy_bandwidth_;
       const Time d = bw.bytes_per_second() > 0 && op.src_bytes > 0
                          ? transfer_time(Bytes(op.src_bytes), bw)
                          : Time::zero();
@@ -131,7 +132,7 @@ void Ranks::start_op(Rank r, OpIndex i) {
 void Ranks::finish_op(Rank r, OpIndex i) {
   Slot& s = slot_of(r, i);
   s.state = SlotState::Done;
-  if (options_.record_ops) op_times_[r][i].end = events_.now();
+  if (record_ops_) op_times_[r][i].end = events_.now();
   // Release the ops that waited for this one, in program order (the list holds them newest
   // first): the order in which sends and recvs post decides FIFO matching.
   const std::size_t first = release_scratch_.size();

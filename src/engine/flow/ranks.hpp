@@ -113,8 +113,9 @@ class Ranks {
   void start_op(Rank r, OpIndex i);
 
   const ProgramSet& programs_;
-  const ClassMap& map_;
-  const EngineOptions& options_;
+  const ClassMap map_;  // copies: read at every op
+  const bool record_ops_;
+  const Bandwidth copy_bandwidth_;
   Events& events_;
   Connections& connections_;
   NetReduce& net_reduce_;

@@ -177,13 +177,14 @@ void describe(V& v, Connection& connection) {
 
 // ---- Pieces ----------------------------------------------------------------------------------
 
-// programs .. asymmetry: relied on. window_size: none, fixed. rank, slots: compared, moved.
+// programs .. asymmetry: relied on (record_ops, copy_bandwidth: options). window_size: none,
+// fixed. rank, slots: compared, moved.
 // op_times: none (no fast-forward with record_ops). release_scratch: none, scratch. finished:
 // none, as no jump is taken once a rank is done.
 template <class V>
 void SteadyState::visit(V& v, Ranks& ranks) {
-  auto& [programs, map, options, events, connections, net_reduce, asymmetry, window_size, rank,
-         slots, op_times, release_scratch, finished] = ranks;
+  auto& [programs, map, record_ops, copy_bandwidth, events, connections, net_reduce, asymmetry,
+         window_size, rank, slots, op_times, release_scratch, finished] = ranks;
   for (Rank r = 0; r < rank.size(); ++r) {
     if constexpr (V::kMoves) {
       // Slot of op i moves from i % W to (i + D) % W: rotate the rank's ring buffer right.
