@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
-#include "lockstep/config/arg_node.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {

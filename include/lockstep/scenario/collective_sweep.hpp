@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/config/arg_node.hpp"
+#include "lockstep/nccl/sweep.hpp"
 
 namespace lockstep {
 

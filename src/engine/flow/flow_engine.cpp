@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "lockstep/core/error.hpp"
 #include "simulation.hpp"
@@ -133,21 +134,22 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
   for (const flow_detail::ClassMap& classes : class_maps(input, config)) {
     if (classes.turns() > 1 && classes.period() == skip_rotations_of) continue;
     ++stats_.attempts;
-    try {
-      flow_detail::Simulation sim(input, config, paths, classes);
-      RunResult result = sim.run();
-      stats_.simulated_ranks = classes.classes();
-      stats_.class_size = n / classes.classes();
-      stats_.local_rotation = classes.turns();
-      stats_.transfers = sim.transfers();
-      stats_.solver_components = sim.components();
-      stats_.fast_forwards = sim.fast_forwards();
-      stats_.skipped_ops = sim.skipped_ops();
-      return result;
-    } catch (const flow_detail::AsymmetricClass& asymmetric) {
+    flow_detail::Simulation sim(input, config, paths, classes);
+    std::optional<RunResult> result = sim.run();
+    if (!result) {
       // Some members of a class are distinguishable: try finer classes.
-      if (asymmetric.overload && classes.turns() > 1) skip_rotations_of = classes.period();
+      if (sim.asymmetry() == flow_detail::Asymmetry::Overload && classes.turns() > 1)
+        skip_rotations_of = classes.period();
+      continue;
     }
+    stats_.simulated_ranks = classes.classes();
+    stats_.class_size = n / classes.classes();
+    stats_.local_rotation = classes.turns();
+    stats_.transfers = sim.transfers();
+    stats_.solver_components = sim.components();
+    stats_.fast_forwards = sim.fast_forwards();
+    stats_.skipped_ops = sim.skipped_ops();
+    return std::move(*result);
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");
 }

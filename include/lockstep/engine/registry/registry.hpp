@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/engine/engine.hpp"
 #include "lockstep/config/arg_node.hpp"
+#include "lockstep/engine/engine.hpp"
 
 namespace lockstep {
 

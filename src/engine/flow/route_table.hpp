@@ -1,12 +1,15 @@
 #pragma once
-// Routes of class transfers for the flow engine (internal). A class transfer stands for the m
-// transfers of a rank class with the same peer offset; its route lists, per path share of the
-// representative, the solver constraints it loads and with which coefficient (how many members'
-// paths of that share cross the link). Building a class route checks that every member's path
-// looks the same (hop by hop: bandwidth and latency); if not, the class is not symmetric and
-// AsymmetricClass is thrown so the engine can split it. Solver constraints are link orbits
-// (LinkOrbits); where members share links unequally (ECMP collisions) the orbit is uneven and
-// watched (uneven_orbits.cpp).
+// Routes of class transfers for the flow engine (internal; docs/flow-engine.md "Class
+// aggregation", "Link orbits", "Uneven orbits"). A class transfer stands for the m transfers of a
+// rank class with the same peer offset; its route lists, per path share of the representative,
+// the solver constraints it loads and with which coefficient (how many members' paths of that
+// share cross the link). Building a class route checks that every member's path looks the same
+// (hop by hop: bandwidth and latency); if not, the class is not symmetric and no route is
+// returned (kNoRoute), so the engine can split it. Solver constraints are link orbits
+// (link_orbits.hpp); where members share links unequally (ECMP collisions) the orbit is uneven
+// and its links are watched (UnevenOrbits checks their real loads).
+// Owns the routes, the link orbits and the watch lists; relies on the class map, the placement
+// and the path cache.
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -15,34 +18,12 @@
 
 #include "class_map.hpp"
 #include "flat_index.hpp"
+#include "link_orbits.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/engine/flow/maxmin.hpp"
-#include "lockstep/routing/router.hpp"
+#include "path_cache.hpp"
 
 namespace lockstep::flow_detail {
-
-/// Thrown when the members of a class turn out distinguishable. `overload`: found during the run,
-/// an uneven orbit's real link over its capacity (a collision among members limits a flow).
-struct AsymmetricClass {
-  bool overload = false;
-};
-
-/// Orbits of directed links under the symmetries of a class map, learnt from the routes: member
-/// e's hop h crosses the image under e of the representative's hop h. By symmetry every link of
-/// an orbit carries the same load, so an orbit is one solver constraint (its root link): class
-/// transfers whose representatives' paths cross different links of one orbit share it. (Without
-/// this, flows that meet only on members' links, e.g. two channels entering one GPU from senders
-/// of different classes, would not share them.)
-class LinkOrbits {
- public:
-  explicit LinkOrbits(std::size_t directed_links);
-  DirLinkId find(DirLinkId l);
-  // Joins the orbits of a and b under a's root (the root that stays the constraint).
-  void join(DirLinkId a, DirLinkId b);
-
- private:
-  std::vector<DirLinkId> parent_;
-};
 
 /// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, or it joins
 /// two NICs (NVLink, PCIe and GPU-NIC links are not).
@@ -62,36 +43,19 @@ struct ClassRoute {
   double carried = 0;  // wire bytes per member so far
 };
 
-struct DeviceKey {
-  DeviceId src, dst;
-  std::uint64_t label;
-  bool operator==(const DeviceKey&) const = default;
-};
-struct DeviceKeyHash {
-  std::size_t operator()(const DeviceKey& k) const;
-};
-
-/// Paths between devices, cached across engine attempts (routing is deterministic).
-class PathCache {
- public:
-  explicit PathCache(const Router& router) : router_(router) {}
-  const std::vector<PathShare>& get(DeviceId src, DeviceId dst, std::uint64_t label);
-
- private:
-  const Router& router_;
-  std::unordered_map<DeviceKey, std::vector<PathShare>, DeviceKeyHash> paths_;
-};
-
 class RouteTable {
  public:
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
              const ClassMap& classes);
 
+  /// What class_route and class_device_route return when the members' paths differ hop by hop
+  /// (Asymmetry::Paths): the class is not symmetric.
+  static constexpr std::uint32_t kNoRoute = kNone;
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
-  /// e(representative) to e(to), with flow label e(channel). Throws AsymmetricClass.
+  /// e(representative) to e(to), with flow label e(channel); or kNoRoute.
   std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
   /// Route of every member e of class `cls` between e(representative)'s device and a device all
-  /// members share (an in-network reduction's root switch), cached.
+  /// members share (an in-network reduction's root switch), cached; or kNoRoute.
   enum Direction : bool { kToDevice = true, kFromDevice = false };
   std::uint32_t class_device_route(Rank cls, DeviceId device, Direction direction,
                                    std::uint64_t label);
@@ -104,15 +68,16 @@ class RouteTable {
 
   /// Links of uneven orbits (check_uniform_load) and the class routes on each with their member
   /// counts: the aggregated solver's constraint for such an orbit stands for none of its links,
-  /// so the engine checks each link's real load itself (Simulation::check_uneven_orbits).
+  /// so the engine checks each link's real load itself (UnevenOrbits::check).
   struct Watched {
     DirLinkId link;
     std::vector<std::pair<std::uint32_t, double>> routes;  // (route, members crossing the link)
   };
   /// Brings the watched links up to date with the routes built so far (cheap when nothing
-  /// changed). Throws AsymmetricClass if an uneven orbit carries a route of several path shares.
-  /// Returns whether anything changed.
-  bool refresh_watch();
+  /// changed). An uneven orbit carrying a route of several path shares cannot be watched (loads
+  /// are summed per route from one rate): the classes do not hold.
+  enum class Watch : std::uint8_t { Unchanged, Refreshed, SharesOnUnevenOrbit };
+  Watch refresh_watch() { return watch_stale_ ? rebuild_watch() : Watch::Unchanged; }
   bool any_watched() const { return !watched_.empty(); }
   /// Routes whose constraints changed since the last call (two orbits joined): their live
   /// flows must be put back into the solver with the new constraints.
@@ -136,6 +101,7 @@ class RouteTable {
   std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
   std::uint32_t new_slot();
   void check_uniform_load(std::uint32_t id);
+  Watch rebuild_watch();
   void retarget(DirLinkId from, DirLinkId to);
   Time network_latency_ = Time::zero();
 

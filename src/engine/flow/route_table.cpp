@@ -1,39 +1,14 @@
-#include "routes.hpp"
+#include "route_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 #include "lockstep/core/rng.hpp"
 #include "lockstep/core/slot_pool.hpp"
 
 namespace lockstep::flow_detail {
-
-std::size_t DeviceKeyHash::operator()(const DeviceKey& k) const {
-  return mix64((static_cast<std::uint64_t>(k.src) << 32 | k.dst) ^ mix64(k.label));
-}
-
-const std::vector<PathShare>& PathCache::get(DeviceId src, DeviceId dst, std::uint64_t label) {
-  auto [it, inserted] = paths_.try_emplace(DeviceKey{src, dst, label});
-  if (inserted) router_.route(FlowKey{src, dst, label}, nullptr, it->second);
-  return it->second;
-}
-
-LinkOrbits::LinkOrbits(std::size_t directed_links) : parent_(directed_links) {
-  std::iota(parent_.begin(), parent_.end(), DirLinkId{0});
-}
-
-DirLinkId LinkOrbits::find(DirLinkId l) {
-  while (parent_[l] != l) {
-    parent_[l] = parent_[parent_[l]];
-    l = parent_[l];
-  }
-  return l;
-}
-
-void LinkOrbits::join(DirLinkId a, DirLinkId b) {
-  parent_[find(b)] = find(a);
-}
 
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
                        const ClassMap& classes)
@@ -86,7 +61,7 @@ std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t cha
   }
   fetch_member_paths();
   const std::uint32_t id = build(member_scratch_);
-  by_class_.insert(key, channel, id);
+  if (id != kNoRoute) by_class_.insert(key, channel, id);
   return id;
 }
 
@@ -103,7 +78,7 @@ std::uint32_t RouteTable::class_device_route(Rank cls, DeviceId device, Directio
   }
   fetch_member_paths();
   const std::uint32_t id = build(member_scratch_);
-  by_class_device_.emplace(key, id);
+  if (id != kNoRoute) by_class_device_.emplace(key, id);
   return id;
 }
 
@@ -145,12 +120,11 @@ bool is_network_link(const Topology& topo, LinkId link) {
 
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {
   const std::vector<PathShare>& rep = *members[0];
-  const std::uint32_t id = new_slot();
   // Count, per link and share, how many members' paths cross it.
   count_scratch_.clear();
   total_scratch_.clear();
   for (const auto* paths : members) {
-    if (paths->size() != rep.size()) throw AsymmetricClass{};
+    if (paths->size() != rep.size()) return kNoRoute;
     for (std::size_t s = 0; s < paths->size(); ++s) {
       for (const DirLinkId l : (*paths)[s].hops) {
         ++count_scratch_[static_cast<std::uint64_t>(l) << 16 | s];
@@ -171,14 +145,15 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     for (std::size_t s = 0; s < rep.size(); ++s) {
       const auto& a = rep[s].hops;
       const auto& b = paths[s].hops;
-      if (a.size() != b.size() || rep[s].fraction != paths[s].fraction) throw AsymmetricClass{};
+      if (a.size() != b.size() || rep[s].fraction != paths[s].fraction) return kNoRoute;
       for (std::size_t h = 0; h < a.size(); ++h) {
         const Link& la = topo_.link(Topology::link_of(a[h]));
         const Link& lb = topo_.link(Topology::link_of(b[h]));
-        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) throw AsymmetricClass{};
+        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) return kNoRoute;
       }
     }
   }
+  const std::uint32_t id = new_slot();
   // Member j's hops are the images of the representative's: join their orbits. An orbit that
   // some route already loads keeps its root; two such orbits meeting were constraints that
   // should have been one: the routes on the second move onto the first (retarget). Orbits whose
@@ -280,6 +255,30 @@ void RouteTable::check_uniform_load(std::uint32_t id) {
     if (load_signature_[link] != load_signature_[root]) uneven_[root] = true;
     watch_stale_ = watch_stale_ || uneven_[root];
   }
+}
+
+// The links of uneven orbits and, per link, the class routes on it with their member counts.
+RouteTable::Watch RouteTable::rebuild_watch() {
+  watch_stale_ = false;
+  watched_.clear();
+  uneven_roots_.clear();
+  route_watch_.assign(routes_.size(), {});
+  std::unordered_map<DirLinkId, std::uint32_t> index;
+  for (std::uint32_t id = 0; id < routes_.size(); ++id) {
+    for (const auto& [link, weight] : routes_[id].member_links) {
+      const DirLinkId root = orbits_.find(link);
+      if (!uneven_[root]) continue;
+      if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
+        uneven_roots_.push_back(root);
+      // Loads are summed per route from one rate: several path shares would need one each.
+      if (routes_[id].shares.size() > 1) return Watch::SharesOnUnevenOrbit;
+      const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
+      if (added) watched_.push_back(Watched{link, {}});
+      watched_[it->second].routes.emplace_back(id, weight);
+      route_watch_[id].push_back(it->second);
+    }
+  }
+  return Watch::Refreshed;
 }
 
 }  // namespace lockstep::flow_detail
