@@ -156,8 +156,8 @@ class LateSecondClass final : public MaterializedProgramSet {
 TEST(FlowInvariants, DISABLED_OrbitsJoinedEvenlyDuringTheRunCountOneLinksShares) {
   const Topology t = two_leaves_slow_spines();
   const TwoShareRouter router;
+  // Whether the classes hold is the fix's choice; the times are not.
   const Runs runs = run_both_ways(t, router, LateSecondClass{});
-  EXPECT_EQ(runs.stats.simulated_ranks, 2u);
   const std::vector<Time> expected = {Time::us(19), Time::us(24), Time::us(19), Time::us(24)};
   EXPECT_EQ(runs.individual.rank_finish, expected);
   EXPECT_EQ(runs.aggregated.rank_finish, expected);
