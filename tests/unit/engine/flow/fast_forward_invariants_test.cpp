@@ -52,7 +52,7 @@ class TwoChunkRing final : public ProgramSet {
   OpIndex steps_;
 };
 
-// I-ff-clock: after a jump, the flows live across it settle their bytes against the moved clock.
+// F2: after a jump, the flows live across it settle their bytes against the moved clock.
 // 8 ranks, S = 1 MB, 14 steps of 2 us + 20 us + 10 us = 32 us: 448 us, with and without
 // skipping, aggregated or not. A jump that left the live flows' last-update times behind would
 // take the skipped time off their remaining bytes at the next rate change, and end steps early.
@@ -72,7 +72,7 @@ TEST(FlowFastForward, FlowsLiveAcrossAJumpKeepTheirBytes) {
   }
 }
 
-// I-ff-off: with record_ops every op keeps its own start and end, which a skipped cycle would
+// F1: with record_ops every op keeps its own start and end, which a skipped cycle would
 // not have: no jump, and every op has its time. flow_test::LazyRing of 8 on the star: step k (ops
 // 2k, 2k+1) ends at (k + 1) x 22 us on every rank.
 TEST(FlowFastForward, RecordingEveryOpTurnsItOff) {
@@ -112,7 +112,7 @@ class RingWithAGroup final : public ProgramSet {
   std::vector<Rank> members_{0, 1, 2, 3, 4, 5, 6, 7};
 };
 
-// I-ff-off: NetReduce rounds are keyed by group, not by op, and the canonical state does not hold
+// F1: NetReduce rounds are keyed by group, not by op, and the canonical state does not hold
 // them: a program with groups is not skipped, even where no op uses them. The ring still takes
 // 14 x 22 = 308 us; the same ring without the group does skip.
 TEST(FlowFastForward, NetReduceGroupsTurnItOff) {

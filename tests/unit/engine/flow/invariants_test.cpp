@@ -48,7 +48,7 @@ Runs run_both_ways(const Topology& t, const Router& router, const ProgramSet& pr
   return runs;
 }
 
-// I-events: events of one instant run in the order they were pushed. Rank 0's two computes end
+// E1: events of one instant run in the order they were pushed. Rank 0's two computes end
 // at 1 us, pushed in program order; each releases one send to rank 1 (1,000 B, then 3,000 B),
 // which rank 1 receives in that order on one connection. At 1 GB/s the first message streams
 // from 1 to 2 us and arrives at 4 us; the second streams after it, from 2 to 5 us, and arrives
@@ -67,7 +67,7 @@ TEST(FlowInvariants, EventsOfOneInstantRunInTheOrderTheyWerePushed) {
   EXPECT_EQ(r.ops[1][1].end, Time::us(7));
 }
 
-// I-zero: a zero-length Compute whose dependencies are done finishes as it is loaded, at the
+// E3: a zero-length Compute whose dependencies are done finishes as it is loaded, at the
 // load's instant and without an event; one that waits for an op finishes when that op does.
 // Rank 0: two zero computes, a 1 MB send to rank 1, a zero compute after the send and a second
 // 1 MB send after it; rank 1 receives both. At 50 GB/s over 2 us: the first send streams 0-20 us
@@ -141,7 +141,7 @@ class LateSecondClass final : public MaterializedProgramSet {
   Rank symmetry_period() const override { return 2; }
 };
 
-// I-orbit-join: orbits joined while flows are live. Class 0's transfer (0 -> 2, and its member
+// C3, known defect: orbits joined while flows are live. Class 0's transfer (0 -> 2, and its member
 // 2 -> 0) starts at 0: its two shares cross leaf-spine links whose orbits, {A->S0, B->S0} and
 // {A->S1, B->S1}, are two solver constraints. Class 1's transfer (1 -> 3 and 3 -> 1) starts at
 // 5 us; its member's shares take the other spines, which joins the two orbits into one whose
@@ -186,7 +186,7 @@ class SendTwoOn final : public MaterializedProgramSet {
   Rank symmetry_period() const override { return 1; }
 };
 
-// I-coefficient: a class flow's coefficient on an orbit is the member count on ONE link of it.
+// C3, known defect: a class flow's coefficient on an orbit is the member count on ONE link of it.
 // Rank r's path r -> r+1 -> r+2 crosses two clockwise links, and every clockwise link carries two
 // of the four flows: 25 GB/s each, 2 us + 1 MB / 25 GB/s = 42 us. The aggregated run sums the
 // two links' crossings (coefficient 4 on the orbit) and finishes at 82 us: a known defect,

@@ -1,4 +1,4 @@
-// The newcomer's offer of the local max-min solve (docs/flow-engine.md, "Offers"): the room left
+// The newcomer's offer of the local max-min solve (docs/flow-engine.md, S3): the room left
 // on its TIGHTEST constraint. Hand-derived like maxmin_test.cpp.
 #include <gtest/gtest.h>
 
