@@ -1,5 +1,5 @@
 #pragma once
-// Connections of a flow-engine run (internal; docs/flow-engine.md "Execution of programs").
+// Connections of a flow-engine run (internal; docs/flow-engine.md "Executing programs").
 //
 // A connection is (sending class, receiver as the sender's representative sees it, channel).
 // Sends and recvs posted on it match in FIFO order, as program.hpp defines; a matched pair

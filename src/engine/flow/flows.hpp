@@ -1,6 +1,6 @@
 #pragma once
 // Flows of a flow-engine run and their max-min fair rates (internal; docs/flow-engine.md "Timing
-// of a transfer", "Max-min fair sharing").
+// of one transfer", "Max-min fair sharing").
 //
 // A flow is one path share of a transfer in its bandwidth phase: one solver variable over the
 // share's constraints (link orbits, with as coefficient the class members crossing each link),

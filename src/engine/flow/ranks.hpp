@@ -1,5 +1,5 @@
 #pragma once
-// The simulated ranks running their programs (internal; docs/flow-engine.md "Execution of
+// The simulated ranks running their programs (internal; docs/flow-engine.md "Executing
 // programs"). With classes, simulated rank c is class c's representative (class_map.hpp).
 //
 // Each rank has a cursor and an issue window: ops [base, loaded) sit in a ring buffer of

@@ -1,5 +1,6 @@
 #pragma once
-// Transfers in flight in a flow-engine run (internal; docs/flow-engine.md "Timing of a transfer").
+// Transfers in flight in a flow-engine run (internal; docs/flow-engine.md "Timing of one
+// transfer").
 //
 // A transfer is a matched send/recv (or one member's leg of an in-network reduction: up to the
 // root switch or down from it) over a class route. It starts after the per-message overhead

@@ -20,7 +20,7 @@ struct FlowEngineConfig {
   // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). 0 (auto):
   // the longest program clamped to [32, 16 Ki] when the programs need it whole
   // (Lookahead::Program), else max(16, 65536 / simulated ranks); an explicit value is capped at
-  // max(16, 16M / simulated ranks) op slots to bound memory (about 2.4 GB).
+  // max(16, 16M / simulated ranks) op slots of 64 bytes to bound memory (1 GiB).
   std::uint32_t issue_window = 0;
   // How many of the busiest links RunResult::link_series keeps (with record_link_series).
   std::uint32_t series_links = 16;
