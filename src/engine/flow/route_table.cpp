@@ -164,7 +164,11 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
         const DirLinkId a = orbits_.find(rep[s].hops[h]),
                         b = orbits_.find((*members[j])[s].hops[h]);
         if (a == b) continue;
-        const bool uneven = uneven_[a] || uneven_[b] || load_signature_[a] != load_signature_[b];
+        // Two orbits that routes already load: each route's coefficient counted the crossings
+        // of its own orbit's links, not the joined one's, so the joined orbit is watched link by
+        // link (uneven) rather than trusted as one constraint.
+        const bool uneven = uneven_[a] || uneven_[b] || load_signature_[a] != load_signature_[b] ||
+                            (constraint_[a] && constraint_[b]);
         if (constraint_[a] && constraint_[b]) retarget(b, a);
         if (constraint_[b]) {
           orbits_.join(b, a);
@@ -205,7 +209,9 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
         for (auto& use : share.uses)
           if (use.cons == root) same = &use;
         if (same != nullptr) {
-          same->coefficient += c;  // two links of one orbit on the path
+          // Two links of one orbit on the path: by symmetry each carries the same member
+          // crossings, which already count the paths that cross it as their other hop.
+          same->coefficient = std::max(same->coefficient, static_cast<double>(c));
         } else {
           share.uses.push_back({root, static_cast<double>(c)});
         }

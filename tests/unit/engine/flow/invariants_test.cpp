@@ -1,6 +1,7 @@
 // Invariants of docs/flow-engine.md that no other test pins down: the order of the events of one
-// instant and zero-time ops done as they are loaded; and two ways the coefficients of class flows
-// on link orbits are known to miscount (disabled until fixed). Times derived by hand.
+// instant and zero-time ops done as they are loaded; and the coefficients of class flows on link
+// orbits in the two cases that once miscounted (a path over two links of one orbit, orbits joined
+// during the run). Times derived by hand.
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -141,7 +142,7 @@ class LateSecondClass final : public MaterializedProgramSet {
   Rank symmetry_period() const override { return 2; }
 };
 
-// C3, known defect: orbits joined while flows are live. Class 0's transfer (0 -> 2, and its member
+// C3: orbits joined while flows are live. Class 0's transfer (0 -> 2, and its member
 // 2 -> 0) starts at 0: its two shares cross leaf-spine links whose orbits, {A->S0, B->S0} and
 // {A->S1, B->S1}, are two solver constraints. Class 1's transfer (1 -> 3 and 3 -> 1) starts at
 // 5 us; its member's shares take the other spines, which joins the two orbits into one whose
@@ -149,11 +150,10 @@ class LateSecondClass final : public MaterializedProgramSet {
 // shares run at 50 GB/s (the spine links bind), 0.25 MB of each 0.5 MB share left; then every
 // spine link carries two shares at 25 GB/s: class 0 streams until 15 us and arrives at 19 us;
 // class 1 has 0.25 MB per share left at 15 us, alone at 50 GB/s until 20 us, and arrives at
-// 24 us. The individual run gives exactly that. The aggregated run keeps each share's
-// coefficient (1: members on one link of the old orbit) on the joined constraint, which then
-// counts four shares per link instead of two, and finishes at 29 and 39 us: a known defect,
-// reported with issue 18 and kept out of this restructuring; enable when it is fixed.
-TEST(FlowInvariants, DISABLED_OrbitsJoinedEvenlyDuringTheRunCountOneLinksShares) {
+// 24 us. The individual run gives exactly that. Trusting the join as one constraint kept each
+// share's coefficient (1: members on one link of the old orbit), counted four shares per link
+// instead of two and finished at 29 and 39 us; the joined orbit is now uneven (watched).
+TEST(FlowInvariants, OrbitsJoinedEvenlyDuringTheRunCountOneLinksShares) {
   const Topology t = two_leaves_slow_spines();
   const TwoShareRouter router;
   // Whether the classes hold is the fix's choice; the times are not.
@@ -186,12 +186,11 @@ class SendTwoOn final : public MaterializedProgramSet {
   Rank symmetry_period() const override { return 1; }
 };
 
-// C3, known defect: a class flow's coefficient on an orbit is the member count on ONE link of it.
+// C3: a class flow's coefficient on an orbit is the member count on ONE link of it.
 // Rank r's path r -> r+1 -> r+2 crosses two clockwise links, and every clockwise link carries two
-// of the four flows: 25 GB/s each, 2 us + 1 MB / 25 GB/s = 42 us. The aggregated run sums the
-// two links' crossings (coefficient 4 on the orbit) and finishes at 82 us: a known defect,
-// reported with issue 18 and kept out of this restructuring; enable when it is fixed.
-TEST(FlowInvariants, DISABLED_APathOverTwoLinksOfOneOrbitCountsOneLinksCrossings) {
+// of the four flows: 25 GB/s each, 2 us + 1 MB / 25 GB/s = 42 us. Summing the two links'
+// crossings (coefficient 4 on the orbit) would finish at 82 us.
+TEST(FlowInvariants, APathOverTwoLinksOfOneOrbitCountsOneLinksCrossings) {
   TopologyBuilder b("ring_of_four");
   for (std::uint32_t i = 0; i < 4; ++i) b.add_device(flow_test::gpu(i));
   for (std::uint32_t i = 0; i < 4; ++i) b.add_link(Link{i, (i + 1) % 4, Bandwidth::gBps(50), kLat});
