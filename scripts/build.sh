@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of lockstep. Usage: scripts/build.sh release|asan [targets...]
+# Environment: CXX names the compiler (default: CMake's choice, g++ on Debian; an existing build
+# directory is reconfigured when it changes); LOCKSTEP_WERROR=ON makes warnings errors (CI sets
+# it; the build directory keeps the last value given).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-release}
@@ -11,6 +14,11 @@ case "$flavour" in
   asan) args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BENCH=OFF) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
 esac
+if [[ -n ${CXX:-} ]]; then
+  cxx=$(command -v "$CXX") || { echo "build.sh: compiler '$CXX' not found" >&2; exit 2; }
+  args+=(-DCMAKE_CXX_COMPILER="$cxx")
+fi
+if [[ -n ${LOCKSTEP_WERROR:-} ]]; then args+=(-DLOCKSTEP_WERROR="$LOCKSTEP_WERROR"); fi
 # ccache, where installed, lets several checkouts of the tree (git worktrees beside each other)
 # share compiled objects; CI does not install it.
 if command -v ccache >/dev/null 2>&1; then
