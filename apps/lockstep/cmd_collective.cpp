@@ -8,71 +8,46 @@
 #include <string>
 #include <vector>
 
+#include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/scenario.hpp"
-#include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/presets.hpp"
 
 namespace lockstep::cli {
 namespace {
 
 struct Flags {
-  std::string system, fabric, scenario;
-  std::string nodes, gpus_per_node, nics_per_node, nic_speed;
-  bool sharp = false;
+  ClusterFlags cluster;
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine;
   std::string format = "table";
 };
 
 // CLI flags become an ArgNode so that they go through the same validation as scenario files.
-void put(ArgNode& map, const std::string& key, const std::string& value, const char* flag) {
-  if (!value.empty()) map.set(key, ArgNode::scalar(value, flag));
-}
-
 ArgNode sweep_args(const Flags& f) {
   ArgNode m = ArgNode::map("flags");
-  put(m, "op", f.op, "--op");
-  put(m, "algo", f.algo, "--algo");
-  put(m, "proto", f.proto, "--proto");
-  put(m, "min_bytes", f.min_bytes, "--min-bytes");
-  put(m, "max_bytes", f.max_bytes, "--max-bytes");
-  put(m, "step_factor", f.step_factor, "--step-factor");
-  put(m, "type", f.type, "--type");
-  put(m, "channels", f.channels, "--channels");
-  put(m, "engine", f.engine, "--engine");
-  if (f.sharp) put(m, "sharp", "true", "--sharp");
+  auto put = [&](const char* key, const std::string& value, const char* flag) {
+    if (!value.empty()) m.set(key, ArgNode::scalar(value, flag));
+  };
+  put("op", f.op, "--op");
+  put("algo", f.algo, "--algo");
+  put("proto", f.proto, "--proto");
+  put("min_bytes", f.min_bytes, "--min-bytes");
+  put("max_bytes", f.max_bytes, "--max-bytes");
+  put("step_factor", f.step_factor, "--step-factor");
+  put("type", f.type, "--type");
+  put("channels", f.channels, "--channels");
+  put("engine", f.engine, "--engine");
+  if (f.cluster.sharp) put("sharp", "true", "--sharp");
   return m;
 }
 
-ArgNode preset_args(const Flags& f) {
-  ArgNode m = ArgNode::map("flags");
-  put(m, "system", f.system.empty() ? "hgx-h100" : f.system, "--system");
-  put(m, "fabric", f.fabric, "--fabric");
-  put(m, "nodes", f.nodes, "--nodes");
-  put(m, "gpus_per_node", f.gpus_per_node, "--gpus-per-node");
-  put(m, "nics_per_node", f.nics_per_node, "--nics-per-node");
-  put(m, "nic_speed", f.nic_speed, "--nic-speed");
-  if (f.sharp) put(m, "sharp", "true", "--sharp");
-  return m;
-}
-
-std::optional<Topology> build_graph(const ArgNode& cluster) {
-  BuildResult built = build_topology(cluster);
-  if (!built.graph) cluster.fail("the cluster is too large to build as a graph for this engine");
-  return std::move(built.graph);
-}
-
-void run(const Flags& f) {
+// The scenario's `collectives:` unless the flags name a sweep themselves; --engine overrides the
+// scenario's `engine:`.
+std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scenario>& scenario) {
   std::vector<CollectiveSweep> sweeps;
-  std::optional<Scenario> scenario;
-  if (!f.scenario.empty()) {
-    if (!f.system.empty() || !f.fabric.empty() || !f.nodes.empty())
-      throw InputError("scenario", "give either --scenario or --system/--fabric/--nodes");
-    scenario = load_scenario(f.scenario);
-  }
   const bool flags_name_sweep =
       !f.op.empty() || !f.algo.empty() || !f.min_bytes.empty() || !f.max_bytes.empty();
   if (scenario && scenario->collectives && !flags_name_sweep) {
@@ -88,28 +63,24 @@ void run(const Flags& f) {
   }
   if (scenario)
     for (auto& s : sweeps) s.packet = scenario->packet;
-  bool need_graph = false;
-  for (const auto& s : sweeps) need_graph = need_graph || s.engine != "analytical";
+  return sweeps;
+}
 
-  NcclCluster cluster;
+void run(const Flags& f) {
+  const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
+  const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
+  const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
+  bool need_graph = !source.preset();  // NCCL sees a preset through its figures, others by graph
+  for (const auto& s : sweeps) need_graph = need_graph || s.engine != "analytical";
   std::optional<Topology> graph;
-  std::string title;
-  const ArgNode* cluster_args = scenario ? &scenario->cluster : nullptr;
-  const ArgNode* builder = cluster_args ? cluster_args->find("builder") : nullptr;
-  const bool preset = !scenario || (cluster_args->has("system") &&
-                                    (builder == nullptr || builder->text() == "preset"));
-  if (preset) {
-    const ArgNode args = scenario ? scenario->cluster : preset_args(f);
-    const PresetCluster p = resolve_preset(preset_request(args));
-    args.check_all_used();
-    cluster = nccl_cluster(p);
-    if (need_graph) graph = build_graph(rail_optimized_args(p, args.path()));
-    title = fmt::format("{} x {} ({} GPUs), {}", p.nodes, p.system.name, p.ranks(), p.fabric.name);
-  } else {
-    graph = build_graph(*cluster_args);
-    cluster = nccl_cluster(*graph);
-    title = fmt::format("{} ({} GPUs)", scenario->name, graph->gpus().size());
+  if (need_graph) {
+    graph = source.build().graph;
+    if (!graph)
+      source.build_args().fail("the cluster is too large to build as a graph for this engine");
   }
+  const NcclCluster cluster =
+      source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
+  const std::string title = source.title(graph ? &*graph : nullptr);
   for (const auto& s : sweeps) {
     const auto rows = run_collective_sweep(s, cluster, graph ? &*graph : nullptr);
     if (f.format == "table")
@@ -122,16 +93,9 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "collective", "Predict nccl-tests output (time, algbw, busbw per size) for a cluster");
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--system", f->system,
-                  "dgx-a100 | hgx-h100 | hgx-h200 | hgx-b200 | gb200-nvl72 | mi300x");
-  cmd->add_option("--fabric", f->fabric,
-                  "ib-hdr | ib-ndr | ib-xdr | roce-200g | roce-400g | roce-800g | efa | tcp");
-  cmd->add_option("--nodes", f->nodes, "nodes (servers; GB200: 4-GPU trays), default 1");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "use fewer GPUs per node than shipped");
-  cmd->add_option("--nics-per-node", f->nics_per_node, "NICs per node in use");
-  cmd->add_option("--nic-speed", f->nic_speed, "NIC speed, e.g. 400Gbps");
-  cmd->add_flag("--sharp", f->sharp, "in-network reduction (InfiniBand SHARP)");
-  cmd->add_option("--scenario", f->scenario, "a scenario file (cluster, collectives, engine)");
+  add_cluster_options(*cmd, f->cluster);
+  cmd->add_option("--scenario", f->cluster.scenario,
+                  "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
                   "sendrecv");

@@ -11,7 +11,8 @@
 #include "command.hpp"
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/functional/functional.hpp"
+#include "lockstep/engine/functional/executor.hpp"
+#include "lockstep/engine/functional/verify.hpp"
 
 namespace lockstep::cli {
 namespace {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "command.hpp"
+#include "lockstep/config/args_file.hpp"
 #include "lockstep/report/csv.hpp"
 #include "lockstep/report/html.hpp"
 #include "lockstep/report/json.hpp"
@@ -18,7 +19,6 @@
 #include "lockstep/report/run.hpp"
 #include "lockstep/report/summary.hpp"
 #include "lockstep/scenario/scenario.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep::cli {
 namespace {

@@ -8,8 +8,10 @@
 
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include "command.hpp"
+#include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/scenario/topo_output.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -68,7 +70,7 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
   }
   BuildOptions options;
   options.want_graph = !o.emit.empty();
-  const BuildResult result = build_topology(cluster, options);
+  const BuildResult result = ClusterSource(std::move(cluster)).build(options);
   if (!o.emit.empty()) {
     if (!result.graph) {
       throw InputError("--emit", "this design is too large to build as a graph; nothing to emit");

@@ -6,14 +6,13 @@
 #include <memory>
 #include <optional>
 
+#include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/engine/registry.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/engines.hpp"
 #include "lockstep/scenario/scenario.hpp"
-#include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/presets.hpp"
 #include "lockstep/workload/train_report.hpp"
 #include "lockstep/workload/training.hpp"
 
@@ -21,9 +20,7 @@ namespace lockstep::cli {
 namespace {
 
 struct TrainFlags {
-  std::string scenario;
-  std::string system, fabric, nodes, gpus_per_node, nics_per_node, nic_speed;
-  bool sharp = false;
+  ClusterFlags cluster;
   // Job keys, by their scenario names (flag spelling: --global-batch for global_batch).
   std::vector<std::pair<std::string, std::string>> job;
   std::vector<std::string> jitter, faults;
@@ -80,66 +77,26 @@ ArgNode job_args(const TrainFlags& f, std::optional<ArgNode> base) {
   return job;
 }
 
-ArgNode preset_args(const TrainFlags& f) {
-  ArgNode m = ArgNode::map("flags");
-  auto put = [&](const char* key, const std::string& value, const char* flag) {
-    if (!value.empty()) m.set(key, ArgNode::scalar(value, flag));
-  };
-  put("system", f.system.empty() ? "hgx-h100" : f.system, "--system");
-  put("fabric", f.fabric, "--fabric");
-  put("nodes", f.nodes, "--nodes");
-  put("gpus_per_node", f.gpus_per_node, "--gpus-per-node");
-  put("nics_per_node", f.nics_per_node, "--nics-per-node");
-  put("nic_speed", f.nic_speed, "--nic-speed");
-  if (f.sharp) put("sharp", "true", "--sharp");
-  return m;
-}
-
-Topology build_cluster(const ArgNode& cluster, bool preset) {
-  BuildResult built;
-  if (preset) {
-    const PresetCluster p = resolve_preset(preset_request(cluster));
-    cluster.check_all_used();
-    built = build_topology(rail_optimized_args(p, cluster.path()));
-  } else {
-    built = build_topology(cluster);
-  }
-  if (!built.graph) cluster.fail("the cluster is too large to build as a graph");
-  return std::move(*built.graph);
-}
-
 void run(const TrainFlags& f) {
-  std::optional<Scenario> scenario;
+  const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "a scenario file");
   std::optional<ArgNode> base;
-  if (!f.scenario.empty()) {
-    if (!f.system.empty() || !f.fabric.empty() || !f.nodes.empty()) {
-      throw InputError("scenario", "give either a scenario file or --system/--fabric/--nodes");
+  if (scenario) {
+    if (!scenario->job) {
+      throw InputError("job", "the scenario has no job: section", {f.cluster.scenario});
     }
-    scenario = load_scenario(f.scenario);
-    if (!scenario->job) throw InputError("job", "the scenario has no job: section", {f.scenario});
     base = *scenario->job;
     if (scenario->seed_given && !base->has("seed")) {
       base->set("seed", ArgNode::scalar(std::to_string(scenario->seed), "seed"));
     }
   }
   const TrainConfig config = parse_train_config(job_args(f, base));
-  Topology topo;
-  if (scenario) {
-    const ArgNode* builder = scenario->cluster.find("builder");
-    const bool preset =
-        scenario->cluster.has("system") && (builder == nullptr || builder->text() == "preset");
-    topo = build_cluster(scenario->cluster, preset);
-  } else {
-    topo = build_cluster(preset_args(f), true);
-  }
+  const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
+  std::optional<Topology> topo = source.build().graph;
+  if (!topo) source.args().fail("the cluster is too large to build as a graph");
   SimulateOptions options;
   options.record_timeline = !config.trace_path.empty();
-  if (scenario && scenario->packet) {  // the scenario's packet-engine settings
-    options.engines = [section = *scenario->packet](std::string_view name) {
-      return name == "packet" ? make_packet_engine(section) : make_engine(name);
-    };
-  }
-  const TrainResult result = simulate_training(topo, config, options);
+  if (scenario) options.engines = scenario_engines(scenario->packet);
+  const TrainResult result = simulate_training(*topo, config, options);
   if (f.format == "json") {
     fmt::print("{}\n", training_result_json(result, config));
   } else {
@@ -155,14 +112,9 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "train", "Simulate a training iteration: time breakdown, MFU, cost, jitter and stragglers");
   auto f = std::make_shared<TrainFlags>();
-  cmd->add_option("scenario", f->scenario, "a scenario file with cluster: and job: sections");
-  cmd->add_option("--system", f->system, "dgx-a100 | hgx-h100 | hgx-h200 | hgx-b200 | ...");
-  cmd->add_option("--fabric", f->fabric, "ib-hdr | ib-ndr | ib-xdr | roce-400g | efa | ...");
-  cmd->add_option("--nodes", f->nodes, "nodes (servers), default 1");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "use fewer GPUs per node than shipped");
-  cmd->add_option("--nics-per-node", f->nics_per_node, "NICs per node in use");
-  cmd->add_option("--nic-speed", f->nic_speed, "NIC speed, e.g. 400Gbps");
-  cmd->add_flag("--sharp", f->sharp, "in-network reduction (InfiniBand SHARP)");
+  cmd->add_option("scenario", f->cluster.scenario,
+                  "a scenario file with cluster: and job: sections");
+  add_cluster_options(*cmd, f->cluster);
   f->job.reserve(kJobFlags.size());
   for (const auto& [key, help] : kJobFlags) {
     cmd->add_option_function<std::string>(

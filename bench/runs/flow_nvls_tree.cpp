@@ -21,7 +21,7 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 

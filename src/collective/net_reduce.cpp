@@ -68,7 +68,7 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
       for (std::uint16_t c = 0; c < s.channels; ++c) {
         const Span x = Span{0, s.elements()}.part(s.channels, c).part(k_, k);
         // src and dst differ for NVLS's reduce-scatter and multicast all-gather (windowed
-        // NetReduce, engine/functional/functional.hpp).
+        // NetReduce, engine/functional/executor.hpp).
         const auto nr = [&](std::uint32_t group, Span src, Span dst, OpIndex dep) {
           Op op = make_net_reduce(group, b.range(Buffer::Input, src), b.range(Buffer::Input, dst));
           op.channel = c;

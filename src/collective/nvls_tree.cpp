@@ -12,7 +12,7 @@
 //      up and X down per GPU.
 // So a GPU's NVLink moves S (1 + 1/g) each way and a node's NICs 2 S each way (S with two nodes),
 // the volumes NCCL's model prices (tuner.cpp nvls_tree_cost). Phases 1 and 3 use the functional
-// executor's windowed NetReduce semantics (functional.hpp): offsets are positions.
+// executor's windowed NetReduce semantics (engine/functional/executor.hpp): offsets are positions.
 //
 // The trees over the nodes are the same as the tree algorithm's (in_order_tree.hpp).
 //

@@ -6,6 +6,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/variants.hpp"
+#include "lockstep/scenario/cluster_source.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {
@@ -77,8 +78,9 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
     variant.name = spec.name;
     variant.substitutions = spec.shown;
     progress.begin(variant.name + ": topology");
-    const BuildResult built = for_variant(
-        spec.name, several, [&] { return build_topology(apply_variant(input.cluster, spec)); });
+    const BuildResult built = for_variant(spec.name, several, [&] {
+      return ClusterSource(apply_variant(input.cluster, spec)).build();
+    });
     variant.inventory = built.inventory;
     progress.advance();
     if (input.collectives) {

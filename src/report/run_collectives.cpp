@@ -1,7 +1,7 @@
 // The collectives section of `lockstep run`: each sweep the scenario names, run on the variant's
 // cluster by the engine layer (run_collective_sweep, nccl-tests semantics), as report rows.
 #include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {

@@ -6,9 +6,8 @@
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/engine/registry.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/engines.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "run_sections.hpp"
@@ -119,11 +118,7 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   SimulateOptions simulate;
   simulate.record_timeline = true;  // also what fills the busiest links' tracks
   simulate.busiest_links = options.busiest_links;
-  if (input.packet) {  // the scenario's `packet:` section configures the packet engine
-    simulate.engines = [section = *input.packet](std::string_view name) {
-      return name == "packet" ? make_packet_engine(section) : make_engine(name);
-    };
-  }
+  simulate.engines = scenario_engines(input.packet);
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
   variant.training = to_training(result, config);
   variant.heatmap = to_heatmap(result, options);

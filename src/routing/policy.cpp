@@ -1,9 +1,10 @@
+#include "lockstep/routing/policy.hpp"
+
 #include <fmt/format.h>
 
 #include <string>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/routing/router.hpp"
 
 namespace lockstep {
 

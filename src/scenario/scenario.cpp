@@ -7,22 +7,11 @@
 #include <filesystem>
 #include <limits>
 
-#include "lockstep/topology/yaml_args.hpp"
+#include "lockstep/config/args_file.hpp"
+#include "lockstep/config/yaml_reader.hpp"
 
 namespace lockstep {
 namespace {
-
-std::string kind_name(ArgNode::Kind kind) {
-  switch (kind) {
-    case ArgNode::Kind::Scalar:
-      return "a value";
-    case ArgNode::Kind::Map:
-      return "a map";
-    case ArgNode::Kind::List:
-      return "a list";
-  }
-  return "?";
-}
 
 // A section that must be a map (`cluster:`, `job:` ...); an empty value is called out as such
 // because "expected a map, got a value" reads oddly for `cluster:` with nothing after it.

@@ -1,10 +1,10 @@
 // Diameter (scale-out hops) and worst fixed latency of a built graph, measured from one GPU.
+#include "lockstep/topology/inventory_paths.hpp"
+
 #include <deque>
 #include <functional>
 #include <queue>
 #include <vector>
-
-#include "lockstep/topology/inventory_count.hpp"
 
 namespace lockstep {
 namespace {

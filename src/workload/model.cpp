@@ -5,8 +5,8 @@
 #include <functional>
 #include <map>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/args.hpp"
 
 namespace lockstep {
 namespace {

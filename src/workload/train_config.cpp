@@ -4,8 +4,8 @@
 
 #include <charconv>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/args.hpp"
 
 namespace lockstep {
 namespace {

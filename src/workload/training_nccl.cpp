@@ -1,12 +1,12 @@
 // Training collectives as NCCL runs them: the group's NCCL cluster, the tuner's choice of
 // algorithm, protocol and channels, and the engine-run costs `lockstep collective` applies
-// (engine/collective_sweep.hpp), so that both commands agree for the same group and size.
+// (engine/registry/collective_sweep.hpp), so that both commands agree for the same group and size.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
 
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep::train_detail {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep::train_detail {

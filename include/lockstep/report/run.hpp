@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/results.hpp"
-#include "lockstep/topology/args.hpp"
 
 namespace lockstep::report {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 namespace lockstep::report {
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string_view>
 #include <vector>
 
+#include "lockstep/routing/policy.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {
@@ -32,13 +32,6 @@ class LinkLoadView {
   virtual ~LinkLoadView() = default;
   virtual double load(DirLinkId link) const = 0;
 };
-
-enum class RoutingPolicy : std::uint8_t { Ecmp, Adaptive, Spray, DimensionOrder, RailAligned };
-
-/// "ecmp", "adaptive", "spray", "dimension_order", "rail_aligned".
-const char* to_string(RoutingPolicy policy);
-/// Parses the names above; throws InputError naming `field` otherwise.
-RoutingPolicy parse_routing_policy(std::string_view text, std::string_view field = "routing");
 
 class Router {
  public:

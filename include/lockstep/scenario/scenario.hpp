@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 namespace lockstep {
 

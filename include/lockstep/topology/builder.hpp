@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/topology/graph.hpp"
 #include "lockstep/topology/inventory.hpp"
 
@@ -36,8 +36,8 @@ struct BuilderInfo {
 };
 
 /// Registers a builder (called by each builder's translation unit at start-up via a registrar
-/// function listed in src/topology/builders/registrars.hpp and called from
-/// builder_registry.cpp, so static libraries do not drop it).
+/// function listed in src/topology/builders/registrars.hpp and called from builder.cpp, so
+/// static libraries do not drop it).
 void register_builder(BuilderInfo info);
 const BuilderInfo* find_builder(const std::string& name);
 std::vector<const BuilderInfo*> all_builders();

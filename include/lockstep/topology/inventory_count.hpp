@@ -3,7 +3,7 @@
 // materialise, by telling a BomTally how many of each part the design has. Both paths go through
 // BomTally, so a counted and an analytical inventory of the same design agree line for line.
 // Figures that depend on the design's structure (bisection, oversubscription) are set by the
-// builder; measure_paths() gives diameter and latency of a built graph.
+// builder; measure_paths() (inventory_paths.hpp) gives diameter and latency of a built graph.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -50,17 +50,5 @@ class BomTally {
 /// ports used and free, cables and transceivers by kind, power, cost, radix problems) and marks
 /// it graph_built. Leaves bisection, oversubscription and injection bandwidth to the builder.
 void count_inventory(const Topology& topo, Inventory& inv);
-
-struct PathExtent {
-  std::uint32_t switch_hops = 0;  // scale-out hops (see docs/topology.md) to the farthest GPU
-  Time latency;                   // lowest fixed one-way latency to the farthest GPU
-};
-
-/// From GPU `source` (default: rank 0) to every other GPU: the largest number of scale-out hops on
-/// a fewest-hop path (hops are links between forwarding elements: switches, gateways, and GPUs
-/// wired directly to each other; NVLink and PCIe attachments are not hops), and the largest
-/// lowest-latency one-way fixed latency. In the symmetric builders every GPU sees the same
-/// extent, so one source gives the diameter. O(V + E log V).
-PathExtent measure_paths(const Topology& topo, DeviceId source = kNone);
 
 }  // namespace lockstep

@@ -1,7 +1,9 @@
-// The functional executor (see functional.hpp for the semantics). All ranks' ops are flattened
+// The functional executor (see executor.hpp for the semantics). All ranks' ops are flattened
 // into one array with a CSR list of dependents; a ready queue drives execution, messages wait in
 // per-(src, dst, channel) slots indexed by their FIFO sequence number, and NetReduce instances
 // collect members until the group is complete.
+#include "lockstep/engine/functional/executor.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <unordered_map>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/functional/functional.hpp"
 #include "net_reduce.hpp"
 #include "reduce.hpp"
 

@@ -1,5 +1,7 @@
 // verify_collective: deterministic inputs, one functional run, and a direct reference computation
 // of what each rank's output must hold (see collective.hpp for the buffer layouts).
+#include "lockstep/engine/functional/verify.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <cstring>
 
 #include "lockstep/core/rng.hpp"
-#include "lockstep/engine/functional/functional.hpp"
 #include "reduce.hpp"
 
 namespace lockstep {

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "lockstep/engine/packet/simulator.hpp"
+#include "simulator.hpp"
 
 namespace lockstep {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/simulator.hpp"
+#include "simulator.hpp"
 
 namespace lockstep {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lockstep/engine/packet/simulator.hpp"
+#include "simulator.hpp"
 
 namespace lockstep::packet {
 

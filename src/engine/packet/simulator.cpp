@@ -1,7 +1,7 @@
 // The packet engine's core: links (serialisation + propagation), switch buffers and output
 // queues, and link-level flow control (credits, PFC, drop-tail). Transport and programs live in
-// transport.cpp and programs.cpp.
-#include "lockstep/engine/packet/simulator.hpp"
+// transport.cpp and program_runner.cpp.
+#include "simulator.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -10,7 +10,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/slot_pool.hpp"
-#include "lockstep/engine/packet/simulator.hpp"
+#include "simulator.hpp"
 
 namespace lockstep::packet {
 

@@ -1,6 +1,6 @@
 // Collective sweeps: parsing (CLI flags and scenario sections alike), running on the NCCL model
 // or a timing engine, and printing rows the way nccl-tests does.
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/routing/router.hpp"
 
 namespace lockstep {

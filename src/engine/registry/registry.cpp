@@ -1,5 +1,5 @@
 // The engine table: one line per engine.
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -8,6 +8,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/inventory_count.hpp"
+#include "lockstep/topology/inventory_paths.hpp"
 
 namespace lockstep::builders {
 namespace {

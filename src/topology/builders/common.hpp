@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/graph.hpp"

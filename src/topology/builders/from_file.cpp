@@ -13,10 +13,10 @@
 
 #include "graph_figures.hpp"
 #include "length_arg.hpp"
+#include "lockstep/config/args_file.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/inventory_count.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 #include "registrars.hpp"
 
 namespace lockstep::builders {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "lockstep/topology/inventory_count.hpp"
+#include "lockstep/topology/inventory_paths.hpp"
 #include "min_cut.hpp"
 
 namespace lockstep::builders {

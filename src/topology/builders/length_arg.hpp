@@ -1,7 +1,7 @@
 #pragma once
 // Physical lengths in builder arguments ("50km", "3m", "0.5 km"), in metres. A bare number is
 // refused: "distance: 50" could mean metres or kilometres, and the difference is 1000x latency.
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 namespace lockstep::builders {
 

@@ -18,6 +18,7 @@
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/inventory_count.hpp"
+#include "lockstep/topology/inventory_paths.hpp"
 #include "min_cut.hpp"
 #include "registrars.hpp"
 

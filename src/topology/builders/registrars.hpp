@@ -3,7 +3,7 @@
 // so builders do not self-register with static objects: build_topology() (and find_builder(),
 // all_builders()) call register_all_builders() once, which calls each function below.
 // To add a builder: declare its registrar here and add one line to register_all_builders() in
-// src/topology/builder_registry.cpp.
+// src/topology/builder.cpp.
 namespace lockstep::builders {
 
 void register_full_mesh_builder();

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/run.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep::report {
 namespace {

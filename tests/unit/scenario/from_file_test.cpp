@@ -6,23 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "../core/error_of.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
 
 namespace lockstep {
 namespace {
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
 
 BuildResult build_yaml(const std::string& cluster_yaml, const std::string& file = "t.yaml") {
   const Scenario s = parse_scenario("version: 1\ncluster:\n" + cluster_yaml, file);

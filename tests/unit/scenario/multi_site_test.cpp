@@ -4,25 +4,15 @@
 #include <algorithm>
 #include <sstream>
 
+#include "../core/error_of.hpp"
+#include "lockstep/config/json_reader.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/graph_json.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
 
 BuildResult build_yaml(const std::string& cluster_yaml) {
   return build_topology(parse_scenario("version: 1\ncluster:\n" + cluster_yaml, "m.yaml").cluster);

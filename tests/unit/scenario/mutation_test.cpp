@@ -3,10 +3,10 @@
 // in-test cousin of a fuzzer: the same seed damages the files the same way on every run.
 #include <gtest/gtest.h>
 
+#include "lockstep/config/json_reader.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {

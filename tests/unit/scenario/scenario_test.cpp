@@ -5,21 +5,11 @@
 
 #include <string>
 
+#include "../core/error_of.hpp"
 #include "lockstep/topology/builder.hpp"
 
 namespace lockstep {
 namespace {
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
 
 TEST(Scenario, MinimalScenarioLoads) {
   const Scenario s =

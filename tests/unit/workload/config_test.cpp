@@ -1,8 +1,8 @@
 // parse_train_config: the one validation path for CLI flags and scenario `job:` sections.
 #include <gtest/gtest.h>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/args.hpp"
 #include "lockstep/workload/train_config.hpp"
 
 namespace lockstep {

@@ -3,8 +3,8 @@
 // its memory, and the configuration it requires.
 #include <gtest/gtest.h>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/args.hpp"
 #include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"

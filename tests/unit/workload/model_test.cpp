@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/args.hpp"
 #include "lockstep/workload/step_plan.hpp"
 
 namespace lockstep {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/units.hpp"
-#include "lockstep/topology/args.hpp"
 
 namespace lockstep {
 

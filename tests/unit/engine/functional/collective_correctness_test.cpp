@@ -13,7 +13,8 @@
 #include <tuple>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/engine/functional/functional.hpp"
+#include "lockstep/engine/functional/executor.hpp"
+#include "lockstep/engine/functional/verify.hpp"
 
 namespace lockstep {
 namespace {

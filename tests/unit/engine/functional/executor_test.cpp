@@ -1,5 +1,7 @@
 // The functional executor on hand-written programs: data movement, FIFO matching, reductions,
 // and every kind of broken program reported as an InputError naming ranks and ops.
+#include "lockstep/engine/functional/executor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,7 +9,7 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/functional/functional.hpp"
+#include "lockstep/engine/functional/verify.hpp"
 
 namespace lockstep {
 namespace {

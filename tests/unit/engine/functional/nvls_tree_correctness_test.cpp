@@ -7,7 +7,8 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/functional/functional.hpp"
+#include "lockstep/engine/functional/executor.hpp"
+#include "lockstep/engine/functional/verify.hpp"
 
 namespace lockstep {
 namespace {

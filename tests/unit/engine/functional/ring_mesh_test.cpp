@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/engine/functional/functional.hpp"
+#include "lockstep/engine/functional/verify.hpp"
 
 namespace lockstep {
 namespace {

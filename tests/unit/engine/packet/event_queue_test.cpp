@@ -1,6 +1,6 @@
 // The event queue is an exact priority queue on (time, scheduling order): whatever the mix of
 // pushes and pops, events come out in the order a sort of everything pushed would give.
-#include "lockstep/engine/packet/event_queue.hpp"
+#include "../../../../src/engine/packet/event_queue.hpp"
 
 #include <gtest/gtest.h>
 

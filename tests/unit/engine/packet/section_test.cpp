@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
+#include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {

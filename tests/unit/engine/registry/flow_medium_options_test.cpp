@@ -8,7 +8,7 @@
 
 #include "lockstep/collective/program.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/graph.hpp"
 

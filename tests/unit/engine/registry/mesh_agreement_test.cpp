@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 

@@ -7,8 +7,8 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"

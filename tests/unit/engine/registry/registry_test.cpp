@@ -1,6 +1,6 @@
 // Engines by name, collective sweeps, and the agreement of the analytical and flow engines where
 // nothing contends.
-#include "lockstep/engine/registry.hpp"
+#include "lockstep/engine/registry/registry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 

@@ -10,8 +10,8 @@
 
 #include "lockstep/collective/program.hpp"
 #include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/collective_sweep.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
+#include "lockstep/engine/registry/collective_sweep.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"

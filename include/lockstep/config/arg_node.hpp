@@ -1,7 +1,8 @@
 #pragma once
-// Builder arguments as a small tree that remembers where each value came from, so a builder can
-// say "cluster.k: must be even (scenario.yaml:4:6)" whether its arguments came from a YAML file
-// or from CLI flags (--k 8). The scenario layer fills it from YAML; the CLI from flags.
+// The configuration tree: settings as a small tree that remembers where each value came from, so
+// a consumer can say "cluster.k: must be even (scenario.yaml:4:6)" whether its settings came from
+// a YAML file (yaml_reader.hpp), a JSON file (json_reader.hpp) or CLI flags (--k 8).
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +14,10 @@
 #include "lockstep/core/units.hpp"
 
 namespace lockstep {
+
+/// Above this many values the readers refuse a document: YAML aliases can expand a small file
+/// into an exponential tree ("billion laughs").
+inline constexpr std::size_t kMaxDocumentValues = 4'000'000;
 
 class ArgNode {
  public:
@@ -72,5 +77,11 @@ class ArgNode {
   std::vector<ArgNode> items_;
   mutable std::map<std::string, bool> used_;
 };
+
+/// How errors name a node's kind: "a value", "a map", "a list".
+const char* kind_name(ArgNode::Kind kind);
+
+/// True when a reader found an empty document (no content at all, or only comments).
+bool is_empty_document(const ArgNode& root);
 
 }  // namespace lockstep

@@ -15,8 +15,8 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/tuner.hpp"
+#include "lockstep/config/arg_node.hpp"
 #include "lockstep/engine/engine.hpp"
-#include "lockstep/topology/args.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {

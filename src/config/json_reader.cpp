@@ -1,11 +1,11 @@
 // Strict JSON (RFC 8259) -> ArgNode with exact line:column for every value. A small reader of our
 // own, because the JSON libraries at hand do not report positions of values, and going through a
 // YAML parser costs seconds and gigabytes on graphs of 100,000 links.
+#include "lockstep/config/json_reader.hpp"
+
 #include <fmt/format.h>
 
 #include <unordered_set>
-
-#include "lockstep/topology/yaml_args.hpp"
 
 namespace lockstep {
 namespace {

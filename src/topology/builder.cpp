@@ -1,5 +1,7 @@
 // Builder registry: a table of builders by name, filled once from the explicit registrar list
 // (builders/registrars.hpp) so that no builder is lost to static-library dead-stripping.
+#include "lockstep/topology/builder.hpp"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 
 #include "builders/registrars.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/topology/builder.hpp"
 
 namespace lockstep {
 namespace {

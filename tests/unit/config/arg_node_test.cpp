@@ -1,4 +1,4 @@
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 #include <gtest/gtest.h>
 

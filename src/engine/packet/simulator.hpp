@@ -1,18 +1,19 @@
 #pragma once
-// Internals of the packet engine (used by src/engine/packet/*.cpp and its tests; not a public
-// API). One Simulator per run. Everything is indexed: packets in a pool, links and devices by
-// their topology ids, flows in a recycled slot vector; events are plain structs in a radix
-// heap ordered by (time, sequence) (event_queue.hpp). Source routes are spans of directed link ids
-// in one arena; a packet walks its route by index, so forwarding does no lookup.
+// The packet engine's core (src/engine/packet/*.cpp; not a public API). One Simulator per run.
+// Everything is indexed: packets in a pool, links and devices by their topology ids, flows in a
+// recycled slot vector; events are plain structs in a radix heap ordered by (time, sequence)
+// (event_queue.hpp). Source routes are spans of directed link ids in one arena; a packet walks its
+// route by index, so forwarding does no lookup.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "event_queue.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/engine/engine.hpp"
-#include "lockstep/engine/packet/event_queue.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
+#include "program_runner.hpp"
 
 namespace lockstep::packet {
 
@@ -150,15 +151,6 @@ struct Flow {
 
 enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
 
-/// Per transfer bookkeeping for the program layer.
-struct Transfer {
-  Rank src_rank = 0, dst_rank = 0;
-  OpIndex send_op = 0, recv_op = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t start = 0;
-  DeviceId src = kNone, dst = kNone;
-};
-
 /// Credits on their way back to a transmitter, oldest first: a few inline (about as many as
 /// one link latency holds at line rate, so the usual case needs no other memory), the rest
 /// in an overflow vector.
@@ -209,67 +201,6 @@ class CreditReturns {
   std::int64_t at_[kInline] = {};
   std::uint32_t wire_[kInline] = {};
   std::vector<std::pair<std::int64_t, std::uint32_t>> spill_;
-};
-
-class Simulator;
-
-/// Runs per-rank programs: dependencies, FIFO send/recv matching, local ops (programs.cpp).
-class ProgramRunner {
- public:
-  void init(Simulator& sim, const EngineInput& input);
-  void start_ready_ops(std::int64_t now);
-  void op_done(Rank r, OpIndex i, std::int64_t now);
-  void transfer_done(std::uint32_t transfer, std::int64_t now);
-  bool all_done() const { return ranks_done_ == ranks_.size(); }
-  void fill_result(RunResult& out) const;
-  std::string describe_stuck() const;
-  const Transfer& transfer(std::uint32_t id) const { return transfers_[id]; }
-
- private:
-  struct RankState {
-    OpIndex num_ops = 0;
-    OpIndex done = 0;
-    std::vector<std::uint8_t> pending;  // unfinished deps per op; kStarted / kDone after
-    std::vector<std::uint32_t> dep_offset, dependents;  // CSR: ops waiting on each op
-    std::vector<OpIndex> ready;                         // ops whose deps are done, not started
-    std::int64_t finish = 0;
-  };
-  struct Posted {
-    Rank rank;
-    OpIndex op;
-    std::uint64_t bytes;
-    std::int64_t posted;  // -1 until the op starts
-  };
-  struct Channel {  // one (src, dst, channel): sends and recvs by ordinal
-    std::vector<Posted> sends, recvs;
-  };
-  void start_op(Rank r, OpIndex i, std::int64_t now);
-  void post(bool is_send, Rank r, OpIndex i, const Op& op, std::int64_t now);
-  void finish_op(Rank r, OpIndex i, std::int64_t now);
-
-  Simulator* sim_ = nullptr;
-  const ProgramSet* programs_ = nullptr;
-  std::vector<DeviceId> placement_;
-  std::vector<RankState> ranks_;
-  std::vector<Rank> dirty_;  // ranks with ready ops
-  std::size_t ranks_done_ = 0;
-  std::unordered_map<std::uint64_t, Channel> channels_;
-  std::vector<std::vector<std::uint32_t>> ordinals_;  // per rank and op: index in its channel
-  std::vector<Transfer> transfers_;
-  // NetReduce: a rank's k-th NetReduce op on a group joins the group's round k (its ordinal in
-  // ordinals_), so pipelined rounds never mix members of different rounds.
-  struct NetRound {
-    std::int64_t latest = 0;  // when the last member joined
-    std::vector<std::pair<Rank, OpIndex>> waiting;
-  };
-  std::unordered_map<std::uint64_t, NetRound> net_rounds_;  // by (group << 32 | round)
-  std::vector<Rank> scratch_;
-  std::vector<OpIndex> ready_copy_;
-  std::vector<std::vector<OpTiming>> op_times_;
-  bool record_ops_ = false;
-  Time per_message_overhead_;
-  double efficiency_ = 1.0;
-  Bandwidth copy_bw_;
 };
 
 class Simulator {

@@ -1,4 +1,4 @@
-// Shortest-path routing with per-flow ECMP hashing and the other policies of router.hpp. Equal
+// Shortest-path routing with per-flow ECMP hashing and the other policies of policy.hpp. Equal
 // cost means equal hop count. At each device the router lists the equal-cost next hops (ports
 // leading one hop closer to the destination, in port order) and picks one:
 //   ecmp / rail_aligned: hash of (src, dst, label, seed) mixed with the device id, as switches
@@ -9,6 +9,8 @@
 //     dimension, so this corrects dimension x before y before z);
 //   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths).
 // rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
+#include "lockstep/routing/router.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include "distance_field.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
-#include "lockstep/routing/router.hpp"
 
 namespace lockstep {
 namespace {

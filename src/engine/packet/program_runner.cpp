@@ -2,12 +2,14 @@
 // the k-th send from a to b on channel c meets the k-th recv at b from a on c (ordinals fixed in
 // program order, so the order in which ops become ready cannot mismatch them); a transfer starts
 // when both sides are posted and ends, for both ops, when its last byte arrives.
+#include "program_runner.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/packet/simulator.hpp"
+#include "simulator.hpp"
 
 namespace lockstep::packet {
 

@@ -1,5 +1,6 @@
-// Per-rank op counts and byte totals read straight from a program set, and buffer allocation.
-#include "lockstep/engine/functional/functional.hpp"
+// The parts of executor.hpp that read a program set without running it: per-rank op counts and
+// byte totals, and buffer allocation.
+#include "lockstep/engine/functional/executor.hpp"
 
 namespace lockstep {
 

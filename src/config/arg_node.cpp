@@ -1,4 +1,4 @@
-#include "lockstep/topology/args.hpp"
+#include "lockstep/config/arg_node.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -67,9 +67,8 @@ void ArgNode::check_all_used() const {
   }
 }
 
-namespace {
-std::string kind_name(ArgNode::Kind k) {
-  switch (k) {
+const char* kind_name(ArgNode::Kind kind) {
+  switch (kind) {
     case ArgNode::Kind::Scalar:
       return "a value";
     case ArgNode::Kind::Map:
@@ -79,7 +78,6 @@ std::string kind_name(ArgNode::Kind k) {
   }
   return "?";
 }
-}  // namespace
 
 std::int64_t ArgNode::as_int(std::int64_t min, std::int64_t max) const {
   if (kind_ != Kind::Scalar) fail(fmt::format("expected an integer, got {}", kind_name(kind_)));
@@ -175,6 +173,10 @@ Bandwidth ArgNode::get_bandwidth(const std::string& key, Bandwidth fallback) con
 Time ArgNode::get_time(const std::string& key, Time fallback) const {
   const ArgNode* n = find(key);
   return n ? n->as_time() : fallback;
+}
+
+bool is_empty_document(const ArgNode& root) {
+  return root.kind() == ArgNode::Kind::Scalar && root.text().empty();
 }
 
 }  // namespace lockstep
