@@ -26,6 +26,12 @@ if command -v ccache >/dev/null 2>&1; then
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 dir="$root/build/$flavour"
+# Another compiler than the build directory's: configure afresh. (CMake would start a new cache
+# itself but drop the -D settings above with the old one: an asan build without sanitizers.)
+if [[ -n ${cxx:-} && -f $dir/CMakeCache.txt ]] &&
+  ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=$cxx\$" "$dir/CMakeCache.txt"; then
+  rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+fi
 cmake -S "$root" -B "$dir" -G Ninja "${args[@]}" >/dev/null
 if (($# > 0)); then
   cmake --build "$dir" -j "$jobs" --target "$@"
