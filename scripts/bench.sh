@@ -4,7 +4,7 @@
 # the table again with the figures measured now.
 # Usage: scripts/bench.sh [--quick]
 #   --quick   the rows that take seconds, with the size lists cut to their small sizes (about a
-#             minute on 2 cores; the whole table takes about 20 minutes and 3 GB of memory)
+#             minute on 2 cores; the whole table takes about 15 minutes and 3 GB of memory)
 # Timings depend on the machine and on what else runs on it: on a shared machine compare CPU
 # seconds, not wall time. Each command's whole output is kept in build/release/bench-out/.
 # shellcheck disable=SC2016  # the figures below are awk programs, in single quotes

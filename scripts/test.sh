@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): formatting check, then two builds with warnings
-# as errors, one per compiler:
-#   - Release with GCC 12 (the compiler scripts/run.sh builds with on Debian 12, the one the
-#     golden outputs and benchmark figures come from): every test (unit, CLI, report).
-#   - ASan + UBSan with clang 14: the unit tests again under AddressSanitizer and
-#     UndefinedBehaviorSanitizer (clang's UBSan also checks calls through mismatched function
-#     pointer types, and its sanitized build is quicker than GCC's).
-# Exits non-zero if anything fails.
+# as errors (LOCKSTEP_WERROR), one per compiler:
+#   - Release with GCC 12, every test (unit, CLI, report). GCC builds what users run
+#     (scripts/run.sh; Debian 12's c++), the outputs the golden files and the README's figures
+#     come from; and GCC's flow-based warnings (-Wmaybe-uninitialized, -Warray-bounds, ...) are
+#     made for optimised code: its manual says sanitizers raise their false positives and
+#     advises against -Werror with them.
+#   - ASan + UBSan with clang 14, the unit tests again. clang's warnings come from its front end,
+#     so instrumentation does not change them; its UBSan also checks calls through a function
+#     pointer of the wrong type (-fsanitize=function); and its sanitized build took 8.7 CPU
+#     minutes where GCC 12's took 15.6.
+# About 12 minutes on 2 cores from a clean clone without ccache. Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
