@@ -10,10 +10,12 @@
 
 #include "cluster_options.hpp"
 #include "command.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/report/collective_rows.hpp"
+#include "lockstep/report/json.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/scenario.hpp"
 
 namespace lockstep::cli {
@@ -81,12 +83,20 @@ void run(const Flags& f) {
   const NcclCluster cluster =
       source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
   const std::string title = source.title(graph ? &*graph : nullptr);
+  // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
+  std::vector<report::Sweep> done;
   for (const auto& s : sweeps) {
-    const auto rows = run_collective_sweep(s, cluster, graph ? &*graph : nullptr);
+    report::Sweep sweep =
+        report::sweep_record(s, run_collective_sweep(s, cluster, graph ? &*graph : nullptr));
+    if (f.format == "json") {
+      done.push_back(std::move(sweep));
+      continue;
+    }
     if (f.format == "table")
       fmt::print("# lockstep collective: {} on {}, engine {}\n", to_string(s.op), title, s.engine);
-    fmt::print("{}", format_collective_rows(rows, f.format));
+    fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
+  if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
 }
 
 const RegisterCommand kCollective(30, [](CLI::App& root) {

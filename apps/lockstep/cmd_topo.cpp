@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "command.hpp"
+#include "lockstep/report/inventory.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/scenario.hpp"
-#include "lockstep/scenario/topo_output.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
 
@@ -53,7 +53,7 @@ ArgNode args_from_flags(const std::string& builder, const std::vector<std::strin
 }
 
 void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
-  const TopoFormat format = parse_topo_format(o.format);
+  const report::TopoFormat format = report::parse_topo_format(o.format);
   ArgNode cluster;
   if (!o.builder.empty()) {
     cluster = args_from_flags(o.builder, extras);
@@ -80,7 +80,7 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
     write_graph_json(*result.graph, out);
     if (!out) throw InputError("--emit", fmt::format("cannot write '{}'", o.emit));
   }
-  fmt::print("{}", format_inventory(result.inventory, format));
+  fmt::print("{}", report::format_inventory(result.inventory, format));
 }
 
 std::string builders_footer() {

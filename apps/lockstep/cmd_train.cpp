@@ -9,11 +9,12 @@
 #include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/report/json.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/report/training.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/scenario/scenario.hpp"
-#include "lockstep/workload/train_report.hpp"
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::cli {
@@ -98,9 +99,11 @@ void run(const TrainFlags& f) {
   if (scenario) options.engines = scenario_engines(scenario->packet);
   const TrainResult result = simulate_training(*topo, config, options);
   if (f.format == "json") {
-    fmt::print("{}\n", training_result_json(result, config));
+    // The training object of results.json, from the same record.
+    fmt::print(
+        "{}", report::json_text(report::training_to_json(report::training_record(result, config))));
   } else {
-    fmt::print("{}", format_training_text(result, config));
+    fmt::print("{}", report::format_training_text(result, config));
   }
   if (!config.trace_path.empty()) {
     report::write_training_trace(result, config.trace_path);

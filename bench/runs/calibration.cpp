@@ -15,13 +15,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -102,16 +103,16 @@ FabricGuess fabric_of(const std::string& text) {
   return g;
 }
 
-TunerAlgo algo_of(const std::string& text) {
+std::optional<Algorithm> algo_of(const std::string& text) {
   const std::string s = lower(text);
-  if (s.empty() || s == "auto") return TunerAlgo::Auto;
-  if (s == "nvlstree" || s == "nvls_tree") return TunerAlgo::NvlsTree;
+  if (s.empty() || s == "auto") return std::nullopt;
+  if (s == "nvlstree" || s == "nvls_tree") return Algorithm::NvlsTree;
   if (s == "collnetdirect" || s == "collnetchain" || s == "collnet" || s == "sharp")
-    return TunerAlgo::CollNet;
+    return Algorithm::CollNet;
   try {
-    return parse_tuner_algo(s);
+    return nccl::parse_algorithm(s);
   } catch (const InputError&) {
-    return TunerAlgo::Auto;
+    return std::nullopt;
   }
 }
 
@@ -209,9 +210,9 @@ int main(int argc, char** argv) {
       }
       const FabricGuess fab = fabric_of(f[c_ic]);
       req.fabric = fab.fabric;
-      tr.algo = c_algo >= 0 ? algo_of(f[c_algo]) : TunerAlgo::Auto;
+      tr.algo = c_algo >= 0 ? algo_of(f[c_algo]) : std::nullopt;
       // A CollNet row ran with SHARP on; only InfiniBand switches have it.
-      req.sharp = fab.sharp || (tr.algo == TunerAlgo::CollNet && req.fabric.rfind("ib-", 0) == 0);
+      req.sharp = fab.sharp || (tr.algo == Algorithm::CollNet && req.fabric.rfind("ib-", 0) == 0);
       if (fab.nics > 0 && sys.domain_nodes == 1)  // NICs next to the GPUs in use
         req.nics_per_node = std::max<std::uint32_t>(
             1, (fab.nics * req.gpus_per_node + sys.gpus_per_node - 1) / sys.gpus_per_node);
@@ -224,7 +225,7 @@ int main(int argc, char** argv) {
         p = predict(cluster, tr);
       } catch (const InputError& e) {
         if (e.field() != "algo") throw;
-        tr.algo = TunerAlgo::Auto;  // an algorithm NCCL would not run here: take NCCL's choice
+        tr.algo = std::nullopt;  // an algorithm NCCL would not run here: take NCCL's choice
         p = predict(cluster, tr);
       }
       if (engine != "analytical") p = run_on_engine(engine, preset, cluster, tr, p);
@@ -235,7 +236,7 @@ int main(int argc, char** argv) {
       errors.push_back(std::fabs(err));
       std::printf("%-14s %-15s %11llu %-8s %-6s %10.2f %10.2f %9.3f %9.3f %+7.1f\n",
                   f[c_sys].substr(0, 14).c_str(), f[c_coll].c_str(),
-                  static_cast<unsigned long long>(tr.bytes.count()), to_string(p.algo),
+                  static_cast<unsigned long long>(tr.bytes.count()), nccl::algorithm_name(p.algo),
                   nccl::to_string(p.proto), meas_us, p.time.microseconds(), meas_bus, p.busbw_GBps,
                   err);
     } catch (const std::exception& e) {

@@ -21,9 +21,9 @@
 
 #include "../process_usage.hpp"
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -83,8 +83,8 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
     const NcclCluster cluster = nccl_cluster(resolve_preset(request));
     TunerRequest req;
     req.bytes = Bytes::gib(1);
-    req.algo = TunerAlgo::Ring;
-    req.proto = TunerProto::Simple;
+    req.algo = Algorithm::Ring;
+    req.proto = nccl::Proto::Simple;
     const NcclEngineRun how = nccl_engine_run(cluster, predict(cluster, req),
                                               CollectiveOp::AllReduce, req.bytes, spec.type, topo);
     spec = how.spec;

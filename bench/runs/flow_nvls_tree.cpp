@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -52,15 +53,15 @@ void run(std::uint32_t nodes, std::uint64_t mib, const std::string& algo, bool s
   const Topology& topo = *built.graph;
   const NcclCluster cluster = nccl_cluster(preset);
   TunerRequest r;
-  r.algo = parse_tuner_algo(algo);
-  r.proto = TunerProto::Simple;
+  r.algo = nccl::parse_algorithm(algo);
+  r.proto = nccl::Proto::Simple;
   r.bytes = Bytes::mib(mib);
   const Prediction p = predict(cluster, r);
   const NcclEngineRun how =
       nccl_engine_run(cluster, p, CollectiveOp::AllReduce, r.bytes, DataType::Float32, topo);
   const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
-  const double flow_us = run_nccl_engine(how, topo, "flow").microseconds();
+  const double flow_us = run_nccl_engine(how, topo, *make_engine("flow")).microseconds();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%6u %7u %10s %8lu %7u %12.2f %12.2f %+7.1f%% %9.2f %9.2f %8ld\n", nodes,
               cluster.ranks(), algo.c_str(), static_cast<unsigned long>(mib), p.channels,

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <string>
 
+#include "lockstep/report/training.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
-#include "lockstep/workload/train_report.hpp"
 #include "lockstep/workload/training.hpp"
 
 int main(int argc, char** argv) {
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  fmt::print("{}", format_training_text(r, c));
+  fmt::print("{}", report::format_training_text(r, c));
   fmt::print("\nbench_train_405b: {} GPUs, {} links, engine {}\n", topo.gpus().size(),
              topo.num_links(), engine);
   fmt::print("topology build  {:.2f} s\n", std::chrono::duration<double>(t1 - t0).count());

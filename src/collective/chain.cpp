@@ -18,6 +18,9 @@ class ChainProgramSet final : public GeneratedProgramSet {
     k_ = pipeline_depth(s, slice, kDefaultChunk);
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Chunk k of every channel comes before chunk k + 1 of any, and a rank forwards a chunk as
+  // soon as it has received it: a few chunks of look-ahead keep the chain's pipeline full.
+  Lookahead lookahead() const override { return Lookahead::Step; }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {

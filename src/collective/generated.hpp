@@ -76,6 +76,9 @@ class GeneratedProgramSet : public ProgramSet {
   std::string label() const override { return label_; }
   std::span<const Rank> group(std::uint32_t id) const override { return groups_[id]; }
   std::uint32_t num_groups() const override { return static_cast<std::uint32_t>(groups_.size()); }
+  // Generated programs (direct, doubling, PAT, in-network reduction, hierarchical) lay out what
+  // runs at once one part after another unless they say otherwise (the chain does).
+  Lookahead lookahead() const override { return Lookahead::Program; }
 
  protected:
   /// Appends rank r's whole program to `b`. Must be deterministic.

@@ -18,7 +18,7 @@
 // and adding block l from every other local rank), (2) net_reduces block l in the group of
 // rail l (SHARP in the InfiniBand switches), (3) sends block l to every other local rank
 // (all-gather). NVLink carries 2 (g-1)/g S per GPU each way, a node's NICs S: the volumes of
-// NCCL's model (tuner.cpp collnet_cost). Reduce-scatter and all-gather use their own channel
+// NCCL's model (nccl/cost.cpp collnet_cost). Reduce-scatter and all-gather use their own channel
 // (2c and 2c + 1) so their messages never match each other's.
 #include <vector>
 

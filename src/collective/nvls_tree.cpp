@@ -11,7 +11,7 @@
 //      block l and dst X (the switch copies each GPU's block to all g GPUs). NVLink carries X / g
 //      up and X down per GPU.
 // So a GPU's NVLink moves S (1 + 1/g) each way and a node's NICs 2 S each way (S with two nodes),
-// the volumes NCCL's model prices (tuner.cpp nvls_tree_cost). Phases 1 and 3 use the functional
+// the volumes NCCL's model prices (nccl/cost.cpp nvls_tree_cost). Phases 1 and 3 use the functional
 // executor's windowed NetReduce semantics (engine/functional/executor.hpp): offsets are positions.
 //
 // The trees over the nodes are the same as the tree algorithm's (in_order_tree.hpp).
@@ -20,14 +20,16 @@
 // whose shape depends only on the rank's tree position, so op(r, i) patches a cached block
 // template with the ranges of block i / L. Memory is O(cached ranks x L), not O(program).
 //
-// Split channels (CollectiveSpec::split_channels, for timing engines): rank c x n + r runs only
-// channel c's blocks of GPU r's program, with channel c's copies of its peers and NVLS groups.
-// The channels share nothing but links, so the split program times exactly like the whole one,
-// and it has a symmetry the whole one lacks: channel c + 1 is channel c moved by n ranks
-// (symmetry_period), so the flow engine simulates one channel for all of them.
+// Split channels (CollectiveSpec::split_channels, for timing engines: ProgramSet::split_channels
+// offers it): rank c x n + r runs only channel c's blocks of GPU r's program, with channel c's
+// copies of its peers and NVLS groups. The channels share nothing but links, so the split program
+// times exactly like the whole one, and it has a symmetry the whole one lacks: channel c + 1 is
+// channel c moved by n ranks (symmetry_period), so the flow engine simulates one channel for all
+// of them.
 #include <fmt/format.h>
 
 #include <array>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -166,6 +168,19 @@ class NvlsTreeProgramSet final : public ProgramSet {
   // they are, provided every GPU's block of every chunk has the same size.
   Rank local_symmetry() const override { return g_ > 1 && nodes_ > 1 && equal_blocks() ? g_ : 0; }
   bool local_symmetry_moves_channels() const override { return false; }
+  // Every channel's and chunk's block lies after the one before, and a chunk's reduction comes
+  // back 2 x depth steps after it went up.
+  Lookahead lookahead() const override { return Lookahead::Program; }
+  // Every block has kShapeOps ops.
+  OpIndex longest_program() const override {
+    return static_cast<OpIndex>(blocks() / split_ * kShapeOps);
+  }
+  std::unique_ptr<ProgramSet> split_channels() const override {
+    if (split_ > 1 || spec_.channels < 2) return nullptr;
+    CollectiveSpec split = spec_;
+    split.split_channels = true;
+    return std::make_unique<NvlsTreeProgramSet>(split);
+  }
   // Split: channel c + 1 is channel c moved by n ranks, its sends and recvs on channels 2 (c + 1)
   // + t, when every block has the same size.
   Rank symmetry_period() const override { return split_ > 1 && equal_blocks() ? spec_.ranks : 0; }
@@ -231,9 +246,12 @@ class NvlsTreeProgramSet final : public ProgramSet {
     }
     add(lockstep::make_net_reduce(node, {}, {}), Piece::Block, Piece::Chunk,
         {result[0], result[1]});
-    // Every rank's block has the same length, so that a rank's program is as long as any
-    // other's: engines size their issue window from one rank (registry's make_sweep_engine
-    // uses rank 0, a leaf), and a shorter window would hold back an inner node's later chunks.
+    // Every rank's block has the same length, which no block reaches (a double binary tree makes
+    // a node inner in one tree only: 10 ops at most). It dates from when engines sized their
+    // issue window from rank 0's program; engines now read longest_program(). Kept because
+    // full-expansion training steps copy the padding into their programs, where it takes issue
+    // window slots: without it, llama3-8b tp 2 dp 8 on 2 HGX-H100 nodes exposes 161.1 ms of TP
+    // time instead of 197.6 ms (docs/collectives.md).
     while (out.size() < kShapeOps)
       out.push_back({make_compute(Time::zero()), Piece::Chunk, Piece::Chunk});
     return out;

@@ -1,8 +1,18 @@
 #include "lockstep/collective/program.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace lockstep {
+
+OpIndex ProgramSet::longest_program() const {
+  const Rank n = num_ranks();
+  const Rank period = symmetry_period();
+  const Rank span = period > 0 && n % period == 0 ? period : n;
+  OpIndex longest = 0;
+  for (Rank r = 0; r < span; ++r) longest = std::max(longest, num_ops(r));
+  return longest;
+}
 
 void Op::add_dep(OpIndex i) {
   if (num_deps >= kMaxDeps) throw std::logic_error("Op::add_dep: more than kMaxDeps dependencies");

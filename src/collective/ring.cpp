@@ -144,6 +144,9 @@ class RingProgramSet final : public ProgramSet {
   OpIndex num_ops(Rank) const override {
     return static_cast<OpIndex>(prefix_ + k_ * per_iteration_);
   }
+  // A rank's steps hold every channel's step in turn, and each waits on the step before.
+  Lookahead lookahead() const override { return Lookahead::Step; }
+  OpIndex longest_program() const override { return num_ops(0); }
   DataType data_type() const override { return spec_.type; }
   std::string label() const override { return std::string(to_string(spec_.op)) + "/ring"; }
   BufferSizes buffers(Rank r) const override {

@@ -47,11 +47,15 @@ std::uint64_t nccl_tree_chunk(std::uint64_t channel_bytes, std::uint64_t depth) 
 // (engines read a rank's ops in order), so memory stays O(cache) however many ranks and chunks
 // there are; a cached copy of every rank's whole program took 1.2 GB at 1,024 GPUs and 1 GiB.
 //
-// Rank 0's program (every rank's, when lanes rotate: the rotation must keep lengths) ends with
-// zero-length Computes that wait for nothing, up to the longest rank's length: engines size their
-// issue window from one rank's program (the registry's make_sweep_engine reads rank 0), and an
-// inner node whose program was longer than the window could not issue its later chunks until its
-// first ones had come back down: +89% at 1 MiB on 8 one-GPU nodes (docs/collectives.md, F).
+// An inner node's later chunks go up before its first ones have come back down, so a rank must
+// see its whole program to run as NCCL does (Lookahead::Program, longest_program()): with a
+// window of one rank's shorter program the tree ran +89% at 1 MiB on 8 one-GPU nodes
+// (docs/collectives.md, F). When lanes rotate, every rank's program ends with zero-length
+// Computes that wait for nothing, up to the longest rank's length: the rotation maps ranks onto
+// each other only if their lengths agree (local_symmetry). Rank 0's program is padded so too,
+// although no engine reads rank 0's length any more: `lockstep plan` prints the padded op count
+// and full-expansion training steps copy the padding into their programs, where it takes issue
+// window slots (docs/collectives.md), so dropping it would change outputs.
 class TreeProgramSet final : public ProgramSet {
  public:
   explicit TreeProgramSet(const CollectiveSpec& s) : spec_(s) {
@@ -93,7 +97,7 @@ class TreeProgramSet final : public ProgramSet {
     std::lock_guard lock(mutex_);
     Slot& slot = layout(r);
     const std::uint64_t k = i / slot.chunk_ops;
-    if (k >= k_) return make_compute(Time::zero());  // rank 0's padding
+    if (k >= k_) return make_compute(Time::zero());  // padding to the longest rank's length
     const auto in_chunk = static_cast<OpIndex>(i % slot.chunk_ops);
     const auto next = std::upper_bound(slot.start.begin(), slot.start.end(), in_chunk);
     const auto at = static_cast<std::uint64_t>(next - slot.start.begin() - 1);
@@ -109,6 +113,10 @@ class TreeProgramSet final : public ProgramSet {
   std::string label() const override { return std::string(to_string(spec_.op)) + "/tree"; }
 
   Rank local_symmetry() const override { return rotate_lanes_ ? unit_size() : 0; }
+  Lookahead lookahead() const override { return Lookahead::Program; }
+  OpIndex longest_program() const override {
+    return spec_.ranks == 1 ? 0 : static_cast<OpIndex>(k_ * longest_chunk_);
+  }
 
   // Chunk k + 1 repeats chunk k on every lane (same peers, channels and sizes, dependencies
   // inside the block) once all chunks have the same size.
@@ -319,7 +327,7 @@ class TreeProgramSet final : public ProgramSet {
   std::uint64_t lanes_ = 1;          // pipelines: (channel, tree) pairs
   std::uint64_t k_ = 1;              // chunks per lane
   std::uint64_t equal_from_ = 0;     // first chunk from which all chunks have the same size
-  std::uint64_t longest_chunk_ = 0;  // ops per chunk of the longest rank (rank 0's padding)
+  std::uint64_t longest_chunk_ = 0;  // ops per chunk of the longest rank
   mutable std::mutex mutex_;
   mutable std::vector<Slot> cache_;
 };

@@ -1,4 +1,5 @@
-// results.json writer. ordered_json keeps keys in the order written here, so the file reads
+// The JSON writer of every result kind: results.json and the commands' `--format json` print
+// the same objects. ordered_json keeps keys in the order written here, so the file reads
 // top-down like the report and is byte-identical for identical results.
 #include "lockstep/report/json.hpp"
 
@@ -26,52 +27,22 @@ Json strings(const std::vector<std::string>& items) {
   return out;
 }
 
-Json sweep_to_json(const Sweep& sweep) {
-  Json rows = Json::array();
-  for (const auto& r : sweep.rows) {
-    rows.push_back({{"bytes", r.bytes},
-                    {"count", r.count},
-                    {"type", r.type},
-                    {"algorithm", r.algorithm},
-                    {"protocol", r.protocol},
-                    {"time_us", number(r.time_us)},
-                    {"algbw_GBps", number(r.algbw_GBps)},
-                    {"busbw_GBps", number(r.busbw_GBps)}});
-  }
-  return {{"op", sweep.op},
-          {"algorithm", sweep.algorithm},
-          {"engine", sweep.engine},
-          {"rows", std::move(rows)}};
-}
-
 Json jitter_to_json(const JitterStats& j) {
   Json samples = Json::array();
   for (double v : j.iteration_time_us) samples.push_back(number(v));
-  return {{"trials", j.trials},
-          {"p50_us", number(j.p50_us)},
-          {"p99_us", number(j.p99_us)},
-          {"max_us", number(j.max_us)},
-          {"mean_us", number(j.mean_us)},
-          {"lockstep_waste_gpu_s", number(j.lockstep_waste_gpu_s)},
-          {"lockstep_waste_usd", number(j.lockstep_waste_usd)},
-          {"iteration_time_us", std::move(samples)}};
-}
-
-Json training_to_json(const Training& t) {
-  Json parts = Json::array();
-  for (const auto& p : t.breakdown)
-    parts.push_back({{"name", p.name}, {"time_us", number(p.time_us)}});
-  return {{"model", t.model},
-          {"parallelism", t.parallelism},
-          {"gpus", t.gpus},
-          {"iteration_time_us", number(t.iteration_time_us)},
-          {"breakdown", std::move(parts)},
-          {"mfu", number(t.mfu)},
-          {"tokens_per_s", number(t.tokens_per_s)},
-          {"gpu_hours_per_step", number(t.gpu_hours_per_step)},
-          {"cost_per_step_usd", number(t.cost_per_step_usd)},
-          {"cost_per_trillion_tokens_usd", number(t.cost_per_trillion_tokens_usd)},
-          {"jitter", t.jitter ? jitter_to_json(*t.jitter) : Json(nullptr)}};
+  return {
+      {"trials", j.trials},
+      {"p50_us", number(j.p50_us)},
+      {"p99_us", number(j.p99_us)},
+      {"max_us", number(j.max_us)},
+      {"mean_us", number(j.mean_us)},
+      {"lockstep_waste_gpu_s", number(j.lockstep_waste_gpu_s)},
+      {"lockstep_waste_usd", number(j.lockstep_waste_usd)},
+      {"lockstep_waste_fraction", number(j.lockstep_waste_fraction)},
+      {"lockstep_waste_per_trillion_tokens_usd", number(j.lockstep_waste_per_trillion_tokens_usd)},
+      {"straggler_wait_us", number(j.straggler_wait_us)},
+      {"seed", j.seed},
+      {"iteration_time_us", std::move(samples)}};
 }
 
 Json heatmap_to_json(const LinkHeatmap& h) {
@@ -103,6 +74,78 @@ Json summary_to_json(const SummaryRow& s) {
 }
 
 }  // namespace
+
+Json sweep_to_json(const Sweep& sweep) {
+  Json rows = Json::array();
+  for (const auto& r : sweep.rows) {
+    rows.push_back({{"bytes", r.bytes},
+                    {"count", r.count},
+                    {"type", r.type},
+                    {"redop", r.redop},
+                    {"algorithm", r.algorithm},
+                    {"protocol", r.protocol},
+                    {"channels", r.channels},
+                    {"time_us", number(r.time_us)},
+                    {"algbw_GBps", number(r.algbw_GBps)},
+                    {"busbw_GBps", number(r.busbw_GBps)}});
+  }
+  return {{"op", sweep.op},
+          {"algorithm", sweep.algorithm},
+          {"engine", sweep.engine},
+          {"rows", std::move(rows)}};
+}
+
+Json sweeps_to_json(const std::vector<Sweep>& sweeps) {
+  Json out = Json::array();
+  for (const auto& s : sweeps) out.push_back(sweep_to_json(s));
+  return out;
+}
+
+Json training_to_json(const Training& t) {
+  Json parts = Json::array();
+  for (const auto& p : t.breakdown)
+    parts.push_back({{"name", p.name}, {"time_us", number(p.time_us)}});
+  const TrainingParallel& par = t.parallel;
+  const TrainingBatch& b = t.batch;
+  const TrainingMemory& m = t.memory;
+  return {{"model", t.model},
+          {"parallelism", t.parallelism},
+          {"gpus", t.gpus},
+          {"iteration_time_us", number(t.iteration_time_us)},
+          {"breakdown", std::move(parts)},
+          {"mfu", number(t.mfu)},
+          {"tokens_per_s", number(t.tokens_per_s)},
+          {"gpu_hours_per_step", number(t.gpu_hours_per_step)},
+          {"cost_per_step_usd", number(t.cost_per_step_usd)},
+          {"cost_per_trillion_tokens_usd", number(t.cost_per_trillion_tokens_usd)},
+          {"jitter", t.jitter ? jitter_to_json(*t.jitter) : Json(nullptr)},
+          {"engine", t.engine},
+          {"expansion", t.expansion},
+          {"parallel",
+           {{"tp", par.tp},
+            {"pp", par.pp},
+            {"dp", par.dp},
+            {"ep", par.ep},
+            {"interleave", par.interleave},
+            {"sequence_parallel", par.sequence_parallel},
+            {"zero_stage", par.zero_stage},
+            {"fsdp", par.fsdp}}},
+          {"batch",
+           {{"global_batch", b.global_batch},
+            {"micro_batch", b.micro_batch},
+            {"micro_batches", b.micro_batches},
+            {"sequence_length", b.sequence_length},
+            {"tokens_per_iteration", b.tokens_per_iteration}}},
+          {"memory_per_gpu",
+           {{"weights_bytes", m.weights_bytes},
+            {"gradients_bytes", m.gradients_bytes},
+            {"optimizer_bytes", m.optimizer_bytes},
+            {"activations_bytes", m.activations_bytes},
+            {"total_bytes", m.total_bytes},
+            {"hbm_bytes", m.hbm_bytes}}},
+          {"gpu_hours_per_trillion_tokens", number(t.gpu_hours_per_trillion_tokens)},
+          {"warnings", strings(t.warnings)}};
+}
 
 Json inventory_to_json(const Inventory& inv) {
   Json tiers = Json::array();
@@ -173,9 +216,13 @@ Json results_to_json(const RunResults& results) {
           {"notes", strings(results.notes)}};
 }
 
+std::string json_text(const Json& value) {
+  // Replace invalid UTF-8 rather than throw: scenario text and names are user input.
+  return value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 std::string results_json_text(const RunResults& results) {
-  // Replace invalid UTF-8 rather than throw: scenario text is user input.
-  return results_to_json(results).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return json_text(results_to_json(results));
 }
 
 }  // namespace lockstep::report

@@ -1,7 +1,8 @@
 // The collectives section of `lockstep run`: each sweep the scenario names, run on the variant's
-// cluster by the engine layer (run_collective_sweep, nccl-tests semantics), as report rows.
-#include "lockstep/collective/tuner.hpp"
-#include "lockstep/engine/registry/collective_sweep.hpp"
+// cluster by the NCCL model (run_collective_sweep, nccl-tests semantics), as report records.
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/report/collective_rows.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {
@@ -29,15 +30,7 @@ void run_collectives(const RunInput& input, const BuildResult& cluster, Variant&
   const NcclCluster nccl = nccl_cluster(*cluster.graph);
   for (const CollectiveSweep& spec : sweeps) {
     progress.begin(variant.name + ": " + to_string(spec.op) + " sweep");
-    Sweep sweep;
-    sweep.op = to_string(spec.op);
-    sweep.algorithm = to_string(spec.algo);
-    sweep.engine = spec.engine;
-    for (const CollectiveRow& row : run_collective_sweep(spec, nccl, &*cluster.graph)) {
-      sweep.rows.push_back({row.bytes, row.count, row.type, row.algorithm, row.protocol,
-                            row.time.microseconds(), row.algbw_GBps, row.busbw_GBps});
-    }
-    variant.sweeps.push_back(std::move(sweep));
+    variant.sweeps.push_back(sweep_record(spec, run_collective_sweep(spec, nccl, &*cluster.graph)));
     progress.advance();
   }
 }

@@ -1,12 +1,11 @@
 // The training section of `lockstep run`: the scenario's `job:` simulated on each variant's
-// cluster by the workload layer (simulate_training), turned into the report's Training, its
-// jitter statistics and the busiest links' heat map.
-#include <fmt/format.h>
-
+// cluster by the workload layer (simulate_training), turned into the report's Training record
+// (training.hpp) and the busiest links' heat map.
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/report/training.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
@@ -14,53 +13,6 @@
 
 namespace lockstep::report {
 namespace {
-
-std::string parallelism_text(const TrainConfig& c) {
-  std::string text = fmt::format("TP{} PP{} DP{}", c.par.tp, c.par.pp, c.par.dp);
-  if (c.par.ep > 1) text += fmt::format(" EP{}", c.par.ep);
-  if (c.par.fsdp) {
-    text += " FSDP";
-  } else if (c.par.zero != ZeroStage::None) {
-    text += fmt::format(" ZeRO-{}", static_cast<int>(c.par.zero));
-  }
-  return text;
-}
-
-Training to_training(const TrainResult& r, const TrainConfig& config) {
-  Training t;
-  t.model = r.model;
-  t.parallelism = parallelism_text(config);
-  t.gpus = r.gpus;
-  t.iteration_time_us = r.iteration.microseconds();
-  // The slices that add up to the noise-free iteration (straggler waste is not one of them).
-  const std::pair<const char*, Time> parts[] = {
-      {"compute", r.breakdown.compute},        {"exposed_tp", r.breakdown.tp},
-      {"exposed_ep", r.breakdown.ep},          {"exposed_pp", r.breakdown.pp},
-      {"pipeline_bubble", r.breakdown.bubble}, {"exposed_dp", r.breakdown.dp},
-      {"imbalance", r.breakdown.imbalance}};
-  for (const auto& [name, time] : parts) {
-    if (time > Time::zero()) t.breakdown.push_back({name, time.microseconds()});
-  }
-  t.mfu = r.mfu;
-  t.tokens_per_s = r.tokens_per_second;
-  t.gpu_hours_per_step = r.gpu_hours_per_step;
-  t.cost_per_step_usd = r.cost_per_step_usd;
-  t.cost_per_trillion_tokens_usd = r.cost_per_trillion_tokens_usd;
-  if (r.trials > 1 && !r.trial_times.empty()) {
-    JitterStats j;
-    j.trials = r.trials;
-    j.p50_us = r.p50.microseconds();
-    j.p99_us = r.p99.microseconds();
-    j.max_us = r.max.microseconds();
-    j.mean_us = r.mean.microseconds();
-    for (Time time : r.trial_times) j.iteration_time_us.push_back(time.microseconds());
-    std::sort(j.iteration_time_us.begin(), j.iteration_time_us.end());
-    j.lockstep_waste_gpu_s = r.waste_gpu_seconds;
-    j.lockstep_waste_usd = r.waste_cost_per_step_usd;
-    t.jitter = std::move(j);
-  }
-  return t;
-}
 
 std::optional<LinkHeatmap> to_heatmap(const TrainResult& r, const ReportOptions& options) {
   if (r.links.empty()) return std::nullopt;
@@ -120,7 +72,7 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   simulate.busiest_links = options.busiest_links;
   simulate.engines = scenario_engines(input.packet);
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
-  variant.training = to_training(result, config);
+  variant.training = training_record(result, config);
   variant.heatmap = to_heatmap(result, options);
   for (const auto& warning : result.warnings) variant.notes.push_back("job: " + warning);
   if (trace_json != nullptr) {

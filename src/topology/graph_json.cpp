@@ -9,9 +9,7 @@
 namespace lockstep {
 namespace {
 
-std::string quoted(const std::string& text) {
-  return nlohmann::json(text).dump();
-}
+using Json = nlohmann::ordered_json;
 
 std::string model_name(const Device& d) {
   switch (d.kind) {
@@ -30,44 +28,57 @@ std::string model_name(const Device& d) {
   return "";
 }
 
-void write_traits(const ClusterTraits& t, std::ostream& out) {
-  out << "  \"traits\": {\"gpu\": " << quoted(t.gpu) << ", \"fabric\": " << quoted(t.fabric)
-      << ", \"scale_up\": " << quoted(t.scale_up);
-  if (!t.nic.empty()) out << ", \"nic\": " << quoted(t.nic);
-  if (!t.switch_model.empty()) out << ", \"switch\": " << quoted(t.switch_model);
-  out << fmt::format(", \"gpus_per_node\": {}, \"nics_per_node\": {}", t.gpus_per_node,
-                     t.nics_per_node);
-  out << ", \"sharp\": " << (t.sharp ? "true" : "false")
-      << ", \"nvls\": " << (t.nvls ? "true" : "false") << "},\n";
+Json traits_json(const ClusterTraits& t) {
+  Json j = {{"gpu", t.gpu}, {"fabric", t.fabric}, {"scale_up", t.scale_up}};
+  if (!t.nic.empty()) j["nic"] = t.nic;
+  if (!t.switch_model.empty()) j["switch"] = t.switch_model;
+  j["gpus_per_node"] = t.gpus_per_node;
+  j["nics_per_node"] = t.nics_per_node;
+  j["sharp"] = t.sharp;
+  j["nvls"] = t.nvls;
+  return j;
+}
+
+Json device_json(const Topology& topo, DeviceId i) {
+  const Device& d = topo.device(i);
+  Json j = {{"id", i}, {"kind", to_string(d.kind)}};
+  if (d.node != kNone) j["node"] = d.node;
+  j["tier"] = d.tier;
+  j["site"] = d.site;
+  j["local_index"] = d.local_index;
+  if (std::string model = model_name(d); !model.empty()) j["model"] = std::move(model);
+  if (d.radix != 0) j["radix"] = d.radix;
+  return j;
+}
+
+// Quantities as text with their unit, in shortest round-trip form: parsing them back yields the
+// identical doubles.
+Json link_json(const Link& l) {
+  return {{"a", l.a},
+          {"b", l.b},
+          {"bandwidth", fmt::format("{}B/s", l.bandwidth.bytes_per_second())},
+          {"latency", fmt::format("{}ps", l.latency.picoseconds())},
+          {"medium", to_string(l.medium)},
+          {"length", fmt::format("{}m", l.length_m)}};
+}
+
+// One device or link per line keeps a large graph's file readable and diffable; each is dumped by
+// nlohmann (invalid UTF-8 in names replaced, not thrown on).
+std::string line(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace
 
 void write_graph_json(const Topology& topo, std::ostream& out) {
-  out << "{\n  \"name\": " << quoted(topo.name()) << ",\n";
-  write_traits(topo.traits(), out);
+  out << "{\n  \"name\": " << line(Json(topo.name())) << ",\n";
+  out << "  \"traits\": " << line(traits_json(topo.traits())) << ",\n";
   out << "  \"devices\": [\n";
-  for (DeviceId i = 0; i < topo.num_devices(); ++i) {
-    const Device& d = topo.device(i);
-    out << fmt::format("    {{\"id\": {}, \"kind\": \"{}\"", i, to_string(d.kind));
-    if (d.node != kNone) out << fmt::format(", \"node\": {}", d.node);
-    out << fmt::format(", \"tier\": {}, \"site\": {}, \"local_index\": {}", d.tier, d.site,
-                       d.local_index);
-    const std::string model = model_name(d);
-    if (!model.empty()) out << ", \"model\": " << quoted(model);
-    if (d.radix != 0) out << fmt::format(", \"radix\": {}", d.radix);
-    out << (i + 1 < topo.num_devices() ? "},\n" : "}\n");
-  }
+  for (DeviceId i = 0; i < topo.num_devices(); ++i)
+    out << "    " << line(device_json(topo, i)) << (i + 1 < topo.num_devices() ? ",\n" : "\n");
   out << "  ],\n  \"links\": [\n";
-  for (LinkId i = 0; i < topo.num_links(); ++i) {
-    const Link& l = topo.link(i);
-    // Shortest round-trip renderings: parsing them back yields the identical doubles.
-    out << fmt::format(
-        "    {{\"a\": {}, \"b\": {}, \"bandwidth\": \"{}B/s\", \"latency\": \"{}ps\", "
-        "\"medium\": \"{}\", \"length\": \"{}m\"}}{}\n",
-        l.a, l.b, l.bandwidth.bytes_per_second(), l.latency.picoseconds(), to_string(l.medium),
-        l.length_m, i + 1 < topo.num_links() ? "," : "");
-  }
+  for (LinkId i = 0; i < topo.num_links(); ++i)
+    out << "    " << line(link_json(topo.link(i))) << (i + 1 < topo.num_links() ? ",\n" : "\n");
   out << "  ]\n}\n";
 }
 

@@ -43,7 +43,7 @@ const std::vector<FabricPreset>& fabric_presets() {
   // NIC latencies (GPU -> wire through PCIe and the adapter, one way) are estimates: ~1 us for
   // InfiniBand and RoCE RDMA (ConnectX datasheets quote sub-microsecond adapter latency, plus
   // PCIe), ~5 us for EFA's SRD, ~10 us for kernel TCP. NCCL's per-step network latencies
-  // (catalog_nccl) are InfiniBand measurements; extra_step_latency adds what slower transports
+  // (nccl/constants) are InfiniBand measurements; extra_step_latency adds what slower transports
   // cost per step (estimates: EFA ~10 us, TCP sockets ~30 us per round trip of a step).
   static const std::vector<FabricPreset> table = {
       // InfiniBand HDR 200 Gb/s: ConnectX-6 + Quantum QM8700 (SHARPv2).

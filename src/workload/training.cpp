@@ -10,6 +10,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/nccl/groups.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/waste.hpp"
 #include "training_detail.hpp"
@@ -40,15 +41,14 @@ struct Trial {
 class Simulation {
  public:
   Simulation(const Topology& topo, const TrainConfig& c, const StepPlan& plan, bool full,
-             EngineFactory engines, bool nccl, bool registry_engines)
+             EngineFactory engines, bool nccl)
       : topo_(topo),
         c_(c),
         p_(c.par),
         plan_(plan),
         full_(full),
         engines_(std::move(engines)),
-        nccl_(nccl),
-        registry_engines_(registry_engines) {}
+        nccl_(nccl) {}
 
   /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
   /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
@@ -79,8 +79,7 @@ class Simulation {
   const StepPlan& plan_;
   bool full_;
   EngineFactory engines_;
-  bool nccl_;              // collectives as NCCL runs them
-  bool registry_engines_;  // engines from the registry: time collectives as the sweep does
+  bool nccl_;  // collectives as NCCL runs them
   // Across trials on a cacheable topology: collective durations, and the outcome of a
   // replica whose ranks drew the same slowdown factors and no per-kernel jitter (a replica
   // without stragglers is the same in every trial).
@@ -190,11 +189,12 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
                       bool trace, bool cacheable) {
   auto engine = engines_(c_.engine);
   auto router = make_router(topo, RouterOptions{});
-  std::optional<train_detail::NcclGroups> nccl;
+  std::optional<NcclGroups> nccl;
   if (nccl_) nccl.emplace(topo);
   const bool base_topology = &topo == &topo_;  // unperturbed: translation symmetric
-  Runner runner(topo, *engine, *router, nccl ? &*nccl : nullptr,
-                registry_engines_ ? c_.engine : std::string(),
+  // As `lockstep collective --engine analytical`, the analytical engine's collectives take the
+  // NCCL model's times; other engines run NCCL's programs.
+  Runner runner(topo, *engine, *router, nccl ? &*nccl : nullptr, c_.engine == kNcclModelEngine,
                 cacheable ? &collective_times_[&topo] : nullptr, base_topology);
   const std::uint32_t world = p_.world();
   std::vector<double> factors;
@@ -209,7 +209,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   if (nccl) {
     o.group_collectives = [&nccl](CollectiveOp op, Bytes bytes,
                                   const std::vector<std::uint32_t>& globals) {
-      return nccl->plan(op, bytes, globals);
+      return nccl->plan(op, bytes, train_detail::collective_type(bytes), globals);
     };
   }
   o.rank_factors = noise ? &factors : nullptr;
@@ -333,7 +333,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool full = c.expansion == Expansion::Full ||
                     (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
-                 options.nccl, !options.engines);
+                 options.nccl);
   r.model = c.model.name;
   r.engine = c.engine;
   r.expansion = full ? "full" : "reduced";

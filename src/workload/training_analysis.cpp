@@ -37,7 +37,14 @@ Time Runner::collective(CollectiveOp op, Bytes bytes,
     for (std::uint32_t r : g) signature = mix64(signature ^ (r - origin));
   const auto key = std::make_tuple(static_cast<int>(op), bytes.count(), signature);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  if (nccl_) return cache_[key] = nccl_collective(op, bytes, groups);
+  if (nccl_) {
+    TunerRequest request;
+    request.op = op;
+    request.bytes = bytes;
+    const Prediction p = nccl_->predict(request, groups[0]);
+    return cache_[key] = nccl_->time(p, op, bytes, collective_type(bytes), groups,
+                                     nccl_model_ ? nullptr : &engine_);
+  }
 
   std::vector<std::uint32_t> globals;
   for (const auto& g : groups) globals.insert(globals.end(), g.begin(), g.end());

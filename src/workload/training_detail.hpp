@@ -8,56 +8,41 @@
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/engine/engine.hpp"
+#include "lockstep/nccl/groups.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::train_detail {
 
-/// NCCL's view of groups of a job's ranks, so that training collectives take the algorithm,
-/// protocol, channels and overheads `lockstep collective` reports for the same group and size.
-class NcclGroups {
- public:
-  explicit NcclGroups(const Topology& topo);
-  /// The group as NCCL sees it: its NVLink domains (nodes), GPUs per domain and their NICs.
-  NcclCluster cluster_of(const std::vector<std::uint32_t>& global_ranks) const;
-  Prediction predict(CollectiveOp op, Bytes bytes,
-                     const std::vector<std::uint32_t>& global_ranks) const;
-  /// Full expansion: the programs NCCL would run for the group, their bytes stretched by the
-  /// engine-run transfer efficiency, and the lead delay standing for launch overhead and
-  /// NCCL's latency term (docs/training.md).
-  PlannedCollective plan(CollectiveOp op, Bytes bytes,
-                         const std::vector<std::uint32_t>& global_ranks) const;
-  const Topology& topology() const { return topo_; }
+/// The element type of a training collective: BF16 when the size allows it (training tensors
+/// are BF16), bytes otherwise.
+inline DataType collective_type(Bytes bytes) {
+  return bytes.count() % 2 == 0 ? DataType::Bf16 : DataType::Uint8;
+}
 
- private:
-  const Topology& topo_;
-  NcclCluster whole_;
-};
-
-/// Runs programs on one engine over one topology (with the rank -> GPU placement given by
-/// global rank numbers). With `nccl`, collectives are timed as `lockstep collective` times them
-/// (the NCCL model's time on "analytical", otherwise an engine run of NCCL's algorithm with its
-/// protocol costs, on `collective_engine`'s engine).
 /// Collective durations by (op, bytes, groups' signature).
 using CollectiveTimes = std::map<std::tuple<int, std::uint64_t, std::uint64_t>, Time>;
 
+/// Runs programs on one engine over one topology (with the rank -> GPU placement given by
+/// global rank numbers). With `nccl`, collectives are timed as `lockstep collective` times them
+/// (NcclGroups::time: the NCCL model's own time when `nccl_model`, else an engine run of NCCL's
+/// algorithm with its protocol costs on the same engine).
 class Runner {
  public:
   /// `shared_cache`: collective times kept across runners over the same topology (trials).
   /// `translation_symmetric`: groups shifted by whole nodes take the same time (an unperturbed
   /// regular fabric, as the reduced expansion assumes of its replicas).
   Runner(const Topology& topo, Engine& engine, const Router& router,
-         const NcclGroups* nccl = nullptr, std::string collective_engine = {},
+         const NcclGroups* nccl = nullptr, bool nccl_model = false,
          CollectiveTimes* shared_cache = nullptr, bool translation_symmetric = false)
       : topo_(topo),
         engine_(engine),
         router_(router),
         nccl_(nccl),
-        collective_engine_(std::move(collective_engine)),
+        nccl_model_(nccl_model),
         cache_(shared_cache ? *shared_cache : own_cache_),
         translation_symmetric_(translation_symmetric) {}
   RunResult run(const ProgramSet& programs, const std::vector<std::uint32_t>& global_ranks,
@@ -71,14 +56,11 @@ class Runner {
   const Topology& topology() const { return topo_; }
 
  private:
-  Time nccl_collective(CollectiveOp op, Bytes bytes,
-                       const std::vector<std::vector<std::uint32_t>>& groups);
-
   const Topology& topo_;
   Engine& engine_;
   const Router& router_;
   const NcclGroups* nccl_;
-  std::string collective_engine_;  // empty: engine_
+  bool nccl_model_;  // NCCL's model's own times, not engine runs
   CollectiveTimes own_cache_;
   CollectiveTimes& cache_;
   bool translation_symmetric_;

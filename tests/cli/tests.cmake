@@ -117,7 +117,7 @@ lockstep_good(topo_help "lockstep topo --builder NAME" topo --help)
 foreach(scenario default fat_tree_16k torus_4x4x4 gb200_nvl72_pair two_sites_50km)
   lockstep_good(topo.${scenario} "^feasible: yes$" topo ${PROJECT_SOURCE_DIR}/scenarios/${scenario}.yaml)
 endforeach()
-lockstep_good(topo.default_json "\"gpus_count\": 256,"
+lockstep_good(topo.default_json "\"gpus\": 256,"
   topo --format json ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
 lockstep_good(topo.default_csv "^gpus_count,256$"
   topo --format csv ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)

@@ -34,19 +34,33 @@ add_test(NAME report.interrupt
           ${LOCKSTEP_REPORT_TESTS}/scenarios/interrupt.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
 set_tests_properties(report.interrupt PROPERTIES LABELS report TIMEOUT 120)
 
+# `lockstep run SCENARIO` into report-test/NAME (test report.NAME_run, fixture report_NAME), and
+# its results.json validated against the schema (report.NAME_schema).
+function(lockstep_report_scenario name scenario)
+  add_test(NAME report.${name}_run
+    COMMAND lockstep run ${scenario} --out ${LOCKSTEP_REPORT_TEST_DIR}/${name} --quiet)
+  set_tests_properties(report.${name}_run PROPERTIES FIXTURES_SETUP report_${name} LABELS report)
+  add_test(NAME report.${name}_schema
+    COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
+            ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/${name}/results.json)
+  set_tests_properties(report.${name}_schema PROPERTIES FIXTURES_REQUIRED report_${name} LABELS report)
+endfunction()
+
 # The map form of variants (3 fabrics x 2 node counts) through the preset builder: runs, validates
 # against the schema and renders in the browser (no training: those sections say so).
-add_test(NAME report.variants_run
-  COMMAND lockstep run ${LOCKSTEP_REPORT_TESTS}/scenarios/fabric_nodes_variants.yaml
-          --out ${LOCKSTEP_REPORT_TEST_DIR}/variants --quiet)
-set_tests_properties(report.variants_run PROPERTIES FIXTURES_SETUP report_variants LABELS report)
-add_test(NAME report.variants_schema
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
-          ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/variants/results.json)
-set_tests_properties(report.variants_schema PROPERTIES FIXTURES_REQUIRED report_variants LABELS report)
+lockstep_report_scenario(variants ${LOCKSTEP_REPORT_TESTS}/scenarios/fabric_nodes_variants.yaml)
 add_test(NAME report.variants_browser
   COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
           ${LOCKSTEP_REPORT_TEST_DIR}/variants/report.html ${PROJECT_BINARY_DIR}/report-variants-screenshot.png)
 set_tests_properties(report.variants_browser PROPERTIES
   FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 180
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
+
+# One schema per result kind: `train`, `collective --scenario` and `topo` with --format json
+# print the objects of results.json for the same scenario (tests/report/cli_json.mjs).
+lockstep_report_scenario(cli_json ${LOCKSTEP_REPORT_TESTS}/scenarios/cli_json.yaml)
+add_test(NAME report.cli_json
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/cli_json.mjs
+          ${PROJECT_SOURCE_DIR}/docs/results.schema.json $<TARGET_FILE:lockstep>
+          ${LOCKSTEP_REPORT_TESTS}/scenarios/cli_json.yaml ${LOCKSTEP_REPORT_TEST_DIR}/cli_json/results.json)
+set_tests_properties(report.cli_json PROPERTIES FIXTURES_REQUIRED report_cli_json LABELS report)

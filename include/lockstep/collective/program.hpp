@@ -95,6 +95,20 @@ struct PeriodicRegion {
   OpIndex end() const { return first_op + period_ops * repeats; }
 };
 
+/// How far ahead of its oldest unfinished op a rank must be able to issue ops for the program to
+/// run as written: every channel at once and pipeline chunks in flight, as NCCL runs them (an
+/// engine with an issue window sizes it from this; docs/flow-engine.md).
+enum class Lookahead : std::uint8_t {
+  Unstated,  // nothing promised (step programs, hand-built sets): an engine's default
+  // Channels interleaved step by step, each op waiting only on ops a step or so before it (ring,
+  // chain): a window of a few steps of every channel runs them together.
+  Step,
+  // Work that runs at once lies far apart in the op list: channels laid out one after another,
+  // or a tree's chunks, whose results come back 2 x depth steps after they went up. Only a
+  // window over the whole program (longest_program()) runs it as written.
+  Program,
+};
+
 /// All ranks' programs. Implementations may generate ops lazily; op() must be cheap and pure.
 class ProgramSet {
  public:
@@ -146,6 +160,20 @@ class ProgramSet {
   virtual PeriodicRegion periodic_region(Rank /*r*/, OpIndex /*i*/) const { return {}; }
   /// A short label for reports, e.g. "all_reduce/ring".
   virtual std::string label() const { return "program"; }
+
+  // --- What engines may derive their settings from (never from who built the programs) ---
+  /// See Lookahead. Collective algorithms state theirs (collective.hpp).
+  virtual Lookahead lookahead() const { return Lookahead::Unstated; }
+  /// The op count of the longest rank's program. The default reads num_ops of every rank, or of
+  /// one symmetry period's ranks (symmetry_period: translated ranks have equal lengths).
+  virtual OpIndex longest_program() const;
+  /// The same programs with their channels split into ranks, or null when they cannot be: rank
+  /// c x num_ranks() + r runs only channel c of rank r's program, placed where rank r is, with
+  /// channel c's copies of its peers and NetReduce groups. The channels share nothing but links,
+  /// so a timing engine may run the split set instead (same times, no per-op timings of the
+  /// original ranks), e.g. to simulate one channel for all of them (symmetry_period). Only the
+  /// split set's timing means anything: data are not what one rank's program computes.
+  virtual std::unique_ptr<ProgramSet> split_channels() const { return nullptr; }
 };
 
 /// Programs held in memory, one vector per rank; for small runs, tests and training steps.

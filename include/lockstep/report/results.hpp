@@ -19,10 +19,12 @@ struct SweepRow {
   std::uint64_t count = 0;  // elements of `type`
   std::string type;         // "float", "bfloat16", ...
   std::string algorithm;    // the one used (after auto selection): ring, tree, nvls, ...
-  std::string protocol;     // ll, ll128, simple
+  std::string protocol;     // LL, LL128, Simple
   double time_us = 0;
   double algbw_GBps = 0;
   double busbw_GBps = 0;
+  std::string redop;           // "sum" or "none", as nccl-tests prints it
+  std::uint32_t channels = 0;  // NCCL channels used
 };
 
 /// One collective swept over message sizes.
@@ -39,6 +41,34 @@ struct BreakdownPart {
   double time_us = 0;
 };
 
+/// The parallel degrees and sharding behind Training::parallelism.
+struct TrainingParallel {
+  std::uint32_t tp = 1, pp = 1, dp = 1, ep = 1;
+  std::uint32_t interleave = 1;  // virtual pipeline stages per rank
+  bool sequence_parallel = false;
+  std::uint32_t zero_stage = 0;  // 0..3
+  bool fsdp = false;
+};
+
+/// The batch of one iteration.
+struct TrainingBatch {
+  std::uint64_t global_batch = 0;     // sequences per iteration
+  std::uint64_t micro_batch = 0;      // sequences per micro-batch
+  std::uint64_t micro_batches = 0;    // per replica
+  std::uint64_t sequence_length = 0;  // tokens per sequence
+  std::uint64_t tokens_per_iteration = 0;
+};
+
+/// Memory per GPU of the most loaded pipeline stage, and the GPU's HBM, in bytes.
+struct TrainingMemory {
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t gradients_bytes = 0;
+  std::uint64_t optimizer_bytes = 0;
+  std::uint64_t activations_bytes = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t hbm_bytes = 0;
+};
+
 /// Monte Carlo statistics of the iteration time under noise.
 struct JitterStats {
   std::uint64_t trials = 0;
@@ -49,6 +79,10 @@ struct JitterStats {
   std::vector<double> iteration_time_us;  // one per trial, sorted ascending (the CDF's points)
   double lockstep_waste_gpu_s = 0;        // GPU-seconds idle waiting for others, per iteration
   double lockstep_waste_usd = 0;          // its cost per iteration
+  double lockstep_waste_fraction = 0;     // of the GPU time of a mean noisy iteration
+  double lockstep_waste_per_trillion_tokens_usd = 0;
+  double straggler_wait_us = 0;  // mean per GPU per noisy iteration
+  std::uint64_t seed = 0;        // of the trials' random draws
 };
 
 /// One training step of a model with a given parallelism.
@@ -64,6 +98,14 @@ struct Training {
   double cost_per_step_usd = 0;
   double cost_per_trillion_tokens_usd = 0;
   std::optional<JitterStats> jitter;
+  // What `lockstep train` prints besides the above (and results.json carries too).
+  std::string engine;     // flow, analytical, packet
+  std::string expansion;  // reduced or full (docs/training.md)
+  TrainingParallel parallel;
+  TrainingBatch batch;
+  TrainingMemory memory;
+  double gpu_hours_per_trillion_tokens = 0;
+  std::vector<std::string> warnings;
 };
 
 /// Utilisation of the busiest links over time, for the heat map.

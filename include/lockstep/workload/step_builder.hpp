@@ -20,6 +20,7 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/program.hpp"
+#include "lockstep/nccl/groups.hpp"
 #include "lockstep/workload/noise.hpp"
 #include "lockstep/workload/step_plan.hpp"
 
@@ -57,12 +58,8 @@ struct CommDelays {
 using CollectiveFactory = std::function<std::unique_ptr<ProgramSet>(
     CollectiveOp op, Rank n, Bytes bytes, std::uint32_t ranks_per_node)>;
 
-/// A collective planned for a group of global ranks: its programs and a delay every member
-/// waits before starting them (fixed software costs).
-struct PlannedCollective {
-  std::unique_ptr<ProgramSet> programs;
-  Time lead;
-};
+/// Plans a collective for a group of global ranks (PlannedCollective, nccl/groups.hpp: its
+/// programs and a delay every member waits before starting them).
 using GroupCollectiveFactory = std::function<PlannedCollective(
     CollectiveOp op, Bytes bytes, const std::vector<std::uint32_t>& global_ranks)>;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "lockstep/core/error.hpp"
 #include "simulation.hpp"
@@ -86,10 +87,42 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
   return maps;
 }
 
+// What the configuration leaves open, the programs decide (ProgramSet::lookahead): work that runs
+// at once far apart in the op list needs a window over the longest program, within [32, 16 Ki]
+// ops; other programs keep the default window (issue_window 0).
+FlowEngineConfig derived_config(const FlowEngineConfig& config, const ProgramSet& programs) {
+  FlowEngineConfig out = config;
+  if (out.issue_window == 0 && programs.lookahead() == Lookahead::Program)
+    out.issue_window = std::clamp<OpIndex>(programs.longest_program(), 32, 1u << 14);
+  return out;
+}
+
 }  // namespace
 
 RunResult FlowEngine::run(const EngineInput& input) {
   validate(input);
+  // Channels that share nothing but links run as one class once split into ranks
+  // (ProgramSet::split_channels); the split run's per-rank finishes fold back onto the ranks.
+  if (config_.aggregate && config_.split_channels && !input.options.record_ops) {
+    if (const std::unique_ptr<ProgramSet> split = input.programs->split_channels()) {
+      const Rank n = input.programs->num_ranks();
+      std::vector<DeviceId> placement(split->num_ranks());
+      for (Rank v = 0; v < placement.size(); ++v) placement[v] = input.placement[v % n];
+      EngineInput by_channel = input;
+      by_channel.programs = split.get();
+      by_channel.placement = placement;
+      RunResult result = run_programs(by_channel);
+      for (Rank v = n; v < result.rank_finish.size(); ++v)
+        result.rank_finish[v % n] = std::max(result.rank_finish[v % n], result.rank_finish[v]);
+      result.rank_finish.resize(n);
+      return result;
+    }
+  }
+  return run_programs(input);
+}
+
+RunResult FlowEngine::run_programs(const EngineInput& input) {
+  const FlowEngineConfig config = derived_config(config_, *input.programs);
   stats_ = FlowRunStats{};
   flow_detail::PathCache paths(*input.router);
   const Rank n = input.programs->num_ranks();
@@ -98,24 +131,25 @@ RunResult FlowEngine::run(const EngineInput& input) {
   // 256 HGX-H100 nodes failed rotations by 1, 2 and 4 GPUs after 16, 38 and 89 s): after one such
   // failure the finer rotations of that period are skipped.
   Rank skip_rotations_of = 0;
-  for (const flow_detail::ClassMap& classes : class_maps(input, config_)) {
+  for (const flow_detail::ClassMap& classes : class_maps(input, config)) {
     if (classes.turns() > 1 && classes.period() == skip_rotations_of) continue;
     ++stats_.attempts;
-    try {
-      flow_detail::Simulation sim(input, config_, paths, classes);
-      RunResult result = sim.run();
-      stats_.simulated_ranks = classes.classes();
-      stats_.class_size = n / classes.classes();
-      stats_.local_rotation = classes.turns();
-      stats_.transfers = sim.transfers();
-      stats_.solver_components = sim.components();
-      stats_.fast_forwards = sim.fast_forwards();
-      stats_.skipped_ops = sim.skipped_ops();
-      return result;
-    } catch (const flow_detail::AsymmetricClass& asymmetric) {
+    flow_detail::Simulation sim(input, config, paths, classes);
+    std::optional<RunResult> result = sim.run();
+    if (!result) {
       // Some members of a class are distinguishable: try finer classes.
-      if (asymmetric.overload && classes.turns() > 1) skip_rotations_of = classes.period();
+      if (sim.asymmetry() == flow_detail::Asymmetry::Overload && classes.turns() > 1)
+        skip_rotations_of = classes.period();
+      continue;
     }
+    stats_.simulated_ranks = classes.classes();
+    stats_.class_size = n / classes.classes();
+    stats_.local_rotation = classes.turns();
+    stats_.transfers = sim.transfers();
+    stats_.solver_components = sim.components();
+    stats_.fast_forwards = sim.fast_forwards();
+    stats_.skipped_ops = sim.skipped_ops();
+    return std::move(*result);
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");
 }

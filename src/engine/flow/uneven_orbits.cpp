@@ -1,47 +1,22 @@
-// Uneven link orbits (docs/flow-engine.md "Link orbits"): when the links of one orbit carry
-// different class routes (or members crossing them in different numbers), the aggregated
-// solver's constraint for the orbit stands for none of them. It is relaxed, and the aggregated
-// run is exact while no real link of the orbit is over its capacity. These functions keep the
-// real links' loads in view and give up on the classes (AsymmetricClass) the moment that fails.
-#include <algorithm>
-#include <span>
-#include <unordered_map>
-
-#include "simulation.hpp"
+#include "uneven_orbits.hpp"
 
 namespace lockstep::flow_detail {
 
-bool RouteTable::refresh_watch() {
-  if (!watch_stale_) return false;
-  watch_stale_ = false;
-  watched_.clear();
-  uneven_roots_.clear();
-  route_watch_.assign(routes_.size(), {});
-  std::unordered_map<DirLinkId, std::uint32_t> index;
-  for (std::uint32_t id = 0; id < routes_.size(); ++id) {
-    for (const auto& [link, weight] : routes_[id].member_links) {
-      const DirLinkId root = orbits_.find(link);
-      if (!uneven_[root]) continue;
-      if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
-        uneven_roots_.push_back(root);
-      // Loads are summed per route from one rate: several path shares would need one each.
-      if (routes_[id].shares.size() > 1) throw AsymmetricClass{};
-      const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
-      if (added) watched_.push_back(Watched{link, {}});
-      watched_[it->second].routes.emplace_back(id, weight);
-      route_watch_[id].push_back(it->second);
-    }
-  }
-  return true;
+Asymmetry UnevenOrbits::watch_changed(RouteTable::Watch watch) {
+  if (watch == RouteTable::Watch::SharesOnUnevenOrbit) return Asymmetry::SharesOnUnevenOrbit;
+  relax();
+  for (std::uint32_t route = 0; route < routes_.size(); ++route)
+    if (!routes_.watched_by(route).empty()) changed_.push_back(route);
+  return Asymmetry::None;
 }
 
 // The stand-in constraint of an uneven orbit stands for none of its links, so it must not limit
 // anything: it is relaxed to an unbounded capacity (finite, so that a flow whose every link lies
 // in uneven orbits still gets a finite rate, which the check below then finds too high).
-void Simulation::relax_uneven_orbits() {
+void UnevenOrbits::relax() {
   constexpr double kUnbounded = 1e300;
   for (const DirLinkId root : routes_.uneven_roots()) {
-    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(topo_.num_directed_links(), -1);
+    if (root >= relaxed_capacity_.size()) relaxed_capacity_.resize(directed_links_, -1);
     if (relaxed_capacity_[root] >= 0) continue;
     relaxed_capacity_[root] = solver_.capacity(root);
     solver_.set_capacity(root, kUnbounded);
@@ -53,9 +28,9 @@ void Simulation::relax_uneven_orbits() {
 // subset of the real constraints that look the same from every member; its allocation gives
 // every flow such a bottleneck among them, so it is the real max-min allocation as long as it is
 // feasible on the rest: no real link of an uneven orbit may carry more than its capacity.
-void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_routes) {
+bool UnevenOrbits::feasible() const {
   constexpr double kSlack = 1e-9;
-  for (const std::uint32_t route : changed_routes) {
+  for (const std::uint32_t route : changed_) {
     for (const std::uint32_t w : routes_.watched_by(route)) {
       const RouteTable::Watched& watched = routes_.watched()[w];
       double load = 0;
@@ -64,9 +39,10 @@ void Simulation::check_uneven_orbits(std::span<const std::uint32_t> changed_rout
       const bool relaxed =
           watched.link < relaxed_capacity_.size() && relaxed_capacity_[watched.link] >= 0;
       const double cap = relaxed ? relaxed_capacity_[watched.link] : solver_.capacity(watched.link);
-      if (load > cap * (1 + kSlack)) throw AsymmetricClass{.overload = true};
+      if (load > cap * (1 + kSlack)) return false;
     }
   }
+  return true;
 }
 
 }  // namespace lockstep::flow_detail

@@ -16,13 +16,16 @@ namespace {
 
 struct EngineEntry {
   const char* name;
-  std::unique_ptr<Engine> (*make)();
+  std::unique_ptr<Engine> (*make)(const ArgNode* config);
 };
 
 const std::array<EngineEntry, 3> kEngines = {{
-    {"analytical", [] { return make_analytical_engine(); }},
-    {"flow", [] { return make_flow_engine(); }},
-    {"packet", [] { return make_packet_engine(); }},
+    {"analytical", [](const ArgNode*) { return make_analytical_engine(); }},
+    {"flow", [](const ArgNode*) { return make_flow_engine(); }},
+    {"packet",
+     [](const ArgNode* config) {
+       return config ? make_packet_engine(*config) : make_packet_engine();
+     }},
 }};
 
 }  // namespace
@@ -34,8 +37,13 @@ std::vector<std::string> engine_names() {
 }
 
 std::unique_ptr<Engine> make_engine(std::string_view name, std::string_view field) {
+  return make_engine(name, nullptr, field);
+}
+
+std::unique_ptr<Engine> make_engine(std::string_view name, const ArgNode* config,
+                                    std::string_view field) {
   for (const auto& e : kEngines)
-    if (name == e.name) return e.make();
+    if (name == e.name) return e.make(config);
   throw InputError(std::string(field), fmt::format("unknown engine '{}' (known: {})", name,
                                                    fmt::join(engine_names(), ", ")));
 }

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "lockstep/collective/collective.hpp"
-#include "lockstep/collective/tuner.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
@@ -83,6 +82,8 @@ TEST(NvlsTreeProgram, NcclChunkingAndEqualProgramLengths) {
   CollectiveSpec big = spec(Algorithm::NvlsTree, 8, 8, std::uint64_t{1} << 30);
   big.channels = 16;
   const auto p = make_collective(big);
+  EXPECT_EQ(p->lookahead(), Lookahead::Program);  // chunks come back 2 x depth steps later
+  EXPECT_EQ(p->longest_program(), 64u * 16 * 14);
   for (Rank r = 0; r < big.ranks; r += 9) EXPECT_EQ(p->num_ops(r), 64u * 16 * 14) << r;
   CollectiveSpec mid = big;
   mid.bytes = Bytes::mib(16);
@@ -133,11 +134,9 @@ TEST(CollNetProgram, NvlinkReduceScatterSharpPerRailAllGather) {
             (std::vector<Rank>{1, 5}));  // rail 1
 }
 
-// The tuner's algorithms map onto these programs (what --engine flow runs).
+// NVLS tree and CollNet have their own programs (what --engine flow runs for the NCCL model's
+// algorithms of the same names, nccl/tuner.hpp).
 TEST(ProgramAlgorithm, NvlsTreeAndCollNetHaveTheirOwnPrograms) {
-  EXPECT_EQ(program_algorithm(TunerAlgo::NvlsTree), Algorithm::NvlsTree);
-  EXPECT_EQ(program_algorithm(TunerAlgo::CollNet), Algorithm::CollNet);
-  EXPECT_EQ(program_algorithm(TunerAlgo::Nvls), Algorithm::NetReduce);
   EXPECT_EQ(parse_algorithm("nvls_tree"), Algorithm::NvlsTree);
   EXPECT_EQ(parse_algorithm("collnet"), Algorithm::CollNet);
 }
@@ -197,6 +196,13 @@ TEST(NvlsTreeProgram, SplitChannelsAreTheWholeProgramsChannels) {
   const auto whole = make_collective(s);
   s.split_channels = true;
   const auto split = make_collective(s);
+  // The whole program offers this split to engines (ProgramSet::split_channels); the split one
+  // offers nothing more.
+  const auto offered = whole->split_channels();
+  ASSERT_NE(offered, nullptr);
+  ASSERT_EQ(offered->num_ranks(), C * n);
+  for (Rank v = 0; v < C * n; ++v) ASSERT_EQ(offered->num_ops(v), split->num_ops(v));
+  EXPECT_EQ(split->split_channels(), nullptr);
   ASSERT_EQ(split->num_ranks(), C * n);
   EXPECT_EQ(split->symmetry_period(), n);
   EXPECT_EQ(split->symmetry_channel_shift(), 2u);

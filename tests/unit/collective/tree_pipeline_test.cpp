@@ -41,6 +41,8 @@ CollectiveSpec tree(Rank ranks, std::uint32_t per_node, Bytes bytes, std::uint16
 //   any rank's whole program. Times 32 chunks.
 TEST(TreePipeline, RankZerosProgramIsTheLongest) {
   const auto p = make_collective(tree(32, 8, Bytes::mib(8), 4));
+  EXPECT_EQ(p->lookahead(), Lookahead::Program);
+  EXPECT_EQ(p->longest_program(), 21u * 32);
   EXPECT_EQ(p->num_ops(0), 21u * 32);
   EXPECT_EQ(p->num_ops(9), 21u * 32);
   EXPECT_EQ(p->num_ops(2), 16u * 32);

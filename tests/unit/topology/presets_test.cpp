@@ -8,7 +8,6 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/catalog_nccl.hpp"
 
 namespace lockstep {
 namespace {
@@ -109,16 +108,6 @@ TEST(Presets, RequestFromArgsNamesTheKey) {
     EXPECT_EQ(e.where().line, 4);
     EXPECT_NE(std::string(e.what()).find("ships 8"), std::string::npos) << e.what();
   }
-}
-
-TEST(NcclCatalog, SearchSpeedsMatchTheQuotedPerNicBusBandwidth) {
-  // nccl-tests #267/#290: ~46-49 GB/s per NDR NIC; nccl #1576: 192 GB/s for 8 x HDR.
-  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Hopper, 50.0), 48.0);
-  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Ampere, 25.0), 24.0);
-  EXPECT_DOUBLE_EQ(nccl::net_search_speed(nccl::Generation::Blackwell, 100.0), 96.0);
-  EXPECT_DOUBLE_EQ(nccl::hw_latency_us(nccl::Path::Network, nccl::Algo::Ring, nccl::Proto::LL),
-                   2.7);
-  EXPECT_DOUBLE_EQ(nccl::ll_max_bw(nccl::Generation::Hopper, 3), 35.0);
 }
 
 TEST(Presets, BuildsThroughTheRailOptimizedBuilder) {

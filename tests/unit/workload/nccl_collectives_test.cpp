@@ -2,7 +2,7 @@
 // system: NCCL's algorithm, protocol, channels and overheads, not raw link speed.
 #include <gtest/gtest.h>
 
-#include "lockstep/engine/registry/collective_sweep.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 #include "lockstep/workload/training.hpp"

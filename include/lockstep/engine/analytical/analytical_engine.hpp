@@ -7,7 +7,7 @@
 // member's arrival plus a round trip over each member's first link. Nothing shares a link, so an
 // operation's end depends only on the ends of what it waits for (a longest path through the
 // program DAG). Memory: one entry per operation; for closed-form predictions at any scale use the
-// NCCL model (collective/tuner.hpp: predict()), which `lockstep collective --engine analytical`
+// NCCL model (nccl/tuner.hpp: predict()), which `lockstep collective --engine analytical`
 // prints.
 //
 //   auto engine = make_analytical_engine();

@@ -18,11 +18,15 @@ struct FlowEngineConfig {
   // indistinguishable.
   bool aggregate = true;
   // Ops a rank may consider beyond its oldest unfinished op (a stream's issue queue). 0 (auto):
-  // max(16, 65536 / simulated ranks); an explicit value is capped at max(16, 16M / simulated
-  // ranks) op slots to bound memory (about 2.4 GB).
+  // the longest program clamped to [32, 16 Ki] when the programs need it whole
+  // (Lookahead::Program), else max(16, 65536 / simulated ranks); an explicit value is capped at
+  // max(16, 16M / simulated ranks) op slots of 64 bytes to bound memory (1 GiB).
   std::uint32_t issue_window = 0;
   // How many of the busiest links RunResult::link_series keeps (with record_link_series).
   std::uint32_t series_links = 16;
+  // Run a program's channel-split form (ProgramSet::split_channels) when it offers one and
+  // aggregation is on: its channels then form classes together (same times). false: as given.
+  bool split_channels = true;
   // Skip repeating cycles of a steady state (ProgramSet::periodic_region) once the engine has
   // verified that the whole simulation state repeats; results are those of the full run.
   // Not used with record_ops, adaptive routing or NetReduce groups.
@@ -49,6 +53,8 @@ class FlowEngine final : public Engine {
   const FlowRunStats& last_stats() const { return stats_; }
 
  private:
+  RunResult run_programs(const EngineInput& input);
+
   FlowEngineConfig config_;
   FlowRunStats stats_;
 };

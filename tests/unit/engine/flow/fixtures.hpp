@@ -1,6 +1,7 @@
 #pragma once
 // Small topologies and programs for the flow-engine tests, built by hand so that the expected
 // times can be derived on paper.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -96,6 +97,73 @@ inline Topology nodes_and_network(std::uint32_t nodes, std::uint32_t per_node, B
     }
   }
   return std::move(b).build();
+}
+
+/// n GPUs, those with on_a(i) on leaf A and the others on leaf B (100 GB/s), both leaves to
+/// `spines` spines at `spine` GB/s, 1 us per link. Link ids: GPU i - its leaf is link i; leaf A -
+/// spine k is n + 2k, leaf B - spine k is n + 2k + 1.
+inline Topology two_leaves(std::uint32_t n, std::uint32_t spines, double spine,
+                           const std::function<bool(std::uint32_t)>& on_a) {
+  TopologyBuilder b("two_leaves");
+  for (std::uint32_t i = 0; i < n; ++i) b.add_device(gpu(i));
+  const DeviceId a = b.add_device(sw(0)), bl = b.add_device(sw(0));
+  const Bandwidth g = Bandwidth::gBps(100), x = Bandwidth::gBps(spine);
+  for (std::uint32_t i = 0; i < n; ++i) b.add_link(Link{i, on_a(i) ? a : bl, g, Time::us(1)});
+  for (std::uint32_t k = 0; k < spines; ++k) {
+    const DeviceId s = b.add_device(sw(1));
+    b.add_link(Link{a, s, x, Time::us(1)});
+    b.add_link(Link{bl, s, x, Time::us(1)});
+  }
+  return std::move(b).build();
+}
+
+/// ECMP as it may fall on such a topology (or leaf_spine, which numbers its links the same way):
+/// flow key -> spine, the path GPU -> leaf -> spine -> the other leaf -> GPU.
+class SpineRouter final : public Router {
+ public:
+  SpineRouter(std::uint32_t gpus, std::function<bool(std::uint32_t)> on_a,
+              std::function<std::uint32_t(const FlowKey&)> spine_of)
+      : gpus_(gpus), on_a_(std::move(on_a)), spine_of_(std::move(spine_of)) {}
+  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
+    const LinkId a_side = gpus_ + 2 * spine_of_(key), b_side = a_side + 1;
+    const bool from_a = on_a_(key.src);
+    const LinkId up = from_a ? a_side : b_side, down = from_a ? b_side : a_side;
+    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
+  }
+  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
+
+ private:
+  std::uint32_t gpus_;
+  std::function<bool(std::uint32_t)> on_a_;
+  std::function<std::uint32_t(const FlowKey&)> spine_of_;
+};
+
+/// Every rank sends S = 1 MB on channels 0 and 1 to rank r + 2 and receives the same from it;
+/// ranks r and r + 2 form a class (period 2).
+class CrossLeafExchange final : public MaterializedProgramSet {
+ public:
+  CrossLeafExchange() : MaterializedProgramSet(4) {
+    for (Rank r = 0; r < 4; ++r) {
+      for (std::uint16_t ch = 0; ch < 2; ++ch)
+        add(r, make_send((r + 2) % 4, {Buffer::Input, 0, 1'000'000}, ch));
+      for (std::uint16_t ch = 0; ch < 2; ++ch)
+        add(r, make_recv((r + 2) % 4, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy, ch));
+    }
+  }
+  Rank symmetry_period() const override { return 2; }
+};
+
+/// The skewed exchange (uneven_orbits_test.cpp, asymmetry_test.cpp): GPUs 0, 1 on leaf A, GPUs 2, 3
+/// on leaf B, two spines at `spine` GB/s; ECMP as it may fall, GPUs 0 and 1 putting both channels
+/// on spine 0, GPUs 2 and 3 channel c on spine c. With CrossLeafExchange, an uplink of 200 GB/s
+/// limits nothing (the classes hold) and one of 100 GB/s limits a flow (they split).
+inline Topology skewed_exchange_topology(double spine) {
+  return two_leaves(4, 2, spine, [](std::uint32_t i) { return i < 2; });
+}
+inline SpineRouter skewed_spines() {
+  return SpineRouter(
+      4, [](std::uint32_t i) { return i < 2; },
+      [](const FlowKey& key) { return key.src < 2 ? 0u : static_cast<std::uint32_t>(key.label); });
 }
 
 inline EngineInput input_for(const Topology& t, const ProgramSet& p, const Router& router,

@@ -143,7 +143,7 @@ void expect_node_classes_match_the_individual_run(const ProgramSet& programs) {
   const Topology& t = *built.graph;
   auto router = make_router(t, {});
   const EngineOptions options = overhead_as_latency_options();
-  const FlowEngineConfig whole{.issue_window = programs.num_ops(0)};
+  const FlowEngineConfig whole{.issue_window = programs.num_ops(0), .split_channels = false};
   FlowEngineConfig every_rank = whole;
   every_rank.aggregate = false;
   FlowEngine aggregated(whole);
@@ -254,7 +254,7 @@ TEST(FlowLocalRotation, SplitNvlsTreeHashesEachChannelOntoItsOwnSpine) {
   split_input.programs = split.get();
   split_input.placement = placement;
   FlowEngine by_channel(FlowEngineConfig{.issue_window = split->num_ops(0)});
-  FlowEngine by_node(FlowEngineConfig{.issue_window = whole->num_ops(0)});
+  FlowEngine by_node(FlowEngineConfig{.issue_window = whole->num_ops(0), .split_channels = false});
   const RunResult a = by_channel.run(split_input);
   const RunResult b = by_node.run(input_for(t, *whole, *router, options));
   EXPECT_EQ(by_channel.last_stats().simulated_ranks, 34u);

@@ -12,62 +12,9 @@
 namespace lockstep {
 namespace {
 
-using flow_test::gpu;
-using flow_test::sw;
-
-// n GPUs, those with on_a(i) on leaf A and the others on leaf B (100 GB/s), both leaves to
-// `spines` spines at `spine` GB/s, 1 us per link. Link ids: GPU i - its leaf is link i; leaf A -
-// spine k is n + 2k, leaf B - spine k is n + 2k + 1.
-Topology two_leaves(std::uint32_t n, std::uint32_t spines, double spine,
-                    const std::function<bool(std::uint32_t)>& on_a) {
-  TopologyBuilder b("two_leaves");
-  for (std::uint32_t i = 0; i < n; ++i) b.add_device(gpu(i));
-  const DeviceId a = b.add_device(sw(0)), bl = b.add_device(sw(0));
-  const Bandwidth g = Bandwidth::gBps(100), x = Bandwidth::gBps(spine);
-  for (std::uint32_t i = 0; i < n; ++i) b.add_link(Link{i, on_a(i) ? a : bl, g, Time::us(1)});
-  for (std::uint32_t k = 0; k < spines; ++k) {
-    const DeviceId s = b.add_device(sw(1));
-    b.add_link(Link{a, s, x, Time::us(1)});
-    b.add_link(Link{bl, s, x, Time::us(1)});
-  }
-  return std::move(b).build();
-}
-
-// ECMP as it may fall on such a topology (or flow_test::leaf_spine, which numbers its links the
-// same way): flow key -> spine, the path GPU -> leaf -> spine -> the other leaf -> GPU.
-class SpineRouter final : public Router {
- public:
-  SpineRouter(std::uint32_t gpus, std::function<bool(std::uint32_t)> on_a,
-              std::function<std::uint32_t(const FlowKey&)> spine_of)
-      : gpus_(gpus), on_a_(std::move(on_a)), spine_of_(std::move(spine_of)) {}
-  void route(const FlowKey& key, const LinkLoadView*, std::vector<PathShare>& out) const override {
-    const LinkId a_side = gpus_ + 2 * spine_of_(key), b_side = a_side + 1;
-    const bool from_a = on_a_(key.src);
-    const LinkId up = from_a ? a_side : b_side, down = from_a ? b_side : a_side;
-    out.assign(1, PathShare{{2 * key.src, 2 * up, 2 * down + 1, 2 * key.dst + 1}, 1.0});
-  }
-  RoutingPolicy policy() const override { return RoutingPolicy::Ecmp; }
-
- private:
-  std::uint32_t gpus_;
-  std::function<bool(std::uint32_t)> on_a_;
-  std::function<std::uint32_t(const FlowKey&)> spine_of_;
-};
-
-// Every rank sends S = 1 MB on channels 0 and 1 to rank r + 2 and receives the same from it;
-// ranks r and r + 2 form a class (period 2).
-class CrossLeafExchange final : public MaterializedProgramSet {
- public:
-  CrossLeafExchange() : MaterializedProgramSet(4) {
-    for (Rank r = 0; r < 4; ++r) {
-      for (std::uint16_t ch = 0; ch < 2; ++ch)
-        add(r, make_send((r + 2) % 4, {Buffer::Input, 0, 1'000'000}, ch));
-      for (std::uint16_t ch = 0; ch < 2; ++ch)
-        add(r, make_recv((r + 2) % 4, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy, ch));
-    }
-  }
-  Rank symmetry_period() const override { return 2; }
-};
+using flow_test::CrossLeafExchange;
+using flow_test::SpineRouter;
+using flow_test::two_leaves;
 
 struct Runs {
   RunResult aggregated, individual;
@@ -88,14 +35,11 @@ void expect_same_figures(const Runs& runs) {
   EXPECT_EQ(runs.aggregated.rank_finish, runs.individual.rank_finish);
   EXPECT_EQ(runs.aggregated.link_bytes, runs.individual.link_bytes);
 }
-// GPUs 0, 1 on leaf A, GPUs 2, 3 on leaf B, two spines. Hashing as it may fall: GPUs 0 and 1 put
-// both channels on spine 0, GPUs 2 and 3 put channel c on spine c.
+// flow_test::skewed_exchange: GPUs 0, 1 on leaf A, GPUs 2, 3 on leaf B, two spines, GPUs 0 and 1
+// putting both channels on spine 0, GPUs 2 and 3 channel c on spine c.
 Runs run_both(double spine) {
-  const auto on_a = [](std::uint32_t i) { return i < 2; };
-  const SpineRouter skewed(4, on_a, [](const FlowKey& key) {
-    return key.src < 2 ? 0u : static_cast<std::uint32_t>(key.label);
-  });
-  return run_aggregated_and_individual(two_leaves(4, 2, spine, on_a), skewed, CrossLeafExchange{});
+  return run_aggregated_and_individual(flow_test::skewed_exchange_topology(spine),
+                                       flow_test::skewed_spines(), CrossLeafExchange{});
 }
 
 // Spines at 200 GB/s: A -> S0 carries the four flows of GPUs 0 and 1, each held to 50 GB/s by its

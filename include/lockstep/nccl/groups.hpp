@@ -1,0 +1,75 @@
+#pragma once
+// The one entry point to the NCCL model for a cluster: NCCL's view of any group of its GPUs (a
+// communicator), the prediction for a collective in a group, its time when every group of a set
+// runs it at once on an engine, and its programs for a larger program (a training step).
+// `lockstep collective` (one group: every GPU), training steps (every data-parallel or tensor-
+// parallel group at once) and the report time collectives here, so they agree.
+//
+//   NcclGroups nccl(topology);
+//   Prediction p = nccl.predict({.op = CollectiveOp::AllReduce, .bytes = Bytes::mib(64)}, dp0);
+//   Time t = nccl.time(p, CollectiveOp::AllReduce, Bytes::mib(64), DataType::Bf16, {dp0, dp1},
+//                      engine.get());  // null engine: p.time, the model's own
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/program.hpp"
+#include "lockstep/engine/engine.hpp"
+#include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/tuner.hpp"
+#include "lockstep/routing/router.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+/// The engine name under which collectives take the NCCL model's own prediction rather than an
+/// engine run of its programs (`lockstep collective --engine analytical`; training steps too).
+inline constexpr std::string_view kNcclModelEngine = "analytical";
+
+/// GPUs of a topology by index (topology.gpus()[i]) forming one communicator.
+using GpuGroup = std::vector<std::uint32_t>;
+
+/// A collective planned for a group of GPUs inside a larger program: its programs and a delay
+/// every member waits before starting them (fixed software costs).
+struct PlannedCollective {
+  std::unique_ptr<ProgramSet> programs;
+  Time lead;
+};
+
+class NcclGroups {
+ public:
+  /// NCCL's view of `topology` (nccl_cluster) without in-network reduction, which is opt-in (a
+  /// sweep's `sharp`).
+  explicit NcclGroups(const Topology& topology);
+  /// `cluster`: NCCL's view of every GPU; `topology`: the graph engine runs use (null: only
+  /// predictions and the model's times).
+  NcclGroups(const NcclCluster& cluster, const Topology* topology);
+
+  const NcclCluster& cluster() const { return whole_; }
+  /// Every GPU NCCL sees, as one group: 0 .. cluster().ranks() - 1.
+  GpuGroup all() const;
+  /// The group as NCCL sees it: its NVLink domains (nodes), GPUs per domain and their NICs.
+  NcclCluster cluster_of(const GpuGroup& gpus) const;
+  /// NCCL's choice and time for the request in one group (predict on cluster_of(gpus)).
+  Prediction predict(const TunerRequest& request, const GpuGroup& gpus) const;
+  /// NCCL's time for `op` of `bytes` as `p` (groups[0]'s prediction) run at once by every group
+  /// on `engine`: the programs of p's algorithm over each group's GPUs with the engine options
+  /// NCCL's model implies (nccl_engine_run), plus the fixed costs. A null engine gives p.time.
+  Time time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
+            const std::vector<GpuGroup>& groups, Engine* engine) const;
+  /// The programs NCCL would run for the group inside a larger program, their bytes stretched
+  /// by the engine run's transfer efficiency, and the lead delay standing for launch overhead
+  /// and NCCL's latency term (docs/training.md).
+  PlannedCollective plan(CollectiveOp op, Bytes bytes, DataType type, const GpuGroup& gpus) const;
+
+ private:
+  const Topology& topology() const;
+
+  NcclCluster whole_;
+  const Topology* topo_;
+  mutable std::unique_ptr<Router> router_;  // for engine runs, made with the first
+};
+
+}  // namespace lockstep

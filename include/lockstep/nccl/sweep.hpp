@@ -1,0 +1,74 @@
+#pragma once
+// A collective sweep as nccl-tests runs it (-b min -e max -f factor): one op over a range of
+// sizes, each size predicted by the NCCL model (engine "analytical") or compiled to programs and
+// run on a timing engine ("flow", "packet"). `lockstep collective`, the report's collectives and
+// bench_calibration run sweeps; scenario/collective_sweep.hpp reads them from flags and files.
+//
+//   CollectiveSweep sweep;
+//   sweep.max_bytes = Bytes::gib(1);
+//   std::vector<CollectiveRow> rows = run_collective_sweep(sweep, nccl_cluster(preset), &topo);
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/tuner.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep {
+
+/// One nccl-tests row (report/collective_rows.hpp prints it as table, CSV or JSON).
+struct CollectiveRow {
+  std::uint64_t bytes = 0;  // nccl-tests size
+  std::uint64_t count = 0;  // elements as nccl-tests prints them (per rank for gathers)
+  std::string type;         // "float"
+  std::string redop;        // "sum" or "none"
+  std::string algorithm;    // tuner name: ring, tree, nvls, ...
+  std::string protocol;     // LL, LL128, Simple
+  std::uint32_t channels = 0;
+  Time time;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+};
+
+struct CollectiveSweep {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::optional<Algorithm> algo;     // nullopt: as NCCL's tuner picks ("auto")
+  std::optional<nccl::Proto> proto;  // nullopt: as NCCL's tuner picks ("auto")
+  Bytes min_bytes{8};
+  Bytes max_bytes = Bytes::gib(8);
+  double step_factor = 2;             // multiply the size by this each row (> 1)
+  DataType type = DataType::Float32;  // nccl-tests' default "float"
+  std::uint32_t channels = 0;         // 0: as NCCL would pick
+  bool sharp = false;                 // allow CollNet / SHARP where the switches have it
+  std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
+  std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
+  std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
+  SourceLocation algo_where;
+
+  /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
+  /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per
+  /// rank); sizes that round to zero are dropped.
+  std::vector<Bytes> sizes(std::uint32_t ranks) const;
+};
+
+/// Runs the sweep. The analytical engine prints the NCCL model's prediction; other engines run
+/// the chosen algorithm's programs on `topology` (required for them) as NCCL's model implies
+/// (nccl/engine_run.hpp), then add the launch overhead and NCCL's base latency.
+std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
+                                                const NcclCluster& cluster,
+                                                const Topology* topology = nullptr);
+
+/// nccl-tests' element type names (float, double, bfloat16, int8, ...) plus lockstep's own
+/// spellings (float32, float64), in the order error messages list them.
+std::vector<std::string> nccl_tests_type_names();
+/// The type a name in nccl_tests_type_names() denotes (std::invalid_argument otherwise).
+DataType nccl_tests_type(std::string_view name);
+/// The name nccl-tests prints for a type ("float" for Float32).
+const char* nccl_tests_type_name(DataType type);
+
+}  // namespace lockstep

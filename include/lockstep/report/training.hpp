@@ -1,0 +1,25 @@
+#pragma once
+// A simulated training step as the report shows it: the record results.json's `training` object
+// and `lockstep train --format json` both print (built here, from the TrainResult, in one place),
+// and the human-readable summary `lockstep train` prints.
+//
+//   const TrainResult r = simulate_training(topo, config);
+//   fmt::print("{}", json_text(training_to_json(training_record(r, config))));
+#include <string>
+
+#include "lockstep/report/results.hpp"
+#include "lockstep/workload/train_config.hpp"
+#include "lockstep/workload/training.hpp"
+
+namespace lockstep::report {
+
+/// The report's record of `result`: times in microseconds, the breakdown's non-zero slices
+/// (which add up to the iteration time), jitter statistics when more than one trial ran, and the
+/// configuration that produced it.
+Training training_record(const TrainResult& result, const TrainConfig& config);
+
+/// Multi-line text: configuration, iteration time and breakdown, MFU, throughput, cost, memory,
+/// jitter statistics and warnings.
+std::string format_training_text(const TrainResult& result, const TrainConfig& config);
+
+}  // namespace lockstep::report

@@ -1,0 +1,26 @@
+#pragma once
+// Collective sweeps (nccl/sweep.hpp) as `lockstep collective`'s flags and the `collectives:` /
+// `engine:` sections of scenario files give them (docs/scenario-collectives.md): both go through
+// these readers, so flags and files accept the same names and fail with the same messages.
+//
+//   CollectiveSweep sweep = parse_collective_sweep(args);  // {op: all_reduce, max_bytes: 1GiB}
+#include <string>
+#include <vector>
+
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/nccl/sweep.hpp"
+
+namespace lockstep {
+
+/// Reads one sweep from a map with keys op, algo, proto, min_bytes, max_bytes, step_factor,
+/// type, channels, sharp, engine; every error names the key and file:line:column. Checks that
+/// no unknown key remains.
+CollectiveSweep parse_collective_sweep(const ArgNode& args);
+/// A scenario's `collectives:` section: one sweep map or a list of them. `engine` (from the
+/// `engine:` section, see parse_engine_name) is the default engine of each sweep.
+std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
+                                                       const std::string& engine = "analytical");
+/// A scenario's `engine:` section: a name ("flow") or a map {name: flow}.
+std::string parse_engine_name(const ArgNode& section);
+
+}  // namespace lockstep

@@ -1,0 +1,274 @@
+// NCCL's cost-model constants. Unless noted, the source is NVIDIA/nccl v2.30 src/graph/tuning.cc
+// (as summarised in /work/shared/calibration/HARDWARE.md, "NCCL cost model"); protocol triples
+// are {LL, LL128, Simple}.
+#include "lockstep/nccl/constants.hpp"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace lockstep::nccl {
+namespace {
+
+using Triple = std::array<double, kNumProtos>;
+using Table = std::array<Triple, kNumAlgorithms>;
+
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+struct Row {
+  Algorithm algorithm;
+  Triple values;
+};
+// A table indexed by Algorithm from its rows; algorithms without a row hold NaN.
+template <std::size_t N>
+constexpr Table by_algorithm(const std::array<Row, N>& rows) {
+  Table t{};
+  for (Triple& x : t) x = {kNoValue, kNoValue, kNoValue};
+  for (const Row& r : rows) t[static_cast<int>(r.algorithm)] = r.values;
+  return t;
+}
+
+// baseLat[algo][proto] (us). tuning.cc: Tree {6.8, 14.0, 8.4}, Ring {6.6, 14.0, 8.4},
+// CollNet / NVLS / NVLSTree 0, PAT {8, 8, 8}. halving_doubling and direct are not NCCL's: they
+// are priced with the ring's rows here and below.
+constexpr Triple kRingBase = {6.6, 14.0, 8.4};
+constexpr Table kBaseLatency = by_algorithm<8>({{
+    {Algorithm::Tree, {6.8, 14.0, 8.4}},
+    {Algorithm::Ring, kRingBase},
+    {Algorithm::CollNet, {0, 0, 0}},    // CollNetDirect (CollNetChain is 0 too)
+    {Algorithm::NetReduce, {0, 0, 0}},  // NVLS
+    {Algorithm::NvlsTree, {0, 0, 0}},
+    {Algorithm::Pat, {8, 8, 8}},
+    {Algorithm::HalvingDoubling, kRingBase},
+    {Algorithm::Direct, kRingBase},
+}});
+
+// hwLat[path][algo][proto] (us per step). tuning.cc hwLat table.
+constexpr Triple kRingNvLink = {0.6, 1.9, 3.4};
+constexpr Triple kRingPcie = {1.0, 2.5, 5.7};
+constexpr Triple kRingNetwork = {2.7, 4.0, 14.0};
+constexpr std::array<Table, 3> kHwLatency = {{
+    by_algorithm<8>({{
+        // NVLink
+        {Algorithm::Tree, {0.6, 1.25, 4.0}},
+        {Algorithm::Ring, kRingNvLink},
+        {Algorithm::CollNet, {0, 0, 3.7}},  // CollNetDirect
+        {Algorithm::NetReduce, {0, 0, 25}},
+        {Algorithm::NvlsTree, {0, 0, 25}},
+        {Algorithm::Pat, {0, 0, 4.0}},
+        {Algorithm::HalvingDoubling, kRingNvLink},
+        {Algorithm::Direct, kRingNvLink},
+    }}),
+    by_algorithm<8>({{
+        // PCIe
+        {Algorithm::Tree, {1.0, 1.9, 4.0}},
+        {Algorithm::Ring, kRingPcie},
+        {Algorithm::CollNet, {0, 0, 3.7}},
+        {Algorithm::NetReduce, {0, 0, 0}},
+        {Algorithm::NvlsTree, {0, 0, 0}},
+        {Algorithm::Pat, {0, 0, 4.0}},
+        {Algorithm::HalvingDoubling, kRingPcie},
+        {Algorithm::Direct, kRingPcie},
+    }}),
+    by_algorithm<8>({{
+        // Network
+        {Algorithm::Tree, {5.0, 8.5, 14}},
+        {Algorithm::Ring, kRingNetwork},
+        {Algorithm::CollNet, {0, 0, 31}},
+        {Algorithm::NetReduce, {0, 0, 18}},
+        {Algorithm::NvlsTree, {0, 0, 20.9}},
+        {Algorithm::Pat, {0, 0, 14}},
+        {Algorithm::HalvingDoubling, kRingNetwork},
+        {Algorithm::Direct, kRingNetwork},
+    }}),
+}};
+// hwLat's CollNetChain row, Simple (NVLink, PCIe, Network).
+constexpr std::array<double, 3> kCollNetChainHwLatency = {2.8, 2.8, 30};
+
+double lookup(const Table& table, Algorithm a, Proto p) {
+  const double v = table[static_cast<int>(a)][static_cast<int>(p)];
+  if (std::isnan(v))
+    throw std::logic_error(std::string("NCCL's tables have no row for ") + to_string(a));
+  return v;
+}
+
+using ByNodes = std::array<double, 3>;  // 1 node, 2 nodes, >= 4 nodes
+constexpr std::array<ByNodes, 3> kLLMaxBw = {{
+    {87.7, 22.5, 19.0},  // Ampere   (llMaxBws)
+    {141, 45, 35},       // Hopper
+    {282, 90, 70},       // Blackwell
+}};
+constexpr std::array<double, 3> kRingLL128PerChannel = {20, 36.7, 40};  // perChMaxRingLL128Bws
+constexpr std::array<ByNodes, 3> kTreeLL128PerChannel = {{
+    {20, 20, 20},         // Ampere (perChMaxTreeLL128Bws)
+    {36.7, 36.7, 29.0},   // Hopper
+    {55.6, 31.67, 20.0},  // Blackwell
+}};
+constexpr std::array<ByNodes, 3> kTreeSimplePerChannel = {{
+    {24.0, 23.6, 17.8},  // Ampere (perChMaxTreeBws)
+    {38.7, 41.4, 36.0},  // Hopper
+    {70.0, 42.8, 24.0},  // Blackwell
+}};
+constexpr std::array<ByNodes, 3> kNvlsTreePerChannel = {{
+    {24.0, 23.6, 17.8},  // Ampere (perChMaxNVLSTreeBws)
+    {0, 57.7, 45.5},     // Hopper
+    {0, 96.0, 80.0},     // Blackwell
+}};
+
+// Inter-node channel speeds the topology search tries, highest first (src/graph/search.cc:
+// speedArrayInter for sm80, sm90SpeedArrayInter, sm100SpeedArrayInter). For a 400G NIC
+// (50 GB/s) the search settles on 48 GB/s, which is why NVIDIA quotes 46-49 GB/s of busbw per
+// NDR NIC (nccl-tests issues #267, #290) and 24 GB/s per HDR NIC (192 GB/s for 8 x HDR, nccl
+// issue #1576).
+constexpr std::array<double, 19> kAmpereInterSpeeds = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
+                                                       12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
+                                                       3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 17> kHopperInterSpeeds = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
+                                                       22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
+                                                       3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 18> kBlackwellInterSpeeds = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0,
+                                                          24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                          6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+template <std::size_t N>
+double first_not_above(const std::array<double, N>& speeds, double rate) {
+  for (double s : speeds)
+    if (s <= rate + 1e-9) return s;
+  return rate;
+}
+
+int gen_index(Generation g) {
+  return static_cast<int>(g);
+}
+
+}  // namespace
+
+const char* to_string(Proto p) {
+  switch (p) {
+    case Proto::LL:
+      return "LL";
+    case Proto::LL128:
+      return "LL128";
+    case Proto::Simple:
+      return "Simple";
+  }
+  return "?";
+}
+
+const char* to_string(Generation g) {
+  switch (g) {
+    case Generation::Ampere:
+      return "ampere";
+    case Generation::Hopper:
+      return "hopper";
+    case Generation::Blackwell:
+      return "blackwell";
+  }
+  return "?";
+}
+
+double base_latency_us(Algorithm a, Proto p) {
+  return lookup(kBaseLatency, a, p);
+}
+
+double hw_latency_us(Path path, Algorithm a, Proto p) {
+  return lookup(kHwLatency[static_cast<int>(path)], a, p);
+}
+
+double collnet_chain_hw_latency_us(Path path) {
+  return kCollNetChainHwLatency[static_cast<int>(path)];
+}
+
+// tuning.cc getNetOverhead(): 1 us on Intel hosts, 2 us on AMD hosts; the ring latency formula
+// multiplies it by 3 for Simple.
+double net_overhead_us(bool amd_host, Proto p) {
+  const double base = amd_host ? 2.0 : 1.0;
+  return p == Proto::Simple ? 3 * base : base;
+}
+
+int node_index(std::uint32_t nodes) {
+  return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
+}
+
+double ll_max_bw(Generation g, std::uint32_t nodes) {
+  return kLLMaxBw[gen_index(g)][node_index(nodes)];
+}
+double ring_ll128_per_channel_bw(Generation g) {
+  return kRingLL128PerChannel[gen_index(g)];
+}
+double tree_ll128_per_channel_bw(Generation g, std::uint32_t nodes) {
+  return kTreeLL128PerChannel[gen_index(g)][node_index(nodes)];
+}
+double tree_simple_per_channel_bw(Generation g, std::uint32_t nodes) {
+  return kTreeSimplePerChannel[gen_index(g)][node_index(nodes)];
+}
+double nvls_tree_per_channel_bw(Generation g, std::uint32_t nodes) {
+  return kNvlsTreePerChannel[gen_index(g)][node_index(nodes)];
+}
+
+// tuning.cc: "if (a == NCCL_ALGO_NVLS) busBw *= nvlsEfficiency" with 0.85 on sm90, 0.74 on
+// sm100 (HARDWARE.md).
+double nvls_efficiency(Generation g) {
+  return g == Generation::Blackwell ? 0.74 : 0.85;
+}
+
+// topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s per link; NVLink
+// links per GPU: A100 12, H100 18, B200 18 (NVIDIA product briefs).
+double nvlink_bw_per_link(Generation g) {
+  switch (g) {
+    case Generation::Ampere:
+      return 20.0;
+    case Generation::Hopper:
+      return 20.6;
+    case Generation::Blackwell:
+      return 40.1;
+  }
+  return 20.0;
+}
+std::uint32_t nvlink_links(Generation g) {
+  return g == Generation::Ampere ? 12 : 18;
+}
+
+double net_search_speed(Generation g, double rate) {
+  switch (g) {
+    case Generation::Ampere:
+      return first_not_above(kAmpereInterSpeeds, rate);
+    case Generation::Hopper:
+      return first_not_above(kHopperInterSpeeds, rate);
+    case Generation::Blackwell:
+      return first_not_above(kBlackwellInterSpeeds, rate);
+  }
+  return rate;
+}
+
+// src/include/device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
+// NCCL_SIMPLE_MAX_NTHREADS 512.
+std::uint32_t max_threads(Proto p) {
+  return p == Proto::LL128 ? 640 : 512;
+}
+
+// tuning.cc: NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8,
+// NCCL_SIMPLE_THREAD_THRESHOLD 64 bytes per thread; ring LL multiplies by the rank count (and so
+// do halving_doubling and direct, priced as the ring).
+std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks) {
+  if (p == Proto::Simple) return 64;
+  const bool ring_priced =
+      a == Algorithm::Ring || a == Algorithm::HalvingDoubling || a == Algorithm::Direct;
+  if (p == Proto::LL && ring_priced) return 8 * ranks;
+  return 8;
+}
+
+// NCCL logs on NVSwitch systems ("NCCL INFO 24 coll channels" on DGX A100, "32 coll channels"
+// on DGX H100 / B200): the ring search finds half of these, then duplicates every channel.
+std::uint32_t intra_node_channels(Generation g) {
+  return g == Generation::Ampere ? 24 : 32;
+}
+
+// kLaunchOverheadUs (constants.hpp, 20 us): nccl-tests times back-to-back calls, so each call
+// pays the CUDA launch and NCCL's host enqueue on top of the kernel. NCCL's model puts an 8 B ring
+// LL all-reduce over 8 H100 at 6.6 + 14 x 0.6 = 15 us; nccl-tests measures 35 us on such a system
+// (together-nccl-tests, H100 all_reduce_ring.out), so about 20 us is per-call overhead the tuning
+// tables leave out. This is the one constant fitted to measurements (docs/nccl-model.md).
+
+}  // namespace lockstep::nccl

@@ -1,0 +1,286 @@
+// The NCCL-style cost model: latency terms exactly as NCCL's tuning.cc writes them, bandwidth
+// terms from NCCL's per-protocol efficiencies and caps applied to the bytes each algorithm really
+// moves per GPU (docs/nccl-model.md derives each case).
+#include "cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+using nccl::Path;
+using nccl::Proto;
+using A = Algorithm;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int log2_floor(std::uint64_t v) {
+  int r = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+int log2_ceil(std::uint64_t v) {
+  const int f = log2_floor(v);
+  return (std::uint64_t{1} << f) < v ? f + 1 : f;
+}
+
+// Per-step latency of one intra-node hop and one network hop (tuning.cc; network_step_us).
+double intra_lat(const NcclCluster& c, Algorithm a, Proto p) {
+  return nccl::hw_latency_us(c.intra_path, a, p);
+}
+double inter_lat(const NcclCluster& c, Algorithm a, Proto p) {
+  return network_step_us(c, a, p);
+}
+
+// Protocol efficiency applied to a ring-style bus bandwidth (tuning.cc "model refinements").
+double ring_proto_bw(const NcclCluster& c, Proto p, double bus, std::uint32_t channels) {
+  switch (p) {
+    case Proto::LL:
+      return std::min(nccl::ll_max_bw(c.generation, c.nodes), nccl::kLLRingFraction * bus);
+    case Proto::LL128: {
+      const double eff = (c.gpus_per_node == 1 && c.nodes > 1) ? nccl::kLL128SingleGpuPerNode
+                                                               : nccl::kLL128Efficiency;
+      return std::min(eff * bus, channels * nccl::ring_ll128_per_channel_bw(c.generation));
+    }
+    case Proto::Simple:
+      return bus;
+  }
+  return bus;
+}
+
+double tree_proto_bw(const NcclCluster& c, Proto p, double bus, std::uint32_t channels) {
+  switch (p) {
+    case Proto::LL:
+      return std::min(bus / nccl::kTreeLLDivisor, nccl::ll_max_bw(c.generation, c.nodes));
+    case Proto::LL128: {
+      const double f = c.nodes == 1 ? nccl::kTreeLL128SingleNode : nccl::kTreeLL128MultiNode;
+      return std::min(bus * f, channels * nccl::tree_ll128_per_channel_bw(c.generation, c.nodes));
+    }
+    case Proto::Simple:
+      return std::min(nccl::kTreeSimpleEfficiency * bus,
+                      channels * nccl::tree_simple_per_channel_bw(c.generation, c.nodes));
+  }
+  return bus;
+}
+
+double proto_payload_efficiency(Proto p) {
+  return p == Proto::LL ? 0.5 : p == Proto::LL128 ? nccl::kLL128Efficiency : 1.0;
+}
+
+// The ring's bus bandwidth, from the bytes each link carries (docs/nccl-model.md "The ring
+// across nodes"). Each channel's ring crosses every node boundary once, so a node's
+// NICs carry the ring's full rate. Inside one node every GPU forwards over NVLink; across nodes
+// a channel enters a node on one GPU's NIC and leaves on another's, so of the g hops a channel
+// makes per node g-1 use NVLink and one the leaving GPU's NIC (PCIe, not NVLink). Channels
+// rotate over the GPUs, so a GPU's NVLink carries (g-1)/g of the ring's rate: NVLink bounds the
+// bus at intra x g/(g-1). NCCL's search charges a channel's speed to the links its path uses in
+// the same way, and tuning.cc prices a ring over more than two nodes as nChannels x bwInter,
+// the network speed.
+double ring_bus(const NcclCluster& c) {
+  const double g = c.gpus_per_node;
+  if (c.nodes == 1) return c.intra_GBps;
+  if (g == 1) return c.node_net_GBps();
+  return std::min(c.intra_GBps * g / (g - 1), c.node_net_GBps());
+}
+
+}  // namespace
+
+double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
+  if (a == A::CollNet && c.gpus_per_node == 1)
+    return nccl::collnet_chain_hw_latency_us(Path::Network) + c.extra_net_step_us;
+  const bool ring_or_tree =
+      a == A::Ring || a == A::Tree || a == A::HalvingDoubling || a == A::Direct;
+  const Algorithm row = c.gpus_per_node == 1 && ring_or_tree ? A::Tree : a;
+  return nccl::hw_latency_us(Path::Network, row, p) + c.extra_net_step_us;
+}
+
+std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, Proto p, std::uint64_t bytes,
+                            std::uint32_t ranks) {
+  // enqueue.cc: drop channels while each thread would get less than its threshold of bytes.
+  std::uint64_t nc = max_channels;
+  const std::uint64_t nt = nccl::max_threads(p);
+  const std::uint64_t threshold = nccl::thread_threshold(a, p, ranks);
+  while (nc >= 2 && bytes < nc * nt * threshold) --nc;
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(nc, 1));
+}
+
+Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p, std::uint32_t ch) {
+  const std::uint64_t n = c.ranks(), N = c.nodes;
+  const bool ar = op == CollectiveOp::AllReduce;
+  const double steps = ar ? 2.0 * (n - 1) : n - 1.0;
+  const double inter_steps = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
+  double il = intra_lat(c, A::Ring, p);
+  if (N > 1) il = std::max(il, nccl::net_overhead_us(c.amd_host, p));
+  Cost cost;
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) + (steps - inter_steps) * il +
+                    inter_steps * inter_lat(c, A::Ring, p);
+  if (ar && p == Proto::Simple && N > 1 && S / (ch * n) >= 64)
+    cost.latency_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
+  cost.bus_GBps = ring_proto_bw(c, p, ring_bus(c), ch);
+  // Bytes each rank pushes through its bottleneck: 2(n-1)/n S for all-reduce, (n-1)/n S for
+  // all-gather and reduce-scatter, S for the pipelined broadcast / reduce chain.
+  const double volume = ar ? 2.0 * (n - 1) / n * S
+                        : (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter)
+                            ? (n - 1.0) / n * S
+                            : S;
+  cost.transfer_us = volume / (cost.bus_GBps * 1e3);
+  cost.step_us = intra_lat(c, A::Ring, p);
+  return cost;
+}
+
+Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
+  const std::uint32_t g = c.gpus_per_node, N = c.nodes;
+  Cost cost;
+  cost.latency_us =
+      nccl::base_latency_us(A::Tree, p) +
+      2 * ((g - 1) * intra_lat(c, A::Tree, p) + log2_floor(N) * inter_lat(c, A::Tree, p));
+  // Inside a node the tree is a chain: every GPU forwards S up and S down (2S per direction).
+  // Between nodes a double binary tree puts 2S per direction on an inner node's NICs, S when
+  // there are only two nodes (the trees degenerate to one link used both ways).
+  double algbw = kInf;
+  if (g > 1) algbw = tree_proto_bw(c, p, c.intra_GBps, ch) / 2;
+  if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, c.node_net_GBps(), ch) / (N == 2 ? 1 : 2));
+  cost.bus_GBps = algbw;
+  cost.transfer_us = S / (algbw * 1e3);
+  cost.step_us = intra_lat(c, A::Tree, p);
+  return cost;
+}
+
+Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
+  const double eff = nccl::nvls_efficiency(c.generation);
+  const std::uint64_t n = c.ranks();
+  Cost cost;
+  cost.latency_us = intra_lat(c, A::NetReduce, Proto::Simple);
+  if (c.nodes > 1) cost.latency_us += inter_lat(c, A::NetReduce, Proto::Simple);
+  // NVLink SHARP all-reduce: the switch pulls every GPU's slices (S out of each GPU's memory)
+  // and each GPU multicasts its reduced S/g slice, so a GPU's link carries S (1 + 1/g) per
+  // direction for S of result; all-gather / reduce-scatter move (n-1)/n S. Between nodes (with
+  // SHARP) each node's NICs carry S each way.
+  const double g = c.gpus_per_node;
+  double bw = c.intra_GBps * eff;
+  if (c.nodes > 1) bw = std::min(bw, c.node_net_GBps() * eff);
+  const double volume = op == CollectiveOp::AllReduce ? S * (1 + 1 / g) : (n - 1.0) / n * S;
+  cost.bus_GBps = bw;
+  cost.transfer_us = volume / (bw * 1e3);
+  cost.step_us = intra_lat(c, A::NetReduce, Proto::Simple);
+  return cost;
+}
+
+Cost nvls_tree_cost(const NcclCluster& c, double S, std::uint32_t ch) {
+  const std::uint32_t N = c.nodes;
+  Cost cost;
+  cost.latency_us = intra_lat(c, A::NvlsTree, Proto::Simple) +
+                    2 * log2_floor(N) * inter_lat(c, A::NvlsTree, Proto::Simple);
+  // Inside the node NVLS reduce-scatters and all-gathers: S (1 + 1/g) per direction per GPU.
+  const double intra =
+      c.intra_GBps * nccl::nvls_efficiency(c.generation) / (1 + 1.0 / c.gpus_per_node);
+  const double inter =
+      std::min(c.node_net_GBps(), ch * nccl::nvls_tree_per_channel_bw(c.generation, N)) /
+      (N == 2 ? 1 : 2);
+  cost.bus_GBps = std::min(intra, inter);
+  cost.transfer_us = S / (cost.bus_GBps * 1e3);
+  cost.step_us = intra_lat(c, A::NvlsTree, Proto::Simple);
+  return cost;
+}
+
+Cost collnet_cost(const NcclCluster& c, double S) {
+  const std::uint32_t g = c.gpus_per_node;
+  // NCCL's CollNetDirect, or CollNetChain with one GPU per node.
+  const bool direct = g > 1;
+  Cost cost;
+  const double il = direct ? intra_lat(c, A::CollNet, Proto::Simple)
+                           : nccl::collnet_chain_hw_latency_us(c.intra_path);
+  cost.latency_us = direct ? 2 * (std::min(1u, g - 1) * il + (g - 1) * nccl::kCollNetArityLatencyUs)
+                           : 2 * (g - 1) * il;
+  cost.latency_us += network_step_us(c, A::CollNet, Proto::Simple);
+  // The switches reduce: a node's NICs send S and receive S. Inside the node each GPU
+  // reduce-scatters and all-gathers its share: 2(g-1)/g S per direction over NVLink.
+  const double eff = c.generation == nccl::Generation::Ampere ? nccl::kTreeSimpleEfficiency
+                                                              : nccl::kCollNetHopperEfficiency;
+  double bw = c.node_net_GBps() * eff;
+  if (g > 1) bw = std::min(bw, c.intra_GBps * g / (2.0 * (g - 1)));
+  cost.bus_GBps = bw;
+  cost.transfer_us = S / (bw * 1e3);
+  cost.step_us = il;
+  return cost;
+}
+
+Cost pat_cost(const NcclCluster& c, double S, Proto p) {
+  const std::uint64_t n = c.ranks();
+  Cost cost;
+  cost.latency_us =
+      nccl::base_latency_us(A::Pat, p) + log2_ceil(n) * inter_lat(c, A::Pat, Proto::Simple);
+  cost.bus_GBps = nccl::kPatEfficiency * c.node_net_GBps();
+  cost.transfer_us = (n - 1.0) / n * S / (cost.bus_GBps * 1e3);
+  cost.step_us = nccl::hw_latency_us(Path::Network, A::Pat, Proto::Simple);
+  return cost;
+}
+
+Cost halving_doubling_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
+  // Rabenseifner: log2(n) halving steps then log2(n) doubling steps, the same 2(n-1)/n S per
+  // rank as the ring; a rank count that is not a power of two costs one extra exchange of S
+  // each way. The all-reduce pairs nearest ranks first, so the first log2(g) steps of each half
+  // stay in the node (2(g-1)/g S per GPU over NVLink) and the last log2(nodes) cross the network
+  // on each GPU's own rail (2(N-1)/N x S/g per GPU, all GPUs of a node at once: 2(N-1)/N S on
+  // the node's NICs). The steps run one after the other, so the two phases add up.
+  const std::uint64_t n = c.ranks();
+  const int lg = log2_ceil(n);
+  const bool pow2 = (std::uint64_t{1} << lg) == n;
+  const double inter_steps = c.nodes > 1 ? 2.0 * log2_ceil(c.nodes) : 0.0;
+  const double steps = 2.0 * lg + (pow2 ? 0 : 2);
+  Cost cost;
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) +
+                    (steps - inter_steps) * intra_lat(c, A::Ring, p) +
+                    inter_steps * inter_lat(c, A::Ring, p);
+  const double g = c.gpus_per_node, N = c.nodes;
+  const double intra_bw = ring_proto_bw(c, p, c.intra_GBps, ch);
+  const double net_bw = N > 1 ? ring_proto_bw(c, p, c.node_net_GBps(), ch) : kInf;
+  double us = 2.0 * (N - 1) / N * S / (net_bw * 1e3);
+  if (g > 1) us += 2.0 * (g - 1) / g * S / (intra_bw * 1e3);
+  if (!pow2) us += 2 * S / (std::min(intra_bw, net_bw) * 1e3);
+  cost.transfer_us = us;
+  cost.bus_GBps = us > 0 ? 2.0 * (n - 1) / n * S / (us * 1e3) : ring_bus(c);
+  cost.step_us = intra_lat(c, A::Ring, p);
+  return cost;
+}
+
+Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p) {
+  // Every rank talks to every peer at once. Per GPU: `share` of S goes to each peer; the NVLink
+  // carries the local peers' shares, the node's NICs carry all remote shares of its GPUs.
+  const double n = c.ranks(), g = c.gpus_per_node, N = c.nodes;
+  double per_peer = S / n;  // alltoall, all-gather, reduce-scatter
+  double rounds = 1;
+  if (op == CollectiveOp::AllReduce) rounds = 2;  // two-shot: reduce-scatter + all-gather
+  if (op == CollectiveOp::SendRecv) per_peer = S;
+  if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) per_peer = S;
+  const bool one_peer = op == CollectiveOp::SendRecv;
+  const bool rooted = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
+  const double local_peers = one_peer ? (g > 1 ? 1 : 0) : g - 1;
+  const double remote_peers = one_peer ? (N > 1 ? 1 : 0) : n - g;
+  const double eff = proto_payload_efficiency(p);
+  double t = 0;
+  if (local_peers > 0) t = std::max(t, rounds * local_peers * per_peer / (c.intra_GBps * eff));
+  if (remote_peers > 0) {
+    // A root's data or one ring neighbour uses one GPU's NICs; spread traffic uses all of them.
+    const double gpus_sharing = (one_peer || rooted) ? g : 1;
+    const double node_bytes = rounds * remote_peers * per_peer * (one_peer || rooted ? 1 : g);
+    t = std::max(t, node_bytes / (c.node_net_GBps() / gpus_sharing * eff));
+  }
+  Cost cost;
+  const bool remote = remote_peers > 0;
+  cost.latency_us = nccl::base_latency_us(A::Ring, p) +
+                    rounds * (remote ? inter_lat(c, A::Ring, p) : intra_lat(c, A::Ring, p));
+  cost.transfer_us = t / 1e3;
+  cost.bus_GBps = t > 0 ? S / t : 0;
+  cost.step_us = intra_lat(c, A::Ring, p);
+  return cost;
+}
+
+}  // namespace lockstep

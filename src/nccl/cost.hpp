@@ -1,0 +1,30 @@
+#pragma once
+// Internal to the tuner: the cost of one (algorithm, protocol, channels) choice, split the way
+// NCCL's model splits it. cost.cpp computes costs; tuner.cpp picks among them.
+#include <cstdint>
+
+#include "lockstep/nccl/tuner.hpp"
+
+namespace lockstep {
+
+struct Cost {
+  double latency_us = 0;   // base + steps x per-step latency
+  double transfer_us = 0;  // bytes / effective bandwidth
+  double bus_GBps = 0;     // effective bandwidth of the transfer term
+  double step_us = 0;      // per-step latency on the local path (flow engine overhead)
+};
+
+/// Channels NCCL runs for a message (enqueue.cc: fewer for small messages).
+std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, nccl::Proto p,
+                            std::uint64_t bytes, std::uint32_t ranks);
+
+Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, nccl::Proto p, std::uint32_t ch);
+Cost tree_cost(const NcclCluster& c, double S, nccl::Proto p, std::uint32_t ch);
+Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S);
+Cost nvls_tree_cost(const NcclCluster& c, double S, std::uint32_t ch);
+Cost collnet_cost(const NcclCluster& c, double S);
+Cost pat_cost(const NcclCluster& c, double S, nccl::Proto p);
+Cost halving_doubling_cost(const NcclCluster& c, double S, nccl::Proto p, std::uint32_t ch);
+Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, nccl::Proto p);
+
+}  // namespace lockstep

@@ -1,0 +1,269 @@
+// The engine run NCCL's model implies (docs/nccl-model.md "Flow runs"): per medium, the link
+// speed NCCL assumes relative to the raw link's; per message, NCCL's step latency less what the
+// engine's path already charges; the fixed launch and base latency added to the makespan.
+#include "lockstep/nccl/engine_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "group_programs.hpp"
+#include "lockstep/routing/router.hpp"
+
+namespace lockstep {
+namespace {
+
+// The fraction of the bus bandwidth the NCCL model lets the algorithm use: the protocol's
+// payload efficiency, times PAT's 0.75, except for the tree, whose per-protocol factors replace
+// it (tuning.cc: Simple 0.92, LL128 120/128 across nodes or 7/9 in one, LL 1/3.8).
+//
+// NVLS: the program's NetReduce carries S up and S down per GPU (what the op means), but NVLink
+// SHARP moves S (1 + 1/g) per direction per GPU for an all-reduce (cost.cpp nvls_cost: the
+// switch pulls every slice, each GPU multicasts its reduced S/g slice) at NCCL's NVLS efficiency.
+// The glue folds both into the efficiency rather than the program, so the program stays the
+// op's semantics (the functional executor checks it) and only the timing carries the extra bytes.
+double algorithm_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op) {
+  if (p.algo == Algorithm::Pat) return nccl::kPatEfficiency * p.efficiency;  // 0.75 x ring bw
+  if (p.algo == Algorithm::NetReduce) {
+    // Across nodes the program itself moves S (1 + 1/g) (NVLS reduce-scatter + multicast).
+    const double extra =
+        op == CollectiveOp::AllReduce && c.nodes == 1 ? 1 + 1.0 / c.gpus_per_node : 1.0;
+    return nccl::nvls_efficiency(c.generation) / extra;
+  }
+  if (p.algo == Algorithm::NvlsTree) {
+    // The program moves NVLS's S (1 + 1/g) on NVLink. One efficiency covers NVLink and the
+    // GPU-NIC PCIe hop, and 0.85 there would throttle the NICs (63 x 0.824 x 0.85 = 44 < 48
+    // GB/s): apply NVLS's efficiency only where the model's NVLS term is the bottleneck.
+    const double nvls =
+        c.intra_GBps * nccl::nvls_efficiency(c.generation) / (1 + 1.0 / c.gpus_per_node);
+    return nvls <= p.bus_GBps * (1 + 1e-9) ? nccl::nvls_efficiency(c.generation) : p.efficiency;
+  }
+  if (p.algo != Algorithm::Tree) return p.efficiency;
+  switch (p.proto) {
+    case nccl::Proto::Simple:
+      return nccl::kTreeSimpleEfficiency;
+    case nccl::Proto::LL128:
+      return c.nodes == 1 ? nccl::kTreeLL128SingleNode : nccl::kTreeLL128MultiNode;
+    case nccl::Proto::LL:
+      return 1.0 / nccl::kTreeLLDivisor;
+  }
+  return p.efficiency;
+}
+
+// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
+// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
+// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
+struct MeshLinks {
+  std::uint32_t peers = 0;  // GPUs the first GPU reaches over a direct GPU-GPU link
+  double total_GBps = 0;    // those links' bandwidth summed (one direction)
+};
+MeshLinks gpu_mesh_links(const Topology& topo) {
+  MeshLinks m;
+  const auto gpus = topo.gpus();
+  if (gpus.empty()) return m;
+  for (const Port& port : topo.ports(gpus[0]))
+    if (topo.device(port.peer).kind == DeviceKind::Gpu) {
+      ++m.peers;
+      m.total_GBps += topo.link(Topology::link_of(port.out)).bandwidth.gigabytes_per_second();
+    }
+  return m;
+}
+
+struct FlowEfficiency {
+  double intra = 1;
+  double network = 0;  // 0: the topology has no NIC-to-switch links
+};
+FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
+                               const Topology& topo) {
+  double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0;
+  for (const Link& l : topo.links()) {
+    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
+    const double bw = l.bandwidth.gigabytes_per_second();
+    if (a == DeviceKind::Gpu && (b == DeviceKind::ScaleUpSwitch || b == DeviceKind::Gpu))
+      raw_intra = std::max(raw_intra, bw);
+    const NicSide side = nic_side(topo, l);
+    if (side == NicSide::NicToFabric) raw_nic = std::max(raw_nic, bw);
+    if (side == NicSide::GpuToNic) raw_gpu_nic = std::max(raw_gpu_nic, bw);
+  }
+  // The network path starts with the GPU's PCIe link to its NIC (a network link to the flow
+  // engine): scale by its narrowest link, which is what NCCL's search speed is taken from.
+  if (raw_gpu_nic > 0 && raw_nic > 0) raw_nic = std::min(raw_nic, raw_gpu_nic);
+  // On a mesh (GPUs linked pairwise, no switch) mesh rings spread the channels over all of a
+  // GPU's links, so NCCL's per-GPU rate is their sum, not one link's.
+  if (const MeshLinks mesh = gpu_mesh_links(topo); mesh.peers > 1) raw_intra = mesh.total_GBps;
+  const double algo = algorithm_efficiency(p, c, op);
+  FlowEfficiency e;
+  e.intra = algo;
+  if (raw_intra > 0 && c.intra_GBps > 0) e.intra *= std::min(1.0, c.intra_GBps / raw_intra);
+  if (raw_nic > 0)
+    e.network =
+        std::min(1.0, nccl::net_search_speed(c.generation, c.nic_path_GBps()) / raw_nic) * algo;
+  return e;
+}
+
+// Sum of link latencies on the routed path between the GPUs of ranks `from` and `to` (zero if
+// `to` does not exist): what the flow engine adds to every message between them.
+Time gpu_path_latency(const Topology& topo, std::size_t from, std::size_t to) {
+  const auto gpus = topo.gpus();
+  if (to >= gpus.size() || from == to) return Time::zero();
+  const auto router = make_router(topo, RouterOptions{});
+  std::vector<PathShare> paths;
+  router->route(FlowKey{gpus[from], gpus[to], 0}, nullptr, paths);
+  Time t = Time::zero();
+  if (!paths.empty())
+    for (const DirLinkId l : paths.front().hops) t += topo.link(Topology::link_of(l)).latency;
+  return t;
+}
+
+// A ring across nodes with several GPUs per node (docs/nccl-model.md "The ring across nodes"):
+// - every message pays the same share of NCCL's latency sum (base excluded): NCCL counts
+//   2(N-1) network steps of an all-reduce, but the longest chain of dependent hops in the
+//   program, 2(n-1) consecutive hops, crosses a node boundary every g hops (2N times for g > 2),
+//   so paying each hop its own step latency would overcount; the overhead is that share less
+//   the mean path latency along such a chain (the engine adds each path's latency itself);
+// - each channel's sends are capped at NCCL's channel speed (EngineOptions::
+//   channel_send_bandwidth), so that a channel waiting out its latency does not lend its share
+//   of a link to the others and NCCL's sum of latency and transfer holds.
+void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, CollectiveOp op,
+                             double base_us, const Topology& topo, NcclEngineRun& how) {
+  const double n = c.ranks(), g = c.gpus_per_node;
+  const double steps = op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+  const double per_step_us = (p.latency.microseconds() - base_us) / steps;
+  const double crossings = std::min(steps, std::ceil(steps / g));
+  const double nvlink_us = gpu_path_latency(topo, 0, 1).microseconds();
+  const double net_us = gpu_path_latency(topo, 0, c.gpus_per_node).microseconds();
+  const double path_us = ((steps - crossings) * nvlink_us + crossings * net_us) / steps;
+  how.per_message_overhead = Time::us(std::max(0.0, per_step_us - path_us));
+  how.network_message_latency = Time::zero();
+}
+
+bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
+  return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
+         a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
+         a.ranks_per_node == b.ranks_per_node && a.mesh_rings == b.mesh_rings &&
+         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv;
+}
+
+}  // namespace
+
+void NcclEngineRun::apply(EngineOptions& options) const {
+  options.per_message_overhead = per_message_overhead;
+  options.overhead_as_latency = overhead_as_latency;
+  options.transfer_efficiency = transfer_efficiency;
+  options.network_transfer_efficiency = network_transfer_efficiency;
+  options.network_message_latency = network_message_latency;
+  options.channel_send_bandwidth = channel_bandwidth.bytes_per_second() > 0
+                                       ? channel_bandwidth / transfer_efficiency
+                                       : Bandwidth{};
+}
+
+NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, CollectiveOp op,
+                              Bytes bytes, DataType type, const Topology& topo) {
+  NcclEngineRun how;
+  how.spec.op = op;
+  how.spec.algorithm = p.algo;
+  how.spec.ranks = c.ranks();
+  how.spec.bytes = bytes;
+  how.spec.type = type;
+  how.spec.channels = static_cast<std::uint16_t>(p.channels);
+  // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
+  how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
+  // (docs/nccl-model.md "Mesh rings").
+  how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
+  // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else
+  // the link with one channel more limits them all: round up (channel speed is bus / channels
+  // below, so the aggregate rate the model priced is unchanged). Across nodes, to a multiple of
+  // g (g - 1) as well: channel c walks cycle c mod (g - 1) from GPU c mod g (ring.cpp), and as
+  // g and g - 1 are coprime, g (g - 1) channels take every (cycle, start) pair once, so every
+  // GPU enters and leaves its node on g - 1 channels and every NIC direction carries as many
+  // (16 -> 56 on MI300X; with 21, one NIC carried 6 channels out and flow ran at half the model).
+  if (how.spec.mesh_rings && p.algo == Algorithm::Ring) {
+    const std::uint32_t cycles = c.gpus_per_node - 1;
+    const std::uint32_t unit = c.nodes > 1 ? std::lcm(cycles, c.gpus_per_node) : cycles;
+    how.spec.channels = static_cast<std::uint16_t>((p.channels + unit - 1) / unit * unit);
+  }
+  // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so
+  // the overhead is what is left (docs/nccl-model.md "Flow runs"). A multi-node ring's local
+  // steps pay at least the network post overhead, and its Simple all-reduce's whole latency,
+  // base included, is scaled (cost.cpp ring_cost).
+  double intra_us = p.step_us, net_us = network_step_us(c, p.algo, p.proto);
+  const bool ring = p.algo == Algorithm::Ring;
+  if (ring && c.nodes > 1)
+    intra_us = std::max(intra_us, nccl::net_overhead_us(c.amd_host, p.proto));
+  const double scale =
+      ring && op == CollectiveOp::AllReduce && p.proto == nccl::Proto::Simple && c.nodes > 1 &&
+              bytes.as_double() / (static_cast<double>(p.channels) * c.ranks()) >= 64
+          ? nccl::kRingSimpleMultiNodeLatencyFactor
+          : 1.0;
+  intra_us *= scale;
+  net_us *= scale;
+  const Time intra_path = c.gpus_per_node > 1 ? gpu_path_latency(topo, 0, 1) : Time::zero();
+  how.per_message_overhead = std::max(Time::zero(), Time::us(intra_us) - intra_path);
+  how.overhead_as_latency =
+      !(ring && (op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
+                 op == CollectiveOp::ReduceScatter));
+  if (c.nodes > 1 && c.gpus_per_node == 1) {
+    // Every message crosses the network: its step latency is the overhead itself (so engine
+    // users that copy only the overhead and one efficiency, like training steps, get it too).
+    how.per_message_overhead =
+        std::max(Time::zero(), Time::us(net_us) - gpu_path_latency(topo, 0, 1));
+  } else if (c.nodes > 1) {
+    // A message that crosses the network pays the overhead, its path and this extra latency.
+    const Time net_path = gpu_path_latency(topo, 0, c.gpus_per_node);
+    how.network_message_latency =
+        std::max(Time::zero(), Time::us(net_us) - how.per_message_overhead - net_path);
+  }
+  const FlowEfficiency eff = flow_efficiency(p, c, op, topo);
+  // With one GPU per node no NVLink carries data: the network's efficiency is the one to use on
+  // every link (PCIe GPU-NIC hops included), as a single number.
+  how.transfer_efficiency = c.gpus_per_node == 1 && eff.network > 0 ? eff.network : eff.intra;
+  how.network_transfer_efficiency = eff.network;
+  const double base_us = nccl::base_latency_us(p.algo, p.proto) * scale;
+  how.fixed = Time::us(nccl::kLaunchOverheadUs + base_us);
+  // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the
+  // flow engine's NetReduce pays no per-message overhead, only the path.
+  if (p.algo == Algorithm::NetReduce && c.nodes == 1) how.fixed += how.per_message_overhead;
+  if (ring && !how.overhead_as_latency && c.nodes > 1 && c.gpus_per_node > 1)
+    price_ring_across_nodes(c, p, op, base_us, topo, how);
+  // Every ring channel runs at NCCL's channel speed (channel_send_bandwidth): the bus bandwidth the
+  // model priced, LL's and LL128's caps included, shared evenly by the channels.
+  if (ring && !how.overhead_as_latency)
+    how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
+  return how;
+}
+
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Router& router,
+                     Engine& engine, const std::vector<NcclGroupSpec>& groups) {
+  // Groups with the same spec as the one before share its program set.
+  std::vector<std::shared_ptr<const ProgramSet>> sets;
+  std::vector<DeviceId> placement;
+  const auto gpus = topo.gpus();
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    if (j == 0 || !same_programs(groups[j].spec, groups[j - 1].spec))
+      sets.push_back(make_collective(groups[j].spec));
+    else
+      sets.push_back(sets.back());
+    for (std::uint32_t g : groups[j].gpus) placement.push_back(gpus[g]);
+  }
+  std::unique_ptr<ProgramSet> side_by_side;
+  if (sets.size() > 1) side_by_side = std::make_unique<nccl_detail::GroupPrograms>(sets);
+  EngineInput input;
+  input.topology = &topo;
+  input.programs = side_by_side ? side_by_side.get() : sets.front().get();
+  input.placement = placement;
+  input.router = &router;
+  how.apply(input.options);
+  return how.fixed + engine.run(input).makespan;
+}
+
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, Engine& engine) {
+  NcclGroupSpec all{how.spec, std::vector<std::uint32_t>(how.spec.ranks)};
+  std::iota(all.gpus.begin(), all.gpus.end(), 0u);
+  const auto router = make_router(topo, RouterOptions{});
+  return run_nccl_engine(how, topo, *router, engine, {all});
+}
+
+}  // namespace lockstep

@@ -1,0 +1,122 @@
+// NCCL's view of groups of GPUs, and their collectives timed the one way every command uses.
+#include "lockstep/nccl/groups.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+
+namespace lockstep {
+namespace {
+
+// Link latency from a GPU to the scale-up switch and on to another GPU of the same domain: what
+// the flow engine charges each message inside a node (0 when the GPU has no scale-up port).
+Time scale_up_path_latency(const Topology& topo, DeviceId gpu) {
+  for (const Port& port : topo.ports(gpu)) {
+    const DeviceKind kind = topo.device(port.peer).kind;
+    if (kind == DeviceKind::ScaleUpSwitch)
+      return topo.link(Topology::link_of(port.out)).latency * 2;
+    if (kind == DeviceKind::Gpu) return topo.link(Topology::link_of(port.out)).latency;
+  }
+  return Time::zero();
+}
+
+}  // namespace
+
+NcclGroups::NcclGroups(const Topology& topology) : NcclGroups(nccl_cluster(topology), &topology) {
+  whole_.sharp = false;
+}
+
+NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology)
+    : whole_(cluster), topo_(topology) {}
+
+const Topology& NcclGroups::topology() const {
+  if (topo_ == nullptr) throw InputError("engine", "an engine run needs a topology to run on");
+  return *topo_;
+}
+
+GpuGroup NcclGroups::all() const {
+  GpuGroup out(whole_.ranks());
+  std::iota(out.begin(), out.end(), 0u);
+  return out;
+}
+
+NcclCluster NcclGroups::cluster_of(const GpuGroup& gpus) const {
+  NcclCluster c = whole_;
+  const std::uint32_t domain = std::max(1u, whole_.gpus_per_node);
+  std::map<std::uint32_t, std::uint32_t> per_node;
+  for (std::uint32_t g : gpus) ++per_node[g / domain];
+  std::uint32_t most = 0;
+  for (const auto& [node, count] : per_node) most = std::max(most, count);
+  c.nodes = static_cast<std::uint32_t>(per_node.size());
+  c.gpus_per_node = most;
+  // The NICs nearest the GPUs in use (NCCL picks each GPU's closest NIC).
+  if (whole_.nics_per_node > 0) {
+    c.nics_per_node = std::max(1u, whole_.nics_per_node * most / domain);
+  }
+  return c;
+}
+
+Prediction NcclGroups::predict(const TunerRequest& request, const GpuGroup& gpus) const {
+  return lockstep::predict(cluster_of(gpus), request);
+}
+
+Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
+                      const std::vector<GpuGroup>& groups, Engine* engine) const {
+  if (engine == nullptr) return p.time;
+  const Topology& topo = topology();
+  const NcclEngineRun how = nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topo);
+  std::vector<NcclGroupSpec> specs;
+  for (const GpuGroup& g : groups) {
+    NcclGroupSpec s{how.spec, g};
+    s.spec.ranks = static_cast<Rank>(g.size());
+    // Nodes holding different numbers of the group's GPUs: a flat ring.
+    if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
+    specs.push_back(std::move(s));
+  }
+  if (!router_) router_ = make_router(topo, RouterOptions{});
+  return run_nccl_engine(how, topo, *router_, *engine, specs);
+}
+
+PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,
+                                   const GpuGroup& gpus) const {
+  const Topology& topo = topology();
+  const NcclCluster c = cluster_of(gpus);
+  TunerRequest request;
+  request.op = op;
+  request.bytes = bytes;
+  const Prediction p = lockstep::predict(c, request);
+  NcclEngineRun how = nccl_engine_run(c, p, op, bytes, type, topo);
+  // One step program carries many collectives, so the protocol's efficiency cannot be an
+  // engine option: the programs move bytes / efficiency instead, which occupies the links the
+  // same time. The per-step latency becomes part of one lead delay: launch + NCCL's latency term.
+  const std::uint64_t unit = size_of(type) * gpus.size();
+  const auto stretched = static_cast<std::uint64_t>(
+      std::ceil(bytes.as_double() / how.transfer_efficiency / static_cast<double>(unit)));
+  how.spec.bytes = Bytes(std::max<std::uint64_t>(1, stretched) * unit);
+  how.spec.ranks = static_cast<Rank>(gpus.size());
+  if (c.ranks() != gpus.size()) how.spec.ranks_per_node = 0;  // uneven: a flat ring
+  // One channel: NCCL's channels split the same bytes over the same links, which a flow engine
+  // shares the same way, while a step of thousands of collectives x 32 channels would multiply
+  // the program's size (and memory) by 32.
+  how.spec.channels = 1;
+  PlannedCollective out;
+  out.programs = make_collective(how.spec);
+  out.lead = p.time - p.transfer;
+  // NCCL's latency term (in the lead) already covers each step's hop; the step program pays the
+  // hop's link latency again on every message, so take that back out for groups in one node.
+  if (c.nodes == 1 && out.programs->num_ranks() > 1) {
+    std::uint64_t sends = 0;
+    for (OpIndex i = 0; i < out.programs->num_ops(0); ++i)
+      sends += out.programs->op(0, i).kind == OpKind::Send ? 1 : 0;
+    const Time hop =
+        std::min(scale_up_path_latency(topo, topo.gpus()[gpus[0]]), Time::us(p.step_us));
+    out.lead = std::max(Time::zero(), out.lead - hop * static_cast<std::int64_t>(sends));
+  }
+  return out;
+}
+
+}  // namespace lockstep

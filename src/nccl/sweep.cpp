@@ -1,0 +1,120 @@
+// nccl-tests sweeps: one row per size, from the NCCL model or an engine run of its programs.
+#include "lockstep/nccl/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/groups.hpp"
+
+namespace lockstep {
+namespace {
+
+struct TypeName {
+  const char* name;
+  DataType type;
+};
+// nccl-tests' type names, plus lockstep's own spellings.
+constexpr std::array<TypeName, 10> kTypes = {{{"float", DataType::Float32},
+                                              {"float32", DataType::Float32},
+                                              {"double", DataType::Float64},
+                                              {"float64", DataType::Float64},
+                                              {"bfloat16", DataType::Bf16},
+                                              {"int8", DataType::Int8},
+                                              {"uint8", DataType::Uint8},
+                                              {"int32", DataType::Int32},
+                                              {"uint32", DataType::Uint32},
+                                              {"int64", DataType::Int64}}};
+
+bool per_rank_count(CollectiveOp op) {
+  return op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter ||
+         op == CollectiveOp::AllToAll;
+}
+
+bool reduces(CollectiveOp op) {
+  return op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
+         op == CollectiveOp::Reduce;
+}
+
+}  // namespace
+
+std::vector<std::string> nccl_tests_type_names() {
+  std::vector<std::string> out;
+  for (const auto& t : kTypes) out.emplace_back(t.name);
+  return out;
+}
+
+DataType nccl_tests_type(std::string_view name) {
+  for (const auto& t : kTypes)
+    if (name == t.name) return t.type;
+  throw std::invalid_argument("not an nccl-tests type: " + std::string(name));
+}
+
+const char* nccl_tests_type_name(DataType t) {
+  for (const auto& n : kTypes)
+    if (n.type == t) return n.name;
+  return "float";
+}
+
+std::vector<Bytes> CollectiveSweep::sizes(std::uint32_t ranks) const {
+  std::vector<Bytes> out;
+  const std::uint64_t unit = size_of(type) * (per_rank_count(op) ? ranks : 1);
+  double s = min_bytes.as_double();
+  while (s <= max_bytes.as_double() * (1 + 1e-12)) {
+    const auto rounded = static_cast<std::uint64_t>(s) / unit * unit;
+    if (rounded > 0 && (out.empty() || out.back().count() != rounded)) out.emplace_back(rounded);
+    s *= step_factor;
+  }
+  return out;
+}
+
+std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
+                                                const NcclCluster& cluster,
+                                                const Topology* topology) {
+  // An unknown engine fails before any work. The model's own engine prints its predictions.
+  const std::unique_ptr<Engine> engine =
+      make_engine(sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
+  const bool run_programs = sweep.engine != kNcclModelEngine;
+  if (run_programs && topology == nullptr)
+    throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
+  NcclCluster c = cluster;
+  c.sharp = c.sharp && sweep.sharp;
+  const NcclGroups nccl(c, topology);
+  const std::vector<GpuGroup> every_gpu = {nccl.all()};
+  std::vector<CollectiveRow> rows;
+  for (Bytes bytes : sweep.sizes(c.ranks())) {
+    TunerRequest req;
+    req.op = sweep.op;
+    req.bytes = bytes;
+    req.algo = sweep.algo;
+    req.proto = sweep.proto;
+    req.channels = sweep.channels;
+    Prediction p;
+    try {
+      p = predict(c, req);
+    } catch (const InputError& e) {
+      if (e.field() != "algo") throw;
+      throw InputError(sweep.algo_field, e.bare_message(), sweep.algo_where);
+    }
+    CollectiveRow row;
+    row.bytes = bytes.count();
+    row.count = bytes.count() / size_of(sweep.type) / (per_rank_count(sweep.op) ? c.ranks() : 1);
+    row.type = nccl_tests_type_name(sweep.type);
+    row.redop = reduces(sweep.op) ? "sum" : "none";
+    row.algorithm = nccl::algorithm_name(p.algo);
+    row.protocol = nccl::to_string(p.proto);
+    row.channels = p.channels;
+    row.time =
+        nccl.time(p, sweep.op, bytes, sweep.type, every_gpu, run_programs ? engine.get() : nullptr);
+    const double seconds = row.time.seconds();
+    row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
+    row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace lockstep

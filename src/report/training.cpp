@@ -1,0 +1,159 @@
+// The training step's record (results.json, `train --format json`) and its text summary.
+#include "lockstep/report/training.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace lockstep::report {
+namespace {
+
+std::string parallelism_text(const ParallelConfig& p) {
+  std::string text = fmt::format("TP{} PP{} DP{}", p.tp, p.pp, p.dp);
+  if (p.ep > 1) text += fmt::format(" EP{}", p.ep);
+  if (p.fsdp) {
+    text += " FSDP";
+  } else if (p.zero != ZeroStage::None) {
+    text += fmt::format(" ZeRO-{}", static_cast<int>(p.zero));
+  }
+  return text;
+}
+
+JitterStats jitter_record(const TrainResult& r, const TrainConfig& config) {
+  JitterStats j;
+  j.trials = r.trials;
+  j.p50_us = r.p50.microseconds();
+  j.p99_us = r.p99.microseconds();
+  j.max_us = r.max.microseconds();
+  j.mean_us = r.mean.microseconds();
+  for (Time time : r.trial_times) j.iteration_time_us.push_back(time.microseconds());
+  std::sort(j.iteration_time_us.begin(), j.iteration_time_us.end());
+  j.lockstep_waste_gpu_s = r.waste_gpu_seconds;
+  j.lockstep_waste_usd = r.waste_cost_per_step_usd;
+  j.lockstep_waste_fraction = r.waste_fraction;
+  j.lockstep_waste_per_trillion_tokens_usd = r.waste_cost_per_trillion_tokens_usd;
+  j.straggler_wait_us = r.breakdown.straggler.microseconds();
+  j.seed = config.seed;
+  return j;
+}
+
+// --- text -------------------------------------------------------------------------------------
+
+std::string ms(Time t) {
+  return fmt::format("{:.3f} ms", t.milliseconds());
+}
+
+std::string pct(Time part, Time whole) {
+  return whole > Time::zero() ? fmt::format("{:5.1f}%", 100.0 * part.seconds() / whole.seconds())
+                              : std::string("    -");
+}
+
+std::string gb(Bytes b) {
+  return fmt::format("{:.1f} GB", b.as_double() / 1e9);
+}
+
+std::string parallel_text(const ParallelConfig& p) {
+  std::string s = fmt::format("tp {} (sequence parallel {}), pp {}", p.tp,
+                              p.sequence_parallel ? "on" : "off", p.pp);
+  if (p.interleave > 1) s += fmt::format(" (interleaved, {} chunks per stage)", p.interleave);
+  s += fmt::format(", dp {}", p.dp);
+  if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+  if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
+  return s;
+}
+
+}  // namespace
+
+Training training_record(const TrainResult& r, const TrainConfig& config) {
+  Training t;
+  t.model = r.model;
+  t.parallelism = parallelism_text(config.par);
+  t.gpus = r.gpus;
+  t.iteration_time_us = r.iteration.microseconds();
+  // The slices that add up to the noise-free iteration (straggler waste is not one of them).
+  const std::pair<const char*, Time> parts[] = {
+      {"compute", r.breakdown.compute},        {"exposed_tp", r.breakdown.tp},
+      {"exposed_ep", r.breakdown.ep},          {"exposed_pp", r.breakdown.pp},
+      {"pipeline_bubble", r.breakdown.bubble}, {"exposed_dp", r.breakdown.dp},
+      {"imbalance", r.breakdown.imbalance}};
+  for (const auto& [name, time] : parts) {
+    if (time > Time::zero()) t.breakdown.push_back({name, time.microseconds()});
+  }
+  t.mfu = r.mfu;
+  t.tokens_per_s = r.tokens_per_second;
+  t.gpu_hours_per_step = r.gpu_hours_per_step;
+  t.cost_per_step_usd = r.cost_per_step_usd;
+  t.cost_per_trillion_tokens_usd = r.cost_per_trillion_tokens_usd;
+  // One trial has no distribution to show (with noise configured, the text still prints it).
+  if (r.trials > 1 && !r.trial_times.empty()) t.jitter = jitter_record(r, config);
+  t.engine = r.engine;
+  t.expansion = r.expansion;
+  const ParallelConfig& p = config.par;
+  t.parallel = {p.tp,
+                p.pp,
+                p.dp,
+                p.ep,
+                p.interleave,
+                p.sequence_parallel,
+                static_cast<std::uint32_t>(p.zero),
+                p.fsdp};
+  t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
+             config.sequence_length(), r.tokens_per_iteration};
+  t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
+              r.memory.activations.count(), r.memory.total().count(),   r.hbm.count()};
+  t.gpu_hours_per_trillion_tokens = r.gpu_hours_per_trillion_tokens;
+  t.warnings = r.warnings;
+  return t;
+}
+
+std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  line(fmt::format("# lockstep train: {} on {} GPUs, engine {} ({} expansion)", r.model, r.gpus,
+                   r.engine, r.expansion));
+  line(fmt::format("parallelism        {}", parallel_text(c.par)));
+  line(
+      fmt::format("batch              {} sequences x {} tokens, micro-batch {}, {} micro-batches "
+                  "per replica",
+                  c.global_batch, c.sequence_length(), c.micro_batch, c.micro_batches()));
+  line(
+      fmt::format("memory per GPU     {} of {} (weights {}, gradients {}, optimizer {}, "
+                  "activations {})",
+                  gb(r.memory.total()), gb(r.hbm), gb(r.memory.weights), gb(r.memory.gradients),
+                  gb(r.memory.optimizer), gb(r.memory.activations)));
+  line("");
+  line(fmt::format("iteration time     {} (noise-free)", ms(r.iteration)));
+  const TrainBreakdown& b = r.breakdown;
+  const Time T = r.iteration;
+  line(fmt::format("  compute          {:>14}  {}", ms(b.compute), pct(b.compute, T)));
+  line(fmt::format("  exposed TP comm  {:>14}  {}", ms(b.tp), pct(b.tp, T)));
+  if (c.par.ep > 1) line(fmt::format("  exposed EP comm  {:>14}  {}", ms(b.ep), pct(b.ep, T)));
+  line(fmt::format("  exposed PP comm  {:>14}  {}", ms(b.pp), pct(b.pp, T)));
+  line(fmt::format("  pipeline bubble  {:>14}  {}", ms(b.bubble), pct(b.bubble, T)));
+  line(fmt::format("  exposed DP comm  {:>14}  {}", ms(b.dp), pct(b.dp, T)));
+  line(fmt::format("  waiting (no PP)  {:>14}  {}", ms(b.imbalance), pct(b.imbalance, T)));
+  line(fmt::format("  straggler wait   {:>14}  (mean per GPU per noisy iteration)",
+                   ms(b.straggler)));
+  line(fmt::format("MFU                {:.1f}%", 100 * r.mfu));
+  line(fmt::format("throughput         {:.0f} tokens/s", r.tokens_per_second));
+  line(fmt::format("per step           {:.4f} GPU-hours, ${:.2f} at ${:.2f}/GPU-hour",
+                   r.gpu_hours_per_step, r.cost_per_step_usd, c.gpu_hour_usd));
+  line(fmt::format("per 1T tokens      {:.0f} GPU-hours, ${:.0f}", r.gpu_hours_per_trillion_tokens,
+                   r.cost_per_trillion_tokens_usd));
+  line("");
+  line(fmt::format("trials             {} (seed {}){}", r.trials, c.seed,
+                   c.noisy() ? "" : ", no noise configured: every trial is the baseline"));
+  line(fmt::format("iteration p50      {}", ms(r.p50)));
+  line(fmt::format("iteration p99      {}", ms(r.p99)));
+  line(fmt::format("iteration max      {}", ms(r.max)));
+  line(
+      fmt::format("lockstep waste     {:.3f} GPU-seconds per step ({:.2f}% of GPU time), "
+                  "${:.4f} per step, ${:.0f} per 1T tokens",
+                  r.waste_gpu_seconds, 100 * r.waste_fraction, r.waste_cost_per_step_usd,
+                  r.waste_cost_per_trillion_tokens_usd));
+  for (const auto& w : r.warnings) line("warning: " + w);
+  return out;
+}
+
+}  // namespace lockstep::report

@@ -1,0 +1,90 @@
+// Collective sweeps from CLI flags and scenario sections alike (docs/scenario-collectives.md):
+// every error names the key and its file:line:column.
+#include "lockstep/scenario/collective_sweep.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/registry/registry.hpp"
+
+namespace lockstep {
+
+CollectiveSweep parse_collective_sweep(const ArgNode& args) {
+  if (args.kind() != ArgNode::Kind::Map) args.fail("expected a map (op, min_bytes, ...)");
+  CollectiveSweep s;
+  if (const ArgNode* op = args.find("op")) {
+    try {
+      s.op = parse_collective_op(op->text(), op->path());
+    } catch (const InputError& e) {
+      op->fail(e.bare_message());
+    }
+    if (s.op == CollectiveOp::AllToAllV || s.op == CollectiveOp::Barrier)
+      op->fail(
+          "the NCCL model covers all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+          "alltoall and sendrecv");
+  }
+  auto read_choice = [&](const char* key, auto parse, auto& out) {
+    const ArgNode* node = args.find(key);
+    if (node == nullptr) return;
+    try {
+      out = parse(node->text(), node->path());
+    } catch (const InputError& e) {
+      node->fail(e.bare_message());
+    }
+  };
+  read_choice("algo", nccl::parse_algorithm, s.algo);
+  if (const ArgNode* n = args.find("algo")) {
+    s.algo_field = n->path();
+    s.algo_where = n->where();
+  }
+  read_choice("proto", nccl::parse_protocol, s.proto);
+  if (const ArgNode* n = args.find("min_bytes")) s.min_bytes = n->as_bytes();
+  if (const ArgNode* n = args.find("max_bytes")) s.max_bytes = n->as_bytes();
+  if (s.min_bytes.count() == 0) args.at("min_bytes").fail("must be at least 1 byte");
+  if (s.max_bytes < s.min_bytes) {
+    const ArgNode* n = args.find("max_bytes");
+    const std::string message = "max_bytes is smaller than min_bytes";
+    if (n != nullptr) n->fail(message);
+    args.fail(message);
+  }
+  s.step_factor = args.get_double("step_factor", s.step_factor, 1.0001, 1e6);
+  if (const ArgNode* n = args.find("type"))
+    s.type = nccl_tests_type(n->as_choice(nccl_tests_type_names()));
+  s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
+  s.sharp = args.get_bool("sharp", false);
+  if (const ArgNode* n = args.find("engine")) s.engine = n->as_choice(engine_names());
+  // Rows past 2^40 sizes would take forever and say nothing new.
+  if (std::log(s.max_bytes.as_double() / s.min_bytes.as_double()) / std::log(s.step_factor) > 4096)
+    args.fail("the sweep has more than 4096 sizes; raise step_factor");
+  args.check_all_used();
+  return s;
+}
+
+std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
+                                                       const std::string& engine) {
+  std::vector<CollectiveSweep> out;
+  auto one = [&](const ArgNode& n) {
+    CollectiveSweep s = parse_collective_sweep(n);
+    if (!n.has("engine")) s.engine = engine;
+    out.push_back(s);
+  };
+  if (section.kind() == ArgNode::Kind::List) {
+    for (const ArgNode& item : section.items()) one(item);
+    if (out.empty()) section.fail("lists no collectives");
+  } else {
+    one(section);
+  }
+  return out;
+}
+
+std::string parse_engine_name(const ArgNode& section) {
+  if (section.kind() == ArgNode::Kind::Scalar) return section.as_choice(engine_names());
+  if (section.kind() != ArgNode::Kind::Map) section.fail("expected an engine name or a map");
+  std::string name = section.at("name").as_choice(engine_names());
+  section.check_all_used();
+  return name;
+}
+
+}  // namespace lockstep

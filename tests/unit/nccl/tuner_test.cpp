@@ -1,0 +1,247 @@
+// The NCCL cost model against hand-derived numbers. Constants are written out with their source
+// (HARDWARE.md, "NCCL cost model") so that a changed catalog value shows up here.
+#include "lockstep/nccl/tuner.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
+
+namespace lockstep {
+namespace {
+
+NcclCluster preset_cluster(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0,
+                           const char* fabric = "", bool sharp = false) {
+  PresetRequest r;
+  r.system = system;
+  r.fabric = fabric;
+  r.nodes = nodes;
+  r.gpus_per_node = gpus;
+  r.sharp = sharp;
+  return nccl_cluster(resolve_preset(r));
+}
+
+TEST(Tuner, RingAllReduceSimpleFromTheFormula) {
+  // 8 x H100 in one NVSwitch node, ring / Simple, S = 1 GiB.
+  //   latency  = baseLat[Ring][Simple] + 2(n-1) x hwLat[NVLink][Ring][Simple]
+  //            = 8.4 + 14 x 3.4 = 56.0 us
+  //   bus bw   = 18 NVLinks x 20.6 GB/s = 370.8 GB/s
+  //   transfer = 2(n-1)/n x S / bw = 1.75 x 1073741824 B / 370.8e9 B/s = 5067.37 us
+  //   time     = 20 us launch overhead + 56.0 + 5067.37
+  const NcclCluster c = preset_cluster("hgx-h100", 1);
+  TunerRequest r;
+  r.bytes = Bytes::gib(1);
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
+  const Prediction p = predict(c, r);
+  const double transfer_us = 1.75 * 1073741824.0 / 370.8e9 * 1e6;
+  EXPECT_NEAR(p.latency.microseconds(), 56.0, 1e-6);
+  EXPECT_NEAR(p.transfer.microseconds(), transfer_us, 1e-5);
+  EXPECT_NEAR(p.time.microseconds(), 20.0 + 56.0 + transfer_us, 1e-5);
+  EXPECT_NEAR(p.bus_GBps, 370.8, 1e-9);
+}
+
+TEST(Tuner, RingLLLatencyAndCap) {
+  // 8 B ring / LL on 8 x H100: 6.6 + 14 x 0.6 = 15.0 us of latency; the LL bandwidth is
+  // min(llMax Hopper 1 node = 141, 0.5 x 370.8 = 185.4) = 141 GB/s.
+  const NcclCluster c = preset_cluster("hgx-h100", 1);
+  TunerRequest r;
+  r.bytes = Bytes(8);
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::LL;
+  const Prediction p = predict(c, r);
+  EXPECT_NEAR(p.latency.microseconds(), 15.0, 1e-6);
+  EXPECT_NEAR(p.bus_GBps, 141.0, 1e-9);
+}
+
+TEST(Tuner, PicksLLForTinyAndSimpleForLargeOn8xH100) {
+  const NcclCluster c = preset_cluster("hgx-h100", 1);
+  TunerRequest r;
+  r.bytes = Bytes(8);
+  EXPECT_EQ(predict(c, r).proto, nccl::Proto::LL);
+  r.bytes = Bytes::gib(4);
+  EXPECT_EQ(predict(c, r).proto, nccl::Proto::Simple);
+  r.algo = Algorithm::Ring;  // also with the ring forced, as nccl-tests runs with NCCL_ALGO=Ring
+  EXPECT_EQ(predict(c, r).proto, nccl::Proto::Simple);
+  r.bytes = Bytes(8);
+  EXPECT_EQ(predict(c, r).proto, nccl::Proto::LL);
+}
+
+TEST(Tuner, BusBandwidthFactorsAsNcclTests) {
+  const NcclCluster c = preset_cluster("hgx-h100", 1);
+  TunerRequest r;
+  r.bytes = Bytes::mib(64);
+  r.algo = Algorithm::Ring;
+  // busbw = algbw x 2(n-1)/n = algbw x 1.75 for all-reduce, x 7/8 for all-gather (n = 8),
+  // algbw = S / time.
+  Prediction p = predict(c, r);
+  EXPECT_NEAR(p.algbw_GBps, r.bytes.as_double() / p.time.seconds() / 1e9, 1e-9);
+  EXPECT_NEAR(p.busbw_GBps, p.algbw_GBps * 1.75, 1e-9);
+  r.op = CollectiveOp::AllGather;
+  p = predict(c, r);
+  EXPECT_NEAR(p.busbw_GBps, p.algbw_GBps * 7.0 / 8.0, 1e-9);
+  r.op = CollectiveOp::Broadcast;
+  p = predict(c, r);
+  EXPECT_NEAR(p.busbw_GBps, p.algbw_GBps, 1e-12);
+}
+
+TEST(Tuner, TwoNodeTreeOneGpuPerNode) {
+  // 2 nodes x 1 H100 on RoCE 400G, tree / Simple (one NIC per GPU):
+  //   latency = 8.4 + 2 x (0 x intra + log2(2) x hwLat[Net][Tree][Simple] = 14) = 36.4 us
+  //   NIC bw as NCCL's search sees it: 48 GB/s (sm90 speed array, largest <= 50)
+  //   bw = min(0.92 x 48, 2 channels x 41.4) = 44.16 GB/s; with two nodes the tree is one
+  //   link used both ways, so algbw = bw (S per direction).
+  const NcclCluster c = preset_cluster("hgx-h100", 2, 1, "roce-400g");
+  TunerRequest r;
+  r.bytes = Bytes::mib(32);
+  r.algo = Algorithm::Tree;
+  r.proto = nccl::Proto::Simple;
+  const Prediction p = predict(c, r);
+  EXPECT_NEAR(p.latency.microseconds(), 36.4, 1e-6);
+  EXPECT_NEAR(p.bus_GBps, 44.16, 1e-9);
+  EXPECT_NEAR(p.transfer.microseconds(), 33554432.0 / 44.16e3, 1e-5);
+}
+
+TEST(Tuner, MultiNodeRingIsLimitedByTheNodesNics) {
+  // DGX A100 (8 x HDR 200G = 25 GB/s each; NCCL's search: 24 GB/s) on 4 nodes: the ring's bus
+  // bandwidth is min(NVLink 12 x 20 = 240, 8 x 24 = 192) = 192 GB/s (nccl #1576 quotes ~192).
+  const NcclCluster c = preset_cluster("dgx-a100", 4);
+  EXPECT_DOUBLE_EQ(c.node_net_GBps(), 192.0);
+  TunerRequest r;
+  r.bytes = Bytes::gib(8);
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
+  EXPECT_NEAR(predict(c, r).bus_GBps, 192.0, 1e-9);
+}
+
+TEST(Tuner, NicSpeedIsCappedByThePcieLinkToIt) {
+  // HGX B200 with 8 x XDR 800G (100 GB/s each) behind PCIe Gen5 x16 (63.0 GB/s): NCCL's search
+  // takes the GPU-to-NIC path's narrowest link, 63, and Blackwell's speed array gives 48 below
+  // it (96 needs 96): 8 x 48 = 384 GB/s per node, not 8 x 96.
+  const NcclCluster xdr = preset_cluster("hgx-b200", 4, 0, "ib-xdr");
+  EXPECT_NEAR(xdr.gpu_nic_GBps, 63.015, 1e-3);
+  EXPECT_DOUBLE_EQ(xdr.nic_path_GBps(), xdr.gpu_nic_GBps);
+  EXPECT_DOUBLE_EQ(xdr.node_net_GBps(), 8 * 48.0);
+  // A 400G NIC (50 GB/s) is below the PCIe link: unchanged, 8 x 48.
+  const NcclCluster ndr = preset_cluster("hgx-b200", 4, 0, "ib-ndr");
+  EXPECT_DOUBLE_EQ(ndr.nic_path_GBps(), 50.0);
+  EXPECT_DOUBLE_EQ(ndr.node_net_GBps(), 8 * 48.0);
+}
+
+TEST(Tuner, HalvingDoublingAddsItsNvlinkAndNetworkPhases) {
+  // DGX A100 x 4 nodes (NVLink 240 GB/s per GPU, node NICs 192 GB/s), S = 1 GiB, Simple. The
+  // all-reduce pairs nearest ranks first: log2(8) steps per half in the node move
+  // 2(g-1)/g S = 1.75 S per GPU at 240 GB/s, then log2(4) steps per half across nodes move
+  // 2(N-1)/N x S/g per GPU, 1.5 S per node at 192 GB/s; the steps do not overlap:
+  //   transfer = 1.75 x 1073741824 / 240e9 + 1.5 x 1073741824 / 192e9 = 7829.37 + 8388.61 us.
+  const NcclCluster c = preset_cluster("dgx-a100", 4);
+  TunerRequest r;
+  r.bytes = Bytes::gib(1);
+  r.algo = Algorithm::HalvingDoubling;
+  r.proto = nccl::Proto::Simple;
+  const double S = 1073741824.0;
+  EXPECT_NEAR(predict(c, r).transfer.microseconds(), (1.75 * S / 240e9 + 1.5 * S / 192e9) * 1e6,
+              1e-3);
+}
+
+TEST(Tuner, ChannelsShrinkForSmallMessages) {
+  // Ring LL over 8 ranks: 512 threads x (8 x 8) bytes per thread per channel; an 8-byte message
+  // keeps one channel, 1 GiB keeps NCCL's 32 channels on an H100 node.
+  const NcclCluster c = preset_cluster("hgx-h100", 1);
+  TunerRequest r;
+  r.algo = Algorithm::Ring;
+  r.bytes = Bytes(8);
+  EXPECT_EQ(predict(c, r).channels, 1u);
+  r.bytes = Bytes::gib(1);
+  EXPECT_EQ(predict(c, r).channels, 32u);
+}
+
+TEST(Tuner, TimeGrowsWithSize) {
+  const NcclCluster c = preset_cluster("hgx-h100", 16);
+  TunerRequest r;
+  Time last;
+  for (std::uint64_t s = 8; s <= (std::uint64_t{1} << 33); s *= 4) {
+    r.bytes = Bytes(s);
+    const Time t = predict(c, r).time;
+    EXPECT_GT(t, last) << s;
+    last = t;
+  }
+}
+
+TEST(Tuner, RejectsAlgorithmsTheClusterCannotRun) {
+  TunerRequest r;
+  r.bytes = Bytes::mib(1);
+  r.algo = Algorithm::NetReduce;  // A100 NVSwitch has no NVLink SHARP
+  EXPECT_THROW(predict(preset_cluster("dgx-a100", 1), r), InputError);
+  r.algo = Algorithm::CollNet;  // SHARP not enabled
+  EXPECT_THROW(predict(preset_cluster("hgx-h100", 4), r), InputError);
+  EXPECT_NO_THROW(predict(preset_cluster("hgx-h100", 4, 0, "ib-ndr", true), r));
+  r.algo = Algorithm::Tree;
+  r.op = CollectiveOp::AllGather;
+  try {
+    predict(preset_cluster("hgx-h100", 4), r);
+    FAIL() << "tree all_gather accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "algo");
+  }
+}
+
+TEST(Tuner, ParsesNames) {
+  EXPECT_EQ(nccl::parse_algorithm("nvls_tree"), Algorithm::NvlsTree);
+  EXPECT_EQ(nccl::parse_protocol("ll128"), nccl::Proto::LL128);
+  EXPECT_EQ(nccl::parse_algorithm("auto"), std::nullopt);
+  EXPECT_EQ(nccl::parse_protocol("auto"), std::nullopt);
+  EXPECT_THROW(nccl::parse_algorithm("rings"), InputError);
+  EXPECT_THROW(nccl::parse_protocol("fast"), InputError);
+  // The model's algorithms are the programs' (one enum): NVLS is the in-network reduction, which
+  // NCCL spells nvls and the collective layer netreduce; every other name is the same.
+  EXPECT_EQ(nccl::parse_algorithm("nvls"), Algorithm::NetReduce);
+  EXPECT_STREQ(nccl::algorithm_name(Algorithm::NetReduce), "nvls");
+  EXPECT_STREQ(nccl::algorithm_name(std::nullopt), "auto");
+  for (const char* name :
+       {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling", "direct"}) {
+    EXPECT_STREQ(to_string(*nccl::parse_algorithm(name)), name);
+    EXPECT_STREQ(nccl::algorithm_name(nccl::parse_algorithm(name)), name);
+  }
+  try {
+    nccl::parse_algorithm("spiral", "--algo");
+    FAIL() << "unknown algorithm accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--algo: unknown algorithm 'spiral' (expected one of auto, ring, tree, nvls, "
+              "nvls_tree, collnet, pat, halving_doubling, direct)");
+  }
+}
+
+TEST(Tuner, Nvl72RackIsOneNcclNode) {
+  // 36 GB200 trays = 2 racks: NCCL sees 2 nodes of 72 GPUs with 18 x 4 NICs each.
+  const NcclCluster c = preset_cluster("gb200-nvl72", 36);
+  EXPECT_EQ(c.nodes, 2u);
+  EXPECT_EQ(c.gpus_per_node, 72u);
+  EXPECT_EQ(c.nics_per_node, 72u);
+  EXPECT_TRUE(c.nvls);
+}
+
+TEST(Tuner, ClusterFromAGraphMatchesThePreset) {
+  // The same cluster seen from its built graph: an NVL72 rack is one node either way.
+  for (const auto& [system, nodes] : {std::pair{"hgx-h100", 2u}, std::pair{"gb200-nvl72", 36u}}) {
+    PresetRequest r;
+    r.system = system;
+    r.nodes = nodes;
+    const PresetCluster p = resolve_preset(r);
+    const BuildResult built = build_topology(rail_optimized_args(p));
+    ASSERT_TRUE(built.graph.has_value());
+    const NcclCluster from_graph = nccl_cluster(*built.graph);
+    const NcclCluster from_preset = nccl_cluster(p);
+    EXPECT_EQ(from_graph.nodes, from_preset.nodes) << system;
+    EXPECT_EQ(from_graph.gpus_per_node, from_preset.gpus_per_node) << system;
+    EXPECT_EQ(from_graph.nics_per_node, from_preset.nics_per_node) << system;
+    EXPECT_DOUBLE_EQ(from_graph.nic_GBps, from_preset.nic_GBps) << system;
+    EXPECT_DOUBLE_EQ(from_graph.intra_GBps, from_preset.intra_GBps) << system;
+    EXPECT_EQ(from_graph.nvls, from_preset.nvls) << system;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

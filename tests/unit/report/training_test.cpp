@@ -1,0 +1,140 @@
+// The training step's record: the one object results.json and `lockstep train --format json`
+// print, built from a hand-made TrainResult, and the text summary's figures.
+#include "lockstep/report/training.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "lockstep/report/json.hpp"
+
+namespace lockstep::report {
+namespace {
+
+// A 2 ms step on 8 GPUs: 1.5 ms compute + 0.5 ms exposed DP; four noisy trials of 2.1-2.4 ms.
+TrainConfig config() {
+  TrainConfig c;
+  c.par.tp = 2;
+  c.par.dp = 4;
+  c.par.zero = ZeroStage::Optimizer;
+  c.global_batch = 64;
+  c.micro_batch = 2;  // 64 / (2 x 4) = 8 micro-batches per replica
+  c.seq = 4096;       // 64 x 4096 = 262,144 tokens
+  c.trials = 4;
+  c.seed = 9;
+  return c;
+}
+
+TrainResult result() {
+  TrainResult r;
+  r.model = "llama3-8b";
+  r.engine = "analytical";
+  r.expansion = "full";
+  r.gpus = 8;
+  r.tokens_per_iteration = 262144;
+  r.iteration = Time::ms(2);
+  r.breakdown.compute = Time::us(1500);
+  r.breakdown.dp = Time::us(500);
+  r.breakdown.straggler = Time::us(100);
+  r.mfu = 0.4;
+  r.tokens_per_second = 262144 / 2e-3;
+  r.memory.weights = Bytes::gib(2);
+  r.memory.gradients = Bytes::gib(2);
+  r.memory.optimizer = Bytes::gib(3);
+  r.memory.activations = Bytes::gib(1);
+  r.hbm = Bytes::gib(80);
+  r.trials = 4;
+  r.trial_times = {Time::us(2300), Time::us(2100), Time::us(2400), Time::us(2200)};
+  r.p50 = Time::us(2200);
+  r.p99 = r.max = Time::us(2400);
+  r.mean = Time::us(2250);
+  r.waste_gpu_seconds = 8 * 100e-6;  // straggler wait x GPUs
+  r.warnings = {"a warning"};
+  return r;
+}
+
+std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  return keys;
+}
+
+TEST(TrainingRecord, TimesInMicrosecondsAndSlicesThatAddUp) {
+  const Training t = training_record(result(), config());
+  EXPECT_DOUBLE_EQ(t.iteration_time_us, 2000.0);
+  ASSERT_EQ(t.breakdown.size(), 2u);  // zero slices are left out
+  EXPECT_EQ(t.breakdown[0].name, "compute");
+  EXPECT_DOUBLE_EQ(t.breakdown[0].time_us, 1500.0);
+  EXPECT_EQ(t.breakdown[1].name, "exposed_dp");
+  EXPECT_DOUBLE_EQ(t.breakdown[1].time_us, 500.0);
+  EXPECT_EQ(t.parallelism, "TP2 PP1 DP4 ZeRO-1");
+  ASSERT_TRUE(t.jitter.has_value());
+  EXPECT_EQ(t.jitter->iteration_time_us, (std::vector<double>{2100, 2200, 2300, 2400}));
+  EXPECT_DOUBLE_EQ(t.jitter->straggler_wait_us, 100.0);
+  EXPECT_EQ(t.jitter->seed, 9u);
+  EXPECT_EQ(t.batch.micro_batches, 8u);
+  EXPECT_EQ(t.memory.total_bytes, 8ull << 30);  // 2 + 2 + 3 + 1 GiB
+}
+
+TEST(TrainingRecord, JsonKeysAndNumbers) {
+  const nlohmann::ordered_json j = training_to_json(training_record(result(), config()));
+  EXPECT_EQ(keys_of(j),
+            (std::vector<std::string>{"model", "parallelism", "gpus", "iteration_time_us",
+                                      "breakdown", "mfu", "tokens_per_s", "gpu_hours_per_step",
+                                      "cost_per_step_usd", "cost_per_trillion_tokens_usd", "jitter",
+                                      "engine", "expansion", "parallel", "batch", "memory_per_gpu",
+                                      "gpu_hours_per_trillion_tokens", "warnings"}));
+  EXPECT_EQ(j["iteration_time_us"], 2000.0);
+  EXPECT_EQ(j["breakdown"][0]["time_us"], 1500.0);
+  EXPECT_EQ(
+      keys_of(j["jitter"]),
+      (std::vector<std::string>{"trials", "p50_us", "p99_us", "max_us", "mean_us",
+                                "lockstep_waste_gpu_s", "lockstep_waste_usd",
+                                "lockstep_waste_fraction", "lockstep_waste_per_trillion_tokens_usd",
+                                "straggler_wait_us", "seed", "iteration_time_us"}));
+  EXPECT_EQ(j["jitter"]["p99_us"], 2400.0);
+  EXPECT_EQ(j["jitter"]["mean_us"], 2250.0);
+  EXPECT_EQ(j["jitter"]["straggler_wait_us"], 100.0);
+  EXPECT_EQ(j["parallel"]["tp"], 2);
+  EXPECT_EQ(j["parallel"]["zero_stage"], 1);
+  EXPECT_EQ(j["parallel"]["sequence_parallel"], true);
+  EXPECT_EQ(keys_of(j["batch"]),
+            (std::vector<std::string>{"global_batch", "micro_batch", "micro_batches",
+                                      "sequence_length", "tokens_per_iteration"}));
+  EXPECT_EQ(j["batch"]["tokens_per_iteration"], 262144);
+  EXPECT_EQ(keys_of(j["memory_per_gpu"]),
+            (std::vector<std::string>{"weights_bytes", "gradients_bytes", "optimizer_bytes",
+                                      "activations_bytes", "total_bytes", "hbm_bytes"}));
+  EXPECT_EQ(j["memory_per_gpu"]["total_bytes"], 8589934592ull);
+  EXPECT_EQ(j["memory_per_gpu"]["hbm_bytes"], 85899345920ull);
+  EXPECT_EQ(j["warnings"], nlohmann::ordered_json::array({"a warning"}));
+}
+
+TEST(TrainingRecord, OneTrialHasNoJitter) {
+  TrainResult r = result();
+  r.trials = 1;
+  r.trial_times = {r.iteration};
+  EXPECT_TRUE(training_to_json(training_record(r, config()))["jitter"].is_null());
+}
+
+TEST(TrainingRecord, ResultsJsonHoldsTheSameObject) {
+  RunResults results;
+  results.variants.push_back({});
+  results.variants[0].training = training_record(result(), config());
+  EXPECT_EQ(results_to_json(results)["variants"][0]["training"],
+            training_to_json(training_record(result(), config())));
+}
+
+TEST(TrainingText, IterationAndBreakdownInMilliseconds) {
+  const std::string text = format_training_text(result(), config());
+  EXPECT_NE(text.find("iteration time     2.000 ms (noise-free)\n"), std::string::npos) << text;
+  // 1.5 of 2 ms = 75.0 %.
+  EXPECT_NE(text.find("  compute                1.500 ms   75.0%\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("trials             4 (seed 9)"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: a warning\n"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace lockstep::report
