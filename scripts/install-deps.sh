@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockstep needs, only those missing. Safe to run any number of times.
-# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs: chromium, node)
+# Usage: scripts/install-deps.sh [--test|--bench]
+#   --test   adds what the test suite needs: chromium, and clang 14 for the sanitizer build
+#   --bench  adds GNU time, with which scripts/bench.sh reads CPU time and peak memory
 set -euo pipefail
 packages=(cmake ninja-build g++ libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium)
+  # clang-14's sanitizer runtimes are only a recommend (of libclang-common-14-dev), and
+  # recommends are not installed below.
+  packages+=(chromium clang-14 libclang-rt-14-dev)
+elif [[ "${1:-}" == "--bench" ]]; then
+  packages+=(time)
 fi
 # The report embeds a charting library from npm at build time. Only install Debian's nodejs/npm
 # when no npm is on PATH: Debian's npm conflicts with a NodeSource nodejs that already has one.

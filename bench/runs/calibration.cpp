@@ -1,3 +1,4 @@
+// Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
 // bench_calibration: compares the NCCL model's predictions with measured nccl-tests rows
 // (/work/shared/calibration/nccl_tests_public.csv by default, --csv FILE to use another) and
 // prints each row's predicted vs measured bus bandwidth, its error, and the median and maximum

@@ -1,3 +1,4 @@
+// Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
 // One training iteration of llama3-405b on 16,384 H100s (2,048 HGX nodes, rail-optimised NDR),
 // TP 8, PP 16, DP 128, 16M-token global batch (Llama 3 pre-training's; Dubey et al. 2024), on the
 // flow engine. Prints the iteration figures, wall time and peak memory (target: under 60 s).

@@ -1,3 +1,4 @@
+// Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
 // Flow-engine scale benchmark: a 1 GiB ring all-reduce over HGX-H100 nodes on a rail-optimised,
 // non-blocking InfiniBand NDR fabric (H1's `preset` path: rail_optimized builder), rail-aligned
 // routing. Prints, per GPU count, the wall time of the engine run (topology build and program
@@ -12,14 +13,13 @@
 //   bench_flow_allreduce --window 128 1024   # issue window of the default pass (0: auto)
 //   bench_flow_allreduce --nccl 8192     # exactly what `lockstep collective --algo ring --proto
 //                                        # simple --engine flow` runs (ECMP, NCCL's options)
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../process_usage.hpp"
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/nccl/engine_run.hpp"
@@ -32,22 +32,11 @@ namespace {
 
 using namespace lockstep;
 using Clock = std::chrono::steady_clock;
+using bench::cpu_seconds;
+using bench::peak_rss_mib;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
 struct Pass {

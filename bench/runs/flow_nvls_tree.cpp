@@ -1,3 +1,4 @@
+// Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
 // Flow-engine cost and agreement of NCCL's NVLS_TREE all-reduce (and CollNet / NVLS with
 // --sharp) on HGX-H100 nodes with rail-optimised InfiniBand NDR: exactly what `lockstep
 // collective --algo nvls_tree --proto simple --engine flow` runs for one size. Prints, per node

@@ -1,3 +1,4 @@
+// Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
 // Packet-engine speed: a random permutation of 2 MB flows on a 3-tier k-ary fat tree at 400 Gb/s
 // with a 4 KiB MTU (one GPU and one NIC per host). Prints, per size, wall time of the simulation,
 // peak memory, packets and events per second of CPU time (the machine may be shared, so wall
@@ -6,13 +7,13 @@
 //   bench_packet_permutation [k ...] [--fabric infiniband|roce|ethernet|ultra_ethernet]
 //   (default k = 8 16 32: 128, 1,024 and 8,192 hosts)
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../process_usage.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
@@ -22,19 +23,8 @@
 namespace {
 
 using namespace lockstep;
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
+using bench::cpu_seconds;
+using bench::peak_rss_mib;
 
 ArgNode fat_tree_args(std::uint32_t k) {
   ArgNode n = ArgNode::map("cluster");
