@@ -1,15 +1,13 @@
 #include "lockstep/scenario/engines.hpp"
 
-#include "lockstep/engine/packet/packet_engine.hpp"
 #include "lockstep/engine/registry/registry.hpp"
 
 namespace lockstep {
 
 EngineFactory scenario_engines(const std::optional<ArgNode>& packet) {
   if (!packet) return nullptr;
-  return [section = *packet](std::string_view name) {
-    return name == "packet" ? make_packet_engine(section) : make_engine(name);
-  };
+  // The registry hands the section to the engines that take settings (the packet engine).
+  return [section = *packet](std::string_view name) { return make_engine(name, &section); };
 }
 
 }  // namespace lockstep

@@ -1,6 +1,7 @@
 #pragma once
 // The engines a scenario's jobs run on: the engine registry's, except that the scenario's
-// `packet:` section, when it has one, configures the packet engine (docs/packet-engine.md).
+// `packet:` section, when it has one, configures the engines that take it (the packet engine,
+// docs/packet-engine.md).
 #include <optional>
 
 #include "lockstep/config/arg_node.hpp"
