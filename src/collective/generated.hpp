@@ -111,6 +111,7 @@ std::unique_ptr<ProgramSet> make_direct(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_hierarchical(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_net_reduce(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_pat(const CollectiveSpec& spec);
+std::unique_ptr<ProgramSet> make_torus_ring(const CollectiveSpec& spec);  // torus_all_reduce.cpp
 
 /// Buffers for the layout documented in collective.hpp (scratch = 0; algorithms add their own).
 BufferSizes standard_buffers(const CollectiveSpec& spec, Rank r);
