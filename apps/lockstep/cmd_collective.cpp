@@ -23,7 +23,7 @@ namespace {
 
 struct Flags {
   ClusterFlags cluster;
-  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine;
+  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::string format = "table";
 };
 
@@ -42,6 +42,7 @@ ArgNode sweep_args(const Flags& f) {
   put("type", f.type, "--type");
   put("channels", f.channels, "--channels");
   put("engine", f.engine, "--engine");
+  put("skew", f.skew, "--skew");
   if (f.cluster.sharp) put("sharp", "true", "--sharp");
   return m;
 }
@@ -93,7 +94,9 @@ void run(const Flags& f) {
       continue;
     }
     if (f.format == "table")
-      fmt::print("# lockstep collective: {} on {}, engine {}\n", to_string(s.op), title, s.engine);
+      fmt::print("# lockstep collective: {}{} on {}, engine {}\n", to_string(s.op),
+                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "", title,
+                 s.engine);
     fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
@@ -108,10 +111,12 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
-                  "sendrecv");
+                  "alltoallv | sendrecv");
   cmd->add_option("--algo", f->algo,
                   "auto | ring | tree | nvls | nvls_tree | collnet | halving_doubling | direct | "
-                  "pat");
+                  "pat | hierarchical | torus_ring");
+  cmd->add_option("--skew", f->skew,
+                  "alltoallv: Zipf exponent of the receivers' shares (default 0: alltoall's)");
   cmd->add_option("--proto", f->proto, "auto | ll | ll128 | simple");
   cmd->add_option("--min-bytes", f->min_bytes, "smallest size (default 8)");
   cmd->add_option("--max-bytes", f->max_bytes, "largest size (default 8GiB)");

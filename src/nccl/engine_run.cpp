@@ -139,11 +139,23 @@ void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, Collecti
   how.network_message_latency = Time::zero();
 }
 
+// The torus's rings run over GPU-GPU links, each priced at NCCL's search speed for a network
+// link of its rate (cost_extra.cpp torus_ring_cost): run them at that fraction of the raw link.
+double torus_link_efficiency(const NcclCluster& c, const Topology& topo) {
+  double raw = 0;
+  for (const Link& l : topo.links())
+    if (topo.device(l.a).kind == DeviceKind::Gpu && topo.device(l.b).kind == DeviceKind::Gpu)
+      raw = std::max(raw, l.bandwidth.gigabytes_per_second());
+  return raw > 0 ? std::min(1.0, nccl::net_search_speed(c.generation, c.nic_path_GBps()) / raw)
+                 : 1.0;
+}
+
 bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
          a.ranks_per_node == b.ranks_per_node && a.mesh_rings == b.mesh_rings &&
-         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv;
+         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv &&
+         a.torus_dims == b.torus_dims;
 }
 
 }  // namespace
@@ -170,6 +182,9 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.channels = static_cast<std::uint16_t>(p.channels);
   // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  if (p.algo == Algorithm::TorusRing) how.spec.torus_dims = c.torus_dims;
+  if (op == CollectiveOp::AllToAllV)
+    how.spec.alltoallv = skewed_alltoallv(c.ranks(), bytes, type, p.skew);
   // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
   // (docs/nccl-model.md "Mesh rings").
   how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
@@ -221,6 +236,8 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // every link (PCIe GPU-NIC hops included), as a single number.
   how.transfer_efficiency = c.gpus_per_node == 1 && eff.network > 0 ? eff.network : eff.intra;
   how.network_transfer_efficiency = eff.network;
+  if (p.algo == Algorithm::TorusRing)
+    how.transfer_efficiency = p.efficiency * torus_link_efficiency(c, topo);
   const double base_us = nccl::base_latency_us(p.algo, p.proto) * scale;
   how.fixed = Time::us(nccl::kLaunchOverheadUs + base_us);
   // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the
