@@ -195,9 +195,13 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // g and g - 1 are coprime, g (g - 1) channels take every (cycle, start) pair once, so every
   // GPU enters and leaves its node on g - 1 channels and every NIC direction carries as many
   // (16 -> 56 on MI300X; with 21, one NIC carried 6 channels out and flow ran at half the model).
-  if (how.spec.mesh_rings && p.algo == Algorithm::Ring) {
+  // The hierarchical all-reduce's node rings walk the cycles too; its network ring stays on each
+  // GPU's own rail, so g - 1 channels suffice there.
+  const bool hierarchical = p.algo == Algorithm::Hierarchical;
+  if (how.spec.mesh_rings && (p.algo == Algorithm::Ring || hierarchical)) {
     const std::uint32_t cycles = c.gpus_per_node - 1;
-    const std::uint32_t unit = c.nodes > 1 ? std::lcm(cycles, c.gpus_per_node) : cycles;
+    const std::uint32_t unit =
+        c.nodes > 1 && !hierarchical ? std::lcm(cycles, c.gpus_per_node) : cycles;
     how.spec.channels = static_cast<std::uint16_t>((p.channels + unit - 1) / unit * unit);
   }
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so

@@ -1,6 +1,6 @@
 // The algorithms NCCL does not have, timed as `lockstep collective` times them (docs/nccl-model.md
-// "Algorithms NCCL does not have"): torus_ring on a torus, hierarchical on HGX H100 nodes, and a
-// skewed alltoallv. Every expected figure is derived by hand below.
+// "Algorithms NCCL does not have"): torus_ring on a torus, hierarchical on HGX H100 and MI300X
+// nodes, and a skewed alltoallv. Every expected figure is derived by hand below.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -141,6 +141,29 @@ TEST(Hierarchical, TwoHgxH100NodesByHand) {
   // Slower than NCCL's ring (5,447 us: its phases overlap on every channel), so auto keeps ring.
   s.algo.reset();
   EXPECT_NE(one_row(s, c, topo, "analytical").algorithm, "hierarchical");
+}
+
+// Hierarchical all-reduce on 2 x MI300X (xGMI mesh, RoCE 400G): the same sum with the node's
+// rate NCCL assumes for MI300X, 448 x 20.6/25 = 369.152 GB/s: 104 + 1.75 S / 369.152 GB/s + S /
+// 384 GB/s = 7,990.38 us. The flow run reaches it only because each channel's node ring walks its
+// own Hamiltonian cycle of the mesh, so 7 channels use all 7 xGMI links of a GPU (links scaled so
+// their sum is 369.152); with rings in local order every channel took the same link and flow
+// printed 38,531 us.
+TEST(Hierarchical, TwoMi300xNodesUseEveryXgmiLink) {
+  PresetRequest req;
+  req.system = "mi300x";
+  req.fabric = "roce-400g";
+  req.nodes = 2;
+  const PresetCluster preset = resolve_preset(req);
+  const Topology topo = *build_topology(rail_optimized_args(preset)).graph;
+  const NcclCluster c = nccl_cluster(preset);
+  CollectiveSweep s;
+  s.op = CollectiveOp::AllReduce;
+  s.algo = Algorithm::Hierarchical;
+  s.min_bytes = s.max_bytes = Bytes::gib(1);
+  const double hand = 104 + 1.75 * kGiB / (448 * 20.6 / 25 * 1e3) + kGiB / 384e3;
+  EXPECT_NEAR(one_row(s, c, topo, "analytical").time.microseconds(), hand, 0.01);
+  EXPECT_NEAR(one_row(s, c, topo, "flow").time.microseconds(), hand, 1e-3 * hand);
 }
 
 CollectiveRow alltoall_row(CollectiveOp op, double skew, const char* engine) {
