@@ -75,20 +75,23 @@ TEST(DirectWired, SendOnOneCableRunsAtNcclsNetworkSpeed) {
 // Ring all-reduce of 1 GiB: each GPU sends 2 (n - 1) / n S to its ring successor, which is one
 // cable away on a full mesh of 4 and on a 1-D torus of 8 (rank r to r + 1, each cable used in one
 // direction by one GPU), so the bytes take 2 (n - 1) / n S / 48 GB/s: 33,554.43 us for n = 4,
-// 39,146.84 us for n = 8. Bus bandwidth is then 48 GB/s less the latency's share: at most the
-// cable's 50, at least 95% of NCCL's 48.
+// 39,146.84 us for n = 8. On a 4x4x4 torus the step from (3, y, z) to (0, y + 1, z) takes two
+// cables, x then y in dimension order, neither used by another step: 2 x 63 / 64 S / 48 GB/s =
+// 44,040.19 us. Bus bandwidth is then 48 GB/s less the latency's share: at most the cable's 50,
+// at least 90% of NCCL's 48 (126 latencies of a 64-GPU ring).
 TEST(DirectWired, RingAllReduceRunsAtItsCablesRate) {
   const Bytes s = Bytes::gib(1);
   const std::vector<std::pair<Topology, double>> cases = {
       {built({{"builder", "full_mesh"}, {"gpus", "4"}, {"link_bandwidth", "50GB/s"}}), 4},
-      {built({{"builder", "torus"}, {"dims", "8"}, {"link_bandwidth", "50GB/s"}}), 8}};
+      {built({{"builder", "torus"}, {"dims", "8"}, {"link_bandwidth", "50GB/s"}}), 8},
+      {built({{"builder", "torus"}, {"dims", "4x4x4"}, {"link_bandwidth", "50GB/s"}}), 64}};
   for (const auto& [topo, n] : cases) {
     const double bytes_us = 2 * (n - 1) / n * s.as_double() / (kNcclGBps * 1e3);
     const double want = fixed_us(topo, CollectiveOp::AllReduce, s) + bytes_us;
     const CollectiveRow r = row(topo, CollectiveOp::AllReduce, s, "flow");
     EXPECT_NEAR(r.time.microseconds() / want, 1.0, 1e-4) << topo.name();
     EXPECT_LE(r.busbw_GBps, kLinkGBps) << topo.name();
-    EXPECT_GE(r.busbw_GBps, 0.95 * kNcclGBps) << topo.name();
+    EXPECT_GE(r.busbw_GBps, 0.9 * kNcclGBps) << topo.name();
   }
 }
 
