@@ -77,6 +77,7 @@ struct PathRef {
   std::uint16_t len = 0;
   std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
   double min_bw = 0;         // bytes/s, bottleneck of the path
+  bool on_board = true;      // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
 };
 
 struct RouteKey {
@@ -105,6 +106,10 @@ struct Flow {
   PathSet paths;
   std::uint32_t spray_cursor = 0;
   std::uint8_t lane = 0;
+  // Whether the transfer leaves its server (a path link that is a cable): only then is it a
+  // message of the fabric's transport, with its headers, host costs and window.
+  bool fabric = true;
+  std::uint32_t header = 0;  // bytes per packet: the fabric's, or 0 for an on-board copy
   bool in_ring = false;
   bool sender_done = false;
   bool receiver_done = false;
@@ -268,6 +273,8 @@ class Simulator {
   void receiver_complete(std::uint32_t flow);
   void maybe_free_flow(std::uint32_t flow);
   const PathRef& path_of(const Packet& p) const;
+  /// Acknowledged, windowed transport: on lossy fabrics, for transfers that use the fabric.
+  bool reliable(const Flow& f) const { return reliable_ && f.fabric; }
   PathSet path_set(DeviceId src, DeviceId dst, std::uint64_t label);
 
   // Watchdog (deadlock.cpp).

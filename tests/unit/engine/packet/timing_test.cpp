@@ -130,5 +130,41 @@ TEST(PacketTiming, HostCostPerMessageDelaysTheTransfer) {
   EXPECT_EQ(r.result.makespan, Time::ps(601'560 + 5'000'000));
 }
 
+// Two GPUs on one direct link of 400 Gb/s and 100 ns, 1 MiB from one to the other.
+Topology direct_pair(LinkMedium medium, bool same_server) {
+  TopologyBuilder b("pair");
+  b.add_device(packet_test::gpu(0));
+  b.add_device(packet_test::gpu(same_server ? 0 : 1));
+  Link l = packet_test::link(0, 1, k400G, Time::ns(100));
+  l.medium = medium;
+  b.add_link(l);
+  return std::move(b).build();
+}
+
+// On the board (NVLink, xGMI) a transfer is a GPU copy, not a message of the fabric's transport:
+// no fabric headers, no host cost, no window, whatever the fabric. The 256 packets of 4096 B
+// leave back to back and the last lands one link latency after it was serialised:
+//   256 x 4096 B x 20 ps + 100 ns = 20,971,520 + 100,000 ps = latency + S / B exactly.
+// TCP uses 1448 B packets: 725 of them, the last 224 B, the same bytes and time.
+TEST(PacketTiming, OnBoardCopyIsLatencyPlusSizeOverBandwidth) {
+  const Topology topo = direct_pair(LinkMedium::NvLink, true);
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  for (const char* fabric : {"infiniband", "roce", "tcp", "ultra_ethernet"}) {
+    const Outcome r = simulate(topo, programs, packet_config_for_fabric(fabric));
+    EXPECT_EQ(r.result.makespan, Time::ps(100'000 + 20'971'520)) << fabric;
+    EXPECT_EQ(r.result.link_bytes[0], static_cast<double>(1 << 20)) << fabric;
+    EXPECT_EQ(r.stats.retransmissions, 0u) << fabric;
+  }
+}
+
+// A cable between GPUs of two servers (a torus) carries the fabric's packets, headers included:
+// 256 x (4096 + 26) B x 20 ps + 100 ns = 21,204,640 ps = latency + (S + headers) / B.
+TEST(PacketTiming, CableBetweenServersCarriesTheFabricsHeaders) {
+  const Topology topo = direct_pair(LinkMedium::CopperDac, false);
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  const Outcome r = simulate(topo, programs, ib(Time::zero()));
+  EXPECT_EQ(r.result.makespan, Time::ps(100'000 + 256 * 82'440));
+}
+
 }  // namespace
 }  // namespace lockstep
