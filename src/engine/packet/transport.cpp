@@ -110,8 +110,37 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
     got.assign(n, 0);
     f.got = std::move(got);
   }
+  f.label = label;
+  f.setup = f.ready_at - now_;
+  // One connection streams one transfer at a time (a QP executes its work requests in order,
+  // an NCCL channel's slots are a FIFO): a later transfer waits until this one's last packet is
+  // out, rather than sharing the port with it round robin and delaying both ends.
+  Connection& c = connections_[RouteKey{src, dst, label}];
+  if (c.sending != kNil) {
+    flows_[c.last].conn_next = id;
+    c.last = id;
+    return;
+  }
+  c.sending = c.last = id;
   ring_add(id);
   try_transmit(f.inject_link);
+}
+
+void Simulator::release_connection(std::uint32_t flow, std::int64_t sent) {
+  Flow& f = flows_[flow];
+  const auto it = connections_.find(RouteKey{f.src, f.dst, f.label});
+  const std::uint32_t next = f.conn_next;
+  f.conn_next = kNil;
+  if (next == kNil) {
+    connections_.erase(it);
+    return;
+  }
+  it->second.sending = next;
+  // As in the flow engine, a waiting message pays its overhead once the connection is free.
+  Flow& n = flows_[next];
+  n.ready_at = std::max(n.ready_at, sent + n.setup);
+  ring_add(next);
+  wake_link(n.inject_link, n.ready_at);
 }
 
 void Simulator::ring_add(std::uint32_t flow) {
@@ -238,20 +267,23 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.next = kNil;
   ++f.in_network;
   ++stats_.packets_sent;
+  bool fresh = true;
   if (reliable(f)) {
     auto& st = f.state[seq];
-    if (st == static_cast<std::uint8_t>(PacketState::Lost)) {
+    fresh = st != static_cast<std::uint8_t>(PacketState::Lost);
+    if (!fresh) {
       --f.retx_pending;
       ++stats_.retransmissions;
-    } else {
-      ++f.next_new;
     }
     st = static_cast<std::uint8_t>(PacketState::Inflight);
     f.sent_at[seq] = now_;
     ++f.inflight;
     if (f.rto_deadline < 0) arm_rto(f);
-  } else {
-    ++f.next_new;
+  }
+  if (fresh && ++f.next_new == f.packets) {
+    // The port is free for the connection's next message once this packet is serialised.
+    const LinkState& port = links_[f.inject_link];
+    release_connection(flow, now_ + std::llround(p.wire * port.ps_per_byte));
   }
   // Pacing: DCQCN's current rate and the host's per-byte cost delay the next packet.
   std::int64_t gap = 0;
@@ -314,7 +346,7 @@ void Simulator::receiver_complete(std::uint32_t flow) {
   ++f.timer_gen;
   ring_remove(flow);
   stats_.flows.add(f.src, f.dst, f.bytes, Time::ps(f.start), Time::ps(now_));
-  programs_.transfer_done(f.transfer, now_);
+  programs_.transfer_done(f.transfer, now_, f.fabric);
 }
 
 void Simulator::maybe_free_flow(std::uint32_t flow) {
