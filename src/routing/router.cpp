@@ -3,7 +3,7 @@
 // leading one hop closer to the destination, in port order) and picks one:
 //   ecmp / rail_aligned: hash of (src, dst, label, seed) mixed with the device id, as switches
 //     hash a flow's header with a per-switch seed; the same flow always takes the same path and
-//     two flows can collide on one uplink;
+//     two flows can collide on one uplink; a GPU forwarding to GPUs (torus) takes dimension order;
 //   adaptive: the least-loaded next hop according to the LinkLoadView (ties and no view: hash);
 //   dimension_order: the first next hop in port order (builders add torus links dimension by
 //     dimension, so this corrects dimension x before y before z);
@@ -111,9 +111,23 @@ class ShortestPathRouter final : public Router {
     }
   }
 
+  // Hashing a flow over equal next hops is what switches do. A GPU choosing among GPUs is a chip
+  // forwarding in a direct network (torus, mesh), whose router corrects one dimension after the
+  // other (dimension-order routing: Dally and Towles, Principles and Practices of
+  // Interconnection Networks, 2004, 14.2; Cray T3E, Blue Gene/L's deterministic mode): ecmp
+  // takes the first next hop there, as dimension_order does. (With hashing, a ring in rank order
+  // on a 4x4x4 torus ran at half its links' rate: two flows on one cable.)
+  bool chip_forwarding(DeviceId u) const {
+    if (topo_.device(u).kind != DeviceKind::Gpu) return false;
+    for (const Port& p : candidates_)
+      if (topo_.device(p.peer).kind != DeviceKind::Gpu) return false;
+    return true;
+  }
+
   const Port& pick(DeviceId u, std::uint64_t h, const LinkLoadView* load) const {
     const auto n = candidates_.size();
     if (n == 1 || options_.policy == RoutingPolicy::DimensionOrder) return candidates_[0];
+    if (options_.policy != RoutingPolicy::Adaptive && chip_forwarding(u)) return candidates_[0];
     const std::size_t hashed = mix64(h ^ u) % n;
     if (options_.policy != RoutingPolicy::Adaptive || load == nullptr) return candidates_[hashed];
     // Least loaded; ties broken by scanning from the hashed position so equal links still spread.
