@@ -25,7 +25,14 @@ lockstep_bad_flags(collective.unknown_engine "--engine: unknown value 'warp'"
                    collective --engine warp)
 lockstep_bad_flags(collective.scenario_algo "collective_bad_algo.yaml:5:[0-9]+.*unknown algorithm 'spiral'"
                    collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_algo.yaml)
-# Link faults (docs/scenario-collectives.md "Faults").
+# Link faults (docs/scenario-collectives.md "Faults"). NIC 3's link to its leaf failed: GPU 3
+# fails over to GPU 4's NIC, which then carries four channels instead of two: 2 x the healthy
+# 5,447 us bandwidth term, about 10.68 ms (tests/unit/nccl/faults_test.cpp derives it).
+lockstep_good(collective.failed_nic_link "^1073741824,268435456,float,ring,Simple,106[0-9][0-9]\\."
+              collective --system hgx-h100 --fabric ib-ndr --nodes 2 --algo ring --min-bytes 1GiB
+              --max-bytes 1GiB --engine flow --format csv --fault failed-link:link=nic3-leaf3)
+lockstep_good(collective.scenario_faults "engine flow, faults failed-link:link=nic3-leaf3$"
+              collective --scenario ${LOCKSTEP_CLI_DIR}/collective_faults.yaml)
 lockstep_bad_flags(collective.fault_not_linked
   "^lockstep: error: --fault: 'failed-link:link=nic3-leaf0': nic3 and leaf0 are not linked; nic3's links: nic3-gpu3 \\(link [0-9]+\\), nic3-leaf3 \\(link [0-9]+\\)$"
   collective --system hgx-h100 --fabric ib-ndr --nodes 2 --engine flow

@@ -1,4 +1,5 @@
-// Link faults in collective runs, with hand-derived times.
+// Link faults in collective runs: a degraded NIC link and a failed one (NIC failover through a
+// peer GPU, docs/routing.md) on the flow and packet engines, with hand-derived times and bytes.
 #include "lockstep/topology/faults.hpp"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,15 @@ Time latency(const Topology& t, const std::vector<std::string>& devices) {
   return sum;
 }
 
+// Bytes a directed link from device `a` to device `b` carried.
+double bytes_on(const Topology& t, const RunResult& r, const char* a, const char* b) {
+  const DeviceNames names(t);
+  for (const Port& p : t.ports(names.find(a)))
+    if (p.peer == names.find(b)) return r.link_bytes.at(p.out);
+  ADD_FAILURE() << a << " and " << b << " are not linked";
+  return -1;
+}
+
 // A ring all-reduce of S over two ranks, node 0's GPU 3 and node 1's GPU 3 (both on rail 3), one
 // channel, one chunk: two steps, each a message of S/2 both ways at once. Time: 2 (L + S/2 / B)
 // = S / B + 2 L for the path's latency L and narrowest link B.
@@ -67,6 +77,36 @@ TEST(CollectiveFaults, ADegradedNicLinkHalvesTheRingsBandwidth) {
               s.as_double() / (kNdr / 2) + 2 * l.seconds(), 1e-11);
 }
 
+TEST(CollectiveFaults, AFailedNicLinkFailsOverThroughThePeersNvlinkAndNic) {
+  // Rank 0's NIC link is gone: its messages go over NVLink to GPU 4 and out through GPU 4's NIC;
+  // the replies come back the same way. The narrowest link is still an NDR port.
+  const Bytes s = Bytes::mib(64);
+  const Topology t = hgx(2, {"failed-link:link=nic3-leaf3"});
+  const std::vector<std::string> pxn = {
+      "gpu3", "scale_up_switch0", "gpu4", "nic4", "leaf4", "spine0", "leaf3", "nic11", "gpu11"};
+  const double l = latency(t, pxn).seconds();
+  for (const char* engine : {"flow", "packet"}) {
+    SCOPED_TRACE(engine);
+    const RunResult r = ring_of_two(t, s, engine);
+    // The packet engine's links carry each 4096 B payload with InfiniBand's 26 B of headers.
+    const double wire =
+        std::string(engine) == "flow" ? s.as_double() : s.as_double() * (4096 + 26) / 4096;
+    if (std::string(engine) == "flow") {
+      EXPECT_NEAR(r.makespan.seconds(), wire / kNdr + 2 * l, 1e-11);
+    } else {  // and stores and forwards them: a little slower, never faster
+      EXPECT_GE(r.makespan.seconds(), wire / kNdr + 2 * l);
+      EXPECT_LE(r.makespan.seconds(), 1.01 * (wire / kNdr + 2 * l));
+    }
+    // Two messages of S/2 each way over every link of the route, none over GPU 3's own NIC.
+    for (std::size_t i = 0; i + 1 < pxn.size(); ++i) {
+      EXPECT_DOUBLE_EQ(bytes_on(t, r, pxn[i].c_str(), pxn[i + 1].c_str()), wire);
+      EXPECT_DOUBLE_EQ(bytes_on(t, r, pxn[i + 1].c_str(), pxn[i].c_str()), wire);
+    }
+    EXPECT_EQ(bytes_on(t, r, "gpu3", "nic3"), 0.0);
+    EXPECT_EQ(bytes_on(t, r, "nic3", "gpu3"), 0.0);
+  }
+}
+
 // The time per byte of a 16-GPU ring all-reduce on the flow engine (the slope between 512 MiB and
 // 1 GiB, so that the fixed costs cancel), through the sweep `lockstep collective` runs.
 double seconds_per_byte(const std::vector<std::string>& faults) {
@@ -95,6 +135,8 @@ TEST(CollectiveFaults, OneSlowNicLinkSetsTheWholeRingsPace) {
   // its last channel.
   EXPECT_NEAR(seconds_per_byte({"degraded-link:link=nic3-leaf3,x=0.5"}), 2 * healthy,
               1e-6 * healthy);
+  // NIC 3 cut off: GPU 3's two channels go through NIC 4 (failover), which carries four.
+  EXPECT_NEAR(seconds_per_byte({"failed-link:link=nic3-leaf3"}), 2 * healthy, 1e-6 * healthy);
 }
 
 TEST(CollectiveFaults, TheAnalyticalEngineRefusesFaultsItCannotSee) {
