@@ -52,11 +52,34 @@ double algorithm_efficiency(const Prediction& p, const NcclCluster& c, Collectiv
   return p.efficiency;
 }
 
-// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
-// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
-// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
+// What a GPU's link is to NCCL: scale-up (NVLink, xGMI) when it goes to the GPU's scale-up switch
+// or to a GPU of the same server; scale-out when it leaves the server without a NIC (GPUs wired
+// to each other across servers, as in a torus or a full mesh of one-GPU nodes, or a GPU cabled
+// straight into a switch). NCCL's cluster takes the network rate from such a link when there is
+// no NIC (cluster.cpp), so it must run at NCCL's network speed, not at NCCL's intra-node one
+// (which for one-GPU nodes is its PCIe figure, 12 GB/s: 4-6 GB/s on meshes and tori before).
+enum class GpuLink { None, ScaleUp, ScaleOut };
+GpuLink gpu_link(const Topology& topo, const Link& l) {
+  const Device &a = topo.device(l.a), &b = topo.device(l.b);
+  if (a.kind != DeviceKind::Gpu && b.kind != DeviceKind::Gpu) return GpuLink::None;
+  const DeviceKind other = a.kind == DeviceKind::Gpu ? b.kind : a.kind;
+  switch (other) {
+    case DeviceKind::ScaleUpSwitch:
+      return GpuLink::ScaleUp;
+    case DeviceKind::Gpu:
+      return a.node == b.node ? GpuLink::ScaleUp : GpuLink::ScaleOut;
+    case DeviceKind::Switch:
+    case DeviceKind::Gateway:
+      return GpuLink::ScaleOut;
+    case DeviceKind::Nic:
+    case DeviceKind::Host:
+      return GpuLink::None;
+  }
+  return GpuLink::None;
+}
+
 struct MeshLinks {
-  std::uint32_t peers = 0;  // GPUs the first GPU reaches over a direct GPU-GPU link
+  std::uint32_t peers = 0;  // GPUs of its server the first GPU reaches over a direct link
   double total_GBps = 0;    // those links' bandwidth summed (one direction)
 };
 MeshLinks gpu_mesh_links(const Topology& topo) {
@@ -64,27 +87,30 @@ MeshLinks gpu_mesh_links(const Topology& topo) {
   const auto gpus = topo.gpus();
   if (gpus.empty()) return m;
   for (const Port& port : topo.ports(gpus[0]))
-    if (topo.device(port.peer).kind == DeviceKind::Gpu) {
+    if (topo.device(port.peer).kind == DeviceKind::Gpu &&
+        gpu_link(topo, topo.link(Topology::link_of(port.out))) == GpuLink::ScaleUp) {
       ++m.peers;
       m.total_GBps += topo.link(Topology::link_of(port.out)).bandwidth.gigabytes_per_second();
     }
   return m;
 }
 
+// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
+// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
+// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
 struct FlowEfficiency {
   double intra = 1;
-  double network = 0;  // 0: the topology has no NIC-to-switch links
+  double network = 0;  // 0: the topology has no network links
 };
 FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
                                const Topology& topo) {
   double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0;
   for (const Link& l : topo.links()) {
-    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
     const double bw = l.bandwidth.gigabytes_per_second();
-    if (a == DeviceKind::Gpu && (b == DeviceKind::ScaleUpSwitch || b == DeviceKind::Gpu))
-      raw_intra = std::max(raw_intra, bw);
+    const GpuLink kind = gpu_link(topo, l);
+    if (kind == GpuLink::ScaleUp) raw_intra = std::max(raw_intra, bw);
     const NicSide side = nic_side(topo, l);
-    if (side == NicSide::NicToFabric) raw_nic = std::max(raw_nic, bw);
+    if (side == NicSide::NicToFabric || kind == GpuLink::ScaleOut) raw_nic = std::max(raw_nic, bw);
     if (side == NicSide::GpuToNic) raw_gpu_nic = std::max(raw_gpu_nic, bw);
   }
   // The network path starts with the GPU's PCIe link to its NIC (a network link to the flow
@@ -137,17 +163,6 @@ void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, Collecti
   const double path_us = ((steps - crossings) * nvlink_us + crossings * net_us) / steps;
   how.per_message_overhead = Time::us(std::max(0.0, per_step_us - path_us));
   how.network_message_latency = Time::zero();
-}
-
-// The torus's rings run over GPU-GPU links, each priced at NCCL's search speed for a network
-// link of its rate (cost_extra.cpp torus_ring_cost): run them at that fraction of the raw link.
-double torus_link_efficiency(const NcclCluster& c, const Topology& topo) {
-  double raw = 0;
-  for (const Link& l : topo.links())
-    if (topo.device(l.a).kind == DeviceKind::Gpu && topo.device(l.b).kind == DeviceKind::Gpu)
-      raw = std::max(raw, l.bandwidth.gigabytes_per_second());
-  return raw > 0 ? std::min(1.0, nccl::net_search_speed(c.generation, c.nic_path_GBps()) / raw)
-                 : 1.0;
 }
 
 bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
@@ -240,8 +255,6 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // every link (PCIe GPU-NIC hops included), as a single number.
   how.transfer_efficiency = c.gpus_per_node == 1 && eff.network > 0 ? eff.network : eff.intra;
   how.network_transfer_efficiency = eff.network;
-  if (p.algo == Algorithm::TorusRing)
-    how.transfer_efficiency = p.efficiency * torus_link_efficiency(c, topo);
   const double base_us = nccl::base_latency_us(p.algo, p.proto) * scale;
   how.fixed = Time::us(nccl::kLaunchOverheadUs + base_us);
   // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the

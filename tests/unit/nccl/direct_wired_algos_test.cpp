@@ -95,6 +95,19 @@ TEST(TorusRing, ModelAndFlowOnTheFourCubedTorus) {
   }
 }
 
+// The packet engine runs the same programs with the same options, and its packets on the cables
+// (network links between one-GPU servers) carry InfiniBand's 26 B of header per 4096 B of
+// payload: 64 MiB all-reduce, 28.4 + 18 x 14 + 21/64 S / 48 GB/s x 4122/4096 = 742.06 us.
+TEST(TorusRing, PacketAddsTheCablesHeaders) {
+  const Topology topo = torus("4x4x4");
+  CollectiveSweep s;
+  s.algo = Algorithm::TorusRing;
+  s.min_bytes = s.max_bytes = Bytes::mib(64);
+  const double hand = 28.4 + 18 * 14 + 21.0 / 64 * 64 * 1048576 / 48e3 * 4122 / 4096;
+  EXPECT_NEAR(one_row(s, nccl_cluster(topo), topo, "packet").time.microseconds(), hand,
+              1e-4 * hand);
+}
+
 // NCCL's flat ring over the 64 GPUs uses one link each way per GPU (2 x 63/64 S / 48 GB/s > 44
 // ms); the torus's six links work at once. auto never picks torus_ring (not NCCL's): the ring.
 TEST(TorusRing, NamedOnlyAndFasterThanTheRing) {
