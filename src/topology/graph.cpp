@@ -155,4 +155,12 @@ NicSide nic_side(const Topology& topo, const Link& link) {
   return NicSide::NicToFabric;
 }
 
+bool is_network_link(const Topology& topo, LinkId link) {
+  const Link& l = topo.link(link);
+  const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
+  auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
+  const NicSide side = nic_side(topo, l);
+  return outside(a) || outside(b) || side == NicSide::NicToNic || side == NicSide::GpuToNic;
+}
+
 }  // namespace lockstep
