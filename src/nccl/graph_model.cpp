@@ -88,6 +88,10 @@ bool stepped(Algorithm a) {
 // elements).
 CollectiveSpec nominal_spec(const CollectiveSpec& run) {
   CollectiveSpec s = run;
+  // NVLS all-gather and reduce-scatter inside one node have no program of their own: the
+  // direct one loads each GPU's NVSwitch link with the same (n-1)/n S each way (cost.cpp
+  // nvls_cost's volume), which is all the graph needs of them.
+  if (!is_supported(s.op, s.algorithm)) s.algorithm = A::Direct;
   const std::uint64_t g = std::max<std::uint64_t>(1, s.ranks_per_node);
   s.type = DataType::Uint8;
   s.bytes = Bytes(std::uint64_t{s.ranks} * 2 * std::max<std::uint64_t>(1, s.channels) * g);
