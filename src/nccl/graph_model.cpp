@@ -123,6 +123,7 @@ class Pricer {
   }
 
   void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices);
+  void add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices);
   GraphTerm result(const MediumEfficiency& e) const;
 
  private:
@@ -138,6 +139,7 @@ class Pricer {
   Time dag_chain(const ProgramSet& programs, std::span<const DeviceId> devices);
 
   static constexpr std::size_t kBatch = std::size_t{1} << 20;
+  static constexpr std::uint64_t kDirectRoutes = std::uint64_t{1} << 22;
 
   const NcclCluster& c_;
   const Prediction& p_;
@@ -306,6 +308,63 @@ void Pricer::add_group(const ProgramSet& programs, double nominal,
       std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(programs, devices));
 }
 
+// The direct algorithm's traffic, as direct.cpp writes it, without its programs (n^2 ops,
+// which its program set would keep for a thousand ranks at a time): every rank sends S/n to
+// every other (all-to-all, all-gather, reduce-scatter; all-reduce twice, in two rounds), S to
+// the next rank (sendrecv), the root S to every other (broadcast) or every other S to the root
+// (reduce); each transfer split over the channels. Beyond kDirectRoutes routes the channels of
+// a pair travel as one flow (label: a channel by pair), and beyond that each rank sends to
+// evenly spaced offsets only, each standing for the offsets up to the next: every rank still
+// sends and receives its whole volume, so NIC and edge links are exact and only links shared by
+// many ranks are a sample.
+void Pricer::add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices) {
+  group_excess_ = Time::zero();
+  const std::uint64_t n = spec.ranks, c = std::max<std::uint16_t>(1, spec.channels);
+  const CollectiveOp op = spec.op;
+  double rounds = op == CollectiveOp::AllReduce ? 2 : 1;
+  const auto add = [&](Rank r, Rank j, double share, std::uint16_t channel) {
+    pending_.push_back(Pending{devices[j], devices[r], channel, 0, r, j, share});
+    if (pending_.size() >= kBatch) flush();
+  };
+  const auto rank = [&](std::uint64_t x) { return static_cast<Rank>(x % n); };
+  const auto split = [&](Rank r, Rank j) {
+    for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, 1.0 / static_cast<double>(c), ch);
+  };
+  if (n == 1) {
+    // nothing moves
+  } else if (op == CollectiveOp::SendRecv) {
+    for (Rank r = 0; r < n; ++r) split(r, rank(r + 1));
+  } else if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) {
+    const Rank root = spec.root;
+    for (Rank r = 0; r < n; ++r)
+      if (r != root) op == CollectiveOp::Broadcast ? split(root, r) : split(r, root);
+  } else {
+    const std::uint64_t pairs = n * (n - 1);
+    const bool every_channel = pairs * c <= kDirectRoutes;
+    const std::uint64_t offsets =
+        std::min<std::uint64_t>(n - 1, std::max<std::uint64_t>(1, kDirectRoutes / n));
+    const double per_pair = rounds / static_cast<double>(n);
+    for (Rank r = 0; r < n; ++r) {
+      for (std::uint64_t k = 0; k < offsets; ++k) {
+        // Offsets 1 + k (n-1) / offsets: all of 1..n-1 when they fit.
+        const std::uint64_t d = 1 + k * (n - 1) / offsets;
+        const std::uint64_t next = 1 + (k + 1) * (n - 1) / offsets;
+        const double weight = static_cast<double>(next - d) * per_pair;
+        const Rank j = rank(r + d);
+        if (every_channel) {
+          for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, weight / c, ch);
+        } else {
+          add(r, j, weight, static_cast<std::uint16_t>((r + d) % c));
+        }
+      }
+    }
+  }
+  flush();
+  // Every transfer of a round starts at once: the chain is a round's slowest transfer per round.
+  if (op != CollectiveOp::AllReduce) rounds = 1;
+  excess_ = std::max(excess_, group_excess_ * static_cast<std::int64_t>(rounds));
+}
+
 GraphTerm Pricer::result(const MediumEfficiency& e) const {
   GraphTerm out;
   out.latency_excess = excess_;
@@ -335,12 +394,16 @@ GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, Collec
   CollectiveSpec last;
   for (const NcclGroupSpec& group : groups) {
     const CollectiveSpec spec = nominal_spec(group.spec);
+    devices.clear();
+    for (std::uint32_t g : group.gpus) devices.push_back(gpus[g]);
+    if (spec.algorithm == A::Direct) {
+      pricer.add_direct_group(spec, devices);
+      continue;
+    }
     if (!programs || spec.ranks != last.ranks || spec.ranks_per_node != last.ranks_per_node) {
       programs = make_collective(spec);
       last = spec;
     }
-    devices.clear();
-    for (std::uint32_t g : group.gpus) devices.push_back(gpus[g]);
     pricer.add_group(*programs, spec.bytes.as_double(), devices);
   }
   return pricer.result(medium_efficiency(cluster, p, op, topo));

@@ -96,6 +96,25 @@ TEST(GraphModel, TwoToOneOversubscribedCoreHalvesACrossLeafRing) {
   EXPECT_NEAR(graph_bus / model_bus, 0.5, 0.01);
 }
 
+TEST(GraphModel, AllToAllAcrossATwoToOneCoreIsBoundByTheUplink) {
+  // Direct all-to-all of S per rank over the same 2:1 leaves: each GPU sends S/8 to each of its
+  // 7 peers, 7/8 S through its NIC (the model's time, 7/8 S / 48 GB/s), of which the 4 peers on
+  // the other leaf take S/2; the four GPUs of a leaf put 2 S on its uplink: 2 S / (100 GB/s x
+  // 0.96) = S / 48 GB/s, 8/7 of the model's transfer.
+  const Topology topo = alternating_leaves("800Gbps");
+  const NcclGroups nccl(topo);
+  const Bytes S = Bytes::gib(1);
+  TunerRequest req;
+  req.op = CollectiveOp::AllToAll;
+  req.bytes = S;
+  const Prediction p = nccl.predict(req, nccl.all());
+  ASSERT_EQ(p.algo, Algorithm::Direct);
+  EXPECT_NEAR(p.transfer.seconds(), 0.875 * S.as_double() / 48e9, 1e-12);
+  const Time t = nccl.time(p, req.op, S, DataType::Float32, {nccl.all()}, nullptr);
+  const Time bound = p.time - p.transfer + Time::s(S.as_double() / 48e9);
+  EXPECT_NEAR(static_cast<double>(t.picoseconds()), static_cast<double>(bound.picoseconds()), 2.0);
+}
+
 // 8 GPUs, four on switch a and four on switch b, the switches joined by one link of `link`.
 Topology two_switches(const std::string& link) {
   return build_yaml(one_gpu_nodes(
@@ -250,13 +269,19 @@ TEST(GraphModel, ThePresetsRailOptimisedFabricsGiveTheModelsAnswer) {
     req.fabric = c.fabric;
     req.nodes = c.nodes;
     SCOPED_TRACE(std::string(c.system) + " " + c.fabric + " x " + std::to_string(c.nodes));
+    // Not sendrecv across nodes: rank r sends to r + 1, so GPU 7 of a node sends to GPU 0 of
+    // the next, another rail. NCCL would relay it over NVLink to the GPU on the destination's
+    // rail (PXN); lockstep's programs send it straight, up through the spines, where ECMP
+    // hashes the 2 x 16 channel flows of a 2-node preset over its rail leaf's 2 uplinks unevenly
+    // (19 of 32 slices on one): the graph is 19/16 of the model there, as a flow run would be.
     // MI300X's GPUs are wired pairwise: the rings take all seven links of a GPU (mesh rings),
     // but lockstep's chain (broadcast) and tree programs walk a node's GPUs in order over one
     // 64 GB/s link per hop, a seventh of what NCCL's model assumes (next test).
     const bool mesh = std::string(c.system) == "mi300x";
-    for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather,
-                            CollectiveOp::ReduceScatter, CollectiveOp::Broadcast})
-      if (!mesh || op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter)
+    for (CollectiveOp op :
+         {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+          CollectiveOp::Broadcast, CollectiveOp::AllToAll})
+      if (!mesh || (op != CollectiveOp::AllReduce && op != CollectiveOp::Broadcast))
         expect_graph_equals_model(req, op, std::nullopt);
     if (c.nodes > 1) {
       expect_graph_equals_model(req, CollectiveOp::AllReduce, Algorithm::Ring);
