@@ -1,6 +1,8 @@
 // NCCL's view of groups of GPUs, and their collectives timed the one way every command uses.
 #include "lockstep/nccl/groups.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -120,6 +122,10 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   // The graph binds only where its busiest links need longer than the model's bandwidth term
   // (equal to rounding on a fabric as fast as NCCL assumes).
   const double graph_s = term.seconds_per_byte * bytes.as_double();
+  if (graph_s > 1e15)  // beyond any time worth printing (and near what Time can hold)
+    throw InputError("bytes", fmt::format("{} bytes would take {:.3g} s over the graph's busiest "
+                                          "link: check the sizes and the link bandwidths",
+                                          bytes.count(), graph_s));
   if (graph_s > p.transfer.seconds() * (1 + 1e-9)) t += Time::s(graph_s) - p.transfer;
   return t;
 }
