@@ -386,9 +386,9 @@ GraphTerm Pricer::result(const MediumEfficiency& e) const {
 
 GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                          const std::vector<NcclGroupSpec>& groups, const Topology& topo,
-                         const Router& router) {
-  Pricer pricer(cluster, p, op, topo, router);
-  const auto gpus = topo.gpus();
+                         const Topology& run_on, const Router& router) {
+  Pricer pricer(cluster, p, op, run_on, router);
+  const auto gpus = run_on.gpus();
   std::vector<DeviceId> devices;
   std::unique_ptr<ProgramSet> programs;
   CollectiveSpec last;

@@ -29,9 +29,12 @@ struct GraphTerm {
 };
 
 /// Prices prediction `p` (made on `cluster`, NCCL's view of groups[0]) of `op` run at once by
-/// every group, each with the spec its engine run would have (NcclGroups::time), on the graph.
+/// every group, each with the spec its engine run would have (NcclGroups::time), on the graph
+/// `run_on` (`router` routes over it): `topo` itself, or `topo` with link faults applied after
+/// NCCL initialised (a degraded link slower, a failed one gone), whose efficiencies per medium
+/// still come from the healthy `topo` NCCL saw.
 GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                          const std::vector<NcclGroupSpec>& groups, const Topology& topo,
-                         const Router& router);
+                         const Topology& run_on, const Router& router);
 
 }  // namespace lockstep::nccl_detail

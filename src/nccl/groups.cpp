@@ -33,8 +33,8 @@ NcclGroups::NcclGroups(const Topology& topology) : NcclGroups(nccl_cluster(topol
   whole_.sharp = false;
 }
 
-NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology)
-    : whole_(cluster), topo_(topology) {}
+NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology, const Topology* run_on)
+    : whole_(cluster), topo_(topology), run_on_(run_on ? run_on : topology) {}
 
 const Topology& NcclGroups::topology() const {
   if (topo_ == nullptr) throw InputError("engine", "an engine run needs a topology to run on");
@@ -80,7 +80,7 @@ struct NcclGroups::GraphCache {
 };
 
 const Router& NcclGroups::router() const {
-  if (!router_) router_ = make_router(topology(), RouterOptions{});
+  if (!router_) router_ = make_router(*run_on_, RouterOptions{});
   return *router_;
 }
 
@@ -102,7 +102,7 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   };
   if (engine != nullptr) {
     const NcclEngineRun how = nccl_engine_run(first, p, op, bytes, type, topo);
-    return run_nccl_engine(how, topo, router(), *engine, specs_of(how));
+    return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how));
   }
   // The analytical engine: the model's time, plus what the graph adds. Its traffic spreads over
   // the communicator's channels, as the model's bandwidth term assumes (tuner.cpp prices every
@@ -114,7 +114,8 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   auto it = graph_cache_->terms.find(key);
   if (it == graph_cache_->terms.end()) {
     const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topo);
-    const auto term = nccl_detail::price_on_graph(first, p, op, specs_of(how), topo, router());
+    const auto term =
+        nccl_detail::price_on_graph(first, p, op, specs_of(how), topo, *run_on_, router());
     it = graph_cache_->terms.emplace(std::move(key), term).first;
   }
   const nccl_detail::GraphTerm& term = it->second;

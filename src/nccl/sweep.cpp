@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 
 #include "lockstep/core/error.hpp"
@@ -80,9 +81,18 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   const bool run_programs = sweep.engine != kNcclModelEngine;
   if (run_programs && topology == nullptr)
     throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
+  if (!sweep.faults.empty() && topology == nullptr) {
+    const FaultSpec& f = sweep.faults[0];
+    throw InputError(f.field, fmt::format("'{}': link faults need the cluster's graph", f.text),
+                     f.where);
+  }
+  // The engines run on the faulted graph (the analytical one prices the model on it); NCCL's
+  // choices below stay the healthy cluster's.
+  std::optional<Topology> faulted;
+  if (!sweep.faults.empty()) faulted = apply_link_faults(*topology, sweep.faults);
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
-  const NcclGroups nccl(c, topology);
+  const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;
   for (Bytes bytes : sweep.sizes(c.ranks())) {
