@@ -89,15 +89,15 @@ void run(const Flags& f) {
   const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
   const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
-  bool need_graph = !source.preset();  // NCCL sees a preset through its figures, others by graph
+  // Every engine runs on the graph, the analytical one included (it prices the NCCL model on
+  // it). NCCL sees a preset through the preset's own figures, other clusters through the graph;
+  // a preset too large to build as a graph gets the NCCL model alone, unless faults need one.
+  bool need_graph = !source.preset();
   for (const auto& s : sweeps)
     need_graph = need_graph || s.engine != "analytical" || !s.faults.empty();
-  std::optional<Topology> graph;
-  if (need_graph) {
-    graph = source.build().graph;
-    if (!graph)
-      source.build_args().fail("the cluster is too large to build as a graph for this engine");
-  }
+  std::optional<Topology> graph = source.build().graph;
+  if (!graph && need_graph)
+    source.build_args().fail("the cluster is too large to build as a graph for this engine");
   const NcclCluster cluster =
       source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
   const std::string title = source.title(graph ? &*graph : nullptr);
