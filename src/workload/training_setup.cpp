@@ -34,8 +34,7 @@ Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng) {
     }
     if (rng && c.link_jitter > 0) {
       const double factor = std::max(0.0, 1.0 + c.link_jitter * rng->normal());
-      link.latency =
-          Time::ps(std::llround(static_cast<double>(link.latency.picoseconds()) * factor));
+      link.latency = link.latency.scaled(factor);
     }
     // A failed link is removed: the router finds the paths around it, if there are any.
     if (!failed) b.add_link(link);

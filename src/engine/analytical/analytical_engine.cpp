@@ -171,7 +171,7 @@ Time Run::transfer(Rank src, Rank dst, std::uint16_t channel, std::uint64_t byte
   const PathCost& p = path(a, b, channel);
   for (const auto& [link, fraction] : p.hops) result_.link_bytes[link] += bytes * fraction;
   const double ps = std::ceil(static_cast<double>(bytes) * p.seconds_per_byte * 1e12 - 1e-6);
-  return overhead + p.latency + Time::ps(static_cast<std::int64_t>(std::max(0.0, ps)));
+  return overhead + p.latency + Time::from_ps(std::max(0.0, ps));
 }
 
 void Run::finish(Rank r, OpIndex i, Time end) {
