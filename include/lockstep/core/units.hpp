@@ -37,7 +37,10 @@ class Time {
   /// Longer than any time lockstep represents: where results that overflow end up.
   static constexpr Time infinite() { return Time(kInf); }
 
-  constexpr bool is_finite() const { return ps_ != kInf && ps_ != -kInf; }
+  constexpr bool is_finite() const {
+    // ps_ in [-(kInf - 1), kInf - 1], as one unsigned comparison (it is on hot paths).
+    return static_cast<std::uint64_t>(ps_) + (kInf - 1) <= 2 * static_cast<std::uint64_t>(kInf - 1);
+  }
   /// Picoseconds; +/-(2^63 - 1) for the infinities.
   constexpr std::int64_t picoseconds() const { return ps_; }
   // Conversions to double give +/-infinity for the infinities.
@@ -92,16 +95,18 @@ class Time {
 };
 
 constexpr Time Time::from_ps(double v) {
+  if (v > -0x1p52 && v < 0x1p52) {              // the usual case (up to 75 minutes); false for NaN
+    auto whole = static_cast<std::int64_t>(v);  // exact below 2^52, as is the fraction
+    const double fraction = v - static_cast<double>(whole);
+    if (fraction >= 0.5) ++whole;
+    if (fraction <= -0.5) --whole;
+    return Time(whole);
+  }
   if (v != v) throw std::domain_error("Time from NaN picoseconds");
   // 2^63 is the first double past the finite range (its last finite double is 2^63 - 1024).
   if (v >= 0x1p63) return infinite();
   if (v <= -0x1p63) return -infinite();
-  if (v >= 0x1p52 || v <= -0x1p52) return Time(static_cast<std::int64_t>(v));  // integral
-  auto whole = static_cast<std::int64_t>(v);  // exact below 2^52, as is the fraction
-  const double fraction = v - static_cast<double>(whole);
-  if (fraction >= 0.5) ++whole;
-  if (fraction <= -0.5) --whole;
-  return Time(whole);
+  return Time(static_cast<std::int64_t>(v));  // a whole number from 2^52 on
 }
 
 constexpr Time Time::scaled(double factor) const {
