@@ -145,14 +145,14 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
       post(op.kind == OpKind::Send, r, i, op, now);
       break;
     case OpKind::Compute:
-      sim_->schedule_op_done(r, i, now + op.duration.picoseconds());
+      sim_->schedule_op_done(r, i, (Time::ps(now) + op.duration).picoseconds());
       break;
     case OpKind::Copy:
     case OpKind::Reduce: {
       const Time t = copy_bw_.bytes_per_second() > 0 && op.bytes() > 0
                          ? transfer_time(Bytes(op.bytes()), copy_bw_)
                          : Time::zero();
-      sim_->schedule_op_done(r, i, now + t.picoseconds());
+      sim_->schedule_op_done(r, i, (Time::ps(now) + t).picoseconds());
       break;
     }
     case OpKind::NetReduce: {
@@ -168,13 +168,12 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
         for (const auto& [rank, idx] : round.waiting) {
           const Topology& topo = sim_->topology();
           const auto ports = topo.ports(placement_[rank]);
-          std::int64_t t = 0;
+          Time t = Time::zero();
           if (!ports.empty()) {
             const Link& l = topo.link(Topology::link_of(ports.front().out));
-            t = 2 * l.latency.picoseconds() +
-                (op.bytes() > 0 ? transfer_time(Bytes(op.bytes()), l.bandwidth).picoseconds() : 0);
+            t = l.latency * 2 + transfer_time(Bytes(op.bytes()), l.bandwidth);
           }
-          sim_->schedule_op_done(rank, idx, start + t);
+          sim_->schedule_op_done(rank, idx, (Time::ps(start) + t).picoseconds());
         }
         net_rounds_.erase(key);
       }
@@ -204,7 +203,7 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
   t.src = placement_[send.rank];
   t.dst = placement_[recv.rank];
   transfers_.push_back(t);
-  const std::int64_t ready = now + per_message_overhead_.picoseconds();
+  const std::int64_t ready = (Time::ps(now) + per_message_overhead_).picoseconds();
   if (t.src == t.dst) {  // same GPU: nothing crosses the fabric
     sim_->schedule_op_done(t.src_rank, t.send_op, ready);
     sim_->schedule_op_done(t.dst_rank, t.recv_op, ready);
@@ -246,7 +245,9 @@ void ProgramRunner::fill_result(RunResult& out) const {
   out.rank_finish.resize(ranks_.size());
   out.makespan = Time::zero();
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    out.rank_finish[r] = Time::ps(ranks_[r].finish);
+    // A rank still busy when the run stopped at the end of Time's range finishes past it.
+    const RankState& rs = ranks_[r];
+    out.rank_finish[r] = rs.done == rs.num_ops ? Time::ps(rs.finish) : Time::infinite();
     out.makespan = std::max(out.makespan, out.rank_finish[r]);
   }
   if (record_ops_) out.ops = op_times_;

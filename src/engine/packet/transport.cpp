@@ -16,7 +16,6 @@ namespace lockstep::packet {
 
 namespace {
 enum ControlFlag : std::uint32_t { kCtlEcn = 1, kCtlNack = 2, kCtlCnp = 4 };
-constexpr std::int64_t kNever = INT64_MAX;
 }  // namespace
 
 PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
@@ -39,8 +38,9 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
     for (std::size_t i = 0; i < share.hops.size(); ++i) {
       const DirLinkId d = share.hops[i];
       arena_.push_back(d);
-      ref.latency += links_[d].latency;
-      if (i + 1 < share.hops.size()) ref.latency += devices_[links_[d].dst].latency;
+      ref.latency = later(ref.latency, links_[d].latency);
+      if (i + 1 < share.hops.size())
+        ref.latency = later(ref.latency, devices_[links_[d].dst].latency);
       ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
     }
     paths_.push_back(ref);
@@ -79,7 +79,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.packets = static_cast<std::uint32_t>(n);
   f.last_payload = static_cast<std::uint32_t>(bytes - (n - 1) * mtu);
   f.start = ready_at;
-  f.ready_at = ready_at + cfg_.host_per_message.picoseconds();
+  f.ready_at = later(ready_at, cfg_.host_per_message.picoseconds());
   f.line_rate = p0.min_bw;
   f.rate = f.target_rate = f.line_rate;
   f.cwnd = cfg_.initial_window;
@@ -246,9 +246,9 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   }
   // Pacing: DCQCN's current rate and the host's per-byte cost delay the next packet.
   std::int64_t gap = 0;
-  if (f.rate < f.line_rate) gap = static_cast<std::int64_t>(p.wire * 1e12 / f.rate);
-  gap = std::max(gap, static_cast<std::int64_t>(p.payload) * cfg_.host_per_byte_ps.picoseconds());
-  if (gap > 0) f.ready_at = now_ + gap;
+  if (f.rate < f.line_rate) gap = Time::from_ps(std::trunc(p.wire * 1e12 / f.rate)).picoseconds();
+  gap = std::max(gap, (cfg_.host_per_byte_ps * p.payload).picoseconds());
+  if (gap > 0) f.ready_at = later(now_, gap);
   return pkt;
 }
 
@@ -256,7 +256,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
   const Packet& p = packets_[pkt];
   const std::uint32_t flow = p.flow;
   Flow& f = flows_[flow];
-  const std::int64_t back = now_ + paths_[p.route].latency;
+  const std::int64_t back = later(now_, paths_[p.route].latency);
   const std::uint32_t tag = f.incarnation << 8;
   ++stats_.packets_delivered;
   ++progress_;
@@ -328,7 +328,8 @@ void Simulator::on_control(const Event& e) {
     f.last_cnp_seen = now_;
     if (!f.cc_timer_armed) {
       f.cc_timer_armed = true;
-      events_.push(now_ + cfg_.dcqcn_timer.picoseconds(), EventKind::CcTimer, e.a, f.timer_gen);
+      events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, e.a,
+                   f.timer_gen);
     }
     return;
   }
@@ -359,7 +360,7 @@ void Simulator::on_cc_timer(std::uint32_t flow, std::uint32_t gen) {
     f.cc_timer_armed = false;
     return;
   }
-  events_.push(now_ + period, EventKind::CcTimer, flow, gen);
+  events_.push(later(now_, period), EventKind::CcTimer, flow, gen);
 }
 
 }  // namespace lockstep::packet
