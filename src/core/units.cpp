@@ -168,6 +168,8 @@ std::string to_string(Time t) {
 
 std::string to_string(Bytes b) {
   const double v = b.as_double();
+  if (v >= kPi * 1024) return trim_number(v / (kPi * 1024)) + " EiB";
+  if (v >= kPi) return trim_number(v / kPi) + " PiB";
   if (v >= kTi) return trim_number(v / kTi) + " TiB";
   if (v >= kGi) return trim_number(v / kGi) + " GiB";
   if (v >= kMi) return trim_number(v / kMi) + " MiB";
