@@ -158,6 +158,11 @@ namespace {
 CollectiveOp gradient_op(ZeroStage z) {
   return z == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
 }
+// Noise's extra compute. Compute past Time's range has none to speak of: its iteration is
+// infinite, which simulate_training refuses, naming the input (docs/units.md).
+Time extra_of(Time noisy, Time ideal) {
+  return ideal.is_finite() ? noisy - ideal : Time::zero();
+}
 }  // namespace
 
 // The last micro-batch's backward of `layer` completes the gradient buckets that end with it.
@@ -243,11 +248,11 @@ StepPrograms Builder::build() {
     if (collapsed()) {
       for (std::uint32_t m = 0; m < p_.tp; ++m) {
         out_.represented[r].push_back(st.global + m);
-        out_.represented_extra[r].push_back(st.member_noisy[m] - out_.ideal_compute[r]);
+        out_.represented_extra[r].push_back(extra_of(st.member_noisy[m], out_.ideal_compute[r]));
       }
     } else {
       out_.represented[r].push_back(st.global);
-      out_.represented_extra[r].push_back(out_.noisy_compute[r] - out_.ideal_compute[r]);
+      out_.represented_extra[r].push_back(extra_of(out_.noisy_compute[r], out_.ideal_compute[r]));
     }
   }
   return std::move(out_);
