@@ -139,8 +139,8 @@ Bandwidth ArgNode::as_bandwidth() const {
       reparse(*this, [](std::string_view t, std::string_view f) { return parse_bandwidth(t, f); });
   // Slower links would let a GPU's memory take longer than Time's range to cross them.
   if (bw < kMinBandwidth) {
-    fail(fmt::format("'{}' is below {}, the slowest rate lockstep accepts (docs/units.md)", text_,
-                     to_string(kMinBandwidth)));
+    fail(fmt::format("'{}' is below {:.4f} Mb/s, the slowest rate lockstep accepts (docs/units.md)",
+                     text_, kMinBandwidth.gigabits_per_second() * 1e3));
   }
   return bw;
 }

@@ -68,11 +68,11 @@ lockstep_bad_flags(collective.too_large_for_memory
   "^lockstep: error: --max-bytes: 256 PiB does not fit in one GPU's memory \\(h100: 80 GiB\\)$"
   collective --system hgx-h100 --nodes 2 --min-bytes 256PiB --max-bytes 256PiB)
 lockstep_bad_flags(collective.nic_too_slow
-  "^lockstep: error: --nic-speed: '1Kbps' is below 1.907 Mb/s, the slowest rate lockstep accepts"
+  "^lockstep: error: --nic-speed: '1Kbps' is below 1.9073 Mb/s, the slowest rate lockstep accepts"
   collective --system hgx-h100 --nodes 2 --nic-speed 1Kbps --min-bytes 2GiB --max-bytes 2GiB)
 foreach(engine flow analytical)
   lockstep_bad_flags(collective.slow_link_${engine}
-    "collective_slow_link.yaml:10:33: cluster.links\\[0\\].bandwidth: '1Kbps' is below 1.907 Mb/s"
+    "collective_slow_link.yaml:10:33: cluster.links\\[0\\].bandwidth: '1Kbps' is below 1.9073 Mb/s"
     collective --scenario ${LOCKSTEP_CLI_DIR}/collective_slow_link.yaml --engine ${engine})
 endforeach()
 lockstep_bad_flags(collective.scenario_too_large

@@ -173,11 +173,11 @@ lockstep_bad_flags(plan_bad_ranks_per_node "--ranks-per-node" plan --ranks 8 --r
 
 # --- train: sizes and rates that would leave Time's range (docs/units.md "Limits") -----------
 lockstep_bad_flags(train.nic_too_slow
-  "^lockstep: error: --nic-speed: '600bps' is below 1.907 Mb/s, the slowest rate lockstep accepts"
+  "^lockstep: error: --nic-speed: '600bps' is below 1.9073 Mb/s, the slowest rate lockstep accepts"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
   --nic-speed 600bps)
 lockstep_bad_flags(train.scenario_nic_too_slow
-  "train_slow_nic.yaml:4:66: cluster.nic_speed: '600bps' is below 1.907 Mb/s"
+  "train_slow_nic.yaml:4:66: cluster.nic_speed: '600bps' is below 1.9073 Mb/s"
   train ${LOCKSTEP_CLI_DIR}/train_slow_nic.yaml)
 lockstep_bad_flags(train.compute_past_time_range
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
