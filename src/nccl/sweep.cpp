@@ -33,7 +33,7 @@ constexpr std::array<TypeName, 10> kTypes = {{{"float", DataType::Float32},
 
 bool per_rank_count(CollectiveOp op) {
   return op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter ||
-         op == CollectiveOp::AllToAll;
+         op == CollectiveOp::AllToAll || op == CollectiveOp::AllToAllV;
 }
 
 bool reduces(CollectiveOp op) {
@@ -133,6 +133,7 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     req.algo = sweep.algo;
     req.proto = sweep.proto;
     req.channels = sweep.channels;
+    req.skew = sweep.skew;
     Prediction p;
     try {
       p = predict(c, req);

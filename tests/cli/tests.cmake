@@ -170,6 +170,12 @@ lockstep_good(packet_section_run "^Report: "
 lockstep_good(plan_verify "verify: correct" plan --op all_reduce --ranks 8 --bytes 1MiB --channels 4 --verify)
 lockstep_bad_flags(plan_bad_algo "--algo: all_reduce does not support" plan --algo pat --ranks 8)
 lockstep_bad_flags(plan_bad_ranks_per_node "--ranks-per-node" plan --ranks 8 --ranks-per-node 3)
+lockstep_good(plan_torus_verify "verify: correct \\(exact\\)" plan --op reduce_scatter
+  --algo torus_ring --ranks 24 --torus 2x3x4 --bytes 1003 --type uint8 --verify)
+lockstep_good(plan_alltoallv_skew_verify "verify: correct" plan --op alltoallv --ranks 6
+  --skew 1.5 --bytes 6000 --verify)
+lockstep_bad_flags(plan_bad_torus "--torus: 4x5 does not describe a torus of the 16 ranks"
+  plan --algo torus_ring --ranks 16 --torus 4x5)
 
 # --- train: sizes and rates that would leave Time's range (docs/units.md "Limits") -----------
 lockstep_bad_flags(train.nic_too_slow

@@ -46,6 +46,7 @@ struct CollectiveSweep {
   DataType type = DataType::Float32;  // nccl-tests' default "float"
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
+  double skew = 0;                    // alltoallv: Zipf exponent of its matrix (0: alltoall's)
   std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)

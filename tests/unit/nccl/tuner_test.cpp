@@ -199,8 +199,8 @@ TEST(Tuner, ParsesNames) {
   EXPECT_EQ(nccl::parse_algorithm("nvls"), Algorithm::NetReduce);
   EXPECT_STREQ(nccl::algorithm_name(Algorithm::NetReduce), "nvls");
   EXPECT_STREQ(nccl::algorithm_name(std::nullopt), "auto");
-  for (const char* name :
-       {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling", "direct"}) {
+  for (const char* name : {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling",
+                           "direct", "hierarchical", "torus_ring"}) {
     EXPECT_STREQ(to_string(*nccl::parse_algorithm(name)), name);
     EXPECT_STREQ(nccl::algorithm_name(nccl::parse_algorithm(name)), name);
   }
@@ -210,7 +210,7 @@ TEST(Tuner, ParsesNames) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--algo: unknown algorithm 'spiral' (expected one of auto, ring, tree, nvls, "
-              "nvls_tree, collnet, pat, halving_doubling, direct)");
+              "nvls_tree, collnet, pat, halving_doubling, direct, hierarchical, torus_ring)");
   }
 }
 
