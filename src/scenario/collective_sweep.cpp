@@ -42,8 +42,16 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     s.algo_where = n->where();
   }
   read_choice("proto", nccl::parse_protocol, s.proto);
-  if (const ArgNode* n = args.find("min_bytes")) s.min_bytes = n->as_bytes();
-  if (const ArgNode* n = args.find("max_bytes")) s.max_bytes = n->as_bytes();
+  if (const ArgNode* n = args.find("min_bytes")) {
+    s.min_bytes = n->as_bytes();
+    s.min_bytes_field = n->path();
+    s.min_bytes_where = n->where();
+  }
+  if (const ArgNode* n = args.find("max_bytes")) {
+    s.max_bytes = n->as_bytes();
+    s.max_bytes_field = n->path();
+    s.max_bytes_where = n->where();
+  }
   if (s.min_bytes.count() == 0) args.at("min_bytes").fail("must be at least 1 byte");
   if (s.max_bytes < s.min_bytes) {
     const ArgNode* n = args.find("max_bytes");

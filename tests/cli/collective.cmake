@@ -88,3 +88,30 @@ lockstep_bad_flags(collective.fault_disconnects
 lockstep_bad_flags(collective.scenario_fault
   "collective_bad_fault.yaml:7:41: collectives.faults\\[1\\]: 'failed-link:link=nic3-leaf0': nic3 and leaf0 are not linked"
   collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_fault.yaml)
+# Sizes and rates that would leave Time's range (docs/units.md "Limits"): one-line errors naming
+# the field, never a printed number.
+lockstep_bad_flags(collective.too_large_for_memory
+  "^lockstep: error: --max-bytes: 256 PiB does not fit in one GPU's memory \\(h100: 80 GiB\\)$"
+  collective --system hgx-h100 --nodes 2 --min-bytes 256PiB --max-bytes 256PiB)
+lockstep_bad_flags(collective.nic_too_slow
+  "^lockstep: error: --nic-speed: '1Kbps' is below 1.9073 Mb/s, the slowest rate lockstep accepts"
+  collective --system hgx-h100 --nodes 2 --nic-speed 1Kbps --min-bytes 2GiB --max-bytes 2GiB)
+foreach(engine flow analytical)
+  lockstep_bad_flags(collective.slow_link_${engine}
+    "collective_slow_link.yaml:10:33: cluster.links\\[0\\].bandwidth: '1Kbps' is below 1.9073 Mb/s"
+    collective --scenario ${LOCKSTEP_CLI_DIR}/collective_slow_link.yaml --engine ${engine})
+endforeach()
+lockstep_bad_flags(collective.scenario_too_large
+  "collective_too_large.yaml:7:16: collectives\\[0\\].max_bytes: 256 PiB does not fit in one GPU's memory"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_too_large.yaml)
+lockstep_bad_flags(collective.past_time_range
+  "collective_past_time_range.yaml:146:49: collectives\\[0\\].max_bytes: a 178.814 GiB alltoall would take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml)
+lockstep_bad_flags(collective.past_time_range_flags
+  "^lockstep: error: --max-bytes: a 178.814 GiB alltoall would take longer than lockstep's time range"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml --op alltoall
+  --min-bytes 3GB --max-bytes 192GB)
+lockstep_bad_flags(collective.past_time_range_min
+  "^lockstep: error: --min-bytes: a 177.883 GiB alltoall would take longer than lockstep's time range"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml --op alltoall
+  --min-bytes 191GB --max-bytes 192GB)
