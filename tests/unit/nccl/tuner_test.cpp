@@ -259,7 +259,9 @@ TEST(Tuner, NeverPicksATimePastTheRangeAsFastest) {
     bool any_finite = false, any_infinite = false;
     for (std::size_t i = 0; i < all.size(); ++i) {
       EXPECT_GE(all[i].time, Time::zero()) << "2^" << k << " B";
-      if (i > 0) EXPECT_LE(all[i - 1].time, all[i].time) << "2^" << k << " B";
+      if (i > 0) {
+        EXPECT_LE(all[i - 1].time, all[i].time) << "2^" << k << " B";
+      }
       any_finite = any_finite || all[i].time.is_finite();
       any_infinite = any_infinite || !all[i].time.is_finite();
     }
