@@ -94,7 +94,11 @@ CollectiveSpec nominal_spec(const CollectiveSpec& run) {
   if (!is_supported(s.op, s.algorithm)) s.algorithm = A::Direct;
   const std::uint64_t g = std::max<std::uint64_t>(1, s.ranks_per_node);
   s.type = DataType::Uint8;
-  s.bytes = Bytes(std::uint64_t{s.ranks} * 2 * std::max<std::uint64_t>(1, s.channels) * g);
+  // A torus ring's all-reduce splits the data into 2D colours (torus_all_reduce.cpp): one unit
+  // each, or uneven blocks load some links more than the run does.
+  const std::uint64_t colours = s.torus_dims.empty() ? 1 : 2 * s.torus_dims.size();
+  s.bytes =
+      Bytes(std::uint64_t{s.ranks} * 2 * std::max<std::uint64_t>(1, s.channels) * g * colours);
   s.chunk = s.bytes;
   return s;
 }
