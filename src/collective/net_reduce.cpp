@@ -54,6 +54,11 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
     k_ = pipeline_depth(s, slice, kDefaultChunk);
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Across nodes, rank r + g runs rank r's program on the next node: its node's group is the
+  // translate of r's, its rail's group the same (ProgramSet::symmetry_period).
+  Rank symmetry_period() const override {
+    return g_ < spec().ranks && spec().ranks % g_ == 0 ? g_ : 0;
+  }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
@@ -114,6 +119,10 @@ class CollNetProgramSet final : public GeneratedProgramSet {
     k_ = pipeline_depth(s, slice, g_ * collnet_block(s.bytes.count() / s.channels, g_));
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Rank r + g runs rank r's program on the next node, in the same rail's group.
+  Rank symmetry_period() const override {
+    return g_ < spec().ranks && spec().ranks % g_ == 0 ? g_ : 0;
+  }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
