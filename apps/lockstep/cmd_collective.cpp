@@ -24,8 +24,16 @@ namespace {
 struct Flags {
   ClusterFlags cluster;
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine;
+  std::vector<std::string> faults;
   std::string format = "table";
 };
+
+// --fault flags as a scenario's `faults:` list.
+ArgNode fault_list(const Flags& f) {
+  ArgNode list = ArgNode::list("--fault");
+  for (const auto& text : f.faults) list.push(ArgNode::scalar(text, "--fault"));
+  return list;
+}
 
 // CLI flags become an ArgNode so that they go through the same validation as scenario files.
 ArgNode sweep_args(const Flags& f) {
@@ -43,6 +51,7 @@ ArgNode sweep_args(const Flags& f) {
   put("channels", f.channels, "--channels");
   put("engine", f.engine, "--engine");
   if (f.cluster.sharp) put("sharp", "true", "--sharp");
+  if (!f.faults.empty()) m.set("faults", fault_list(f));
   return m;
 }
 
@@ -57,6 +66,13 @@ std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scena
                                : scenario->engine ? parse_engine_name(*scenario->engine)
                                                   : std::string("analytical");
     sweeps = parse_collectives_section(*scenario->collectives, engine);
+    // --fault replaces the sweeps' faults, as --engine their engine.
+    if (!f.faults.empty()) {
+      ArgNode m = ArgNode::map("flags");
+      m.set("faults", fault_list(f));
+      const std::vector<FaultSpec> faults = parse_collective_sweep(m).faults;
+      for (auto& s : sweeps) s.faults = faults;
+    }
   } else {
     CollectiveSweep s = parse_collective_sweep(sweep_args(f));
     if (f.engine.empty() && scenario && scenario->engine)
@@ -73,7 +89,8 @@ void run(const Flags& f) {
   const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
   bool need_graph = !source.preset();  // NCCL sees a preset through its figures, others by graph
-  for (const auto& s : sweeps) need_graph = need_graph || s.engine != "analytical";
+  for (const auto& s : sweeps)
+    need_graph = need_graph || s.engine != "analytical" || !s.faults.empty();
   std::optional<Topology> graph;
   if (need_graph) {
     graph = source.build().graph;
@@ -92,8 +109,12 @@ void run(const Flags& f) {
       done.push_back(std::move(sweep));
       continue;
     }
-    if (f.format == "table")
-      fmt::print("# lockstep collective: {} on {}, engine {}\n", to_string(s.op), title, s.engine);
+    if (f.format == "table") {
+      std::string faults;
+      for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
+      fmt::print("# lockstep collective: {} on {}, engine {}{}\n", to_string(s.op), title, s.engine,
+                 faults.empty() ? "" : ", faults " + faults);
+    }
     fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
@@ -119,6 +140,10 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_option("--type", f->type, "element type (default float)");
   cmd->add_option("--channels", f->channels, "NCCL channels (default: as NCCL picks)");
   cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)");
+  cmd->add_option("--fault", f->faults,
+                  "link fault (repeatable; flow, packet): degraded-link:link=L,x=F | "
+                  "failed-link:link=L; L an index of topo --emit's links or A-B device names "
+                  "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->callback([f] { run(*f); });

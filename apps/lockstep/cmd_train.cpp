@@ -127,7 +127,8 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
                   "compute noise (repeatable): normal:5% | lognormal:0.1 | straggler:p=0.01,x=1.5");
   cmd->add_option("--fault", f->faults,
                   "fault (repeatable): slow-gpu:rank=R,x=X | degraded-link:link=L,x=F | "
-                  "failed-link:link=L");
+                  "failed-link:link=L; L an index of topo --emit's links or A-B device names "
+                  "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([f] { run(*f); });
 });

@@ -52,11 +52,34 @@ double algorithm_efficiency(const Prediction& p, const NcclCluster& c, Collectiv
   return p.efficiency;
 }
 
-// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
-// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
-// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
+// What a GPU's link is to NCCL: scale-up (NVLink, xGMI) when it goes to the GPU's scale-up switch
+// or to a GPU of the same server; scale-out when it leaves the server without a NIC (GPUs wired
+// to each other across servers, as in a torus or a full mesh of one-GPU nodes, or a GPU cabled
+// straight into a switch). NCCL's cluster takes the network rate from such a link when there is
+// no NIC (cluster.cpp), so it must run at NCCL's network speed, not at NCCL's intra-node one
+// (which for one-GPU nodes is its PCIe figure, 12 GB/s: 4-6 GB/s on meshes and tori before).
+enum class GpuLink { None, ScaleUp, ScaleOut };
+GpuLink gpu_link(const Topology& topo, const Link& l) {
+  const Device &a = topo.device(l.a), &b = topo.device(l.b);
+  if (a.kind != DeviceKind::Gpu && b.kind != DeviceKind::Gpu) return GpuLink::None;
+  const DeviceKind other = a.kind == DeviceKind::Gpu ? b.kind : a.kind;
+  switch (other) {
+    case DeviceKind::ScaleUpSwitch:
+      return GpuLink::ScaleUp;
+    case DeviceKind::Gpu:
+      return a.node == b.node ? GpuLink::ScaleUp : GpuLink::ScaleOut;
+    case DeviceKind::Switch:
+    case DeviceKind::Gateway:
+      return GpuLink::ScaleOut;
+    case DeviceKind::Nic:
+    case DeviceKind::Host:
+      return GpuLink::None;
+  }
+  return GpuLink::None;
+}
+
 struct MeshLinks {
-  std::uint32_t peers = 0;  // GPUs the first GPU reaches over a direct GPU-GPU link
+  std::uint32_t peers = 0;  // GPUs of its server the first GPU reaches over a direct link
   double total_GBps = 0;    // those links' bandwidth summed (one direction)
 };
 MeshLinks gpu_mesh_links(const Topology& topo) {
@@ -64,27 +87,30 @@ MeshLinks gpu_mesh_links(const Topology& topo) {
   const auto gpus = topo.gpus();
   if (gpus.empty()) return m;
   for (const Port& port : topo.ports(gpus[0]))
-    if (topo.device(port.peer).kind == DeviceKind::Gpu) {
+    if (topo.device(port.peer).kind == DeviceKind::Gpu &&
+        gpu_link(topo, topo.link(Topology::link_of(port.out))) == GpuLink::ScaleUp) {
       ++m.peers;
       m.total_GBps += topo.link(Topology::link_of(port.out)).bandwidth.gigabytes_per_second();
     }
   return m;
 }
 
+// Per medium, the raw link's speed relative to what NCCL assumes of it, times the algorithm's
+// efficiency: the flow engine then moves data at the rate the model uses on NVLink (NCCL's
+// intra-node bandwidth) and on the NICs (NCCL's network search speed) alike.
 struct FlowEfficiency {
   double intra = 1;
-  double network = 0;  // 0: the topology has no NIC-to-switch links
+  double network = 0;  // 0: the topology has no network links
 };
 FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
                                const Topology& topo) {
   double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0;
   for (const Link& l : topo.links()) {
-    const DeviceKind a = topo.device(l.a).kind, b = topo.device(l.b).kind;
     const double bw = l.bandwidth.gigabytes_per_second();
-    if (a == DeviceKind::Gpu && (b == DeviceKind::ScaleUpSwitch || b == DeviceKind::Gpu))
-      raw_intra = std::max(raw_intra, bw);
+    const GpuLink kind = gpu_link(topo, l);
+    if (kind == GpuLink::ScaleUp) raw_intra = std::max(raw_intra, bw);
     const NicSide side = nic_side(topo, l);
-    if (side == NicSide::NicToFabric) raw_nic = std::max(raw_nic, bw);
+    if (side == NicSide::NicToFabric || kind == GpuLink::ScaleOut) raw_nic = std::max(raw_nic, bw);
     if (side == NicSide::GpuToNic) raw_gpu_nic = std::max(raw_gpu_nic, bw);
   }
   // The network path starts with the GPU's PCIe link to its NIC (a network link to the flow

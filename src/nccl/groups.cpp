@@ -30,8 +30,8 @@ NcclGroups::NcclGroups(const Topology& topology) : NcclGroups(nccl_cluster(topol
   whole_.sharp = false;
 }
 
-NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology)
-    : whole_(cluster), topo_(topology) {}
+NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology, const Topology* run_on)
+    : whole_(cluster), topo_(topology), run_on_(run_on ? run_on : topology) {}
 
 const Topology& NcclGroups::topology() const {
   if (topo_ == nullptr) throw InputError("engine", "an engine run needs a topology to run on");
@@ -77,8 +77,8 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
     if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
     specs.push_back(std::move(s));
   }
-  if (!router_) router_ = make_router(topo, RouterOptions{});
-  return run_nccl_engine(how, topo, *router_, *engine, specs);
+  if (!router_) router_ = make_router(*run_on_, RouterOptions{});
+  return run_nccl_engine(how, *run_on_, *router_, *engine, specs);
 }
 
 PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,

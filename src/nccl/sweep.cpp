@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 
 #include "lockstep/core/error.hpp"
@@ -78,11 +79,23 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   const std::unique_ptr<Engine> engine =
       make_engine(sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
   const bool run_programs = sweep.engine != kNcclModelEngine;
+  if (!sweep.faults.empty() && !run_programs) {
+    const FaultSpec& f = sweep.faults[0];
+    throw InputError(f.field,
+                     fmt::format("'{}': the analytical engine times collectives with the NCCL "
+                                 "model's figures and cannot see link faults; run engine flow or "
+                                 "packet",
+                                 f.text),
+                     f.where);
+  }
   if (run_programs && topology == nullptr)
     throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
+  // The engines run on the faulted graph; NCCL's choices below stay the healthy cluster's.
+  std::optional<Topology> faulted;
+  if (!sweep.faults.empty()) faulted = apply_link_faults(*topology, sweep.faults);
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
-  const NcclGroups nccl(c, topology);
+  const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;
   for (Bytes bytes : sweep.sizes(c.ranks())) {

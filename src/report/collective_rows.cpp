@@ -12,6 +12,7 @@ Sweep sweep_record(const CollectiveSweep& spec, const std::vector<CollectiveRow>
   sweep.op = to_string(spec.op);
   sweep.algorithm = nccl::algorithm_name(spec.algo);
   sweep.engine = spec.engine;
+  for (const FaultSpec& f : spec.faults) sweep.faults.push_back(f.text);
   for (const CollectiveRow& r : rows) {
     sweep.rows.push_back({r.bytes, r.count, r.type, r.algorithm, r.protocol, r.time.microseconds(),
                           r.algbw_GBps, r.busbw_GBps, r.redop, r.channels});

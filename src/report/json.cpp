@@ -89,10 +89,10 @@ Json sweep_to_json(const Sweep& sweep) {
                     {"algbw_GBps", number(r.algbw_GBps)},
                     {"busbw_GBps", number(r.busbw_GBps)}});
   }
-  return {{"op", sweep.op},
-          {"algorithm", sweep.algorithm},
-          {"engine", sweep.engine},
-          {"rows", std::move(rows)}};
+  Json out = {{"op", sweep.op}, {"algorithm", sweep.algorithm}, {"engine", sweep.engine}};
+  if (!sweep.faults.empty()) out["faults"] = sweep.faults;  // only when given: healthy records stay
+  out["rows"] = std::move(rows);
+  return out;
 }
 
 Json sweeps_to_json(const std::vector<Sweep>& sweeps) {

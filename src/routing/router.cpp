@@ -3,12 +3,14 @@
 // leading one hop closer to the destination, in port order) and picks one:
 //   ecmp / rail_aligned: hash of (src, dst, label, seed) mixed with the device id, as switches
 //     hash a flow's header with a per-switch seed; the same flow always takes the same path and
-//     two flows can collide on one uplink;
+//     two flows can collide on one uplink; a GPU forwarding to GPUs (torus) takes dimension order;
 //   adaptive: the least-loaded next hop according to the LinkLoadView (ties and no view: hash);
 //   dimension_order: the first next hop in port order (builders add torus links dimension by
 //     dimension, so this corrects dimension x before y before z);
 //   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths).
 // rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
+// A GPU cut off from the network by a failed link goes through a GPU of its node and that GPU's
+// NIC (nic_failover.hpp): the route is then three legs, each chosen as above.
 #include "lockstep/routing/router.hpp"
 
 #include <fmt/format.h>
@@ -20,11 +22,14 @@
 #include "distance_field.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "nic_failover.hpp"
 
 namespace lockstep {
 namespace {
 
 using routing_detail::DistanceField;
+using routing_detail::nic_in_service;
+using routing_detail::NicFailover;
 
 class ShortestPathRouter final : public Router {
  public:
@@ -32,7 +37,8 @@ class ShortestPathRouter final : public Router {
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
-            kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)) {
+            kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
+        failover_(topo) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
   }
 
@@ -93,14 +99,14 @@ class ShortestPathRouter final : public Router {
     }
   }
 
-  /// Appends the hops from `from` to `dst` chosen by the per-flow policy.
-  void walk(DeviceId from, DeviceId dst, const FlowKey& key, const LinkLoadView* load,
+  /// Appends the hops from `from` to `dst` chosen by the per-flow policy. `start`: `from` sends
+  /// the data itself (a GPU then may hand it to a NIC), rather than relaying it.
+  void walk(DeviceId from, DeviceId dst, bool start, const FlowKey& key, const LinkLoadView* load,
             std::vector<DirLinkId>& hops) const {
     if (from == dst) return;
     if (!use_field(dst).reach(dst, from)) no_path(key.src, key.dst);
     const std::uint64_t h = flow_hash(key);
     DeviceId u = from;
-    bool start = from == key.src;
     while (u != dst) {
       next_hops(u, start, candidates_);
       if (candidates_.empty()) no_path(key.src, key.dst);  // unreachable by construction
@@ -111,9 +117,23 @@ class ShortestPathRouter final : public Router {
     }
   }
 
+  // Hashing a flow over equal next hops is what switches do. A GPU choosing among GPUs is a chip
+  // forwarding in a direct network (torus, mesh), whose router corrects one dimension after the
+  // other (dimension-order routing: Dally and Towles, Principles and Practices of
+  // Interconnection Networks, 2004, 14.2; Cray T3E, Blue Gene/L's deterministic mode): ecmp
+  // takes the first next hop there, as dimension_order does. (With hashing, a ring in rank order
+  // on a 4x4x4 torus ran at half its links' rate: two flows on one cable.)
+  bool chip_forwarding(DeviceId u) const {
+    if (topo_.device(u).kind != DeviceKind::Gpu) return false;
+    for (const Port& p : candidates_)
+      if (topo_.device(p.peer).kind != DeviceKind::Gpu) return false;
+    return true;
+  }
+
   const Port& pick(DeviceId u, std::uint64_t h, const LinkLoadView* load) const {
     const auto n = candidates_.size();
     if (n == 1 || options_.policy == RoutingPolicy::DimensionOrder) return candidates_[0];
+    if (options_.policy != RoutingPolicy::Adaptive && chip_forwarding(u)) return candidates_[0];
     const std::size_t hashed = mix64(h ^ u) % n;
     if (options_.policy != RoutingPolicy::Adaptive || load == nullptr) return candidates_[hashed];
     // Least loaded; ties broken by scanning from the hashed position so equal links still spread.
@@ -129,29 +149,76 @@ class ShortestPathRouter final : public Router {
 
   void single_path(const FlowKey& key, const LinkLoadView* load,
                    std::vector<DirLinkId>& hops) const {
-    DeviceId from = key.src;
+    const Relays r = relays(key);
+    walk(key.src, r.from, true, key, load, hops);  // NVLink to the sending relay, if any
+    DeviceId from = r.from;
     if (options_.policy == RoutingPolicy::RailAligned) {
-      const DeviceId nic = rail_nic(key.src, key.dst);
+      const DeviceId nic = rail_nic(r.from, r.to);
       if (nic != kNone) {
-        walk(key.src, nic, key, load, hops);
+        walk(r.from, nic, true, key, load, hops);
         from = nic;
       }
     }
-    walk(from, key.dst, key, load, hops);
+    walk(from, r.to, from == r.from, key, load, hops);
+    walk(r.to, key.dst, true, key, load, hops);  // NVLink from the receiving relay, if any
+  }
+
+  // The GPUs whose NICs a transfer between nodes leaves and enters by (NIC failover): the
+  // endpoints themselves unless their own NICs are cut off.
+  struct Relays {
+    DeviceId from, to;
+  };
+  Relays relays(const FlowKey& key) const {
+    Relays r{key.src, key.dst};
+    const Device& s = topo_.device(key.src);
+    const Device& d = topo_.device(key.dst);
+    if (s.node == d.node && s.node != kNone) return r;  // inside a node: NVLink only
+    if (const DeviceId p = failover_.relay(key.src); p != kNone) r.from = p;
+    if (const DeviceId q = failover_.relay(key.dst); q != kNone) r.to = q;
+    return r;
   }
 
   // Spray: depth-first over the equal-cost DAG; at each device the remaining path budget and the
   // flow are split evenly over the next hops (over a hashed subset when the budget is smaller).
+  // With relays (NIC failover) the legs are sprayed one by one and their paths combined, the
+  // network leg within what the NVLink legs leave of the path budget.
   void spray(const FlowKey& key, std::vector<PathShare>& out) const {
-    if (!use_field(key.dst).reach(key.dst, key.src)) no_path(key.src, key.dst);
-    std::vector<DirLinkId> prefix;
-    spray_from(key.src, true, 1.0, options_.max_spray_paths, flow_hash(key), key, prefix, out);
+    const Relays r = relays(key);
+    if (r.from == key.src && r.to == key.dst) {
+      spray_leg(key.src, key.dst, options_.max_spray_paths, key, out);
+      return;
+    }
+    std::vector<PathShare> first, last, middle;
+    spray_leg(key.src, r.from, options_.max_spray_paths, key, first);
+    spray_leg(r.to, key.dst, options_.max_spray_paths, key, last);
+    const auto outer = static_cast<std::uint32_t>(first.size() * last.size());
+    spray_leg(r.from, r.to, std::max(1u, options_.max_spray_paths / std::max(1u, outer)), key,
+              middle);
+    for (const PathShare& a : first)
+      for (const PathShare& m : middle)
+        for (const PathShare& b : last) {
+          PathShare p{a.hops, a.fraction * m.fraction * b.fraction};
+          p.hops.insert(p.hops.end(), m.hops.begin(), m.hops.end());
+          p.hops.insert(p.hops.end(), b.hops.begin(), b.hops.end());
+          out.push_back(std::move(p));
+        }
   }
 
-  void spray_from(DeviceId u, bool start, double fraction, std::uint32_t budget, std::uint64_t h,
-                  const FlowKey& key, std::vector<DirLinkId>& prefix,
+  void spray_leg(DeviceId from, DeviceId to, std::uint32_t budget, const FlowKey& key,
+                 std::vector<PathShare>& out) const {
+    if (from == to) {
+      out.push_back(PathShare{{}, 1.0});
+      return;
+    }
+    if (!use_field(to).reach(to, from)) no_path(key.src, key.dst);
+    std::vector<DirLinkId> prefix;
+    spray_from(from, to, true, 1.0, budget, flow_hash(key), key, prefix, out);
+  }
+
+  void spray_from(DeviceId u, DeviceId dst, bool start, double fraction, std::uint32_t budget,
+                  std::uint64_t h, const FlowKey& key, std::vector<DirLinkId>& prefix,
                   std::vector<PathShare>& out) const {
-    if (u == key.dst) {
+    if (u == dst) {
       out.push_back(PathShare{prefix, fraction});
       return;
     }
@@ -165,13 +232,13 @@ class ShortestPathRouter final : public Router {
       const Port& p = hops[(first + i) % n];
       const std::uint32_t sub_budget = budget / branches + (i < budget % branches ? 1 : 0);
       prefix.push_back(p.out);
-      spray_from(p.peer, false, fraction / branches, sub_budget, h, key, prefix, out);
+      spray_from(p.peer, dst, false, fraction / branches, sub_budget, h, key, prefix, out);
       prefix.pop_back();
     }
   }
 
   // Rail alignment: the NIC with the GPU's node and local index (its rail), else a NIC attached
-  // to the GPU. Only for GPUs sending off their node.
+  // to the GPU; NICs cut off from the network do not count. Only for GPUs sending off their node.
   void index_rail_nics() {
     std::unordered_map<std::uint64_t, DeviceId> by_rail;
     for (DeviceId d = 0; d < topo_.num_devices(); ++d) {
@@ -183,13 +250,13 @@ class ShortestPathRouter final : public Router {
     for (DeviceId g : topo_.gpus()) {
       const Device& gpu = topo_.device(g);
       for (const Port& p : topo_.ports(g))
-        if (topo_.device(p.peer).kind == DeviceKind::Nic) {
+        if (topo_.device(p.peer).kind == DeviceKind::Nic && nic_in_service(topo_, p.peer)) {
           rail_nic_[g] = p.peer;
           break;
         }
       if (gpu.node == kNone) continue;
       const auto it = by_rail.find((static_cast<std::uint64_t>(gpu.node) << 32) | gpu.local_index);
-      if (it != by_rail.end()) rail_nic_[g] = it->second;
+      if (it != by_rail.end() && nic_in_service(topo_, it->second)) rail_nic_[g] = it->second;
     }
   }
 
@@ -231,6 +298,7 @@ class ShortestPathRouter final : public Router {
   std::vector<DeviceId> rail_nic_;
   static constexpr std::size_t kFieldBytes = std::size_t{4} << 20;
   std::size_t max_fields_;
+  NicFailover failover_;
   struct Cached {
     std::unique_ptr<DistanceField> field;
     DeviceId dst;

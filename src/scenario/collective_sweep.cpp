@@ -2,6 +2,8 @@
 // every error names the key and its file:line:column.
 #include "lockstep/scenario/collective_sweep.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -55,6 +57,18 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
   s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
   s.sharp = args.get_bool("sharp", false);
   if (const ArgNode* n = args.find("engine")) s.engine = n->as_choice(engine_names());
+  s.faults = parse_faults(args.find("faults"));
+  for (const FaultSpec& f : s.faults) {
+    // A slow GPU computes slower; a collective's programs have no compute: NCCL reduces inside
+    // its copy kernels, which the links bound (docs/scenario-collectives.md "Faults").
+    if (f.kind == FaultSpec::Kind::SlowGpu)
+      throw InputError(f.field,
+                       fmt::format("'{}': a slow GPU slows compute, and a collective has none to "
+                                   "slow (NCCL reduces inside its copy kernels, which the links "
+                                   "bound); time it in a training step (lockstep train --fault)",
+                                   f.text),
+                       f.where);
+  }
   // Rows past 2^40 sizes would take forever and say nothing new.
   if (std::log(s.max_bytes.as_double() / s.min_bytes.as_double()) / std::log(s.step_factor) > 4096)
     args.fail("the sweep has more than 4096 sizes; raise step_factor");

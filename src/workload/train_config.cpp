@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "lockstep/config/arg_node.hpp"
+#include "lockstep/config/spec_text.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
@@ -13,27 +14,6 @@ namespace {
 std::uint32_t get_u32(const ArgNode& job, const char* key, std::uint32_t fallback,
                       std::uint32_t max) {
   return static_cast<std::uint32_t>(job.get_int(key, fallback, 1, max));
-}
-
-// A noise entry may be a scalar ("normal:5%") or a list of them.
-template <typename Spec, typename Parse>
-std::vector<Spec> parse_specs(const ArgNode* node, Parse parse) {
-  std::vector<Spec> out;
-  if (node == nullptr) return out;
-  auto one = [&](const ArgNode& n) {
-    if (n.kind() != ArgNode::Kind::Scalar) n.fail("expected a text like normal:5%");
-    try {
-      out.push_back(parse(n.text(), n.path()));
-    } catch (const InputError& e) {
-      n.fail(e.bare_message());
-    }
-  };
-  if (node->kind() == ArgNode::Kind::List) {
-    for (const auto& item : node->items()) one(item);
-  } else {
-    one(*node);
-  }
-  return out;
 }
 
 std::uint32_t parse_u32(std::string_view s, std::string_view field, std::string_view text) {
@@ -112,8 +92,10 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.recompute = job.get_bool("recompute", false);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
-  c.jitter = parse_specs<JitterSpec>(job.find("jitter"), parse_jitter);
-  c.faults = parse_specs<FaultSpec>(job.find("faults"), parse_fault);
+  c.jitter = parse_spec_list(
+      job.find("jitter"), [](const ArgNode& n) { return parse_jitter(n.text(), n.path()); },
+      "normal:5%");
+  c.faults = parse_faults(job.find("faults"));
   c.link_jitter = job.get_double("link_jitter", 0, 0, 10);
   c.trials = get_u32(job, "trials", 1, 1'000'000);
   c.seed = static_cast<std::uint64_t>(job.get_int("seed", 1, 0, INT64_MAX));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/registry/registry.hpp"
@@ -20,32 +21,15 @@ std::uint32_t gpus_per_node_of(const Topology& topo) {
 
 // A copy of the topology with the trial's link latency jitter and the link faults applied.
 Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng) {
-  TopologyBuilder b(topo.name());
-  b.set_traits(topo.traits());
-  b.reserve(topo.num_devices(), topo.num_links());
-  for (const Device& d : topo.devices()) b.add_device(d);
-  for (LinkId l = 0; l < topo.num_links(); ++l) {
-    Link link = topo.link(l);
-    bool failed = false;
-    for (const FaultSpec& f : c.faults) {
-      if (f.kind == FaultSpec::Kind::FailedLink && f.link == l) failed = true;
-      if (f.kind == FaultSpec::Kind::DegradedLink && f.link == l)
-        link.bandwidth = link.bandwidth * f.factor;
-    }
-    if (rng && c.link_jitter > 0) {
+  std::function<void(Link&)> jitter;
+  if (rng && c.link_jitter > 0) {
+    jitter = [&](Link& link) {
       const double factor = std::max(0.0, 1.0 + c.link_jitter * rng->normal());
       link.latency =
           Time::ps(std::llround(static_cast<double>(link.latency.picoseconds()) * factor));
-    }
-    // A failed link is removed: the router finds the paths around it, if there are any.
-    if (!failed) b.add_link(link);
+    };
   }
-  Topology out = std::move(b).build();
-  if (!out.connected()) {
-    throw InputError("faults",
-                     "the failed links disconnect the cluster: no route goes around them");
-  }
-  return out;
+  return apply_link_faults(topo, c.faults, jitter);
 }
 
 EngineFactory default_engines() {
@@ -71,12 +55,10 @@ void check_topology(const Topology& topo, const TrainConfig& c,
   for (const FaultSpec& f : c.faults) {
     if (f.kind == FaultSpec::Kind::SlowGpu && f.rank >= world) {
       throw InputError(
-          "faults", fmt::format("'{}': rank {} does not exist ({} ranks)", f.text, f.rank, world));
+          f.field, fmt::format("'{}': rank {} does not exist ({} ranks)", f.text, f.rank, world),
+          f.where);
     }
-    if (f.kind != FaultSpec::Kind::SlowGpu && f.link >= topo.num_links()) {
-      throw InputError("faults", fmt::format("'{}': link {} does not exist ({} links)", f.text,
-                                             f.link, topo.num_links()));
-    }
+    if (f.on_link()) fault_link(f, topo);  // throws when the link does not exist
   }
 }
 

@@ -35,8 +35,13 @@ try {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     viewport: { width: 1400, height: 900 },
+    timeout: 240000,
   });
   const page = context.pages()[0] || (await context.newPage());
+  // Playwright's 30 s defaults fail on a loaded 2-core machine (ctest -j2 beside compilers);
+  // the ctest TIMEOUT stays the real bound.
+  page.setDefaultTimeout(240000);
+  page.setDefaultNavigationTimeout(240000);
   page.on("console", (msg) => {
     if (msg.type() === "error") fail(`console error: ${msg.text()}`);
   });

@@ -16,7 +16,7 @@ add_test(NAME report.browser
   COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
           ${LOCKSTEP_REPORT_TEST_DIR}/default/report.html ${PROJECT_BINARY_DIR}/report-screenshot.png)
 set_tests_properties(report.browser PROPERTIES
-  FIXTURES_REQUIRED report_default LABELS report TIMEOUT 180
+  FIXTURES_REQUIRED report_default LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart,jitter-chart")
 
 add_test(NAME report.schema
@@ -53,7 +53,7 @@ add_test(NAME report.variants_browser
   COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
           ${LOCKSTEP_REPORT_TEST_DIR}/variants/report.html ${PROJECT_BINARY_DIR}/report-variants-screenshot.png)
 set_tests_properties(report.variants_browser PROPERTIES
-  FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 180
+  FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
 
 # One schema per result kind: `train`, `collective --scenario` and `topo` with --format json

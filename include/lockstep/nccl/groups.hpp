@@ -44,8 +44,11 @@ class NcclGroups {
   /// sweep's `sharp`).
   explicit NcclGroups(const Topology& topology);
   /// `cluster`: NCCL's view of every GPU; `topology`: the graph engine runs use (null: only
-  /// predictions and the model's times).
-  NcclGroups(const NcclCluster& cluster, const Topology* topology);
+  /// predictions and the model's times). `run_on`, when given, is the graph the engines run on
+  /// instead while the engine options still come from `topology`: the same devices with link
+  /// faults applied after NCCL initialised (topology/faults.hpp).
+  NcclGroups(const NcclCluster& cluster, const Topology* topology,
+             const Topology* run_on = nullptr);
 
   const NcclCluster& cluster() const { return whole_; }
   /// Every GPU NCCL sees, as one group: 0 .. cluster().ranks() - 1.
@@ -69,6 +72,7 @@ class NcclGroups {
 
   NcclCluster whole_;
   const Topology* topo_;
+  const Topology* run_on_;
   mutable std::unique_ptr<Router> router_;  // for engine runs, made with the first
 };
 

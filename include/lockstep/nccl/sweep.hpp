@@ -17,6 +17,7 @@
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/topology/faults.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {
@@ -49,6 +50,10 @@ struct CollectiveSweep {
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
   SourceLocation algo_where;
+  // Link faults the engines run with (docs/scenario-collectives.md); NCCL's choices stay those of
+  // the healthy cluster (the fault comes after NCCL initialised). No slow-gpu: a collective has
+  // no compute for it to slow (parse_collective_sweep refuses it).
+  std::vector<FaultSpec> faults;
 
   /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
   /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per
@@ -57,8 +62,9 @@ struct CollectiveSweep {
 };
 
 /// Runs the sweep. The analytical engine prints the NCCL model's prediction; other engines run
-/// the chosen algorithm's programs on `topology` (required for them) as NCCL's model implies
-/// (nccl/engine_run.hpp), then add the launch overhead and NCCL's base latency.
+/// the chosen algorithm's programs on `topology` (required for them), with the sweep's faults
+/// applied, as NCCL's model implies (nccl/engine_run.hpp), then add the launch overhead and
+/// NCCL's base latency. InputError for faults on the analytical engine, which cannot see them.
 std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology = nullptr);

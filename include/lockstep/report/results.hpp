@@ -29,9 +29,10 @@ struct SweepRow {
 
 /// One collective swept over message sizes.
 struct Sweep {
-  std::string op;         // all_reduce, all_gather, ...
-  std::string algorithm;  // as requested: auto, ring, tree, ...
-  std::string engine;     // analytical, flow, packet
+  std::string op;                   // all_reduce, all_gather, ...
+  std::string algorithm;            // as requested: auto, ring, tree, ...
+  std::string engine;               // analytical, flow, packet
+  std::vector<std::string> faults;  // as given: "failed-link:link=nic3-leaf3"
   std::vector<SweepRow> rows;
 };
 

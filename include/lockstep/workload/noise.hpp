@@ -4,15 +4,14 @@
 //   normal:5%                  compute time x (1 + 0.05 N(0,1)), per compute kernel
 //   lognormal:0.1              compute time x exp(0.1 N(0,1) - 0.1^2/2) (mean 1), per kernel
 //   straggler:p=0.01,x=1.5     each rank, each iteration, with probability p runs x times slower
-//   slow-gpu:rank=5,x=1.3      rank 5 always runs 1.3 times slower
-//   degraded-link:link=12,x=0.25   link 12 keeps a quarter of its bandwidth
-//   failed-link:link=12        link 12 is removed; routes go around it (error if none does)
+// Faults (slow-gpu, degraded-link, failed-link) are topology/faults.hpp's.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lockstep/core/rng.hpp"
+#include "lockstep/topology/faults.hpp"
 
 namespace lockstep {
 
@@ -25,18 +24,8 @@ struct JitterSpec {
   std::string text;        // as given, for reports
 };
 
-struct FaultSpec {
-  enum class Kind : std::uint8_t { SlowGpu, DegradedLink, FailedLink };
-  Kind kind = Kind::SlowGpu;
-  std::uint32_t rank = 0;  // SlowGpu
-  std::uint32_t link = 0;  // DegradedLink, FailedLink: undirected link id in the topology
-  double factor = 1;       // SlowGpu: slowdown >= 1; DegradedLink: bandwidth fraction (0, 1]
-  std::string text;
-};
-
 /// Parses one jitter text; InputError naming `field` on anything malformed.
 JitterSpec parse_jitter(std::string_view text, std::string_view field);
-FaultSpec parse_fault(std::string_view text, std::string_view field);
 
 /// Per-iteration draw of every rank's compute noise.
 class ComputeNoise {

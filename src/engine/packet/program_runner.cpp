@@ -29,6 +29,8 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
   programs_ = input.programs;
   record_ops_ = input.options.record_ops;
   per_message_overhead_ = input.options.per_message_overhead;
+  overhead_as_latency_ = input.options.overhead_as_latency;
+  network_message_latency_ = input.options.network_message_latency;
   efficiency_ = input.options.transfer_efficiency;
   copy_bw_ = input.options.local_copy_bandwidth;
   if (!(efficiency_ > 0 && efficiency_ <= 1))
@@ -204,10 +206,12 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
   t.src = placement_[send.rank];
   t.dst = placement_[recv.rank];
   transfers_.push_back(t);
-  const std::int64_t ready = now + per_message_overhead_.picoseconds();
-  if (t.src == t.dst) {  // same GPU: nothing crosses the fabric
-    sim_->schedule_op_done(t.src_rank, t.send_op, ready);
-    sim_->schedule_op_done(t.dst_rank, t.recv_op, ready);
+  // The overhead is paid before the bytes, or after them as latency (EngineOptions), as in the
+  // flow engine: then a connection's next message follows its last packet at once.
+  const std::int64_t ready = now + (overhead_as_latency_ ? 0 : per_message_overhead_.picoseconds());
+  if (t.src == t.dst) {  // same GPU: nothing crosses the fabric, the overhead is all
+    sim_->schedule_op_done(t.src_rank, t.send_op, now + per_message_overhead_.picoseconds());
+    sim_->schedule_op_done(t.dst_rank, t.recv_op, now + per_message_overhead_.picoseconds());
     return;
   }
   // The protocol's payload efficiency inflates what crosses the wire (EngineOptions).
@@ -216,8 +220,15 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
   sim_->start_transfer(id, t.src, t.dst, wire, op.channel, ready);
 }
 
-void ProgramRunner::transfer_done(std::uint32_t transfer, std::int64_t now) {
+void ProgramRunner::transfer_done(std::uint32_t transfer, std::int64_t now, bool network) {
   const Transfer& t = transfers_[transfer];
+  Time after = overhead_as_latency_ ? per_message_overhead_ : Time::zero();
+  if (network) after += network_message_latency_;
+  if (after > Time::zero()) {
+    sim_->schedule_op_done(t.src_rank, t.send_op, now + after.picoseconds());
+    sim_->schedule_op_done(t.dst_rank, t.recv_op, now + after.picoseconds());
+    return;
+  }
   finish_op(t.src_rank, t.send_op, now);
   finish_op(t.dst_rank, t.recv_op, now);
 }

@@ -29,7 +29,8 @@ class ProgramRunner {
   void init(Simulator& sim, const EngineInput& input);
   void start_ready_ops(std::int64_t now);
   void op_done(Rank r, OpIndex i, std::int64_t now);
-  void transfer_done(std::uint32_t transfer, std::int64_t now);
+  /// The transfer's last packet arrived at `now`; `network`: it crossed the fabric.
+  void transfer_done(std::uint32_t transfer, std::int64_t now, bool network);
   bool all_done() const { return ranks_done_ == ranks_.size(); }
   void fill_result(RunResult& out) const;
   std::string describe_stuck() const;
@@ -78,6 +79,8 @@ class ProgramRunner {
   std::vector<std::vector<OpTiming>> op_times_;
   bool record_ops_ = false;
   Time per_message_overhead_;
+  bool overhead_as_latency_ = false;
+  Time network_message_latency_;
   double efficiency_ = 1.0;
   Bandwidth copy_bw_;
 };

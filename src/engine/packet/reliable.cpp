@@ -139,9 +139,8 @@ void Simulator::on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack) {
     }
     case CongestionControl::Delay: {
       const PathRef& path = paths_[f.paths.first];
-      const double base =
-          2.0 * static_cast<double>(path.latency) +
-          static_cast<double>(cfg_.payload.count() + cfg_.header.count()) * 1e12 / path.min_bw;
+      const double base = 2.0 * static_cast<double>(path.latency) +
+                          static_cast<double>(cfg_.payload.count() + f.header) * 1e12 / path.min_bw;
       const double target = base + static_cast<double>(cfg_.delay_target.picoseconds());
       if (rtt < target) {
         f.cwnd += 1.0 / f.cwnd;

@@ -77,6 +77,7 @@ struct PathRef {
   std::uint16_t len = 0;
   std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
   double min_bw = 0;         // bytes/s, bottleneck of the path
+  bool on_board = true;      // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
 };
 
 struct RouteKey {
@@ -105,6 +106,13 @@ struct Flow {
   PathSet paths;
   std::uint32_t spray_cursor = 0;
   std::uint8_t lane = 0;
+  // Whether the transfer leaves its server (a path link that is a cable): only then is it a
+  // message of the fabric's transport, with its headers, host costs and window.
+  bool fabric = true;
+  std::uint32_t header = 0;        // bytes per packet: the fabric's, or 0 for an on-board copy
+  std::uint64_t label = 0;         // with src and dst: its connection (one NCCL channel, one QP)
+  std::uint32_t conn_next = kNil;  // the connection's next transfer, waiting for this one
+  std::int64_t setup = 0;          // per-message overhead and host cost, paid before packet 1
   bool in_ring = false;
   bool sender_done = false;
   bool receiver_done = false;
@@ -268,7 +276,12 @@ class Simulator {
   void receiver_complete(std::uint32_t flow);
   void maybe_free_flow(std::uint32_t flow);
   const PathRef& path_of(const Packet& p) const;
+  /// Acknowledged, windowed transport: on lossy fabrics, for transfers that use the fabric.
+  bool reliable(const Flow& f) const { return reliable_ && f.fabric; }
   PathSet path_set(DeviceId src, DeviceId dst, std::uint64_t label);
+  /// The flow's last new packet is out of its port at `sent`: the connection's next transfer
+  /// may start, after its own overhead.
+  void release_connection(std::uint32_t flow, std::int64_t sent);
 
   // Watchdog (deadlock.cpp).
   void on_watchdog();
@@ -315,6 +328,12 @@ class Simulator {
   std::vector<DirLinkId> arena_;
   std::vector<PathRef> paths_;
   std::unordered_map<RouteKey, PathSet, RouteKeyHash> route_cache_;
+  // Transfers of one connection go out in order, as a queue pair's work requests: the one
+  // sending new packets and the last one waiting (chained by Flow::conn_next).
+  struct Connection {
+    std::uint32_t sending = kNil, last = kNil;
+  };
+  std::unordered_map<RouteKey, Connection, RouteKeyHash> connections_;
   std::unique_ptr<Router> own_router_;
   const Router* router_ = nullptr;
   std::vector<PathShare> scratch_paths_;

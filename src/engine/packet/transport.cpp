@@ -42,6 +42,8 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
       ref.latency += links_[d].latency;
       if (i + 1 < share.hops.size()) ref.latency += devices_[links_[d].dst].latency;
       ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
+      const LinkMedium m = topo_->link(Topology::link_of(d)).medium;
+      ref.on_board = ref.on_board && (m == LinkMedium::NvLink || m == LinkMedium::Pcie);
     }
     paths_.push_back(ref);
     ++set.count;
@@ -72,6 +74,14 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   const PathRef& p0 = paths_[f.paths.first];
   f.inject_link = arena_[p0.offset];
   f.lane = static_cast<std::uint8_t>(label % lanes_);
+  // A transfer that stays in its server (NVLink or xGMI, directly or through an NVSwitch; PCIe)
+  // is a GPU copy, not a message of the fabric's transport: no NIC adds the fabric's headers, no
+  // host stack handles it (kernel TCP's costs), no window paces it. The link's own protocol
+  // overhead is in its bandwidth as the caller sees it (NCCL's 20.6 of NVLink4's 25 GB/s).
+  f.fabric = false;
+  for (std::uint32_t k = 0; k < f.paths.count; ++k)
+    f.fabric = f.fabric || !paths_[f.paths.first + k].on_board;
+  f.header = f.fabric ? static_cast<std::uint32_t>(cfg_.header.count()) : 0;
   f.bytes = bytes;
   const std::uint64_t mtu = cfg_.payload.count();
   const std::uint64_t n = bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
@@ -79,29 +89,58 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.packets = static_cast<std::uint32_t>(n);
   f.last_payload = static_cast<std::uint32_t>(bytes - (n - 1) * mtu);
   f.start = ready_at;
-  f.ready_at = ready_at + cfg_.host_per_message.picoseconds();
+  f.ready_at = ready_at + (f.fabric ? cfg_.host_per_message.picoseconds() : 0);
   f.line_rate = p0.min_bw;
   f.rate = f.target_rate = f.line_rate;
   f.cwnd = cfg_.initial_window;
   if (f.cwnd == 0) {  // one bandwidth-delay product of the idle path
-    const double wire = static_cast<double>(cfg_.payload.count() + cfg_.header.count());
+    const double wire = static_cast<double>(cfg_.payload.count() + f.header);
     const double rtt = 2e-12 * static_cast<double>(p0.latency) + 2 * wire / p0.min_bw;
     f.cwnd = std::max(1.0, std::ceil(rtt * p0.min_bw / wire));
   }
   f.rto = cfg_.rto_min.picoseconds();
   f.window_end = 0;
-  if (reliable_) {
+  if (reliable(f)) {
     state.assign(n, static_cast<std::uint8_t>(PacketState::Unsent));
     f.state = std::move(state);
     sent_at.assign(n, 0);
     f.sent_at = std::move(sent_at);
   }
-  if (reliable_ || multipath_) {
+  if (reliable(f) || multipath_) {
     got.assign(n, 0);
     f.got = std::move(got);
   }
+  f.label = label;
+  f.setup = f.ready_at - now_;
+  // One connection streams one transfer at a time (a QP executes its work requests in order,
+  // an NCCL channel's slots are a FIFO): a later transfer waits until this one's last packet is
+  // out, rather than sharing the port with it round robin and delaying both ends.
+  Connection& c = connections_[RouteKey{src, dst, label}];
+  if (c.sending != kNil) {
+    flows_[c.last].conn_next = id;
+    c.last = id;
+    return;
+  }
+  c.sending = c.last = id;
   ring_add(id);
   try_transmit(f.inject_link);
+}
+
+void Simulator::release_connection(std::uint32_t flow, std::int64_t sent) {
+  Flow& f = flows_[flow];
+  const auto it = connections_.find(RouteKey{f.src, f.dst, f.label});
+  const std::uint32_t next = f.conn_next;
+  f.conn_next = kNil;
+  if (next == kNil) {
+    connections_.erase(it);
+    return;
+  }
+  it->second.sending = next;
+  // As in the flow engine, a waiting message pays its overhead once the connection is free.
+  Flow& n = flows_[next];
+  n.ready_at = std::max(n.ready_at, sent + n.setup);
+  ring_add(next);
+  wake_link(n.inject_link, n.ready_at);
 }
 
 void Simulator::ring_add(std::uint32_t flow) {
@@ -147,7 +186,7 @@ void Simulator::wake_link(std::uint32_t link, std::int64_t at) {
 }
 
 bool Simulator::next_seq(Flow& f, std::uint32_t& seq) {
-  if (reliable_ && f.retx_pending > 0) {
+  if (reliable(f) && f.retx_pending > 0) {
     while (f.retx_cursor < f.next_new &&
            f.state[f.retx_cursor] != static_cast<std::uint8_t>(PacketState::Lost))
       ++f.retx_cursor;
@@ -175,7 +214,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
       continue;
     }
     s.inject = f.next;  // round robin, whether or not this flow may send now
-    const bool window_ok = !reliable_ || f.inflight < std::max(1.0, std::floor(f.cwnd));
+    const bool window_ok = !reliable(f) || f.inflight < std::max(1.0, std::floor(f.cwnd));
     if (!window_ok) continue;
     if (f.ready_at > now_) {
       wake = std::min(wake, f.ready_at);
@@ -183,8 +222,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
     }
     const std::uint32_t payload =
         seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
-    if (can_send(link, f.lane, static_cast<std::uint32_t>(payload + cfg_.header.count())))
-      return make_packet(id, seq);
+    if (can_send(link, f.lane, payload + f.header)) return make_packet(id, seq);
     if (!(s.paused & (1u << f.lane))) {
       ++stats_.credit_stalls;
       congestion_seen_ = true;
@@ -219,7 +257,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.seq = seq;
   p.payload =
       seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
-  p.wire = static_cast<std::uint32_t>(p.payload + cfg_.header.count());
+  p.wire = p.payload + f.header;
   p.route = choose_path(f);
   p.hops = paths_[p.route].len;
   p.hop = 0;
@@ -229,25 +267,29 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.next = kNil;
   ++f.in_network;
   ++stats_.packets_sent;
-  if (reliable_) {
+  bool fresh = true;
+  if (reliable(f)) {
     auto& st = f.state[seq];
-    if (st == static_cast<std::uint8_t>(PacketState::Lost)) {
+    fresh = st != static_cast<std::uint8_t>(PacketState::Lost);
+    if (!fresh) {
       --f.retx_pending;
       ++stats_.retransmissions;
-    } else {
-      ++f.next_new;
     }
     st = static_cast<std::uint8_t>(PacketState::Inflight);
     f.sent_at[seq] = now_;
     ++f.inflight;
     if (f.rto_deadline < 0) arm_rto(f);
-  } else {
-    ++f.next_new;
+  }
+  if (fresh && ++f.next_new == f.packets) {
+    // The port is free for the connection's next message once this packet is serialised.
+    const LinkState& port = links_[f.inject_link];
+    release_connection(flow, now_ + std::llround(p.wire * port.ps_per_byte));
   }
   // Pacing: DCQCN's current rate and the host's per-byte cost delay the next packet.
   std::int64_t gap = 0;
   if (f.rate < f.line_rate) gap = static_cast<std::int64_t>(p.wire * 1e12 / f.rate);
-  gap = std::max(gap, static_cast<std::int64_t>(p.payload) * cfg_.host_per_byte_ps.picoseconds());
+  if (f.fabric)
+    gap = std::max(gap, static_cast<std::int64_t>(p.payload) * cfg_.host_per_byte_ps.picoseconds());
   if (gap > 0) f.ready_at = now_ + gap;
   return pkt;
 }
@@ -280,7 +322,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
         ++stats_.duplicate_packets;
       }
       const bool ecn = p.flags & kEcn;
-      if (reliable_) {
+      if (reliable(f)) {
         events_.push(back, EventKind::Control, flow, p.seq, tag | (ecn ? kCtlEcn : 0u));
       } else if (ecn && cfg_.congestion == CongestionControl::Dcqcn &&
                  (f.last_cnp < 0 || now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())) {
@@ -304,7 +346,7 @@ void Simulator::receiver_complete(std::uint32_t flow) {
   ++f.timer_gen;
   ring_remove(flow);
   stats_.flows.add(f.src, f.dst, f.bytes, Time::ps(f.start), Time::ps(now_));
-  programs_.transfer_done(f.transfer, now_);
+  programs_.transfer_done(f.transfer, now_, f.fabric);
 }
 
 void Simulator::maybe_free_flow(std::uint32_t flow) {

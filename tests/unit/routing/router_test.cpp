@@ -244,15 +244,22 @@ TEST(Router, RailAlignedLeavesThroughTheSourceGpusRailAndStaysOnNvlinkInside) {
 }
 
 // A 3 x 3 torus of GPUs, x links added before y links (as a torus builder does).
-TEST(Router, DimensionOrderCorrectsXBeforeYOnATorus) {
+DeviceId torus_id(int x, int y) {
+  return static_cast<DeviceId>(y * 3 + x);
+}
+Topology torus3x3() {
   TopologyBuilder b("torus");
-  auto id = [](int x, int y) { return static_cast<DeviceId>(y * 3 + x); };
   for (int i = 0; i < 9; ++i) b.add_device(gpu(static_cast<std::uint32_t>(i), 0));
   for (int y = 0; y < 3; ++y)
-    for (int x = 0; x < 3; ++x) b.add_link(link(id(x, y), id((x + 1) % 3, y)));
+    for (int x = 0; x < 3; ++x) b.add_link(link(torus_id(x, y), torus_id((x + 1) % 3, y)));
   for (int y = 0; y < 3; ++y)
-    for (int x = 0; x < 3; ++x) b.add_link(link(id(x, y), id(x, (y + 1) % 3)));
-  const Topology t = std::move(b).build();
+    for (int x = 0; x < 3; ++x) b.add_link(link(torus_id(x, y), torus_id(x, (y + 1) % 3)));
+  return std::move(b).build();
+}
+
+TEST(Router, DimensionOrderCorrectsXBeforeYOnATorus) {
+  const auto id = torus_id;
+  const Topology t = torus3x3();
   RouterOptions opt;
   opt.policy = RoutingPolicy::DimensionOrder;
   auto dor = make_router(t, opt);
@@ -267,6 +274,22 @@ TEST(Router, DimensionOrderCorrectsXBeforeYOnATorus) {
   dor->route({id(0, 0), id(2, 2), 0}, nullptr, out);
   ASSERT_EQ(out[0].hops.size(), 2u);
   EXPECT_EQ(t.target(out[0].hops[0]), id(2, 0));
+}
+
+// ECMP hashes where switches choose; GPUs forwarding for GPUs route dimension by dimension, as
+// a torus chip does, so no label or seed takes (0,0) -> (0,1) -> (1,1). (Hashing sent flows
+// y-first at random, and two flows of a ring could then share a cable.)
+TEST(Router, EcmpFollowsDimensionOrderWhereGpusForward) {
+  const Topology t = torus3x3();
+  std::vector<PathShare> out;
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    auto ecmp = make_router(t, {RoutingPolicy::Ecmp, 1, seed});
+    for (std::uint64_t label = 0; label < 8; ++label) {
+      ecmp->route({torus_id(0, 0), torus_id(1, 1), label}, nullptr, out);
+      ASSERT_EQ(out[0].hops.size(), 2u);
+      EXPECT_EQ(t.target(out[0].hops[0]), torus_id(1, 0)) << seed << " " << label;
+    }
+  }
 }
 
 TEST(Router, GpusDoNotRelayNicTraffic) {

@@ -28,5 +28,32 @@ TEST(CollectiveSweep, ParsesAndRejectsWithTheKey) {
   EXPECT_THROW(parse_collective_sweep(typo), InputError);
 }
 
+TEST(CollectiveSweep, ReadsLinkFaultsAndRefusesSlowGpus) {
+  ArgNode m = ArgNode::map("collectives", SourceLocation{"s.yaml", 5, 3});
+  ArgNode faults = ArgNode::list("collectives.faults", {"s.yaml", 6, 11});
+  faults.push(
+      ArgNode::scalar("failed-link:link=nic3-leaf3", "collectives.faults[0]", {"s.yaml", 6, 12}));
+  faults.push(
+      ArgNode::scalar("degraded-link:link=7,x=0.25", "collectives.faults[1]", {"s.yaml", 6, 42}));
+  m.set("faults", faults);
+  const CollectiveSweep s = parse_collective_sweep(m);
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].a, "nic3");
+  EXPECT_EQ(s.faults[1].link, 7u);
+  EXPECT_EQ(s.faults[1].where.column, 42);  // for errors found once the topology is built
+  // A slow GPU has no compute to slow in a collective: refused where it was written.
+  ArgNode slow = ArgNode::map("collectives", SourceLocation{"s.yaml", 5, 3});
+  slow.set("faults",
+           ArgNode::scalar("slow-gpu:rank=1,x=2", "collectives.faults", {"s.yaml", 6, 11}));
+  try {
+    parse_collective_sweep(slow);
+    FAIL() << "slow-gpu accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 6);
+    EXPECT_EQ(e.field(), "collectives.faults");
+    EXPECT_NE(e.bare_message().find("a collective has none to slow"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -1,10 +1,12 @@
 #pragma once
-// Helpers for topology tests: builder arguments as a flat map, and building through the registry.
+// Helpers for topology tests (and the layers above): builder arguments as a flat map, building
+// through the registry, a preset's graph.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
 
 namespace lockstep::test {
 
@@ -32,6 +34,16 @@ inline const TierFigures* tier_of(const Inventory& inv, const std::string& tier)
   for (const auto& t : inv.tiers)
     if (t.tier == tier) return &t;
   return nullptr;
+}
+
+/// The graph of `nodes` HGX H100 servers on the preset's NDR rail-optimised fabric (one leaf
+/// per rail).
+inline Topology hgx_h100(std::uint32_t nodes) {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = "ib-ndr";
+  request.nodes = nodes;
+  return std::move(*build_topology(rail_optimized_args(resolve_preset(request))).graph);
 }
 
 }  // namespace lockstep::test

@@ -45,7 +45,8 @@ struct PacketConfig {
 
   // Segmentation. `payload` is the data carried per packet (IB/RoCE MTU; for TCP the IP MTU
   // minus IP and TCP headers); `header` is the per-packet overhead on the wire (for Ethernet
-  // including preamble, FCS and inter-frame gap).
+  // including preamble, FCS and inter-frame gap). Transfers that stay on the board (NVLink, PCIe)
+  // are GPU copies: no header, host cost or window (docs/packet-engine.md "On-board copies").
   Bytes payload = Bytes(4096);
   Bytes header = Bytes(26);
 

@@ -47,6 +47,31 @@ TEST(FlowEngine, OneTransferOnAnIdlePathTakesLatencyPlusSizeOverBandwidth) {
   EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(43));
 }
 
+// Two GPUs on one cable (no switch, no NIC): 1 us + 1e6 B / 5e10 B/s = 21 us exactly, whether
+// the cable joins two servers (a torus, a full mesh of one-GPU nodes) or runs on the board
+// (NVLink, xGMI). Across servers the cable is a network link, so with the NCCL glue's options a
+// network efficiency of 0.8 applies there (1 + 25 = 26 us), and on the board the transfer
+// efficiency of 0.5 (1 + 40 = 41 us).
+TEST(FlowEngine, OneTransferOnAnIdleDirectLinkTakesLatencyPlusSizeOverBandwidth) {
+  for (const bool same_server : {false, true}) {
+    TopologyBuilder b("pair");
+    const DeviceId g0 = b.add_device(Device{DeviceKind::Gpu, 0, 0, 0, 0});
+    const DeviceId g1 = b.add_device(Device{DeviceKind::Gpu, 0, same_server ? 0u : 1u, 0, 0});
+    const LinkMedium m = same_server ? LinkMedium::NvLink : LinkMedium::CopperDac;
+    b.add_link(Link{g0, g1, kB, kLat, m, same_server ? 0.0 : 1.0});
+    const Topology t = std::move(b).build();
+    auto router = make_router(t, {});
+    const auto p = one_transfer(2, 0, 1, 1'000'000);
+    auto engine = make_flow_engine();
+    EngineOptions opt;
+    EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(21)) << same_server;
+    opt.transfer_efficiency = 0.5;
+    opt.network_transfer_efficiency = 0.8;
+    EXPECT_EQ(engine->run(input_for(t, p, *router, opt)).makespan, Time::us(same_server ? 41 : 26))
+        << same_server;
+  }
+}
+
 // GPUs 0 and 1 both send 1 MB to GPU 2: GPU 2's downlink is shared, each gets 2.5e10 B/s, so
 // each takes 2 us + 40 us.
 TEST(FlowEngine, TwoTransfersSharingALinkGetHalfEach) {

@@ -150,4 +150,19 @@ inline Outcome simulate(const Topology& topo, const ProgramSet& programs, const 
   return r;
 }
 
+/// The same with engine options (overheads, record_ops), ECMP routing.
+inline Outcome simulate(const Topology& topo, const ProgramSet& programs, const PacketConfig& cfg,
+                        const EngineOptions& options) {
+  TinyRouter router(topo, RoutingPolicy::Ecmp);
+  PacketEngine engine(cfg);
+  EngineInput in;
+  in.topology = &topo;
+  in.programs = &programs;
+  in.router = &router;
+  in.options = options;
+  Outcome r{engine.run(in), {}};
+  r.stats = engine.stats();
+  return r;
+}
+
 }  // namespace lockstep::packet_test

@@ -130,5 +130,87 @@ TEST(PacketTiming, HostCostPerMessageDelaysTheTransfer) {
   EXPECT_EQ(r.result.makespan, Time::ps(601'560 + 5'000'000));
 }
 
+// GPU0 -> switch -> GPU1 as above without switch latency: 1 MiB takes 256 x 82,440 ps of
+// serialisation + 200 ns of links = 21,304,640 ps.
+constexpr std::int64_t kMiBWire = 256 * 82'440;
+
+// Two 1 MiB messages from GPU0 to GPU1 posted at once. On one connection (same channel: one
+// NCCL channel, one queue pair) they go out in order, the first delivered after one message's
+// time and the second after two; on two channels they share the port packet by packet and both
+// end after about two.
+TEST(PacketTiming, MessagesOnOneConnectionGoOutInOrder) {
+  const Topology topo = packet_test::star(2, k400G, Time::ns(100));
+  EngineOptions o;
+  o.record_ops = true;
+  for (const std::uint16_t second : {0, 1}) {
+    const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20, 0}, {0, 1, 1 << 20, second}});
+    const Outcome r = simulate(topo, programs, ib(Time::zero()), o);
+    const Time first = r.result.ops[1][0].end, last = r.result.ops[1][1].end;
+    if (second == 0) {
+      EXPECT_EQ(first, Time::ps(kMiBWire + 200'000));
+      EXPECT_EQ(last, Time::ps(2 * kMiBWire + 200'000));
+    } else {
+      EXPECT_GT(first, Time::ps(2 * kMiBWire));
+    }
+  }
+}
+
+// The NCCL glue's options, as the flow engine takes them (FlowMediumOptions.*): three 1 MiB
+// messages on one connection with an overhead of 5 us each. Paid before the bytes, each waits for
+// the previous one's last packet and then 5 us: 3 x (5 us + 21,104,640 ps) + 200 ns. As latency
+// after the bytes, they stream back to back and the last is done 5 us after it lands. A message
+// through the fabric pays network_message_latency once when it lands.
+TEST(PacketTiming, OverheadsAsTheFlowEngineTakesThem) {
+  const Topology topo = packet_test::star(2, k400G, Time::ns(100));
+  const auto programs =
+      packet_test::transfers(2, {{0, 1, 1 << 20}, {0, 1, 1 << 20}, {0, 1, 1 << 20}});
+  EngineOptions o;
+  o.per_message_overhead = Time::us(5);
+  EXPECT_EQ(simulate(topo, programs, ib(Time::zero()), o).result.makespan,
+            Time::ps(3 * (5'000'000 + kMiBWire) + 200'000));
+  o.overhead_as_latency = true;
+  EXPECT_EQ(simulate(topo, programs, ib(Time::zero()), o).result.makespan,
+            Time::ps(3 * kMiBWire + 200'000 + 5'000'000));
+  o.network_message_latency = Time::us(3);
+  EXPECT_EQ(simulate(topo, programs, ib(Time::zero()), o).result.makespan,
+            Time::ps(3 * kMiBWire + 200'000 + 5'000'000 + 3'000'000));
+}
+
+// Two GPUs on one direct link of 400 Gb/s and 100 ns, 1 MiB from one to the other.
+Topology direct_pair(LinkMedium medium, bool same_server) {
+  TopologyBuilder b("pair");
+  b.add_device(packet_test::gpu(0));
+  b.add_device(packet_test::gpu(same_server ? 0 : 1));
+  Link l = packet_test::link(0, 1, k400G, Time::ns(100));
+  l.medium = medium;
+  b.add_link(l);
+  return std::move(b).build();
+}
+
+// On the board (NVLink, xGMI) a transfer is a GPU copy, not a message of the fabric's transport:
+// no fabric headers, no host cost, no window, whatever the fabric. The 256 packets of 4096 B
+// leave back to back and the last lands one link latency after it was serialised:
+//   256 x 4096 B x 20 ps + 100 ns = 20,971,520 + 100,000 ps = latency + S / B exactly.
+// TCP uses 1448 B packets: 725 of them, the last 224 B, the same bytes and time.
+TEST(PacketTiming, OnBoardCopyIsLatencyPlusSizeOverBandwidth) {
+  const Topology topo = direct_pair(LinkMedium::NvLink, true);
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  for (const char* fabric : {"infiniband", "roce", "tcp", "ultra_ethernet"}) {
+    const Outcome r = simulate(topo, programs, packet_config_for_fabric(fabric));
+    EXPECT_EQ(r.result.makespan, Time::ps(100'000 + 20'971'520)) << fabric;
+    EXPECT_EQ(r.result.link_bytes[0], static_cast<double>(1 << 20)) << fabric;
+    EXPECT_EQ(r.stats.retransmissions, 0u) << fabric;
+  }
+}
+
+// A cable between GPUs of two servers (a torus) carries the fabric's packets, headers included:
+// 256 x (4096 + 26) B x 20 ps + 100 ns = 21,204,640 ps = latency + (S + headers) / B.
+TEST(PacketTiming, CableBetweenServersCarriesTheFabricsHeaders) {
+  const Topology topo = direct_pair(LinkMedium::CopperDac, false);
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  const Outcome r = simulate(topo, programs, ib(Time::zero()));
+  EXPECT_EQ(r.result.makespan, Time::ps(100'000 + 256 * 82'440));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -1,0 +1,124 @@
+// Collectives on GPUs wired to each other (two GPUs on one cable, a full mesh, a 1-D torus):
+// flow runs move data at the rate NCCL's model gives those links, derived here by hand. Before,
+// the glue scaled a GPU-to-GPU cable to NCCL's intra-node figure for one-GPU nodes (its PCIe
+// 12 GB/s, spread over all of a GPU's cables), and flow ran at 4-12 GB/s on 50 GB/s links
+// (docs/nccl-model.md "Direct-wired GPUs").
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/topology/builder.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr double kLinkGBps = 50;
+// NCCL's network search speed for a 50 GB/s link: the largest entry of Hopper's inter-node
+// speed array (search.cc sm90SpeedArrayInter) not above it. NCCL runs such a link at this rate.
+constexpr double kNcclGBps = 48;
+
+// Two one-GPU servers joined by one 50 GB/s, 1 us cable.
+Topology two_gpus() {
+  TopologyBuilder b("pair");
+  const DeviceId a = b.add_device(Device{DeviceKind::Gpu, 0, 0, 0, 0});
+  const DeviceId c = b.add_device(Device{DeviceKind::Gpu, 0, 1, 0, 0});
+  b.add_link(Link{a, c, Bandwidth::gBps(kLinkGBps), Time::us(1), LinkMedium::CopperDac, 1});
+  return std::move(b).build();
+}
+
+Topology built(const std::vector<std::pair<std::string, std::string>>& keys) {
+  ArgNode args = ArgNode::map("cluster");
+  for (const auto& [k, v] : keys) args.set(k, ArgNode::scalar(v, "cluster." + k));
+  return std::move(*build_topology(args).graph);
+}
+
+CollectiveRow row(const Topology& topo, CollectiveOp op, Bytes bytes, const char* engine) {
+  CollectiveSweep s;
+  s.op = op;
+  if (op == CollectiveOp::AllReduce) s.algo = Algorithm::Ring;
+  s.proto = nccl::Proto::Simple;
+  s.min_bytes = s.max_bytes = bytes;
+  s.engine = engine;
+  return run_collective_sweep(s, nccl_cluster(topo), &topo).at(0);
+}
+
+// NCCL's time for the request on this topology less its bandwidth term: launch + latency.
+double fixed_us(const Topology& topo, CollectiveOp op, Bytes bytes) {
+  TunerRequest r;
+  r.op = op;
+  r.bytes = bytes;
+  if (op == CollectiveOp::AllReduce) r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
+  const Prediction p = predict(nccl_cluster(topo), r);
+  return (p.time - p.transfer).microseconds();
+}
+
+// One 64 MiB send each way on the cable: 2 channels of 32 MiB share it, so the payload moves at
+// NCCL's 48 GB/s: S / 48 GB/s = 1,398.10 us, plus launch and NCCL's latency (1440.50 us in all;
+// 46.6 GB/s, where flow printed 11.9 GB/s before).
+TEST(DirectWired, SendOnOneCableRunsAtNcclsNetworkSpeed) {
+  const Topology topo = two_gpus();
+  const Bytes s = Bytes::mib(64);
+  const double bytes_us = s.as_double() / (kNcclGBps * 1e3);
+  const double want = fixed_us(topo, CollectiveOp::SendRecv, s) + bytes_us;
+  for (const char* engine : {"analytical", "flow"}) {
+    const CollectiveRow r = row(topo, CollectiveOp::SendRecv, s, engine);
+    EXPECT_NEAR(r.time.microseconds(), want, 0.01) << engine;
+    EXPECT_GT(r.busbw_GBps, 46.0) << engine;
+  }
+}
+
+// Ring all-reduce of 1 GiB: each GPU sends 2 (n - 1) / n S to its ring successor, which is one
+// cable away on a full mesh of 4 and on a 1-D torus of 8 (rank r to r + 1, each cable used in one
+// direction by one GPU), so the bytes take 2 (n - 1) / n S / 48 GB/s: 33,554.43 us for n = 4,
+// 39,146.84 us for n = 8. On a 4x4x4 torus the step from (3, y, z) to (0, y + 1, z) takes two
+// cables, x then y in dimension order, neither used by another step: 2 x 63 / 64 S / 48 GB/s =
+// 44,040.19 us. Bus bandwidth is then 48 GB/s less the latency's share: at most the cable's 50,
+// at least 90% of NCCL's 48 (126 latencies of a 64-GPU ring).
+TEST(DirectWired, RingAllReduceRunsAtItsCablesRate) {
+  const Bytes s = Bytes::gib(1);
+  const std::vector<std::pair<Topology, double>> cases = {
+      {built({{"builder", "full_mesh"}, {"gpus", "4"}, {"link_bandwidth", "50GB/s"}}), 4},
+      {built({{"builder", "torus"}, {"dims", "8"}, {"link_bandwidth", "50GB/s"}}), 8},
+      {built({{"builder", "torus"}, {"dims", "4x4x4"}, {"link_bandwidth", "50GB/s"}}), 64}};
+  for (const auto& [topo, n] : cases) {
+    const double bytes_us = 2 * (n - 1) / n * s.as_double() / (kNcclGBps * 1e3);
+    const double want = fixed_us(topo, CollectiveOp::AllReduce, s) + bytes_us;
+    const CollectiveRow r = row(topo, CollectiveOp::AllReduce, s, "flow");
+    EXPECT_NEAR(r.time.microseconds() / want, 1.0, 1e-4) << topo.name();
+    EXPECT_LE(r.busbw_GBps, kLinkGBps) << topo.name();
+    EXPECT_GE(r.busbw_GBps, 0.9 * kNcclGBps) << topo.name();
+  }
+}
+
+// The packet engine runs the same programs with the same options. Ring and tree all-reduce have
+// nothing to contend for on a mesh or a 1-D torus (each message on its own cable, in program
+// order), so packet and flow agree within 2%: packets carry 26 B of InfiniBand header per
+// 4096 B on these cables (0.6%) plus their pipeline. Before, the packet engine interleaved a
+// tree's chunks on one connection and ran the tree 1.76x slower than flow.
+TEST(DirectWired, PacketAgreesWithFlow) {
+  const std::vector<Topology> graphs = {
+      built({{"builder", "full_mesh"}, {"gpus", "4"}, {"link_bandwidth", "50GB/s"}}),
+      built({{"builder", "torus"}, {"dims", "8"}, {"link_bandwidth", "50GB/s"}})};
+  for (const Topology& topo : graphs) {
+    for (const Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+      CollectiveSweep s;
+      s.algo = algo;
+      // Simple: LL128's per-channel cap, which the packet engine does not impose, would bind.
+      s.proto = nccl::Proto::Simple;
+      s.min_bytes = s.max_bytes = Bytes::mib(8);
+      s.engine = "flow";
+      const double flow = run_collective_sweep(s, nccl_cluster(topo), &topo).at(0).time.seconds();
+      s.engine = "packet";
+      const double packet = run_collective_sweep(s, nccl_cluster(topo), &topo).at(0).time.seconds();
+      EXPECT_NEAR(packet / flow, 1.0, 0.02) << topo.name() << " " << to_string(algo);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

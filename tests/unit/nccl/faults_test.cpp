@@ -1,0 +1,158 @@
+// Link faults in collective runs: a degraded NIC link and a failed one (NIC failover through a
+// peer GPU, docs/routing.md) on the flow and packet engines, with hand-derived times and bytes.
+#include "lockstep/topology/faults.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../topology/topology_test_util.hpp"
+#include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/topology/device_names.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr double kNdr = 50e9;  // B/s: a 400 Gb/s NDR port, below the NIC's 63 GB/s PCIe link
+
+Topology hgx(std::uint32_t nodes, const std::vector<std::string>& faults = {}) {
+  const Topology t = test::hgx_h100(nodes);
+  std::vector<FaultSpec> specs;
+  for (const auto& f : faults) specs.push_back(parse_fault(f, "--fault"));
+  return apply_link_faults(t, specs);
+}
+
+// Sum of the latencies of the links between consecutive named devices.
+Time latency(const Topology& t, const std::vector<std::string>& devices) {
+  const DeviceNames names(t);
+  Time sum;
+  for (std::size_t i = 0; i + 1 < devices.size(); ++i) {
+    const DeviceId a = names.find(devices[i]), b = names.find(devices[i + 1]);
+    for (const Port& p : t.ports(a))
+      if (p.peer == b) {
+        sum += t.link(Topology::link_of(p.out)).latency;  // parallel links: equally long
+        break;
+      }
+  }
+  return sum;
+}
+
+// Bytes a directed link from device `a` to device `b` carried.
+double bytes_on(const Topology& t, const RunResult& r, const char* a, const char* b) {
+  const DeviceNames names(t);
+  for (const Port& p : t.ports(names.find(a)))
+    if (p.peer == names.find(b)) return r.link_bytes.at(p.out);
+  ADD_FAILURE() << a << " and " << b << " are not linked";
+  return -1;
+}
+
+// A ring all-reduce of S over two ranks, node 0's GPU 3 and node 1's GPU 3 (both on rail 3), one
+// channel, one chunk: two steps, each a message of S/2 both ways at once. Time: 2 (L + S/2 / B)
+// = S / B + 2 L for the path's latency L and narrowest link B.
+RunResult ring_of_two(const Topology& t, Bytes s, const std::string& engine) {
+  CollectiveSpec spec;
+  spec.algorithm = Algorithm::Ring;
+  spec.ranks = 2;
+  spec.bytes = s;
+  spec.chunk = s;
+  const auto programs = make_collective(spec);
+  const std::vector<DeviceId> placement = {t.gpus()[3], t.gpus()[11]};
+  const auto router = make_router(t, RouterOptions{});
+  EngineInput in;
+  in.topology = &t;
+  in.programs = programs.get();
+  in.placement = placement;
+  in.router = router.get();
+  return make_engine(engine)->run(in);
+}
+
+TEST(CollectiveFaults, ADegradedNicLinkHalvesTheRingsBandwidth) {
+  const Bytes s = Bytes::mib(64);
+  const std::vector<std::string> path = {"gpu3", "nic3", "leaf3", "nic11", "gpu11"};
+  const Topology healthy = hgx(2);
+  const Time l = latency(healthy, path);
+  EXPECT_NEAR(ring_of_two(healthy, s, "flow").makespan.seconds(),
+              s.as_double() / kNdr + 2 * l.seconds(), 1e-11);
+  const Topology degraded = hgx(2, {"degraded-link:link=nic3-leaf3,x=0.5"});
+  EXPECT_NEAR(ring_of_two(degraded, s, "flow").makespan.seconds(),
+              s.as_double() / (kNdr / 2) + 2 * l.seconds(), 1e-11);
+}
+
+TEST(CollectiveFaults, AFailedNicLinkFailsOverThroughThePeersNvlinkAndNic) {
+  // Rank 0's NIC link is gone: its messages go over NVLink to GPU 4 and out through GPU 4's NIC;
+  // the replies come back the same way. The narrowest link is still an NDR port.
+  const Bytes s = Bytes::mib(64);
+  const Topology t = hgx(2, {"failed-link:link=nic3-leaf3"});
+  const std::vector<std::string> pxn = {
+      "gpu3", "scale_up_switch0", "gpu4", "nic4", "leaf4", "spine0", "leaf3", "nic11", "gpu11"};
+  const double l = latency(t, pxn).seconds();
+  for (const char* engine : {"flow", "packet"}) {
+    SCOPED_TRACE(engine);
+    const RunResult r = ring_of_two(t, s, engine);
+    // The packet engine's links carry each 4096 B payload with InfiniBand's 26 B of headers.
+    const double wire =
+        std::string(engine) == "flow" ? s.as_double() : s.as_double() * (4096 + 26) / 4096;
+    if (std::string(engine) == "flow") {
+      EXPECT_NEAR(r.makespan.seconds(), wire / kNdr + 2 * l, 1e-11);
+    } else {  // and stores and forwards them: a little slower, never faster
+      EXPECT_GE(r.makespan.seconds(), wire / kNdr + 2 * l);
+      EXPECT_LE(r.makespan.seconds(), 1.01 * (wire / kNdr + 2 * l));
+    }
+    // Two messages of S/2 each way over every link of the route, none over GPU 3's own NIC.
+    for (std::size_t i = 0; i + 1 < pxn.size(); ++i) {
+      EXPECT_DOUBLE_EQ(bytes_on(t, r, pxn[i].c_str(), pxn[i + 1].c_str()), wire);
+      EXPECT_DOUBLE_EQ(bytes_on(t, r, pxn[i + 1].c_str(), pxn[i].c_str()), wire);
+    }
+    EXPECT_EQ(bytes_on(t, r, "gpu3", "nic3"), 0.0);
+    EXPECT_EQ(bytes_on(t, r, "nic3", "gpu3"), 0.0);
+  }
+}
+
+// The time per byte of a 16-GPU ring all-reduce on the flow engine (the slope between 512 MiB and
+// 1 GiB, so that the fixed costs cancel), through the sweep `lockstep collective` runs.
+double seconds_per_byte(const std::vector<std::string>& faults) {
+  const PresetCluster p = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 2});
+  const Topology t = hgx(2);
+  CollectiveSweep s;
+  s.algo = Algorithm::Ring;
+  s.engine = "flow";
+  s.min_bytes = Bytes::mib(512);
+  s.max_bytes = Bytes::gib(1);
+  for (const auto& f : faults) s.faults.push_back(parse_fault(f, "--fault"));
+  const auto rows = run_collective_sweep(s, nccl_cluster(p), &t);
+  EXPECT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.at(0).channels, 16u);
+  return (rows.at(1).time - rows.at(0).time).seconds() / Bytes::mib(512).as_double();
+}
+
+TEST(CollectiveFaults, OneSlowNicLinkSetsTheWholeRingsPace) {
+  // 16 ranks, 16 channels. Each channel's ring leaves and enters each node once, so each NIC
+  // carries two channels each way. A channel moves 2 (n-1)/n S / 16 across the nodes at half its
+  // NIC's rate: NCCL's search speed for NDR, 48 GB/s (docs/nccl-model.md), of which each channel
+  // gets 24 GB/s. Per byte of S: 30/16 / 16 / 24e9 s.
+  const double healthy = 30.0 / 16 / 16 / 24e9;
+  EXPECT_NEAR(seconds_per_byte({}), healthy, 1e-6 * healthy);
+  // NIC 3's link at half speed: its two channels get 12 GB/s each, and the collective ends with
+  // its last channel.
+  EXPECT_NEAR(seconds_per_byte({"degraded-link:link=nic3-leaf3,x=0.5"}), 2 * healthy,
+              1e-6 * healthy);
+  // NIC 3 cut off: GPU 3's two channels go through NIC 4 (failover), which carries four.
+  EXPECT_NEAR(seconds_per_byte({"failed-link:link=nic3-leaf3"}), 2 * healthy, 1e-6 * healthy);
+}
+
+TEST(CollectiveFaults, TheAnalyticalEngineRefusesFaultsItCannotSee) {
+  const PresetCluster p = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 2});
+  const Topology t = hgx(2);
+  CollectiveSweep s;
+  s.max_bytes = Bytes::mib(1);
+  s.faults.push_back(parse_fault("failed-link:link=nic3-leaf3", "--fault"));
+  try {
+    run_collective_sweep(s, nccl_cluster(p), &t);
+    FAIL() << "the NCCL model cannot see a failed link";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--fault");
+    EXPECT_NE(std::string(e.what()).find("run engine flow or packet"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
