@@ -136,6 +136,29 @@ TEST(CollNetProgram, NvlinkReduceScatterSharpPerRailAllGather) {
             (std::vector<Rank>{1, 5}));  // rail 1
 }
 
+// NVLS across nodes (NetReduce, 2 nodes x 2 GPUs, one channel, 12 chunks): each chunk is three
+// net_reduces, scatter (3k), network (3k + 1), multicast (3k + 2). A chunk's scatter waits for
+// the previous chunk's scatter and, from chunk 8 on, for the network reduction of chunk k - 8,
+// whose buffer slot it reuses (NCCL_STEPS = 8): chunk 8's scatter (op 24) depends on ops 21 and
+// 1, chunk 11's (op 33) on 30 and 10; chunks 0-7 on the previous scatter only.
+TEST(NetReduceProgram, ScatterWaitsForTheNetworkEightChunksBack) {
+  CollectiveSpec s = spec(Algorithm::NetReduce, 2, 2, 12 * 64 * 1024);
+  s.chunk = Bytes(64 * 1024);
+  const auto p = make_collective(s);
+  ASSERT_EQ(p->num_ops(0), 36u);
+  const auto deps = [&](OpIndex i) {
+    const Op op = p->op(0, i);
+    EXPECT_EQ(op.kind, OpKind::NetReduce);
+    return std::set<OpIndex>(op.deps.begin(), op.deps.begin() + op.num_deps);
+  };
+  EXPECT_EQ(deps(0), std::set<OpIndex>{});
+  EXPECT_EQ(deps(21), std::set<OpIndex>{18});
+  EXPECT_EQ(deps(24), (std::set<OpIndex>{21, 1}));
+  EXPECT_EQ(deps(33), (std::set<OpIndex>{30, 10}));
+  EXPECT_EQ(deps(25), std::set<OpIndex>{24});
+  EXPECT_EQ(deps(26), std::set<OpIndex>{25});
+}
+
 // NVLS tree and CollNet have their own programs (what --engine flow runs for the NCCL model's
 // algorithms of the same names, nccl/tuner.hpp).
 TEST(ProgramAlgorithm, NvlsTreeAndCollNetHaveTheirOwnPrograms) {
@@ -274,7 +297,9 @@ TEST(NetReducePrograms, TranslationByOneNodeMapsProgramsAndGroupsOntoThemselves)
                     x.num_deps == y.num_deps)
             << r << " " << i;
         for (std::uint32_t k = 0; k < x.num_deps; ++k) ASSERT_EQ(x.deps[k], y.deps[k]);
-        if (x.kind == OpKind::Send || x.kind == OpKind::Recv) ASSERT_EQ((x.peer + g) % n, y.peer);
+        if (x.kind == OpKind::Send || x.kind == OpKind::Recv) {
+          ASSERT_EQ((x.peer + g) % n, y.peer);
+        }
         if (x.kind != OpKind::NetReduce) continue;
         ++net_reduces;
         const auto members = p->group(y.peer);
