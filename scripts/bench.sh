@@ -19,7 +19,7 @@ esac
 "$root/scripts/install-deps.sh" --bench
 "$root/scripts/build.sh" release lockstep bench_calibration bench_topology_scale \
   bench_flow_allreduce bench_flow_nvls_tree bench_flow_cases bench_packet_permutation \
-  bench_collective_memory bench_train_405b
+  bench_collective_memory bench_train_405b bench_analytical_scale
 bin=$root/build/release
 out=$bin/bench-out
 mkdir -p "$out"
@@ -90,6 +90,13 @@ cli_figure() {  # the command's CPU, wall and peak; the time column of the (one)
   process_figure "$1"
   figure '$1 ~ /^[0-9]+$/ { t = $8 } END { printf "; collective time %s us", t }' "$1.txt"
 }
+analytical_figure() {  # "N GPUs graph: ..." then per algorithm "algo proto T us (model M us) C s CPU peak P MiB"
+  figure '$2 == "GPUs" { gpus = $1 }
+    $NF == "MiB" && $(NF - 2) == "peak" {
+      cpu[gpus] += $(NF - 5); peak = $(NF - 1); if (!(gpus in seen)) { order[++k] = gpus; seen[gpus] = 1 } }
+    END { for (i = 1; i <= k; ++i) { g = order[i]; out = out sep n(g) " GPUs " cpu[g] " s CPU"; sep = "; " }
+      printf "%s (auto, ring and tree together), %s peak", out, mem(peak) }' "$1.txt"
+}
 train_figure() {
   figure '/^simulation/ { printf "%s s wall (simulation); process: ", $2 }' "$1.txt"
   process_figure "$1"
@@ -143,6 +150,9 @@ row cli.auto.16384 "the same, 131,072 GPUs" cli_figure "$(auto 16384)" ""
 nvls=bench/bench_flow_nvls_tree
 row nvls "the NVLS tree engine runs alone (CPU s)" nvls_figure \
   "$nvls 16 64 128 256 512 1024 2048 4096 8192 16384" "$nvls 16 64 128 256 512"
+an=bench/bench_analytical_scale
+row analytical "1 GiB all-reduce on the analytical engine (the NCCL model priced on the graph)" \
+  analytical_figure "$an" "$an 1024 16384"
 row cli.tree.128 "1 GiB all-reduce through the CLI with \`--algo tree\`, 1,024 GPUs" cli_figure \
   "$(tree 128)" "$(tree 128)"
 row cli.tree.256 "the same, 2,048 GPUs" cli_figure "$(tree 256)" ""

@@ -5,8 +5,9 @@
 // absolute percentage errors. Rows are mapped to presets from their text: the GPU named in
 // `system`, the fabric in `interconnect` (RoCE / IB HDR-NDR-XDR / EFA / TCP, SHARP), GPUs per
 // node = gpus / nodes, and the algorithm column (Ring, Tree, NVLS, ...; empty = auto).
-// `--engine flow` (or packet) runs each row's programs on the preset's rail-optimised cluster,
-// exactly as `lockstep collective --engine flow` does, instead of printing the model's figure.
+// Every row runs on the preset's rail-optimised cluster exactly as `lockstep collective` does:
+// the default engine (analytical) prices the NCCL model on its graph, `--engine flow` (or
+// packet) runs the row's programs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -133,7 +134,7 @@ CollectiveOp op_of(std::string text) {
   return parse_collective_op(text, "collective");
 }
 
-// One row on a timing engine: the sweep of `lockstep collective` at this one size.
+// One row on an engine: the sweep of `lockstep collective` at this one size.
 Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
                          const NcclCluster& cluster, const TunerRequest& tr, Prediction p) {
   const BuildResult built = build_topology(rail_optimized_args(preset));
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
         tr.algo = std::nullopt;  // an algorithm NCCL would not run here: take NCCL's choice
         p = predict(cluster, tr);
       }
-      if (engine != "analytical") p = run_on_engine(engine, preset, cluster, tr, p);
+      p = run_on_engine(engine, preset, cluster, tr, p);
       const double meas_us = std::stod(f[c_time]);
       const double factor = busbw_factor(tr.op, cluster.ranks());
       const double meas_bus = tr.bytes.as_double() / (meas_us * 1e3) * factor;

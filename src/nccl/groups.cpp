@@ -1,11 +1,14 @@
 // NCCL's view of groups of GPUs, and their collectives timed the one way every command uses.
 #include "lockstep/nccl/groups.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
 
+#include "graph_model.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/engine_run.hpp"
 
@@ -53,6 +56,11 @@ NcclCluster NcclGroups::cluster_of(const GpuGroup& gpus) const {
   for (const auto& [node, count] : per_node) most = std::max(most, count);
   c.nodes = static_cast<std::uint32_t>(per_node.size());
   c.gpus_per_node = most;
+  // The torus's rings are those of every GPU in the builder's order, not of a subset.
+  bool every_gpu_in_order = gpus.size() == whole_.ranks();
+  for (std::size_t i = 0; every_gpu_in_order && i < gpus.size(); ++i)
+    every_gpu_in_order = gpus[i] == i;
+  if (!every_gpu_in_order) c.torus_dims.clear();
   // The NICs nearest the GPUs in use (NCCL picks each GPU's closest NIC).
   if (whole_.nics_per_node > 0) {
     c.nics_per_node = std::max(1u, whole_.nics_per_node * most / domain);
@@ -64,21 +72,71 @@ Prediction NcclGroups::predict(const TunerRequest& request, const GpuGroup& gpus
   return lockstep::predict(cluster_of(gpus), request);
 }
 
+struct NcclGroups::GraphKey {
+  Algorithm algo;
+  nccl::Proto proto;
+  CollectiveOp op;
+  std::uint32_t channels;
+  double skew;  // alltoallv's matrix
+  std::vector<GpuGroup> groups;
+  auto operator<=>(const GraphKey&) const = default;
+};
+struct NcclGroups::GraphCache {
+  std::map<GraphKey, nccl_detail::GraphTerm> terms;
+};
+
+const Router& NcclGroups::router() const {
+  if (!router_) router_ = make_router(*run_on_, RouterOptions{});
+  return *router_;
+}
+
 Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
                       const std::vector<GpuGroup>& groups, Engine* engine) const {
-  if (engine == nullptr) return p.time;
+  if (engine == nullptr && topo_ == nullptr) return p.time;
   const Topology& topo = topology();
-  const NcclEngineRun how = nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topo);
-  std::vector<NcclGroupSpec> specs;
-  for (const GpuGroup& g : groups) {
-    NcclGroupSpec s{how.spec, g};
-    s.spec.ranks = static_cast<Rank>(g.size());
-    // Nodes holding different numbers of the group's GPUs: a flat ring.
-    if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
-    specs.push_back(std::move(s));
+  const NcclCluster first = cluster_of(groups.at(0));
+  const auto specs_of = [&](const NcclEngineRun& how) {
+    std::vector<NcclGroupSpec> specs;
+    for (const GpuGroup& g : groups) {
+      NcclGroupSpec s{how.spec, g};
+      s.spec.ranks = static_cast<Rank>(g.size());
+      // Nodes holding different numbers of the group's GPUs: a flat ring.
+      if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
+      if (op == CollectiveOp::AllToAllV && s.spec.alltoallv.size() != g.size())
+        s.spec.alltoallv = skewed_alltoallv(s.spec.ranks, bytes, type, p.skew);
+      specs.push_back(std::move(s));
+    }
+    return specs;
+  };
+  if (engine != nullptr) {
+    const NcclEngineRun how = nccl_engine_run(first, p, op, bytes, type, topo);
+    return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how));
   }
-  if (!router_) router_ = make_router(*run_on_, RouterOptions{});
-  return run_nccl_engine(how, *run_on_, *router_, *engine, specs);
+  // The analytical engine: the model's time, plus what the graph adds. Its traffic spreads over
+  // the communicator's channels, as the model's bandwidth term assumes (tuner.cpp prices every
+  // size with them; fewer run small messages, where the latency terms dominate).
+  Prediction wide = p;
+  wide.channels = std::max(p.channels, first.max_channels());
+  if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
+  GraphKey key{p.algo, p.proto, op, wide.channels, p.skew, groups};
+  auto it = graph_cache_->terms.find(key);
+  if (it == graph_cache_->terms.end()) {
+    const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topo);
+    const auto term =
+        nccl_detail::price_on_graph(first, p, op, specs_of(how), topo, *run_on_, router());
+    it = graph_cache_->terms.emplace(std::move(key), term).first;
+  }
+  const nccl_detail::GraphTerm& term = it->second;
+  Time t = p.time + term.latency_excess;
+  // The graph binds only where its busiest links need longer than the model's bandwidth term
+  // (equal to rounding on a fabric as fast as NCCL assumes).
+  const double graph_s = term.seconds_per_byte * bytes.as_double();
+  if (graph_s > 1e15)  // beyond any time worth printing (and near what Time can hold)
+    throw InputError("bytes", fmt::format("{} bytes would take {:.3g} s over the graph's busiest "
+                                          "link: check the sizes and the link bandwidths",
+                                          bytes.count(), graph_s));
+  if (graph_s > p.transfer.seconds() * (1 + 1e-9)) t += Time::s(graph_s) - p.transfer;
+  return t;
 }
 
 PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,

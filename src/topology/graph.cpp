@@ -155,4 +155,16 @@ NicSide nic_side(const Topology& topo, const Link& link) {
   return NicSide::NicToFabric;
 }
 
+bool is_network_link(const Topology& topo, LinkId link) {
+  const Link& l = topo.link(link);
+  const Device &da = topo.device(l.a), &db = topo.device(l.b);
+  const DeviceKind a = da.kind, b = db.kind;
+  auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
+  const NicSide side = nic_side(topo, l);
+  const bool gpus_of_two_servers =
+      a == DeviceKind::Gpu && b == DeviceKind::Gpu && da.node != db.node;
+  return outside(a) || outside(b) || side == NicSide::NicToNic || side == NicSide::GpuToNic ||
+         gpus_of_two_servers;
+}
+
 }  // namespace lockstep

@@ -59,7 +59,10 @@ class NcclGroups {
   Prediction predict(const TunerRequest& request, const GpuGroup& gpus) const;
   /// NCCL's time for `op` of `bytes` as `p` (groups[0]'s prediction) run at once by every group
   /// on `engine`: the programs of p's algorithm over each group's GPUs with the engine options
-  /// NCCL's model implies (nccl_engine_run), plus the fixed costs. A null engine gives p.time.
+  /// NCCL's model implies (nccl_engine_run), plus the fixed costs. A null engine is the
+  /// analytical engine: the NCCL model priced on the graph (docs/analytical-engine.md), p.time
+  /// plus what the graph adds where its links are slower or its paths longer than NCCL assumes;
+  /// p.time itself without a topology.
   Time time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
             const std::vector<GpuGroup>& groups, Engine* engine) const;
   /// The programs NCCL would run for the group inside a larger program, their bytes stretched
@@ -70,10 +73,17 @@ class NcclGroups {
  private:
   const Topology& topology() const;
 
+  const Router& router() const;
+
   NcclCluster whole_;
   const Topology* topo_;
   const Topology* run_on_;
   mutable std::unique_ptr<Router> router_;  // for engine runs, made with the first
+  // The graph's terms by (algorithm, protocol, op, channels, groups): they do not depend on the
+  // size, so a sweep or a training step prices each shape once.
+  struct GraphKey;
+  struct GraphCache;
+  mutable std::shared_ptr<GraphCache> graph_cache_;
 };
 
 }  // namespace lockstep

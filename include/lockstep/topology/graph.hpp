@@ -78,6 +78,8 @@ struct ClusterTraits {
   std::uint32_t nics_per_node = 0;
   bool sharp = false;  // in-network reduction available in the scale-out switches
   bool nvls = false;   // NVLink SHARP available in the scale-up domain
+  // A torus of GPUs (torus builder): its sizes, the first varying fastest in gpus() order.
+  std::vector<std::uint32_t> torus_dims;
 };
 
 class Topology {
@@ -129,6 +131,12 @@ class Topology {
 /// (whose speed is the NIC's line rate as built), two NICs cabled back to back, or no NIC end.
 enum class NicSide : std::uint8_t { None, GpuToNic, NicToFabric, NicToNic };
 NicSide nic_side(const Topology& topo, const Link& link);
+/// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, it joins two
+/// NICs, or it is a GPU's (PCIe) link to its NIC, since NCCL's network speed is that of the whole
+/// GPU-to-wire path, or a cable between GPUs of two servers (a torus, a full mesh of one-GPU
+/// nodes: it is their network). NVLink, other GPU-GPU and PCIe links are not. Engines price these
+/// links at NCCL's network efficiency and the others at its scale-up one.
+bool is_network_link(const Topology& topo, LinkId link);
 
 /// Mutable staging area for builders; build() freezes it into a Topology (CSR adjacency,
 /// GPU order, connectivity), throwing InputError for dangling endpoints or zero bandwidth.

@@ -110,21 +110,6 @@ void RouteTable::add_link_bytes(std::vector<double>& link_bytes) const {
   }
 }
 
-// The GPU's PCIe link to its NIC counts too: NCCL's network speed is that of the whole
-// GPU-to-wire path, so the network efficiency scales it like the NIC's own link. So does a cable
-// between GPUs of different servers (a torus, a full mesh of one-GPU nodes): it is their network.
-bool is_network_link(const Topology& topo, LinkId link) {
-  const Link& l = topo.link(link);
-  const Device &da = topo.device(l.a), &db = topo.device(l.b);
-  const DeviceKind a = da.kind, b = db.kind;
-  auto outside = [](DeviceKind k) { return k == DeviceKind::Switch || k == DeviceKind::Gateway; };
-  const NicSide side = nic_side(topo, l);
-  const bool gpus_of_two_servers =
-      a == DeviceKind::Gpu && b == DeviceKind::Gpu && da.node != db.node;
-  return outside(a) || outside(b) || side == NicSide::NicToNic || side == NicSide::GpuToNic ||
-         gpus_of_two_servers;
-}
-
 std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members,
                                 const LinkWeight* weight) {
   const std::vector<PathShare>& rep = *members[0];

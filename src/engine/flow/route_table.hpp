@@ -26,10 +26,6 @@
 
 namespace lockstep::flow_detail {
 
-/// A scale-out network link: one end is an Ethernet/InfiniBand switch or a gateway, or it joins
-/// two NICs (NVLink, PCIe and GPU-NIC links are not).
-bool is_network_link(const Topology& topo, LinkId link);
-
 struct ShareRoute {
   std::vector<MaxMinSolver::Use> uses;  // empty when source and destination coincide
   double fraction = 1;

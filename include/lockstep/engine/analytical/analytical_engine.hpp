@@ -6,12 +6,14 @@
 // router); local Copy / Reduce take bytes / local_copy_bandwidth; NetReduce takes the slowest
 // member's arrival plus a round trip over each member's first link. Nothing shares a link, so an
 // operation's end depends only on the ends of what it waits for (a longest path through the
-// program DAG). Memory: one entry per operation; for closed-form predictions at any scale use the
-// NCCL model (nccl/tuner.hpp: predict()), which `lockstep collective --engine analytical`
-// prints.
+// program DAG). Memory: one entry per operation. What `lockstep collective --engine analytical`
+// prints is the NCCL model priced on the graph (nccl/groups.hpp, docs/analytical-engine.md),
+// which uses the link loads (link_loads.hpp) and critical_path() below rather than this engine.
 //
 //   auto engine = make_analytical_engine();
 //   RunResult r = engine->run({&topo, programs.get(), topo.gpus(), router.get(), options});
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "lockstep/engine/engine.hpp"
@@ -25,5 +27,21 @@ class AnalyticalEngine final : public Engine {
 };
 
 std::unique_ptr<Engine> make_analytical_engine();
+
+/// What each step of a chain of dependent operations costs in critical_path(): a matched
+/// transfer from rank src to rank dst on a channel, one round of a NetReduce group (an empty
+/// function costs nothing). Local work and bytes cost nothing.
+struct ChainCosts {
+  std::function<Time(Rank src, Rank dst, std::uint16_t channel)> transfer;
+  std::function<Time(std::uint32_t group)> net_reduce;
+};
+
+/// The longest chain of dependent operations through the programs, each transfer and round
+/// costing what `costs` says: e.g. the latency a collective cannot avoid however fast its links.
+/// Throws InputError for programs that never complete.
+///
+///   Time t = critical_path(*programs, {[](Rank, Rank, std::uint16_t) { return Time::us(1); }});
+///   // a ring all-reduce over n ranks: 2 (n - 1) us
+Time critical_path(const ProgramSet& programs, const ChainCosts& costs);
 
 }  // namespace lockstep

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
 
@@ -20,13 +21,7 @@ Topology two_gpus() {
 
 // n GPUs on one switch, each link 50 GB/s and 1 us (so a GPU-to-GPU path is 2 us, 50 GB/s).
 Topology star(std::uint32_t n) {
-  TopologyBuilder b("star");
-  const DeviceId sw = b.add_device(Device{DeviceKind::ScaleUpSwitch, 0, 0, 0, 0});
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const DeviceId g = b.add_device(Device{DeviceKind::Gpu, 0, 0, 0, i});
-    b.add_link(Link{g, sw, Bandwidth::gBps(50), Time::us(1), LinkMedium::NvLink});
-  }
-  return std::move(b).build();
+  return analytical_test::star(n, Bandwidth::gBps(50), Time::us(1));
 }
 
 RunResult run(const Topology& topo, const ProgramSet& programs, EngineOptions options = {}) {

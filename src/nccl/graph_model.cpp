@@ -1,0 +1,432 @@
+// The NCCL model's collective priced on the graph (graph_model.hpp, docs/analytical-engine.md).
+//
+// The programs are built at a nominal size that splits evenly (every block, channel slice and
+// tree lane equal) and unpipelined (one chunk), so a send's bytes over the nominal size is its
+// exact share of S: traffic is linear in S, and the NCCL model's volumes are such shares too, so
+// on a fabric where nothing is slower than NCCL assumes the graph term equals the model's and
+// does not bind. One chunk also makes the programs short (a tree lane is a handful of ops per
+// rank) and makes their dependency chain the latency chain of one piece of data.
+#include "graph_model.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "lockstep/engine/analytical/analytical_engine.hpp"
+#include "lockstep/engine/analytical/link_loads.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+
+namespace lockstep::nccl_detail {
+namespace {
+
+using A = Algorithm;
+
+// Fraction of line rate at which NCCL's model runs each medium for this algorithm: the medium's
+// speed as NCCL assumes it over the raw link's (370.8 / 450 GB/s NVLink on H100, 48 / 50 GB/s
+// per NDR NIC; the flow engine's run takes the same ratios, nccl_engine_run), times the
+// algorithm's protocol efficiency on that medium as cost.cpp applies it.
+struct MediumEfficiency {
+  double scale_up = 1;
+  double network = 1;
+};
+
+MediumEfficiency medium_efficiency(const NcclCluster& c, const Prediction& p, CollectiveOp op,
+                                   const Topology& topo) {
+  // The glue's ratios with no algorithm efficiency: a Simple ring's run.
+  Prediction plain = p;
+  plain.algo = A::Ring;
+  plain.proto = nccl::Proto::Simple;
+  plain.efficiency = 1;
+  const NcclEngineRun ratios = nccl_engine_run(c, plain, op, Bytes(1), DataType::Uint8, topo);
+  MediumEfficiency e;
+  e.scale_up = ratios.transfer_efficiency;
+  e.network = ratios.network_transfer_efficiency > 0 ? ratios.network_transfer_efficiency : 1.0;
+  double up = p.efficiency, net = p.efficiency;
+  switch (p.algo) {
+    case A::Tree:
+      up = net = p.proto == nccl::Proto::Simple ? nccl::kTreeSimpleEfficiency
+                 : p.proto == nccl::Proto::LL128
+                     ? (c.nodes == 1 ? nccl::kTreeLL128SingleNode : nccl::kTreeLL128MultiNode)
+                     : 1.0 / nccl::kTreeLLDivisor;
+      break;
+    case A::Pat:
+      up = net = nccl::kPatEfficiency * p.efficiency;
+      break;
+    case A::NetReduce:
+      // In one node the program's NetReduce carries S each way where NVLink SHARP moves
+      // S (1 + 1/g); across nodes the program moves that itself (cost.cpp nvls_cost).
+      up = net = nccl::nvls_efficiency(c.generation) /
+                 (op == CollectiveOp::AllReduce && c.nodes == 1 ? 1 + 1.0 / c.gpus_per_node : 1);
+      break;
+    case A::NvlsTree:
+      up = nccl::nvls_efficiency(c.generation);  // the tree between nodes runs Simple
+      break;
+    case A::CollNet:
+      net = c.generation == nccl::Generation::Ampere ? nccl::kTreeSimpleEfficiency
+                                                     : nccl::kCollNetHopperEfficiency;
+      break;
+    default:
+      break;
+  }
+  e.scale_up *= up;
+  e.network *= net;
+  return e;
+}
+
+// Phases run one after another when the algorithm's steps exchange different patterns that
+// each wait for the last (halving-doubling, PAT: a step is a run of sends to one peer); the
+// others pipeline (ring, tree, chain, NVLS, CollNet, direct), and their whole traffic is one
+// phase, its busiest link the bound.
+bool stepped(Algorithm a) {
+  return a == A::HalvingDoubling || a == A::Pat;
+}
+
+// The group's spec at the nominal size, in one chunk: every block, channel slice, tree half
+// and node's share of a chunk equal (ranks x 2 x channels x ranks per node bytes of one-byte
+// elements).
+CollectiveSpec nominal_spec(const CollectiveSpec& run) {
+  CollectiveSpec s = run;
+  // NVLS all-gather and reduce-scatter inside one node have no program of their own: the
+  // direct one loads each GPU's NVSwitch link with the same (n-1)/n S each way (cost.cpp
+  // nvls_cost's volume), which is all the graph needs of them.
+  if (!is_supported(s.op, s.algorithm)) s.algorithm = A::Direct;
+  const std::uint64_t g = std::max<std::uint64_t>(1, s.ranks_per_node);
+  s.type = DataType::Uint8;
+  s.bytes = Bytes(std::uint64_t{s.ranks} * 2 * std::max<std::uint64_t>(1, s.channels) * g);
+  s.chunk = s.bytes;
+  return s;
+}
+
+// One rank's sends, aggregated: (peer, channel, phase) -> share of S.
+using SendKey = std::tuple<Rank, std::uint16_t, std::uint32_t>;
+
+// A transfer waiting to be routed. Transfers are routed in batches sorted by destination: the
+// router keeps the search towards one destination (at 131,072 GPUs only one fits its cache),
+// and a tree node's parent and children, which all send to it, are far apart in rank order.
+struct Pending {
+  DeviceId dst, src;
+  std::uint16_t channel;
+  std::uint32_t phase;
+  Rank rank, peer;
+  double share;
+};
+
+class Pricer {
+ public:
+  Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& topo,
+         const Router& router)
+      : c_(c), p_(p), op_(op), topo_(topo), loads_(topo, router) {
+    covered_up_ = Time::us(p.step_us);
+    covered_net_ = Time::us(network_step_us(c, p.algo, p.proto));
+  }
+
+  void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices);
+  void add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices);
+  GraphTerm result(const MediumEfficiency& e) const;
+
+ private:
+  Time excess(const RoutedPath& path) const {
+    const Time covered = path.network ? covered_net_ : covered_up_;
+    return std::max(Time::zero(), path.latency - covered);
+  }
+  void scan_rank(const ProgramSet& programs, Rank r, double nominal,
+                 std::span<const DeviceId> devices);
+  void flush();
+  void route_rounds(const ProgramSet& programs, std::span<const DeviceId> devices);
+  Time ring_chain(Rank ranks) const;
+  Time dag_chain(const ProgramSet& programs, std::span<const DeviceId> devices);
+
+  static constexpr std::size_t kBatch = std::size_t{1} << 20;
+  static constexpr std::uint64_t kDirectRoutes = std::uint64_t{1} << 22;
+
+  const NcclCluster& c_;
+  const Prediction& p_;
+  CollectiveOp op_;
+  const Topology& topo_;
+  LinkLoads loads_;
+  Time covered_up_, covered_net_;
+  Time excess_;                      // the longest chain so far (over groups)
+  Time group_excess_;                // the largest single-hop excess of the group being added
+  std::map<SendKey, double> sends_;  // scratch for one rank
+  std::vector<Pending> pending_;
+  // NetReduce rounds of the group: (group, channel, phase) -> share of S per member.
+  std::map<std::tuple<std::uint32_t, std::uint16_t, std::uint32_t>, double> rounds_;
+  // Ring: the next rank and the hop's excess, per channel and rank.
+  bool ring_ = false;
+  std::vector<std::vector<Rank>> next_;
+  std::vector<std::vector<Time>> hop_excess_;
+  std::unordered_map<std::uint32_t, Time> group_round_;  // NetReduce group -> up-and-down excess
+};
+
+// Reads rank r's program: every send's share of S (a periodic region's period once, times its
+// repeats, where the phases pipeline), and the NetReduce rounds it leads.
+void Pricer::scan_rank(const ProgramSet& programs, Rank r, double nominal,
+                       std::span<const DeviceId> devices) {
+  sends_.clear();
+  const bool steps = stepped(p_.algo);
+  std::uint32_t phase = 0;
+  Rank last_peer = 0;
+  bool any_send = false;
+  const OpIndex n = programs.num_ops(r);
+  for (OpIndex i = 0; i < n;) {
+    double repeats = 1;
+    OpIndex end = i + 1;
+    if (!steps) {
+      const PeriodicRegion region = programs.periodic_region(r, i);
+      if (region.period_ops > 0 && region.repeats > 1 && region.first_op == i) {
+        repeats = region.repeats;
+        end = i + region.period_ops;
+      }
+    }
+    for (OpIndex j = i; j < end; ++j) {
+      const Op op = programs.op(r, j);
+      const double share = static_cast<double>(op.bytes()) * repeats / nominal;
+      if (op.kind == OpKind::Send) {
+        if (steps && any_send && op.peer != last_peer) ++phase;
+        any_send = true;
+        last_peer = op.peer;
+        sends_[SendKey{op.peer, op.channel, phase}] += share;
+      } else if (op.kind == OpKind::NetReduce) {
+        const auto members = programs.group(op.peer);
+        if (!members.empty() && members[0] == r)  // the first member stands for the round
+          rounds_[{op.peer, op.channel, phase}] += share;
+      }
+    }
+    i = repeats > 1 ? i + static_cast<OpIndex>((end - i) * repeats) : end;
+  }
+  for (const auto& [key, share] : sends_) {
+    const auto [peer, channel, at_phase] = key;
+    pending_.push_back(Pending{devices[peer], devices[r], channel, at_phase, r, peer, share});
+    if (ring_) {
+      if (next_.size() <= channel) {
+        next_.resize(channel + 1u);
+        hop_excess_.resize(channel + 1u);
+      }
+      auto& next = next_[channel];
+      if (next.size() <= r) next.resize(r + 1u, 0);
+      next[r] = peer;
+    }
+  }
+  if (pending_.size() >= kBatch) flush();
+}
+
+void Pricer::flush() {
+  // By destination, the destinations of one rail (GPU index in the node) together: on a
+  // rail-optimised fabric they share a leaf, and the router's search towards a leaf serves every
+  // destination behind it (DistanceField::find_gateway).
+  const auto rail = [&](DeviceId d) { return topo_.device(d).local_index; };
+  std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
+    const std::uint32_t ra = rail(a.dst), rb = rail(b.dst);
+    return std::tie(ra, a.dst, a.src, a.channel) < std::tie(rb, b.dst, b.src, b.channel);
+  });
+  for (const Pending& t : pending_) {
+    const Time hop = excess(loads_.add_transfer(t.phase, t.src, t.dst, t.channel, t.share));
+    group_excess_ = std::max(group_excess_, hop);
+    if (ring_ && t.channel < next_.size() && next_[t.channel][t.rank] == t.peer) {
+      auto& row = hop_excess_[t.channel];
+      if (row.size() <= t.rank) row.resize(next_[t.channel].size());
+      row[t.rank] = hop;
+    }
+  }
+  pending_.clear();
+}
+
+// Every NetReduce round the group's ranks led, each (group, channel, phase) once: its share is
+// what each member hands in, summed over the rounds (NVLS's reduce-scatter and all-gather).
+void Pricer::route_rounds(const ProgramSet& programs, std::span<const DeviceId> devices) {
+  std::vector<DeviceId> at;
+  for (const auto& [key, share] : rounds_) {
+    const auto [group, channel, phase] = key;
+    at.clear();
+    for (Rank m : programs.group(group)) at.push_back(devices[m]);
+    const Time round = excess(loads_.add_net_reduce(phase, at, channel, share)) * 2;  // up, down
+    group_excess_ = std::max(group_excess_, round);
+    group_round_[group] = std::max(group_round_[group], round);
+  }
+  rounds_.clear();
+}
+
+// A ring's longest chain: the data of one step is forwarded round the ring, each step waiting
+// for the one before, so the chain is `steps` consecutive hops of a channel's ring (wrapping
+// round it when steps > ranks); the longest such window over every channel and start.
+Time Pricer::ring_chain(Rank ranks) const {
+  const std::uint64_t steps =
+      op_ == CollectiveOp::AllReduce ? 2 * (std::uint64_t{ranks} - 1) : ranks - 1;
+  Time longest;
+  for (std::size_t ch = 0; ch < next_.size(); ++ch) {
+    if (next_[ch].size() < ranks || hop_excess_[ch].size() < ranks) continue;
+    // The ring's hops in order from rank 0, their excess as prefix sums over two laps.
+    std::vector<Time> hops;
+    hops.reserve(ranks);
+    Rank at = 0;
+    for (Rank k = 0; k < ranks; ++k) {
+      hops.push_back(hop_excess_[ch][at]);
+      at = next_[ch][at];
+    }
+    Time lap;
+    for (Time h : hops) lap += h;
+    const std::uint64_t laps = steps / ranks, rest = steps % ranks;
+    std::vector<Time> prefix(2 * std::size_t{ranks} + 1);
+    for (std::size_t k = 0; k < 2 * std::size_t{ranks}; ++k)
+      prefix[k + 1] = prefix[k] + hops[k % ranks];
+    Time window;
+    for (std::size_t start = 0; start < ranks && rest > 0; ++start)
+      window = std::max(window, prefix[start + rest] - prefix[start]);
+    longest = std::max(longest, lap * static_cast<std::int64_t>(laps) + window);
+  }
+  return longest;
+}
+
+// The longest chain of dependent transfers through the one-chunk programs, each transfer
+// costing its path's excess and each NetReduce round its up-and-down excess.
+Time Pricer::dag_chain(const ProgramSet& programs, std::span<const DeviceId> devices) {
+  std::unordered_map<std::uint64_t, Time> hops;
+  ChainCosts costs;
+  costs.transfer = [&](Rank src, Rank dst, std::uint16_t channel) {
+    const std::uint64_t key = (std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 16) ^ channel;
+    const auto it = hops.find(key);
+    if (it != hops.end()) return it->second;
+    return hops[key] = excess(loads_.path(devices[src], devices[dst], channel));
+  };
+  costs.net_reduce = [&](std::uint32_t group) {
+    const auto it = group_round_.find(group);
+    return it == group_round_.end() ? Time::zero() : it->second;
+  };
+  return critical_path(programs, costs);
+}
+
+void Pricer::add_group(const ProgramSet& programs, double nominal,
+                       std::span<const DeviceId> devices) {
+  next_.clear();
+  hop_excess_.clear();
+  group_round_.clear();
+  group_excess_ = Time::zero();
+  ring_ = p_.algo == A::Ring && op_ != CollectiveOp::Broadcast && op_ != CollectiveOp::Reduce;
+  for (Rank r = 0; r < programs.num_ranks(); ++r) scan_rank(programs, r, nominal, devices);
+  flush();
+  route_rounds(programs, devices);
+  // Only a path longer than NCCL's per-step latency makes a chain longer than NCCL's formula.
+  if (group_excess_ <= Time::zero()) return;
+  excess_ =
+      std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(programs, devices));
+}
+
+// The direct algorithm's traffic, as direct.cpp writes it, without its programs (n^2 ops,
+// which its program set would keep for a thousand ranks at a time): every rank sends S/n to
+// every other (all-to-all, all-gather, reduce-scatter; all-reduce twice, in two rounds), S to
+// the next rank (sendrecv), the root S to every other (broadcast) or every other S to the root
+// (reduce); each transfer split over the channels. Beyond kDirectRoutes routes the channels of
+// a pair travel as one flow (label: a channel by pair), and beyond that each rank sends to
+// evenly spaced offsets only, each standing for the offsets up to the next: every rank still
+// sends and receives its whole volume, so NIC and edge links are exact and only links shared by
+// many ranks are a sample.
+void Pricer::add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices) {
+  group_excess_ = Time::zero();
+  const std::uint64_t n = spec.ranks, c = std::max<std::uint16_t>(1, spec.channels);
+  const CollectiveOp op = spec.op;
+  double rounds = op == CollectiveOp::AllReduce ? 2 : 1;
+  const auto add = [&](Rank r, Rank j, double share, std::uint16_t channel) {
+    pending_.push_back(Pending{devices[j], devices[r], channel, 0, r, j, share});
+    if (pending_.size() >= kBatch) flush();
+  };
+  const auto rank = [&](std::uint64_t x) { return static_cast<Rank>(x % n); };
+  const auto split = [&](Rank r, Rank j) {
+    for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, 1.0 / static_cast<double>(c), ch);
+  };
+  if (n == 1) {
+    // nothing moves
+  } else if (op == CollectiveOp::SendRecv) {
+    for (Rank r = 0; r < n; ++r) split(r, rank(r + 1));
+  } else if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) {
+    const Rank root = spec.root;
+    for (Rank r = 0; r < n; ++r)
+      if (r != root) op == CollectiveOp::Broadcast ? split(root, r) : split(r, root);
+  } else if (op == CollectiveOp::AllToAllV && spec.alltoallv.size() == n) {
+    // A skewed matrix (alltoallv with --skew): each pair carries its own share of its sender's
+    // bytes, so the hot receiver's links carry what the matrix sends them.
+    for (Rank r = 0; r < n; ++r) {
+      const auto& row = spec.alltoallv[r];
+      double total = 0;
+      for (const std::uint64_t b : row) total += static_cast<double>(b);
+      if (total <= 0) continue;
+      for (std::uint64_t d = 1; d < n; ++d) {
+        const Rank j = rank(r + d);
+        const double weight = static_cast<double>(row[j]) / total;
+        if (weight <= 0) continue;
+        for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, weight / c, ch);
+      }
+    }
+  } else {
+    const std::uint64_t pairs = n * (n - 1);
+    const bool every_channel = pairs * c <= kDirectRoutes;
+    const std::uint64_t offsets =
+        std::min<std::uint64_t>(n - 1, std::max<std::uint64_t>(1, kDirectRoutes / n));
+    const double per_pair = rounds / static_cast<double>(n);
+    for (Rank r = 0; r < n; ++r) {
+      for (std::uint64_t k = 0; k < offsets; ++k) {
+        // Offsets 1 + k (n-1) / offsets: all of 1..n-1 when they fit.
+        const std::uint64_t d = 1 + k * (n - 1) / offsets;
+        const std::uint64_t next = 1 + (k + 1) * (n - 1) / offsets;
+        const double weight = static_cast<double>(next - d) * per_pair;
+        const Rank j = rank(r + d);
+        if (every_channel) {
+          for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, weight / c, ch);
+        } else {
+          add(r, j, weight, static_cast<std::uint16_t>((r + d) % c));
+        }
+      }
+    }
+  }
+  flush();
+  // Every transfer of a round starts at once: the chain is a round's slowest transfer per round.
+  if (op != CollectiveOp::AllReduce) rounds = 1;
+  excess_ = std::max(excess_, group_excess_ * static_cast<std::int64_t>(rounds));
+}
+
+GraphTerm Pricer::result(const MediumEfficiency& e) const {
+  GraphTerm out;
+  out.latency_excess = excess_;
+  double slowest = 0;
+  for (std::uint32_t ph = 0; ph < loads_.num_phases(); ++ph) {
+    const PhaseLoad load = loads_.phase(ph);
+    const double up = load.scale_up_seconds / e.scale_up;
+    const double net = load.network_seconds / e.network;
+    out.seconds_per_byte += std::max(up, net);
+    if (std::max(up, net) > slowest) {
+      slowest = std::max(up, net);
+      out.bottleneck = up >= net ? load.scale_up_link : load.network_link;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
+                         const std::vector<NcclGroupSpec>& groups, const Topology& topo,
+                         const Topology& run_on, const Router& router) {
+  Pricer pricer(cluster, p, op, run_on, router);
+  const auto gpus = run_on.gpus();
+  std::vector<DeviceId> devices;
+  std::unique_ptr<ProgramSet> programs;
+  CollectiveSpec last;
+  for (const NcclGroupSpec& group : groups) {
+    const CollectiveSpec spec = nominal_spec(group.spec);
+    devices.clear();
+    for (std::uint32_t g : group.gpus) devices.push_back(gpus[g]);
+    if (spec.algorithm == A::Direct) {
+      pricer.add_direct_group(spec, devices);
+      continue;
+    }
+    if (!programs || spec.ranks != last.ranks || spec.ranks_per_node != last.ranks_per_node) {
+      programs = make_collective(spec);
+      last = spec;
+    }
+    pricer.add_group(*programs, spec.bytes.as_double(), devices);
+  }
+  return pricer.result(medium_efficiency(cluster, p, op, topo));
+}
+
+}  // namespace lockstep::nccl_detail

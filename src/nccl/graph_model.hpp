@@ -1,0 +1,40 @@
+#pragma once
+// Internal to the nccl layer: the NCCL model's collective priced on the topology graph
+// (docs/analytical-engine.md). The collective the tuner chose (algorithm, protocol, channels)
+// is compiled to the same programs the flow engine runs, its traffic routed over the graph phase
+// by phase (engine/analytical/link_loads.hpp), and two terms come out:
+//   - seconds per byte: the sum over phases of the phase's busiest link, load / (line rate x
+//     the fraction of it NCCL's model assumes on that medium: its NVLink and network speeds
+//     and the algorithm's protocol efficiency), per byte of the nccl-tests size S;
+//   - latency excess: the longest chain of dependent transfers, each hop counting only the part
+//     of its path's latency (cables, switches) beyond the per-step latency NCCL charges for it.
+// NcclGroups::time adds them to the NCCL model's prediction: time = model time + excess +
+// max(0, S x seconds per byte - the model's transfer time).
+#include <cstdint>
+#include <vector>
+
+#include "lockstep/collective/collective.hpp"
+#include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/nccl/tuner.hpp"
+#include "lockstep/routing/router.hpp"
+#include "lockstep/topology/graph.hpp"
+
+namespace lockstep::nccl_detail {
+
+struct GraphTerm {
+  double seconds_per_byte = 0;   // sum over phases of the busiest link's time, per byte of S
+  Time latency_excess;           // path latency beyond NCCL's per-step latencies, longest chain
+  DirLinkId bottleneck = kNone;  // the link that set the slowest phase
+};
+
+/// Prices prediction `p` (made on `cluster`, NCCL's view of groups[0]) of `op` run at once by
+/// every group, each with the spec its engine run would have (NcclGroups::time), on the graph
+/// `run_on` (`router` routes over it): `topo` itself, or `topo` with link faults applied after
+/// NCCL initialised (a degraded link slower, a failed one gone), whose efficiencies per medium
+/// still come from the healthy `topo` NCCL saw.
+GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
+                         const std::vector<NcclGroupSpec>& groups, const Topology& topo,
+                         const Topology& run_on, const Router& router);
+
+}  // namespace lockstep::nccl_detail
