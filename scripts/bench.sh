@@ -18,8 +18,8 @@ case "${1:-}" in
 esac
 "$root/scripts/install-deps.sh" --bench
 "$root/scripts/build.sh" release lockstep bench_calibration bench_topology_scale \
-  bench_flow_allreduce bench_flow_nvls_tree bench_packet_permutation bench_collective_memory \
-  bench_train_405b bench_analytical_scale
+  bench_flow_allreduce bench_flow_nvls_tree bench_flow_cases bench_packet_permutation \
+  bench_collective_memory bench_train_405b bench_analytical_scale
 bin=$root/build/release
 out=$bin/bench-out
 mkdir -p "$out"
@@ -65,6 +65,15 @@ allreduce_figure() {  # "N GPUs default ... (cpu X s) peak Y MiB ..." per size
 nvls_figure() {  # columns: nodes gpus algo MiB chan model_us flow_us diff wall_s cpu_s peak_MiB
   figure '$1 ~ /^[0-9]+$/ && NF == 11 { out = out sep $10 " at " n($2); sep = ", "; peak = $11 }
     END { printf "%s GPUs; %s peak at the largest", out, mem(peak) }' "$1.txt"
+}
+cases_figure() {  # "NAME ... | run X s wall Y s cpu, peak Z MiB ..." per case
+  figure '/[|] run / {
+    for (i = 1; i < NF; ++i) {
+      if ($(i + 1) == "s" && $(i + 2) == "cpu,") c = $i + 0
+      if ($i == "peak") p = $(i + 1) + 0
+    }
+    ++k; if (c >= mc) { mc = c; name = $1 } if (p > mp) mp = p }
+    END { printf "%d cases, slowest %s %.2f s CPU, largest peak %s", k, name, mc, mem(mp) }' "$1.txt"
 }
 packet_figure() {  # "N hosts ... cpu X s ... peak Y MiB ... Z Mev/cpu-s ..." per size
   figure '$2 == "hosts" {
@@ -148,6 +157,9 @@ row cli.tree.128 "1 GiB all-reduce through the CLI with \`--algo tree\`, 1,024 G
   "$(tree 128)" "$(tree 128)"
 row cli.tree.256 "the same, 2,048 GPUs" cli_figure "$(tree 256)" ""
 row cli.tree.512 "the same, 4,096 GPUs" cli_figure "$(tree 512)" ""
+row cases "1 GiB CollNet, NVLS and NVLS tree all-reduce on 2-64 HGX-H100 and B200 nodes, flow \
+engine, each as \`lockstep collective\` runs it" cases_figure "bench/bench_flow_cases collnet nvls" \
+  "bench/bench_flow_cases n2 n8"
 pp=bench/bench_packet_permutation
 row packet "packet engine, permutation of 2 MB flows, 3-tier fat-tree" packet_figure \
   "$pp 8 16 32" "$pp 8 16"

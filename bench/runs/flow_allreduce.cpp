@@ -13,9 +13,17 @@
 //   bench_flow_allreduce --window 128 1024   # issue window of the default pass (0: auto)
 //   bench_flow_allreduce --nccl 8192     # exactly what `lockstep collective --algo ring --proto
 //                                        # simple --engine flow` runs (ECMP, NCCL's options)
+//   bench_flow_allreduce --nccl --no-latency 4096   # the same without NCCL's per-step latency
+//                                        # (overhead and extra network latency 0): bandwidth only
+//   bench_flow_allreduce --routing ecmp 4096   # another routing policy (policy.hpp names)
+//   bench_flow_allreduce --loads 4096    # per tier of directed links (NIC->leaf, leaf->spine,
+//                                        # ...): links used, bytes on the busiest and the mean
+//                                        # used link, and the busiest link's time at line rate
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +60,44 @@ struct Shape {
   // Take programs, routing and engine options from the NCCL model as `lockstep collective
   // --algo ring --proto simple --engine flow` does (nccl_engine_run), ignoring the fields above.
   bool nccl = false;
+  bool no_latency = false;               // zero per-message overhead and network message latency
+  std::optional<RoutingPolicy> routing;  // default: rail_aligned, or ECMP with --nccl
+  bool loads = false;                    // print per-tier link loads
 };
+
+// Directed links grouped by what they join ("nic>leaf", "leaf>spine", "spine>core", ...), with
+// the bytes the run put on them: how evenly the ring loads each tier, and how long its busiest
+// link needs at line rate (a lower bound the run cannot beat).
+void print_loads(const Topology& topo, const RunResult& r) {
+  const auto name = [&](DeviceId d) -> std::string {
+    const Device& dev = topo.device(d);
+    if (dev.kind == DeviceKind::Switch) return switch_tier_name(dev.tier);
+    return to_string(dev.kind);
+  };
+  struct Tier {
+    std::size_t links = 0, used = 0;
+    double max = 0, sum = 0, max_time_us = 0;
+  };
+  std::map<std::string, Tier> tiers;
+  for (DirLinkId d = 0; d < topo.num_directed_links(); ++d) {
+    Tier& t = tiers[name(topo.source(d)) + ">" + name(topo.target(d))];
+    const double b = d < r.link_bytes.size() ? r.link_bytes[d] : 0;
+    ++t.links;
+    if (b <= 0) continue;
+    ++t.used;
+    t.sum += b;
+    t.max = std::max(t.max, b);
+    const double bps = topo.link(Topology::link_of(d)).bandwidth.bytes_per_second();
+    t.max_time_us = std::max(t.max_time_us, b / bps * 1e6);
+  }
+  for (const auto& [tier, t] : tiers) {
+    if (t.used == 0) continue;
+    std::printf(
+        "  %-22s %7zu links, %7zu used: busiest %10.1f MB, mean used %10.1f MB, busiest "
+        "at line rate %9.1f us\n",
+        tier.c_str(), t.links, t.used, t.max / 1e6, t.sum / t.used / 1e6, t.max_time_us);
+  }
+}
 
 void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape) {
   const std::uint32_t gpn = 8;
@@ -67,6 +112,7 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
 
   RouterOptions ro;
   ro.policy = shape.nccl ? RoutingPolicy::Ecmp : RoutingPolicy::RailAligned;
+  if (shape.routing) ro.policy = *shape.routing;
   auto router = make_router(topo, ro);
   EngineOptions options;
   options.transfer_efficiency = shape.efficiency;
@@ -90,6 +136,10 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
     spec = how.spec;
     options = EngineOptions{};
     how.apply(options);
+    if (shape.no_latency) {
+      options.per_message_overhead = Time::zero();
+      options.network_message_latency = Time::zero();
+    }
     std::printf(
         "nccl: %u channels, overhead %.3f us, efficiency %.4f / network %.4f, network "
         "latency %.3f us, fixed %.3f us (not in the makespan below)\n",
@@ -120,6 +170,7 @@ void run(std::uint32_t gpus, const std::vector<Pass>& passes, const Shape& shape
         static_cast<unsigned long long>(r.events), st.simulated_ranks, st.class_size, st.attempts,
         st.fast_forwards, static_cast<unsigned long long>(st.skipped_ops),
         static_cast<long long>(r.makespan.picoseconds()), r.makespan.microseconds(), busbw);
+    if (shape.loads) print_loads(topo, r);
     std::fflush(stdout);
   }
 }
@@ -141,6 +192,12 @@ int main(int argc, char** argv) {
           static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (a == "--nccl") {
       shape.nccl = true;
+    } else if (a == "--no-latency") {
+      shape.no_latency = true;
+    } else if (a == "--loads") {
+      shape.loads = true;
+    } else if (a == "--routing" && i + 1 < argc) {
+      shape.routing = parse_routing_policy(argv[++i], "--routing");
     } else if (a == "--channels" && i + 1 < argc) {
       shape.channels = static_cast<std::uint16_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (a == "--efficiency" && i + 1 < argc) {

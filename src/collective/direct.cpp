@@ -20,6 +20,15 @@ class DirectProgramSet final : public GeneratedProgramSet {
   explicit DirectProgramSet(const CollectiveSpec& s)
       : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/direct") {}
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Rank r + 1 runs rank r's program with every peer moved by one (the pairwise order is by
+  // distance), when every block has the same size; rooted ops and alltoallv's matrix do not.
+  Rank symmetry_period() const override {
+    const CollectiveSpec& s = spec();
+    const bool translates = s.op == CollectiveOp::AllReduce || s.op == CollectiveOp::AllGather ||
+                            s.op == CollectiveOp::ReduceScatter || s.op == CollectiveOp::AllToAll ||
+                            s.op == CollectiveOp::SendRecv;
+    return translates && s.ranks > 1 && s.elements() % s.ranks == 0 ? 1 : 0;
+  }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {

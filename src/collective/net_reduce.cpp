@@ -10,7 +10,12 @@
 //     the node's group with src block l and dst X. NVLink carries S (1 + 1/g) per GPU each way,
 //     a node's NICs S. A channel's reduce-scatters run one chunk after another (each waits for
 //     the previous chunk's), as NCCL's steps do: otherwise every chunk's first phase would share
-//     NVLink at once and the pipeline would never fill.
+//     NVLink at once and the pipeline would never fill. And a chunk's reduce-scatter waits for
+//     the network reduction of the chunk kSlots before it: the reduced block waits for the
+//     network in one of NCCL_STEPS (8) buffer slots per channel (NCCL's src/include/device.h;
+//     Simple protocol), freed when the network has taken it. Without that bound every chunk's
+//     network reduction was in flight at once whenever NVLink outran the NICs (B200 + XDR: up to
+//     1,024 per channel at 8 GiB, each solve of the flow engine over all of them).
 //   reduce: the flat all_reduce (non-root buffers are scratch); barrier: one zero-byte
 //     net_reduce of all ranks.
 // CollNet Direct (Algorithm::CollNet, NCCL's COLLNET_DIRECT all-reduce): per chunk X, local
@@ -28,6 +33,7 @@ namespace lockstep::collective_detail {
 namespace {
 
 constexpr std::uint64_t kDefaultChunk = 512 * 1024;
+constexpr std::uint64_t kSlots = 8;  // NCCL_STEPS
 
 class NetReduceProgramSet final : public GeneratedProgramSet {
  public:
@@ -54,6 +60,11 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
     k_ = pipeline_depth(s, slice, kDefaultChunk);
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Across nodes, rank r + g runs rank r's program on the next node: its node's group is the
+  // translate of r's, its rail's group the same (ProgramSet::symmetry_period).
+  Rank symmetry_period() const override {
+    return g_ < spec().ranks && spec().ranks % g_ == 0 ? g_ : 0;
+  }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
@@ -64,25 +75,29 @@ class NetReduceProgramSet final : public GeneratedProgramSet {
     }
     const Rank nodes = s.ranks / g_, node = r / g_, l = r % g_;
     std::vector<OpIndex> previous_local(s.channels, kNoOp);
+    // The network reductions of each channel's last kSlots chunks (ring buffer by chunk).
+    std::vector<OpIndex> in_network(g_ == s.ranks ? 0 : s.channels * kSlots, kNoOp);
     for (std::uint64_t k = 0; k < k_; ++k) {
       for (std::uint16_t c = 0; c < s.channels; ++c) {
         const Span x = Span{0, s.elements()}.part(s.channels, c).part(k_, k);
         // src and dst differ for NVLS's reduce-scatter and multicast all-gather (windowed
         // NetReduce, engine/functional/executor.hpp).
-        const auto nr = [&](std::uint32_t group, Span src, Span dst, OpIndex dep) {
+        const auto nr = [&](std::uint32_t group, Span src, Span dst, OpIndex dep, OpIndex dep2) {
           Op op = make_net_reduce(group, b.range(Buffer::Input, src), b.range(Buffer::Input, dst));
           op.channel = c;
-          return b.add(op, {dep});
+          return b.add(op, {dep, dep2});
         };
         if (g_ == s.ranks) {
-          nr(0, x, x, kNoOp);
+          nr(0, x, x, kNoOp, kNoOp);
           continue;
         }
         const Span mine = x.part(g_, l);
-        const OpIndex scattered = nr(1 + node, x, mine, previous_local[c]);
+        OpIndex& slot = in_network[c * kSlots + k % kSlots];
+        const OpIndex scattered = nr(1 + node, x, mine, previous_local[c], slot);
         previous_local[c] = scattered;
-        const OpIndex global = nr(1 + nodes + l, mine, mine, scattered);
-        nr(1 + node, mine, x, global);
+        const OpIndex global = nr(1 + nodes + l, mine, mine, scattered, kNoOp);
+        slot = global;
+        nr(1 + node, mine, x, global, kNoOp);
       }
     }
   }
@@ -114,6 +129,10 @@ class CollNetProgramSet final : public GeneratedProgramSet {
     k_ = pipeline_depth(s, slice, g_ * collnet_block(s.bytes.count() / s.channels, g_));
   }
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
+  // Rank r + g runs rank r's program on the next node, in the same rail's group.
+  Rank symmetry_period() const override {
+    return g_ < spec().ranks && spec().ranks % g_ == 0 ? g_ : 0;
+  }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {

@@ -123,19 +123,19 @@ class ProgramSet {
   virtual std::uint32_t num_groups() const { return 0; }
   /// Translation symmetry, so that an engine may simulate symmetric ranks once (DESIGN.md, "Scale
   /// comes from structure"; docs/flow-engine.md). A period p > 0 promises: num_ranks() % p == 0,
-  /// no NetReduce ops (but see the channel shift below), and for every rank r and op index i,
-  /// num_ops and buffers of (r + p) % n equal those of r and op((r + p) % n, i) equals op(r, i)
-  /// except for buffer offsets, with every Send/Recv peer q replaced by (q + p) % n. Ranks r, r +
-  /// p, r + 2p, ... then form one class. 0 (the default) promises nothing. A ring over n ranks has
-  /// period 1; per-rank noise or a per-rank program difference must return 0 (or a period that
-  /// respects it).
+  /// and for every rank r and op index i, num_ops and buffers of (r + p) % n equal those of r and
+  /// op((r + p) % n, i) equals op(r, i) except for buffer offsets, with every Send/Recv peer q
+  /// replaced by (q + p) % n and every NetReduce group replaced by the group whose members are
+  /// its members moved by p (which must exist: a rail's CollNet group is its own translate, a
+  /// node's NVLS group moves to the next node's). Ranks r, r + p, r + 2p, ... then form one
+  /// class. 0 (the default) promises nothing. A ring over n ranks has period 1; per-rank noise or
+  /// a per-rank program difference must return 0 (or a period that respects it).
   virtual Rank symmetry_period() const { return 0; }
   /// Channels under the translation above: op((r + p) % n, i) uses channel
   /// (c + symmetry_channel_shift()) % symmetry_channel_modulus() where op(r, i) uses c, and
   /// (n / p) x shift is a multiple of the modulus. A shift of 0 (the default) leaves channels
-  /// alone. With a shift, NetReduce ops are allowed: each group lies inside one block of p
-  /// ranks, and op((r + p) % n, i) joins the translate of op(r, i)'s group (the channel-split
-  /// NVLS tree, whose blocks are channels: CollectiveSpec::split_channels).
+  /// alone (the channel-split NVLS tree, whose blocks of p ranks are channels, shifts them:
+  /// CollectiveSpec::split_channels).
   virtual std::uint16_t symmetry_channel_shift() const { return 0; }
   virtual std::uint32_t symmetry_channel_modulus() const { return 1; }
   /// Rotation inside nodes, on top of the translation above (docs/flow-engine.md "Class

@@ -5,20 +5,27 @@
 // A member's k-th NetReduce op on a group (counted as ops are loaded, so in program order) joins
 // the group's round k. When the last member of a round has arrived, every member's contribution
 // flows up to the root switch (the highest switch on the path from the group's first to its last
-// member), which reduces at line rate and streams the result back down to every member as it
-// goes; a member's op ends when its result has come down and every contribution has gone up.
-// Rounds of one group gather, go up and come down on their own, as sends and recvs match FIFO
-// per connection.
+// member) and the result streams back down to every member as it goes; a member's op ends when
+// its result has come down and every contribution has gone up. The switches on the way reduce
+// (SHARP's aggregation tree) and replicate (multicast): a link that k members' legs cross carries
+// one stream, so each leg crosses it with weight 1/k. Rounds of one group gather, go up and come
+// down on their own, as sends and recvs match FIFO per connection.
 //
-// With classes, a NetReduce op runs aggregated only when its group is exactly one class's members
-// (NVLS inside a node, or one channel's copy of it in a channel-split program): the class's op
-// then stands for the whole group. Any other group records Asymmetry::Group.
+// With classes, a NetReduce op runs aggregated when its group is exactly one class's members
+// (NVLS inside a node, a rail's CollNet group under translation by nodes, or one channel's copy
+// of NVLS in a channel-split program): the class's op then stands for the whole group. It also
+// runs when every member of the group is a representative of its own class (a node's NVLS group
+// when classes are translations by nodes): the group's round then stands for every translate of
+// it, member e of each class joining the translate by e (ProgramSet::symmetry_period). Any other
+// group records Asymmetry::Group.
 //
-// Owns the open rounds (pooled), per group its class and root switch, and per (rank, group) the
-// rounds loaded. Relies on the programs, the class map, the topology and placement, the path
-// cache and route table, the events, Transfers (the up and down legs) and Ranks. Fast-forward is
-// off for programs with groups, so none of this is in the steady state.
+// Owns the open rounds (pooled), per group how it is simulated and its root switch, the tree
+// weights per group, and per (rank, group) the rounds loaded. Relies on the programs, the class
+// map, the topology and placement, the path cache and route table, the events, Transfers (the up
+// and down legs) and Ranks. Fast-forward is off for programs with groups, so none of this is in
+// the steady state.
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -70,15 +77,30 @@ class NetReduce {
   // is begun.
   RoundState& round_state(std::uint32_t group, std::uint32_t round);
   void finish_round(std::uint32_t group, std::uint32_t round);
-  // Whether `group` is exactly the members of class `cls`: then the class's op stands for the
-  // whole group's, and the group is complete when the class joins it.
-  bool group_is_class(Rank cls, std::uint32_t group);
+  // How a group is simulated under the class map: by one class standing for all its members,
+  // by its members each representing its class (the group stands for its translates), or by
+  // every rank on its own; NotSimulated when none of these holds.
+  enum class Mode : std::uint8_t { Unknown, Whole, Representatives, Individual, NotSimulated };
+  struct GroupPlan {
+    Mode mode = Mode::Unknown;
+    Rank cls = kNone;  // Whole: the class
+  };
+  const GroupPlan& plan(std::uint32_t group);
+  // Whether `group` is exactly the members of one class (kNone if not) or one rotation orbit of a
+  // channel-split program's class.
+  Rank whole_class(std::uint32_t group);
+  // The group whose members are those of `group` moved by e, or kNone when there is none.
+  std::uint32_t translate(std::uint32_t group, ClassMap::Element e);
   // The switch a group reduces at: the highest on the path from its first to its last member.
   DeviceId root(std::uint32_t group);
-  // Member `member`'s leg up to the root switch `top` or down from it, or kNoTransfer
-  // (Asymmetry::Paths) when the members of its class reach the switch differently.
-  std::uint32_t leg(TransferKind kind, const PostedOp& member, DeviceId top, std::uint32_t group,
+  // Member `member`'s leg up to the root switch or down from it (each member of its class to
+  // its own group's root), or kNoTransfer (Asymmetry::Paths or Group) when the members of its
+  // class reach their switches differently.
+  std::uint32_t leg(TransferKind kind, const PostedOp& member, std::uint32_t group,
                     std::uint32_t round, std::uint32_t index);
+  // How many of `group`'s legs in direction `up` cross the device hop of `link` (one stream
+  // crosses it: each leg counts 1 / that).
+  double legs_on_hop(std::uint32_t group, bool up, DirLinkId link);
   static std::uint64_t key(std::uint32_t a, std::uint32_t b) {
     return (static_cast<std::uint64_t>(a) << 32) | b;
   }
@@ -91,14 +113,19 @@ class NetReduce {
   Transfers& transfers_;
   Ranks& ranks_;
   Asymmetry& asymmetry_;
-  static constexpr Rank kUnknownClass = kNone - 1;
-  std::vector<Rank> group_class_;    // per group: its class, kNone, or kUnknownClass
+  std::vector<GroupPlan> plans_;     // by group (sized at the first NetReduce)
   std::vector<GroupRounds> groups_;  // by group (sized at the first NetReduce)
   std::vector<RoundState> states_;
   std::vector<std::uint32_t> free_states_;
   std::uint64_t rounds_open_ = 0;
   std::unordered_map<std::uint64_t, std::uint32_t> rounds_loaded_;  // by key(rank, group)
   std::unordered_map<std::uint32_t, DeviceId> roots_;               // by group
+  std::map<std::vector<Rank>, std::uint32_t> group_of_members_;     // for translate()
+  // Legs per device hop: key (group << 1 | up) -> (source << 32 | target) -> legs crossing it.
+  std::unordered_map<std::uint64_t, std::unordered_map<std::uint64_t, double>> hop_legs_;
+  std::vector<RouteTable::Target> targets_scratch_;
+  std::vector<std::uint32_t> member_groups_scratch_;
+  std::vector<Rank> members_scratch_;
   std::vector<PostedOp> done_scratch_;
 };
 

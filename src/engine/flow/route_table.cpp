@@ -65,19 +65,21 @@ std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t cha
   return id;
 }
 
-std::uint32_t RouteTable::class_device_route(Rank cls, DeviceId device, Direction direction,
-                                             std::uint64_t label) {
-  const DeviceKey key{cls << 1 | static_cast<DeviceId>(direction), device, label};
+std::uint32_t RouteTable::class_device_route(Rank cls, std::span<const Target> targets,
+                                             Direction direction, const LinkWeight* weight) {
+  const DeviceKey key{cls << 1 | static_cast<DeviceId>(direction), targets[0].dst,
+                      targets[0].label};
   if (const auto it = by_class_device_.find(key); it != by_class_device_.end()) return it->second;
   const Rank from = map_.real(cls);
   member_keys_.clear();
   for (Rank m = 0; m < map_.members(); ++m) {
     const DeviceId gpu = placement_[map_.apply(map_.member(m), from)];
-    member_keys_.push_back(direction == kToDevice ? DeviceKey{gpu, device, label}
-                                                  : DeviceKey{device, gpu, label});
+    const Target& t = targets[m];
+    member_keys_.push_back(direction == kToDevice ? DeviceKey{gpu, t.dst, t.label}
+                                                  : DeviceKey{t.dst, gpu, t.label});
   }
   fetch_member_paths();
-  const std::uint32_t id = build(member_scratch_);
+  const std::uint32_t id = build(member_scratch_, weight);
   if (id != kNoRoute) by_class_device_.emplace(key, id);
   return id;
 }
@@ -108,25 +110,32 @@ void RouteTable::add_link_bytes(std::vector<double>& link_bytes) const {
   }
 }
 
-std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members) {
+std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> members,
+                                const LinkWeight* weight) {
   const std::vector<PathShare>& rep = *members[0];
-  // Count, per link and share, how many members' paths cross it.
+  const auto weight_of = [&](std::size_t j, DirLinkId l) {
+    return weight == nullptr ? 1.0 : (*weight)(j, l);
+  };
+  // Count, per link and share, how many members' paths cross it (each weighted).
   count_scratch_.clear();
   total_scratch_.clear();
-  for (const auto* paths : members) {
-    if (paths->size() != rep.size()) return kNoRoute;
-    for (std::size_t s = 0; s < paths->size(); ++s) {
-      for (const DirLinkId l : (*paths)[s].hops) {
-        ++count_scratch_[static_cast<std::uint64_t>(l) << 16 | s];
-        total_scratch_[l] += (*paths)[s].fraction;
+  for (std::size_t j = 0; j < members.size(); ++j) {
+    const auto& paths = *members[j];
+    if (paths.size() != rep.size()) return kNoRoute;
+    for (std::size_t s = 0; s < paths.size(); ++s) {
+      for (const DirLinkId l : paths[s].hops) {
+        const double w = weight_of(j, l);
+        count_scratch_[static_cast<std::uint64_t>(l) << 16 | s] += w;
+        total_scratch_[l] += paths[s].fraction * w;
       }
     }
   }
-  auto count = [&](DirLinkId l, std::size_t s) -> std::uint32_t {
+  auto count = [&](DirLinkId l, std::size_t s) -> double {
     const auto it = count_scratch_.find(static_cast<std::uint64_t>(l) << 16 | s);
     return it == count_scratch_.end() ? 0 : it->second;
   };
-  // Members are indistinguishable when, hop by hop, their links look like the representative's.
+  // Members are indistinguishable when, hop by hop, their links look like the representative's
+  // (bandwidth, latency and the share of the bytes they carry).
   // How many members share a link may differ (ECMP hashing two members onto one uplink): such a
   // link's signature differs from its orbit's (check_uniform_load), so the orbit is uneven and
   // its real links are watched, and the classes give way only if a collision limits a flow.
@@ -139,7 +148,9 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
       for (std::size_t h = 0; h < a.size(); ++h) {
         const Link& la = topo_.link(Topology::link_of(a[h]));
         const Link& lb = topo_.link(Topology::link_of(b[h]));
-        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency) return kNoRoute;
+        if (la.bandwidth != lb.bandwidth || la.latency != lb.latency ||
+            weight_of(0, a[h]) != weight_of(j, b[h]))
+          return kNoRoute;
       }
     }
   }
@@ -188,7 +199,7 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
     links_scratch_.clear();
     for (std::size_t t = 0; t < rep.size(); ++t) {
       for (const DirLinkId l : rep[t].hops) {
-        const std::uint32_t c = count(l, s);
+        const double c = count(l, s);
         if (c == 0 ||
             std::find(links_scratch_.begin(), links_scratch_.end(), l) != links_scratch_.end())
           continue;
@@ -201,9 +212,9 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
         if (same != nullptr) {
           // Two links of one orbit on the path: by symmetry each carries the same member
           // crossings, which already count the paths that cross it as their other hop.
-          same->coefficient = std::max(same->coefficient, static_cast<double>(c));
+          same->coefficient = std::max(same->coefficient, c);
         } else {
-          share.uses.push_back({root, static_cast<double>(c)});
+          share.uses.push_back({root, c});
         }
       }
     }

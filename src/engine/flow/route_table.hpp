@@ -11,6 +11,7 @@
 // Owns the routes, the link orbits and the watch lists; relies on the class map, the placement
 // and the path cache.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -50,11 +51,19 @@ class RouteTable {
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
   /// e(representative) to e(to), with flow label e(channel); or kNoRoute.
   std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
-  /// Route of every member e of class `cls` between e(representative)'s device and a device all
-  /// members share (an in-network reduction's root switch), cached; or kNoRoute.
+  /// Route of every member m of class `cls` between member(m)(representative)'s device and
+  /// targets[m].dst (an in-network reduction's root switch: one all members share, or each
+  /// member's image of it), routed with label targets[m].label; or kNoRoute. Cached by the class,
+  /// the direction and targets[0]. `weight` (null: 1) gives the share of a member's bytes that a
+  /// link carries (a reduction tree's link carries one stream for all the legs crossing it).
   enum Direction : bool { kToDevice = true, kFromDevice = false };
-  std::uint32_t class_device_route(Rank cls, DeviceId device, Direction direction,
-                                   std::uint64_t label);
+  struct Target {
+    DeviceId dst;
+    std::uint64_t label;
+  };
+  using LinkWeight = std::function<double(std::size_t member, DirLinkId link)>;
+  std::uint32_t class_device_route(Rank cls, std::span<const Target> targets, Direction direction,
+                                   const LinkWeight* weight);
   /// A one-off route chosen with the current load (adaptive routing); release it when done.
   std::uint32_t load_route(const Router& router, DeviceId src, DeviceId dst, std::uint64_t label,
                            const LinkLoadView& load);
@@ -94,7 +103,8 @@ class RouteTable {
   void add_link_bytes(std::vector<double>& link_bytes) const;
 
  private:
-  std::uint32_t build(std::span<const std::vector<PathShare>* const> members);
+  std::uint32_t build(std::span<const std::vector<PathShare>* const> members,
+                      const LinkWeight* weight = nullptr);
   std::uint32_t new_slot();
   void check_uniform_load(std::uint32_t id);
   Watch rebuild_watch();
@@ -126,7 +136,7 @@ class RouteTable {
   std::vector<std::uint32_t> member_order_;
   std::vector<const std::vector<PathShare>*> member_scratch_;
   std::vector<DirLinkId> links_scratch_;
-  std::unordered_map<std::uint64_t, std::uint32_t> count_scratch_;  // (link << 16 | share) -> n
+  std::unordered_map<std::uint64_t, double> count_scratch_;  // (link << 16 | share) -> members
   std::unordered_map<DirLinkId, double> total_scratch_;
   std::vector<PathShare> load_scratch_;
 };

@@ -315,9 +315,10 @@ void SteadyState::visit(V& v, Connections& connections) {
 // NetReduce: fast-forward is off for programs with NetReduce groups (FastForward::enabled) and
 // waits for every round to be finished, so none of it is state.
 void SteadyState::none_of(const NetReduce& net_reduce) {
-  [[maybe_unused]] const auto& [in, map, paths, routes, events, transfers, ranks, asymmetry,
-                                group_class, groups, states, free_states, rounds_open,
-                                rounds_loaded, roots, done_scratch] = net_reduce;
+  [[maybe_unused]] const auto& [in, map, paths, routes, events, transfers, ranks, asymmetry, plans,
+                                groups, states, free_states, rounds_open, rounds_loaded, roots,
+                                group_of_members, hop_legs, targets_scratch, member_groups_scratch,
+                                members_scratch, done_scratch] = net_reduce;
 }
 
 // UnevenOrbits: the relaxed capacities are set once per uneven orbit as routes are built, the

@@ -105,6 +105,50 @@ TEST(Collective, RingOrderVisitsNodeThenCrossesOnARail) {
 
 // The ring program set is arithmetic: a 131,072-rank all-reduce builds instantly and rank 5's
 // first op is a send of block 5 (S/n = 4 B) to rank 6.
+// Direct programs with equal blocks translate by one rank (ProgramSet::symmetry_period): rank
+// r + 1's op i is rank r's with its peer moved by one and the same bytes, channel and
+// dependencies, 6 ranks, 2 channels, 6 x 4 KiB. Rooted ops, alltoallv and unequal blocks
+// (6 x 4 KiB + 4 B) promise nothing.
+TEST(Collective, DirectProgramsTranslateByOneRank) {
+  constexpr Rank n = 6;
+  for (const CollectiveOp op :
+       {CollectiveOp::AllToAll, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+        CollectiveOp::AllReduce, CollectiveOp::SendRecv}) {
+    CollectiveSpec s;
+    s.op = op;
+    s.algorithm = Algorithm::Direct;
+    s.ranks = n;
+    s.channels = 2;
+    s.bytes = Bytes(n * 4096);
+    const auto p = make_collective(s);
+    ASSERT_EQ(p->symmetry_period(), 1u) << to_string(op);
+    for (Rank r = 0; r < n; ++r) {
+      const Rank q = (r + 1) % n;
+      ASSERT_EQ(p->num_ops(q), p->num_ops(r));
+      for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+        const Op a = p->op(r, i), b = p->op(q, i);
+        ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.channel == b.channel &&
+                    a.num_deps == b.num_deps)
+            << to_string(op) << " " << r << " " << i;
+        for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+        if (a.kind == OpKind::Send || a.kind == OpKind::Recv) {
+          ASSERT_EQ((a.peer + 1) % n, b.peer) << to_string(op) << " " << r << " " << i;
+        }
+      }
+    }
+    s.bytes = Bytes(n * 4096 + 4);
+    if (op != CollectiveOp::SendRecv) {
+      EXPECT_EQ(make_collective(s)->symmetry_period(), 0u) << to_string(op);
+    }
+  }
+  CollectiveSpec rooted;
+  rooted.op = CollectiveOp::Broadcast;
+  rooted.algorithm = Algorithm::Direct;
+  rooted.ranks = n;
+  rooted.bytes = Bytes(n * 4096);
+  EXPECT_EQ(make_collective(rooted)->symmetry_period(), 0u);
+}
+
 TEST(Collective, LazyRingAtScale) {
   CollectiveSpec s;
   s.ranks = 131072;

@@ -3,7 +3,9 @@
 // derived by hand. Correctness on real data is in tests/unit/engine/functional.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/error.hpp"
@@ -134,6 +136,29 @@ TEST(CollNetProgram, NvlinkReduceScatterSharpPerRailAllGather) {
             (std::vector<Rank>{1, 5}));  // rail 1
 }
 
+// NVLS across nodes (NetReduce, 2 nodes x 2 GPUs, one channel, 12 chunks): each chunk is three
+// net_reduces, scatter (3k), network (3k + 1), multicast (3k + 2). A chunk's scatter waits for
+// the previous chunk's scatter and, from chunk 8 on, for the network reduction of chunk k - 8,
+// whose buffer slot it reuses (NCCL_STEPS = 8): chunk 8's scatter (op 24) depends on ops 21 and
+// 1, chunk 11's (op 33) on 30 and 10; chunks 0-7 on the previous scatter only.
+TEST(NetReduceProgram, ScatterWaitsForTheNetworkEightChunksBack) {
+  CollectiveSpec s = spec(Algorithm::NetReduce, 2, 2, 12 * 64 * 1024);
+  s.chunk = Bytes(64 * 1024);
+  const auto p = make_collective(s);
+  ASSERT_EQ(p->num_ops(0), 36u);
+  const auto deps = [&](OpIndex i) {
+    const Op op = p->op(0, i);
+    EXPECT_EQ(op.kind, OpKind::NetReduce);
+    return std::set<OpIndex>(op.deps.begin(), op.deps.begin() + op.num_deps);
+  };
+  EXPECT_EQ(deps(0), std::set<OpIndex>{});
+  EXPECT_EQ(deps(21), std::set<OpIndex>{18});
+  EXPECT_EQ(deps(24), (std::set<OpIndex>{21, 1}));
+  EXPECT_EQ(deps(33), (std::set<OpIndex>{30, 10}));
+  EXPECT_EQ(deps(25), std::set<OpIndex>{24});
+  EXPECT_EQ(deps(26), std::set<OpIndex>{25});
+}
+
 // NVLS tree and CollNet have their own programs (what --engine flow runs for the NCCL model's
 // algorithms of the same names, nccl/tuner.hpp).
 TEST(ProgramAlgorithm, NvlsTreeAndCollNetHaveTheirOwnPrograms) {
@@ -241,6 +266,50 @@ TEST(NvlsTreeProgram, SplitChannelsAreTheWholeProgramsChannels) {
   // Unequal blocks: no translation (the rotation is off too).
   s.bytes = Bytes(2 * C * g * 64 * 1024 + 4);
   EXPECT_EQ(make_collective(s)->symmetry_period(), 0u);
+}
+
+// ProgramSet::symmetry_period of the in-network reductions across nodes (net_reduce.cpp): rank
+// r + g runs rank r's program on the next node, op for op, with its peers moved by g and each
+// NetReduce in the group whose members are the original group's moved by g (a rail's CollNet or
+// SHARP group is its own translate; a node's NVLS group is the next node's). 3 nodes of 4 GPUs,
+// 2 channels. On one node nothing is promised.
+TEST(NetReducePrograms, TranslationByOneNodeMapsProgramsAndGroupsOntoThemselves) {
+  for (const Algorithm a : {Algorithm::CollNet, Algorithm::NetReduce}) {
+    CollectiveSpec s = spec(a, 3, 4, 3 * 4 * 2 * 1024);
+    s.op = CollectiveOp::AllReduce;
+    s.channels = 2;
+    const auto p = make_collective(s);
+    const Rank g = 4, n = 12;
+    ASSERT_EQ(p->symmetry_period(), g) << to_string(a);
+    const auto moved = [&](std::uint32_t group) {
+      std::vector<Rank> m;
+      for (const Rank x : p->group(group)) m.push_back((x + g) % n);
+      std::sort(m.begin(), m.end());
+      return m;
+    };
+    std::uint64_t net_reduces = 0;
+    for (Rank r = 0; r < n; ++r) {
+      const Rank q = (r + g) % n;
+      ASSERT_EQ(p->num_ops(q), p->num_ops(r));
+      for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+        const Op x = p->op(r, i), y = p->op(q, i);
+        ASSERT_TRUE(x.kind == y.kind && x.channel == y.channel && x.bytes() == y.bytes() &&
+                    x.num_deps == y.num_deps)
+            << r << " " << i;
+        for (std::uint32_t k = 0; k < x.num_deps; ++k) ASSERT_EQ(x.deps[k], y.deps[k]);
+        if (x.kind == OpKind::Send || x.kind == OpKind::Recv) {
+          ASSERT_EQ((x.peer + g) % n, y.peer);
+        }
+        if (x.kind != OpKind::NetReduce) continue;
+        ++net_reduces;
+        const auto members = p->group(y.peer);
+        ASSERT_EQ(std::vector<Rank>(members.begin(), members.end()), moved(x.peer))
+            << r << " " << i;
+      }
+    }
+    EXPECT_GT(net_reduces, 0u);
+    EXPECT_EQ(make_collective(spec(a, 1, 4, 4 * 1024))->symmetry_period(), 0u);
+  }
 }
 
 }  // namespace
