@@ -213,8 +213,13 @@ void Pricer::scan_rank(const ProgramSet& programs, Rank r, double nominal,
 }
 
 void Pricer::flush() {
-  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
-    return std::tie(a.dst, a.src, a.channel) < std::tie(b.dst, b.src, b.channel);
+  // By destination, the destinations of one rail (GPU index in the node) together: on a
+  // rail-optimised fabric they share a leaf, and the router's search towards a leaf serves every
+  // destination behind it (DistanceField::find_gateway).
+  const auto rail = [&](DeviceId d) { return topo_.device(d).local_index; };
+  std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
+    const std::uint32_t ra = rail(a.dst), rb = rail(b.dst);
+    return std::tie(ra, a.dst, a.src, a.channel) < std::tie(rb, b.dst, b.src, b.channel);
   });
   for (const Pending& t : pending_) {
     const Time hop = excess(loads_.add_transfer(t.phase, t.src, t.dst, t.channel, t.share));

@@ -32,24 +32,54 @@ void DistanceField::visit(DeviceId v, std::uint32_t d, bool chain) {
   }
 }
 
+void DistanceField::expand_next() {
+  const DeviceId w = queue_[head_++];
+  if (!forwards(w)) return;
+  const std::uint32_t dw = dist_[w];
+  const bool w_gpu_relay = w != dst_ && is_gpu(w);
+  for (const Port& p : topo_.ports(w)) {
+    const DeviceId v = p.peer;
+    if (w_gpu_relay && !is_gpu(v)) continue;
+    visit(v, dw + 1, is_gpu(v) && (w == dst_ || (is_gpu(w) && chain_[w])));
+  }
+}
+
 bool DistanceField::reach(DeviceId dst, DeviceId from) {
   if (dst != dst_ || stamp_now_ == 0) restart(dst);
   // Expand until `from` is known and every device of the layer before it has been expanded
   // (so its flags and all its equal-cost successors are final).
   while (head_ < queue_.size()) {
-    const DeviceId w = queue_[head_];
-    const std::uint32_t dw = dist_[w];
-    if (stamp_[from] == stamp_now_ && dw + 1 > dist_[from]) break;
-    ++head_;
-    const bool w_gpu_relay = w != dst_ && is_gpu(w);
-    if (w_gpu_relay && !chain_[w]) continue;  // a GPU that cannot relay: an endpoint only
-    for (const Port& p : topo_.ports(w)) {
-      const DeviceId v = p.peer;
-      if (w_gpu_relay && !is_gpu(v)) continue;
-      visit(v, dw + 1, is_gpu(v) && (w == dst_ || (is_gpu(w) && chain_[w])));
-    }
+    if (stamp_[from] == stamp_now_ && dist_[queue_[head_]] + 1 > dist_[from]) break;
+    expand_next();
   }
   return stamp_[from] == stamp_now_;
+}
+
+bool DistanceField::within(DeviceId dst, DeviceId from, std::uint32_t depth) {
+  if (dst != dst_ || stamp_now_ == 0) restart(dst);
+  while (head_ < queue_.size() && dist_[queue_[head_]] < depth) expand_next();
+  return stamp_[from] == stamp_now_ && dist_[from] <= depth;
+}
+
+DistanceField::Gateway DistanceField::find_gateway(DeviceId dst, std::uint32_t max_depth,
+                                                   std::size_t max_devices) {
+  restart(dst);
+  // Layer by layer: when layer `depth` is complete (the one before it expanded), count the
+  // devices in it that forward.
+  for (std::uint32_t depth = 0; depth <= max_depth && queue_.size() <= max_devices; ++depth) {
+    DeviceId only = kNone;
+    std::size_t forwarding = 0;
+    for (std::size_t i = head_; i < queue_.size() && dist_[queue_[i]] == depth; ++i)
+      if (forwards(queue_[i])) ++forwarding, only = queue_[i];
+    if (forwarding == 0) return {};
+    if (depth > 0 && forwarding == 1 && !is_gpu(only)) {
+      bool next_to_gpu = false;
+      for (const Port& p : topo_.ports(only)) next_to_gpu = next_to_gpu || is_gpu(p.peer);
+      if (!next_to_gpu) return {only, depth};
+    }
+    while (head_ < queue_.size() && dist_[queue_[head_]] == depth) expand_next();
+  }
+  return {};
 }
 
 bool DistanceField::may_step(DeviceId u, DeviceId v, bool u_is_start) const {

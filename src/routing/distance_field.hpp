@@ -33,9 +33,27 @@ class DistanceField {
   /// device from the transit rule.
   bool may_step(DeviceId u, DeviceId v, bool u_is_start) const;
 
+  /// A destination's gateway: the one device g, `depth` hops from dst, through which every
+  /// device farther from dst reaches it (a GPU's leaf switch behind its NIC). When the devices
+  /// that forward traffic at some distance from dst (searching outwards, at most `max_depth`
+  /// hops and `max_devices` devices) are a single one, neither a GPU nor linked to one, every
+  /// device beyond it is as far from dst as from g plus `depth`, and steps towards dst exactly
+  /// where it steps towards g (no GPU relays beyond g, none next to it). kNone when there is none.
+  struct Gateway {
+    DeviceId device = kNone;
+    std::uint32_t depth = 0;
+  };
+  Gateway find_gateway(DeviceId dst, std::uint32_t max_depth, std::size_t max_devices);
+  /// Makes dist(v) exact for every device within `depth` hops of dst; is `from` one of them?
+  bool within(DeviceId dst, DeviceId from, std::uint32_t depth);
+
  private:
   void restart(DeviceId dst);
   void visit(DeviceId v, std::uint32_t d, bool chain);
+  // Does w forward what reaches it (a GPU that cannot relay is an endpoint only)? Final once
+  // the layer before w's is expanded.
+  bool forwards(DeviceId w) const { return w == dst_ || !is_gpu(w) || chain_[w] != 0; }
+  void expand_next();  // expands queue_[head_]
   bool is_gpu(DeviceId v) const { return topo_.device(v).kind == DeviceKind::Gpu; }
 
   const Topology& topo_;

@@ -23,6 +23,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
 #include "nic_failover.hpp"
+#include "reference_router.hpp"
 
 namespace lockstep {
 namespace {
@@ -33,12 +34,13 @@ using routing_detail::NicFailover;
 
 class ShortestPathRouter final : public Router {
  public:
-  ShortestPathRouter(const Topology& topo, const RouterOptions& options)
+  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways)
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
             kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
-        failover_(topo) {
+        failover_(topo),
+        gateways_(gateways) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
   }
 
@@ -104,10 +106,47 @@ class ShortestPathRouter final : public Router {
   void walk(DeviceId from, DeviceId dst, bool start, const FlowKey& key, const LinkLoadView* load,
             std::vector<DirLinkId>& hops) const {
     if (from == dst) return;
-    if (!use_field(dst).reach(dst, from)) no_path(key.src, key.dst);
     const std::uint64_t h = flow_hash(key);
+    // Beyond its gateway (DistanceField::find_gateway: a GPU's leaf switch) a destination is
+    // reached exactly as the gateway is, so the search towards the gateway, shared by every
+    // destination behind it, routes the way there, and a search of a few hops around the
+    // destination the rest: the same hops, choices and hashes as one search towards dst, which
+    // in a 288,000-device fabric visits most of it for every far destination.
+    // The source's own gateway s, when it has one (it sends, or is no GPU) and dst lies beyond
+    // it, cuts the search towards dst's gateway short too: it stops at s's layer instead of
+    // descending to every NIC and GPU of the fabric, and a search of a few hops from s finds the
+    // way up from the source.
+    if (gateways_) {
+      const DistanceField::Gateway g = gateway(dst);
+      const DistanceField::Gateway s = start || topo_.device(from).kind != DeviceKind::Gpu
+                                           ? gateway(from)
+                                           : DistanceField::Gateway{};
+      if (g.device != kNone && !near_->within(dst, from, g.depth)) {
+        DeviceId leg = from;
+        if (s.device != kNone && s.device != g.device && !near_->within(dst, s.device, g.depth) &&
+            !near_from_->within(from, dst, s.depth)) {
+          if (!up_->reach(s.device, from)) no_path(key.src, key.dst);
+          steps(*up_, from, s.device, start, h, key, load, hops);
+          leg = s.device;
+        }
+        DistanceField& towards = use_field(gate_fields_, g.device);
+        if (!towards.reach(g.device, leg)) no_path(key.src, key.dst);
+        steps(towards, leg, g.device, start && leg == from, h, key, load, hops);
+        steps(*near_, g.device, dst, false, h, key, load, hops);
+        return;
+      }
+    }
+    DistanceField& towards = use_field(fields_, dst);
+    if (!towards.reach(dst, from)) no_path(key.src, key.dst);
+    steps(towards, from, dst, start, h, key, load, hops);
+  }
+
+  // The hops from `from` to `to` over `field` (towards `to`, exact that far).
+  void steps(DistanceField& field, DeviceId from, DeviceId to, bool start, std::uint64_t h,
+             const FlowKey& key, const LinkLoadView* load, std::vector<DirLinkId>& hops) const {
+    field_ = &field;
     DeviceId u = from;
-    while (u != dst) {
+    while (u != to) {
       next_hops(u, start, candidates_);
       if (candidates_.empty()) no_path(key.src, key.dst);  // unreachable by construction
       const Port& p = pick(u, h, load);
@@ -115,6 +154,18 @@ class ShortestPathRouter final : public Router {
       u = p.peer;
       start = false;
     }
+  }
+
+  // dst's gateway, found once (a search of at most 4 hops and 4,096 devices around it).
+  DistanceField::Gateway gateway(DeviceId dst) const {
+    if (gates_.empty()) {
+      gates_.assign(topo_.num_devices(), DistanceField::Gateway{kUnknown, 0});
+      near_ = std::make_unique<DistanceField>(topo_);
+      near_from_ = std::make_unique<DistanceField>(topo_);
+      up_ = std::make_unique<DistanceField>(topo_);
+    }
+    if (gates_[dst].device == kUnknown) gates_[dst] = near_->find_gateway(dst, 4, 4096);
+    return gates_[dst];
   }
 
   // Hashing a flow over equal next hops is what switches do. A GPU choosing among GPUs is a chip
@@ -210,7 +261,7 @@ class ShortestPathRouter final : public Router {
       out.push_back(PathShare{{}, 1.0});
       return;
     }
-    if (!use_field(to).reach(to, from)) no_path(key.src, key.dst);
+    if (!use_field(fields_, to).reach(to, from)) no_path(key.src, key.dst);
     std::vector<DirLinkId> prefix;
     spray_from(from, to, true, 1.0, budget, flow_hash(key), key, prefix, out);
   }
@@ -276,15 +327,20 @@ class ShortestPathRouter final : public Router {
   // through a thousand destinations, and 25 cold fields made the run 10% slower). With one field,
   // 99% of a 512-GPU NVLS tree's route queries restarted a search (a fifth of its instructions);
   // with 16, a third did; with 64 the searches cost a fifth of that.
-  DistanceField& use_field(DeviceId dst) const {
+  // Gateways' fields are cached apart (at least two: destinations behind a few gateways
+  // alternate), so that the small searches around destinations do not evict them.
+  struct Cached;
+  DistanceField& use_field(std::vector<Cached>& fields, DeviceId dst) const {
+    const std::size_t most =
+        &fields == &gate_fields_ ? std::max<std::size_t>(2, max_fields_) : max_fields_;
     Cached* pick = nullptr;
-    for (Cached& c : fields_)
+    for (Cached& c : fields)
       if (c.dst == dst) pick = &c;
-    if (pick == nullptr && fields_.size() < max_fields_) {
-      fields_.push_back(Cached{std::make_unique<DistanceField>(topo_), dst, 0});
-      pick = &fields_.back();
+    if (pick == nullptr && fields.size() < most) {
+      fields.push_back(Cached{std::make_unique<DistanceField>(topo_), dst, 0});
+      pick = &fields.back();
     } else if (pick == nullptr) {  // the least recently used one
-      pick = &*std::min_element(fields_.begin(), fields_.end(),
+      pick = &*std::min_element(fields.begin(), fields.end(),
                                 [](const Cached& a, const Cached& b) { return a.used < b.used; });
       pick->dst = dst;
     }
@@ -305,6 +361,13 @@ class ShortestPathRouter final : public Router {
     std::uint64_t used;
   };
   mutable std::vector<Cached> fields_;
+  mutable std::vector<Cached> gate_fields_;
+  bool gateways_;
+  static constexpr DeviceId kUnknown = kNone - 1;
+  mutable std::vector<DistanceField::Gateway> gates_;  // per device, kUnknown until found
+  mutable std::unique_ptr<DistanceField> near_;        // around the last destination
+  mutable std::unique_ptr<DistanceField> near_from_;   // around the last source
+  mutable std::unique_ptr<DistanceField> up_;          // towards the last source's gateway
   mutable std::uint64_t uses_ = 0;
   mutable DistanceField* field_ = nullptr;
   mutable std::vector<Port> candidates_;
@@ -316,7 +379,14 @@ std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& o
   if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");
   if (options.max_spray_paths == 0)
     throw InputError("routing.max_spray_paths", "must be at least 1");
-  return std::make_unique<ShortestPathRouter>(topo, options);
+  return std::make_unique<ShortestPathRouter>(topo, options, true);
 }
+
+namespace routing_detail {
+std::unique_ptr<Router> make_router_without_gateways(const Topology& topo,
+                                                     const RouterOptions& options) {
+  return std::make_unique<ShortestPathRouter>(topo, options, false);
+}
+}  // namespace routing_detail
 
 }  // namespace lockstep
