@@ -23,7 +23,7 @@ namespace {
 
 struct Flags {
   ClusterFlags cluster;
-  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine;
+  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
   std::string format = "table";
 };
@@ -50,6 +50,7 @@ ArgNode sweep_args(const Flags& f) {
   put("type", f.type, "--type");
   put("channels", f.channels, "--channels");
   put("engine", f.engine, "--engine");
+  put("skew", f.skew, "--skew");
   if (f.cluster.sharp) put("sharp", "true", "--sharp");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
   return m;
@@ -112,8 +113,9 @@ void run(const Flags& f) {
     if (f.format == "table") {
       std::string faults;
       for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
-      fmt::print("# lockstep collective: {} on {}, engine {}{}\n", to_string(s.op), title, s.engine,
-                 faults.empty() ? "" : ", faults " + faults);
+      fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
+                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "", title,
+                 s.engine, faults.empty() ? "" : ", faults " + faults);
     }
     fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
@@ -129,10 +131,12 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
-                  "sendrecv");
+                  "alltoallv | sendrecv");
   cmd->add_option("--algo", f->algo,
                   "auto | ring | tree | nvls | nvls_tree | collnet | halving_doubling | direct | "
-                  "pat");
+                  "pat | hierarchical | torus_ring");
+  cmd->add_option("--skew", f->skew,
+                  "alltoallv: Zipf exponent of the receivers' shares (default 0: alltoall's)");
   cmd->add_option("--proto", f->proto, "auto | ll | ll128 | simple");
   cmd->add_option("--min-bytes", f->min_bytes, "smallest size (default 8)");
   cmd->add_option("--max-bytes", f->max_bytes, "largest size (default 8GiB)");

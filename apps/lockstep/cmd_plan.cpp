@@ -4,6 +4,7 @@
 //   lockstep plan --op all_reduce --algo ring --ranks 8 --bytes 1MiB --channels 4 --verify
 #include <fmt/format.h>
 
+#include <charconv>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -18,7 +19,8 @@ namespace lockstep::cli {
 namespace {
 
 struct PlanArgs {
-  std::string op = "all_reduce", algo, bytes = "1MiB", chunk = "0", type = "float";
+  std::string op = "all_reduce", algo, bytes = "1MiB", chunk = "0", type = "float", torus;
+  double skew = 0;
   Rank ranks = 8, root = 0;
   std::uint32_t channels = 1, ranks_per_node = 0;
   bool verify = false;
@@ -27,6 +29,7 @@ struct PlanArgs {
 // Beyond these sizes the per-rank listing is abridged and whole-set passes are skipped.
 constexpr Rank kListAll = 16;
 constexpr std::uint64_t kMaxSummaryOps = 10'000'000;
+constexpr double kMaxSkew = 100;
 
 DataType parse_type(const std::string& name) {
   for (DataType t : {DataType::Int8, DataType::Uint8, DataType::Int32, DataType::Uint32,
@@ -35,6 +38,21 @@ DataType parse_type(const std::string& name) {
   throw InputError("--type", fmt::format("unknown type '{}' (expected int8, uint8, int32, uint32, "
                                          "int64, float, double, bfloat16)",
                                          name));
+}
+
+// "4x4x4" -> {4, 4, 4}; empty: none.
+std::vector<std::uint32_t> parse_torus_dims(const std::string& text) {
+  std::vector<std::uint32_t> dims;
+  for (std::size_t start = 0; !text.empty() && start <= text.size();) {
+    const std::size_t x = std::min(text.find('x', start), text.size());
+    std::uint32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + x, v);
+    if (ec != std::errc() || ptr != text.data() + x || v == 0)
+      throw InputError("--torus", fmt::format("expected sizes like 4x4x4, got '{}'", text));
+    dims.push_back(v);
+    start = x + 1;
+  }
+  return dims;
 }
 
 CollectiveSpec make_spec(const PlanArgs& a) {
@@ -49,21 +67,21 @@ CollectiveSpec make_spec(const PlanArgs& a) {
   s.channels = static_cast<std::uint16_t>(a.channels);
   s.root = a.root;
   s.ranks_per_node = a.ranks_per_node;
+  // From the command line alltoallv gets the skewed matrix of --skew (0: alltoall's blocks).
   if (s.op == CollectiveOp::AllToAllV) {
-    // From the command line alltoallv gets alltoall's uniform blocks (scenarios give the matrix).
-    const std::uint64_t e = s.elements(), es = size_of(s.type);
-    s.alltoallv.assign(s.ranks, std::vector<std::uint64_t>(s.ranks));
-    for (Rank i = 0; i < s.ranks; ++i)
-      for (Rank j = 0; j < s.ranks; ++j) s.alltoallv[i][j] = block_size(e, s.ranks, j) * es;
+    if (!(a.skew >= 0 && a.skew <= kMaxSkew))
+      throw InputError("--skew", fmt::format("must be between 0 and {}", kMaxSkew));
+    s.alltoallv = skewed_alltoallv(s.ranks, s.bytes, s.type, a.skew);
   }
+  s.torus_dims = parse_torus_dims(a.torus);
   return s;
 }
 
 std::unique_ptr<ProgramSet> build(const CollectiveSpec& s) {
   static const std::map<std::string, std::string> kOption = {
-      {"ranks", "--ranks"}, {"bytes", "--bytes"},    {"channels", "--channels"},
-      {"root", "--root"},   {"algorithm", "--algo"}, {"ranks_per_node", "--ranks-per-node"},
-      {"alltoallv", "--op"}};
+      {"ranks", "--ranks"},  {"bytes", "--bytes"},     {"channels", "--channels"},
+      {"root", "--root"},    {"algorithm", "--algo"},  {"ranks_per_node", "--ranks-per-node"},
+      {"alltoallv", "--op"}, {"torus_dims", "--torus"}};
   try {
     return make_collective(s);
   } catch (const InputError& e) {
@@ -148,13 +166,19 @@ const RegisterCommand kPlan(30, [](CLI::App& root) {
                   "alltoallv | sendrecv | barrier");
   cmd->add_option("--algo", a->algo,
                   "ring | tree | chain | halving_doubling | recursive_doubling | direct | "
-                  "hierarchical | netreduce (default: the op's first)");
+                  "hierarchical | netreduce | pat | nvls_tree | collnet | torus_ring (default: "
+                  "the op's first)");
   cmd->add_option("--ranks", a->ranks, "number of ranks")->required();
   cmd->add_option("--bytes", a->bytes, "nccl-tests size, e.g. 1MiB");
   cmd->add_option("--channels", a->channels, "parallel rings / trees (NCCL channels)");
   cmd->add_option("--chunk", a->chunk, "pipelining chunk, 0 = algorithm default");
   cmd->add_option("--ranks-per-node", a->ranks_per_node, "scale-up domain size (0 = flat)");
   cmd->add_option("--root", a->root, "root rank of broadcast / reduce");
+  cmd->add_option("--torus", a->torus,
+                  "torus_ring: the torus's sizes, e.g. 4x4x4 (rank = x + X (y + Y z); default: "
+                  "one ring of all ranks)");
+  cmd->add_option("--skew", a->skew,
+                  "alltoallv: Zipf exponent of the receivers' shares (0 = alltoall's blocks)");
   cmd->add_option("--type", a->type, "element type for --verify (default float)");
   cmd->add_flag("--verify", a->verify, "run the functional executor and check the result");
   cmd->callback([a] { run_plan(*a); });

@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -50,7 +51,8 @@ struct Case {
   const char* name;
   CollectiveOp op;
   Algorithm algo;
-  std::uint32_t ranks_per_node;  // 0: flat
+  std::uint32_t ranks_per_node;          // 0: flat
+  std::array<std::uint32_t, 3> torus{};  // torus_ring's dims (32 x 64 x 64 = kRanks)
 };
 
 constexpr Rank kRanks = 131072;
@@ -61,6 +63,8 @@ constexpr Case kCases[] = {
     {"all_reduce/tree", CollectiveOp::AllReduce, Algorithm::Tree, 0},
     {"all_reduce/halving_doubling", CollectiveOp::AllReduce, Algorithm::HalvingDoubling, 0},
     {"all_reduce/hierarchical", CollectiveOp::AllReduce, Algorithm::Hierarchical, 8},
+    {"all_reduce/torus_ring", CollectiveOp::AllReduce, Algorithm::TorusRing, 0, {32, 64, 64}},
+    {"all_gather/torus_ring", CollectiveOp::AllGather, Algorithm::TorusRing, 0, {32, 64, 64}},
 };
 
 CollectiveSpec spec_of(const Case& c) {
@@ -71,6 +75,7 @@ CollectiveSpec spec_of(const Case& c) {
   s.bytes = Bytes::gib(1);
   s.type = DataType::Float32;
   s.ranks_per_node = c.ranks_per_node;
+  if (c.algo == Algorithm::TorusRing) s.torus_dims.assign(c.torus.begin(), c.torus.end());
   return s;
 }
 

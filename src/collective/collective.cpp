@@ -25,6 +25,7 @@ using collective_detail::make_nvls_tree;
 using collective_detail::make_pat;
 using collective_detail::make_recursive_doubling;
 using collective_detail::make_ring;
+using collective_detail::make_torus_ring;
 using collective_detail::make_tree;
 
 constexpr std::array<const char*, kNumCollectiveOps> kOpNames = {
@@ -40,7 +41,8 @@ constexpr std::array<const char*, kNumAlgorithms> kAlgorithmNames = {"ring",
                                                                      "netreduce",
                                                                      "pat",
                                                                      "nvls_tree",
-                                                                     "collnet"};
+                                                                     "collnet",
+                                                                     "torus_ring"};
 
 using Factory = std::unique_ptr<ProgramSet> (*)(const CollectiveSpec&);
 
@@ -62,14 +64,17 @@ constexpr Entry kTable[] = {
     {CollectiveOp::AllReduce, Algorithm::NetReduce, make_net_reduce},
     {CollectiveOp::AllReduce, Algorithm::NvlsTree, make_nvls_tree},
     {CollectiveOp::AllReduce, Algorithm::CollNet, make_collnet},
+    {CollectiveOp::AllReduce, Algorithm::TorusRing, make_torus_ring},
     {CollectiveOp::AllGather, Algorithm::Ring, make_ring},
     {CollectiveOp::AllGather, Algorithm::HalvingDoubling, make_halving_doubling},
     {CollectiveOp::AllGather, Algorithm::Direct, make_direct},
     {CollectiveOp::AllGather, Algorithm::Pat, make_pat},
+    {CollectiveOp::AllGather, Algorithm::TorusRing, make_torus_ring},
     {CollectiveOp::ReduceScatter, Algorithm::Ring, make_ring},
     {CollectiveOp::ReduceScatter, Algorithm::HalvingDoubling, make_halving_doubling},
     {CollectiveOp::ReduceScatter, Algorithm::Direct, make_direct},
     {CollectiveOp::ReduceScatter, Algorithm::Pat, make_pat},
+    {CollectiveOp::ReduceScatter, Algorithm::TorusRing, make_torus_ring},
     {CollectiveOp::Broadcast, Algorithm::Ring, make_chain},
     {CollectiveOp::Broadcast, Algorithm::Chain, make_chain},
     {CollectiveOp::Broadcast, Algorithm::Tree, make_tree},
@@ -183,6 +188,19 @@ void validate(const CollectiveSpec& spec) {
                                                    "nodes",
                                                    g, spec.ranks));
   }
+  if (spec.algorithm == Algorithm::TorusRing && !spec.torus_dims.empty()) {
+    std::uint64_t product = 1;
+    for (std::uint32_t d : spec.torus_dims) {
+      if (d == 0) throw InputError("torus_dims", "a torus dimension has size 0");
+      product *= d;
+      if (product > spec.ranks) break;
+    }
+    if (spec.torus_dims.size() > 8 || product != spec.ranks)
+      throw InputError("torus_dims", fmt::format("{} does not describe a torus of the {} ranks "
+                                                 "(at most 8 sizes whose product is the rank "
+                                                 "count)",
+                                                 fmt::join(spec.torus_dims, "x"), spec.ranks));
+  }
   if (spec.op == CollectiveOp::AllToAllV) {
     if (spec.alltoallv.size() != spec.ranks)
       throw InputError("alltoallv", fmt::format("needs {} rows (one per rank), got {}", spec.ranks,
@@ -205,6 +223,7 @@ std::unique_ptr<ProgramSet> make_collective(const CollectiveSpec& spec) {
   CollectiveSpec s = spec;
   if (s.op == CollectiveOp::Barrier) s.bytes = Bytes(0);
   if (s.op != CollectiveOp::AllToAllV) s.alltoallv.clear();
+  if (s.algorithm != Algorithm::TorusRing) s.torus_dims.clear();
   return find(s.op, s.algorithm)->factory(s);
 }
 

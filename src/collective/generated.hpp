@@ -111,6 +111,12 @@ std::unique_ptr<ProgramSet> make_direct(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_hierarchical(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_net_reduce(const CollectiveSpec& spec);
 std::unique_ptr<ProgramSet> make_pat(const CollectiveSpec& spec);
+std::unique_ptr<ProgramSet> make_torus_ring(const CollectiveSpec& spec);  // torus_all_reduce.cpp
+
+/// Hamiltonian cycles of a fully connected node of g GPUs, as local indices starting at 0: the
+/// g - 1 edge-disjoint ones when a search finds them, else rotations (ring.cpp). Channel c of a
+/// ring over a mesh walks cycle c mod size() (CollectiveSpec::mesh_rings).
+const std::vector<std::vector<std::uint32_t>>& mesh_cycles(std::uint64_t g);
 
 /// Buffers for the layout documented in collective.hpp (scratch = 0; algorithms add their own).
 BufferSizes standard_buffers(const CollectiveSpec& spec, Rank r);

@@ -6,7 +6,11 @@
 //      per rail, N ranks each, rail-aligned: every transfer stays on rail l);
 //   3. all-gather X inside each node.
 // Bytes per rank: 2(g-1)/g x S over NVLink and 2(N-1)/N x S/g over the scale-out network.
-// Any domain size works (g = n is one node, g = 1 is a flat ring across nodes).
+// Any domain size works (g = n is one node, g = 1 is a flat ring across nodes). On a fully
+// connected node (mesh_rings: AMD xGMI, no switch) channel c's ring in the node walks cycle
+// c mod mesh_cycles(g).size() of the mesh (g - 1 edge-disjoint Hamiltonian cycles on 8 GPUs), as
+// the ring's channels do, so the channels together use every link of a GPU instead of one.
+#include <algorithm>
 #include <vector>
 
 #include "generated.hpp"
@@ -62,14 +66,25 @@ class HierarchicalProgramSet final : public GeneratedProgramSet {
     const CollectiveSpec& s = spec();
     const Rank g = s.ranks_per_node ? s.ranks_per_node : s.ranks;
     const Rank nodes = s.ranks / g, node = r / g, l = r % g;
+    const bool mesh = s.mesh_rings && g >= 3;
     for (std::uint16_t c = 0; c < s.channels; ++c) {
       const Span x = Span{0, s.elements()}.part(s.channels, c);
-      const InPlaceRing intra{node * g + (l + 1) % g, node * g + (l + g - 1) % g, l, g, x, c};
+      // The node's ring: local GPUs in order, or the channel's cycle of the mesh. The GPU at
+      // position p of it ends the reduce-scatter with block p + 1, the block its rail reduces.
+      std::uint64_t pos = l;
+      Rank next = (l + 1) % g, prev = (l + g - 1) % g;
+      if (mesh) {
+        const std::vector<std::uint32_t>& cycle = mesh_cycles(g)[c % mesh_cycles(g).size()];
+        pos = static_cast<std::uint64_t>(std::find(cycle.begin(), cycle.end(), l) - cycle.begin());
+        next = cycle[(pos + 1) % g];
+        prev = cycle[(pos + g - 1) % g];
+      }
+      const InPlaceRing intra{node * g + next, node * g + prev, pos, g, x, c};
       const InPlaceRing inter{((node + 1) % nodes) * g + l,
                               ((node + nodes - 1) % nodes) * g + l,
                               node,
                               nodes,
-                              x.part(g, (l + 1) % g),
+                              x.part(g, (pos + 1) % g),
                               c};
       std::vector<OpIndex> intra_sends, inter_sends;
       OpIndex last = intra.reduce_scatter(b, kNoOp, intra_sends);

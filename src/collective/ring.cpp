@@ -76,30 +76,6 @@ class CycleSearch {
   std::uint64_t steps_ = 0;
 };
 
-// Hamiltonian cycles of a g-GPU mesh (as local indices), computed once per g: the g - 1
-// edge-disjoint cycles that cover every directed pair when the search finds them (Tillson 1980:
-// they exist for every g except 4 and 6), else the rotations r -> r + k with gcd(k, g) = 1.
-const std::vector<std::vector<std::uint32_t>>& mesh_cycles(std::uint64_t g64) {
-  static std::mutex mutex;
-  static std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> cache;
-  const auto g = static_cast<std::uint32_t>(g64);
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = cache.try_emplace(g);
-  if (!inserted) return it->second;
-  if (g >= 3 && g <= 16 && g != 4 && g != 6) {
-    CycleSearch search(g, g - 1);
-    if (search.run()) return it->second = std::move(search.cycles);
-  }
-  for (std::uint32_t k = 1; k < std::max<std::uint32_t>(g, 2); ++k) {
-    if (std::gcd(k, g) != 1) continue;
-    std::vector<std::uint32_t> cycle(g);
-    for (std::uint32_t j = 0; j < g; ++j) cycle[j] = static_cast<std::uint32_t>(j * k % g);
-    it->second.push_back(std::move(cycle));
-  }
-  if (it->second.empty()) it->second.push_back(std::vector<std::uint32_t>(g, 0));
-  return it->second;
-}
-
 class RingProgramSet final : public ProgramSet {
  public:
   explicit RingProgramSet(const CollectiveSpec& spec)
@@ -382,6 +358,30 @@ class RingProgramSet final : public ProgramSet {
 };
 
 }  // namespace
+
+// Hamiltonian cycles of a g-GPU mesh (as local indices), computed once per g: the g - 1
+// edge-disjoint cycles that cover every directed pair when the search finds them (Tillson 1980:
+// they exist for every g except 4 and 6), else the rotations r -> r + k with gcd(k, g) = 1.
+const std::vector<std::vector<std::uint32_t>>& mesh_cycles(std::uint64_t g64) {
+  static std::mutex mutex;
+  static std::map<std::uint32_t, std::vector<std::vector<std::uint32_t>>> cache;
+  const auto g = static_cast<std::uint32_t>(g64);
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace(g);
+  if (!inserted) return it->second;
+  if (g >= 3 && g <= 16 && g != 4 && g != 6) {
+    CycleSearch search(g, g - 1);
+    if (search.run()) return it->second = std::move(search.cycles);
+  }
+  for (std::uint32_t k = 1; k < std::max<std::uint32_t>(g, 2); ++k) {
+    if (std::gcd(k, g) != 1) continue;
+    std::vector<std::uint32_t> cycle(g);
+    for (std::uint32_t j = 0; j < g; ++j) cycle[j] = static_cast<std::uint32_t>(j * k % g);
+    it->second.push_back(std::move(cycle));
+  }
+  if (it->second.empty()) it->second.push_back(std::vector<std::uint32_t>(g, 0));
+  return it->second;
+}
 
 std::unique_ptr<ProgramSet> make_ring(const CollectiveSpec& spec) {
   return std::make_unique<RingProgramSet>(spec);

@@ -135,8 +135,14 @@ Bytes ArgNode::as_bytes() const {
   return reparse(*this, [](std::string_view t, std::string_view f) { return parse_bytes(t, f); });
 }
 Bandwidth ArgNode::as_bandwidth() const {
-  return reparse(*this,
-                 [](std::string_view t, std::string_view f) { return parse_bandwidth(t, f); });
+  const Bandwidth bw =
+      reparse(*this, [](std::string_view t, std::string_view f) { return parse_bandwidth(t, f); });
+  // Slower links would let a GPU's memory take longer than Time's range to cross them.
+  if (bw < kMinBandwidth) {
+    fail(fmt::format("'{}' is below {:.4f} Mb/s, the slowest rate lockstep accepts (docs/units.md)",
+                     text_, kMinBandwidth.gigabits_per_second() * 1e3));
+  }
+  return bw;
 }
 
 const std::string& ArgNode::as_choice(const std::vector<std::string>& choices) const {

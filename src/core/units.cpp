@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "lockstep/core/error.hpp"
 
@@ -73,8 +74,10 @@ constexpr double kKi = 1024.0, kMi = kKi * 1024, kGi = kMi * 1024, kTi = kGi * 1
 
 Time transfer_time(Bytes bytes, Bandwidth bw) {
   if (bytes.count() == 0) return Time::zero();
-  const double ps = std::ceil(bytes.as_double() / bw.bytes_per_second() * 1e12);
-  return Time::ps(static_cast<std::int64_t>(ps));
+  if (bw.bytes_per_second() == 0) return Time::infinite();
+  // Past 2^63 ps the quotient saturates in from_ps; it stays finite as a double (at most
+  // 2^64 B / 5e-324 B/s would overflow to +inf, which saturates the same way).
+  return Time::from_ps(std::ceil(bytes.as_double() / bw.bytes_per_second() * 1e12));
 }
 
 Time parse_time(std::string_view text, std::string_view field) {
@@ -88,9 +91,13 @@ Time parse_time(std::string_view text, std::string_view field) {
   auto q = split_quantity(text, field, "time");
   const auto* u = find_unit(units, q.unit);
   if (u == nullptr) unknown_unit(text, field, q.unit, "ps, ns, us, ms, s, min");
-  const double ps = q.value * u->scale;
-  if (ps > 9.2e18) throw InputError(std::string(field), fmt::format("'{}' is too long", text));
-  return Time::ps(static_cast<std::int64_t>(std::llround(ps)));
+  const Time t = Time::from_ps(q.value * u->scale);
+  if (!t.is_finite()) {
+    throw InputError(
+        std::string(field),
+        fmt::format("'{}' is longer than lockstep's time range ({})", text, kTimeRange));
+  }
+  return t;
 }
 
 Bytes parse_bytes(std::string_view text, std::string_view field) {
@@ -149,6 +156,7 @@ std::string trim_number(double v) {
 }  // namespace
 
 std::string to_string(Time t) {
+  if (!t.is_finite()) return t > Time::zero() ? "infinite" : "-infinite";
   const double ps = static_cast<double>(t.picoseconds());
   const double mag = std::fabs(ps);
   if (mag >= 1e12) return trim_number(ps / 1e12) + " s";
@@ -160,6 +168,8 @@ std::string to_string(Time t) {
 
 std::string to_string(Bytes b) {
   const double v = b.as_double();
+  if (v >= kPi * 1024) return trim_number(v / (kPi * 1024)) + " EiB";
+  if (v >= kPi) return trim_number(v / kPi) + " PiB";
   if (v >= kTi) return trim_number(v / kTi) + " TiB";
   if (v >= kGi) return trim_number(v / kGi) + " GiB";
   if (v >= kMi) return trim_number(v / kMi) + " MiB";

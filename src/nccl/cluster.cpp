@@ -115,6 +115,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;
+  if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;
   c.amd_host = c.gpu == "a100" || c.gpu == "mi300x";
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {

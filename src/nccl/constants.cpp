@@ -30,10 +30,10 @@ constexpr Table by_algorithm(const std::array<Row, N>& rows) {
 }
 
 // baseLat[algo][proto] (us). tuning.cc: Tree {6.8, 14.0, 8.4}, Ring {6.6, 14.0, 8.4},
-// CollNet / NVLS / NVLSTree 0, PAT {8, 8, 8}. halving_doubling and direct are not NCCL's: they
-// are priced with the ring's rows here and below.
+// CollNet / NVLS / NVLSTree 0, PAT {8, 8, 8}. halving_doubling, direct, hierarchical and
+// torus_ring are not NCCL's: they are priced with the ring's rows here and below.
 constexpr Triple kRingBase = {6.6, 14.0, 8.4};
-constexpr Table kBaseLatency = by_algorithm<8>({{
+constexpr Table kBaseLatency = by_algorithm<10>({{
     {Algorithm::Tree, {6.8, 14.0, 8.4}},
     {Algorithm::Ring, kRingBase},
     {Algorithm::CollNet, {0, 0, 0}},    // CollNetDirect (CollNetChain is 0 too)
@@ -42,6 +42,8 @@ constexpr Table kBaseLatency = by_algorithm<8>({{
     {Algorithm::Pat, {8, 8, 8}},
     {Algorithm::HalvingDoubling, kRingBase},
     {Algorithm::Direct, kRingBase},
+    {Algorithm::Hierarchical, kRingBase},
+    {Algorithm::TorusRing, kRingBase},
 }});
 
 // hwLat[path][algo][proto] (us per step). tuning.cc hwLat table.
@@ -49,7 +51,7 @@ constexpr Triple kRingNvLink = {0.6, 1.9, 3.4};
 constexpr Triple kRingPcie = {1.0, 2.5, 5.7};
 constexpr Triple kRingNetwork = {2.7, 4.0, 14.0};
 constexpr std::array<Table, 3> kHwLatency = {{
-    by_algorithm<8>({{
+    by_algorithm<10>({{
         // NVLink
         {Algorithm::Tree, {0.6, 1.25, 4.0}},
         {Algorithm::Ring, kRingNvLink},
@@ -59,8 +61,10 @@ constexpr std::array<Table, 3> kHwLatency = {{
         {Algorithm::Pat, {0, 0, 4.0}},
         {Algorithm::HalvingDoubling, kRingNvLink},
         {Algorithm::Direct, kRingNvLink},
+        {Algorithm::Hierarchical, kRingNvLink},
+        {Algorithm::TorusRing, kRingNvLink},
     }}),
-    by_algorithm<8>({{
+    by_algorithm<10>({{
         // PCIe
         {Algorithm::Tree, {1.0, 1.9, 4.0}},
         {Algorithm::Ring, kRingPcie},
@@ -70,8 +74,10 @@ constexpr std::array<Table, 3> kHwLatency = {{
         {Algorithm::Pat, {0, 0, 4.0}},
         {Algorithm::HalvingDoubling, kRingPcie},
         {Algorithm::Direct, kRingPcie},
+        {Algorithm::Hierarchical, kRingPcie},
+        {Algorithm::TorusRing, kRingPcie},
     }}),
-    by_algorithm<8>({{
+    by_algorithm<10>({{
         // Network
         {Algorithm::Tree, {5.0, 8.5, 14}},
         {Algorithm::Ring, kRingNetwork},
@@ -81,6 +87,8 @@ constexpr std::array<Table, 3> kHwLatency = {{
         {Algorithm::Pat, {0, 0, 14}},
         {Algorithm::HalvingDoubling, kRingNetwork},
         {Algorithm::Direct, kRingNetwork},
+        {Algorithm::Hierarchical, kRingNetwork},
+        {Algorithm::TorusRing, kRingNetwork},
     }}),
 }};
 // hwLat's CollNetChain row, Simple (NVLink, PCIe, Network).

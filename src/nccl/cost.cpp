@@ -95,14 +95,16 @@ double ring_bus(const NcclCluster& c) {
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
   if (a == A::CollNet && c.gpus_per_node == 1)
     return nccl::collnet_chain_hw_latency_us(Path::Network) + c.extra_net_step_us;
-  const bool ring_or_tree =
-      a == A::Ring || a == A::Tree || a == A::HalvingDoubling || a == A::Direct;
+  const bool ring_or_tree = a == A::Ring || a == A::Tree || a == A::HalvingDoubling ||
+                            a == A::Direct || a == A::Hierarchical || a == A::TorusRing;
   const Algorithm row = c.gpus_per_node == 1 && ring_or_tree ? A::Tree : a;
   return nccl::hw_latency_us(Path::Network, row, p) + c.extra_net_step_us;
 }
 
 std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, Proto p, std::uint64_t bytes,
                             std::uint32_t ranks) {
+  // The torus's rings run 2D colours of their own (collective/torus_all_reduce.cpp), not channels.
+  if (a == A::TorusRing) return 1;
   // enqueue.cc: drop channels while each thread would get less than its threshold of bytes.
   std::uint64_t nc = max_channels;
   const std::uint64_t nt = nccl::max_threads(p);

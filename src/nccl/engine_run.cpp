@@ -169,7 +169,8 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
          a.ranks_per_node == b.ranks_per_node && a.mesh_rings == b.mesh_rings &&
-         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv;
+         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv &&
+         a.torus_dims == b.torus_dims;
 }
 
 }  // namespace
@@ -196,6 +197,9 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.channels = static_cast<std::uint16_t>(p.channels);
   // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  if (p.algo == Algorithm::TorusRing) how.spec.torus_dims = c.torus_dims;
+  if (op == CollectiveOp::AllToAllV)
+    how.spec.alltoallv = skewed_alltoallv(c.ranks(), bytes, type, p.skew);
   // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
   // (docs/nccl-model.md "Mesh rings").
   how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
@@ -206,9 +210,13 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // g and g - 1 are coprime, g (g - 1) channels take every (cycle, start) pair once, so every
   // GPU enters and leaves its node on g - 1 channels and every NIC direction carries as many
   // (16 -> 56 on MI300X; with 21, one NIC carried 6 channels out and flow ran at half the model).
-  if (how.spec.mesh_rings && p.algo == Algorithm::Ring) {
+  // The hierarchical all-reduce's node rings walk the cycles too; its network ring stays on each
+  // GPU's own rail, so g - 1 channels suffice there.
+  const bool hierarchical = p.algo == Algorithm::Hierarchical;
+  if (how.spec.mesh_rings && (p.algo == Algorithm::Ring || hierarchical)) {
     const std::uint32_t cycles = c.gpus_per_node - 1;
-    const std::uint32_t unit = c.nodes > 1 ? std::lcm(cycles, c.gpus_per_node) : cycles;
+    const std::uint32_t unit =
+        c.nodes > 1 && !hierarchical ? std::lcm(cycles, c.gpus_per_node) : cycles;
     how.spec.channels = static_cast<std::uint16_t>((p.channels + unit - 1) / unit * unit);
   }
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so

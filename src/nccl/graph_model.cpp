@@ -343,6 +343,21 @@ void Pricer::add_direct_group(const CollectiveSpec& spec, std::span<const Device
     const Rank root = spec.root;
     for (Rank r = 0; r < n; ++r)
       if (r != root) op == CollectiveOp::Broadcast ? split(root, r) : split(r, root);
+  } else if (op == CollectiveOp::AllToAllV && spec.alltoallv.size() == n) {
+    // A skewed matrix (alltoallv with --skew): each pair carries its own share of its sender's
+    // bytes, so the hot receiver's links carry what the matrix sends them.
+    for (Rank r = 0; r < n; ++r) {
+      const auto& row = spec.alltoallv[r];
+      double total = 0;
+      for (const std::uint64_t b : row) total += static_cast<double>(b);
+      if (total <= 0) continue;
+      for (std::uint64_t d = 1; d < n; ++d) {
+        const Rank j = rank(r + d);
+        const double weight = static_cast<double>(row[j]) / total;
+        if (weight <= 0) continue;
+        for (std::uint16_t ch = 0; ch < c; ++ch) add(r, j, weight / c, ch);
+      }
+    }
   } else {
     const std::uint64_t pairs = n * (n - 1);
     const bool every_channel = pairs * c <= kDirectRoutes;

@@ -56,6 +56,11 @@ NcclCluster NcclGroups::cluster_of(const GpuGroup& gpus) const {
   for (const auto& [node, count] : per_node) most = std::max(most, count);
   c.nodes = static_cast<std::uint32_t>(per_node.size());
   c.gpus_per_node = most;
+  // The torus's rings are those of every GPU in the builder's order, not of a subset.
+  bool every_gpu_in_order = gpus.size() == whole_.ranks();
+  for (std::size_t i = 0; every_gpu_in_order && i < gpus.size(); ++i)
+    every_gpu_in_order = gpus[i] == i;
+  if (!every_gpu_in_order) c.torus_dims.clear();
   // The NICs nearest the GPUs in use (NCCL picks each GPU's closest NIC).
   if (whole_.nics_per_node > 0) {
     c.nics_per_node = std::max(1u, whole_.nics_per_node * most / domain);
@@ -72,6 +77,7 @@ struct NcclGroups::GraphKey {
   nccl::Proto proto;
   CollectiveOp op;
   std::uint32_t channels;
+  double skew;  // alltoallv's matrix
   std::vector<GpuGroup> groups;
   auto operator<=>(const GraphKey&) const = default;
 };
@@ -96,6 +102,8 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
       s.spec.ranks = static_cast<Rank>(g.size());
       // Nodes holding different numbers of the group's GPUs: a flat ring.
       if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
+      if (op == CollectiveOp::AllToAllV && s.spec.alltoallv.size() != g.size())
+        s.spec.alltoallv = skewed_alltoallv(s.spec.ranks, bytes, type, p.skew);
       specs.push_back(std::move(s));
     }
     return specs;
@@ -110,7 +118,7 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   Prediction wide = p;
   wide.channels = std::max(p.channels, first.max_channels());
   if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
-  GraphKey key{p.algo, p.proto, op, wide.channels, groups};
+  GraphKey key{p.algo, p.proto, op, wide.channels, p.skew, groups};
   auto it = graph_cache_->terms.find(key);
   if (it == graph_cache_->terms.end()) {
     const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topo);

@@ -10,6 +10,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/nccl/groups.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep {
 namespace {
@@ -32,12 +33,38 @@ constexpr std::array<TypeName, 10> kTypes = {{{"float", DataType::Float32},
 
 bool per_rank_count(CollectiveOp op) {
   return op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter ||
-         op == CollectiveOp::AllToAll;
+         op == CollectiveOp::AllToAll || op == CollectiveOp::AllToAllV;
 }
 
 bool reduces(CollectiveOp op) {
   return op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
          op == CollectiveOp::Reduce;
+}
+
+// nccl-tests holds a message in each GPU's memory: a larger one cannot run. (GPUs the catalog
+// does not know are held to the most memory lockstep accepts.)
+void check_fits_in_memory(const CollectiveSweep& s, const NcclCluster& c) {
+  Bytes memory = kMaxGpuMemory;
+  for (const GpuSpec& g : gpu_catalog())
+    if (g.name == c.gpu) memory = g.hbm;
+  if (s.max_bytes <= memory) return;
+  throw InputError(
+      s.max_bytes_field,
+      fmt::format("{} does not fit in one GPU's memory ({}: {})", to_string(s.max_bytes),
+                  c.gpu.empty() ? "at most" : c.gpu, to_string(memory)),
+      s.max_bytes_where);
+}
+
+// A time past Time's range is an error at the size that asked for it: min_bytes when the first
+// of several sizes already is too long, else max_bytes.
+void check_in_range(const CollectiveSweep& s, const CollectiveRow& row, bool first) {
+  if (row.time.is_finite()) return;
+  first = first && s.min_bytes < s.max_bytes;
+  throw InputError(first ? s.min_bytes_field : s.max_bytes_field,
+                   fmt::format("a {} {} would take longer than lockstep's time range ({}) on this "
+                               "cluster (engine {}); use smaller sizes or faster links",
+                               to_string(Bytes(row.bytes)), to_string(s.op), kTimeRange, s.engine),
+                   first ? s.min_bytes_where : s.max_bytes_where);
 }
 
 }  // namespace
@@ -92,6 +119,7 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   if (!sweep.faults.empty()) faulted = apply_link_faults(*topology, sweep.faults);
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
+  check_fits_in_memory(sweep, c);
   const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;
@@ -102,6 +130,7 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     req.algo = sweep.algo;
     req.proto = sweep.proto;
     req.channels = sweep.channels;
+    req.skew = sweep.skew;
     Prediction p;
     try {
       p = predict(c, req);
@@ -122,6 +151,7 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     const double seconds = row.time.seconds();
     row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());
+    check_in_range(sweep, row, rows.empty());
     rows.push_back(row);
   }
   return rows;

@@ -23,7 +23,7 @@ struct AlgoName {
   std::optional<Algorithm> algo;
   const char* name;
 };
-constexpr std::array<AlgoName, 9> kAlgoNames = {{
+constexpr std::array<AlgoName, 11> kAlgoNames = {{
     {std::nullopt, "auto"},
     {A::Ring, "ring"},
     {A::Tree, "tree"},
@@ -33,6 +33,8 @@ constexpr std::array<AlgoName, 9> kAlgoNames = {{
     {A::Pat, "pat"},
     {A::HalvingDoubling, "halving_doubling"},
     {A::Direct, "direct"},
+    {A::Hierarchical, "hierarchical"},
+    {A::TorusRing, "torus_ring"},
 }};
 constexpr std::array<Proto, 3> kProtos = {Proto::LL, Proto::LL128, Proto::Simple};
 
@@ -67,21 +69,29 @@ bool algo_possible(const NcclCluster& c, Coll op, Algorithm a) {
       return op == Coll::AllReduce;
     case A::Direct:
       return is_one_of(op, {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast,
-                            Coll::Reduce, Coll::AllToAll, Coll::SendRecv});
+                            Coll::Reduce, Coll::AllToAll, Coll::AllToAllV, Coll::SendRecv});
+    case A::Hierarchical:
+      return op == Coll::AllReduce;
+    case A::TorusRing:
+      return !c.torus_dims.empty() &&
+             is_one_of(op, {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter});
     default:
       return false;  // not an algorithm of the NCCL model
   }
 }
 
 bool algo_automatic(const NcclCluster& c, Coll op, Algorithm a) {
-  if (op == Coll::AllToAll || op == Coll::SendRecv) return a == A::Direct;
-  if (a == A::HalvingDoubling || a == A::Direct) return false;  // not NCCL's
+  if (op == Coll::AllToAll || op == Coll::AllToAllV || op == Coll::SendRecv) return a == A::Direct;
+  // Not NCCL's (docs/nccl-model.md "Algorithms NCCL does not have").
+  if (a == A::HalvingDoubling || a == A::Direct || a == A::Hierarchical || a == A::TorusRing)
+    return false;
   if (a == A::Tree) return c.nodes > 1;  // NCCL's tree pays off across nodes only
   return true;
 }
 
 bool proto_possible(const NcclCluster& c, Algorithm a, Proto p) {
-  if (a == A::NetReduce || a == A::NvlsTree || a == A::CollNet || a == A::Pat)
+  if (a == A::NetReduce || a == A::NvlsTree || a == A::CollNet || a == A::Pat ||
+      a == A::Hierarchical || a == A::TorusRing)
     return p == Proto::Simple;
   if (p == Proto::LL128 && c.nodes > 1 && !c.ll128_network) return false;
   return true;
@@ -89,11 +99,14 @@ bool proto_possible(const NcclCluster& c, Algorithm a, Proto p) {
 
 // Point-to-point operations pick their protocol by size, not by model (NCCL_P2P_LL_THRESHOLD).
 bool proto_automatic(Coll op, Proto p, double per_peer_bytes) {
-  if (op != Coll::AllToAll && op != Coll::SendRecv) return true;
+  if (op != Coll::AllToAll && op != Coll::AllToAllV && op != Coll::SendRecv) return true;
   return p == (per_peer_bytes <= nccl::kP2pLLThreshold ? Proto::LL : Proto::Simple);
 }
 
-Cost cost_of(const NcclCluster& c, Coll op, Algorithm a, Proto p, double S, std::uint32_t ch) {
+Cost cost_of(const NcclCluster& c, const TunerRequest& r, Algorithm a, Proto p, double S,
+             std::uint32_t ch) {
+  const Coll op = r.op;
+  if (op == Coll::AllToAllV) return alltoallv_cost(c, S, p, r.skew);
   switch (a) {
     case A::Ring:
       return ring_cost(c, op, S, p, ch);
@@ -111,6 +124,10 @@ Cost cost_of(const NcclCluster& c, Coll op, Algorithm a, Proto p, double S, std:
       return halving_doubling_cost(c, S, p, ch);
     case A::Direct:
       return direct_cost(c, op, S, p);
+    case A::Hierarchical:
+      return hierarchical_cost(c, S);
+    case A::TorusRing:
+      return torus_ring_cost(c, op, S);
     default:
       throw std::logic_error(std::string("the NCCL model does not price ") + to_string(a));
   }
@@ -123,7 +140,7 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
       r.channels > 0 ? r.channels : pick_channels(max_ch, a, p, r.bytes.count(), c.ranks());
   // Channel reduction changes how work is split, not the bandwidth the caps allow: NCCL's model
   // (and ours) prices a message with the communicator's channel count.
-  const Cost cost = cost_of(c, r.op, a, p, S, r.channels > 0 ? r.channels : max_ch);
+  const Cost cost = cost_of(c, r, a, p, S, r.channels > 0 ? r.channels : max_ch);
   Prediction out;
   out.algo = a;
   out.proto = p;
@@ -138,6 +155,7 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
   const double seconds = out.time.seconds();
   out.algbw_GBps = seconds > 0 ? S / seconds / 1e9 : 0;
   out.busbw_GBps = out.algbw_GBps * busbw_factor(r.op, c.ranks());
+  out.skew = r.op == Coll::AllToAllV ? r.skew : 0;
   return out;
 }
 
@@ -205,10 +223,16 @@ std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) 
 }
 
 Prediction predict(const NcclCluster& c, const TunerRequest& r) {
-  if (r.op == Coll::AllToAllV || r.op == Coll::Barrier)
+  if (r.op == Coll::Barrier)
     throw InputError("op", std::string("the NCCL model does not cover ") + to_string(r.op) +
                                " (use all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                               "alltoall or sendrecv)");
+                               "alltoall, alltoallv or sendrecv)");
+  if (!(r.skew >= 0) || r.skew > nccl::kMaxSkew)
+    throw InputError("skew", "must be between 0 and " + std::to_string(int(nccl::kMaxSkew)));
+  if (r.algo == A::TorusRing && c.torus_dims.empty())
+    throw InputError("algo",
+                     "torus_ring runs on a torus of GPUs (builder: torus, every GPU in "
+                     "the communicator), which this cluster is not");
   const auto all = candidates(c, r);
   if (all.empty()) {
     const std::string what = r.algo ? nccl::algorithm_name(r.algo) : std::string("no algorithm");

@@ -22,10 +22,10 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     } catch (const InputError& e) {
       op->fail(e.bare_message());
     }
-    if (s.op == CollectiveOp::AllToAllV || s.op == CollectiveOp::Barrier)
+    if (s.op == CollectiveOp::Barrier)
       op->fail(
           "the NCCL model covers all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-          "alltoall and sendrecv");
+          "alltoall, alltoallv and sendrecv");
   }
   auto read_choice = [&](const char* key, auto parse, auto& out) {
     const ArgNode* node = args.find(key);
@@ -42,8 +42,16 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     s.algo_where = n->where();
   }
   read_choice("proto", nccl::parse_protocol, s.proto);
-  if (const ArgNode* n = args.find("min_bytes")) s.min_bytes = n->as_bytes();
-  if (const ArgNode* n = args.find("max_bytes")) s.max_bytes = n->as_bytes();
+  if (const ArgNode* n = args.find("min_bytes")) {
+    s.min_bytes = n->as_bytes();
+    s.min_bytes_field = n->path();
+    s.min_bytes_where = n->where();
+  }
+  if (const ArgNode* n = args.find("max_bytes")) {
+    s.max_bytes = n->as_bytes();
+    s.max_bytes_field = n->path();
+    s.max_bytes_where = n->where();
+  }
   if (s.min_bytes.count() == 0) args.at("min_bytes").fail("must be at least 1 byte");
   if (s.max_bytes < s.min_bytes) {
     const ArgNode* n = args.find("max_bytes");
@@ -56,6 +64,10 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     s.type = nccl_tests_type(n->as_choice(nccl_tests_type_names()));
   s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
   s.sharp = args.get_bool("sharp", false);
+  if (const ArgNode* n = args.find("skew")) {
+    if (s.op != CollectiveOp::AllToAllV) n->fail("only alltoallv takes a skew");
+    s.skew = args.get_double("skew", 0, 0, nccl::kMaxSkew);
+  }
   if (const ArgNode* n = args.find("engine")) s.engine = n->as_choice(engine_names());
   s.faults = parse_faults(args.find("faults"));
   for (const FaultSpec& f : s.faults) {

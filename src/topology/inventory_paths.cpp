@@ -48,28 +48,28 @@ std::uint32_t max_hops(const Topology& topo, DeviceId source) {
 // Dijkstra over every link by fixed latency.
 Time max_latency(const Topology& topo, DeviceId source) {
   const auto n = topo.num_devices();
-  std::vector<std::int64_t> dist(n, Time::max().picoseconds());
-  using Entry = std::pair<std::int64_t, DeviceId>;
+  std::vector<Time> dist(n, Time::infinite());
+  using Entry = std::pair<Time, DeviceId>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  dist[source] = 0;
-  heap.push({0, source});
+  dist[source] = Time::zero();
+  heap.push({Time::zero(), source});
   while (!heap.empty()) {
     const auto [d, u] = heap.top();
     heap.pop();
     if (d != dist[u]) continue;
     for (const Port& p : topo.ports(u)) {
-      const std::int64_t nd = d + topo.link(Topology::link_of(p.out)).latency.picoseconds();
+      const Time nd = d + topo.link(Topology::link_of(p.out)).latency;
       if (nd < dist[p.peer]) {
         dist[p.peer] = nd;
         heap.push({nd, p.peer});
       }
     }
   }
-  std::int64_t worst = 0;
+  Time worst = Time::zero();
   for (DeviceId g : topo.gpus()) {
-    if (dist[g] != Time::max().picoseconds() && dist[g] > worst) worst = dist[g];
+    if (dist[g] != Time::infinite() && dist[g] > worst) worst = dist[g];
   }
-  return Time::ps(worst);
+  return worst;
 }
 
 }  // namespace

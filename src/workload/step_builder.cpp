@@ -11,12 +11,6 @@
 namespace lockstep {
 namespace step_detail {
 
-namespace {
-Time scaled(Time t, double factor) {
-  return Time::ps(std::llround(static_cast<double>(t.picoseconds()) * factor));
-}
-}  // namespace
-
 double Builder::noise_factor(std::uint32_t global, Rng& rng) const {
   double factor = o_.rank_factors ? (*o_.rank_factors)[global] : 1.0;
   if (o_.noise && o_.noise->has_kernel_jitter()) factor *= o_.noise->draw_kernel_factor(rng);
@@ -35,8 +29,8 @@ void Builder::compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole r
       // forward and backward passes).
       Time slowest;
       for (std::size_t t = 0; t < st.member_rngs.size(); ++t) {
-        const Time own = scaled(
-            ideal, noise_factor(st.global + static_cast<std::uint32_t>(t), st.member_rngs[t]));
+        const Time own = ideal.scaled(
+            noise_factor(st.global + static_cast<std::uint32_t>(t), st.member_rngs[t]));
         st.member_noisy[t] += own;
         st.member_pending[t] += own;
         slowest = std::max(slowest, st.member_pending[t]);
@@ -44,7 +38,7 @@ void Builder::compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole r
       noisy = slowest - st.pending_emitted;
       st.pending_emitted = slowest;
     } else {
-      noisy = scaled(ideal, noise_factor(st.global, st.rng));
+      noisy = ideal.scaled(noise_factor(st.global, st.rng));
     }
     out_.ideal_compute[rs[i]] += ideal;
     out_.noisy_compute[rs[i]] += noisy;
@@ -61,8 +55,7 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
                       4.0 * seq * m.heads * static_cast<double>(m.head_size());
   const double total = m.layer_forward_flops_per_token(layer, c_.sequence_length());
   const Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
-  const Time attn_time =
-      Time::ps(std::llround(static_cast<double>(whole.picoseconds()) * attn / total));
+  const Time attn_time = whole.scaled(attn / total);
   const Time mlp_time = whole - attn_time;
   const OpRole role = fwd ? OpRole::Forward : OpRole::Backward;
   const bool sp = p_.sequence_parallel;
@@ -165,6 +158,11 @@ namespace {
 CollectiveOp gradient_op(ZeroStage z) {
   return z == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
 }
+// Noise's extra compute. Compute past Time's range has none to speak of: its iteration is
+// infinite, which simulate_training refuses, naming the input (docs/units.md).
+Time extra_of(Time noisy, Time ideal) {
+  return ideal.is_finite() ? noisy - ideal : Time::zero();
+}
 }  // namespace
 
 // The last micro-batch's backward of `layer` completes the gradient buckets that end with it.
@@ -250,11 +248,11 @@ StepPrograms Builder::build() {
     if (collapsed()) {
       for (std::uint32_t m = 0; m < p_.tp; ++m) {
         out_.represented[r].push_back(st.global + m);
-        out_.represented_extra[r].push_back(st.member_noisy[m] - out_.ideal_compute[r]);
+        out_.represented_extra[r].push_back(extra_of(st.member_noisy[m], out_.ideal_compute[r]));
       }
     } else {
       out_.represented[r].push_back(st.global);
-      out_.represented_extra[r].push_back(out_.noisy_compute[r] - out_.ideal_compute[r]);
+      out_.represented_extra[r].push_back(extra_of(out_.noisy_compute[r], out_.ideal_compute[r]));
     }
   }
   return std::move(out_);

@@ -12,10 +12,6 @@ namespace {
 
 constexpr double kBf16 = 2.0;
 
-Time seconds(double s) {
-  return Time::ps(static_cast<std::int64_t>(std::llround(s * 1e12)));
-}
-
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
 struct RankParams {
@@ -112,12 +108,12 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
 
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const double fwd = m.layer_forward_flops_per_token(l, seq) * tokens / rate;
-    plan.forward.push_back(seconds(fwd));
-    plan.backward.push_back(seconds(fwd * (c.recompute ? 3.0 : 2.0)));
+    plan.forward.push_back(Time::s(fwd));
+    plan.backward.push_back(Time::s(fwd * (c.recompute ? 3.0 : 2.0)));
   }
   const double head = m.head_forward_flops_per_token() * tokens / rate;
-  plan.head_forward = seconds(head);
-  plan.head_backward = seconds(2.0 * head);
+  plan.head_forward = Time::s(head);
+  plan.head_backward = Time::s(2.0 * head);
 
   const double act = tokens * static_cast<double>(m.hidden) * kBf16;
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));

@@ -83,11 +83,18 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (p.fsdp) p.zero = ZeroStage::Parameters;
 
   const std::int64_t kBig = std::int64_t{1} << 40;
-  c.global_batch = static_cast<std::uint64_t>(job.at("global_batch").as_int(1, kBig));
+  const ArgNode& batch = job.at("global_batch");
+  c.global_batch = static_cast<std::uint64_t>(batch.as_int(1, kBig));
+  c.global_batch_field = batch.path();
+  c.global_batch_where = batch.where();
   c.micro_batch = static_cast<std::uint64_t>(job.get_int("micro_batch", 1, 1, kBig));
   c.seq = static_cast<std::uint64_t>(job.get_int("seq", 0, 1, kBig));
   c.efficiency = job.get_double("efficiency", c.efficiency, 0.01, 1.0);
   c.peak_flops = job.get_double("peak_tflops", 0, 0.001, 1e9) * 1e12;
+  if (const ArgNode* peak = job.find("peak_tflops")) {
+    c.peak_tflops_field = peak->path();
+    c.peak_tflops_where = peak->where();
+  }
   if (const ArgNode* hbm = job.find("hbm")) c.hbm = hbm->as_bytes();
   c.recompute = job.get_bool("recompute", false);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();

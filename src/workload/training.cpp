@@ -28,15 +28,48 @@ using train_detail::Runner;
 // Above this many GPUs `auto` expansion simulates one replica (docs/training.md, "Symmetry").
 constexpr std::uint32_t kFullExpansionLimit = 64;
 
+// Picoseconds summed over ranks, in 128 bits: 131,072 GPUs x a 70 s part pass Time's range
+// although each part, and their mean, fit in it.
+__extension__ typedef __int128 PsSum;
+
+struct PartSums {
+  PsSum compute = 0, tp = 0, ep = 0, pp = 0, bubble = 0, dp = 0, imbalance = 0;
+};
+
 struct Trial {
   Time iteration;
   std::vector<Time> finish;         // per global rank
   std::vector<Time> extra_compute;  // per global rank: noisy - ideal kernel time
-  TrainBreakdown parts;             // summed over ranks (baseline only)
+  PartSums parts;                   // summed over ranks (baseline only)
+  bool compute_past_range = false;  // some rank's kernels alone take longer than Time's range
   StepPrograms traced_programs;     // programs of the traced replica / job
   RunResult traced_run;
   std::vector<std::uint32_t> traced_global;  // program rank -> global rank for the traced set
 };
+
+// An iteration past Time's range is an error at the input that made it so long (docs/units.md):
+// a compute part that left the range blames the GPU's speed if the job set one, else the batch;
+// otherwise the links were too slow for the communication.
+void check_in_range(const Trial& trial, const TrainConfig& c) {
+  if (trial.iteration.is_finite()) return;
+  const std::string range = fmt::format("longer than lockstep's time range ({})", kTimeRange);
+  if (!trial.compute_past_range) {
+    throw InputError("cluster", fmt::format("one iteration's communication would take {}: the "
+                                            "links are too slow for this job (nic_speed, a "
+                                            "link's bandwidth or a degraded-link fault)",
+                                            range));
+  }
+  if (c.peak_flops > 0) {
+    throw InputError(
+        c.peak_tflops_field,
+        fmt::format("{} TFLOP/s makes one iteration's compute take {}", c.peak_flops / 1e12, range),
+        c.peak_tflops_where);
+  }
+  throw InputError(
+      c.global_batch_field,
+      fmt::format("{} sequences make one iteration's compute take {}", c.global_batch, range),
+      c.global_batch_where);
+}
 
 class Simulation {
  public:
@@ -224,6 +257,10 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   trial.extra_compute.assign(world, Time::zero());
   std::vector<RankTimes> times(world);
   auto collect = [&](StepPrograms& programs, RunResult& result, bool keep) {
+    for (std::size_t r = 0; r < programs.noisy_compute.size(); ++r) {
+      if (!programs.noisy_compute[r].is_finite() || !programs.ideal_compute[r].is_finite())
+        trial.compute_past_range = true;
+    }
     auto ranks = train_detail::analyse(programs, result, pp_transfer);
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       const auto& globals = programs.represented[r];
@@ -293,6 +330,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     schedule_buckets(runner, times, trial.finish);
   }
   trial.iteration = *std::max_element(trial.finish.begin(), trial.finish.end());
+  check_in_range(trial, c_);
   for (std::uint32_t g = 0; g < world; ++g) {
     TrainBreakdown& b = times[g].parts;
     // After the compute chain: the last pipeline send is exposed PP communication, what follows
@@ -305,13 +343,13 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     // Idle at the end while other ranks finish: in a pipeline that is mostly the drain of the
     // 1F1B schedule (stage s ends its last backward before stage s - 1), so it counts as bubble.
     (p_.pp > 1 ? b.bubble : b.imbalance) += trial.iteration - trial.finish[g];
-    trial.parts.compute += b.compute;
-    trial.parts.tp += b.tp;
-    trial.parts.ep += b.ep;
-    trial.parts.pp += b.pp;
-    trial.parts.bubble += b.bubble;
-    trial.parts.dp += b.dp;
-    trial.parts.imbalance += b.imbalance;
+    trial.parts.compute += b.compute.picoseconds();
+    trial.parts.tp += b.tp.picoseconds();
+    trial.parts.ep += b.ep.picoseconds();
+    trial.parts.pp += b.pp.picoseconds();
+    trial.parts.bubble += b.bubble.picoseconds();
+    trial.parts.dp += b.dp.picoseconds();
+    trial.parts.imbalance += b.imbalance.picoseconds();
   }
   return trial;
 }
@@ -344,7 +382,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool trace_base = options.record_timeline && !noisy;
   Trial base = sim.run(topo, nullptr, c.seed, trace_base);
   r.iteration = base.iteration;
-  const auto mean = [&](Time sum) { return sum / world; };
+  const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
   r.breakdown = {mean(base.parts.compute),   mean(base.parts.tp),
                  mean(base.parts.ep),        mean(base.parts.pp),
                  mean(base.parts.bubble),    mean(base.parts.dp),

@@ -87,11 +87,17 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
     const auto& tags = programs.tags[r];
     const auto& times = run.ops[r];
     Time prev = Time::zero();
+    // After an op that ends past Time's range (at infinity) the rest of the chain lies there
+    // too and takes no time that can be told: the iteration is infinite, which
+    // simulate_training refuses (docs/units.md).
+    const auto between = [](Time from, Time to) {
+      return from.is_finite() ? to - from : Time::zero();
+    };
     for (OpIndex i = 0; i < tags.size(); ++i) {
       if (tags[i].role == OpRole::PpSend) rt.send_end = std::max(rt.send_end, times[i].end);
       if (!tags[i].chain) continue;
-      const Time wait = std::max(Time::zero(), times[i].start - prev);
-      const Time busy = times[i].end - times[i].start;
+      const Time wait = std::max(Time::zero(), between(prev, times[i].start));
+      const Time busy = between(times[i].start, times[i].end);
       switch (tags[i].role) {
         case OpRole::Forward:
         case OpRole::Backward:

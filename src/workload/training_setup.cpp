@@ -25,8 +25,7 @@ Topology perturbed(const Topology& topo, const TrainConfig& c, Rng* rng) {
   if (rng && c.link_jitter > 0) {
     jitter = [&](Link& link) {
       const double factor = std::max(0.0, 1.0 + c.link_jitter * rng->normal());
-      link.latency =
-          Time::ps(std::llround(static_cast<double>(link.latency.picoseconds()) * factor));
+      link.latency = link.latency.scaled(factor);
     };
   }
   return apply_link_faults(topo, c.faults, jitter);

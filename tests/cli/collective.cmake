@@ -25,6 +25,29 @@ lockstep_bad_flags(collective.unknown_engine "--engine: unknown value 'warp'"
                    collective --engine warp)
 lockstep_bad_flags(collective.scenario_algo "collective_bad_algo.yaml:5:[0-9]+.*unknown algorithm 'spiral'"
                    collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_algo.yaml)
+# A 4x4x4 torus of 400G links, 1 GiB dimension-ordered all-reduce: 28.4 us + 18 steps x 14 us +
+# 21/64 S per directed link at 48 GB/s = 7,620.43 us (tests/unit/nccl/direct_wired_algos_test.cpp).
+lockstep_good(collective.torus_ring "^1073741824,268435456,float,torus_ring,Simple,7620.43,"
+              collective --scenario ${PROJECT_SOURCE_DIR}/scenarios/torus_4x4x4.yaml
+              --algo torus_ring --min-bytes 1GiB --max-bytes 1GiB --format csv)
+lockstep_good(collective.hierarchical "^1073741824,268435456,float,hierarchical,Simple,7967.75,"
+              collective --system hgx-h100 --nodes 2 --algo hierarchical --min-bytes 1GiB
+              --max-bytes 1GiB --format csv)
+# Skew 1 over 16 ranks: rank 0's NIC receives 8 x S / H(16) at 48 GB/s, + 42.4 us.
+lockstep_good(collective.alltoallv_skew "^1073741824,16777216,float,direct,Simple,52976.83,"
+              collective --system hgx-h100 --nodes 2 --op alltoallv --skew 1 --min-bytes 1GiB
+              --max-bytes 1GiB --format csv)
+lockstep_bad_flags(collective.skew_not_alltoallv "--skew: only alltoallv takes a skew"
+                   collective --system hgx-h100 --skew 1)
+lockstep_bad_flags(collective.skew_negative "--skew: -3 is out of range"
+                   collective --system hgx-h100 --op alltoallv --skew -3)
+lockstep_bad_flags(collective.torus_ring_off_torus "--algo: torus_ring runs on a torus of GPUs"
+                   collective --system hgx-h100 --algo torus_ring)
+lockstep_bad_flags(collective.torus_ring_on_a_mesh
+  "collective_torus_ring_mesh.yaml:6:9: collectives.algo: torus_ring runs on a torus of GPUs"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_torus_ring_mesh.yaml)
+lockstep_bad_flags(collective.skew_on_alltoall "^lockstep: error: --skew: only alltoallv takes a skew$"
+                   collective --system hgx-h100 --op alltoall --skew 0.5 --engine flow)
 # Link faults (docs/scenario-collectives.md "Faults"). NIC 3's link to its leaf failed: GPU 3
 # fails over to GPU 4's NIC, which then carries four channels instead of two: 2 x the healthy
 # 5,447 us bandwidth term, about 10.68 ms (tests/unit/nccl/faults_test.cpp derives it).
@@ -65,3 +88,30 @@ lockstep_bad_flags(collective.fault_disconnects
 lockstep_bad_flags(collective.scenario_fault
   "collective_bad_fault.yaml:7:41: collectives.faults\\[1\\]: 'failed-link:link=nic3-leaf0': nic3 and leaf0 are not linked"
   collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_fault.yaml)
+# Sizes and rates that would leave Time's range (docs/units.md "Limits"): one-line errors naming
+# the field, never a printed number.
+lockstep_bad_flags(collective.too_large_for_memory
+  "^lockstep: error: --max-bytes: 256 PiB does not fit in one GPU's memory \\(h100: 80 GiB\\)$"
+  collective --system hgx-h100 --nodes 2 --min-bytes 256PiB --max-bytes 256PiB)
+lockstep_bad_flags(collective.nic_too_slow
+  "^lockstep: error: --nic-speed: '1Kbps' is below 1.9073 Mb/s, the slowest rate lockstep accepts"
+  collective --system hgx-h100 --nodes 2 --nic-speed 1Kbps --min-bytes 2GiB --max-bytes 2GiB)
+foreach(engine flow analytical)
+  lockstep_bad_flags(collective.slow_link_${engine}
+    "collective_slow_link.yaml:10:33: cluster.links\\[0\\].bandwidth: '1Kbps' is below 1.9073 Mb/s"
+    collective --scenario ${LOCKSTEP_CLI_DIR}/collective_slow_link.yaml --engine ${engine})
+endforeach()
+lockstep_bad_flags(collective.scenario_too_large
+  "collective_too_large.yaml:7:16: collectives\\[0\\].max_bytes: 256 PiB does not fit in one GPU's memory"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_too_large.yaml)
+lockstep_bad_flags(collective.past_time_range
+  "collective_past_time_range.yaml:146:49: collectives\\[0\\].max_bytes: a 178.814 GiB alltoall would take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml)
+lockstep_bad_flags(collective.past_time_range_flags
+  "^lockstep: error: --max-bytes: a 178.814 GiB alltoall would take longer than lockstep's time range"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml --op alltoall
+  --min-bytes 3GB --max-bytes 192GB)
+lockstep_bad_flags(collective.past_time_range_min
+  "^lockstep: error: --min-bytes: a 177.883 GiB alltoall would take longer than lockstep's time range"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml --op alltoall
+  --min-bytes 191GB --max-bytes 192GB)

@@ -170,3 +170,40 @@ lockstep_good(packet_section_run "^Report: "
 lockstep_good(plan_verify "verify: correct" plan --op all_reduce --ranks 8 --bytes 1MiB --channels 4 --verify)
 lockstep_bad_flags(plan_bad_algo "--algo: all_reduce does not support" plan --algo pat --ranks 8)
 lockstep_bad_flags(plan_bad_ranks_per_node "--ranks-per-node" plan --ranks 8 --ranks-per-node 3)
+lockstep_good(plan_torus_verify "verify: correct \\(exact\\)" plan --op reduce_scatter
+  --algo torus_ring --ranks 24 --torus 2x3x4 --bytes 1003 --type uint8 --verify)
+lockstep_good(plan_alltoallv_skew_verify "verify: correct" plan --op alltoallv --ranks 6
+  --skew 1.5 --bytes 6000 --verify)
+lockstep_bad_flags(plan_bad_torus "--torus: 4x5 does not describe a torus of the 16 ranks"
+  plan --algo torus_ring --ranks 16 --torus 4x5)
+
+# --- train: sizes and rates that would leave Time's range (docs/units.md "Limits") -----------
+lockstep_bad_flags(train.nic_too_slow
+  "^lockstep: error: --nic-speed: '600bps' is below 1.9073 Mb/s, the slowest rate lockstep accepts"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
+  --nic-speed 600bps)
+lockstep_bad_flags(train.scenario_nic_too_slow
+  "train_slow_nic.yaml:4:66: cluster.nic_speed: '600bps' is below 1.9073 Mb/s"
+  train ${LOCKSTEP_CLI_DIR}/train_slow_nic.yaml)
+lockstep_bad_flags(train.compute_past_time_range
+  "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160
+  --peak-tflops 0.001)
+lockstep_bad_flags(train.compute_past_time_range_analytical
+  "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160
+  --peak-tflops 0.001 --engine analytical)
+lockstep_bad_flags(train.scenario_compute_past_time_range
+  "train_slow_gpu.yaml:12:16: job.peak_tflops: 0.001 TFLOP/s makes one iteration's compute take longer"
+  train ${LOCKSTEP_CLI_DIR}/train_slow_gpu.yaml)
+# 2 Mb/s NICs give a 219,266 s iteration (ZeRO-3 gathers and reductions); NIC 0's link to its
+# leaf at 1% of that makes it 100 times longer, past the range.
+lockstep_bad_flags(train.comm_past_time_range
+  "^lockstep: error: cluster: one iteration's communication would take longer than lockstep's time range"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
+  --nic-speed 2Mbps --fault degraded-link:a=nic0,b=leaf0,x=0.01)
+# 16 GPUs x 948,844 s of kernels pass Time's range as a sum although each GPU's share fits: the
+# breakdown's mean is taken in 128 bits (it printed "inf ms").
+lockstep_good(train.breakdown_mean_past_range "^  compute +948844175\\.032 ms +100\\.0%"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
+  --peak-tflops 0.001)

@@ -59,10 +59,11 @@ enum class Algorithm : std::uint8_t {
   Pat,                // logarithmic (Bruck-style) all_gather / reduce_scatter, NCCL PAT's role
   NvlsTree,           // NCCL NVLS_TREE: NVLink SHARP in each node, double binary tree across nodes
   CollNet,            // NCCL CollNet Direct: NVLink reduce-scatter, SHARP per rail, all-gather
+  TorusRing,          // dimension-ordered rings on a torus, both directions (torus_dims)
 };
 
 inline constexpr int kNumCollectiveOps = 9;
-inline constexpr int kNumAlgorithms = 11;
+inline constexpr int kNumAlgorithms = 12;
 
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::AllReduce;
@@ -87,6 +88,9 @@ struct CollectiveSpec {
   // alltoallv only: alltoallv[i][j] = bytes rank i sends to rank j (ranks x ranks, multiples of
   // the element size). `bytes` is ignored for alltoallv.
   std::vector<std::vector<std::uint64_t>> alltoallv;
+  // torus_ring only: the torus's sizes, dims[0] varying fastest in rank order (rank = x + X (y +
+  // Y z), the torus builder's GPU order); their product is `ranks`. Empty: one ring of all ranks.
+  std::vector<std::uint32_t> torus_dims;
 
   /// Number of elements E in the nccl-tests buffer.
   std::uint64_t elements() const { return bytes.count() / size_of(type); }
@@ -95,7 +99,7 @@ struct CollectiveSpec {
 /// Names as the CLI and scenarios spell them: all_reduce, all_gather, reduce_scatter, broadcast,
 /// reduce, alltoall, alltoallv, sendrecv, barrier; ring, tree, chain, halving_doubling,
 /// recursive_doubling, direct, hierarchical, netreduce, pat, nvls_tree,
-/// collnet. Parsing throws InputError
+/// collnet, torus_ring. Parsing throws InputError
 /// naming `field` and listing the accepted names.
 const char* to_string(CollectiveOp op);
 const char* to_string(Algorithm algorithm);
@@ -143,5 +147,16 @@ inline std::uint64_t block_size(std::uint64_t total, std::uint64_t parts, std::u
 /// g = 0 (flat) is one node of n ranks.
 Rank ring_rank_at(Rank ranks, std::uint32_t ranks_per_node, std::uint32_t channel, Rank position);
 Rank ring_position_of(Rank ranks, std::uint32_t ranks_per_node, std::uint32_t channel, Rank rank);
+
+/// Skewed all-to-all (docs/collectives.md "alltoallv with a skew"): every rank sends `bytes` in
+/// total and rank j receives the share w_j = (j + 1)^-skew / H(n, skew) of each sender's bytes
+/// (Zipf popularity of the receivers, H the generalised harmonic number sum_k k^-skew), rounded
+/// to whole elements by largest remainder (ties to the lower rank) so that a row sums to
+/// `bytes`. Skew 0 gives alltoall's blocks. All rows are equal; this is one row, in bytes.
+std::vector<std::uint64_t> skewed_alltoallv_row(Rank ranks, Bytes bytes, DataType type,
+                                                double skew);
+/// The ranks x ranks matrix of that row (CollectiveSpec::alltoallv).
+std::vector<std::vector<std::uint64_t>> skewed_alltoallv(Rank ranks, Bytes bytes, DataType type,
+                                                         double skew);
 
 }  // namespace lockstep

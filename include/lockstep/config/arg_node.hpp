@@ -52,6 +52,7 @@ class ArgNode {
   bool as_bool() const;
   Time as_time() const;
   Bytes as_bytes() const;
+  /// A rate of at least kMinBandwidth (core/units.hpp), else an InputError saying so.
   Bandwidth as_bandwidth() const;
   /// One of `choices`, else "unknown value 'x' (expected one of a, b, c)".
   const std::string& as_choice(const std::vector<std::string>& choices) const;

@@ -8,6 +8,7 @@
 //   // c.nodes == 2, c.gpus_per_node == 8, c.node_net_GBps() == 8 x 48
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lockstep/nccl/constants.hpp"
 #include "lockstep/topology/graph.hpp"
@@ -32,6 +33,9 @@ struct NcclCluster {
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
   bool ll128_network = true;        // LL128 over the network (false for TCP sockets)
   double extra_net_step_us = 0;     // fabric latency per network step beyond NCCL's IB table
+  // GPUs wired as a torus (one GPU per node, ranks in the builder's order): its sizes, for
+  // torus_ring. Empty otherwise, and for any group other than every GPU in order.
+  std::vector<std::uint32_t> torus_dims;
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
   /// What one GPU can push through its NIC (GB/s): the NIC's line rate or, if lower, the PCIe

@@ -92,5 +92,8 @@ inline constexpr std::uint64_t kP2pLLThreshold = 16384;
 /// Fixed cost per collective call seen by nccl-tests on top of the kernel's own time (launch,
 /// host enqueue, completion polling). Calibrated, see constants.cpp.
 inline constexpr double kLaunchOverheadUs = 20.0;
+// The largest alltoallv skew (Zipf exponent) accepted: at 100 the first receiver gets all but
+// 2^-100 of the bytes, so larger values change nothing.
+inline constexpr double kMaxSkew = 100;
 
 }  // namespace lockstep::nccl

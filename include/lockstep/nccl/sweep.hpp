@@ -46,6 +46,7 @@ struct CollectiveSweep {
   DataType type = DataType::Float32;  // nccl-tests' default "float"
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
+  double skew = 0;                    // alltoallv: Zipf exponent of its matrix (0: alltoall's)
   std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
@@ -54,6 +55,10 @@ struct CollectiveSweep {
   // the healthy cluster (the fault comes after NCCL initialised). No slow-gpu: a collective has
   // no compute for it to slow (parse_collective_sweep refuses it).
   std::vector<FaultSpec> faults;
+  // Where the sizes came from, likewise: a size too large for a GPU's memory, or whose time
+  // would leave Time's range, is an error at min_bytes (the first row) or max_bytes (the rest).
+  std::string min_bytes_field = "min_bytes", max_bytes_field = "max_bytes";
+  SourceLocation min_bytes_where, max_bytes_where;
 
   /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
   /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per
@@ -64,7 +69,9 @@ struct CollectiveSweep {
 /// Runs the sweep. The analytical engine prints the NCCL model's prediction; other engines run
 /// the chosen algorithm's programs on `topology` (required for them), with the sweep's faults
 /// applied, as NCCL's model implies (nccl/engine_run.hpp), then add the launch overhead and
-/// NCCL's base latency. InputError for faults on the analytical engine, which cannot see them.
+/// NCCL's base latency. InputError for faults on the analytical engine, which cannot see them,
+/// for a size larger than one GPU's memory, and for a time past Time's range (docs/units.md): the
+/// latter two at the size's field.
 std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology = nullptr);

@@ -23,7 +23,8 @@ namespace nccl {
 
 /// The NCCL model's algorithms by the names `lockstep collective --algo` and sweeps take: ring,
 /// tree, nvls (Algorithm::NetReduce, as NCCL_ALGO spells it), nvls_tree, collnet, pat, and
-/// lockstep's own halving_doubling and direct; nullopt is "auto" (NCCL's choice).
+/// lockstep's own halving_doubling, direct, hierarchical and torus_ring (never chosen by auto:
+/// docs/nccl-model.md "Algorithms NCCL does not have"); nullopt is "auto" (NCCL's choice).
 const char* algorithm_name(std::optional<Algorithm> a);
 /// Parses those names ("auto" gives nullopt); InputError naming `field` and the accepted names.
 std::optional<Algorithm> parse_algorithm(std::string_view name, std::string_view field = "algo");
@@ -39,6 +40,7 @@ struct TunerRequest {
   std::optional<nccl::Proto> proto;     // nullopt: as NCCL's tuner picks
   std::uint32_t channels = 0;           // 0: as NCCL would pick
   bool include_launch_overhead = true;  // add nccl::kLaunchOverheadUs (nccl-tests semantics)
+  double skew = 0;  // alltoallv: Zipf exponent of its matrix (skewed_alltoallv_row; 0: alltoall)
 };
 
 struct Prediction {
@@ -53,6 +55,7 @@ struct Prediction {
   double efficiency = 1;  // protocol payload efficiency (LL 0.5, LL128 0.92, Simple 1)
   double algbw_GBps = 0;  // S / time
   double busbw_GBps = 0;  // algbw x nccl-tests busbw factor
+  double skew = 0;        // alltoallv: the request's skew, so an engine run builds that matrix
 };
 
 /// Predicts one collective. Without algo / proto, the fastest enabled combination wins (as

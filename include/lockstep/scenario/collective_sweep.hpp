@@ -13,8 +13,8 @@
 namespace lockstep {
 
 /// Reads one sweep from a map with keys op, algo, proto, min_bytes, max_bytes, step_factor,
-/// type, channels, sharp, engine, faults (link faults only); every error names the key and
-/// file:line:column. Checks that no unknown key remains.
+/// type, channels, sharp, skew (alltoallv), engine, faults (link faults only); every error names
+/// the key and file:line:column. Checks that no unknown key remains.
 CollectiveSweep parse_collective_sweep(const ArgNode& args);
 /// A scenario's `collectives:` section: one sweep map or a list of them. `engine` (from the
 /// `engine:` section, see parse_engine_name) is the default engine of each sweep.

@@ -78,6 +78,8 @@ struct ClusterTraits {
   std::uint32_t nics_per_node = 0;
   bool sharp = false;  // in-network reduction available in the scale-out switches
   bool nvls = false;   // NVLink SHARP available in the scale-up domain
+  // A torus of GPUs (torus builder): its sizes, the first varying fastest in gpus() order.
+  std::vector<std::uint32_t> torus_dims;
 };
 
 class Topology {

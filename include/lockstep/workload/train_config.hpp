@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/core/error.hpp"
 #include "lockstep/core/units.hpp"
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/noise.hpp"
@@ -57,6 +58,10 @@ struct TrainConfig {
   // Trace output (read by the CLI and `lockstep run`; the library only records the ranks).
   std::string trace_path;
   std::vector<std::uint32_t> trace_ranks;  // empty: ranks 0..7
+  // Where global_batch and peak_tflops came from (a flag or file:line:column), for the error of
+  // an iteration past Time's range (docs/units.md).
+  std::string global_batch_field = "global_batch", peak_tflops_field = "peak_tflops";
+  SourceLocation global_batch_where, peak_tflops_where;
 
   std::uint64_t sequence_length() const { return seq ? seq : model.seq; }
   std::uint64_t micro_batches() const { return global_batch / (micro_batch * par.dp); }

@@ -37,7 +37,7 @@ class AlphaBeta final : public DagCosts {
     const PathCost& p = path(a, b, channel);
     for (const auto& [link, fraction] : p.hops) link_bytes_[link] += bytes * fraction;
     const double ps = std::ceil(static_cast<double>(bytes) * p.seconds_per_byte * 1e12 - 1e-6);
-    return overhead + p.latency + Time::ps(static_cast<std::int64_t>(std::max(0.0, ps)));
+    return overhead + p.latency + Time::from_ps(std::max(0.0, ps));
   }
 
   Time local(std::uint64_t bytes) override {

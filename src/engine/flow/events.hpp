@@ -41,6 +41,11 @@ class Events {
   bool empty() const { return queue_.empty() && instant_.empty(); }
   // Whether the current instant has no events left to run.
   bool instant_over() const { return instant_.empty(); }
+  // Whether every event left lies past Time's range (a transfer or a wait that overflowed it):
+  // the run's end is infinite.
+  bool only_infinite_left() const {
+    return instant_.empty() && !queue_.empty() && queue_.next_time() == Time::infinite();
+  }
 
   // An event for the current instant goes behind the instant's other events: those queued before
   // the instant began were pushed before it (smaller seq).

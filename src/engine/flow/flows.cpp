@@ -90,8 +90,7 @@ Asymmetry Flows::solve() {
     if (rate <= 0) continue;
     // Round up to the picosecond, forgiving representation error well below one picosecond.
     const double ps = std::max(0.0, std::ceil(flow.remaining / rate * 1e12 - 1e-3));
-    events_.push(now + Time::ps(static_cast<std::int64_t>(ps)), EventKind::FlowDone,
-                 flow_of_var_[v], flow.generation);
+    events_.push(now + Time::from_ps(ps), EventKind::FlowDone, flow_of_var_[v], flow.generation);
   }
   return uneven_.check();
 }

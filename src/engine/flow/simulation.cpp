@@ -97,6 +97,7 @@ std::optional<RunResult> Simulation::run() {
   // With events of now queued (the initial load's, or flows the last solve finished at once)
   // the next instant is now again.
   while (!events_.empty()) {
+    if (events_.only_infinite_left()) return result();
     const bool instant_run = events_.run_instant([this](const Event& e) {
       dispatch(e);
       return !gave_up();
@@ -114,7 +115,9 @@ RunResult Simulation::result() {
   result.events = events_.processed();
   result.rank_finish.resize(n);
   for (Rank r = 0; r < n; ++r) {
-    result.rank_finish[r] = ranks_.cursor(map_.where(r).cls).finish;
+    const RankState& rs = ranks_.cursor(map_.where(r).cls);
+    // A rank still busy when the run stopped at the end of Time's range finishes past it.
+    result.rank_finish[r] = rs.done ? rs.finish : Time::infinite();
     result.makespan = std::max(result.makespan, result.rank_finish[r]);
   }
   if (in_.options.record_ops) {

@@ -36,12 +36,12 @@ void Simulator::on_watchdog() {
   }
   if (in_network_ > 0) {
     watchdog_armed_ = true;
-    events_.push(now_ + cfg_.watchdog.picoseconds(), EventKind::Watchdog, 0);
+    events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
   }
 }
 
 bool Simulator::find_deadlock(bool force) {
-  const std::int64_t period = cfg_.watchdog.picoseconds();
+  const std::int64_t period = watchdog_;
   const std::size_t n = links_.size();
   // A link is blocked when it holds data it may not send (paused lane or no credits) and has not
   // sent anything for a whole watchdog period.

@@ -120,7 +120,7 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
     }
   }
   net_rounds_.clear();
-  net_busy_until_.assign(n, 0);
+  net_busy_until_.assign(n, Time::zero());
 }
 
 void ProgramRunner::start_ready_ops(std::int64_t now) {
@@ -148,14 +148,14 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
       post(op.kind == OpKind::Send, r, i, op, now);
       break;
     case OpKind::Compute:
-      sim_->schedule_op_done(r, i, now + op.duration.picoseconds());
+      sim_->schedule_op_done(r, i, (Time::ps(now) + op.duration).picoseconds());
       break;
     case OpKind::Copy:
     case OpKind::Reduce: {
       const Time t = copy_bw_.bytes_per_second() > 0 && op.bytes() > 0
                          ? transfer_time(Bytes(op.bytes()), copy_bw_)
                          : Time::zero();
-      sim_->schedule_op_done(r, i, now + t.picoseconds());
+      sim_->schedule_op_done(r, i, (Time::ps(now) + t).picoseconds());
       break;
     }
     case OpKind::NetReduce: {
@@ -176,15 +176,14 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
         for (const auto& [rank, idx] : round.waiting) {
           const Topology& topo = sim_->topology();
           const auto ports = topo.ports(placement_[rank]);
-          std::int64_t t = start;
+          Time t = Time::ps(start);
           if (!ports.empty()) {
             const Link& l = topo.link(Topology::link_of(ports.front().out));
-            std::int64_t& busy = net_busy_until_[rank];
-            busy = std::max(busy, start) +
-                   (wire > 0 ? transfer_time(Bytes(wire), l.bandwidth).picoseconds() : 0);
-            t = busy + 2 * l.latency.picoseconds();
+            Time& busy = net_busy_until_[rank];
+            busy = std::max(busy, Time::ps(start)) + transfer_time(Bytes(wire), l.bandwidth);
+            t = busy + l.latency * 2;
           }
-          sim_->schedule_op_done(rank, idx, t);
+          sim_->schedule_op_done(rank, idx, t.picoseconds());
         }
         net_rounds_.erase(key);
       }
@@ -216,10 +215,11 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
   transfers_.push_back(t);
   // The overhead is paid before the bytes, or after them as latency (EngineOptions), as in the
   // flow engine: then a connection's next message follows its last packet at once.
-  const std::int64_t ready = now + (overhead_as_latency_ ? 0 : per_message_overhead_.picoseconds());
+  const std::int64_t overhead = per_message_overhead_.picoseconds();
+  const std::int64_t ready = later(now, overhead_as_latency_ ? 0 : overhead);
   if (t.src == t.dst) {  // same GPU: nothing crosses the fabric, the overhead is all
-    sim_->schedule_op_done(t.src_rank, t.send_op, now + per_message_overhead_.picoseconds());
-    sim_->schedule_op_done(t.dst_rank, t.recv_op, now + per_message_overhead_.picoseconds());
+    sim_->schedule_op_done(t.src_rank, t.send_op, later(now, overhead));
+    sim_->schedule_op_done(t.dst_rank, t.recv_op, later(now, overhead));
     return;
   }
   // The protocol's payload efficiency inflates what crosses the wire (EngineOptions).
@@ -233,8 +233,8 @@ void ProgramRunner::transfer_done(std::uint32_t transfer, std::int64_t now, bool
   Time after = overhead_as_latency_ ? per_message_overhead_ : Time::zero();
   if (network) after += network_message_latency_;
   if (after > Time::zero()) {
-    sim_->schedule_op_done(t.src_rank, t.send_op, now + after.picoseconds());
-    sim_->schedule_op_done(t.dst_rank, t.recv_op, now + after.picoseconds());
+    sim_->schedule_op_done(t.src_rank, t.send_op, later(now, after.picoseconds()));
+    sim_->schedule_op_done(t.dst_rank, t.recv_op, later(now, after.picoseconds()));
     return;
   }
   finish_op(t.src_rank, t.send_op, now);
@@ -265,7 +265,9 @@ void ProgramRunner::fill_result(RunResult& out) const {
   out.rank_finish.resize(ranks_.size());
   out.makespan = Time::zero();
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    out.rank_finish[r] = Time::ps(ranks_[r].finish);
+    // A rank still busy when the run stopped at the end of Time's range finishes past it.
+    const RankState& rs = ranks_[r];
+    out.rank_finish[r] = rs.done == rs.num_ops ? Time::ps(rs.finish) : Time::infinite();
     out.makespan = std::max(out.makespan, out.rank_finish[r]);
   }
   if (record_ops_) out.ops = op_times_;

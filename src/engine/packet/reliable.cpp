@@ -24,7 +24,7 @@ void Simulator::arm_rto(Flow& f) {
     f.rto_deadline = -1;
     return;
   }
-  f.rto_deadline = now_ + f.rto;
+  f.rto_deadline = later(now_, f.rto);
   if (!f.timer_pending) {
     f.timer_pending = true;
     const auto id = static_cast<std::uint32_t>(&f - flows_.data());
@@ -54,7 +54,7 @@ void Simulator::on_flow_timer(std::uint32_t flow, std::uint32_t gen) {
   f.ssthresh = std::max(f.cwnd / 2, 2.0);
   f.cwnd = 1;
   f.last_decrease = now_;
-  f.rto = std::min(f.rto * 2, cfg_.rto_min.picoseconds() << kMaxBackoff);
+  f.rto = std::min(later(f.rto, f.rto), (cfg_.rto_min * (1 << kMaxBackoff)).picoseconds());
   arm_rto(f);
   ring_add(flow);
   try_transmit(f.inject_link);

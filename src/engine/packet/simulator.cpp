@@ -78,6 +78,7 @@ void Simulator::setup_links() {
   stats_.peak_queue_per_link.assign(n, 0.0);
   const std::int64_t max_wire =
       static_cast<std::int64_t>(cfg_.payload.count() + cfg_.header.count());
+  watchdog_ = cfg_.watchdog.picoseconds();
   for (DirLinkId d = 0; d < n; ++d) {
     const Link& l = t.link(Topology::link_of(d));
     LinkState& s = links_[d];
@@ -85,6 +86,13 @@ void Simulator::setup_links() {
     s.dst = t.target(d);
     s.ps_per_byte = 1e12 / l.bandwidth.bytes_per_second();
     s.latency = l.latency.picoseconds();
+    // The watchdog calls the run stalled when no packet started or arrived for a whole period,
+    // so a period must hold the longest hop: the largest packet's serialisation plus latencies
+    // (on a 1.9 Mb/s link a 4 KiB packet takes 17 ms, which the 500 us default took for a
+    // deadlock).
+    const Time ser = Time::from_ps(static_cast<double>(max_wire) * s.ps_per_byte);
+    watchdog_ =
+        std::max(watchdog_, later(later(ser.picoseconds(), s.latency), devices_[s.dst].latency));
     const Device& far = t.device(s.dst);
     if (far.kind == DeviceKind::Gpu) {
       s.control = LinkControl::Sink;
@@ -96,8 +104,9 @@ void Simulator::setup_links() {
       s.control = LinkControl::Credit;
     }
     // Bytes in flight on a round trip of this link: what a credit or PAUSE loop must cover.
+    // (At most 2^53 B, which no buffer reaches, so that absurd latencies cannot overflow it.)
     const auto bdp = static_cast<std::int64_t>(
-        std::ceil(l.bandwidth.bytes_per_second() * 2.0 * l.latency.seconds()));
+        std::min(0x1p53, std::ceil(l.bandwidth.bytes_per_second() * 2.0 * l.latency.seconds())));
     // A switch chip shares its buffer among all its ports (the catalog radix), also when a
     // topology uses fewer of them (a k=16 fat tree of 64-port switches).
     std::size_t ports = t.ports(s.dst).size();
@@ -198,7 +207,7 @@ std::int64_t Simulator::credits_due(std::size_t li) const {
 }
 
 void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire) {
-  const std::int64_t at = now_ + links_[link].latency;
+  const std::int64_t at = later(now_, links_[link].latency);
   LaneState& r = lane_[lidx(link, lane)];
   collect_credits(r);  // keeps the list about one link latency long
   r.returns.push_back(at, wire);
@@ -244,9 +253,9 @@ void Simulator::try_transmit(std::uint32_t link) {
 void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress) {
   LinkState& s = links_[link];
   Packet& p = packets_[pkt];
-  const auto ser = static_cast<std::int64_t>(std::llround(p.wire * s.ps_per_byte));
+  const std::int64_t ser = Time::from_ps(p.wire * s.ps_per_byte).picoseconds();
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
-  const std::int64_t end = std::max(now_ + ser, p.tail);
+  const std::int64_t end = std::max(later(now_, ser), p.tail);
   if (s.control == LinkControl::Credit) lane_[lidx(link, p.lane)].credits -= p.wire;
   s.busy = true;
   s.cur_ingress = ingress;
@@ -256,10 +265,10 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   link_bytes_[link] += p.wire;
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
-  const std::int64_t tail = end + s.latency;
+  const std::int64_t tail = later(end, s.latency);
   std::int64_t arrive = tail;
   if (p.hop + 1 < p.hops) {
-    arrive = (cfg_.cut_through ? now_ + s.latency : tail) + devices_[s.dst].latency;
+    arrive = later(cfg_.cut_through ? later(now_, s.latency) : tail, devices_[s.dst].latency);
   }
   p.tail = tail;
   events_.push(end, EventKind::LinkFree, link, ingress);
@@ -267,7 +276,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
                p.hop + 1 < p.hops ? arena_[paths_[p.route].offset + p.hop + 1] : kNil);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
-    events_.push(now_ + cfg_.watchdog.picoseconds(), EventKind::Watchdog, 0);
+    events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
   }
 }
 
@@ -293,7 +302,7 @@ void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t 
   } else if (in.control == LinkControl::Pfc && r.xoff_sent && r.ingress_bytes <= in.xon) {
     r.xoff_sent = 0;
     ++stats_.pfc_resumes;
-    events_.push(now_ + in.latency, EventKind::Pfc, ingress, lane, 0);
+    events_.push(later(now_, in.latency), EventKind::Pfc, ingress, lane, 0);
   }
 }
 
@@ -349,7 +358,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     ++stats_.pfc_pauses;
     ++stats_.pauses_per_link[in];
     congestion_seen_ = true;
-    events_.push(now_ + inl.latency, EventKind::Pfc, in, p.lane, 1);
+    events_.push(later(now_, inl.latency), EventKind::Pfc, in, p.lane, 1);
   }
   ++p.hop;
   Fifo& f = fifos_[qidx(out, q)];
@@ -381,6 +390,11 @@ void Simulator::run() {
     stats_.peak_pending_events =
         std::max<std::uint64_t>(stats_.peak_pending_events, events_.size());
     const Event e = events_.pop();
+    // Every event left lies past Time's range (the queue is in time order): so does the end.
+    if (e.time == kNever) {
+      past_range_ = true;
+      break;
+    }
     now_ = e.time;
     ++stats_.events;
     // The run is bound by cache misses on packets and links scattered over large arrays: start
@@ -445,8 +459,9 @@ void Simulator::run() {
     }
     programs_.start_ready_ops(now_);
   }
-  stats_.makespan = Time::ps(now_);
+  stats_.makespan = past_range_ ? Time::infinite() : Time::ps(now_);
   stats_.peak_packets = packets_.size();
+  if (past_range_) return;
   // Nothing left to happen but work remains: a buffer deadlock or a program that cannot run.
   if (!stats_.deadlock.detected && !programs_.all_done() && in_network_ > 0) find_deadlock(true);
   if (stats_.deadlock.detected) {

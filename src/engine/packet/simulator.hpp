@@ -19,6 +19,15 @@ namespace lockstep::packet {
 
 inline constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
+// Times are plain picoseconds here, never negative. Past Time's range an event lands at kNever,
+// Time::infinite(), where the run ends; nothing wraps. For non-negative times the saturating sum
+// is Time's sum (core/units.hpp): kNever plus anything stays kNever.
+inline constexpr std::int64_t kNever = Time::infinite().picoseconds();
+inline std::int64_t later(std::int64_t t, std::int64_t delay) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(t, delay, &sum) ? kNever : sum;
+}
+
 enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
 
 /// 40 bytes: the run is bound by cache misses on packets, so keep them small.
@@ -295,6 +304,8 @@ class Simulator {
   PacketStats& stats_;
   EventQueue events_;
   std::int64_t now_ = 0;
+  bool past_range_ = false;    // the next event lay at kNever: the run's end is infinite
+  std::int64_t watchdog_ = 0;  // cfg_.watchdog, or longer where one hop takes longer
   Rng rng_;
   std::uint32_t lanes_ = 1, queues_ = 2;
   bool lossy_ = false, reliable_ = false, multipath_ = false;

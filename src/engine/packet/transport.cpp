@@ -16,7 +16,6 @@ namespace lockstep::packet {
 
 namespace {
 enum ControlFlag : std::uint32_t { kCtlEcn = 1, kCtlNack = 2, kCtlCnp = 4 };
-constexpr std::int64_t kNever = INT64_MAX;
 }  // namespace
 
 PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
@@ -39,8 +38,9 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
     for (std::size_t i = 0; i < share.hops.size(); ++i) {
       const DirLinkId d = share.hops[i];
       arena_.push_back(d);
-      ref.latency += links_[d].latency;
-      if (i + 1 < share.hops.size()) ref.latency += devices_[links_[d].dst].latency;
+      ref.latency = later(ref.latency, links_[d].latency);
+      if (i + 1 < share.hops.size())
+        ref.latency = later(ref.latency, devices_[links_[d].dst].latency);
       ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
       const LinkMedium m = topo_->link(Topology::link_of(d)).medium;
       ref.on_board = ref.on_board && (m == LinkMedium::NvLink || m == LinkMedium::Pcie);
@@ -89,7 +89,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.packets = static_cast<std::uint32_t>(n);
   f.last_payload = static_cast<std::uint32_t>(bytes - (n - 1) * mtu);
   f.start = ready_at;
-  f.ready_at = ready_at + (f.fabric ? cfg_.host_per_message.picoseconds() : 0);
+  f.ready_at = later(ready_at, f.fabric ? cfg_.host_per_message.picoseconds() : 0);
   f.line_rate = p0.min_bw;
   f.rate = f.target_rate = f.line_rate;
   f.cwnd = cfg_.initial_window;
@@ -138,7 +138,7 @@ void Simulator::release_connection(std::uint32_t flow, std::int64_t sent) {
   it->second.sending = next;
   // As in the flow engine, a waiting message pays its overhead once the connection is free.
   Flow& n = flows_[next];
-  n.ready_at = std::max(n.ready_at, sent + n.setup);
+  n.ready_at = std::max(n.ready_at, later(sent, n.setup));
   ring_add(next);
   wake_link(n.inject_link, n.ready_at);
 }
@@ -283,14 +283,13 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   if (fresh && ++f.next_new == f.packets) {
     // The port is free for the connection's next message once this packet is serialised.
     const LinkState& port = links_[f.inject_link];
-    release_connection(flow, now_ + std::llround(p.wire * port.ps_per_byte));
+    release_connection(flow, later(now_, Time::from_ps(p.wire * port.ps_per_byte).picoseconds()));
   }
   // Pacing: DCQCN's current rate and the host's per-byte cost delay the next packet.
   std::int64_t gap = 0;
-  if (f.rate < f.line_rate) gap = static_cast<std::int64_t>(p.wire * 1e12 / f.rate);
-  if (f.fabric)
-    gap = std::max(gap, static_cast<std::int64_t>(p.payload) * cfg_.host_per_byte_ps.picoseconds());
-  if (gap > 0) f.ready_at = now_ + gap;
+  if (f.rate < f.line_rate) gap = Time::from_ps(std::trunc(p.wire * 1e12 / f.rate)).picoseconds();
+  if (f.fabric) gap = std::max(gap, (cfg_.host_per_byte_ps * p.payload).picoseconds());
+  if (gap > 0) f.ready_at = later(now_, gap);
   return pkt;
 }
 
@@ -298,7 +297,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
   const Packet& p = packets_[pkt];
   const std::uint32_t flow = p.flow;
   Flow& f = flows_[flow];
-  const std::int64_t back = now_ + paths_[p.route].latency;
+  const std::int64_t back = later(now_, paths_[p.route].latency);
   const std::uint32_t tag = f.incarnation << 8;
   ++stats_.packets_delivered;
   ++progress_;
@@ -370,7 +369,8 @@ void Simulator::on_control(const Event& e) {
     f.last_cnp_seen = now_;
     if (!f.cc_timer_armed) {
       f.cc_timer_armed = true;
-      events_.push(now_ + cfg_.dcqcn_timer.picoseconds(), EventKind::CcTimer, e.a, f.timer_gen);
+      events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, e.a,
+                   f.timer_gen);
     }
     return;
   }
@@ -401,7 +401,7 @@ void Simulator::on_cc_timer(std::uint32_t flow, std::uint32_t gen) {
     f.cc_timer_armed = false;
     return;
   }
-  events_.push(now_ + period, EventKind::CcTimer, flow, gen);
+  events_.push(later(now_, period), EventKind::CcTimer, flow, gen);
 }
 
 }  // namespace lockstep::packet

@@ -89,6 +89,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   t.scale_up = "none";
   t.fabric = "infiniband";  // direct chip-to-chip links with lossless, credit-based flow control
   t.gpus_per_node = 1;
+  t.torus_dims = dims;  // GPU i sits at coordinate (i / stride_k) % dims[k], dims[0] fastest
   b.set_traits(t);
 
   BuildResult result;

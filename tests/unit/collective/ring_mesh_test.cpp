@@ -11,10 +11,11 @@
 namespace lockstep {
 namespace {
 
-CollectiveSpec mesh_spec(Rank ranks, std::uint32_t per_node, std::uint16_t channels) {
+CollectiveSpec mesh_spec(Rank ranks, std::uint32_t per_node, std::uint16_t channels,
+                         Algorithm algo = Algorithm::Ring) {
   CollectiveSpec s;
   s.op = CollectiveOp::AllReduce;
-  s.algorithm = Algorithm::Ring;
+  s.algorithm = algo;
   s.ranks = ranks;
   s.ranks_per_node = per_node;
   s.channels = channels;
@@ -83,6 +84,29 @@ TEST(RingMesh, AcrossNodesEveryGpuLeavesItsNodeOnAsManyChannels) {
     }
   ASSERT_EQ(leaving.size(), 16u);
   for (const auto& [rank, channels] : leaving) EXPECT_EQ(channels.size(), 7u) << "rank " << rank;
+}
+
+// The hierarchical all-reduce's node rings walk the same cycles: on 2 x 8 with 7 channels every
+// node's 56 directed pairs carry a channel (with rings in local order, 8 per node), and the
+// rail rings between nodes keep the local index. The two GPUs of a rail hold the same position
+// in every channel's cycle (the cycles are the same in each node), so they reduce the same block
+// (correctness: tests/unit/engine/functional/ring_mesh_test.cpp).
+TEST(RingMesh, HierarchicalNodeRingsUseEveryPairAndRailsStay) {
+  const auto programs = make_collective(mesh_spec(16, 8, 7, Algorithm::Hierarchical));
+  const auto pairs = send_pairs(*programs);
+  std::size_t in_node = 0;
+  for (const auto& [a, b] : pairs) {
+    if (a / 8 == b / 8)
+      ++in_node;
+    else
+      EXPECT_EQ(a % 8, b % 8) << a << " -> " << b;
+  }
+  EXPECT_EQ(in_node, 2 * 56u);
+  CollectiveSpec plain = mesh_spec(16, 8, 7, Algorithm::Hierarchical);
+  plain.mesh_rings = false;
+  in_node = 0;
+  for (const auto& [a, b] : send_pairs(*make_collective(plain))) in_node += a / 8 == b / 8;
+  EXPECT_EQ(in_node, 2 * 8u);
 }
 
 }  // namespace

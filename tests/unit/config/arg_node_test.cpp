@@ -55,6 +55,21 @@ TEST(ArgNode, BadUnitKeepsLocation) {
   }
 }
 
+// The slowest rate accepted is 2^-22 B/ps = 1e12 / 4,194,304 = 238,418.58 B/s = 1,907,348.6 b/s
+// (docs/units.md): 1.908 Mb/s passes, 1.907 Mb/s does not, at the value's file position.
+TEST(ArgNode, RateBelowTheSlowestAcceptedIsAnError) {
+  EXPECT_DOUBLE_EQ(ArgNode::scalar("1.908Mbps", "c.bw").as_bandwidth().bytes_per_second(),
+                   238'500.0);
+  try {
+    ArgNode::scalar("1.907Mbps", "c.bw", {"f.yaml", 2, 5}).as_bandwidth();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "f.yaml:2:5: c.bw: '1.907Mbps' is below 1.9073 Mb/s, the slowest rate lockstep "
+              "accepts (docs/units.md)");
+  }
+}
+
 TEST(ArgNode, ChoiceListsAlternatives) {
   const ArgNode n = ArgNode::scalar("mesh", "x.kind");
   try {

@@ -199,8 +199,8 @@ TEST(Tuner, ParsesNames) {
   EXPECT_EQ(nccl::parse_algorithm("nvls"), Algorithm::NetReduce);
   EXPECT_STREQ(nccl::algorithm_name(Algorithm::NetReduce), "nvls");
   EXPECT_STREQ(nccl::algorithm_name(std::nullopt), "auto");
-  for (const char* name :
-       {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling", "direct"}) {
+  for (const char* name : {"ring", "tree", "nvls_tree", "collnet", "pat", "halving_doubling",
+                           "direct", "hierarchical", "torus_ring"}) {
     EXPECT_STREQ(to_string(*nccl::parse_algorithm(name)), name);
     EXPECT_STREQ(nccl::algorithm_name(nccl::parse_algorithm(name)), name);
   }
@@ -210,7 +210,7 @@ TEST(Tuner, ParsesNames) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--algo: unknown algorithm 'spiral' (expected one of auto, ring, tree, nvls, "
-              "nvls_tree, collnet, pat, halving_doubling, direct)");
+              "nvls_tree, collnet, pat, halving_doubling, direct, hierarchical, torus_ring)");
   }
 }
 
@@ -241,6 +241,35 @@ TEST(Tuner, ClusterFromAGraphMatchesThePreset) {
     EXPECT_DOUBLE_EQ(from_graph.intra_GBps, from_preset.intra_GBps) << system;
     EXPECT_EQ(from_graph.nvls, from_preset.nvls) << system;
   }
+}
+
+TEST(Tuner, NeverPicksATimePastTheRangeAsFastest) {
+  // Two H100 nodes whose NICs run at the slowest rate lockstep accepts (238,418.6 B/s), every
+  // size from 1 B to 2^62 B: whatever the model's times, none is negative (they wrapped to
+  // negative and won the race), the candidates come fastest first, and the pick is finite
+  // whenever any candidate is; the largest sizes leave the range.
+  NcclCluster c = preset_cluster("hgx-h100", 2);
+  c.nic_GBps = 1e12 / 0x1p22 / 1e9;
+  bool saw_infinite = false, saw_mixed = false;
+  for (int k = 0; k <= 62; ++k) {
+    TunerRequest r;
+    r.bytes = Bytes(std::uint64_t{1} << k);
+    const std::vector<Prediction> all = candidates(c, r);
+    ASSERT_FALSE(all.empty());
+    bool any_finite = false, any_infinite = false;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      EXPECT_GE(all[i].time, Time::zero()) << "2^" << k << " B";
+      if (i > 0) EXPECT_LE(all[i - 1].time, all[i].time) << "2^" << k << " B";
+      any_finite = any_finite || all[i].time.is_finite();
+      any_infinite = any_infinite || !all[i].time.is_finite();
+    }
+    saw_infinite = saw_infinite || any_infinite;
+    saw_mixed = saw_mixed || (any_finite && any_infinite);
+    const Prediction p = predict(c, r);
+    EXPECT_EQ(p.time.is_finite(), any_finite) << "2^" << k << " B";
+  }
+  EXPECT_TRUE(saw_infinite);
+  EXPECT_TRUE(saw_mixed);  // a size where the pick had to pass over an infinite candidate
 }
 
 }  // namespace

@@ -28,6 +28,32 @@ TEST(CollectiveSweep, ParsesAndRejectsWithTheKey) {
   EXPECT_THROW(parse_collective_sweep(typo), InputError);
 }
 
+// alltoallv is timed (with its skew); skew belongs to alltoallv alone and has a range; barrier
+// stays outside the NCCL model.
+TEST(CollectiveSweep, AlltoallvAndItsSkew) {
+  const auto sweep = [](const char* op, const char* skew) {
+    ArgNode m = ArgNode::map("collectives", SourceLocation{"s.yaml", 5, 3});
+    m.set("op", ArgNode::scalar(op, "collectives.op", {"s.yaml", 6, 7}));
+    if (skew) m.set("skew", ArgNode::scalar(skew, "collectives.skew", {"s.yaml", 7, 9}));
+    return parse_collective_sweep(m);
+  };
+  EXPECT_EQ(sweep("alltoallv", "1.2").skew, 1.2);
+  EXPECT_EQ(sweep("alltoallv", nullptr).skew, 0.0);
+  const auto line_of = [&](const char* op, const char* skew) {
+    try {
+      sweep(op, skew);
+    } catch (const InputError& e) {
+      return e.where().line;
+    }
+    return 0;
+  };
+  EXPECT_EQ(line_of("alltoall", "1"), 7);     // only alltoallv takes a skew
+  EXPECT_EQ(line_of("alltoallv", "-1"), 7);   // below 0
+  EXPECT_EQ(line_of("alltoallv", "101"), 7);  // above 100
+  EXPECT_EQ(line_of("alltoallv", "lots"), 7);
+  EXPECT_EQ(line_of("barrier", nullptr), 6);
+}
+
 TEST(CollectiveSweep, ReadsLinkFaultsAndRefusesSlowGpus) {
   ArgNode m = ArgNode::map("collectives", SourceLocation{"s.yaml", 5, 3});
   ArgNode faults = ArgNode::list("collectives.faults", {"s.yaml", 6, 11});

@@ -32,7 +32,7 @@ class ReferenceEngine final : public Engine {
     for (Rank r = 0; r < n; ++r) {
       const OpIndex count = p.num_ops(r);
       ready[r].assign(count, Time::zero());
-      end[r].assign(count, Time::max());
+      end[r].assign(count, Time::infinite());
       missing[r].assign(count, 0);
       dependents[r].resize(count);
       slot[r].assign(count, 0);
@@ -93,7 +93,7 @@ class ReferenceEngine final : public Engine {
     for (Rank r = 0; r < n; ++r) {
       total += ops[r].size();
       for (Time t : end[r]) {
-        if (t == Time::max()) throw std::runtime_error("deadlock in reference engine");
+        if (t == Time::infinite()) throw std::runtime_error("deadlock in reference engine");
         result.rank_finish[r] = std::max(result.rank_finish[r], t);
       }
       result.makespan = std::max(result.makespan, result.rank_finish[r]);
