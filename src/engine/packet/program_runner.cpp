@@ -120,6 +120,7 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
     }
   }
   net_rounds_.clear();
+  net_busy_until_.assign(n, Time::zero());
 }
 
 void ProgramRunner::start_ready_ops(std::int64_t now) {
@@ -159,7 +160,10 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
     }
     case OpKind::NetReduce: {
       // In-network reduction is not packet-simulated: every member streams its bytes up to the
-      // switch and the sum streams back, pipelined, once the last member has joined.
+      // switch and the sum streams back, pipelined, once the last member has joined. A member's
+      // rounds share its link: a round streams once the member's previous rounds have (rounds
+      // posted together, as NVLS's chunks are, take their sum and not the time of one), with
+      // the bytes inflated by the transfer efficiency as sends' are.
       const std::uint32_t g = op.peer;
       const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | ordinals_[r][i];
       NetRound& round = net_rounds_[key];
@@ -167,15 +171,19 @@ void ProgramRunner::start_op(Rank r, OpIndex i, std::int64_t now) {
       round.waiting.emplace_back(r, i);
       if (round.waiting.size() == programs_->group(g).size()) {
         const std::int64_t start = round.latest;
+        const auto wire =
+            static_cast<std::uint64_t>(std::ceil(static_cast<double>(op.bytes()) / efficiency_));
         for (const auto& [rank, idx] : round.waiting) {
           const Topology& topo = sim_->topology();
           const auto ports = topo.ports(placement_[rank]);
-          Time t = Time::zero();
+          Time t = Time::ps(start);
           if (!ports.empty()) {
             const Link& l = topo.link(Topology::link_of(ports.front().out));
-            t = l.latency * 2 + transfer_time(Bytes(op.bytes()), l.bandwidth);
+            Time& busy = net_busy_until_[rank];
+            busy = std::max(busy, Time::ps(start)) + transfer_time(Bytes(wire), l.bandwidth);
+            t = busy + l.latency * 2;
           }
-          sim_->schedule_op_done(rank, idx, (Time::ps(start) + t).picoseconds());
+          sim_->schedule_op_done(rank, idx, t.picoseconds());
         }
         net_rounds_.erase(key);
       }

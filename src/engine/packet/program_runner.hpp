@@ -74,6 +74,7 @@ class ProgramRunner {
     std::vector<std::pair<Rank, OpIndex>> waiting;
   };
   std::unordered_map<std::uint64_t, NetRound> net_rounds_;  // by (group << 32 | round)
+  std::vector<Time> net_busy_until_;  // per rank: its link streams NetReduce until then
   std::vector<Rank> scratch_;
   std::vector<OpIndex> ready_copy_;
   std::vector<std::vector<OpTiming>> op_times_;

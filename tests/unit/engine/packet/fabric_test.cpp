@@ -168,9 +168,11 @@ TEST(PacketFabric, DefaultEngineFollowsTheTopologysFabric) {
 }
 
 // NetReduce is priced by formula in the packet engine (2 x link latency + bytes / bandwidth from
-// the moment the last member of a round joins). Rank 0 posts two rounds at t = 0, rank 1 joins
-// both after 100 us: both rounds start at 100 us and end at 100 us + 200 ns + 4096 B / 50 GB/s
-// = 100.28192 us. Mixing rounds would finish rank 0 at 0.28192 us.
+// the moment the last member of a round joins, a member's rounds streaming one after another over
+// its link). Rank 0 posts two rounds at t = 0, rank 1 joins both after 100 us: both rounds start
+// at 100 us; the first ends at 100 us + 4096 B / 50 GB/s + 200 ns = 100.28192 us, the second
+// streams after it, 81.92 ns later: 100.36384 us. Mixing rounds would finish rank 0 at
+// 0.36384 us; giving each round the whole link (before) at 100.28192 us.
 TEST(PacketFabric, NetReduceRoundsMatchInProgramOrderPerMember) {
   const Topology topo = packet_test::star(2, k400G, Time::ns(100));
   MaterializedProgramSet p(2);
@@ -185,8 +187,8 @@ TEST(PacketFabric, NetReduceRoundsMatchInProgramOrderPerMember) {
   p.add(1, after_wait);
   p.add(1, after_wait);
   const Outcome o = simulate(topo, p, packet_config_for_fabric("infiniband"));
-  const Time expected = Time::us(100) + Time::ns(200) + transfer_time(Bytes(4096), k400G);
-  EXPECT_EQ(expected, Time::ps(100'281'920));
+  const Time expected = Time::us(100) + Time::ns(200) + transfer_time(Bytes(4096), k400G) * 2;
+  EXPECT_EQ(expected, Time::ps(100'363'840));
   EXPECT_EQ(o.result.rank_finish[0], expected);
   EXPECT_EQ(o.result.rank_finish[1], expected);
 }

@@ -1,0 +1,270 @@
+// The topology zoo (issue 19): every fabric family lockstep builds (zoo.hpp, each with its
+// bounds derived by hand) x all_reduce, all_gather, alltoall, sendrecv, as `lockstep collective`
+// runs them. Each result lies above its lower bound (the GPU's links, the fabric's cut, the
+// fibre), and the engines agree -- analytical with flow and packet within 10%, flow with packet
+// within 5% -- except where they differ by design, each such case named below with its reason.
+//
+// Split (docs/collectives.md "The topology zoo"): ctest runs 64 KiB and 16 MiB on the three
+// engines, and 1 GiB on analytical and flow everywhere and on packet where it takes under a
+// second (direct-wired fabrics of 4-8 GPUs); about 30 s of CPU in all. The full table, packet
+// at 1 GiB on 32-72 GPUs included (minutes), is `bench_zoo` (bench/runs/zoo.cpp).
+#include "zoo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+enum Engine { kAnalytical, kFlow, kPacket, kEngines };
+const char* const kEngineNames[kEngines] = {"analytical", "flow", "packet"};
+
+// Packet at 1 GiB: on the fabrics of 4-8 GPUs, and NVL72's all-reduce (NVLS: 20 ms). Before,
+// the packet engine gave each of the NVLS chunks' concurrent NetReduce rounds the GPU's whole
+// link: 45.58 us at 16 MiB and 1 GiB alike, below the 1,193 us a GPU needs to send 1 GiB once
+// at 900 GB/s (flow: 2,083.18 us, packet now the same).
+bool in_ctest(const zoo::Fabric& f, CollectiveOp op, Engine e, Bytes size) {
+  if (size < Bytes::gib(1) || e != kPacket) return true;
+  return f.gpus <= 8 || (std::strcmp(f.name, "nvl72") == 0 && op == CollectiveOp::AllReduce);
+}
+
+// Rows where one engine differs from the other two by design (or by a defect named below), and
+// why: `odd` is compared with neither of the others there. `op` empty: every op; sizes from
+// `from` to `to` (64 KiB, 16 MiB, 1 GiB).
+struct Exception {
+  const char* fabric;
+  const char* op;
+  Bytes from, to;
+  Engine odd;
+  const char* why;
+};
+
+// Congestion dynamics: where several transfers want one link, the flow engine shares it max-min
+// fairly and at once (fluid), and the analytical engine prices the busiest link as flow loads
+// it (they agree within 2% on these rows), while the packet engine queues packets behind
+// credits: a packet waits behind those ahead of it in a shared buffer, and collisions resolve
+// differently (packet is 8-46% slower on most of these rows, 12-24% faster on the 16 MiB ring
+// all-gathers of the rail fabric and the two sites). The bound holds on every engine.
+constexpr const char* kCongestion =
+    "congestion: flows share a link (ECMP collisions, oversubscribed uplinks, tapered global "
+    "links, the long-haul link); packets queue behind credits where flows share at once";
+// All-to-all through one NVSwitch: each GPU's port receives from the 71 others at once (an
+// incast). Flow and analytical give each its share at once; the packet engine's credits and
+// queues make it 1.67x slower at 16 MiB (54.72 us against 91.31) and 1.19x at 1 GiB (1,498.73
+// against 1,776.27). Which queueing effect costs this much is not established.
+constexpr const char* kIncast =
+    "all-to-all into one switch: 71 senders per GPU port, queued as packets, shared at once as "
+    "flows";
+// NCCL's model gives a GPU one network port (its link at NCCL's network speed), and the
+// analytical engine is that model priced on the graph: never faster than the model. A GPU
+// wired to several peers (full mesh, torus) sends over all its cables at once in flow and
+// packet: an all-to-all to each peer on its own cable (full mesh: 2.3-6.9x faster; 4x4x4 torus,
+// where the cut binds first: 1.3x), the double tree's two trees on separate cables (full mesh
+// of 8, 16 MiB: 2x). NCCL with one NIC per GPU would be the model; these GPUs have n - 1 ports.
+constexpr const char* kOnePort =
+    "NCCL's model has one network port per GPU; flow and packet send over all of a GPU's "
+    "cables at once";
+// Tree all-reduce at 64 KiB over multi-hop routes: flow and packet agree (within 3%) and are
+// 11-26% slower than analytical (torus of 8: 69.77 us against 80.19; 4x4x4: 99.77 against
+// 125.76; dragonfly 66.55 / 76.30; rail 3-tier 58.94 / 66.28; the from_file graph, whose tree
+// edges between the switches all take the one slow link, 98.31 / 108.88). At this size the tree's
+// time is NCCL's per-step latency plus LL's slow per-hop bandwidth (1/3.8 of the link), and tree
+// edges that share a link (torus of 8: edge 7-3 runs over 3-4-5-6-7 beside 3-5 and 5-6) queue their
+// chunks in flow; the analytical engine adds 2.6 us for the graph there. Left to the analytical
+// engine's owner: the gap is the engine's, not a fabric effect the test can excuse.
+constexpr const char* kTreeOnSharedHops =
+    "64 KiB tree: chunks of tree edges sharing a link queue in flow and packet; analytical adds "
+    "less (open: the analytical engine's)";
+constexpr const char* kAnalyticalDeadlock =
+    "analytical engine defect: 1 GiB nvls_tree across two sites (known failure)";
+
+const std::vector<Exception>& exceptions() {
+  const Bytes k64 = Bytes::kib(64), m16 = Bytes::mib(16), g1 = Bytes::gib(1);
+  static const std::vector<Exception> kList = {
+      {"dragonfly", "", k64, g1, kPacket, kCongestion},
+      {"leaf-spine-2to1", "", m16, g1, kPacket, kCongestion},
+      {"rail-3-tier", "", k64, g1, kPacket, kCongestion},
+      {"two-sites-50km", "", m16, g1, kPacket, kCongestion},
+      // The ring's channels share the one 12.5 GB/s link; packet is 5.6% faster than flow at
+      // 64 KiB and 16 MiB (agreeing at 1 GiB, where the link's rate is all that matters).
+      {"from-file-slow-link", "all_gather", k64, m16, kPacket, kCongestion},
+      {"nvl72", "alltoall", m16, g1, kPacket, kIncast},
+      {"full-mesh-4", "alltoall", m16, g1, kAnalytical, kOnePort},
+      {"full-mesh-8", "alltoall", m16, g1, kAnalytical, kOnePort},
+      {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kOnePort},
+      {"torus-4x4x4", "alltoall", m16, g1, kAnalytical, kOnePort},
+      {"torus-8", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
+      {"torus-4x4x4", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
+      {"dragonfly", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
+      {"rail-3-tier", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
+      {"from-file-slow-link", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
+      // The known failure below.
+      {"two-sites-50km", "all_reduce", g1, g1, kAnalytical, kAnalyticalDeadlock},
+  };
+  return kList;
+}
+
+const Exception* exception_for(const zoo::Fabric& f, CollectiveOp op, Bytes size, Engine a,
+                               Engine b) {
+  for (const Exception& e : exceptions()) {
+    if (std::strcmp(e.fabric, f.name) != 0) continue;
+    if (e.op[0] != '\0' && std::strcmp(e.op, to_string(op)) != 0) continue;
+    if (size < e.from || size > e.to || (e.odd != a && e.odd != b)) continue;
+    return &e;
+  }
+  return nullptr;
+}
+
+// Engine defects the zoo found, which the lead must decide on: the run fails with an InputError.
+// Asserted so that a fix shows here.
+struct KnownFailure {
+  const char* fabric;
+  const char* op;
+  Bytes from, to;
+  Engine engine;
+  const char* error;  // substring of the InputError
+  const char* why;
+};
+
+const std::vector<KnownFailure>& known_failures() {
+  // - Dragonfly on packet: InfiniBand credits with minimal routing (local, global, local hops)
+  //   close a cycle of buffer dependencies through three groups; real dragonflies break it by
+  //   moving to another virtual lane at the global hop (Kim et al. 2008), the packet engine
+  //   picks a lane by channel only. 64 KiB finishes before the buffers fill.
+  // - NVLS all-gather on flow and packet: NCCL's tuner picks NVLS for an all-gather in one
+  //   NVLink domain (up to 16 MiB here; ring at 1 GiB), but the collective layer has NetReduce
+  //   programs for all-reduce only. `lockstep collective --system hgx-h100 --op all_gather
+  //   --engine flow` fails the same way.
+  // - 1 GiB all-reduce across the two sites on analytical: the tuner picks nvls_tree and the
+  //   analytical engine's walk of its programs stops with "programs: deadlock or unmatched
+  //   transfer: rank 0 op 2 (recv from 8) never completes" (flow and packet run them: 13,192.68
+  //   and 15,674.67 us). The same nvls_tree on the one-site fabrics prices fine.
+  static const std::vector<KnownFailure> kList = {
+      {"dragonfly", "all_reduce", Bytes::mib(16), Bytes::gib(1), kPacket, "fabric deadlock",
+       "packet: no virtual lane change at the global hop"},
+      {"dragonfly", "alltoall", Bytes::mib(16), Bytes::gib(1), kPacket, "fabric deadlock",
+       "packet: no virtual lane change at the global hop"},
+      {"nvl72", "all_gather", Bytes::kib(64), Bytes::mib(16), kFlow,
+       "does not support algorithm 'netreduce'", "no NVLS all-gather programs"},
+      {"nvl72", "all_gather", Bytes::kib(64), Bytes::mib(16), kPacket,
+       "does not support algorithm 'netreduce'", "no NVLS all-gather programs"},
+      {"two-sites-50km", "all_reduce", Bytes::gib(1), Bytes::gib(1), kAnalytical,
+       "deadlock or unmatched transfer", "analytical: nvls_tree programs across sites"},
+  };
+  return kList;
+}
+
+const KnownFailure* known_failure(const zoo::Fabric& f, CollectiveOp op, Bytes size, Engine e) {
+  for (const KnownFailure& k : known_failures())
+    if (std::strcmp(k.fabric, f.name) == 0 && std::strcmp(k.op, to_string(op)) == 0 &&
+        size >= k.from && size <= k.to && k.engine == e)
+      return &k;
+  return nullptr;
+}
+
+class Zoo : public testing::TestWithParam<zoo::Fabric> {};
+
+TEST_P(Zoo, ResultsLieWithinTheirBoundsAndTheEnginesAgree) {
+  const zoo::Fabric& f = GetParam();
+  const Topology topo = zoo::build(f);
+  ASSERT_EQ(topo.gpus().size(), f.gpus);
+  for (const CollectiveOp op : zoo::ops()) {
+    for (const Bytes size : zoo::sizes()) {
+      std::optional<CollectiveRow> row[kEngines];
+      for (int e = 0; e < kEngines; ++e) {
+        const auto engine = static_cast<Engine>(e);
+        if (!in_ctest(f, op, engine, size)) continue;
+        const std::string where = std::string(to_string(op)) + " " + std::to_string(size.count()) +
+                                  " B on " + kEngineNames[e];
+        SCOPED_TRACE(where);
+        const KnownFailure* known = known_failure(f, op, size, engine);
+        if (known != nullptr) {
+          try {
+            zoo::run(topo, op, size, kEngineNames[e]);
+            ADD_FAILURE() << "known failure no longer fails (" << known->why << ")";
+          } catch (const InputError& err) {
+            EXPECT_NE(std::string(err.what()).find(known->error), std::string::npos) << err.what();
+          }
+          continue;
+        }
+        const CollectiveRow r = zoo::run(topo, op, size, kEngineNames[e]);
+        const zoo::Bound b = zoo::bound(f, op, r.bytes, r.algorithm);
+        const double us = r.time.microseconds();
+        EXPECT_GE(us, b.us()) << r.algorithm << " " << r.protocol << ": inject " << b.inject_us
+                              << " us, cut " << b.cut_us << " us, latency " << b.latency_us
+                              << " us";
+        row[e] = r;
+      }
+      for (const auto& [a, b, tolerance] :
+           {std::tuple{kAnalytical, kFlow, 0.10}, std::tuple{kAnalytical, kPacket, 0.10},
+            std::tuple{kFlow, kPacket, 0.05}}) {
+        if (!row[a] || !row[b] || exception_for(f, op, size, a, b) != nullptr) continue;
+        const double ratio = row[b]->time.seconds() / row[a]->time.seconds();
+        EXPECT_NEAR(ratio, 1.0, tolerance)
+            << to_string(op) << " " << size.count() << " B: " << kEngineNames[a] << " "
+            << row[a]->time.microseconds() << " us (" << row[a]->algorithm << " "
+            << row[a]->protocol << "), " << kEngineNames[b] << " " << row[b]->time.microseconds()
+            << " us";
+      }
+    }
+  }
+}
+
+std::string fabric_name(const testing::TestParamInfo<zoo::Fabric>& info) {
+  std::string s = info.param.name;
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, Zoo, testing::ValuesIn(zoo::fabrics()), fabric_name);
+
+// Two sites 50 km apart (the zoo's: two HGX-H100 servers per site, ranks 0-15 east, 16-31
+// west): a 1 MiB all-reduce cannot finish before its chain of dependent messages has crossed the
+// fibre as often as the algorithm makes it, 250 us each time (5 ns/m), whatever the bandwidth.
+//  - ring: every channel's ring visits the east ranks then the west ones, crossing the fibre
+//    twice per lap (15 -> 16, 31 -> 0). A block's chain is 2 (n-1) = 62 consecutive hops of
+//    the 32-hop lap: two laps less two hops, so it crosses four times unless one of the two hops
+//    it skips is a crossing; the block whose chain starts at rank 5 skips hops 3 -> 4 and
+//    4 -> 5. Four crossings: 1,000 us.
+//  - tree (and nvls_tree, which uses the same tree over servers): NCCL's in-order tree over the
+//    4 servers at positions 1-4 has root 4 (server 3, west), whose child is 2 (server 1, east),
+//    whose children are 1 and 3 (servers 0, east, and 2, west). Server 2's data climbs 2 -> 1 ->
+//    3, west -> east -> west, and the sum comes back 3 -> 1 -> 2: four crossings, 1,000 us.
+//    The second tree mirrors the first (position 5 - x) and crosses as often.
+TEST(Zoo, TwoSitesAllReducePaysTheFibreCrossingsOfItsAlgorithm) {
+  zoo::Fabric sites;
+  for (const zoo::Fabric& f : zoo::fabrics())
+    if (std::strcmp(f.name, "two-sites-50km") == 0) sites = f;
+  const Topology topo = zoo::build(sites);
+  Time fibre;
+  for (const Link& l : topo.links())
+    if (l.medium == LinkMedium::LongHaulFibre) fibre = l.latency;
+  ASSERT_GE(fibre, Time::us(250));
+  const NcclCluster cluster = nccl_cluster(topo);
+  for (const std::optional<Algorithm> algo :
+       {std::optional<Algorithm>{}, std::optional{Algorithm::Ring},
+        std::optional{Algorithm::Tree}}) {
+    for (const char* engine : kEngineNames) {
+      CollectiveSweep s;
+      s.algo = algo;
+      s.min_bytes = s.max_bytes = Bytes::mib(1);
+      s.engine = engine;
+      const CollectiveRow r = run_collective_sweep(s, cluster, &topo).at(0);
+      SCOPED_TRACE(std::string(engine) + " " + (algo ? to_string(*algo) : "auto") + " ran " +
+                   r.algorithm);
+      ASSERT_TRUE(r.algorithm == "ring" || r.algorithm == "tree" || r.algorithm == "nvls_tree");
+      EXPECT_GE(r.time.microseconds(), 4 * 250.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
