@@ -108,7 +108,9 @@ void Walk::load_programs() {
       const Op& op = ops[i];
       if (op.kind != OpKind::Send && op.kind != OpKind::Recv && op.kind != OpKind::NetReduce)
         continue;
-      const std::uint64_t key = (std::uint64_t{op.peer} << 20) ^ (std::uint64_t{op.channel} << 2) ^
+      // Disjoint fields (a NetReduce's peer is a group, which must not share a counter with
+      // the sends or receives of the rank of the same number on a neighbouring channel).
+      const std::uint64_t key = (std::uint64_t{op.peer} << 24) | (std::uint64_t{op.channel} << 8) |
                                 static_cast<std::uint64_t>(op.kind);
       seq_[r][i] = counters[key]++;
     }

@@ -82,8 +82,6 @@ constexpr const char* kOnePort =
 constexpr const char* kTreeOnSharedHops =
     "64 KiB tree: chunks of tree edges sharing a link queue in flow and packet; analytical adds "
     "less (open: the analytical engine's)";
-constexpr const char* kAnalyticalDeadlock =
-    "analytical engine defect: 1 GiB nvls_tree across two sites (known failure)";
 
 const std::vector<Exception>& exceptions() {
   const Bytes k64 = Bytes::kib(64), m16 = Bytes::mib(16), g1 = Bytes::gib(1);
@@ -105,8 +103,6 @@ const std::vector<Exception>& exceptions() {
       {"dragonfly", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
       {"rail-3-tier", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
       {"from-file-slow-link", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
-      // The known failure below.
-      {"two-sites-50km", "all_reduce", g1, g1, kAnalytical, kAnalyticalDeadlock},
   };
   return kList;
 }
@@ -142,10 +138,6 @@ const std::vector<KnownFailure>& known_failures() {
   //   NVLink domain (up to 16 MiB here; ring at 1 GiB), but the collective layer has NetReduce
   //   programs for all-reduce only. `lockstep collective --system hgx-h100 --op all_gather
   //   --engine flow` fails the same way.
-  // - 1 GiB all-reduce across the two sites on analytical: the tuner picks nvls_tree and the
-  //   analytical engine's walk of its programs stops with "programs: deadlock or unmatched
-  //   transfer: rank 0 op 2 (recv from 8) never completes" (flow and packet run them: 13,192.68
-  //   and 15,674.67 us). The same nvls_tree on the one-site fabrics prices fine.
   static const std::vector<KnownFailure> kList = {
       {"dragonfly", "all_reduce", Bytes::mib(16), Bytes::gib(1), kPacket, "fabric deadlock",
        "packet: no virtual lane change at the global hop"},
@@ -155,8 +147,6 @@ const std::vector<KnownFailure>& known_failures() {
        "does not support algorithm 'netreduce'", "no NVLS all-gather programs"},
       {"nvl72", "all_gather", Bytes::kib(64), Bytes::mib(16), kPacket,
        "does not support algorithm 'netreduce'", "no NVLS all-gather programs"},
-      {"two-sites-50km", "all_reduce", Bytes::gib(1), Bytes::gib(1), kAnalytical,
-       "deadlock or unmatched transfer", "analytical: nvls_tree programs across sites"},
   };
   return kList;
 }
