@@ -200,6 +200,13 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   if (p.algo == Algorithm::TorusRing) how.spec.torus_dims = c.torus_dims;
   if (op == CollectiveOp::AllToAllV)
     how.spec.alltoallv = skewed_alltoallv(c.ranks(), bytes, type, p.skew);
+  // NVLS all-gather and reduce-scatter (NCCL's NVLS algorithm in one NVLink domain) have no
+  // NetReduce program: NVLink SHARP's multicast brings every other GPU's block down each GPU's
+  // switch link, (n-1)/n S, the load of the direct program, which runs in their place at NVLS's
+  // efficiency (cost.cpp nvls_cost's volume; the analytical engine prices them alike,
+  // graph_model.cpp nominal_spec).
+  if (p.algo == Algorithm::NetReduce && !is_supported(op, Algorithm::NetReduce))
+    how.spec.algorithm = Algorithm::Direct;
   // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
   // (docs/nccl-model.md "Mesh rings").
   how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
@@ -259,7 +266,8 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.fixed = Time::us(nccl::kLaunchOverheadUs + base_us);
   // NVLS in one node is one in-network reduction: NCCL charges its step latency once, and the
   // flow engine's NetReduce pays no per-message overhead, only the path.
-  if (p.algo == Algorithm::NetReduce && c.nodes == 1) how.fixed += how.per_message_overhead;
+  if (how.spec.algorithm == Algorithm::NetReduce && c.nodes == 1)
+    how.fixed += how.per_message_overhead;
   if (ring && !how.overhead_as_latency && c.nodes > 1 && c.gpus_per_node > 1)
     price_ring_across_nodes(c, p, op, base_us, topo, how);
   // Every ring channel runs at NCCL's channel speed (channel_send_bandwidth): the bus bandwidth the
