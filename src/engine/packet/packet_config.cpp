@@ -154,6 +154,8 @@ void PacketConfig::validate() const {
   if (payload.count() == 0) bad("packet.mtu", "must be positive");
   if (payload.count() > (1u << 20)) bad("packet.mtu", "must be at most 1 MiB");
   if (virtual_lanes == 0 || virtual_lanes > 16) bad("packet.virtual_lanes", "must be 1..16");
+  if (lane_levels > 16 || virtual_lanes * lane_levels > 16)
+    bad("packet.lane_levels", "virtual_lanes x lane_levels must be at most 16 lanes");
   if (ecn && ecn_kmax < ecn_kmin) bad("packet.ecn.kmax", "must be at least kmin");
   if (ecn_pmax < 0 || ecn_pmax > 1) bad("packet.ecn.pmax", "must be within [0, 1]");
   if (pfc_xoff.count() != 0 && pfc_xon > pfc_xoff) bad("packet.pfc.xon", "must not exceed xoff");
@@ -218,6 +220,7 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   bytes(node, "nic_buffer", c.nic_buffer);
   c.virtual_lanes =
       static_cast<std::uint32_t>(node.get_int("virtual_lanes", c.virtual_lanes, 1, 16));
+  c.lane_levels = static_cast<std::uint32_t>(node.get_int("lane_levels", c.lane_levels, 0, 16));
   c.dynamic_threshold = node.get_double("dynamic_threshold", c.dynamic_threshold, 1e-3, 1e3);
   time(node, "host_per_message", c.host_per_message);
   time(node, "host_per_byte", c.host_per_byte_ps);

@@ -18,6 +18,34 @@ bool is_fabric_switch(DeviceKind k) {
   return k == DeviceKind::Switch || k == DeviceKind::Gateway;
 }
 
+// The order in which routes climb and descend: a Clos routes up the tiers then down (Autonet's
+// up*/down*, Schroeder et al. 1991), a gateway sits above its site's top tier, and devices of one
+// rank are ordered by id. Within one lane level every route climbs then descends in this order,
+// so no cycle of buffers can form on it (docs/packet-engine.md "Lane change at turns").
+std::uint64_t order_key(const Device& d, DeviceId id) {
+  const std::uint64_t rank = d.kind == DeviceKind::Gateway ? 0xFF : std::uint64_t{d.tier} + 1;
+  return rank << 32 | id;
+}
+
+// Auto lane levels: two where some fabric switch is wired to two or more fabric switches of its
+// own rank (a dragonfly's routers, a ring of switches), where minimal routes can turn down then
+// up; one elsewhere (Clos tiers, a pair of gateways), where they cannot and nothing changes.
+std::uint32_t auto_lane_levels(const Topology& t) {
+  for (DeviceId d = 0; d < t.num_devices(); ++d) {
+    const Device& dev = t.device(d);
+    if (!is_fabric_switch(dev.kind)) continue;
+    const std::uint64_t rank = order_key(dev, d) >> 32;
+    DeviceId first = kNone;
+    for (const Port& p : t.ports(d)) {
+      const Device& peer = t.device(p.peer);
+      if (!is_fabric_switch(peer.kind) || order_key(peer, p.peer) >> 32 != rank) continue;
+      if (first == kNone) first = p.peer;
+      if (p.peer != first) return 2;
+    }
+  }
+  return 1;
+}
+
 // Model default when a switch's catalog entry cannot be found (hand-built test topologies whose
 // Device::model points nowhere): a mid-size shared buffer. Documented in docs/packet-engine.md.
 constexpr std::int64_t kFallbackSwitchBuffer = 32ll << 20;
@@ -29,9 +57,13 @@ constexpr std::int64_t kDefaultNicBuffer = 256ll << 10;
 
 Simulator::Simulator(const PacketConfig& config, const EngineInput& input, PacketStats& stats)
     : cfg_(config), topo_(input.topology), input_(input), stats_(stats), rng_(input.options.seed) {
-  lanes_ = cfg_.virtual_lanes;
-  queues_ = lanes_ + 1;
   lossy_ = cfg_.flow_control == FlowControl::None;
+  classes_ = cfg_.virtual_lanes;
+  // Lossy fabrics drop instead of waiting: no buffer cycle, no lane change.
+  levels_ = lossy_ ? 1 : cfg_.lane_levels != 0 ? cfg_.lane_levels : auto_lane_levels(*topo_);
+  levels_ = std::max<std::uint32_t>(1, std::min(levels_, 16 / classes_));
+  lanes_ = classes_ * levels_;
+  queues_ = lanes_ + 1;
   reliable_ = lossy_;
   multipath_ = cfg_.spray || cfg_.adaptive;
   router_ = input.router;
@@ -94,6 +126,9 @@ void Simulator::setup_links() {
     watchdog_ =
         std::max(watchdog_, later(later(ser.picoseconds(), s.latency), devices_[s.dst].latency));
     const Device& far = t.device(s.dst);
+    const Device& near = t.device(s.src);
+    if (is_fabric_switch(near.kind) && is_fabric_switch(far.kind))
+      s.turn = order_key(far, s.dst) > order_key(near, s.src) ? kUp : kDown;
     if (far.kind == DeviceKind::Gpu) {
       s.control = LinkControl::Sink;
     } else if (is_fabric_switch(far.kind)) {
@@ -260,7 +295,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.busy = true;
   s.cur_ingress = ingress;
   s.cur_wire = p.wire;
-  s.cur_lane = p.lane;
+  s.cur_in_lane = p.in_lane;
   s.last_tx = now_;
   link_bytes_[link] += p.wire;
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
@@ -287,7 +322,7 @@ void Simulator::on_link_free(std::uint32_t link, std::uint32_t ingress) {
   }
   LinkState& s = links_[link];
   s.busy = false;
-  if (s.cur_ingress != kNil) release(s.cur_ingress, s.cur_lane, s.cur_wire, s.src);
+  if (s.cur_ingress != kNil) release(s.cur_ingress, s.cur_in_lane, s.cur_wire, s.src);
   try_transmit(link);
 }
 
@@ -332,6 +367,14 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     return;
   }
   const std::uint32_t dev = inl.dst;
+  // Lane change at turns: a packet that came down and goes up again takes the next lane level
+  // (the top one is kept beyond it), so that each level's routes only climb then descend.
+  const std::uint8_t in_lane = p.lane;
+  p.in_lane = in_lane;
+  if (levels_ > 1 && inl.turn == kDown && links_[out].turn == kUp && p.lane + classes_ < lanes_) {
+    p.lane = static_cast<std::uint8_t>(p.lane + classes_);
+    ++stats_.lane_changes;
+  }
   std::uint32_t q = p.flags & kTrimmed ? 0u : p.lane + 1u;
   if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, p.wire)) {
     if (!cfg_.trimming) {
@@ -351,14 +394,14 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     q = 0;
   }
   devices_[dev].used += p.wire;
-  LaneState& lane = lane_[lidx(in, p.lane)];
+  LaneState& lane = lane_[lidx(in, in_lane)];
   lane.ingress_bytes += p.wire;
   if (inl.control == LinkControl::Pfc && !lane.xoff_sent && lane.ingress_bytes > inl.xoff) {
     lane.xoff_sent = 1;
     ++stats_.pfc_pauses;
     ++stats_.pauses_per_link[in];
     congestion_seen_ = true;
-    events_.push(later(now_, inl.latency), EventKind::Pfc, in, p.lane, 1);
+    events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
   }
   ++p.hop;
   Fifo& f = fifos_[qidx(out, q)];
@@ -426,10 +469,10 @@ void Simulator::run() {
       case EventKind::Pfc: {
         const std::size_t li = lidx(e.a, static_cast<std::uint8_t>(e.b));
         if (e.c) {
-          links_[e.a].paused |= static_cast<std::uint8_t>(1u << e.b);
+          links_[e.a].paused |= static_cast<std::uint16_t>(1u << e.b);
           lane_[li].pause_start = now_;
         } else {
-          links_[e.a].paused &= static_cast<std::uint8_t>(~(1u << e.b));
+          links_[e.a].paused &= static_cast<std::uint16_t>(~(1u << e.b));
           stats_.paused_time_per_link[e.a] += Time::ps(now_ - lane_[li].pause_start);
           try_transmit(e.a);
         }

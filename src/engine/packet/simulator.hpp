@@ -29,6 +29,7 @@ inline std::int64_t later(std::int64_t t, std::int64_t delay) {
 }
 
 enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
+enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
 /// 40 bytes: the run is bound by cache misses on packets, so keep them small.
 struct Packet {
@@ -41,7 +42,8 @@ struct Packet {
   std::uint32_t payload = 0;
   std::uint16_t hop = 0;  // index in the route of the link it is queued for / travelling on
   std::uint16_t hops = 0;
-  std::uint8_t lane = 0;
+  std::uint8_t lane = 0;     // on the link it is queued for / travelling on
+  std::uint8_t in_lane = 0;  // on the link it arrived over (its buffer there is released)
   std::uint8_t flags = 0;
 };
 
@@ -60,7 +62,10 @@ struct LinkState {
   std::uint32_t src = kNil, dst = kNil;  // devices
   LinkControl control = LinkControl::Sink;
   bool busy = false;
-  std::uint8_t paused = 0;  // PFC: lanes paused by the far end (bit mask)
+  // Between two fabric switches: whether the hop climbs (kUp) or descends (kDown) in the order
+  // of (tier, device id); a packet changes lane level where a kDown hop meets a kUp hop.
+  std::uint8_t turn = 0;
+  std::uint16_t paused = 0;  // PFC: lanes paused by the far end (bit mask)
   std::uint8_t rr_lane = 0;
   std::uint32_t inject = kNil;  // ring of flows injecting here (endpoint links)
   std::uint32_t inject_count = 0;
@@ -69,7 +74,7 @@ struct LinkState {
   // The packet being serialised (buffer release and credit return happen when it is done).
   std::uint32_t cur_ingress = kNil;
   std::uint32_t cur_wire = 0;
-  std::uint8_t cur_lane = 0;
+  std::uint8_t cur_in_lane = 0;  // its lane on the link it came in over
   std::int64_t last_tx = 0;
   std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
 };
@@ -307,7 +312,8 @@ class Simulator {
   bool past_range_ = false;    // the next event lay at kNever: the run's end is infinite
   std::int64_t watchdog_ = 0;  // cfg_.watchdog, or longer where one hop takes longer
   Rng rng_;
-  std::uint32_t lanes_ = 1, queues_ = 2;
+  // lanes_ = classes_ (a flow's lane: its channel modulo classes_) x levels_ (lane levels).
+  std::uint32_t lanes_ = 1, queues_ = 2, classes_ = 1, levels_ = 1;
   bool lossy_ = false, reliable_ = false, multipath_ = false;
 
   std::vector<LinkState> links_;

@@ -73,7 +73,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.paths = path_set(src, dst, label);
   const PathRef& p0 = paths_[f.paths.first];
   f.inject_link = arena_[p0.offset];
-  f.lane = static_cast<std::uint8_t>(label % lanes_);
+  f.lane = static_cast<std::uint8_t>(label % classes_);  // level 0 of its class
   // A transfer that stays in its server (NVLink or xGMI, directly or through an NVSwitch; PCIe)
   // is a GPU copy, not a message of the fabric's transport: no NIC adds the fabric's headers, no
   // host stack handles it (kernel TCP's costs), no window paces it. The link's own protocol
@@ -261,7 +261,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.route = choose_path(f);
   p.hops = paths_[p.route].len;
   p.hop = 0;
-  p.lane = f.lane;
+  p.lane = p.in_lane = f.lane;
   p.flags = 0;
   p.tail = 0;
   p.next = kNil;

@@ -58,6 +58,12 @@ struct PacketConfig {
   bool cut_through = true;       // false: store-and-forward (a packet waits for its last bit)
   Bytes port_buffer = Bytes(0);  // credit/PFC headroom per ingress port and lane; 0 = derived
   std::uint32_t virtual_lanes = 1;
+  // Lane levels on lossless fabrics: a packet moves up one level (to lane class + level x
+  // virtual_lanes) where its route turns from a downward to an upward switch hop, so that buffers
+  // cannot wait on each other in a cycle (docs/packet-engine.md "Lane change at turns").
+  // 0 = auto: 2 where some switch is wired to two or more switches of its own tier (a
+  // dragonfly's routers), else 1 (a Clos routed up then down never turns).
+  std::uint32_t lane_levels = 0;
   double dynamic_threshold = 1.0;  // drop-tail: an output queue may use alpha x free buffer
 
   // Host side. RDMA has no host cost; kernel TCP pays per message and per byte at the sender.

@@ -47,6 +47,7 @@ struct PacketStats {
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
   std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
+  std::uint64_t lane_changes = 0;   // packets moved up a lane level at a down-up turn
   std::uint64_t max_reorder = 0;    // most packets ever held out of order by one receiver
   Time makespan;
   std::uint64_t events = 0;  // events processed

@@ -52,6 +52,21 @@ TEST(PacketConfig, ArgsOverrideThePreset) {
   EXPECT_EQ(c.rto_min, Time::us(200));
   const PacketConfig ib = packet_config_from_args(node({{"fabric", "ib"}, {"mtu", "2048"}}));
   EXPECT_EQ(ib.payload, Bytes(2048));
+  EXPECT_EQ(ib.lane_levels, 0u);  // auto
+  EXPECT_EQ(packet_config_from_args(node({{"fabric", "ib"}, {"lane_levels", "3"}})).lane_levels,
+            3u);
+}
+
+// 8 lane classes x 4 levels would need 32 lanes; InfiniBand has at most 15 data VLs, and the
+// engine's lane masks hold 16.
+TEST(PacketConfig, TooManyLanesNameTheField) {
+  try {
+    packet_config_from_args(node({{"fabric", "ib"}, {"virtual_lanes", "8"}, {"lane_levels", "4"}}));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("lane_levels"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("s.yaml:6"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PacketConfig, UnknownKeyIsReportedWithItsLocation) {
