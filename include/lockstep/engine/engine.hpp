@@ -30,8 +30,9 @@ struct EngineOptions {
   double transfer_efficiency = 1.0;
   // Efficiency on scale-out network links (links touching an Ethernet/InfiniBand switch or a
   // gateway, joining two NICs, or a GPU's PCIe link to its NIC), where NCCL assumes a different
-  // fraction of line rate than on NVLink; 0 means transfer_efficiency applies there too. Flow
-  // engine only.
+  // fraction of line rate than on NVLink; 0 means transfer_efficiency applies there too. The
+  // flow engine scales those links; the packet engine inflates the bytes of a transfer that
+  // crosses the fabric (all its links).
   double network_transfer_efficiency = 0;
   // Extra latency of a message whose path crosses a network link (NCCL's network step latency
   // exceeds its NVLink one). It adds to the path latency, so consecutive messages on one

@@ -35,6 +35,9 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
   copy_bw_ = input.options.local_copy_bandwidth;
   if (!(efficiency_ > 0 && efficiency_ <= 1))
     throw InputError("options.transfer_efficiency", "must be within (0, 1]");
+  const double net = input.options.network_transfer_efficiency;
+  if (!(net >= 0 && net <= 1))
+    throw InputError("options.network_transfer_efficiency", "must be within [0, 1]");
   const Rank n = programs_->num_ranks();
   const Topology& topo = sim.topology();
   if (!input.placement.empty()) {
@@ -222,10 +225,9 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
     sim_->schedule_op_done(t.dst_rank, t.recv_op, later(now, overhead));
     return;
   }
-  // The protocol's payload efficiency inflates what crosses the wire (EngineOptions).
-  const auto wire =
-      static_cast<std::uint64_t>(std::ceil(static_cast<double>(t.bytes) / efficiency_));
-  sim_->start_transfer(id, t.src, t.dst, wire, op.channel, ready);
+  // The protocol's payload efficiency inflates what crosses the wire: the simulator applies it,
+  // as it knows whether the transfer crosses the fabric (EngineOptions).
+  sim_->start_transfer(id, t.src, t.dst, t.bytes, op.channel, ready);
 }
 
 void ProgramRunner::transfer_done(std::uint32_t transfer, std::int64_t now, bool network) {

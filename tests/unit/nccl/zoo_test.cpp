@@ -51,11 +51,11 @@ struct Exception {
 // it (they agree within 2% on these rows), while the packet engine queues packets behind
 // credits: a packet waits behind those ahead of it in a shared buffer, and collisions resolve
 // differently (packet is 8-46% slower on most of these rows, 12-24% faster on the 16 MiB ring
-// all-gathers of the rail fabric and the two sites). The dragonfly's all-to-all is 2.5-3.1x
-// slower on packet (16 MiB: 6,696.82 us against flow's 2,160.83; 1 GiB: 343,953 against
+// all-gathers of the rail fabric and the two sites). The dragonfly's all-to-all is 2.2-2.5x
+// slower on packet (16 MiB: 5,330.88 us against flow's 2,160.83; 1 GiB: 297,716 against
 // 135,543): 47 senders per GPU through three groups' FIFOs behind credits; the ports' buffers
-// split over two lane levels are not the cause (7,047 us at 16 MiB with a whole buffer per
-// level). The bound holds on every engine.
+// split over two lane levels are not the cause (with a whole buffer per level it ran 5% slower
+// still). The bound holds on every engine.
 constexpr const char* kCongestion =
     "congestion: flows share a link (ECMP collisions, oversubscribed uplinks, tapered global "
     "links, the long-haul link); packets queue behind credits where flows share at once";

@@ -212,5 +212,22 @@ TEST(PacketTiming, CableBetweenServersCarriesTheFabricsHeaders) {
   EXPECT_EQ(r.result.makespan, Time::ps(100'000 + 256 * 82'440));
 }
 
+// NCCL's model runs NVLink and the network at different fractions of line rate (EngineOptions):
+// an on-board copy of 1 MiB at transfer_efficiency 0.5 puts 2 MiB on the wire, 100 ns +
+// 2,097,152 x 20 ps; through the fabric at network_transfer_efficiency 0.8 it is 1,310,720 B,
+// 320 packets of 4096 + 26 B: 100 ns + 320 x 82,440 ps. (Before, the fabric took 0.5 too.)
+TEST(PacketTiming, FabricTransfersTakeTheNetworkEfficiency) {
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  EngineOptions o;
+  o.transfer_efficiency = 0.5;
+  o.network_transfer_efficiency = 0.8;
+  const Topology board = direct_pair(LinkMedium::NvLink, true);
+  EXPECT_EQ(simulate(board, programs, ib(Time::zero()), o).result.makespan,
+            Time::ps(100'000 + 2 * 20'971'520));
+  const Topology cable = direct_pair(LinkMedium::CopperDac, false);
+  EXPECT_EQ(simulate(cable, programs, ib(Time::zero()), o).result.makespan,
+            Time::ps(100'000 + 320 * 82'440));
+}
+
 }  // namespace
 }  // namespace lockstep
