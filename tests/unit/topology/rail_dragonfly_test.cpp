@@ -189,14 +189,7 @@ std::pair<T, T> ends(T x, T y) {
 
 TEST(Dragonfly, GlobalLinksAreCirculantAndTranslationByOneGroupMapsLinksOntoLinks) {
   const std::uint32_t a = 2, g = 5;
-  const Topology t = std::move(*build({{"builder", "dragonfly"},
-                                       {"nodes_per_router", "1"},
-                                       {"routers_per_group", "2"},
-                                       {"global_links_per_router", "2"},
-                                       {"groups", "5"},
-                                       {"gpus_per_node", "1"},
-                                       {"scale_up", "none"}})
-                                    .graph);
+  const Topology t = std::move(*build(test::small_dragonfly()).graph);
   std::vector<DeviceId> routers;  // in build order: group-major
   for (DeviceId d = 0; d < t.num_devices(); ++d)
     if (t.device(d).kind == DeviceKind::Switch) routers.push_back(d);

@@ -2,10 +2,10 @@
 // oversubscription and class aggregation with a period.
 #include <gtest/gtest.h>
 
+#include "../../topology/topology_test_util.hpp"
 #include "fixtures.hpp"
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
-#include "lockstep/topology/builder.hpp"
 
 namespace lockstep {
 namespace {
@@ -117,17 +117,7 @@ TEST(Fabric, AggregationWithAPeriodAgreesWithIndividualRun) {
 // classes of 5 (translation by one rank is not one: a group's two routers differ), and its
 // result is the every-rank run's, finish by finish and link by link.
 TEST(Fabric, DragonflyAlltoallRunsOneClassPerRouterOfAGroupAndAgreesWithIndividualRun) {
-  ArgNode args = ArgNode::map("cluster");
-  for (const auto& [k, v] :
-       std::vector<std::pair<std::string, std::string>>{{"builder", "dragonfly"},
-                                                        {"nodes_per_router", "1"},
-                                                        {"routers_per_group", "2"},
-                                                        {"global_links_per_router", "2"},
-                                                        {"groups", "5"},
-                                                        {"gpus_per_node", "1"},
-                                                        {"scale_up", "none"}})
-    args.set(k, ArgNode::scalar(v, "cluster." + k));
-  const Topology t = std::move(*build_topology(args).graph);
+  const Topology t = std::move(*test::build(test::small_dragonfly()).graph);
   auto router = make_router(t, {});
   CollectiveSpec spec;
   spec.op = CollectiveOp::AllToAll;
