@@ -1,12 +1,15 @@
 #include "distance_field.hpp"
 
+#include <algorithm>
+
 namespace lockstep::routing_detail {
 
 DistanceField::DistanceField(const Topology& topo)
     : topo_(topo),
       stamp_(topo.num_devices(), 0),
       dist_(topo.num_devices(), kUnreached),
-      chain_(topo.num_devices(), 0) {
+      chain_(topo.num_devices(), 0),
+      latency_(topo.num_devices(), 0) {
   queue_.reserve(64);
 }
 
@@ -18,17 +21,19 @@ void DistanceField::restart(DeviceId dst) {
   }
   queue_.clear();
   head_ = 0;
-  visit(dst, 0, true);
+  visit(dst, 0, true, 0);
 }
 
-void DistanceField::visit(DeviceId v, std::uint32_t d, bool chain) {
+void DistanceField::visit(DeviceId v, std::uint32_t d, bool chain, std::int64_t latency) {
   if (stamp_[v] != stamp_now_) {
     stamp_[v] = stamp_now_;
     dist_[v] = d;
     chain_[v] = chain ? 1 : 0;
+    latency_[v] = latency;
     queue_.push_back(v);
-  } else if (dist_[v] == d && chain) {
-    chain_[v] = 1;  // another equally short way in, this one through GPUs
+  } else if (dist_[v] == d) {
+    if (chain) chain_[v] = 1;  // another equally short way in, this one through GPUs
+    latency_[v] = std::min(latency_[v], latency);
   }
 }
 
@@ -40,7 +45,8 @@ void DistanceField::expand_next() {
   for (const Port& p : topo_.ports(w)) {
     const DeviceId v = p.peer;
     if (w_gpu_relay && !is_gpu(v)) continue;
-    visit(v, dw + 1, is_gpu(v) && (w == dst_ || (is_gpu(w) && chain_[w])));
+    visit(v, dw + 1, is_gpu(v) && (w == dst_ || (is_gpu(w) && chain_[w])),
+          latency_[w] + topo_.link(Topology::link_of(p.out)).latency.picoseconds());
   }
 }
 

@@ -7,6 +7,10 @@
 // through chips; in a server a GPU never relays NIC traffic). A non-destination GPU therefore
 // expands only to GPU neighbours, and only when it can itself reach the destination through
 // GPUs (its `gpu_chain` flag).
+//
+// Each device also learns the least latency (sum of its links' latencies) of its shortest paths
+// towards the destination, over the steps the search expands; the router breaks ties between
+// equally short next hops by it (docs/routing.md).
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +32,9 @@ class DistanceField {
   /// True when GPU `v` reaches the destination through GPUs only (it may relay GPU traffic).
   bool gpu_chain(DeviceId v) const { return stamp_[v] == stamp_now_ && chain_[v] != 0; }
   DeviceId destination() const { return dst_; }
+  /// The least latency of v's shortest paths to the destination, in picoseconds (final for the
+  /// devices whose distance reach() made exact).
+  std::int64_t latency(DeviceId v) const { return latency_[v]; }
 
   /// May a path step from u to v (v one hop closer)? `u_is_start` exempts the path's first
   /// device from the transit rule.
@@ -49,7 +56,7 @@ class DistanceField {
 
  private:
   void restart(DeviceId dst);
-  void visit(DeviceId v, std::uint32_t d, bool chain);
+  void visit(DeviceId v, std::uint32_t d, bool chain, std::int64_t latency);
   // Does w forward what reaches it (a GPU that cannot relay is an endpoint only)? Final once
   // the layer before w's is expanded.
   bool forwards(DeviceId w) const { return w == dst_ || !is_gpu(w) || chain_[w] != 0; }
@@ -62,6 +69,7 @@ class DistanceField {
   std::vector<std::uint32_t> stamp_;
   std::vector<std::uint32_t> dist_;
   std::vector<std::uint8_t> chain_;
+  std::vector<std::int64_t> latency_;
   std::vector<DeviceId> queue_;  // BFS order; entries before head_ are expanded
   std::size_t head_ = 0;
 };

@@ -38,7 +38,7 @@ class ShortestPathRouter final : public Router {
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
-            kFieldBytes / (9 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
+            kFieldBytes / (17 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
         failover_(topo),
         gateways_(gateways) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
@@ -88,15 +88,21 @@ class ShortestPathRouter final : public Router {
 
   /// Equal-cost next hops of u towards the field's destination, in port order. Among next hops
   /// of equal hop count only the widest links count (NVLink is preferred to an equally short
-  /// PCIe detour; uplinks of one switch are usually equal anyway).
+  /// PCIe detour; uplinks of one switch are usually equal anyway), and of those the ones whose
+  /// shortest paths onwards have the least latency (a dragonfly's minimal routes cross one global
+  /// link, not two equally few but longer ones: docs/routing.md).
   void next_hops(DeviceId u, bool u_is_start, std::vector<Port>& out) const {
     out.clear();
     double widest = 0;
+    std::int64_t least = 0;
     for (const Port& p : topo_.ports(u)) {
       if (!field_->may_step(u, p.peer, u_is_start)) continue;
-      const double bw = topo_.link(Topology::link_of(p.out)).bandwidth.bytes_per_second();
-      if (bw < widest) continue;
-      if (bw > widest) out.clear(), widest = bw;
+      const Link& link = topo_.link(Topology::link_of(p.out));
+      const double bw = link.bandwidth.bytes_per_second();
+      const std::int64_t latency = link.latency.picoseconds() + field_->latency(p.peer);
+      if (bw < widest || (bw == widest && latency > least)) continue;
+      if (bw > widest || latency < least) out.clear(), widest = bw;
+      least = latency;
       out.push_back(p);
     }
   }
@@ -322,7 +328,7 @@ class ShortestPathRouter final : public Router {
 
   // The distance field towards dst, made the current one (field_). Routes come in runs that
   // cycle through a few destinations (a class of GPUs, each to its own peer, channel after
-  // channel), so the last max_fields_ fields are kept: up to 64, within 4 MB at 9 bytes per
+  // channel), so the last max_fields_ fields are kept: up to 64, within 4 MB at 17 bytes per
   // device each, so that they stay in cache (a 131,072-GPU fabric keeps one: its classes cycle
   // through a thousand destinations, and 25 cold fields made the run 10% slower). With one field,
   // 99% of a 512-GPU NVLS tree's route queries restarted a search (a fifth of its instructions);

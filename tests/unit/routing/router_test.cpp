@@ -85,6 +85,41 @@ TEST(Router, EcmpPathIsShortestDeterministicAndSpreadsOverSpines) {
 // as queries need. A route must not depend on which are kept or how far they have grown:
 // queries cycling through 96 destinations on 6 leaves x 4 spines, each pair with two labels,
 // give exactly the paths of a router that has seen no other query.
+// Two routes of two switch hops from leaf A to leaf D: over B (a 500 ns cable, then a 150 ns
+// one) or over C (500 ns, then 500 ns): a dragonfly's local-global against global-global. Equal
+// hop counts, so both are shortest; the tie goes to the least latency (650 against 1,000 ns), for
+// every flow label and policy (spraying too), as a dragonfly's minimal routing crosses one global
+// link (docs/routing.md).
+TEST(Router, EqualHopCountsGoToTheLeastLatency) {
+  TopologyBuilder b("two_ways");
+  const DeviceId s = b.add_device(gpu(0, 0)), d = b.add_device(gpu(1, 0));
+  const DeviceId a = b.add_device(sw(0)), via_b = b.add_device(sw(0)), via_c = b.add_device(sw(0)),
+                 leaf_d = b.add_device(sw(0));
+  const auto cable = [](DeviceId x, DeviceId y, std::int64_t ns) {
+    return Link{x, y, Bandwidth::gBps(50), Time::ns(ns)};
+  };
+  b.add_link(cable(s, a, 10));
+  b.add_link(cable(d, leaf_d, 10));
+  b.add_link(cable(a, via_c, 500));  // added first: port order does not decide
+  b.add_link(cable(a, via_b, 500));
+  b.add_link(cable(via_c, leaf_d, 500));
+  b.add_link(cable(via_b, leaf_d, 150));
+  const Topology t = std::move(b).build();
+  for (const RoutingPolicy policy : {RoutingPolicy::Ecmp, RoutingPolicy::Spray}) {
+    RouterOptions opt;
+    opt.policy = policy;
+    auto router = make_router(t, opt);
+    for (std::uint64_t label = 0; label < 32; ++label) {
+      std::vector<PathShare> out;
+      router->route({s, d, label}, nullptr, out);
+      ASSERT_EQ(out.size(), 1u);
+      ASSERT_EQ(out[0].hops.size(), 4u);
+      EXPECT_EQ(t.target(out[0].hops[1]), via_b) << label;
+      EXPECT_DOUBLE_EQ(out[0].fraction, 1.0);
+    }
+  }
+}
+
 TEST(Router, RoutesDoNotDependOnEarlierQueries) {
   TopologyBuilder b("many_leaves");
   std::vector<DeviceId> gpus, leaves, spines;

@@ -1,8 +1,10 @@
 // rail_optimized and dragonfly builders, and the builder registry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "lockstep/core/error.hpp"
 #include "topology_test_util.hpp"
@@ -173,6 +175,68 @@ TEST(Dragonfly, SmallestBalanced) {
                       {"gpus_per_node", "1"},
                       {"scale_up", "none"}})
                    .inventory.feasible);
+}
+
+// The circulant ("palm tree") global links: group i's global port k (router k / h) joins group
+// i + k + 1 at that group's port g - 2 - k. With a = 2 routers of h = 2 global ports and g = 5
+// groups: router 0 of group i (ports 0, 1) joins router 1 of groups i + 1 and i + 2 (their ports
+// 3 and 2); router 1's ports reach groups i + 3 and i + 4, i.e. are those links seen from the
+// other end. 10 global links, one per pair of groups.
+template <class T>
+std::pair<T, T> ends(T x, T y) {
+  return {std::min(x, y), std::max(x, y)};
+}
+
+TEST(Dragonfly, GlobalLinksAreCirculantAndTranslationByOneGroupMapsLinksOntoLinks) {
+  const std::uint32_t a = 2, g = 5;
+  const Topology t = std::move(*build(test::small_dragonfly()).graph);
+  std::vector<DeviceId> routers;  // in build order: group-major
+  for (DeviceId d = 0; d < t.num_devices(); ++d)
+    if (t.device(d).kind == DeviceKind::Switch) routers.push_back(d);
+  ASSERT_EQ(routers.size(), a * g);
+  std::map<DeviceId, std::uint32_t> router_index;
+  for (std::uint32_t r = 0; r < routers.size(); ++r) router_index[routers[r]] = r;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> global, expected;
+  for (const Link& l : t.links()) {
+    if (!router_index.count(l.a) || !router_index.count(l.b)) continue;
+    const std::uint32_t x = router_index[l.a], y = router_index[l.b];
+    if (x / a != y / a) global.insert(ends(x, y));
+  }
+  for (std::uint32_t i = 0; i < g; ++i) {
+    for (std::uint32_t d : {1u, 2u}) expected.insert(ends(i * a + 0, (i + d) % g * a + 1));
+  }
+  EXPECT_EQ(global, expected);
+  // Every device moved by one group (routers by a, the rest by one group's nodes' devices):
+  // every link lands on a link of the same bandwidth and latency.
+  const DeviceId node_devices = routers.front();  // nodes come first, then routers
+  const auto next_group = [&](DeviceId d) -> DeviceId {
+    if (router_index.count(d)) return routers[(router_index[d] + a) % routers.size()];
+    return (d + node_devices / g) % node_devices;
+  };
+  std::map<std::pair<DeviceId, DeviceId>, const Link*> by_ends;
+  for (const Link& l : t.links()) by_ends[ends(l.a, l.b)] = &l;
+  for (const Link& l : t.links()) {
+    const auto it = by_ends.find(ends(next_group(l.a), next_group(l.b)));
+    ASSERT_NE(it, by_ends.end()) << l.a << "-" << l.b;
+    EXPECT_EQ(it->second->bandwidth.bytes_per_second(), l.bandwidth.bytes_per_second());
+    EXPECT_EQ(it->second->latency, l.latency);
+  }
+}
+
+// Where the circulant arrangement would wire another number of global links than dealing pairs
+// greedily, the greedy deal is kept: g = 3 groups of 3 global ports (a = 3, h = 1) leave one
+// port free per group in a circulant (offsets +1, -1, and the third port has no partner: 3
+// links), where the greedy deal joins (0,1), (0,2), (1,2), then (0,1) again: 4 links.
+TEST(Dragonfly, KeepsTheGreedyCountWhereTheCirculantDiffers) {
+  const BuildResult r = build({{"builder", "dragonfly"},
+                               {"nodes_per_router", "1"},
+                               {"routers_per_group", "3"},
+                               {"global_links_per_router", "1"},
+                               {"groups", "3"},
+                               {"gpus_per_node", "1"},
+                               {"scale_up", "none"}});
+  // 9 host links + 3 x 3 local + 4 global.
+  EXPECT_EQ(r.inventory.cables, 9u + 9u + 4u);
 }
 
 TEST(Dragonfly, RejectsBadShapes) {

@@ -36,6 +36,18 @@ inline const TierFigures* tier_of(const Inventory& inv, const std::string& tier)
   return nullptr;
 }
 
+/// A dragonfly of 5 groups of 2 routers with 2 global ports each (one global link per pair of
+/// groups), one single-GPU node per router, no scale-up: 10 GPUs, group i's GPUs 2i and 2i + 1.
+inline Kv small_dragonfly() {
+  return {{"builder", "dragonfly"},
+          {"nodes_per_router", "1"},
+          {"routers_per_group", "2"},
+          {"global_links_per_router", "2"},
+          {"groups", "5"},
+          {"gpus_per_node", "1"},
+          {"scale_up", "none"}};
+}
+
 /// The graph of `nodes` HGX H100 servers on the preset's NDR rail-optimised fabric (one leaf
 /// per rail).
 inline Topology hgx_h100(std::uint32_t nodes) {

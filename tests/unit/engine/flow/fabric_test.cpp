@@ -2,7 +2,9 @@
 // oversubscription and class aggregation with a period.
 #include <gtest/gtest.h>
 
+#include "../../topology/topology_test_util.hpp"
 #include "fixtures.hpp"
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 
 namespace lockstep {
@@ -107,6 +109,31 @@ TEST(Fabric, AggregationWithAPeriodAgreesWithIndividualRun) {
   // Spine crossings: 4 us + 20 us for each of the 6 steps (the in-leaf ones take 22 us but wait
   // for the crossing ones of the previous step): 144 us.
   EXPECT_EQ(a.makespan, Time::us(144));
+}
+
+// A dragonfly of 5 groups of 2 routers, one single-GPU node per router, 2 global ports per
+// router: its circulant global links (docs/topology.md) make moving every GPU by one group (2
+// ranks) a symmetry of the fabric and of its minimal routes, so a direct alltoall runs as 2
+// classes of 5 (translation by one rank is not one: a group's two routers differ), and its
+// result is the every-rank run's, finish by finish and link by link.
+TEST(Fabric, DragonflyAlltoallRunsOneClassPerRouterOfAGroupAndAgreesWithIndividualRun) {
+  const Topology t = std::move(*test::build(test::small_dragonfly()).graph);
+  auto router = make_router(t, {});
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::AllToAll;
+  spec.algorithm = Algorithm::Direct;
+  spec.ranks = 10;
+  spec.channels = 2;
+  spec.bytes = Bytes(10 * 2 * 100'000);
+  const auto programs = make_collective(spec);
+  FlowEngine aggregated({});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  EXPECT_EQ(aggregated.last_stats().class_size, 5u);
+  FlowEngine individual({.aggregate = false});
+  const RunResult b = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
 }
 
 }  // namespace
