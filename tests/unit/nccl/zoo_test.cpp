@@ -51,11 +51,11 @@ struct Exception {
 // it (they agree within 2% on these rows), while the packet engine queues packets behind
 // credits: a packet waits behind those ahead of it in a shared buffer, and collisions resolve
 // differently (packet is 8-46% slower on most of these rows, 12-24% faster on the 16 MiB ring
-// all-gathers of the rail fabric and the two sites). The dragonfly's all-to-all is 2.2-2.5x
-// slower on packet (16 MiB: 5,330.88 us against flow's 2,160.83; 1 GiB: 297,716 against
-// 135,543): 47 senders per GPU through three groups' FIFOs behind credits; the ports' buffers
-// split over two lane levels are not the cause (with a whole buffer per level it ran 5% slower
-// still). The bound holds on every engine.
+// all-gathers of the rail fabric and the two sites). The dragonfly's all-to-all is 1.6-1.8x
+// slower on packet (16 MiB: 4,189.89 us against flow's 2,373.47; 1 GiB: 238,713 against
+// 149,174): 47 senders per GPU through three groups' FIFOs behind credits; the ports' buffers
+// split over two lane levels are not the cause (with the earlier pairwise global links, a whole
+// buffer per level ran 5% slower still). The bound holds on every engine.
 constexpr const char* kCongestion =
     "congestion: flows share a link (ECMP collisions, oversubscribed uplinks, tapered global "
     "links, the long-haul link); packets queue behind credits where flows share at once";
@@ -137,10 +137,11 @@ struct KnownFailure {
 };
 
 const std::vector<KnownFailure>& known_failures() {
-  // None left. The dragonfly's all-reduce and all-to-all on packet at 16 MiB and 1 GiB stopped
-  // with "fabric deadlock" (credits with minimal routing closed a cycle of buffers through three
-  // groups) until the packet engine moved packets to another lane level at a down-up turn, as
-  // dragonflies do at the global hop (docs/packet-engine.md "Lane change at turns").
+  // None left. The dragonfly on packet stopped with "fabric deadlock" at 16 MiB (all-reduce and
+  // all-to-all with pairwise global links, all-gather, all-to-all and send/recv with circulant
+  // ones): credits with minimal routing closed a cycle of buffers through three groups, until
+  // the packet engine moved packets to another lane level at a down-up turn, as dragonflies do
+  // at the global hop (docs/packet-engine.md "Lane change at turns").
   static const std::vector<KnownFailure> kList = {};
   return kList;
 }
