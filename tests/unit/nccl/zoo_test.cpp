@@ -50,8 +50,10 @@ struct Exception {
 // fairly and at once (fluid), and the analytical engine prices the busiest link as flow loads
 // it (they agree within 2% on these rows), while the packet engine queues packets behind
 // credits: a packet waits behind those ahead of it in a shared buffer, and collisions resolve
-// differently (packet is 8-46% slower on most of these rows, 12-24% faster on the 16 MiB ring
-// all-gathers of the rail fabric and the two sites). The dragonfly's all-to-all is 1.6-1.8x
+// differently. Since the packet engine runs fabric transfers at NCCL's network efficiency (not
+// NVLink's), most of these rows agree within 5% at 16 MiB; the rail fabric's all-to-all and
+// all-reduce are 11% and 6% slower, the ring all-gathers 19% (leaf-spine), 25% (rail) and 6%
+// (two sites) faster. The dragonfly's all-to-all is 1.6-1.8x
 // slower on packet (16 MiB: 4,189.89 us against flow's 2,373.47; 1 GiB: 238,713 against
 // 149,174): 47 senders per GPU through three groups' FIFOs behind credits; the ports' buffers
 // split over two lane levels are not the cause (with the earlier pairwise global links, a whole
