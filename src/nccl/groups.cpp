@@ -113,10 +113,11 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
     return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how));
   }
   // The analytical engine: the model's time, plus what the graph adds. Its traffic spreads over
-  // the communicator's channels, as the model's bandwidth term assumes (tuner.cpp prices every
-  // size with them; fewer run small messages, where the latency terms dominate).
+  // the channels the model's bandwidth term assumes (the communicator's, tuner.cpp, unless the
+  // request fixed them; fewer run small messages, where the latency terms dominate): one
+  // channel of a ring crosses one NIC per node, sixteen cross them all.
   Prediction wide = p;
-  wide.channels = std::max(p.channels, first.max_channels());
+  wide.channels = std::max(p.channels, p.bandwidth_channels);
   if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
   GraphKey key{p.algo, p.proto, op, wide.channels, p.skew, groups};
   auto it = graph_cache_->terms.find(key);

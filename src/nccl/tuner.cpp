@@ -140,11 +140,13 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
       r.channels > 0 ? r.channels : pick_channels(max_ch, a, p, r.bytes.count(), c.ranks());
   // Channel reduction changes how work is split, not the bandwidth the caps allow: NCCL's model
   // (and ours) prices a message with the communicator's channel count.
-  const Cost cost = cost_of(c, r, a, p, S, r.channels > 0 ? r.channels : max_ch);
+  const std::uint32_t priced_channels = r.channels > 0 ? r.channels : max_ch;
+  const Cost cost = cost_of(c, r, a, p, S, priced_channels);
   Prediction out;
   out.algo = a;
   out.proto = p;
   out.channels = ch;
+  out.bandwidth_channels = priced_channels;
   out.latency = Time::us(cost.latency_us);
   out.transfer = Time::us(cost.transfer_us);
   const double launch = r.include_launch_overhead ? nccl::kLaunchOverheadUs : 0.0;

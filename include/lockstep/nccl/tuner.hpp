@@ -47,6 +47,9 @@ struct Prediction {
   Algorithm algo = Algorithm::Ring;
   nccl::Proto proto = nccl::Proto::Simple;
   std::uint32_t channels = 1;
+  // The channels the bandwidth term was priced with: the request's when it fixes them, else the
+  // communicator's (NCCL prices every size with them; fewer run small messages).
+  std::uint32_t bandwidth_channels = 1;
   Time time;              // launch overhead + latency + transfer
   Time latency;           // NCCL's latency term (base + steps x per-step latency)
   Time transfer;          // bytes / bandwidth

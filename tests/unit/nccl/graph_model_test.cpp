@@ -327,4 +327,40 @@ TEST(GraphModel, OneGpuPerNodeAndFewerNicsGiveTheModelsAnswerToo) {
 }
 
 }  // namespace
+TEST(GraphModel, ARingWithFewerChannelsCrossesFewerNics) {
+  // 2 x HGX-H100 with NDR: channel c of NCCL's ring leaves a node through one NIC, so one
+  // channel moves the all-reduce's 2 (n-1)/n S = 2 x 15/16 x 256 MiB = 503,316,480 B through one
+  // 50 GB/s NIC at NCCL's network efficiency 48/50: 10,485.76 us; two channels through two NICs
+  // take half, 5,242.88 us; sixteen cross all eight NICs twice and the model's bandwidth term
+  // binds. The model's latency terms do not depend on the channels, so the differences between
+  // the rows are the graph's terms exactly (the model alone prices every count alike: its
+  // per-channel caps are issue 20's).
+  PresetRequest req;
+  req.system = "hgx-h100";
+  req.fabric = "ib-ndr";
+  req.nodes = 2;
+  const PresetCluster preset = resolve_preset(req);
+  const NcclCluster cluster = nccl_cluster(preset);
+  const BuildResult built = build_topology(rail_optimized_args(preset));
+  const auto time_us = [&](std::uint32_t channels) {
+    CollectiveSweep sweep;
+    sweep.algo = Algorithm::Ring;
+    sweep.proto = nccl::Proto::Simple;
+    sweep.channels = channels;
+    sweep.min_bytes = sweep.max_bytes = Bytes::mib(256);
+    const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
+    return rows.at(0).time.microseconds();
+  };
+  const double one = time_us(1), two = time_us(2), sixteen = time_us(16);
+  EXPECT_NEAR(one - two, 5242.88, 1e-3);
+  EXPECT_LT(sixteen, two);
+  // Sixteen channels: the graph never binds on the rail-optimised preset (test above).
+  CollectiveSweep sweep;
+  sweep.algo = Algorithm::Ring;
+  sweep.proto = nccl::Proto::Simple;
+  sweep.channels = 16;
+  sweep.min_bytes = sweep.max_bytes = Bytes::mib(256);
+  EXPECT_EQ(Time::us(sixteen), run_collective_sweep(sweep, cluster, nullptr).at(0).time);
+}
+
 }  // namespace lockstep
