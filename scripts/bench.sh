@@ -19,7 +19,7 @@ esac
 "$root/scripts/install-deps.sh" --bench
 "$root/scripts/build.sh" release lockstep bench_calibration bench_topology_scale \
   bench_flow_allreduce bench_flow_nvls_tree bench_flow_cases bench_packet_permutation \
-  bench_collective_memory bench_train_405b bench_analytical_scale
+  bench_collective_memory bench_train_405b bench_analytical_scale bench_zoo
 bin=$root/build/release
 out=$bin/bench-out
 mkdir -p "$out"
@@ -97,6 +97,13 @@ analytical_figure() {  # "N GPUs graph: ..." then per algorithm "algo proto T us
     END { for (i = 1; i <= k; ++i) { g = order[i]; out = out sep n(g) " GPUs " cpu[g] " s CPU"; sep = "; " }
       printf "%s (auto, ring and tree together), %s peak", out, mem(peak) }' "$1.txt"
 }
+zoo_figure() {  # columns: fabric op bytes engine algo proto time bound binds t/bound t/anal cpu
+  figure '$7 ~ /^[0-9.]+$/ { ++k; if ($10 < lo || k == 1) lo = $10; cpu += $12 }
+    $5 == "error:" { ++bad }
+    END { printf "%d runs, %d errors, lowest time / hand-derived bound %.3f, %.0f s CPU",
+      k, bad, lo, cpu }' "$1.txt"
+  figure '/^peak memory/ { printf ", %s MiB peak", $3 }' "$1.txt"
+}
 train_figure() {
   figure '/^simulation/ { printf "%s s wall (simulation); process: ", $2 }' "$1.txt"
   process_figure "$1"
@@ -160,6 +167,9 @@ row cli.tree.512 "the same, 4,096 GPUs" cli_figure "$(tree 512)" ""
 row cases "1 GiB CollNet, NVLS and NVLS tree all-reduce on 2-64 HGX-H100 and B200 nodes, flow \
 engine, each as \`lockstep collective\` runs it" cases_figure "bench/bench_flow_cases collnet nvls" \
   "bench/bench_flow_cases n2 n8"
+row zoo "the topology zoo: 11 fabrics x 4 ops x 64 KiB, 16 MiB, 1 GiB x 3 engines, against \
+hand-derived bounds (docs/collectives.md, \"The topology zoo\")" zoo_figure bench/bench_zoo \
+  "bench/bench_zoo full-mesh-4 torus-8 --max-bytes 16MiB"
 pp=bench/bench_packet_permutation
 row packet "packet engine, permutation of 2 MB flows, 3-tier fat-tree" packet_figure \
   "$pp 8 16 32" "$pp 8 16"

@@ -121,7 +121,7 @@ class Pricer {
  public:
   Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& topo,
          const Router& router)
-      : c_(c), p_(p), op_(op), topo_(topo), loads_(topo, router) {
+      : p_(p), op_(op), topo_(topo), loads_(topo, router) {
     covered_up_ = Time::us(p.step_us);
     covered_net_ = Time::us(network_step_us(c, p.algo, p.proto));
   }
@@ -145,7 +145,6 @@ class Pricer {
   static constexpr std::size_t kBatch = std::size_t{1} << 20;
   static constexpr std::uint64_t kDirectRoutes = std::uint64_t{1} << 22;
 
-  const NcclCluster& c_;
   const Prediction& p_;
   CollectiveOp op_;
   const Topology& topo_;
