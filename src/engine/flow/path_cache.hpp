@@ -1,8 +1,13 @@
 #pragma once
 // Paths between devices for the flow engine (internal), cached across the attempts of one run
 // (routing is deterministic: the same key gives the same paths whatever was asked before).
+// Keys whose paths are the same (labels that hash alike, or a fabric with one shortest path, as
+// a dragonfly's minimal routes) share one stored copy: a 576-GPU direct alltoall asks for 5.3 M
+// keys over 16 channels but only 331 K distinct paths. So two keys have equal paths exactly when
+// get() returns the same reference, which RouteTable uses to find channels of identical routes.
 // Relies on the Router; owns the paths it has been asked for.
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -26,7 +31,10 @@ class PathCache {
 
  private:
   const Router& router_;
-  std::unordered_map<DeviceKey, std::vector<PathShare>, DeviceKeyHash> paths_;
+  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> index_;  // key -> distinct_
+  std::deque<std::vector<PathShare>> distinct_;                        // stable references
+  std::unordered_multimap<std::uint64_t, std::uint32_t> by_content_;   // hash -> distinct_
+  std::vector<PathShare> scratch_;
 };
 
 }  // namespace lockstep::flow_detail
