@@ -30,10 +30,28 @@ class PathCache {
   const std::vector<PathShare>& get(DeviceId src, DeviceId dst, std::uint64_t label);
 
  private:
+  // Key -> distinct_: open addressing over 16-byte slots for labels below 2^32 (channels,
+  // groups), which cost a third of the run in std::unordered_map's nodes at 5.3 M keys; a map
+  // for the others.
+  struct Slot {
+    std::uint64_t ends;  // src << 32 | dst
+    std::uint32_t label;
+    std::uint32_t id;  // kEmpty: free
+  };
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+  // The id stored for the key, or null.
+  const std::uint32_t* find(DeviceId src, DeviceId dst, std::uint64_t label) const;
+  void insert(DeviceId src, DeviceId dst, std::uint64_t label, std::uint32_t id);
+  void grow();
+  // Routes the key (which may throw: nothing is stored then) and returns its distinct_ index.
+  std::uint32_t route(DeviceId src, DeviceId dst, std::uint64_t label);
+
   const Router& router_;
-  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> index_;  // key -> distinct_
-  std::deque<std::vector<PathShare>> distinct_;                        // stable references
-  std::unordered_multimap<std::uint64_t, std::uint32_t> by_content_;   // hash -> distinct_
+  std::vector<Slot> slots_ = std::vector<Slot>(1024, Slot{0, 0, kEmpty});
+  std::size_t used_ = 0;
+  std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> wide_;
+  std::deque<std::vector<PathShare>> distinct_;                       // stable references
+  std::unordered_multimap<std::uint64_t, std::uint32_t> by_content_;  // hash -> distinct_
   std::vector<PathShare> scratch_;
 };
 

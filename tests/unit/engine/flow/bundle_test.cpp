@@ -4,6 +4,7 @@
 // must be that of the flows one by one, to the picosecond and link by link.
 #include <gtest/gtest.h>
 
+#include "../../../../src/engine/flow/path_cache.hpp"
 #include "../../topology/topology_test_util.hpp"
 #include "fixtures.hpp"
 #include "lockstep/collective/collective.hpp"
@@ -86,6 +87,38 @@ TEST(Bundles, RailOptimisedKeepsEveryTime) {
   CollectiveSpec ring = spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 32, 4, 32 * 4 * 65'536);
   ring.ranks_per_node = 8;
   expect_same_with_and_without_bundles(t, ring);
+}
+
+// The path cache keeps one copy of equal paths: on the small dragonfly every label gives GPU 0
+// the same minimal path to GPU 9 (another group), so every key returns the same reference, past
+// the table's growth (300 labels x 9 peers) and for labels beyond 32 bits; on a leaf-spine with
+// ECMP two labels share a reference exactly when they hash onto the same spine.
+TEST(Bundles, ThePathCacheSharesOneCopyOfEqualPaths) {
+  const Topology d = std::move(*test::build(test::small_dragonfly()).graph);
+  auto minimal = make_router(d, {});
+  flow_detail::PathCache cache(*minimal);
+  const DeviceId g0 = d.gpus()[0];
+  const std::vector<PathShare>* first = &cache.get(g0, d.gpus()[9], 0);
+  for (std::uint64_t label = 0; label < 300; ++label) {
+    for (std::size_t peer = 1; peer < 10; ++peer) cache.get(g0, d.gpus()[peer], label);
+    EXPECT_EQ(&cache.get(g0, d.gpus()[9], label), first) << label;
+  }
+  EXPECT_EQ(&cache.get(g0, d.gpus()[9], std::uint64_t{1} << 40), first);
+  EXPECT_NE(&cache.get(g0, d.gpus()[8], 0), first);
+
+  const Topology t = leaf_spine(2, 4, Bandwidth::gBps(50), Time::us(1));
+  auto ecmp = make_router(t, {});
+  flow_detail::PathCache spines(*ecmp);
+  const DeviceId a = t.gpus()[0], b = t.gpus()[2];
+  const std::vector<PathShare>& zero = spines.get(a, b, 0);
+  int shared = 0, apart = 0;
+  for (std::uint64_t label = 1; label < 32; ++label) {
+    const std::vector<PathShare>& other = spines.get(a, b, label);
+    EXPECT_EQ(&other == &zero, other[0].hops == zero[0].hops) << label;
+    (&other == &zero ? shared : apart) += 1;
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(apart, 0);
 }
 
 }  // namespace
