@@ -146,6 +146,7 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
     stats_.class_size = n / classes.classes();
     stats_.local_rotation = classes.turns();
     stats_.transfers = sim.transfers();
+    stats_.bundled_flows = sim.bundled_flows();
     stats_.solver_components = sim.components();
     stats_.fast_forwards = sim.fast_forwards();
     stats_.skipped_ops = sim.skipped_ops();

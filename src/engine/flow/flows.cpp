@@ -1,19 +1,44 @@
 #include "flows.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
+#include "lockstep/core/rng.hpp"
 #include "lockstep/core/slot_pool.hpp"
 #include "uneven_orbits.hpp"
 
 namespace lockstep::flow_detail {
 
-Flows::Flows(const EngineOptions& options, Events& events, RouteTable& routes, MaxMinSolver& solver,
-             UnevenOrbits& uneven)
-    : options_(options), events_(events), routes_(routes), solver_(solver), uneven_(uneven) {}
+Flows::Flows(const EngineOptions& options, bool bundle, Events& events, RouteTable& routes,
+             MaxMinSolver& solver, UnevenOrbits& uneven)
+    : options_(options),
+      bundle_(bundle),
+      events_(events),
+      routes_(routes),
+      solver_(solver),
+      uneven_(uneven) {}
 
 void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, double bytes,
                   MaxMinSolver::ConsId cap) {
+  // A channel limit is its sender's own: flows under one are never bundled.
+  const std::uint64_t key =
+      mix64((std::uint64_t{route} << 16 | share) ^ mix64(std::bit_cast<std::uint64_t>(bytes)));
+  const bool bundles = bundle_ && cap == kNone;
+  if (bundles) {
+    if (const auto it = open_.find(key); it != open_.end()) {
+      Flow& bundle = flows_[it->second];
+      if (bundle.route == route && bundle.share == share && bundle.remaining == bytes) {
+        bundle.more.push_back(t);
+        ++bundled_;
+        // Its variable grows by one flow's coefficients: until the solve that ends the instant
+        // no rate has been given, so nothing else changes.
+        solver_.remove(bundle.var);
+        bundle.var = add_variable(it->second);
+        return;
+      }
+    }
+  }
   const std::uint32_t f = take_slot(flows_, free_);
   Flow& flow = flows_[f];
   flow.transfer = t;
@@ -24,18 +49,23 @@ void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, dou
   flow.updated = events_.now();
   flow.cap = cap;
   flow.live = true;
+  flow.more.clear();
   flow.var = add_variable(f);
+  if (bundles) open_.try_emplace(key, f);
 }
 
 MaxMinSolver::VarId Flows::add_variable(std::uint32_t f) {
   const Flow& flow = flows_[f];
   const ShareRoute& share = routes_[flow.route].shares[flow.share];
+  const double k = bundled(flow);
   MaxMinSolver::VarId v;
-  if (flow.cap != kNone) {
+  if (flow.cap != kNone || k != 1) {
     // The sender's channel limit goes in front of the share's links, where a port link on the
     // sending GPU would sit, as one more constraint the flow crosses.
-    uses_scratch_.assign(1, MaxMinSolver::Use{flow.cap, 1.0});
-    uses_scratch_.insert(uses_scratch_.end(), share.uses.begin(), share.uses.end());
+    uses_scratch_.clear();
+    if (flow.cap != kNone) uses_scratch_.push_back(MaxMinSolver::Use{flow.cap, 1.0});
+    for (const MaxMinSolver::Use& use : share.uses)
+      uses_scratch_.push_back(MaxMinSolver::Use{use.cons, use.coefficient * k});
     v = solver_.add(uses_scratch_);
   } else {
     v = solver_.add(share.uses);
@@ -74,6 +104,7 @@ void Flows::log_rate(const Flow& flow, double delta_rate) {
 }
 
 Asymmetry Flows::solve() {
+  if (!open_.empty()) open_.clear();
   if (const Asymmetry found = uneven_.prepare(); found != Asymmetry::None) return found;
   solver_.solve();
   ++solves_;
@@ -82,8 +113,9 @@ Asymmetry Flows::solve() {
     Flow& flow = flows_[flow_of_var_[v]];
     settle(flow);
     const double rate = solver_.rate(v);
-    record_rate(flow, rate - flow.rate);
-    uneven_.add_rate(flow.route, rate - flow.rate);
+    const double delta = (rate - flow.rate) * bundled(flow);
+    record_rate(flow, delta);
+    uneven_.add_rate(flow.route, delta);
     uneven_.rate_changed(flow.route);
     flow.rate = rate;
     ++flow.generation;

@@ -11,8 +11,9 @@
 namespace lockstep::flow_detail {
 
 RouteTable::RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-                       const ClassMap& classes)
-    : topo_(topo),
+                       const ClassMap& classes, bool share_routes)
+    : share_routes_(share_routes),
+      topo_(topo),
       paths_(paths),
       placement_(placement),
       map_(classes),
@@ -25,8 +26,10 @@ std::uint32_t RouteTable::new_slot() {
   const std::uint32_t id = take_slot(routes_, free_);
   if (id < temporary_.size()) {
     routes_[id] = ClassRoute{};
+    retargeted_once_[id] = false;
   } else {
     temporary_.push_back(false);
+    retargeted_once_.push_back(false);
   }
   return id;
 }
@@ -60,9 +63,29 @@ std::uint32_t RouteTable::class_route(Rank src_class, Rank to, std::uint16_t cha
                                      map_.apply_channel(e, channel)});
   }
   fetch_member_paths();
+  const std::uint64_t hash = share_routes_ ? member_paths_hash() : 0;
+  for (auto [it, end] = by_paths_.equal_range(hash); share_routes_ && it != end; ++it) {
+    const std::uint32_t other = it->second;
+    if (retargeted_once_[other] || member_paths_[other] != member_scratch_) continue;
+    by_class_.insert(key, channel, other);
+    return other;
+  }
   const std::uint32_t id = build(member_scratch_);
-  if (id != kNoRoute) by_class_.insert(key, channel, id);
+  if (id == kNoRoute) return id;
+  by_class_.insert(key, channel, id);
+  if (!share_routes_) return id;
+  by_paths_.emplace(hash, id);
+  if (member_paths_.size() <= id) member_paths_.resize(id + 1);
+  member_paths_[id] = member_scratch_;
   return id;
+}
+
+// The members' paths, by the identity of the cache's copies (equal paths share one).
+std::uint64_t RouteTable::member_paths_hash() const {
+  std::uint64_t h = 0;
+  for (const std::vector<PathShare>* paths : member_scratch_)
+    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(paths));
+  return h;
 }
 
 std::uint32_t RouteTable::class_device_route(Rank cls, std::span<const Target> targets,
@@ -243,7 +266,9 @@ void RouteTable::retarget(DirLinkId from, DirLinkId to) {
         it->cons = to;
       }
     }
-    if (moved) retargeted_.push_back(id);
+    if (!moved) continue;
+    retargeted_.push_back(id);
+    retargeted_once_[id] = true;
   }
 }
 

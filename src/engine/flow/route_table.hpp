@@ -42,14 +42,17 @@ struct ClassRoute {
 
 class RouteTable {
  public:
+  // share_routes: channels of identical member paths share a route (FlowEngineConfig::bundle).
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
-             const ClassMap& classes);
+             const ClassMap& classes, bool share_routes);
 
   /// What class_route and class_device_route return when the members' paths differ hop by hop
   /// (Asymmetry::Paths): the class is not symmetric.
   static constexpr std::uint32_t kNoRoute = kNone;
   /// Route of the transfers of every member e of class src_class (class_map.hpp): from
-  /// e(representative) to e(to), with flow label e(channel); or kNoRoute.
+  /// e(representative) to e(to), with flow label e(channel); or kNoRoute. Channels whose members
+  /// take the very same paths (minimal routing on a dragonfly, any fabric without ECMP) share
+  /// one route: its flows are then identical and Flows bundles them.
   std::uint32_t class_route(Rank src_class, Rank to, std::uint16_t channel);
   /// Route of every member m of class `cls` between member(m)(representative)'s device and
   /// targets[m].dst (an in-network reduction's root switch: one all members share, or each
@@ -110,6 +113,7 @@ class RouteTable {
   Watch rebuild_watch();
   void retarget(DirLinkId from, DirLinkId to);
   Time network_latency_ = Time::zero();
+  bool share_routes_;
 
   const Topology& topo_;
   PathCache& paths_;
@@ -128,6 +132,14 @@ class RouteTable {
   std::vector<std::uint32_t> free_;
   std::vector<bool> temporary_;
   FlatIndex by_class_;  // (src class << 32 | to, channel) -> route
+  // Class routes by a hash of their members' paths, to find another channel's identical route
+  // (the path cache keeps one copy of equal paths, so equal paths are the same pointers); a
+  // route some orbit join retargeted is left out, as its coefficients were merged rather than
+  // counted afresh.
+  std::unordered_multimap<std::uint64_t, std::uint32_t> by_paths_;
+  std::vector<std::vector<const std::vector<PathShare>*>> member_paths_;  // per class route
+  std::vector<bool> retargeted_once_;                                     // per route
+  std::uint64_t member_paths_hash() const;
   // Keyed by (class << 1 | direction, device, label).
   std::unordered_map<DeviceKey, std::uint32_t, DeviceKeyHash> by_class_device_;
   // Members' paths for build(), fetched grouped by destination (fetch_member_paths).

@@ -50,14 +50,14 @@ Simulation::Simulation(const EngineInput& input, const FlowEngineConfig& config,
       config_(config),
       map_(classes),
       solver_(link_capacities(*input.topology, input.options)),
-      routes_(*input.topology, paths, input.placement, classes),
+      routes_(*input.topology, paths, input.placement, classes, config.bundle),
       uneven_(routes_, solver_, input.topology->num_directed_links()),
       ranks_(*input.programs, map_, input.options, issue_window(config, map_.classes()), events_,
              connections_, net_reduce_, asymmetry_),
       connections_(map_, transfers_),
       transfers_(input, map_, events_, routes_, flows_, ranks_, connections_, net_reduce_, *this,
                  asymmetry_),
-      flows_(input.options, events_, routes_, solver_, uneven_),
+      flows_(input.options, config.bundle, events_, routes_, solver_, uneven_),
       net_reduce_(input, map_, paths, routes_, events_, transfers_, ranks_, asymmetry_),
       steady_(*input.programs, map_, events_, ranks_, connections_, transfers_, flows_, routes_),
       fast_forward_(input, config, map_, events_, ranks_, net_reduce_, steady_) {
@@ -70,8 +70,10 @@ void Simulation::dispatch(const Event& e) {
       ranks_.finish_op(e.id, e.aux);
       break;
     case EventKind::FlowDone:
-      if (const Flows::Streamed s = flows_.finish(e.id, e.aux); s.transfer != kNone)
+      if (const Flows::Streamed s = flows_.finish(e.id, e.aux); s.transfer != kNone) {
         transfers_.streamed(s.transfer, s.share);
+        for (const std::uint32_t t : s.more) transfers_.streamed(t, s.share);
+      }
       break;
     case EventKind::Delivered:
       transfers_.delivered(e.id);

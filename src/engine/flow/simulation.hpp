@@ -54,6 +54,7 @@ class Simulation final : public LinkLoadView {
   double load(DirLinkId link) const override { return solver_.weight(link); }
   std::uint64_t transfers() const { return transfers_.completed(); }
   std::uint64_t components() const { return flows_.solves(); }
+  std::uint64_t bundled_flows() const { return flows_.bundled(); }
   std::uint32_t fast_forwards() const { return fast_forward_.jumps(); }
   std::uint64_t skipped_ops() const { return fast_forward_.skipped_ops(); }
 

@@ -148,15 +148,17 @@ void describe(V& v, Transfer& transfer) {
 // transfer (by its key), share, remaining, rate (bit patterns): compared. updated: compared, moved.
 // var, cap: compared as the constraints' lists of flows (visit(Flows)). route: none, the
 // transfer's. generation: none, stale events are dropped before listing. live: only live flows
-// are listed.
+// are listed. more: compared, by key (a bundle's other transfers).
 template <class V>
 void describe(V& v, Flow& flow) {
-  auto& [transfer, route, var, cap, remaining, rate, updated, generation, share, live] = flow;
+  auto& [transfer, route, var, cap, remaining, rate, updated, generation, share, live, more] = flow;
   v.word(v.transfer(transfer));
   v.word(share);
   v.word(bits(remaining));
   v.word(bits(rate));
   v.word(v.since(updated));
+  for (const std::uint32_t t : more) v.word(v.transfer(t));
+  v.word(kEndOfList);
 }
 
 // sends, recvs (from their heads on): compared, ops moved. backlog (from its head on): compared,
@@ -239,11 +241,12 @@ void SteadyState::visit(V& v, Transfers& transfers) {
 // share), then the solver's order of them on each constraint. free_ids: none, the pool's free
 // list. flow_of_var: names the flows in those orders. cap_index: none, keys (rank, channel) a
 // cycle does not move. uses_scratch: none, scratch. solves: none, a count. rate_log: an output,
-// extrapolated.
+// extrapolated. open: none, empty after a solve (fast-forward looks after one).
+// done_more: none, scratch. bundled: none, a count.
 template <class V>
 void SteadyState::visit(V& v, Flows& flows) {
-  auto& [options, events, routes, solver, uneven, records, free_ids, flow_of_var, cap_index,
-         uses_scratch, solves, rate_log] = flows;
+  auto& [options, bundle, events, routes, solver, uneven, records, free_ids, flow_of_var, cap_index,
+         uses_scratch, solves, rate_log, open, done_more, bundled] = flows;
   free_.assign(records.size(), 0);
   for (const std::uint32_t f : free_ids) free_[f] = 1;
   sorted_.clear();
