@@ -145,9 +145,9 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_option("--channels", f->channels, "NCCL channels (default: as NCCL picks)");
   cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)");
   cmd->add_option("--fault", f->faults,
-                  "link fault (repeatable; flow, packet): degraded-link:link=L,x=F | "
-                  "failed-link:link=L; L an index of topo --emit's links or A-B device names "
-                  "(nic3-leaf3)");
+                  "fault (repeatable): degraded-link:link=L,x=F | failed-link:link=L | "
+                  "slow-gpu:rank=R,delay=D (rank R starts D late); L an index of topo --emit's "
+                  "links or A-B device names (nic3-leaf3)");
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->callback([f] { run(*f); });

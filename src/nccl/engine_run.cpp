@@ -279,6 +279,12 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
 
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Router& router,
                      Engine& engine, const std::vector<NcclGroupSpec>& groups) {
+  return run_nccl_engine(how, topo, router, engine, groups, {});
+}
+
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Router& router,
+                     Engine& engine, const std::vector<NcclGroupSpec>& groups,
+                     const std::vector<std::optional<Time>>& late) {
   // Groups with the same spec as the one before share its program set.
   std::vector<std::shared_ptr<const ProgramSet>> sets;
   std::vector<DeviceId> placement;
@@ -295,6 +301,11 @@ Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Route
   EngineInput input;
   input.topology = &topo;
   input.programs = side_by_side ? side_by_side.get() : sets.front().get();
+  std::unique_ptr<ProgramSet> late_start;
+  if (std::any_of(late.begin(), late.end(), [](const auto& d) { return d.has_value(); })) {
+    late_start = std::make_unique<nccl_detail::LateStart>(*input.programs, late);
+    input.programs = late_start.get();
+  }
   input.placement = placement;
   input.router = &router;
   how.apply(input.options);

@@ -52,4 +52,31 @@ OpIndex GroupPrograms::longest_program() const {
   return longest;
 }
 
+LateStart::LateStart(const ProgramSet& inner, std::vector<std::optional<Time>> delay)
+    : inner_(inner), delay_(std::move(delay)) {
+  delay_.resize(inner.num_ranks());
+}
+
+Op LateStart::op(Rank r, OpIndex i) const {
+  if (!delay_[r]) return inner_.op(r, i);
+  if (i == 0) return make_compute(*delay_[r]);
+  Op op = inner_.op(r, i - 1);
+  for (std::uint8_t d = 0; d < op.num_deps; ++d) ++op.deps[d];
+  if (op.num_deps == 0) op.add_dep(0);
+  return op;
+}
+
+PeriodicRegion LateStart::periodic_region(Rank r, OpIndex i) const {
+  if (!delay_[r]) return inner_.periodic_region(r, i);
+  if (i == 0) return {};
+  PeriodicRegion region = inner_.periodic_region(r, i - 1);
+  if (region.period_ops == 0) return region;
+  // An op that waited on nothing now waits on op 0 in every period, which breaks the promise
+  // that deps move with the period: no region then (the engine simulates those ops in full).
+  for (OpIndex j = region.first_op; j < region.first_op + region.period_ops; ++j)
+    if (inner_.op(r, j).num_deps == 0) return {};
+  ++region.first_op;
+  return region;
+}
+
 }  // namespace lockstep::nccl_detail

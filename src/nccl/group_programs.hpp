@@ -5,6 +5,7 @@
 // moved to the group's ranks. Nothing is copied: op() reads the group's set.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,33 @@ class GroupPrograms final : public ProgramSet {
   std::vector<Rank> first_;                 // first rank of each group, then the total
   std::vector<std::uint32_t> first_group_;  // first NetReduce group of each group
   std::vector<std::vector<Rank>> groups_;   // NetReduce groups, members as ranks of this set
+};
+
+// Programs whose late ranks start late (stragglers: `slow-gpu:rank=R,delay=D` in a collective):
+// a late rank's program begins with a Compute op of its delay, on which every op that waited on
+// nothing now waits; its other ops move up one index. The other ranks' programs are unchanged,
+// so they wait on the late one wherever the algorithm makes them. No symmetry is claimed (the
+// late rank has none) and channels are not split: engines run every rank.
+class LateStart final : public ProgramSet {
+ public:
+  /// `delay[r]` is rank r's late start, or nullopt for a rank on time.
+  LateStart(const ProgramSet& inner, std::vector<std::optional<Time>> delay);
+
+  Rank num_ranks() const override { return inner_.num_ranks(); }
+  OpIndex num_ops(Rank r) const override { return inner_.num_ops(r) + (delay_[r] ? 1 : 0); }
+  Op op(Rank r, OpIndex i) const override;
+  BufferSizes buffers(Rank r) const override { return inner_.buffers(r); }
+  DataType data_type() const override { return inner_.data_type(); }
+  std::span<const Rank> group(std::uint32_t id) const override { return inner_.group(id); }
+  std::uint32_t num_groups() const override { return inner_.num_groups(); }
+  std::string label() const override { return inner_.label(); }
+  Lookahead lookahead() const override { return inner_.lookahead(); }
+  OpIndex longest_program() const override { return inner_.longest_program() + 1; }
+  PeriodicRegion periodic_region(Rank r, OpIndex i) const override;
+
+ private:
+  const ProgramSet& inner_;
+  std::vector<std::optional<Time>> delay_;
 };
 
 }  // namespace lockstep::nccl_detail

@@ -91,8 +91,16 @@ const Router& NcclGroups::router() const {
 }
 
 Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
-                      const std::vector<GpuGroup>& groups, Engine* engine) const {
-  if (engine == nullptr && topo_ == nullptr) return p.time;
+                      const std::vector<GpuGroup>& groups, Engine* engine,
+                      const std::vector<std::optional<Time>>& late) const {
+  // The analytical engine's straggler: every rank of all-reduce, all-gather, reduce-scatter and
+  // all-to-all needs data that depends on every rank's, so none can end before the latest
+  // start; adding the delay is exact when nothing of the collective can run ahead of the late
+  // rank's data (docs/scenario-collectives.md "Faults").
+  Time latest = Time::zero();
+  for (const auto& d : late)
+    if (d) latest = std::max(latest, *d);
+  if (engine == nullptr && topo_ == nullptr) return p.time + latest;
   const Topology& topo = topology();
   const NcclCluster first = cluster_of(groups.at(0));
   const auto specs_of = [&](const NcclEngineRun& how) {
@@ -110,7 +118,7 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   };
   if (engine != nullptr) {
     const NcclEngineRun how = nccl_engine_run(first, p, op, bytes, type, topo);
-    return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how));
+    return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how), late);
   }
   // The analytical engine: the model's time, plus what the graph adds. Its traffic spreads over
   // the channels the model's bandwidth term assumes (the communicator's, tuner.cpp, unless the
@@ -137,7 +145,7 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
                                           "link: check the sizes and the link bandwidths",
                                           bytes.count(), graph_s));
   if (graph_s > p.transfer.seconds() * (1 + 1e-9)) t += Time::s(graph_s) - p.transfer;
-  return t;
+  return t + latest;
 }
 
 PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,

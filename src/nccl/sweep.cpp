@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <stdexcept>
@@ -108,15 +109,30 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   const bool run_programs = sweep.engine != kNcclModelEngine;
   if (run_programs && topology == nullptr)
     throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
-  if (!sweep.faults.empty() && topology == nullptr) {
-    const FaultSpec& f = sweep.faults[0];
-    throw InputError(f.field, fmt::format("'{}': link faults need the cluster's graph", f.text),
-                     f.where);
+  const auto link_fault = std::find_if(sweep.faults.begin(), sweep.faults.end(),
+                                       [](const FaultSpec& f) { return f.on_link(); });
+  if (link_fault != sweep.faults.end() && topology == nullptr) {
+    throw InputError(link_fault->field,
+                     fmt::format("'{}': link faults need the cluster's graph", link_fault->text),
+                     link_fault->where);
   }
   // The engines run on the faulted graph (the analytical one prices the model on it); NCCL's
   // choices below stay the healthy cluster's.
   std::optional<Topology> faulted;
-  if (!sweep.faults.empty()) faulted = apply_link_faults(*topology, sweep.faults);
+  if (link_fault != sweep.faults.end()) faulted = apply_link_faults(*topology, sweep.faults);
+  // Stragglers (slow-gpu:rank=R,delay=D): rank R starts D late; several on one rank add up.
+  std::vector<std::optional<Time>> late;
+  for (const FaultSpec& f : sweep.faults) {
+    if (f.kind != FaultSpec::Kind::SlowGpu) continue;
+    if (f.rank >= cluster.ranks()) {
+      throw InputError(f.field,
+                       fmt::format("'{}': rank {} does not exist ({} ranks, 0 .. {})", f.text,
+                                   f.rank, cluster.ranks(), cluster.ranks() - 1),
+                       f.where);
+    }
+    late.resize(cluster.ranks());
+    late[f.rank] = late[f.rank].value_or(Time::zero()) + f.delay;
+  }
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
   check_fits_in_memory(sweep, c);
@@ -146,8 +162,8 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     row.algorithm = nccl::algorithm_name(p.algo);
     row.protocol = nccl::to_string(p.proto);
     row.channels = p.channels;
-    row.time =
-        nccl.time(p, sweep.op, bytes, sweep.type, every_gpu, run_programs ? engine.get() : nullptr);
+    row.time = nccl.time(p, sweep.op, bytes, sweep.type, every_gpu,
+                         run_programs ? engine.get() : nullptr, late);
     const double seconds = row.time.seconds();
     row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());

@@ -72,13 +72,15 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
   s.faults = parse_faults(args.find("faults"));
   for (const FaultSpec& f : s.faults) {
     // A slow GPU computes slower; a collective's programs have no compute: NCCL reduces inside
-    // its copy kernels, which the links bound (docs/scenario-collectives.md "Faults").
-    if (f.kind == FaultSpec::Kind::SlowGpu)
+    // its copy kernels, which the links bound (docs/scenario-collectives.md "Faults"). What a
+    // collective sees of it is a late start (delay=).
+    if (f.kind == FaultSpec::Kind::SlowGpu && !f.late)
       throw InputError(f.field,
                        fmt::format("'{}': a slow GPU slows compute, and a collective has none to "
                                    "slow (NCCL reduces inside its copy kernels, which the links "
-                                   "bound); time it in a training step (lockstep train --fault)",
-                                   f.text),
+                                   "bound); give its late start, slow-gpu:rank={},delay=D, or "
+                                   "time it in a training step (lockstep train --fault)",
+                                   f.text, f.rank),
                        f.where);
   }
   // Rows past 2^40 sizes would take forever and say nothing new.

@@ -88,14 +88,28 @@ FaultSpec parse_fault(std::string_view text, std::string_view field) {
   f.text = std::string(text);
   f.field = std::string(field);
   if (kind == "slow-gpu") {
-    auto p = parse_spec_numbers(body, field, text, {"rank", "x"}, {"rank"});
+    const auto p = parse_spec_params(body, field, text, {"rank", "x", "delay"});
     f.kind = FaultSpec::Kind::SlowGpu;
-    f.rank = static_cast<std::uint32_t>(std::max(0.0, std::min(p.at("rank"), 4e9)));
-    f.factor = p.count("x") ? p.at("x") : 1.5;
-    if (p.at("rank") < 0 || p.at("rank") > 4e9 || p.at("rank") != std::floor(p.at("rank"))) {
+    if (!p.count("rank")) bad_spec(field, text, "missing 'rank='");
+    const double rank = parse_spec_number(p.at("rank"), field, text);
+    if (rank < 0 || rank > 4e9 || rank != std::floor(rank))
       bad_spec(field, text, "rank must be a non-negative integer");
+    f.rank = static_cast<std::uint32_t>(rank);
+    if (p.count("x") && p.count("delay"))
+      bad_spec(field, text, "give x= (training: slower compute) or delay= (collective: late)");
+    if (p.count("delay")) {
+      const std::string& v = p.at("delay");
+      try {
+        f.delay = parse_time(v, field);
+      } catch (const InputError&) {
+        bad_spec(field, text, "delay must be a time of at most 1e6 s, e.g. delay=50us");
+      }
+      if (f.delay > Time::s(1e6)) bad_spec(field, text, "delay must be at most 1e6 s");
+      f.late = true;
+    } else {
+      f.factor = p.count("x") ? parse_spec_number(p.at("x"), field, text) : 1.5;
+      if (f.factor < 1 || f.factor > 1000) bad_spec(field, text, "x must lie in [1, 1000]");
     }
-    if (f.factor < 1 || f.factor > 1000) bad_spec(field, text, "x must lie in [1, 1000]");
   } else if (kind == "degraded-link" || kind == "failed-link") {
     const bool failed = kind == "failed-link";
     const auto p = failed ? parse_spec_params(body, field, text, {"link", "a", "b"})
@@ -106,7 +120,8 @@ FaultSpec parse_fault(std::string_view text, std::string_view field) {
     if (!failed && (f.factor <= 0 || f.factor > 1)) bad_spec(field, text, "x must lie in (0, 1]");
   } else {
     bad_spec(field, text,
-             "expected slow-gpu:rank=R,x=X, degraded-link:link=L,x=F or failed-link:link=L");
+             "expected slow-gpu:rank=R,x=X, slow-gpu:rank=R,delay=D, degraded-link:link=L,x=F or "
+             "failed-link:link=L");
   }
   return f;
 }

@@ -57,6 +57,14 @@ void check_topology(const Topology& topo, const TrainConfig& c,
           f.field, fmt::format("'{}': rank {} does not exist ({} ranks)", f.text, f.rank, world),
           f.where);
     }
+    // A late start is a collective's straggler; a step's slow GPU is its compute (x=).
+    if (f.kind == FaultSpec::Kind::SlowGpu && f.late) {
+      throw InputError(f.field,
+                       fmt::format("'{}': delay= is for `lockstep collective`; a training step "
+                                   "times a slow GPU by its compute: slow-gpu:rank={},x=X",
+                                   f.text, f.rank),
+                       f.where);
+    }
     if (f.on_link()) fault_link(f, topo);  // throws when the link does not exist
   }
 }

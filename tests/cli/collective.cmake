@@ -74,13 +74,21 @@ lockstep_bad_flags(collective.fault_link_out_of_range
   "--fault: 'failed-link:link=64': link 64 does not exist: the topology has 64 links, 0 \\.\\. 63"
   collective --system hgx-h100 --fabric ib-ndr --nodes 2 --engine flow --fault failed-link:link=64)
 lockstep_bad_flags(collective.fault_bad_kind
-  "--fault: 'cut-link:link=3': expected slow-gpu:rank=R,x=X, degraded-link:link=L,x=F or failed-link:link=L$"
+  "--fault: 'cut-link:link=3': expected slow-gpu:rank=R,x=X, slow-gpu:rank=R,delay=D, degraded-link:link=L,x=F or failed-link:link=L$"
   collective --system hgx-h100 --engine flow --fault cut-link:link=3)
 lockstep_bad_flags(collective.fault_bad_fraction "--fault: 'degraded-link:link=3,x=2': x must lie in \\(0, 1\\]$"
   collective --system hgx-h100 --engine flow --fault degraded-link:link=3,x=2)
 lockstep_bad_flags(collective.fault_slow_gpu
   "--fault: 'slow-gpu:rank=3,x=2': a slow GPU slows compute, and a collective has none to slow"
   collective --system hgx-h100 --engine flow --fault slow-gpu:rank=3,x=2)
+# A straggler: rank 3 starts 1 ms late. The analytical engine adds the delay to the healthy
+# time (tests/unit/nccl/faults_test.cpp compares flow): 1,514.96 + 1,000.00 us.
+lockstep_good(collective.straggler_analytical "^268435456,67108864,float,ring,Simple,2514\\.96,"
+              collective --system hgx-h100 --fabric ib-ndr --nodes 2 --algo ring --min-bytes 256MiB
+              --max-bytes 256MiB --format csv --fault slow-gpu:rank=3,delay=1ms)
+lockstep_bad_flags(collective.straggler_out_of_range
+  "^lockstep: error: --fault: 'slow-gpu:rank=16,delay=1ms': rank 16 does not exist \\(16 ranks, 0 \\.\\. 15\\)$"
+  collective --system hgx-h100 --fabric ib-ndr --nodes 2 --fault slow-gpu:rank=16,delay=1ms)
 lockstep_bad_flags(collective.fault_disconnects
   "--fault: the failed links disconnect gpu0 from the other GPUs"
   collective --system hgx-h100 --engine flow --fault failed-link:link=gpu0-scale_up_switch0

@@ -185,6 +185,11 @@ lockstep_bad_flags(train.nic_too_slow
 lockstep_bad_flags(train.scenario_nic_too_slow
   "train_slow_nic.yaml:4:66: cluster.nic_speed: '600bps' is below 1.9073 Mb/s"
   train ${LOCKSTEP_CLI_DIR}/train_slow_nic.yaml)
+# A straggler's late start (slow-gpu:...,delay=) is a collective's fault; a step's is x=.
+lockstep_bad_flags(train.slow_gpu_delay
+  "^lockstep: error: --fault: 'slow-gpu:rank=1,delay=1ms': delay= is for `lockstep collective`"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
+  --fault slow-gpu:rank=1,delay=1ms)
 lockstep_bad_flags(train.compute_past_time_range
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160

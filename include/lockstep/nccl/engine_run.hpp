@@ -9,6 +9,7 @@
 //   Time t = run_nccl_engine(how, topology, *make_engine("flow"));
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
@@ -60,6 +61,11 @@ struct NcclGroupSpec {
 /// split_channels), not from the algorithm's name.
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topology, const Router& router,
                      Engine& engine, const std::vector<NcclGroupSpec>& groups);
+/// `late[r]`, when given, is rank r's late start (a straggler, docs/scenario-collectives.md
+/// "Faults"): its program begins that much later, and the ranks that need its data wait.
+Time run_nccl_engine(const NcclEngineRun& how, const Topology& topology, const Router& router,
+                     Engine& engine, const std::vector<NcclGroupSpec>& groups,
+                     const std::vector<std::optional<Time>>& late);
 /// The same for one group: how.spec over the first how.spec.ranks GPUs of `topology`.
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topology, Engine& engine);
 

@@ -11,6 +11,7 @@
 //                      engine.get());  // null engine: p.time, the model's own
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -62,9 +63,12 @@ class NcclGroups {
   /// NCCL's model implies (nccl_engine_run), plus the fixed costs. A null engine is the
   /// analytical engine: the NCCL model priced on the graph (docs/analytical-engine.md), p.time
   /// plus what the graph adds where its links are slower or its paths longer than NCCL assumes;
-  /// p.time itself without a topology.
+  /// p.time itself without a topology. `late[r]`, when given, is rank r's late start (over the
+  /// groups' ranks in order): engines run it; the analytical engine adds the latest
+  /// (docs/scenario-collectives.md "Faults").
   Time time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
-            const std::vector<GpuGroup>& groups, Engine* engine) const;
+            const std::vector<GpuGroup>& groups, Engine* engine,
+            const std::vector<std::optional<Time>>& late = {}) const;
   /// The programs NCCL would run for the group inside a larger program, their bytes stretched
   /// by the engine run's transfer efficiency, and the lead delay standing for launch overhead
   /// and NCCL's latency term (docs/training.md).

@@ -52,8 +52,9 @@ struct CollectiveSweep {
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
   SourceLocation algo_where;
   // Link faults the engines run with (docs/scenario-collectives.md); NCCL's choices stay those of
-  // the healthy cluster (the fault comes after NCCL initialised). No slow-gpu: a collective has
-  // no compute for it to slow (parse_collective_sweep refuses it).
+  // the healthy cluster (the fault comes after NCCL initialised). A slow GPU only as a late
+  // start (slow-gpu:rank=R,delay=D): a collective has no compute for x= to slow
+  // (parse_collective_sweep refuses it).
   std::vector<FaultSpec> faults;
   // Where the sizes came from, likewise: a size too large for a GPU's memory, or whose time
   // would leave Time's range, is an error at min_bytes (the first row) or max_bytes (the rest).
@@ -69,9 +70,9 @@ struct CollectiveSweep {
 /// Runs the sweep. The analytical engine prints the NCCL model's prediction; other engines run
 /// the chosen algorithm's programs on `topology` (required for them), with the sweep's faults
 /// applied, as NCCL's model implies (nccl/engine_run.hpp), then add the launch overhead and
-/// NCCL's base latency. InputError for faults on the analytical engine, which cannot see them,
-/// for a size larger than one GPU's memory, and for a time past Time's range (docs/units.md): the
-/// latter two at the size's field.
+/// NCCL's base latency. InputError for link faults without a topology, for a late rank outside
+/// the communicator, for a size larger than one GPU's memory, and for a time past Time's range
+/// (docs/units.md): the latter two at the size's field.
 std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology = nullptr);

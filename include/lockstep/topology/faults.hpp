@@ -2,6 +2,7 @@
 // Named faults, as users type them on the command line or in a scenario (`lockstep train`'s
 // `--fault` and `job.faults`, `lockstep collective`'s `--fault` and `collectives[].faults`):
 //   slow-gpu:rank=5,x=1.3                 rank 5 computes 1.3 times slower (training only)
+//   slow-gpu:rank=5,delay=2ms             rank 5 starts its collective 2 ms late (collective only)
 //   degraded-link:link=12,x=0.25          link 12 keeps a quarter of its bandwidth
 //   degraded-link:link=nic3-leaf3,x=0.5   the same for the link between two named devices
 //   failed-link:a=nic3,b=leaf3            that link is removed; routes go around it
@@ -20,6 +21,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/units.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {
@@ -31,6 +33,8 @@ struct FaultSpec {
   std::uint32_t link = kNone;    // DegradedLink, FailedLink given by id (index of --emit's links)
   std::string a, b;              // ... or by the names of its two ends (when link is kNone)
   double factor = 1;             // SlowGpu: slowdown >= 1; DegradedLink: bandwidth fraction (0, 1]
+  bool late = false;             // SlowGpu given delay=: a straggler (`lockstep collective`)
+  Time delay;                    // ... how late it starts, <= 1e6 s
   std::string text;              // as given, for reports
   std::string field = "faults";  // where it was given, for errors found once a topology exists
   SourceLocation where;

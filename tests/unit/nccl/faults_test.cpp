@@ -108,18 +108,25 @@ TEST(CollectiveFaults, AFailedNicLinkFailsOverThroughThePeersNvlinkAndNic) {
   }
 }
 
-// The time per byte of a 16-GPU ring all-reduce on `engine` (the slope between 512 MiB and
-// 1 GiB, so that the fixed costs cancel), through the sweep `lockstep collective` runs.
-double seconds_per_byte(const std::vector<std::string>& faults, const std::string& engine) {
+// The rows of a ring all-reduce sweep from `min` to `max` over 2 x HGX H100 (16 ranks) on
+// `engine` with `faults`, through the sweep `lockstep collective` runs.
+std::vector<CollectiveRow> ring_sweep(const std::vector<std::string>& faults,
+                                      const std::string& engine, Bytes min, Bytes max) {
   const PresetCluster p = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 2});
   const Topology t = hgx(2);
   CollectiveSweep s;
   s.algo = Algorithm::Ring;
   s.engine = engine;
-  s.min_bytes = Bytes::mib(512);
-  s.max_bytes = Bytes::gib(1);
+  s.min_bytes = min;
+  s.max_bytes = max;
   for (const auto& f : faults) s.faults.push_back(parse_fault(f, "--fault"));
-  const auto rows = run_collective_sweep(s, nccl_cluster(p), &t);
+  return run_collective_sweep(s, nccl_cluster(p), &t);
+}
+
+// The time per byte of a 16-GPU ring all-reduce on `engine` (the slope between 512 MiB and
+// 1 GiB, so that the fixed costs cancel).
+double seconds_per_byte(const std::vector<std::string>& faults, const std::string& engine) {
+  const auto rows = ring_sweep(faults, engine, Bytes::mib(512), Bytes::gib(1));
   EXPECT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows.at(0).channels, 16u);
   return (rows.at(1).time - rows.at(0).time).seconds() / Bytes::mib(512).as_double();
@@ -144,6 +151,47 @@ TEST(CollectiveFaults, OneSlowNicLinkSetsTheWholeRingsPace) {
     // NIC 3 cut off: GPU 3's two channels go through NIC 4 (failover), which carries four.
     EXPECT_NEAR(seconds_per_byte({"failed-link:link=nic3-leaf3"}, engine), 2 * healthy,
                 1e-6 * healthy);
+  }
+}
+
+// The time of a 256 MiB ring all-reduce over 2 x HGX H100 with `faults`.
+Time ring_all_reduce(const std::vector<std::string>& faults, const std::string& engine) {
+  const auto rows = ring_sweep(faults, engine, Bytes::mib(256), Bytes::mib(256));
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.at(0).time;
+}
+
+TEST(CollectiveFaults, AStragglerHoldsTheRingBackByItsDelay) {
+  // Rank 3 starts 1 ms late. Every output of an all-reduce depends on rank 3's input, and in a
+  // ring every rank's step k + 1 waits for its predecessor's step k, so rank 3's first send
+  // gates every chain: during the delay the others can at most send their own first step
+  // (one of the 2 (n - 1) = 30 steps of each loop, nothing of rank 3's). Flow therefore ends
+  // between healthy + D - healthy / 30 and healthy + D (the others lose nothing but the wait).
+  const Time d = Time::ms(1);
+  const std::vector<std::string> late = {"slow-gpu:rank=3,delay=1ms"};
+  const Time healthy = ring_all_reduce({}, "flow");
+  const Time straggler = ring_all_reduce(late, "flow");
+  EXPECT_GE(straggler.seconds(), (healthy + d).seconds() - healthy.seconds() / 30);
+  EXPECT_LE(straggler.seconds(), (healthy + d).seconds() * (1 + 1e-9));
+  // The analytical engine's bound: healthy + D exactly.
+  EXPECT_EQ(ring_all_reduce(late, "analytical"), ring_all_reduce({}, "analytical") + d);
+  // Two stragglers on one rank add up; on two ranks the later one counts.
+  EXPECT_EQ(
+      ring_all_reduce({"slow-gpu:rank=3,delay=1ms", "slow-gpu:rank=3,delay=1ms"}, "analytical"),
+      ring_all_reduce({}, "analytical") + d * 2);
+  EXPECT_EQ(
+      ring_all_reduce({"slow-gpu:rank=3,delay=1ms", "slow-gpu:rank=9,delay=500us"}, "analytical"),
+      ring_all_reduce({}, "analytical") + d);
+}
+
+TEST(CollectiveFaults, AStragglerOutsideTheCommunicatorIsAnError) {
+  try {
+    ring_all_reduce({"slow-gpu:rank=16,delay=1ms"}, "analytical");
+    FAIL() << "rank 16 of 16 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--fault");
+    EXPECT_NE(e.bare_message().find("rank 16 does not exist (16 ranks, 0 .. 15)"),
+              std::string::npos);
   }
 }
 

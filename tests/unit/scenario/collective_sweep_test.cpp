@@ -79,6 +79,13 @@ TEST(CollectiveSweep, ReadsLinkFaultsAndRefusesSlowGpus) {
     EXPECT_EQ(e.field(), "collectives.faults");
     EXPECT_NE(e.bare_message().find("a collective has none to slow"), std::string::npos);
   }
+  // Its late start is what a collective sees of it (a straggler): accepted.
+  ArgNode late = ArgNode::map("collectives", SourceLocation{"s.yaml", 5, 3});
+  late.set("faults",
+           ArgNode::scalar("slow-gpu:rank=1,delay=50us", "collectives.faults", {"s.yaml", 6, 11}));
+  const CollectiveSweep l = parse_collective_sweep(late);
+  ASSERT_EQ(l.faults.size(), 1u);
+  EXPECT_EQ(l.faults[0].delay, Time::us(50));
 }
 
 }  // namespace

@@ -28,6 +28,12 @@ TEST(Faults, LinksAreGivenByIndexOrByTheirEnds) {
   const FaultSpec slow = parse_fault("slow-gpu:rank=5,x=1.3", "f");
   EXPECT_EQ(slow.rank, 5u);
   EXPECT_FALSE(slow.on_link());
+  EXPECT_FALSE(slow.late);
+  const FaultSpec late = parse_fault("slow-gpu:rank=3,delay=2ms", "f");
+  EXPECT_EQ(late.rank, 3u);
+  EXPECT_TRUE(late.late);
+  EXPECT_EQ(late.delay, Time::ms(2));
+  EXPECT_EQ(parse_fault("slow-gpu:rank=0,delay=0us", "f").delay, Time::zero());
 }
 
 TEST(Faults, MalformedTextsSayWhatIsExpected) {
@@ -45,7 +51,17 @@ TEST(Faults, MalformedTextsSayWhatIsExpected) {
             std::string::npos);
   EXPECT_EQ(message("broken-link:link=3"),
             "--fault: 'broken-link:link=3': expected slow-gpu:rank=R,x=X, "
-            "degraded-link:link=L,x=F or failed-link:link=L");
+            "slow-gpu:rank=R,delay=D, degraded-link:link=L,x=F or failed-link:link=L");
+  // A straggler's delay: a time, neither negative nor past 1e6 s, and not with x=.
+  EXPECT_EQ(message("slow-gpu:rank=3,delay=-1ms"),
+            "--fault: 'slow-gpu:rank=3,delay=-1ms': delay must be a time of at most 1e6 s, e.g. "
+            "delay=50us");
+  EXPECT_NE(message("slow-gpu:rank=3,delay=").find("delay must be a time"), std::string::npos);
+  EXPECT_NE(message("slow-gpu:rank=3,delay=5").find("delay must be a time"), std::string::npos);
+  EXPECT_EQ(message("slow-gpu:rank=3,delay=2e6s"),
+            "--fault: 'slow-gpu:rank=3,delay=2e6s': delay must be at most 1e6 s");
+  EXPECT_NE(message("slow-gpu:rank=3,x=2,delay=1ms").find("give x= "), std::string::npos);
+  EXPECT_NE(message("slow-gpu:delay=1ms").find("missing 'rank='"), std::string::npos);
 }
 
 TEST(Faults, AListKeepsEachEntrysPlaceForLaterErrors) {
