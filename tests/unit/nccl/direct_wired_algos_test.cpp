@@ -131,23 +131,41 @@ TEST(TorusRing, UnequalSizesWithinAFewPercent) {
   EXPECT_GT(t.flow, t.model * 0.95);
 }
 
+// Two nodes of a preset on its rail-optimised fabric, and a 1 GiB hierarchical all-reduce.
+struct TwoNodes {
+  TwoNodes(const char* system, const char* fabric)
+      : preset(resolve_preset(request(system, fabric))),
+        topo(*build_topology(rail_optimized_args(preset)).graph),
+        cluster(nccl_cluster(preset)) {}
+  static PresetRequest request(const char* system, const char* fabric) {
+    PresetRequest req;
+    req.system = system;
+    req.fabric = fabric;
+    req.nodes = 2;
+    return req;
+  }
+  static CollectiveSweep hierarchical_1gib() {
+    CollectiveSweep s;
+    s.op = CollectiveOp::AllReduce;
+    s.algo = Algorithm::Hierarchical;
+    s.min_bytes = s.max_bytes = Bytes::gib(1);
+    return s;
+  }
+  PresetCluster preset;
+  Topology topo;
+  NcclCluster cluster;
+};
+
 // Hierarchical all-reduce on 2 x 8 H100 (NDR): reduce-scatter over NVLink (7/8 S at NCCL's 18 x
 // 20.6 = 370.8 GB/s), all-reduce per rail (2 x 1/2 x S/8 per GPU, 8 NICs at 48 GB/s: S / 384
 // GB/s), all-gather over NVLink (7/8 S): 1.75 S / 370.8 + S / 384 = 7,863.75 us; latency 20
 // launch + 8.4 base + 14 NVLink steps x 3.4 + 2 network steps x 14 = 104 us: 7,967.75 us. Flow
 // runs the same programs at NCCL's link speeds and step latencies.
 TEST(Hierarchical, TwoHgxH100NodesByHand) {
-  PresetRequest req;
-  req.system = "hgx-h100";
-  req.fabric = "ib-ndr";
-  req.nodes = 2;
-  const PresetCluster preset = resolve_preset(req);
-  const Topology topo = *build_topology(rail_optimized_args(preset)).graph;
-  const NcclCluster c = nccl_cluster(preset);
-  CollectiveSweep s;
-  s.op = CollectiveOp::AllReduce;
-  s.algo = Algorithm::Hierarchical;
-  s.min_bytes = s.max_bytes = Bytes::gib(1);
+  const TwoNodes two("hgx-h100", "ib-ndr");
+  const Topology& topo = two.topo;
+  const NcclCluster& c = two.cluster;
+  CollectiveSweep s = two.hierarchical_1gib();
   const double hand = 104 + 1.75 * kGiB / 370.8e3 + kGiB / 384e3;
   EXPECT_NEAR(one_row(s, c, topo, "analytical").time.microseconds(), hand, 0.01);
   EXPECT_NEAR(one_row(s, c, topo, "flow").time.microseconds(), hand, 1e-3 * hand);
@@ -163,17 +181,10 @@ TEST(Hierarchical, TwoHgxH100NodesByHand) {
 // their sum is 369.152); with rings in local order every channel took the same link and flow
 // printed 38,531 us.
 TEST(Hierarchical, TwoMi300xNodesUseEveryXgmiLink) {
-  PresetRequest req;
-  req.system = "mi300x";
-  req.fabric = "roce-400g";
-  req.nodes = 2;
-  const PresetCluster preset = resolve_preset(req);
-  const Topology topo = *build_topology(rail_optimized_args(preset)).graph;
-  const NcclCluster c = nccl_cluster(preset);
-  CollectiveSweep s;
-  s.op = CollectiveOp::AllReduce;
-  s.algo = Algorithm::Hierarchical;
-  s.min_bytes = s.max_bytes = Bytes::gib(1);
+  const TwoNodes two("mi300x", "roce-400g");
+  const Topology& topo = two.topo;
+  const NcclCluster& c = two.cluster;
+  CollectiveSweep s = two.hierarchical_1gib();
   const double hand = 104 + 1.75 * kGiB / (448 * 20.6 / 25 * 1e3) + kGiB / 384e3;
   EXPECT_NEAR(one_row(s, c, topo, "analytical").time.microseconds(), hand, 0.01);
   EXPECT_NEAR(one_row(s, c, topo, "flow").time.microseconds(), hand, 1e-3 * hand);

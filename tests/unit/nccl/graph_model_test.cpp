@@ -342,25 +342,20 @@ TEST(GraphModel, ARingWithFewerChannelsCrossesFewerNics) {
   const PresetCluster preset = resolve_preset(req);
   const NcclCluster cluster = nccl_cluster(preset);
   const BuildResult built = build_topology(rail_optimized_args(preset));
-  const auto time_us = [&](std::uint32_t channels) {
+  const auto ring_time = [&](std::uint32_t channels, const Topology* graph) {
     CollectiveSweep sweep;
     sweep.algo = Algorithm::Ring;
     sweep.proto = nccl::Proto::Simple;
     sweep.channels = channels;
     sweep.min_bytes = sweep.max_bytes = Bytes::mib(256);
-    const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
-    return rows.at(0).time.microseconds();
+    return run_collective_sweep(sweep, cluster, graph).at(0).time;
   };
-  const double one = time_us(1), two = time_us(2), sixteen = time_us(16);
-  EXPECT_NEAR(one - two, 5242.88, 1e-3);
+  const Time one = ring_time(1, &*built.graph), two = ring_time(2, &*built.graph),
+             sixteen = ring_time(16, &*built.graph);
+  EXPECT_NEAR((one - two).microseconds(), 5242.88, 1e-3);
   EXPECT_LT(sixteen, two);
   // Sixteen channels: the graph never binds on the rail-optimised preset (test above).
-  CollectiveSweep sweep;
-  sweep.algo = Algorithm::Ring;
-  sweep.proto = nccl::Proto::Simple;
-  sweep.channels = 16;
-  sweep.min_bytes = sweep.max_bytes = Bytes::mib(256);
-  EXPECT_EQ(Time::us(sixteen), run_collective_sweep(sweep, cluster, nullptr).at(0).time);
+  EXPECT_EQ(sixteen, ring_time(16, nullptr));
 }
 
 }  // namespace lockstep
