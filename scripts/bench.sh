@@ -42,9 +42,9 @@ figure() { awk "$fmt_awk$1" "$2"; }
 process_figure() {  # CPU, wall and peak of the whole command
   figure '{ printf "%.2f s CPU, %.1f s wall, %s peak", $2 + $3, $1, mem($4 / 1024) }' "$1.time"
 }
-calibration_figure() {  # its last line: rows N  median |error| X%  max |error| Y%  rows over 25%: Z
-  figure '/^rows [0-9]+ +median/ {
-    printf "median busbw error %s, worst %s, %s of %s rows over 25%%", $5, $8, $12, $2 }' "$1.txt"
+calibration_figure() {  # rows N of M  median |error| X%  p90 |error| P%  max |error| Y%  rows over 25%: Z
+  figure '/^rows [0-9]+ of [0-9]+ +median/ {
+    printf "median busbw error %s, p90 %s, worst %s, %s of %s rows over 25%%", $7, $10, $13, $17, $2 }' "$1.txt"
   figure '{ printf " (%.1f s wall)", $1 }' "$1.time"
 }
 topology_figure() {  # Google Benchmark's line: name, time, unit, CPU, unit, iterations, counters
@@ -127,12 +127,16 @@ row() {
   table+=("| $title | \`$shown\` | $("$figure" "$out/$id") |")
 }
 
-cal=bench/bench_calibration
+cal="bench/bench_calibration --csv nccl_tests_public.csv"
 row cal.analytical "NCCL accuracy vs \`../shared/calibration/nccl_tests_public.csv\`" \
   calibration_figure "$cal" "$cal"
 row cal.flow "the same rows on the flow engine" calibration_figure "$cal --engine flow" \
   "$cal --engine flow"
 row cal.packet "the same rows on the packet engine" calibration_figure "$cal --engine packet" ""
+more="bench/bench_calibration --csv nccl_tests_public_more.csv"
+row cal.more "NCCL accuracy vs \`../shared/calibration/nccl_tests_public_more.csv\` (other clusters)" \
+  calibration_figure "$more" "$more"
+row cal.more.flow "the same rows on the flow engine" calibration_figure "$more --engine flow" ""
 row topology "131,072-GPU rail-optimised 3-tier fabric: graph + BOM" topology_figure \
   bench/bench_topology_scale bench/bench_topology_scale
 ar=bench/bench_flow_allreduce

@@ -117,7 +117,7 @@ if [[ -x $cal ]]; then
       # The packet engine on the 112 larger rows takes over half an hour.
       [[ $engine == packet && $csv == nccl_tests_public_more ]] && continue
       f=$root/../shared/calibration/$csv.csv
-      [[ -f $f ]] && "$cal" --csv "$f" --engine "$engine" >"$out/bench.calibration.$engine.$csv.txt" 2>&1
+      [[ -f $f ]] && "$cal" --csv "$f" --engine "$engine" --no-usage >"$out/bench.calibration.$engine.$csv.txt" 2>&1
     done
   done
 fi

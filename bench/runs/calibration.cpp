@@ -1,137 +1,40 @@
 // Whole-process run (not Google Benchmark): prints its own figures, see bench/CMakeLists.txt.
-// bench_calibration: compares the NCCL model's predictions with measured nccl-tests rows
-// (/work/shared/calibration/nccl_tests_public.csv by default, --csv FILE to use another) and
-// prints each row's predicted vs measured bus bandwidth, its error, and the median and maximum
-// absolute percentage errors. Rows are mapped to presets from their text: the GPU named in
-// `system`, the fabric in `interconnect` (RoCE / IB HDR-NDR-XDR / EFA / TCP, SHARP), GPUs per
-// node = gpus / nodes, and the algorithm column (Ring, Tree, NVLS, ...; empty = auto).
-// Every row runs on the preset's rail-optimised cluster exactly as `lockstep collective` does:
-// the default engine (analytical) prices the NCCL model on its graph, `--engine flow` (or
-// packet) runs the row's programs.
+// bench_calibration: compares the engines' predictions with measured nccl-tests / rccl-tests rows
+// and prints, per CSV file and per engine, each row's predicted vs measured bus bandwidth and its
+// error, then the rows compared out of the file's, the median, p90 and maximum absolute error and
+// the rows over 25%; on flow and packet also each row's wall time and peak memory and the slowest
+// row. Rows become clusters through scenario/calibration_row.hpp (docs/calibration.md).
+//   bench_calibration [--csv FILE]... [--engine analytical|flow|packet[,...]]... [--no-usage]
+// Without --csv: every *.csv of ../shared/calibration/ that has the nccl-tests columns. A FILE
+// that does not exist is looked up in that directory too. --no-usage leaves out the wall times
+// and memory (for snapshots: the rest is deterministic).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../process_usage.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/scenario/calibration_row.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace {
 
 using namespace lockstep;
+namespace fs = std::filesystem;
 
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-bool has(const std::string& text, const char* word) {
-  return text.find(word) != std::string::npos;
-}
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char ch : line) {
-    if (ch == '"') {
-      quoted = !quoted;
-    } else if (ch == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r') {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-std::string system_of(const std::string& text) {
-  const std::string s = lower(text);
-  if (has(s, "gb200")) return "gb200-nvl72";
-  if (has(s, "b200")) return "hgx-b200";
-  if (has(s, "h200")) return "hgx-h200";
-  if (has(s, "h100")) return "hgx-h100";
-  if (has(s, "a100")) return "dgx-a100";
-  if (has(s, "mi300")) return "mi300x";
-  throw InputError("system", "no preset for system '" + text + "'");
-}
-
-// "RoCE 4x400G" -> roce-400g with 4 NICs; "IB NDR 8x400G SHARP" -> ib-ndr, sharp.
-struct FabricGuess {
-  std::string fabric;  // empty: the system's own
-  std::uint32_t nics = 0;
-  bool sharp = false;
-};
-FabricGuess fabric_of(const std::string& text) {
-  const std::string s = lower(text);
-  FabricGuess g;
-  int speed = 0;
-  if (has(s, "800")) speed = 800;
-  if (has(s, "400")) speed = 400;
-  if (has(s, "200")) speed = 200;
-  // "4x400G": the count before an 'x' that follows a digit.
-  for (std::size_t x = s.find('x'); x != std::string::npos; x = s.find('x', x + 1)) {
-    if (x == 0 || !std::isdigit(static_cast<unsigned char>(s[x - 1]))) continue;
-    std::size_t b = x;
-    while (b > 0 && std::isdigit(static_cast<unsigned char>(s[b - 1]))) --b;
-    g.nics = static_cast<std::uint32_t>(std::stoul(s.substr(b, x - b)));
-    break;
-  }
-  if (has(s, "roce")) {
-    g.fabric = fmt::format("roce-{}g", speed == 0 ? 400 : speed);
-  } else if (has(s, "efa")) {
-    g.fabric = "efa";
-  } else if (has(s, "tcp") || has(s, "socket")) {
-    g.fabric = "tcp";
-  } else if (has(s, "ib") || has(s, "infiniband") || has(s, "dr")) {
-    g.fabric = has(s, "hdr") || speed == 200   ? "ib-hdr"
-               : has(s, "xdr") || speed == 800 ? "ib-xdr"
-                                               : "ib-ndr";
-  }
-  g.sharp = has(s, "sharp");
-  return g;
-}
-
-std::optional<Algorithm> algo_of(const std::string& text) {
-  const std::string s = lower(text);
-  if (s.empty() || s == "auto") return std::nullopt;
-  if (s == "nvlstree" || s == "nvls_tree") return Algorithm::NvlsTree;
-  if (s == "collnetdirect" || s == "collnetchain" || s == "collnet" || s == "sharp")
-    return Algorithm::CollNet;
-  try {
-    return nccl::parse_algorithm(s);
-  } catch (const InputError&) {
-    return std::nullopt;
-  }
-}
-
-// nccl-tests binary and collective spellings: all_reduce_perf, allreduce, AllReduce, ...
-CollectiveOp op_of(std::string text) {
-  text = lower(text);
-  if (text.size() > 5 && text.substr(text.size() - 5) == "_perf") text.resize(text.size() - 5);
-  std::string squashed;
-  for (char ch : text)
-    if (ch != '_' && ch != '-') squashed += ch;
-  if (squashed == "allreduce") return CollectiveOp::AllReduce;
-  if (squashed == "allgather") return CollectiveOp::AllGather;
-  if (squashed == "reducescatter") return CollectiveOp::ReduceScatter;
-  if (squashed == "alltoall") return CollectiveOp::AllToAll;
-  if (squashed == "sendrecv") return CollectiveOp::SendRecv;
-  if (squashed == "broadcast" || squashed == "bcast") return CollectiveOp::Broadcast;
-  if (squashed == "reduce") return CollectiveOp::Reduce;
-  return parse_collective_op(text, "collective");
+fs::path calibration_dir() {
+  return fs::path(LOCKSTEP_SOURCE_DIR) / ".." / "shared" / "calibration";
 }
 
 // One row on an engine: the sweep of `lockstep collective` at this one size.
@@ -142,6 +45,7 @@ Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
   sweep.op = tr.op;
   sweep.algo = tr.algo;
   sweep.min_bytes = sweep.max_bytes = tr.bytes;
+  sweep.sharp = cluster.sharp;  // the row ran with SHARP on
   sweep.engine = engine;
   const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
   if (rows.empty()) throw InputError("bytes", "no whole element at this size");
@@ -150,111 +54,187 @@ Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
   return p;
 }
 
-std::string default_csv() {
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/../shared/calibration/nccl_tests_public.csv";
+struct Figures {
+  std::string file, engine;
+  std::size_t in_file = 0;
+  std::vector<double> errors;  // |busbw error| %, rows compared
+  double slowest_s = 0, peak_mib = 0;
+  std::string slowest;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size();
+  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+// Nearest rank: the smallest error at least 90% of the rows do not exceed.
+double p90(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
+  return v[std::max<std::size_t>(rank, 1) - 1];
+}
+std::size_t over_25(const std::vector<double>& v) {
+  return static_cast<std::size_t>(
+      std::count_if(v.begin(), v.end(), [](double e) { return e > 25; }));
+}
+
+std::string cluster_name(const PresetCluster& c) {
+  return fmt::format("{}x{} {}x{}G {}", c.nodes, c.system.name, c.nics_per_node,
+                     c.nic_speed.gigabits_per_second(), c.fabric.name);
+}
+
+Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
+                 const std::string& engine, bool usage) {
+  Figures fig;
+  fig.file = path.filename().string();
+  fig.engine = engine;
+  fig.in_file = rows.size();
+  const bool timed = usage && engine != "analytical";
+  std::printf("== %s, engine %s ==\n", fig.file.c_str(), engine.c_str());
+  std::printf("%4s %-34s %-10s %11s %-9s %-6s %10s %10s %9s %9s %7s%s\n", "line", "cluster",
+              "collective", "bytes", "algo", "proto", "meas_us", "pred_us", "meas_bus", "pred_bus",
+              "err%", timed ? "  wall_s  rss_MiB" : "");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t line = i + 2;  // the header is line 1
+    try {
+      CalibrationCase c = calibration_case(rows[i]);
+      const PresetCluster preset = resolve_preset(c.preset);
+      const NcclCluster cluster = calibration_nccl_cluster(c, preset);
+      if (timed) bench::reset_peak_rss();
+      const auto start = std::chrono::steady_clock::now();
+      Prediction p;
+      try {
+        p = predict(cluster, c.tuner);
+      } catch (const InputError& e) {
+        if (e.field() != "algo") throw;
+        c.tuner.algo = std::nullopt;  // an algorithm NCCL would not run here: take NCCL's choice
+        p = predict(cluster, c.tuner);
+      }
+      p = run_on_engine(engine, preset, cluster, c.tuner, p);
+      const double wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double err = (p.busbw_GBps / c.measured_busbw_GBps - 1) * 100;
+      fig.errors.push_back(std::fabs(err));
+      const std::string name = cluster_name(preset);
+      std::printf("%4zu %-34s %-10s %11llu %-9s %-6s %10.2f %10.2f %9.3f %9.3f %+7.1f", line,
+                  name.c_str(), rows[i].collective.c_str(),
+                  static_cast<unsigned long long>(c.tuner.bytes.count()),
+                  nccl::algorithm_name(p.algo), nccl::to_string(p.proto), c.measured_time_us,
+                  p.time.microseconds(), c.measured_busbw_GBps, p.busbw_GBps, err);
+      if (timed) {
+        const double rss = bench::peak_rss_mib();
+        std::printf("  %6.2f %8.0f", wall_s, rss);
+        fig.peak_mib = std::max(fig.peak_mib, rss);
+        if (wall_s > fig.slowest_s) {
+          fig.slowest_s = wall_s;
+          fig.slowest = fmt::format("line {} ({}, {} {} B): {:.2f} s wall, {:.0f} MiB peak", line,
+                                    name, rows[i].collective, c.tuner.bytes.count(), wall_s, rss);
+        }
+      }
+      std::printf("\n");
+    } catch (const std::exception& e) {
+      std::printf("%4zu skipped (%s): %s\n", line, e.what(), rows[i].system.c_str());
+    }
+  }
+  const auto& v = fig.errors;
+  if (v.empty()) {
+    std::printf("rows 0 of %zu compared\n", fig.in_file);
+  } else {
+    std::printf(
+        "rows %zu of %zu  median |error| %.1f%%  p90 |error| %.1f%%  max |error| %.1f%%  rows over "
+        "25%%: %zu\n",
+        v.size(), fig.in_file, median(v), p90(v), *std::max_element(v.begin(), v.end()),
+        over_25(v));
+  }
+  if (timed && !fig.slowest.empty()) std::printf("slowest row: %s\n", fig.slowest.c_str());
+  std::printf("\n");
+  return fig;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = default_csv();
-  std::string engine = "analytical";
+  std::vector<fs::path> files;
+  std::vector<std::string> engines;
+  bool usage = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) path = argv[++i];
-    if (std::strcmp(argv[i], "--engine") == 0 && i + 1 < argc) engine = argv[++i];
-  }
-  std::ifstream in(path);
-  if (!in) {
-    std::printf("calibration: %s not found; nothing to compare (use --csv FILE)\n", path.c_str());
-    return 0;
-  }
-  std::string line;
-  std::getline(in, line);
-  const auto header = split_csv(line);
-  auto col = [&](const char* name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-  };
-  const int c_sys = col("system"), c_gpus = col("gpus"), c_nodes = col("nodes"),
-            c_ic = col("interconnect"), c_coll = col("collective"), c_bytes = col("bytes"),
-            c_time = col("time_us"), c_algo = col("algorithm");
-  if (std::min({c_sys, c_gpus, c_nodes, c_ic, c_coll, c_bytes, c_time}) < 0) {
-    std::printf("calibration: %s lacks the nccl-tests columns\n", path.c_str());
-    return 1;
-  }
-  if (engine != "analytical" && engine != "flow" && engine != "packet") {
-    std::fprintf(stderr,
-                 "bench_calibration: --engine: unknown engine '%s' (analytical, flow, packet)\n",
-                 engine.c_str());
-    return 2;
-  }
-  std::printf("engine: %s\n", engine.c_str());
-  std::printf("%-14s %-15s %11s %-8s %-6s %10s %10s %9s %9s %7s\n", "system", "collective", "bytes",
-              "algo", "proto", "meas_us", "pred_us", "meas_bus", "pred_bus", "err%");
-  std::vector<double> errors;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto f = split_csv(line);
-    if (static_cast<int>(f.size()) < static_cast<int>(header.size())) continue;
-    try {
-      PresetRequest req;
-      TunerRequest tr;
-      req.system = system_of(f[c_sys]);
-      const auto gpus = static_cast<std::uint32_t>(std::stoul(f[c_gpus]));
-      req.nodes = static_cast<std::uint32_t>(std::stoul(f[c_nodes]));
-      const std::uint32_t per_node = gpus / req.nodes;
-      const SystemPreset& sys = system_preset(req.system);
-      if (sys.domain_nodes > 1) {
-        req.nodes = (gpus + sys.gpus_per_node - 1) / sys.gpus_per_node;  // NVL72: trays
-      } else {
-        req.gpus_per_node = per_node;
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--csv") == 0 && has_value) {
+      fs::path f = argv[++i];
+      if (!fs::exists(f) && fs::exists(calibration_dir() / f)) f = calibration_dir() / f;
+      files.push_back(f);
+    } else if (std::strcmp(argv[i], "--engine") == 0 && has_value) {
+      std::string list = argv[++i];
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        engines.push_back(list.substr(at, comma - at));
+        at = comma + 1;
       }
-      const FabricGuess fab = fabric_of(f[c_ic]);
-      req.fabric = fab.fabric;
-      tr.algo = c_algo >= 0 ? algo_of(f[c_algo]) : std::nullopt;
-      // A CollNet row ran with SHARP on; only InfiniBand switches have it.
-      req.sharp = fab.sharp || (tr.algo == Algorithm::CollNet && req.fabric.rfind("ib-", 0) == 0);
-      if (fab.nics > 0 && sys.domain_nodes == 1)  // NICs next to the GPUs in use
-        req.nics_per_node = std::max<std::uint32_t>(
-            1, (fab.nics * req.gpus_per_node + sys.gpus_per_node - 1) / sys.gpus_per_node);
-      const PresetCluster preset = resolve_preset(req);
-      const NcclCluster cluster = nccl_cluster(preset);
-      tr.op = op_of(f[c_coll]);
-      tr.bytes = Bytes(std::stoull(f[c_bytes]));
-      Prediction p;
-      try {
-        p = predict(cluster, tr);
-      } catch (const InputError& e) {
-        if (e.field() != "algo") throw;
-        tr.algo = std::nullopt;  // an algorithm NCCL would not run here: take NCCL's choice
-        p = predict(cluster, tr);
-      }
-      p = run_on_engine(engine, preset, cluster, tr, p);
-      const double meas_us = std::stod(f[c_time]);
-      const double factor = busbw_factor(tr.op, cluster.ranks());
-      const double meas_bus = tr.bytes.as_double() / (meas_us * 1e3) * factor;
-      const double err = (p.busbw_GBps / meas_bus - 1) * 100;
-      errors.push_back(std::fabs(err));
-      std::printf("%-14s %-15s %11llu %-8s %-6s %10.2f %10.2f %9.3f %9.3f %+7.1f\n",
-                  f[c_sys].substr(0, 14).c_str(), f[c_coll].c_str(),
-                  static_cast<unsigned long long>(tr.bytes.count()), nccl::algorithm_name(p.algo),
-                  nccl::to_string(p.proto), meas_us, p.time.microseconds(), meas_bus, p.busbw_GBps,
-                  err);
-    } catch (const std::exception& e) {
-      std::printf("skipped row (%s): %s\n", e.what(), line.c_str());
+    } else if (std::strcmp(argv[i], "--no-usage") == 0) {
+      usage = false;
+    } else {
+      std::fprintf(stderr,
+                   "bench_calibration: unknown argument '%s' (--csv FILE, --engine NAME[,NAME], "
+                   "--no-usage)\n",
+                   argv[i]);
+      return 2;
     }
   }
-  if (errors.empty()) {
-    std::printf("calibration: no rows compared\n");
-    return 0;
+  if (engines.empty()) engines.push_back("analytical");
+  for (const std::string& e : engines) {
+    if (e != "analytical" && e != "flow" && e != "packet") {
+      std::fprintf(stderr,
+                   "bench_calibration: --engine: unknown engine '%s' (analytical, flow, packet)\n",
+                   e.c_str());
+      return 2;
+    }
   }
-  std::vector<double> sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size();
-  const double median = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
-  std::printf("rows %zu  median |error| %.1f%%  max |error| %.1f%%  rows over 25%%: %zu\n", m,
-              median, sorted.back(),
-              static_cast<std::size_t>(
-                  std::count_if(sorted.begin(), sorted.end(), [](double e) { return e > 25; })));
+  const bool every_file = files.empty();
+  if (every_file) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(calibration_dir(), ec))
+      if (entry.path().extension() == ".csv") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) {
+      std::printf("calibration: no CSV in %s; nothing to compare (use --csv FILE)\n",
+                  calibration_dir().c_str());
+      return 0;
+    }
+  }
+  std::vector<Figures> all;
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    if (!in) {
+      std::fprintf(stderr, "bench_calibration: --csv: cannot read '%s'\n", f.c_str());
+      return 2;
+    }
+    std::vector<CalibrationRow> rows;
+    try {
+      rows = read_calibration_csv(in, f.filename().string());
+    } catch (const InputError& e) {
+      if (every_file) continue;  // another kind of table (training_public.csv)
+      std::fprintf(stderr, "bench_calibration: %s\n", e.what());
+      return 2;
+    }
+    for (const std::string& e : engines) all.push_back(run_file(f, rows, e, usage));
+  }
+  if (all.size() < 2) return 0;
+  std::printf("%-28s %-10s %11s %8s %8s %8s %8s", "file", "engine", "rows", "median%", "p90%",
+              "max%", "over25%");
+  const bool timed = usage && std::any_of(engines.begin(), engines.end(),
+                                          [](const std::string& e) { return e != "analytical"; });
+  std::printf("%s\n", timed ? "  slowest_s  peak_MiB" : "");
+  for (const Figures& f : all) {
+    const std::string rows = fmt::format("{} of {}", f.errors.size(), f.in_file);
+    std::printf("%-28s %-10s %11s", f.file.c_str(), f.engine.c_str(), rows.c_str());
+    if (f.errors.empty()) {
+      std::printf(" %8s %8s %8s %8s", "-", "-", "-", "-");
+    } else {
+      std::printf(" %8.1f %8.1f %8.1f %8zu", median(f.errors), p90(f.errors),
+                  *std::max_element(f.errors.begin(), f.errors.end()), over_25(f.errors));
+    }
+    if (timed && f.engine != "analytical") std::printf("  %9.2f %9.0f", f.slowest_s, f.peak_mib);
+    std::printf("\n");
+  }
   return 0;
 }

@@ -1,0 +1,455 @@
+// nccl-tests rows read as clusters (docs/calibration.md "How a row is read"). Each rule reads a
+// kind of statement ("4x100G per node", "32 EFA per node", "InfiniBand HDR"), never one row: the
+// rows of ../shared/calibration/ are its tests, rows from other clusters its purpose.
+#include "lockstep/scenario/calibration_row.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+bool has(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+bool word_char(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+}
+// `word` standing alone: "ib" in "IB only" but not in "libfabric" or "NCCL_IB_HCA".
+bool has_word(const std::string& text, std::string_view word) {
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end])))
+      return true;
+  }
+  return false;
+}
+// `name` not followed by a digit: "h20" in "H20 141GB" but not in "H200".
+bool has_model(const std::string& text, std::string_view name) {
+  for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const std::size_t end = at + name.size();
+    if (end == text.size() || !std::isdigit(static_cast<unsigned char>(text[end]))) return true;
+  }
+  return false;
+}
+std::uint32_t first_number(const std::string& text, const std::regex& pattern) {
+  std::smatch m;
+  if (!std::regex_search(text, m, pattern)) return 0;
+  const std::string n = m[1].str();
+  if (n == "single" || n == "one") return 1;
+  if (n == "two" || n == "dual") return 2;
+  return static_cast<std::uint32_t>(std::stoul(n));
+}
+
+// Cloud shapes whose name alone fixes the GPU and the network, from the providers' instance
+// pages: AWS p4d/p4de (8 x A100, 400 Gbps EFA: 4 x 100G), p5 and p5e (8 x H100 / H200,
+// 3,200 Gbps EFA: 32 x 100G); GCP a3-highgpu-8g (H100, GPUDirect-TCPX over 4 x 200G gVNIC),
+// a3-megagpu-8g (H100, TCPXO over 8 x 200G), a3-ultragpu-8g (H200, RoCE 8 x 400G); Azure
+// ND96asr_v4 / ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand).
+struct Shape {
+  const char* name;  // a token of the system text
+  const char* preset;
+  const char* fabric;
+  std::uint32_t nics;
+  double gbps;
+};
+constexpr Shape kShapes[] = {
+    {"p4d", "dgx-a100", "efa", 4, 100},
+    {"p4de", "dgx-a100", "efa", 4, 100},
+    {"p5", "hgx-h100", "efa", 32, 100},
+    {"p5e", "hgx-h200", "efa", 32, 100},
+    {"p5en", "hgx-h200", "efa", 0, 0},  // EFAv3: the count per node differs from p5's
+    {"a3-highgpu-8g", "hgx-h100", "tcpx", 4, 200},
+    {"a3-megagpu-8g", "hgx-h100", "tcpxo", 8, 200},
+    {"a3-ultragpu-8g", "hgx-h200", "roce-400g", 8, 400},
+    {"nd96asr_v4", "dgx-a100", "ib-hdr", 8, 200},
+    {"nd96amsr_a100_v4", "dgx-a100", "ib-hdr", 8, 200},
+};
+// Shape names as the text may shorten them: "p5.48xlarge", "a3-highgpu", "a3-megagpu-8g".
+bool names_shape(const std::string& s, std::string_view shape) {
+  std::string_view base = shape;
+  if (base.size() > 3 && base.substr(base.size() - 3) == "-8g") base.remove_suffix(3);
+  for (std::size_t at = s.find(base); at != std::string::npos; at = s.find(base, at + 1)) {
+    const std::size_t end = at + base.size();
+    const bool alone_before = at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]));
+    const bool alone_after = end == s.size() || !std::isalnum(static_cast<unsigned char>(s[end]));
+    if (alone_before && alone_after) return true;
+  }
+  return false;
+}
+
+// GPU names, most specific first ("gb200" before "b200", "h200" before "h20").
+std::string preset_of_gpu(const std::string& s) {
+  if (has(s, "gb300")) return "gb300-nvl72";
+  if (has(s, "gb200")) return "gb200-nvl72";
+  if (has_model(s, "gb10") || has(s, "dgx spark")) return "dgx-spark";
+  if (has(s, "gh200")) return "gh200-quad";
+  if (has(s, "b300")) return "hgx-b300";
+  if (has(s, "b200")) return "hgx-b200";
+  if (has(s, "h200")) return "hgx-h200";
+  if (has(s, "h800")) return "hgx-h800";
+  if (has_model(s, "h20")) return "hgx-h20";
+  if (has(s, "h100")) return has(s, "pcie") ? "h100-pcie" : "hgx-h100";
+  if (has(s, "a100")) return "dgx-a100";
+  if (has(s, "mi355")) return "mi355x";
+  if (has(s, "mi325")) return "mi325x";
+  if (has(s, "mi300")) return "mi300x";
+  return "";
+}
+
+// "8x H100", "4x NVIDIA H100 per node", "4 per node", "1 GPU each", "x8 per node",
+// "2 hosts x 4 GPUs"; a count before a shape ("2x p5.48xlarge") is a node count, not read.
+std::uint32_t node_gpus_of(const std::string& s) {
+  static const std::regex times_gpu(
+      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(?:a100|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|mi3\d\d))");
+  static const std::regex per_node(R"((?:^|[^\d.])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|each))");
+  static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
+  for (const std::regex* r : {&times_gpu, &per_node, &x_count})
+    if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
+  return 0;
+}
+
+Bandwidth standard_speed(std::uint32_t gbps) {
+  for (std::uint32_t v : {25u, 50u, 100u, 200u, 400u, 800u, 1600u})
+    if (gbps == v) return Bandwidth::gbps(v);
+  return {};
+}
+
+// The InfiniBand preset of a generation word, else of a speed.
+std::string ib_fabric(const std::string& s, std::uint32_t gbps) {
+  if (has_word(s, "xdr")) return "ib-xdr";
+  if (has_word(s, "ndr")) return "ib-ndr";
+  if (has_word(s, "hdr") || has_word(s, "edr")) return "ib-hdr";  // EDR at its 100G
+  if (gbps >= 800) return "ib-xdr";
+  if (gbps >= 400) return "ib-ndr";
+  return "ib-hdr";
+}
+
+bool exists_fabric(const std::string& name) {
+  const auto& all = fabric_presets();
+  return std::any_of(all.begin(), all.end(), [&](const FabricPreset& f) { return f.name == name; });
+}
+
+// "SHARP" or "NCCL_COLLNET_ENABLE=1" on, unless the clause turns it off ("no SHARP",
+// "SHARP disabled", "NCCL_COLLNET_ENABLE=0").
+bool sharp_on(const std::string& s) {
+  static const std::regex off(R"((?:no|without|disabled?)\s+sharp|sharp\s*(?:=\s*0|off|disabled))");
+  if (has(s, "collnet_enable=1")) return true;
+  if (has(s, "collnet_enable=0") || std::regex_search(s, off)) return false;
+  return has_word(s, "sharp");
+}
+bool nvls_off(const std::string& s) {
+  static const std::regex off(
+      R"(nvls_enable\s*=\s*0|(?:no|without)\s+nvls|nvls\s+(?:off|disabled))");
+  return std::regex_search(s, off);
+}
+
+std::uint64_t whole_number(const std::string& text, const char* field) {
+  std::size_t used = 0;
+  std::uint64_t v = 0;
+  try {
+    v = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || text[0] == '-')
+    throw InputError(field, "'" + text + "' is not a whole number");
+  return v;
+}
+double number(const std::string& text, const char* field) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= 0) || !std::isfinite(v))
+    throw InputError(field, "'" + text + "' is not a number");
+  return v;
+}
+
+}  // namespace
+
+RowSystem read_row_system(const std::string& text) {
+  const std::string s = lower(text);
+  RowSystem r;
+  for (const Shape& shape : kShapes) {
+    if (!names_shape(s, shape.name)) continue;
+    r.preset = shape.preset;
+    r.shape_fabric = shape.fabric;
+    r.shape_nics = shape.nics;
+    r.shape_nic_speed = Bandwidth::gbps(shape.gbps);
+  }
+  // A GPU named in the text wins over the shape's (p5.48xlarge (8x H100) agree anyway).
+  if (std::string gpu = preset_of_gpu(s); !gpu.empty()) r.preset = gpu;
+  if (r.preset.empty()) throw InputError("system", "no GPU or cloud shape named in '" + text + "'");
+  r.node_gpus = node_gpus_of(s);
+  r.nvlink_partitions = has(s, "partition") && has(s, "nvl");
+  return r;
+}
+
+RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
+  const std::string s = lower(text);
+  RowFabric f;
+  // "4x100G", "8x400G", "4x HDR 200G": count and speed; else "32 EFA", "16 mlx5 HCAs",
+  // "single QSFP cable" with the speed apart ("200 Gbps", "HDR 200G per NIC").
+  static const std::regex count_speed(R"((\d+)\s*x\s*(?:(?:hdr|ndr|xdr|edr)\s*)?(\d+)\s*g)");
+  static const std::regex count(
+      R"(\b(\d+|single|one|two|dual)\s+(?:x\s*)?(?:efa|mlx5|hcas?\b|nics?\b|rails?\b|ports?\b|qsfp|cx-?\d|connectx))");
+  static const std::regex per_gpu(R"((\d+)\s+(?:(?:nics?|efas?|hcas?)\s+)?per\s+gpu)");
+  // A speed not in parentheses: "(3200 Gbps)" after a count is the node's total.
+  static const std::regex speed(R"((?:^|[^(\d])\s*(\d+)\s*(?:g\b|gbe|gb/s|gbps|gbit|g\s))");
+  static const std::regex roce(R"(\broce)");  // "RoCEv2" too, not "process"
+  static const std::regex total(R"(\(\s*(\d+)\s*(?:gbps|gb/s)\s*\))");
+  std::smatch m;
+  std::uint32_t gbps = 0;
+  if (std::regex_search(s, m, count_speed)) {
+    f.nics = static_cast<std::uint32_t>(std::stoul(m[1].str()));
+    gbps = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+  } else {
+    f.nics = first_number(s, count);
+    if (f.nics == 0) f.nics_per_gpu = first_number(s, per_gpu);
+    gbps = first_number(s, speed);
+    if (standard_speed(gbps).bytes_per_second() == 0) gbps = 0;
+    if (gbps == 0 && f.nics > 0) gbps = first_number(s, total) / f.nics;
+  }
+  f.nic_speed = standard_speed(gbps);
+  if (f.nic_speed.bytes_per_second() == 0) gbps = 0;
+
+  // The speed of the NICs the system ships with, for a transport named without one.
+  const std::uint32_t shipped_gbps = static_cast<std::uint32_t>(
+      std::lround(fabric_preset(system.fabric).nic_speed.gigabits_per_second()));
+  const std::uint32_t any_gbps = gbps != 0 ? gbps : shipped_gbps;
+  if (has(s, "pollara")) {
+    f.fabric = "pollara-400g";
+  } else if (has_word(s, "efa")) {
+    f.fabric = "efa";
+  } else if (has(s, "tcpxo")) {
+    f.fabric = "tcpxo";
+  } else if (has(s, "tcpx")) {
+    f.fabric = "tcpx";
+  } else if (has(s, "slingshot") || has_word(s, "cxi")) {
+    f.fabric = "slingshot";
+  } else if (std::regex_search(s, roce)) {
+    f.fabric = fmt::format("roce-{}g", any_gbps);
+    if (!exists_fabric(f.fabric)) {  // no preset at this speed: the 400G one at the stated speed
+      f.fabric = "roce-400g";
+      f.nic_speed = Bandwidth::gbps(any_gbps);
+    }
+  } else if (has(s, "infiniband") || has_word(s, "ib") || has_word(s, "hdr") ||
+             has_word(s, "ndr") || has_word(s, "xdr") || has_word(s, "edr")) {
+    const bool shipped_ib = system.fabric.rfind("ib-", 0) == 0;
+    f.fabric =
+        gbps == 0 && shipped_ib && !has_word(s, "hdr") && !has_word(s, "ndr") && !has_word(s, "xdr")
+            ? system.fabric
+            : ib_fabric(s, any_gbps);
+    if (has_word(s, "edr") && gbps == 0) f.nic_speed = Bandwidth::gbps(100);
+  } else if (has_word(s, "tcp") || has(s, "socket")) {
+    f.fabric = "tcp";
+  }
+  f.sharp = sharp_on(s);
+  f.nvls_off = nvls_off(s);
+  return f;
+}
+
+std::optional<Algorithm> read_row_algorithm(const std::string& text) {
+  const std::string s = lower(text);
+  std::string w;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && word_char(s[i])) {
+      w += s[i];
+      continue;
+    }
+    if (w == "nccl_algo" || w.empty()) {
+      w.clear();
+      continue;
+    }
+    if (w == "ring") return Algorithm::Ring;
+    if (w == "tree") return Algorithm::Tree;
+    if (w == "nvls") return Algorithm::NetReduce;
+    if (w == "nvlstree" || w == "nvls_tree") return Algorithm::NvlsTree;
+    if (w == "collnet" || w == "collnetdirect" || w == "collnetchain" || w == "collnet_direct" ||
+        w == "collnet_chain")
+      return Algorithm::CollNet;
+    if (w == "pat") return Algorithm::Pat;
+    w.clear();
+  }
+  return std::nullopt;  // "default (not stated)", "n/a (alltoall)", "auto"
+}
+
+CollectiveOp read_row_collective(const std::string& text) {
+  std::string s = lower(text);
+  if (s.size() > 5 && s.substr(s.size() - 5) == "_perf") s.resize(s.size() - 5);
+  std::string squashed;
+  for (char ch : s)
+    if (ch != '_' && ch != '-' && ch != ' ') squashed += ch;
+  if (squashed == "allreduce") return CollectiveOp::AllReduce;
+  if (squashed == "allgather") return CollectiveOp::AllGather;
+  if (squashed == "reducescatter") return CollectiveOp::ReduceScatter;
+  if (squashed == "alltoall") return CollectiveOp::AllToAll;
+  if (squashed == "sendrecv") return CollectiveOp::SendRecv;
+  if (squashed == "broadcast" || squashed == "bcast") return CollectiveOp::Broadcast;
+  if (squashed == "reduce") return CollectiveOp::Reduce;
+  return parse_collective_op(s, "collective");
+}
+
+CalibrationCase calibration_case(const CalibrationRow& row) {
+  const RowSystem sys = read_row_system(row.system);
+  if (sys.nvlink_partitions || (has(lower(row.interconnect), "nvl partition")))
+    throw InputError("system",
+                     "NVL72 trays split into NVLink partitions (each its own NVLink domain): no "
+                     "preset expresses them");
+  const SystemPreset& preset = system_preset(sys.preset);
+  CalibrationCase c;
+  const auto gpus = whole_number(row.gpus, "gpus");
+  const auto nodes = whole_number(row.nodes, "nodes");
+  if (gpus == 0 || nodes == 0 || gpus % nodes != 0 || gpus > 1'000'000)
+    throw InputError("gpus", fmt::format("{} GPUs on {} nodes is not a whole number per node "
+                                         "of at least one",
+                                         row.gpus, row.nodes));
+  c.ranks = static_cast<std::uint32_t>(gpus);
+  const auto per_node = static_cast<std::uint32_t>(gpus / nodes);
+  if (sys.node_gpus != 0 && per_node > sys.node_gpus)
+    throw InputError("gpus", fmt::format("{} GPUs per node, but the system says {} per node",
+                                         per_node, sys.node_gpus));
+  PresetRequest& req = c.preset;
+  req.system = sys.preset;
+  req.nodes = static_cast<std::uint32_t>(nodes);
+  req.gpus_per_node = per_node;
+  if (preset.domain_nodes > 1 && per_node > preset.gpus_per_node) {
+    // An NVLink rack given as one node: its trays.
+    req.nodes =
+        static_cast<std::uint32_t>((gpus + preset.gpus_per_node - 1) / preset.gpus_per_node);
+    req.gpus_per_node = preset.gpus_per_node;
+  }
+  // The GPUs of the node the text describes: the stated NICs serve them all.
+  const std::uint32_t node_gpus = sys.node_gpus != 0 ? sys.node_gpus : preset.gpus_per_node;
+
+  const RowFabric fab = read_row_fabric(row.interconnect, preset);
+  req.fabric = fab.fabric.empty() ? sys.shape_fabric : fab.fabric;
+  std::uint32_t nics = fab.nics != 0 ? fab.nics : fab.nics_per_gpu * node_gpus;
+  req.nic_speed = fab.nic_speed;
+  if (req.fabric == sys.shape_fabric && !req.fabric.empty()) {
+    if (nics == 0) nics = sys.shape_nics;
+    if (req.nic_speed.bytes_per_second() == 0) req.nic_speed = sys.shape_nic_speed;
+  }
+  // Fewer GPUs in use than the node has: only the NICs next to them serve them.
+  if (nics != 0 && req.gpus_per_node < node_gpus)
+    nics = std::max<std::uint32_t>(1, (nics * req.gpus_per_node + node_gpus - 1) / node_gpus);
+  req.nics_per_node = nics;
+  c.nvls_off = fab.nvls_off;
+
+  c.tuner.algo = read_row_algorithm(row.algorithm);
+  const std::string fabric = req.fabric.empty() ? preset.fabric : req.fabric;
+  // A CollNet row ran with SHARP on; only InfiniBand switches have it.
+  req.sharp = fab.sharp || (c.tuner.algo == Algorithm::CollNet && fabric.rfind("ib-", 0) == 0);
+  c.tuner.op = read_row_collective(row.collective);
+  c.tuner.bytes = Bytes(whole_number(row.bytes, "bytes"));
+  if (c.tuner.bytes.count() == 0) throw InputError("bytes", "must be at least 1");
+
+  const double size = c.tuner.bytes.as_double();
+  const double factor = busbw_factor(c.tuner.op, c.ranks);
+  if (!row.time_us.empty()) {
+    c.measured_time_us = number(row.time_us, "time_us");
+  } else if (!row.algbw_GBps.empty() && number(row.algbw_GBps, "algbw_GBps") > 0) {
+    c.measured_time_us = size / (number(row.algbw_GBps, "algbw_GBps") * 1e3);
+  } else if (!row.busbw_GBps.empty() && number(row.busbw_GBps, "busbw_GBps") > 0 && factor > 0) {
+    c.measured_time_us = size * factor / (number(row.busbw_GBps, "busbw_GBps") * 1e3);
+  }
+  if (!(c.measured_time_us > 0))
+    throw InputError("time_us", "no time: time_us, algbw_GBps and busbw_GBps are empty or zero");
+  c.measured_busbw_GBps = size / (c.measured_time_us * 1e3) * factor;
+  return c;
+}
+
+NcclCluster calibration_nccl_cluster(const CalibrationCase& c, const PresetCluster& preset) {
+  NcclCluster cluster = nccl_cluster(preset);
+  if (c.nvls_off) cluster.nvls = false;
+  return cluster;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
+      cur += '"';
+      ++i;
+    } else if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+namespace {
+int column(const std::vector<std::string>& header, const char* name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+}
+}  // namespace
+
+bool has_nccl_tests_columns(const std::vector<std::string>& header) {
+  for (const char* name : {"system", "gpus", "nodes", "interconnect", "collective", "bytes"})
+    if (column(header, name) < 0) return false;
+  return column(header, "time_us") >= 0 || column(header, "algbw_GBps") >= 0 ||
+         column(header, "busbw_GBps") >= 0;
+}
+
+std::vector<CalibrationRow> read_calibration_csv(std::istream& in, const std::string& name) {
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  if (!has_nccl_tests_columns(header))
+    throw InputError("csv", name +
+                                " lacks the nccl-tests columns (system, gpus, nodes, "
+                                "interconnect, collective, bytes, time_us or algbw_GBps)");
+  std::vector<CalibrationRow> rows;
+  while (std::getline(in, line)) {
+    if (line.empty() || line == "\r") continue;
+    const std::vector<std::string> f = split_csv_line(line);
+    auto at = [&](const char* key) {
+      const int i = column(header, key);
+      return i >= 0 && i < static_cast<int>(f.size()) ? f[static_cast<std::size_t>(i)]
+                                                      : std::string();
+    };
+    CalibrationRow r;
+    r.system = at("system");
+    r.gpus = at("gpus");
+    r.nodes = at("nodes");
+    r.interconnect = at("interconnect");
+    r.collective = at("collective");
+    r.bytes = at("bytes");
+    r.time_us = at("time_us");
+    r.algbw_GBps = at("algbw_GBps");
+    r.busbw_GBps = at("busbw_GBps");
+    r.algorithm = at("algorithm");
+    r.source = at("source");
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace lockstep
