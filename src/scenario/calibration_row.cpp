@@ -57,8 +57,9 @@ std::uint32_t first_number(const std::string& text, const std::regex& pattern) {
 // Cloud shapes whose name alone fixes the GPU and the network, from the providers' instance
 // pages: AWS p4d/p4de (8 x A100, 400 Gbps EFA: 4 x 100G), p5 and p5e (8 x H100 / H200,
 // 3,200 Gbps EFA: 32 x 100G); GCP a3-highgpu-8g (H100, GPUDirect-TCPX over 4 x 200G gVNIC),
-// a3-megagpu-8g (H100, TCPXO over 8 x 200G), a3-ultragpu-8g (H200, RoCE 8 x 400G); Azure
-// ND96asr_v4 / ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand).
+// a3-megagpu-8g (H100, TCPXO over 8 x 200G), a3-ultragpu-8g (H200, RoCE 8 x 400G), a4-highgpu-8g
+// (B200, RoCE 8 x 400G); AWS p6-b200 (B200, 3,200 Gbps EFA: 8 x 400G); Azure ND96asr_v4 /
+// ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand), ND MI300X v5 (8 x NDR 400G).
 struct Shape {
   const char* name;  // a token of the system text
   const char* preset;
@@ -77,6 +78,10 @@ constexpr Shape kShapes[] = {
     {"a3-ultragpu-8g", "hgx-h200", "roce-400g", 8, 400},
     {"nd96asr_v4", "dgx-a100", "ib-hdr", 8, 200},
     {"nd96amsr_a100_v4", "dgx-a100", "ib-hdr", 8, 200},
+    {"nd96isr_mi300x_v5", "mi300x", "ib-ndr", 8, 400},
+    {"nd_mi300x_v5", "mi300x", "ib-ndr", 8, 400},
+    {"p6-b200", "hgx-b200", "efa", 8, 400},
+    {"a4-highgpu-8g", "hgx-b200", "roce-400g", 8, 400},
 };
 // Shape names as the text may shorten them: "p5.48xlarge", "a3-highgpu", "a3-megagpu-8g".
 bool names_shape(const std::string& s, std::string_view shape) {
@@ -96,7 +101,7 @@ std::string preset_of_gpu(const std::string& s) {
   if (has(s, "gb300")) return "gb300-nvl72";
   if (has(s, "gb200")) return "gb200-nvl72";
   if (has_model(s, "gb10") || has(s, "dgx spark")) return "dgx-spark";
-  if (has(s, "gh200")) return "gh200-quad";
+  if (has(s, "gh200") || has(s, "grace hopper")) return "gh200-quad";
   if (has(s, "b300")) return "hgx-b300";
   if (has(s, "b200")) return "hgx-b200";
   if (has(s, "h200")) return "hgx-h200";
@@ -115,7 +120,8 @@ std::string preset_of_gpu(const std::string& s) {
 std::uint32_t node_gpus_of(const std::string& s) {
   static const std::regex times_gpu(
       R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(?:a100|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|mi3\d\d))");
-  static const std::regex per_node(R"((?:^|[^\d.])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|each))");
+  static const std::regex per_node(
+      R"((?:^|[^\d.])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|/\s*node|each))");
   static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
   for (const std::regex* r : {&times_gpu, &per_node, &x_count})
     if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
@@ -128,11 +134,22 @@ Bandwidth standard_speed(std::uint32_t gbps) {
   return {};
 }
 
+// An InfiniBand generation at a word start: "NDR", "NDR400", "Quantum-2" (NDR switches),
+// "Quantum-X800" (XDR).
+bool names_generation(const std::string& s, std::string_view gen) {
+  static const std::regex word(R"((?:^|[^a-z0-9_])(hdr|ndr|xdr|edr)(?=\d|[^a-z0-9_]|$))");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), word); it != std::sregex_iterator(); ++it)
+    if ((*it)[1].str() == gen) return true;
+  if (gen == "ndr") return has(s, "quantum-2");
+  if (gen == "xdr") return has(s, "quantum-x800") || has(s, "quantum-3");
+  return false;
+}
+
 // The InfiniBand preset of a generation word, else of a speed.
 std::string ib_fabric(const std::string& s, std::uint32_t gbps) {
-  if (has_word(s, "xdr")) return "ib-xdr";
-  if (has_word(s, "ndr")) return "ib-ndr";
-  if (has_word(s, "hdr") || has_word(s, "edr")) return "ib-hdr";  // EDR at its 100G
+  if (names_generation(s, "xdr")) return "ib-xdr";
+  if (names_generation(s, "ndr")) return "ib-ndr";
+  if (names_generation(s, "hdr") || names_generation(s, "edr")) return "ib-hdr";  // EDR at 100G
   if (gbps >= 800) return "ib-xdr";
   if (gbps >= 400) return "ib-ndr";
   return "ib-hdr";
@@ -157,17 +174,18 @@ bool nvls_off(const std::string& s) {
   return std::regex_search(s, off);
 }
 
+// "16", also as a spreadsheet writes it ("16.0").
 std::uint64_t whole_number(const std::string& text, const char* field) {
   std::size_t used = 0;
-  std::uint64_t v = 0;
+  double v = -1;
   try {
-    v = std::stoull(text, &used);
+    v = std::stod(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size() || text[0] == '-')
+  if (used == 0 || used != text.size() || !(v >= 0) || v > 1e15 || v != std::floor(v))
     throw InputError(field, "'" + text + "' is not a whole number");
-  return v;
+  return static_cast<std::uint64_t>(v);
 }
 double number(const std::string& text, const char* field) {
   std::size_t used = 0;
@@ -208,24 +226,39 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
   // "4x100G", "8x400G", "4x HDR 200G": count and speed; else "32 EFA", "16 mlx5 HCAs",
   // "single QSFP cable" with the speed apart ("200 Gbps", "HDR 200G per NIC").
   static const std::regex count_speed(R"((\d+)\s*x\s*(?:(?:hdr|ndr|xdr|edr)\s*)?(\d+)\s*g)");
+  static const std::regex speed_count(
+      R"((?:(?:hdr|ndr|xdr|edr)\s*(\d+)|(\d+)\s*(?:g|gb/s|gbps|gbe))\s*x\s*(\d+)\b)");
   static const std::regex count(
-      R"(\b(\d+|single|one|two|dual)\s+(?:x\s*)?(?:efa|mlx5|hcas?\b|nics?\b|rails?\b|ports?\b|qsfp|cx-?\d|connectx))");
+      R"(\b(\d+|single|one|two|dual)(?:\s+|\s*x\s*)(?:efa|mlx5|hcas?\b|nics?\b|rails?\b|ports?\b|qsfp|cx-?\d|connectx))");
   static const std::regex per_gpu(R"((\d+)\s+(?:(?:nics?|efas?|hcas?)\s+)?per\s+gpu)");
   // A speed not in parentheses: "(3200 Gbps)" after a count is the node's total.
   static const std::regex speed(R"((?:^|[^(\d])\s*(\d+)\s*(?:g\b|gbe|gb/s|gbps|gbit|g\s))");
-  static const std::regex roce(R"(\broce)");  // "RoCEv2" too, not "process"
+  static const std::regex generation_speed(R"(\b(?:hdr|ndr|xdr|edr)(\d+)\b)");  // "NDR400"
+  static const std::regex gbe(R"(\d\s*gbe\b)");
+  static const std::regex roce_word(R"(\broce|spectrum-x)");  // "RoCEv2" too, not "process"
+  static const std::regex per_gpu_after(R"(^\s*(?:nics?\s+)?per\s+gpu)");
   static const std::regex total(R"(\(\s*(\d+)\s*(?:gbps|gb/s)\s*\))");
   std::smatch m;
   std::uint32_t gbps = 0;
   if (std::regex_search(s, m, count_speed)) {
     f.nics = static_cast<std::uint32_t>(std::stoul(m[1].str()));
     gbps = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+  } else if (std::regex_search(s, m, speed_count)) {  // "400G x 8", "NDR400 x8"
+    gbps = static_cast<std::uint32_t>(std::stoul(m[m[1].matched ? 1 : 2].str()));
+    f.nics = static_cast<std::uint32_t>(std::stoul(m[3].str()));
   } else {
     f.nics = first_number(s, count);
     if (f.nics == 0) f.nics_per_gpu = first_number(s, per_gpu);
     gbps = first_number(s, speed);
+    if (gbps == 0) gbps = first_number(s, generation_speed);
     if (standard_speed(gbps).bytes_per_second() == 0) gbps = 0;
     if (gbps == 0 && f.nics > 0) gbps = first_number(s, total) / f.nics;
+  }
+  // "2x200G per GPU": per GPU, not per node.
+  if (f.nics != 0 && m.ready() && !m.empty() &&
+      std::regex_search(m.suffix().str(), per_gpu_after)) {
+    f.nics_per_gpu = f.nics;
+    f.nics = 0;
   }
   f.nic_speed = standard_speed(gbps);
   if (f.nic_speed.bytes_per_second() == 0) gbps = 0;
@@ -234,7 +267,17 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
   const std::uint32_t shipped_gbps = static_cast<std::uint32_t>(
       std::lround(fabric_preset(system.fabric).nic_speed.gigabits_per_second()));
   const std::uint32_t any_gbps = gbps != 0 ? gbps : shipped_gbps;
-  if (has(s, "pollara")) {
+  const bool generation = names_generation(s, "hdr") || names_generation(s, "ndr") ||
+                          names_generation(s, "xdr") || names_generation(s, "edr");
+  auto roce = [&] {  // no RoCE preset at this speed: the 400G one at the stated speed
+    f.fabric = fmt::format("roce-{}g", any_gbps);
+    if (exists_fabric(f.fabric)) return;
+    f.fabric = "roce-400g";
+    f.nic_speed = Bandwidth::gbps(any_gbps);
+  };
+  if (has(s, "ib_disable=1")) {
+    f.fabric = "tcp";  // NCCL's socket transport, whatever the NICs
+  } else if (has(s, "pollara")) {
     f.fabric = "pollara-400g";
   } else if (has_word(s, "efa")) {
     f.fabric = "efa";
@@ -244,22 +287,18 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
     f.fabric = "tcpx";
   } else if (has(s, "slingshot") || has_word(s, "cxi")) {
     f.fabric = "slingshot";
-  } else if (std::regex_search(s, roce)) {
-    f.fabric = fmt::format("roce-{}g", any_gbps);
-    if (!exists_fabric(f.fabric)) {  // no preset at this speed: the 400G one at the stated speed
-      f.fabric = "roce-400g";
-      f.nic_speed = Bandwidth::gbps(any_gbps);
-    }
-  } else if (has(s, "infiniband") || has_word(s, "ib") || has_word(s, "hdr") ||
-             has_word(s, "ndr") || has_word(s, "xdr") || has_word(s, "edr")) {
+  } else if (std::regex_search(s, roce_word)) {
+    roce();
+  } else if (has(s, "infiniband") || has_word(s, "ib") || generation || has(s, "quantum")) {
     const bool shipped_ib = system.fabric.rfind("ib-", 0) == 0;
-    f.fabric =
-        gbps == 0 && shipped_ib && !has_word(s, "hdr") && !has_word(s, "ndr") && !has_word(s, "xdr")
-            ? system.fabric
-            : ib_fabric(s, any_gbps);
-    if (has_word(s, "edr") && gbps == 0) f.nic_speed = Bandwidth::gbps(100);
+    f.fabric = gbps == 0 && shipped_ib && !generation && !has(s, "quantum-")
+                   ? system.fabric
+                   : ib_fabric(s, any_gbps);
+    if (names_generation(s, "edr") && gbps == 0) f.nic_speed = Bandwidth::gbps(100);
   } else if (has_word(s, "tcp") || has(s, "socket")) {
     f.fabric = "tcp";
+  } else if (has(s, "ethernet") || std::regex_search(s, gbe)) {
+    roce();  // NCCL's RDMA transport over Ethernet; sockets are named ("TCP", "NCCL_NET=Socket")
   }
   f.sharp = sharp_on(s);
   f.nvls_off = nvls_off(s);
@@ -358,7 +397,7 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   // A CollNet row ran with SHARP on; only InfiniBand switches have it.
   req.sharp = fab.sharp || (c.tuner.algo == Algorithm::CollNet && fabric.rfind("ib-", 0) == 0);
   c.tuner.op = read_row_collective(row.collective);
-  c.tuner.bytes = Bytes(whole_number(row.bytes, "bytes"));
+  c.tuner.bytes = parse_bytes(row.bytes, "bytes");  // nccl-tests prints bytes; "1GiB" reads too
   if (c.tuner.bytes.count() == 0) throw InputError("bytes", "must be at least 1");
 
   const double size = c.tuner.bytes.as_double();

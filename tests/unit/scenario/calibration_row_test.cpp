@@ -59,6 +59,10 @@ TEST(CalibrationRow, SystemTextsOfBothFilesNameTheirPresetAndNodeSize) {
       {"p5e.48xlarge", "hgx-h200", 0},
       {"a3-megagpu-8g", "hgx-h100", 0},
       {"Azure ND96asr_v4", "dgx-a100", 0},
+      {"H100 SXM5, 8 GPUs/node", "hgx-h100", 8},
+      {"Grace Hopper superchip nodes", "gh200-quad", 0},
+      {"Azure Standard_ND96isr_MI300X_v5", "mi300x", 0},
+      {"p6-b200.48xlarge", "hgx-b200", 0},
   };
   for (const SystemCase& c : cases) {
     const RowSystem s = read_row_system(c.text);
@@ -85,7 +89,13 @@ TEST(CalibrationRow, CloudShapesBringTheirNetwork) {
   EXPECT_EQ(a3.shape_nics, 4u);
   EXPECT_DOUBLE_EQ(a3.shape_nic_speed.gigabits_per_second(), 200);
   EXPECT_EQ(read_row_system("a3-megagpu-8g").shape_fabric, "tcpxo");
+  EXPECT_EQ(read_row_system("Azure Standard_ND96isr_MI300X_v5").shape_fabric, "ib-ndr");
+  EXPECT_EQ(read_row_system("p6-b200.48xlarge").shape_nics, 8u);
   EXPECT_EQ(read_row_system("8xH100 SXM").shape_fabric, "");
+}
+
+const SystemPreset& a100_of() {
+  return system_preset("dgx-a100");
 }
 
 struct FabricCase {
@@ -168,6 +178,14 @@ TEST(CalibrationRow, InterconnectTextsOfBothFilesNameFabricNicsAndSpeed) {
       {"TCP sockets, 100GbE", "tcp", 0, 100},
       {"AWS EFA, 4 EFA per node (400 Gbps)", "efa", 4, 100},  // the node's total over 4
       {"EFA 4 per GPU", "efa", 0, 0},
+      {"EFA 2x200G per GPU", "efa", 0, 200},
+      {"8x ConnectX-7 400G NDR InfiniBand", "ib-ndr", 8, 400},
+      {"IB NDR400 x8", "ib-ndr", 8, 400},
+      {"InfiniBand 400Gb/s x 8 (ConnectX-7)", "ib-ndr", 8, 400},
+      {"Quantum-2 fabric", "ib-ndr", 0, 0},
+      {"Spectrum-X 8x400G", "roce-400g", 8, 400},
+      {"Ethernet 8x200G", "roce-200g", 8, 200},
+      {"RoCE 8x400G; NCCL_IB_DISABLE=1", "tcp", 8, 400},
   };
   for (const FabricCase& c : cases) {
     const RowFabric f = read_row_fabric(c.text, h100);
@@ -176,6 +194,11 @@ TEST(CalibrationRow, InterconnectTextsOfBothFilesNameFabricNicsAndSpeed) {
     EXPECT_DOUBLE_EQ(f.nic_speed.gigabits_per_second(), c.gbps) << c.text;
   }
   EXPECT_EQ(read_row_fabric("EFA 4 per GPU", h100).nics_per_gpu, 4u);
+  EXPECT_EQ(read_row_fabric("EFA 2x200G per GPU", h100).nics_per_gpu, 2u);
+  EXPECT_EQ(read_row_fabric("Quantum-2 fabric", a100_of()).fabric, "ib-ndr");
+  EXPECT_EQ(read_row_fabric("HDR200 InfiniBand", a100_of()).fabric, "ib-hdr");
+  EXPECT_DOUBLE_EQ(read_row_fabric("HDR200 InfiniBand", a100_of()).nic_speed.gigabits_per_second(),
+                   200);
   // A transport without speed takes the generation the system ships: HDR with an A100.
   const SystemPreset& a100 = system_preset("dgx-a100");
   EXPECT_EQ(read_row_fabric("OCI RoCE; 16 mlx5 HCAs", a100).fabric, "roce-200g");
@@ -355,6 +378,16 @@ TEST(CalibrationRow, RowsNoPresetExpressesOrThatDoNotReadFailNamingTheColumn) {
             "gpus: 16 GPUs per node, but the system says 8 per node");
   EXPECT_EQ(error_of([] { calibration_case(row("8xH100", "8", "1", "", "8", "fast")); }),
             "time_us: 'fast' is not a number");
+  EXPECT_EQ(error_of([] { calibration_case(row("8xH100", "8.5", "1", "", "8", "20")); }),
+            "gpus: '8.5' is not a whole number");
+}
+
+TEST(CalibrationRow, SpreadsheetNumbersAndSizesWithUnits) {
+  const CalibrationCase c = calibration_case(row("8xH100", "16.0", "2", "", "1GiB", "5000"));
+  EXPECT_EQ(c.ranks, 16u);
+  EXPECT_EQ(c.tuner.bytes.count(), 1073741824u);
+  // 2 (n - 1) / n x S / t = 30 / 16 x 1,073,741,824 B / 5,000 us = 402.65 GB/s.
+  EXPECT_NEAR(c.measured_busbw_GBps, 402.653184, 1e-9);
 }
 
 TEST(CalibrationRow, CsvLinesAndFiles) {
