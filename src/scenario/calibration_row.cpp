@@ -216,7 +216,8 @@ RowSystem read_row_system(const std::string& text) {
   if (std::string gpu = preset_of_gpu(s); !gpu.empty()) r.preset = gpu;
   if (r.preset.empty()) throw InputError("system", "no GPU or cloud shape named in '" + text + "'");
   r.node_gpus = node_gpus_of(s);
-  r.nvlink_partitions = has(s, "partition") && has(s, "nvl");
+  r.text = text;
+  r.nvlink_partitions = has(s, "nvl") && has(s, "partition");
   return r;
 }
 
@@ -278,7 +279,12 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
   if (has(s, "ib_disable=1")) {
     f.fabric = "tcp";  // NCCL's socket transport, whatever the NICs
   } else if (has(s, "pollara")) {
-    f.fabric = "pollara-400g";
+    // AMD's Pollara 400 is a RoCEv2 NIC: RoCE at its speed where no Pollara preset exists.
+    if (exists_fabric("pollara-400g")) {
+      f.fabric = "pollara-400g";
+    } else {
+      roce();
+    }
   } else if (has_word(s, "efa")) {
     f.fabric = "efa";
   } else if (has(s, "tcpxo")) {
@@ -346,13 +352,27 @@ CollectiveOp read_row_collective(const std::string& text) {
   return parse_collective_op(s, "collective");
 }
 
+namespace {
+// GPUs per NVLink partition of NVL72 trays: "3x NVL4 partitions" (4), "NVL8 partition", or the
+// row's GPUs over "3 NVL partitions"; 0 when the row names no partition.
+std::uint32_t partition_gpus(const RowSystem& sys, const std::string& interconnect,
+                             std::uint64_t gpus) {
+  const std::string s = lower(interconnect);
+  if (!sys.nvlink_partitions && !(has(s, "nvl") && has(s, "partition"))) return 0;
+  static const std::regex size(R"(nvl(\d+)\s+partition)");
+  static const std::regex count(R"((\d+)\s*x?\s*nvl\d*\s+partition)");
+  const std::string both = lower(sys.text) + " " + s;
+  if (const std::uint32_t n = first_number(both, size); n > 0) return n;
+  const std::uint32_t partitions = first_number(both, count);
+  if (partitions == 0 || gpus % partitions != 0)
+    throw InputError("system", "NVLink partitions of an unstated size");
+  return static_cast<std::uint32_t>(gpus / partitions);
+}
+}  // namespace
+
 CalibrationCase calibration_case(const CalibrationRow& row) {
   const RowSystem sys = read_row_system(row.system);
-  if (sys.nvlink_partitions || (has(lower(row.interconnect), "nvl partition")))
-    throw InputError("system",
-                     "NVL72 trays split into NVLink partitions (each its own NVLink domain): no "
-                     "preset expresses them");
-  const SystemPreset& preset = system_preset(sys.preset);
+  const SystemPreset* preset = &system_preset(sys.preset);
   CalibrationCase c;
   const auto gpus = whole_number(row.gpus, "gpus");
   const auto nodes = whole_number(row.nodes, "nodes");
@@ -369,18 +389,35 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   req.system = sys.preset;
   req.nodes = static_cast<std::uint32_t>(nodes);
   req.gpus_per_node = per_node;
-  if (preset.domain_nodes > 1 && per_node > preset.gpus_per_node) {
+  if (preset->domain_nodes > 1 && per_node > preset->gpus_per_node) {
     // An NVLink rack given as one node: its trays.
     req.nodes =
-        static_cast<std::uint32_t>((gpus + preset.gpus_per_node - 1) / preset.gpus_per_node);
-    req.gpus_per_node = preset.gpus_per_node;
+        static_cast<std::uint32_t>((gpus + preset->gpus_per_node - 1) / preset->gpus_per_node);
+    req.gpus_per_node = preset->gpus_per_node;
   }
   // The GPUs of the node the text describes: the stated NICs serve them all.
-  const std::uint32_t node_gpus = sys.node_gpus != 0 ? sys.node_gpus : preset.gpus_per_node;
+  std::uint32_t node_gpus = sys.node_gpus != 0 ? sys.node_gpus : preset->gpus_per_node;
+  std::uint32_t trays_per_node = 1;
+  // NVL72 trays split into NVLink partitions: each partition is an NVLink domain of its trays'
+  // GPUs on NVLink 5 switches with one NIC per GPU, which an HGX board of the same GPU is for up
+  // to 8 GPUs; a partition is read as one such node (GB200 -> hgx-b200, GB300 -> hgx-b300).
+  if (const std::uint32_t part = partition_gpus(sys, row.interconnect, gpus); part != 0) {
+    if (preset->domain_nodes == 1 || part > 8 || part % per_node != 0 || gpus % part != 0)
+      throw InputError("system", fmt::format("NVLink partitions of {} GPUs ({} per tray): only "
+                                             "partitions of whole trays up to 8 GPUs have a preset",
+                                             part, per_node));
+    req.system = sys.preset == "gb300-nvl72" ? "hgx-b300" : "hgx-b200";
+    preset = &system_preset(req.system);
+    req.nodes = static_cast<std::uint32_t>(gpus / part);
+    req.gpus_per_node = part;
+    trays_per_node = part / per_node;
+    node_gpus = part;
+  }
 
-  const RowFabric fab = read_row_fabric(row.interconnect, preset);
+  const RowFabric fab = read_row_fabric(row.interconnect, *preset);
   req.fabric = fab.fabric.empty() ? sys.shape_fabric : fab.fabric;
-  std::uint32_t nics = fab.nics != 0 ? fab.nics : fab.nics_per_gpu * node_gpus;
+  // NICs stated per tray serve a partition's trays.
+  std::uint32_t nics = fab.nics != 0 ? fab.nics * trays_per_node : fab.nics_per_gpu * node_gpus;
   req.nic_speed = fab.nic_speed;
   if (req.fabric == sys.shape_fabric && !req.fabric.empty()) {
     if (nics == 0) nics = sys.shape_nics;
@@ -393,7 +430,7 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   c.nvls_off = fab.nvls_off;
 
   c.tuner.algo = read_row_algorithm(row.algorithm);
-  const std::string fabric = req.fabric.empty() ? preset.fabric : req.fabric;
+  const std::string fabric = req.fabric.empty() ? preset->fabric : req.fabric;
   // A CollNet row ran with SHARP on; only InfiniBand switches have it.
   req.sharp = fab.sharp || (c.tuner.algo == Algorithm::CollNet && fabric.rfind("ib-", 0) == 0);
   c.tuner.op = read_row_collective(row.collective);

@@ -34,7 +34,8 @@ struct RowSystem {
   std::string shape_fabric;        // the fabric the cloud shape ships ("efa" for p5), or empty
   std::uint32_t shape_nics = 0;    // its NICs per node (32 for p5), 0: not known
   Bandwidth shape_nic_speed;       // their speed (100G for p5), zero: not known
-  bool nvlink_partitions = false;  // NVL72 trays split into NVLink partitions (not expressible)
+  bool nvlink_partitions = false;  // NVL72 trays split into NVLink partitions ("3x NVL4 ...")
+  std::string text;                // the column as given
 };
 
 /// What `interconnect` names: the transport and the NICs per node as the text states them.

@@ -97,6 +97,12 @@ TEST(CalibrationRow, CloudShapesBringTheirNetwork) {
 const SystemPreset& a100_of() {
   return system_preset("dgx-a100");
 }
+// Pollara 400 is a RoCE NIC: its own preset where one exists, else RoCE 400G.
+const char* pollara() {
+  for (const FabricPreset& f : fabric_presets())
+    if (f.name == "pollara-400g") return "pollara-400g";
+  return "roce-400g";
+}
 
 struct FabricCase {
   const char* text;
@@ -130,7 +136,7 @@ TEST(CalibrationRow, InterconnectTextsOfBothFilesNameFabricNicsAndSpeed) {
       {"xGMI (single node); RCCL version not printed", "", 0, 0},
       {"RoCE AMD Pensando Pollara 400 AI NIC 8x400G per node; xGMI intra-node; rccl-tests; RCCL "
        "version not printed (README recommends RCCL 2.26.6; ROCm 7.x)",
-       "pollara-400g", 8, 400},
+       pollara(), 8, 400},
       {"xGMI (single node; -g 8 single process); rccl-tests HEAD:e1b8a3a; RCCL version not "
        "printed",
        "", 0, 0},
@@ -361,13 +367,37 @@ TEST(CalibrationRow, Nvl72RowsAreTraysAndRacksAreAnyTrayCount) {
   EXPECT_TRUE(calibration_nccl_cluster(off, preset).nvls);
 }
 
-TEST(CalibrationRow, RowsNoPresetExpressesOrThatDoNotReadFailNamingTheColumn) {
-  EXPECT_EQ(error_of([] {
-              calibration_case(row("GB200 NVL72; 3x NVL4 partitions (4 GPUs each)", "12", "3",
-                                   "IB only between partitions", "8", "20"));
-            }),
-            "system: NVL72 trays split into NVLink partitions (each its own NVLink domain): no "
-            "preset expresses them");
+TEST(CalibrationRow, NvlinkPartitionsAreHgxNodesOfTheirTrays) {
+  // 3 partitions of one tray (4 GB200): 3 nodes of 4 Blackwell GPUs on NVLink 5, 1 NIC each.
+  const CalibrationCase nvl4 = calibration_case(
+      row("GB200 NVL72; 3x NVL4 partitions (4 GPUs each)", "12", "3",
+          "GB200 NVL72: 3 NVL partitions on different racks; IB only between partitions; "
+          "NCCL_NVLS_ENABLE=0; NCCL 2.27.3+cuda12.9",
+          "17179869184", "159983", "Ring (default)"));
+  EXPECT_EQ(nvl4.preset.system, "hgx-b200");
+  EXPECT_EQ(nvl4.preset.nodes, 3u);
+  EXPECT_EQ(nvl4.preset.gpus_per_node, 4u);
+  EXPECT_EQ(nvl4.preset.fabric, "ib-ndr");
+  EXPECT_TRUE(nvl4.nvls_off);
+  // hgx-b200 ships 8 NDR NICs for 8 GPUs: 4 GPUs keep 4, one per GPU as on the trays.
+  EXPECT_EQ(resolve_preset(nvl4.preset).nics_per_node, 4u);
+  // 3 partitions of two trays: 3 nodes of 8; NICs stated per tray count twice.
+  const CalibrationCase nvl8 = calibration_case(
+      row("GB200 NVL72; 3x NVL8 partitions (8 GPUs each)", "24", "6",
+          "3 NVL partitions; IB 4x400G per node", "17179869184", "83650", "Tree (forced)"));
+  EXPECT_EQ(nvl8.preset.nodes, 3u);
+  EXPECT_EQ(nvl8.preset.gpus_per_node, 8u);
+  EXPECT_EQ(nvl8.preset.nics_per_node, 8u);
+  EXPECT_EQ(nvl8.tuner.algo, Algorithm::Tree);
+  EXPECT_EQ(
+      error_of([] {
+        calibration_case(row("GB200 NVL72; 2x NVL36 partitions", "72", "18", "IB", "8", "20"));
+      }),
+      "system: NVLink partitions of 36 GPUs (4 per tray): only partitions of whole trays up "
+      "to 8 GPUs have a preset");
+}
+
+TEST(CalibrationRow, RowsThatDoNotReadFailNamingTheColumn) {
   EXPECT_EQ(error_of([] { calibration_case(row("8xH100", "16x", "2", "IB", "8", "20")); }),
             "gpus: '16x' is not a whole number");
   EXPECT_EQ(error_of([] { calibration_case(row("8xH100", "12", "5", "IB", "8", "20")); }),
