@@ -374,8 +374,17 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   const RowSystem sys = read_row_system(row.system);
   const SystemPreset* preset = &system_preset(sys.preset);
   CalibrationCase c;
-  const auto gpus = whole_number(row.gpus, "gpus");
-  const auto nodes = whole_number(row.nodes, "nodes");
+  // One column left blank: the other over (or times) the node's GPUs as the text or preset says.
+  const std::uint64_t node_size = sys.node_gpus != 0 ? sys.node_gpus : preset->gpus_per_node;
+  std::uint64_t gpus = 0, nodes = 0;
+  if (row.gpus.empty() && !row.nodes.empty()) {
+    nodes = whole_number(row.nodes, "nodes");
+    gpus = nodes * node_size;
+  } else {
+    gpus = whole_number(row.gpus, "gpus");
+    nodes =
+        row.nodes.empty() ? (gpus + node_size - 1) / node_size : whole_number(row.nodes, "nodes");
+  }
   if (gpus == 0 || nodes == 0 || gpus % nodes != 0 || gpus > 1'000'000)
     throw InputError("gpus", fmt::format("{} GPUs on {} nodes is not a whole number per node "
                                          "of at least one",
@@ -439,15 +448,29 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
 
   const double size = c.tuner.bytes.as_double();
   const double factor = busbw_factor(c.tuner.op, c.ranks);
-  if (!row.time_us.empty()) {
-    c.measured_time_us = number(row.time_us, "time_us");
-  } else if (!row.algbw_GBps.empty() && number(row.algbw_GBps, "algbw_GBps") > 0) {
-    c.measured_time_us = size / (number(row.algbw_GBps, "algbw_GBps") * 1e3);
-  } else if (!row.busbw_GBps.empty() && number(row.busbw_GBps, "busbw_GBps") > 0 && factor > 0) {
-    c.measured_time_us = size * factor / (number(row.busbw_GBps, "busbw_GBps") * 1e3);
+  // time_us, else S / algbw, else S x factor / busbw; a time_us that is not a number ("N/A") is
+  // an error only when the bandwidths give no time either.
+  auto positive = [](const std::string& text, const char* field) {
+    return text.empty() ? 0.0 : number(text, field);
+  };
+  std::optional<InputError> bad_time;
+  try {
+    c.measured_time_us = positive(row.time_us, "time_us");
+  } catch (const InputError& e) {
+    bad_time = e;
   }
-  if (!(c.measured_time_us > 0))
-    throw InputError("time_us", "no time: time_us, algbw_GBps and busbw_GBps are empty or zero");
+  if (!(c.measured_time_us > 0)) {
+    if (const double algbw = positive(row.algbw_GBps, "algbw_GBps"); algbw > 0) {
+      c.measured_time_us = size / (algbw * 1e3);
+    } else if (const double busbw = positive(row.busbw_GBps, "busbw_GBps");
+               busbw > 0 && factor > 0) {
+      c.measured_time_us = size * factor / (busbw * 1e3);
+    } else if (bad_time) {
+      throw *bad_time;
+    } else {
+      throw InputError("time_us", "no time: time_us, algbw_GBps and busbw_GBps are empty or zero");
+    }
+  }
   c.measured_busbw_GBps = size / (c.measured_time_us * 1e3) * factor;
   return c;
 }
@@ -481,8 +504,17 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 namespace {
+std::string trimmed(const std::string& text) {
+  const auto space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
+  const auto b = std::find_if_not(text.begin(), text.end(), space);
+  const auto e = std::find_if_not(text.rbegin(), text.rend(), space).base();
+  return b < e ? std::string(b, e) : std::string();
+}
+// Column names as any spreadsheet writes them: " Time_us" is time_us.
 int column(const std::vector<std::string>& header, const char* name) {
-  const auto it = std::find(header.begin(), header.end(), name);
+  const std::string want = lower(name);
+  const auto it = std::find_if(header.begin(), header.end(),
+                               [&](const std::string& h) { return lower(trimmed(h)) == want; });
   return it == header.end() ? -1 : static_cast<int>(it - header.begin());
 }
 }  // namespace
@@ -508,7 +540,7 @@ std::vector<CalibrationRow> read_calibration_csv(std::istream& in, const std::st
     const std::vector<std::string> f = split_csv_line(line);
     auto at = [&](const char* key) {
       const int i = column(header, key);
-      return i >= 0 && i < static_cast<int>(f.size()) ? f[static_cast<std::size_t>(i)]
+      return i >= 0 && i < static_cast<int>(f.size()) ? trimmed(f[static_cast<std::size_t>(i)])
                                                       : std::string();
     };
     CalibrationRow r;

@@ -339,6 +339,11 @@ TEST(CalibrationRow, EmptyTimeComesFromAlgbwElseBusbw) {
   r.busbw_GBps = "0.0";
   EXPECT_EQ(error_of([&] { calibration_case(r); }),
             "time_us: no time: time_us, algbw_GBps and busbw_GBps are empty or zero");
+  // A time_us that is not a number gives way to the bandwidths, and is the error without them.
+  r.time_us = "N/A";
+  EXPECT_EQ(error_of([&] { calibration_case(r); }), "time_us: 'N/A' is not a number");
+  r.algbw_GBps = "254.78";
+  EXPECT_NEAR(calibration_case(r).measured_time_us, 8589934592.0 / 254.78e3, 1e-6);
 }
 
 TEST(CalibrationRow, Nvl72RowsAreTraysAndRacksAreAnyTrayCount) {
@@ -412,6 +417,14 @@ TEST(CalibrationRow, RowsThatDoNotReadFailNamingTheColumn) {
             "gpus: '8.5' is not a whole number");
 }
 
+TEST(CalibrationRow, ABlankGpusOrNodesComesFromTheNodeSize) {
+  // 2 nodes of "8x A100": 16 GPUs; 16 GPUs of an 8-GPU preset: 2 nodes; 72 GB200: 18 trays.
+  EXPECT_EQ(calibration_case(row("2x DGX A100 (8x A100 each)", "", "2", "IB", "8", "20")).ranks,
+            16u);
+  EXPECT_EQ(calibration_case(row("HGX H100", "16", "", "IB", "8", "20")).preset.nodes, 2u);
+  EXPECT_EQ(calibration_case(row("GB200 NVL72", "72", "", "MNNVL", "8", "20")).preset.nodes, 18u);
+}
+
 TEST(CalibrationRow, SpreadsheetNumbersAndSizesWithUnits) {
   const CalibrationCase c = calibration_case(row("8xH100", "16.0", "2", "", "1GiB", "5000"));
   EXPECT_EQ(c.ranks, 16u);
@@ -436,6 +449,15 @@ TEST(CalibrationRow, CsvLinesAndFiles) {
   EXPECT_EQ(rows[0].algorithm, "Ring");
   EXPECT_EQ(rows[1].interconnect, "RoCE 4x400G");
   EXPECT_EQ(rows[1].time_us, "");  // a short line: the missing columns are empty
+  // Column names in another case or with spaces, fields with spaces around them.
+  std::istringstream spaced(
+      "System, GPUs, Nodes, Interconnect, Collective, Bytes, Time_us\n"
+      "8xH100 SXM , 8 , 1 , NVL4/NVSwitch , all_reduce , 8 , 34.98\n");
+  const auto spaced_rows = read_calibration_csv(spaced, "spaced.csv");
+  ASSERT_EQ(spaced_rows.size(), 1u);
+  EXPECT_EQ(spaced_rows[0].system, "8xH100 SXM");
+  EXPECT_EQ(spaced_rows[0].gpus, "8");
+  EXPECT_EQ(spaced_rows[0].time_us, "34.98");
   std::istringstream training("source,model,params_B,gpu,gpus\n");
   EXPECT_EQ(error_of([&] { read_calibration_csv(training, "training_public.csv"); }),
             "csv: training_public.csv lacks the nccl-tests columns (system, gpus, nodes, "
