@@ -59,9 +59,17 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 std::string system_of(const std::string& text) {
   const std::string s = lower(text);
+  // Longer names first: "gh200" holds "h200", "h200" holds "h20", "gb300" holds "b300".
+  if (has(s, "gb300")) return "gb300-nvl72";
+  if (has(s, "b300")) return "hgx-b300";
   if (has(s, "gb200")) return "gb200-nvl72";
   if (has(s, "b200")) return "hgx-b200";
+  if (has(s, "gb10") || has(s, "dgx spark")) return "dgx-spark";
+  if (has(s, "gh200")) return "gh200-quad";
   if (has(s, "h200")) return "hgx-h200";
+  if (has(s, "h800")) return "hgx-h800";
+  if (has(s, "h20")) return "hgx-h20";
+  if (has(s, "h100 pcie") || has(s, "h100-pcie")) return "h100-pcie";
   if (has(s, "h100")) return "hgx-h100";
   if (has(s, "a100")) return "dgx-a100";
   if (has(s, "mi300")) return "mi300x";
@@ -217,6 +225,7 @@ int main(int argc, char** argv) {
       if (fab.nics > 0 && sys.domain_nodes == 1)  // NICs next to the GPUs in use
         req.nics_per_node = std::max<std::uint32_t>(
             1, (fab.nics * req.gpus_per_node + sys.gpus_per_node - 1) / sys.gpus_per_node);
+      if (fab.nics > 0 && sys.domain_nodes > 1) req.nics_per_node = fab.nics;  // per tray
       const PresetCluster preset = resolve_preset(req);
       const NcclCluster cluster = nccl_cluster(preset);
       tr.op = op_of(f[c_coll]);
