@@ -12,6 +12,8 @@ void add_cluster_options(CLI::App& cmd, ClusterFlags& flags) {
   cmd.add_option("--gpus-per-node", flags.gpus_per_node, "use fewer GPUs per node than shipped");
   cmd.add_option("--nics-per-node", flags.nics_per_node, "NICs per node in use");
   cmd.add_option("--nic-speed", flags.nic_speed, "NIC speed, e.g. 400Gbps");
+  cmd.add_option("--domain-nodes", flags.domain_nodes,
+                 "nodes per NVLink partition (NVL72: 1-18 trays; default the whole rack)");
   cmd.add_flag("--sharp", flags.sharp, "in-network reduction (InfiniBand SHARP)");
 }
 

@@ -57,6 +57,18 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
+// "3x NVL4 partitions": an NVL72 rack split into NVLink partitions of 4 GPUs; 0 when absent.
+std::uint32_t partition_gpus(const std::string& text) {
+  const std::string s = lower(text);
+  for (std::size_t at = s.find("nvl"); at != std::string::npos; at = s.find("nvl", at + 1)) {
+    std::size_t end = at + 3;
+    while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) ++end;
+    if (end > at + 3 && s.compare(end, 10, " partition") == 0)
+      return static_cast<std::uint32_t>(std::stoul(s.substr(at + 3, end - at - 3)));
+  }
+  return 0;
+}
+
 std::string system_of(const std::string& text) {
   const std::string s = lower(text);
   // Longer names first: "gh200" holds "h200", "h200" holds "h20", "gb300" holds "b300".
@@ -214,6 +226,7 @@ int main(int argc, char** argv) {
       const SystemPreset& sys = system_preset(req.system);
       if (sys.domain_nodes > 1) {
         req.nodes = (gpus + sys.gpus_per_node - 1) / sys.gpus_per_node;  // NVL72: trays
+        req.domain_nodes = partition_gpus(f[c_sys]) / sys.gpus_per_node;
       } else {
         req.gpus_per_node = per_node;
       }

@@ -182,6 +182,14 @@ PresetCluster resolve_preset(const PresetRequest& r) {
                                   " have no in-network reduction (SHARP needs ib-hdr, ib-ndr "
                                   "or ib-xdr)");
   c.sharp = r.sharp;
+  if (r.domain_nodes > 0) {
+    if (r.domain_nodes > c.system.domain_nodes)
+      throw InputError("domain_nodes", c.system.name + " has NVLink domains of at most " +
+                                           std::to_string(c.system.domain_nodes) +
+                                           " node(s), cannot use " +
+                                           std::to_string(r.domain_nodes));
+    c.system.domain_nodes = r.domain_nodes;
+  }
   c.nvls = c.system.scale_up != "none" && scale_up_spec(c.system.scale_up).nvls;
   return c;
 }
@@ -195,6 +203,7 @@ PresetRequest preset_request(const ArgNode& args) {
   r.nics_per_node = static_cast<std::uint32_t>(args.get_int("nics_per_node", 0, 1, 64));
   r.nic_speed = args.get_bandwidth("nic_speed", Bandwidth());
   r.sharp = args.get_bool("sharp", false);
+  r.domain_nodes = static_cast<std::uint32_t>(args.get_int("domain_nodes", 0, 1, 1024));
   try {
     resolve_preset(r);  // report override errors at the map's location
   } catch (const InputError& e) {
@@ -220,6 +229,10 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   put("nodes_per_su", std::to_string(std::clamp<std::uint32_t>(c.nodes, 1, su)));
   put("gpu", c.system.gpu);
   put("scale_up", c.system.scale_up);
+  // An NVLink partition smaller than the rack (the builder fills partitions as it fills racks).
+  const SystemPreset& shipped = system_preset(c.system.name);
+  if (c.system.domain_nodes != shipped.domain_nodes)
+    put("scale_up_gpus", std::to_string(c.system.domain_nodes * c.gpus_per_node));
   put("gpus_per_node", std::to_string(c.gpus_per_node));
   put("nics_per_node", std::to_string(std::min(c.nics_per_node, c.gpus_per_node)));
   put("nic", c.fabric.nic);

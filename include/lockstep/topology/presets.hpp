@@ -72,6 +72,9 @@ struct PresetRequest {
   std::uint32_t nics_per_node = 0;
   Bandwidth nic_speed;
   bool sharp = false;
+  // Nodes per NVLink domain when the rack is partitioned (an NVL72 split into NVLink partitions
+  // of 1-18 trays, as NVIDIA's fabric manager allows); 0: the whole rack.
+  std::uint32_t domain_nodes = 0;
 };
 
 /// A validated cluster: presets plus overrides.
@@ -95,12 +98,13 @@ struct PresetCluster {
 };
 
 /// Validates and applies overrides: unknown names, gpus_per_node above what the system ships,
-/// zero nodes or NICs, --sharp on a fabric without SHARP switches -> InputError naming the field.
+/// zero nodes or NICs, --sharp on a fabric without SHARP switches, an NVLink partition larger
+/// than the system's domain -> InputError naming the field.
 /// NVL72 systems take any tray count (fill_domains says how they fill racks).
 PresetCluster resolve_preset(const PresetRequest& request);
 
 /// Reads a request from a map with keys system, fabric, nodes, gpus_per_node, nics_per_node,
-/// nic_speed, sharp (file:line:column in errors when the map came from a file).
+/// nic_speed, sharp, domain_nodes (file:line:column in errors when the map came from a file).
 PresetRequest preset_request(const ArgNode& args);
 
 /// The arguments of the rail_optimized builder (docs/topology.md) that build this cluster: one

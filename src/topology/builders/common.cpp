@@ -152,6 +152,10 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     std::uint32_t domain = su.domain_gpus;
     if (su.domain_gpus == 0) {
       domain = static_cast<std::uint32_t>(args.get_int("scale_up_gpus", 72, 2, su.max_gpus));
+    } else if (su.domain_gpus > su.gpus_per_node) {
+      // A partition of a multi-node domain (NVL72 split into NVLink partitions).
+      domain = static_cast<std::uint32_t>(
+          args.get_int("scale_up_gpus", su.domain_gpus, 1, su.domain_gpus));
     }
     if (su.chip_ports == 0 && su.domain_gpus < su.gpus_per_node) {
       // Meshes smaller than the server (NVLink bridge pairs): groups of domain_gpus.

@@ -67,5 +67,14 @@ TEST(NvidiaPresetsNccl, Nvl72RacksAreNcclNodes) {
   }
 }
 
+TEST(NvidiaPresetsNccl, NvlinkPartitionsAreNcclNodes) {
+  // 6 GB200 trays in NVLink partitions of 2 trays: 3 NCCL nodes of 8 GPUs and 8 NICs.
+  const NcclCluster c =
+      nccl_cluster(resolve_preset({.system = "gb200-nvl72", .nodes = 6, .domain_nodes = 2}));
+  EXPECT_EQ(c.nodes, 3u);
+  EXPECT_EQ(c.gpus_per_node, 8u);
+  EXPECT_EQ(c.nics_per_node, 8u);
+}
+
 }  // namespace
 }  // namespace lockstep

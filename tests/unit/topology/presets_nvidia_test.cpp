@@ -17,7 +17,8 @@ PresetCluster preset(const char* system, std::uint32_t nodes = 1, std::uint32_t 
   return resolve_preset({.system = system, .nodes = nodes, .gpus_per_node = gpus});
 }
 
-Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
+BuildResult preset_build(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0,
+                         std::uint32_t domain_nodes = 0) {
   ArgNode m = ArgNode::map("cluster");
   auto put = [&](const char* key, const std::string& value) {
     m.set(key, ArgNode::scalar(value, std::string("cluster.") + key));
@@ -26,8 +27,12 @@ Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpu
   put("system", system);
   put("nodes", std::to_string(nodes));
   if (gpus > 0) put("gpus_per_node", std::to_string(gpus));
-  BuildResult r = build_topology(m);
-  return std::move(*r.graph);
+  if (domain_nodes > 0) put("domain_nodes", std::to_string(domain_nodes));
+  return build_topology(m);
+}
+
+Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
+  return std::move(*preset_build(system, nodes, gpus).graph);
 }
 
 double gBps(Bandwidth b) {
@@ -245,6 +250,29 @@ TEST(Nvl72Fill, PartialRackIsOneNvlsDomain) {
   const Topology t = preset_graph("gb200-nvl72", 14);
   EXPECT_EQ(domain_gpus(t), (std::vector<std::uint32_t>{56}));
   EXPECT_TRUE(t.traits().nvls);
+}
+
+TEST(Nvl72Fill, NvlinkPartitionsSplitARack) {
+  // 6 trays in NVLink partitions of 2 trays: 3 domains of 8 GPUs, each its own NVLink switch in
+  // the graph.
+  const PresetCluster c = resolve_preset({.system = "gb200-nvl72", .nodes = 6, .domain_nodes = 2});
+  EXPECT_EQ(c.domains(), 3u);
+  EXPECT_EQ(c.domain_gpus(), 8u);
+  const BuildResult r = preset_build("gb200-nvl72", 6, 0, 2);
+  EXPECT_EQ(domain_gpus(*r.graph), (std::vector<std::uint32_t>{8, 8, 8}));
+  // One tray per partition (NVL4): 3 trays, 3 domains of 4.
+  EXPECT_EQ(domain_gpus(*preset_build("gb200-nvl72", 3, 0, 1).graph),
+            (std::vector<std::uint32_t>{4, 4, 4}));
+  // A partition holds at most the rack; an HGX node is its own domain.
+  for (const PresetRequest& bad : {PresetRequest{.system = "gb200-nvl72", .domain_nodes = 19},
+                                   PresetRequest{.system = "hgx-h100", .domain_nodes = 2}}) {
+    try {
+      resolve_preset(bad);
+      ADD_FAILURE() << bad.system << " accepted " << bad.domain_nodes;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "domain_nodes");
+    }
+  }
 }
 
 }  // namespace
