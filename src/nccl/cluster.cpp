@@ -56,8 +56,8 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.gpu = p.system.gpu;
   c.generation = generation_of(c.gpu);
   // An NVL72 rack is one NCCL "node": its trays reach each other over NVLink (MNNVL). The model
-  // needs equal nodes; racks filled unevenly (37 trays: 19 + 18) fall back to one node per tray,
-  // as nccl_cluster(Topology) does for the graph they build (docs/presets.md).
+  // needs equal nodes; racks filled unevenly (37 trays: 13 + 12 + 12) fall back to one node per
+  // tray, as nccl_cluster(Topology) does for the graph they build (docs/presets.md).
   const DomainFill fill = p.fill();
   const std::uint32_t trays_per_domain = fill.equal() ? fill.small : 1;
   c.nodes = p.nodes / trays_per_domain;
@@ -133,7 +133,11 @@ NcclCluster nccl_cluster(const Topology& topo) {
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
   const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
-  c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
+  // GPUs joined over PCIe (H100 PCIe bridge pairs, traits "pcie"): NCCL's figure for the GPU's
+  // PCIe link, as the preset's view has it; no scale-up at all: NCCL's PCI_BW.
+  c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation)
+                 : t.scale_up == "pcie" ? pcie_GBps(default_gpu_nic_pcie(c.gpu))
+                                        : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;

@@ -41,6 +41,9 @@ TEST(NvidiaPresetsNccl, H100PciePairsTalkOverPcie) {
   EXPECT_EQ(eight.intra_path, nccl::Path::Pcie);
   EXPECT_DOUBLE_EQ(eight.intra_GBps, 48.0);
   EXPECT_EQ(eight.nics_per_node, 4u);
+  const NcclCluster graph = from_graph("h100-pcie", 2);
+  EXPECT_EQ(graph.intra_path, nccl::Path::Pcie);
+  EXPECT_DOUBLE_EQ(graph.intra_GBps, 48.0);
   // One bridged pair: NVLink, 12 links x 20.6.
   const NcclCluster pair = from_preset("h100-pcie", 2, 2);
   EXPECT_EQ(pair.intra_path, nccl::Path::NvLink);
