@@ -11,15 +11,28 @@ namespace {
 
 nccl::Generation generation_of(const std::string& gpu) {
   if (gpu == "a100") return nccl::Generation::Ampere;
-  if (gpu == "b200" || gpu == "gb200") return nccl::Generation::Blackwell;
-  return nccl::Generation::Hopper;  // h100, h200; mi300x uses RCCL's Hopper-era tables
+  // Blackwell Ultra (B300, GB300: sm_103) and GB10 (sm_121) have compute capability >= 10.0,
+  // where NCCL takes its Blackwell tables.
+  if (gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300" || gpu == "gb10")
+    return nccl::Generation::Blackwell;
+  return nccl::Generation::Hopper;  // h100, h200, h20, h800, gh200; mi300x: RCCL's Hopper-era
 }
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
 // NVLink4's 25 GB/s). Non-NVIDIA GPUs get the same 0.824 derating of the catalog figure.
 double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
   if (gpu == "mi300x") return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
-  return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
+  // The links NVML reports (H800: 8, not Hopper's usual 18).
+  return gpu_spec(gpu).scale_up_links * nccl::nvlink_bw_per_link(g);
+}
+
+// NCCL's figure for a PCIe link (topo.cc: width x kvDictPciGen / 80, 3/4 of the raw lane rate):
+// x16 Gen4 24 GB/s, Gen5 48, Gen6 96; Gen3's 12 is PCI_BW (kPcieBw).
+double pcie_GBps(const PcieSpec& link) {
+  if (link.name == "gen4_x16") return 24;
+  if (link.name == "gen5_x16") return 48;
+  if (link.name == "gen6_x16") return 96;
+  return nccl::kPcieBw;
 }
 
 }  // namespace
@@ -42,15 +55,23 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   NcclCluster c;
   c.gpu = p.system.gpu;
   c.generation = generation_of(c.gpu);
-  // An NVL72 rack is one NCCL "node": its trays reach each other over NVLink (MNNVL).
-  const std::uint32_t trays_per_domain = std::min(p.nodes, p.system.domain_nodes);
-  c.nodes = p.domains();
-  c.gpus_per_node = p.domain_gpus();
+  // An NVL72 rack is one NCCL "node": its trays reach each other over NVLink (MNNVL). The model
+  // needs equal nodes; racks filled unevenly (37 trays: 13 + 12 + 12) fall back to one node per
+  // tray, as nccl_cluster(Topology) does for the graph they build (docs/presets.md).
+  const DomainFill fill = p.fill();
+  const std::uint32_t trays_per_domain = fill.equal() ? fill.small : 1;
+  c.nodes = p.nodes / trays_per_domain;
+  c.gpus_per_node = p.gpus_per_node * trays_per_domain;
   c.nics_per_node = p.nics_per_node * trays_per_domain;
   c.nic_GBps = p.nic_speed.gigabytes_per_second();
   c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
-  c.intra_GBps = intra_bandwidth(c.gpu, c.generation);
-  c.intra_path = nccl::Path::NvLink;
+  // NVLink joins the GPUs in use unless the system's NVLink groups are smaller (H100 PCIe bridge
+  // pairs): NCCL's rings then cross PCIe, at NCCL's figure for the link (width x GT/s / 80).
+  const bool nvlink = p.system.scale_up != "none" &&
+                      scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
+  c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
+  c.intra_GBps =
+      nvlink ? intra_bandwidth(c.gpu, c.generation) : pcie_GBps(default_gpu_nic_pcie(c.gpu));
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
@@ -112,7 +133,11 @@ NcclCluster nccl_cluster(const Topology& topo) {
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
   const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
-  c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
+  // GPUs joined over PCIe (H100 PCIe bridge pairs, traits "pcie"): NCCL's figure for the GPU's
+  // PCIe link, as the preset's view has it; no scale-up at all: NCCL's PCI_BW.
+  c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation)
+                 : t.scale_up == "pcie" ? pcie_GBps(default_gpu_nic_pcie(c.gpu))
+                                        : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;

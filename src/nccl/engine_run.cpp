@@ -58,7 +58,7 @@ double algorithm_efficiency(const Prediction& p, const NcclCluster& c, Collectiv
 // straight into a switch). NCCL's cluster takes the network rate from such a link when there is
 // no NIC (cluster.cpp), so it must run at NCCL's network speed, not at NCCL's intra-node one
 // (which for one-GPU nodes is its PCIe figure, 12 GB/s: 4-6 GB/s on meshes and tori before).
-enum class GpuLink { None, ScaleUp, ScaleOut };
+enum class GpuLink { None, ScaleUp, ScaleOut, Host };
 GpuLink gpu_link(const Topology& topo, const Link& l) {
   const Device &a = topo.device(l.a), &b = topo.device(l.b);
   if (a.kind != DeviceKind::Gpu && b.kind != DeviceKind::Gpu) return GpuLink::None;
@@ -71,8 +71,9 @@ GpuLink gpu_link(const Topology& topo, const Link& l) {
     case DeviceKind::Switch:
     case DeviceKind::Gateway:
       return GpuLink::ScaleOut;
-    case DeviceKind::Nic:
     case DeviceKind::Host:
+      return GpuLink::Host;
+    case DeviceKind::Nic:
       return GpuLink::None;
   }
   return GpuLink::None;
@@ -104,11 +105,12 @@ struct FlowEfficiency {
 };
 FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, CollectiveOp op,
                                const Topology& topo) {
-  double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0;
+  double raw_intra = 0, raw_nic = 0, raw_gpu_nic = 0, raw_host = 0;
   for (const Link& l : topo.links()) {
     const double bw = l.bandwidth.gigabytes_per_second();
     const GpuLink kind = gpu_link(topo, l);
     if (kind == GpuLink::ScaleUp) raw_intra = std::max(raw_intra, bw);
+    if (kind == GpuLink::Host) raw_host = std::max(raw_host, bw);
     const NicSide side = nic_side(topo, l);
     if (side == NicSide::NicToFabric || kind == GpuLink::ScaleOut) raw_nic = std::max(raw_nic, bw);
     if (side == NicSide::GpuToNic) raw_gpu_nic = std::max(raw_gpu_nic, bw);
@@ -119,6 +121,9 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
   // On a mesh (GPUs linked pairwise, no switch) mesh rings spread the channels over all of a
   // GPU's links, so NCCL's per-GPU rate is their sum, not one link's.
   if (const MeshLinks mesh = gpu_mesh_links(topo); mesh.peers > 1) raw_intra = mesh.total_GBps;
+  // Rings crossing PCIe between NVLink groups (H100 PCIe bridge pairs): NCCL's intra rate is the
+  // PCIe link's, so that is the link to scale.
+  if (c.intra_path == nccl::Path::Pcie && raw_host > 0) raw_intra = raw_host;
   const double algo = algorithm_efficiency(p, c, op);
   FlowEfficiency e;
   e.intra = algo;

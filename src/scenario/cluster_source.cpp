@@ -29,6 +29,7 @@ ArgNode preset_flag_args(const ClusterFlags& flags) {
   put("gpus_per_node", flags.gpus_per_node, "--gpus-per-node");
   put("nics_per_node", flags.nics_per_node, "--nics-per-node");
   put("nic_speed", flags.nic_speed, "--nic-speed");
+  put("domain_nodes", flags.domain_nodes, "--domain-nodes");
   if (flags.sharp) put("sharp", "true", "--sharp");
   return m;
 }

@@ -43,6 +43,47 @@ const std::vector<GpuSpec>& gpus() {
       // Approximate street price, ~$35,000 per GPU (half a GB200 superchip, $60-70k, HSBC 2024).
       {"gb200", "NVIDIA GB200 (Blackwell GPU in NVL72)", Bandwidth::gBps(900), 18,
        Bytes(186'000'000'000), 2.5 * kPeta, 1200, 35'000, "nvl72", 4},
+      // NVIDIA H20 (Hopper for China; NVIDIA's HGX H20 spec sheet as reported, Nov 2023): 96 GB
+      // HBM3 at 4.0 TB/s, NVLink 4 at 900 GB/s over 18 links, BF16 148 TFLOPS dense (296 with
+      // sparsity), 400 W. Approximate street price, ~$12,000 (press reports, 2024).
+      {"h20", "NVIDIA H20 96GB", Bandwidth::gBps(450), 18, Bytes::gib(96), 148 * kTera, 400, 12'000,
+       "hgx_h100", 8},
+      // NVIDIA H800 SXM5 (Hopper for China, 2023): the H100 SXM with NVLink cut to 400 GB/s
+      // bidirectional = 8 NVLink 4 links of 50 GB/s; 80 GB HBM3, H100's 989 TFLOPS dense BF16,
+      // 700 W (DeepSeek-V3 technical report, 2024: "NVLink 160 GB/s" achieved, IB 50 GB/s).
+      // Approximate street price, ~$30,000 (press reports, 2023).
+      {"h800", "NVIDIA H800 SXM5 80GB", Bandwidth::gBps(200), 8, Bytes::gib(80), 989 * kTera, 700,
+       30'000, "hgx_h100", 8},
+      // NVIDIA H100 PCIe product brief (2023): 80 GB HBM2e, BF16 1,513 TFLOPS with sparsity = 756
+      // dense, 350 W, PCIe Gen5 x16 (128 GB/s bidirectional), NVLink bridges joining two GPUs at
+      // 600 GB/s bidirectional (12 NVLink 4 links). Approximate street price, ~$25,000 (2024).
+      {"h100_pcie", "NVIDIA H100 PCIe 80GB", Bandwidth::gBps(300), 12, Bytes::gib(80), 756 * kTera,
+       350, 25'000, "nvlink_bridge", 8},
+      // NVIDIA GH200 Grace Hopper Superchip datasheet (2023): H100 with 96 GB HBM3 (144 GB HBM3e
+      // variant), NVLink 4 at 900 GB/s over 18 links, BF16 990 TFLOPS dense; module power 450 to
+      // 1,000 W configurable (680 W per module on HPE Cray EX254n: estimate). HPE Cray EX254n
+      // blade (CSCS Alps) joins its 4 GH200 all-to-all, 6 NVLinks per pair. Approximate street
+      // price, ~$35,000 per superchip (estimate, 2024).
+      {"gh200", "NVIDIA GH200 Grace Hopper (H100 96GB)", Bandwidth::gBps(450), 18, Bytes::gib(96),
+       989 * kTera, 680, 35'000, "gh200_quad", 4},
+      // NVIDIA HGX B300 datasheet (2025): 8 Blackwell Ultra GPUs, 2.3 TB HBM3e (288 GB each),
+      // NVLink 5 at 1.8 TB/s per GPU (18 links), FP16/BF16 36 PFLOPS sparse per 8 GPUs = 2.25 PF
+      // dense per GPU (Blackwell Ultra raised FP4, not BF16), 8 x ConnectX-8 800G, ~1,100 W per
+      // GPU. Approximate street price, ~$50,000 (estimate, 2025).
+      {"b300", "NVIDIA B300 (HGX, Blackwell Ultra)", Bandwidth::gBps(900), 18,
+       Bytes(288'000'000'000), 2.25 * kPeta, 1100, 50'000, "hgx_b200", 8},
+      // NVIDIA GB300 NVL72 datasheet (2025): 72 Blackwell Ultra GPUs, up to 20 TB HBM3e (288 GB
+      // each), NVLink 5 at 1.8 TB/s per GPU, FP16/BF16 360 PFLOPS sparse per rack = 2.5 PF dense
+      // per GPU, ConnectX-8 800G per GPU; ~1,400 W per GPU (estimate from the superchip's
+      // reported power). Approximate street price, ~$45,000 per GPU (estimate, 2025).
+      {"gb300", "NVIDIA GB300 (Blackwell Ultra GPU in NVL72)", Bandwidth::gBps(900), 18,
+       Bytes(288'000'000'000), 2.5 * kPeta, 1400, 45'000, "nvl72", 4},
+      // NVIDIA DGX Spark datasheet (2025): GB10 Grace Blackwell superchip, 128 GB LPDDR5x unified
+      // memory (273 GB/s), 1 PFLOP FP4 with sparsity, no NVLink peer, ConnectX-7 at 200 Gb/s,
+      // 240 W system power (140 W GB10 TDP). BF16 dense is not published: 1/8 of FP4 sparse as
+      // on B200 (18 PF FP4 sparse, 2.25 PF BF16 dense) = 125 TFLOPS (estimate). $3,999 list price.
+      {"gb10", "NVIDIA GB10 (DGX Spark)", Bandwidth(), 0, Bytes::gib(128), 125 * kTera, 140, 3'999,
+       "", 1},
       // AMD Instinct MI300X datasheet (2023): 192 GB HBM3, BF16 1,307.4 TFLOPS dense, 750 W,
       // 7 Infinity Fabric links of 128 GB/s bidirectional (64 GB/s per direction) to the 7 peers
       // of an 8-GPU platform. Approximate street price, ~$15,000 (Citi estimate, 2024).
@@ -147,6 +188,15 @@ const std::vector<ScaleUpSpec>& scale_ups() {
       // GPUs the domain needs a second switch level (chips_for() derives the count).
       {"nvlink_domain", "NVLink Switch domain (gen4 chips)", "NVLink Switch gen4", 0, 576, 4, 72,
        kNvlink5Port, 0, Time::ns(500), 150, 10'000, true},
+      // NVIDIA H100 PCIe product brief: NVLink bridges join two GPUs (3 bridges, 12 NVLink 4
+      // links, 600 GB/s bidirectional); other GPUs of the server are reached over PCIe. A mesh
+      // of 2: no switch chip.
+      {"nvlink_bridge", "NVLink bridge pairs (H100 PCIe)", "", 2, 2, 8, 0, kNvlink4Port, 0,
+       Time::ns(500), 0, 0, false},
+      // HPE Cray EX254n blade (HPE QuickSpecs; CSCS Alps docs): 4 GH200 joined all-to-all by
+      // NVLink 4, 6 links (150 GB/s per direction) per pair; no NVSwitch.
+      {"gh200_quad", "HPE Cray EX254n 4 x GH200 NVLink mesh", "", 4, 4, 4, 0, kNvlink4Port, 0,
+       Time::ns(500), 0, 0, false},
       // AMD Instinct MI300X platform brief: 8 GPUs fully connected by Infinity Fabric (no
       // switch). Latency ~500 ns, estimate as above.
       {"xgmi_mesh", "AMD Infinity Fabric 8-GPU mesh", "", 8, 8, 8, 0, Bandwidth::gBps(64), 0,
@@ -285,8 +335,12 @@ const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
 }
 // NVIDIA DGX A100 user guide (PCIe Gen4 switches to the ConnectX-6 NICs); DGX H100 / DGX B200
 // datasheets (PCIe Gen5 to ConnectX-7); AMD Instinct MI300X OAM: PCIe Gen5 x16 host interface.
+// Blackwell Ultra (B300, GB300) and ConnectX-8 are PCIe Gen6 (HGX B300 / GB300 NVL72
+// datasheets; ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16 with a built-in PCIe switch).
 const PcieSpec& default_gpu_nic_pcie(std::string_view gpu) {
-  return pcie_spec(gpu == "a100" ? "gen4_x16" : "gen5_x16");
+  if (gpu == "a100") return pcie_spec("gen4_x16");
+  if (gpu == "b300" || gpu == "gb300") return pcie_spec("gen6_x16");
+  return pcie_spec("gen5_x16");
 }
 std::uint16_t gpu_index(std::string_view name) {
   return static_cast<std::uint16_t>(index_of(gpus(), name, "gpu", "GPU"));

@@ -31,6 +31,38 @@ const std::vector<SystemPreset>& system_presets() {
       // Grace hosts) in one 72-GPU NVLink domain; 4 x ConnectX-7 400G per tray for scale-out.
       {"gb200-nvl72", "gb200", "nvl72", 4, 4, "ib-ndr", 18, false,
        "GB200 NVL72: node = 4-GPU compute tray, 18 trays per NVLink domain, 4 x NDR 400G"},
+      // HGX H20 (NVIDIA spec sheet as reported, 2023): the HGX H100 baseboard (NVSwitch gen3,
+      // NVLink 900 GB/s) with H20 GPUs; servers ship 8 x ConnectX-7 400G like HGX H100.
+      {"hgx-h20", "h20", "hgx_h100", 8, 8, "ib-ndr", 1, false,
+       "HGX H20: 8 x H20 (148 TFLOPS BF16), NVSwitch gen3 with NVLS, 8 x NDR 400G"},
+      // DGX/HGX H800 (2023): the H100 platform with NVLink cut to 8 links (400 GB/s); 8 x
+      // ConnectX-7 400G (DeepSeek-V3 report: 8 GPUs per node, one 400G InfiniBand NIC each).
+      {"hgx-h800", "h800", "hgx_h100", 8, 8, "ib-ndr", 1, false,
+       "HGX H800: 8 x H800, NVLink 400 GB/s (8 links) via NVSwitch gen3, 8 x NDR 400G"},
+      // H100 PCIe servers (NVIDIA H100 PCIe product brief; NVIDIA-Certified mainstream servers):
+      // 8 x H100 PCIe joined in pairs by NVLink bridges, PCIe Gen5 between pairs, one 400G
+      // ConnectX-7 per pair under the pair's PCIe switch (4 per server).
+      {"h100-pcie", "h100_pcie", "nvlink_bridge", 8, 4, "ib-ndr", 1, false,
+       "H100 PCIe server: 8 x H100 PCIe, NVLink bridge pairs, PCIe Gen5 between pairs, 4 x NDR "
+       "400G"},
+      // HPE Cray EX254n blade node (HPE QuickSpecs; CSCS Alps): 4 x GH200 joined all-to-all by
+      // NVLink (6 links per pair), 4 x HPE Slingshot-11 200G NICs (Cassini), one per GH200. The
+      // Slingshot fabric is not a preset yet: RoCE at 200G stands in (same line rate).
+      {"gh200-quad", "gh200", "gh200_quad", 4, 4, "roce-200g", 1, false,
+       "HPE Cray EX254n: 4 x GH200, NVLink all-to-all, 4 x 200G (Slingshot-11; roce-200g stands "
+       "in)"},
+      // NVIDIA DGX B300 / HGX B300 datasheets (2025): 8 x B300 (Blackwell Ultra), NVLink 5 at
+      // 1.8 TB/s through 2 NVLink Switch chips as on HGX B200, 8 x ConnectX-8 SuperNIC 800G.
+      {"hgx-b300", "b300", "hgx_b200", 8, 8, "ib-xdr", 1, false,
+       "HGX/DGX B300: 8 x B300, NVLink 5 switch with NVLS, 8 x XDR 800G"},
+      // NVIDIA GB300 NVL72 datasheet (2025): 18 compute trays of 2 GB300 superchips (4 GPUs,
+      // Grace hosts) in one 72-GPU NVLink domain; 4 x ConnectX-8 800G per tray.
+      {"gb300-nvl72", "gb300", "nvl72", 4, 4, "ib-xdr", 18, false,
+       "GB300 NVL72: node = 4-GPU compute tray, 18 trays per NVLink domain, 4 x XDR 800G"},
+      // NVIDIA DGX Spark datasheet (2025): one GB10 (1 GPU, no NVLink peer), ConnectX-7 at
+      // 200 Gb/s; two units are joined by one QSFP cable (here through a switch).
+      {"dgx-spark", "gb10", "none", 1, 1, "roce-200g", 1, false,
+       "DGX Spark: 1 x GB10, no scale-up, 1 x ConnectX-7 200GbE RoCE"},
       // AMD Instinct MI300X platform (e.g. Dell PowerEdge XE9680 spec sheet, 2024): 8 x MI300X
       // fully connected by Infinity Fabric, 8 x 400G NICs, AMD EPYC hosts.
       {"mi300x", "mi300x", "xgmi_mesh", 8, 8, "roce-400g", 1, true,
@@ -95,12 +127,31 @@ const FabricPreset& fabric_preset(const std::string& name, const std::string& fi
   return find_named(fabric_presets(), name, field, "fabric");
 }
 
+std::uint32_t DomainFill::domain_of(std::uint32_t n) const {
+  const std::uint32_t in_large = large * (small + 1);
+  return n < in_large ? n / (small + 1) : large + (n - in_large) / small;
+}
+std::uint32_t DomainFill::first_node(std::uint32_t d) const {
+  return d <= large ? d * (small + 1) : large * (small + 1) + (d - large) * small;
+}
+
+DomainFill fill_domains(std::uint32_t nodes, std::uint32_t per_domain) {
+  DomainFill f;
+  if (nodes == 0 || per_domain == 0) return f;
+  f.domains = (nodes + per_domain - 1) / per_domain;
+  f.small = nodes / f.domains;
+  f.large = nodes % f.domains;
+  return f;
+}
+
+DomainFill PresetCluster::fill() const {
+  return fill_domains(nodes, system.domain_nodes);
+}
 std::uint32_t PresetCluster::domain_gpus() const {
-  const std::uint32_t trays = nodes < system.domain_nodes ? nodes : system.domain_nodes;
-  return trays * gpus_per_node;
+  return fill().largest() * gpus_per_node;
 }
 std::uint32_t PresetCluster::domains() const {
-  return (nodes + system.domain_nodes - 1) / system.domain_nodes;
+  return fill().domains;
 }
 
 PresetCluster resolve_preset(const PresetRequest& r) {
@@ -110,11 +161,6 @@ PresetCluster resolve_preset(const PresetRequest& r) {
   if (r.nodes == 0) throw InputError("nodes", "must be at least 1");
   if (r.nodes > 1'000'000) throw InputError("nodes", "at most 1,000,000 nodes");
   c.nodes = r.nodes;
-  if (c.system.domain_nodes > 1 && c.nodes > c.system.domain_nodes &&
-      c.nodes % c.system.domain_nodes != 0)
-    throw InputError("nodes", c.system.name + " beyond one rack needs whole racks of " +
-                                  std::to_string(c.system.domain_nodes) + " nodes, got " +
-                                  std::to_string(c.nodes));
   c.gpus_per_node = r.gpus_per_node == 0 ? c.system.gpus_per_node : r.gpus_per_node;
   if (c.gpus_per_node > c.system.gpus_per_node)
     throw InputError("gpus_per_node",
@@ -136,7 +182,15 @@ PresetCluster resolve_preset(const PresetRequest& r) {
                                   " have no in-network reduction (SHARP needs ib-hdr, ib-ndr "
                                   "or ib-xdr)");
   c.sharp = r.sharp;
-  c.nvls = scale_up_spec(c.system.scale_up).nvls;
+  if (r.domain_nodes > 0) {
+    if (r.domain_nodes > c.system.domain_nodes)
+      throw InputError("domain_nodes", c.system.name + " has NVLink domains of at most " +
+                                           std::to_string(c.system.domain_nodes) +
+                                           " node(s), cannot use " +
+                                           std::to_string(r.domain_nodes));
+    c.system.domain_nodes = r.domain_nodes;
+  }
+  c.nvls = c.system.scale_up != "none" && scale_up_spec(c.system.scale_up).nvls;
   return c;
 }
 
@@ -149,6 +203,7 @@ PresetRequest preset_request(const ArgNode& args) {
   r.nics_per_node = static_cast<std::uint32_t>(args.get_int("nics_per_node", 0, 1, 64));
   r.nic_speed = args.get_bandwidth("nic_speed", Bandwidth());
   r.sharp = args.get_bool("sharp", false);
+  r.domain_nodes = static_cast<std::uint32_t>(args.get_int("domain_nodes", 0, 1, 1024));
   try {
     resolve_preset(r);  // report override errors at the map's location
   } catch (const InputError& e) {
@@ -174,6 +229,10 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   put("nodes_per_su", std::to_string(std::clamp<std::uint32_t>(c.nodes, 1, su)));
   put("gpu", c.system.gpu);
   put("scale_up", c.system.scale_up);
+  // An NVLink partition smaller than the rack (the builder fills partitions as it fills racks).
+  const SystemPreset& shipped = system_preset(c.system.name);
+  if (c.system.domain_nodes != shipped.domain_nodes)
+    put("scale_up_gpus", std::to_string(c.system.domain_nodes * c.gpus_per_node));
   put("gpus_per_node", std::to_string(c.gpus_per_node));
   put("nics_per_node", std::to_string(std::min(c.nics_per_node, c.gpus_per_node)));
   put("nic", c.fabric.nic);

@@ -26,7 +26,7 @@ namespace lockstep {
 /// line (an empty string is an option not given).
 struct ClusterFlags {
   std::string scenario;  // a scenario file
-  std::string system, fabric, nodes, gpus_per_node, nics_per_node, nic_speed;
+  std::string system, fabric, nodes, gpus_per_node, nics_per_node, nic_speed, domain_nodes;
   bool sharp = false;
 };
 

@@ -6,10 +6,12 @@
 // inventory can find a device's spec with gpu_catalog()[device.model] and friends.
 //
 // Names (lower case, stable; scenario files use them):
-//   GPUs:      a100, h100, h200, b200, gb200, mi300x
+//   GPUs:      a100, h100, h200, b200, gb200, h20, h800, h100_pcie, gh200, b300, gb300, gb10,
+//              mi300x
 //   NICs:      cx6_hdr, cx7_ndr, cx7_400gbe, bf3_400gbe, cx8_xdr, cx8_800gbe, efa_p5
 //   switches:  qm8700, qm9700, q3400, sn5600, sn5600_400g, tomahawk5, tomahawk5_400g
-//   scale-up:  hgx_a100, hgx_h100, hgx_b200, nvl72, nvlink_domain, xgmi_mesh
+//   scale-up:  hgx_a100, hgx_h100, hgx_b200, nvl72, nvlink_domain, nvlink_bridge, gh200_quad,
+//              xgmi_mesh
 //   cables:    dac, aec, sr (multimode optics), dr (single-mode optics), zr (long-haul coherent)
 //              -- the exact part is chosen by speed (see cable_for()).
 #include <cstdint>
@@ -115,7 +117,8 @@ const SwitchSpec& switch_spec(std::string_view name, std::string_view field = "s
 const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field = "scale_up");
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
 /// The PCIe link between a GPU and its NIC when a cluster does not name one: what the servers
-/// of that GPU ship with (Gen4 x16 on A100 systems, Gen5 x16 on H100/H200/B200/GB200 and MI300X).
+/// of that GPU ship with (Gen4 x16 on A100 systems, Gen6 x16 on B300/GB300, Gen5 x16 on the
+/// others).
 const PcieSpec& default_gpu_nic_pcie(std::string_view gpu);
 std::uint16_t gpu_index(std::string_view name);  // position in gpu_catalog(); throws like above
 std::uint16_t nic_index(std::string_view name);

@@ -40,6 +40,23 @@ struct FabricPreset {
   std::string summary;
 };
 
+/// How `nodes` servers fill scale-up domains of at most `per_domain` servers (NVL72 racks of 18
+/// trays): as few domains as hold them, filled evenly, so that domain sizes differ by at most one
+/// server and the larger ones come first. 32 trays are 2 racks of 16 (not 18 + 14), 48 trays 3 of
+/// 16, 20 trays 2 of 10, 37 trays 13 + 12 + 12 (docs/presets.md).
+struct DomainFill {
+  std::uint32_t domains = 1;
+  std::uint32_t small = 1;  // servers in each of the smaller domains
+  std::uint32_t large = 0;  // domains holding small + 1 servers (the first ones)
+  bool equal() const { return large == 0; }
+  std::uint32_t largest() const { return large > 0 ? small + 1 : small; }
+  /// Domain of server n (0-based).
+  std::uint32_t domain_of(std::uint32_t n) const;
+  /// First server of domain d.
+  std::uint32_t first_node(std::uint32_t d) const;
+};
+DomainFill fill_domains(std::uint32_t nodes, std::uint32_t per_domain);
+
 const std::vector<SystemPreset>& system_presets();
 const std::vector<FabricPreset>& fabric_presets();
 /// Lookups: InputError(field, "unknown system 'x' (known: dgx-a100, ...)") when absent.
@@ -55,6 +72,9 @@ struct PresetRequest {
   std::uint32_t nics_per_node = 0;
   Bandwidth nic_speed;
   bool sharp = false;
+  // Nodes per NVLink domain when the rack is partitioned (an NVL72 split into NVLink partitions
+  // of 1-18 trays, as NVIDIA's fabric manager allows); 0: the whole rack.
+  std::uint32_t domain_nodes = 0;
 };
 
 /// A validated cluster: presets plus overrides.
@@ -69,19 +89,22 @@ struct PresetCluster {
   bool nvls = false;  // NVLink SHARP in the scale-up switches
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
-  /// GPUs of one NVLink domain (one node, or up to 18 trays of an NVL72 rack).
+  /// How the nodes fill NVLink domains (fill_domains with the system's domain_nodes).
+  DomainFill fill() const;
+  /// GPUs of the largest NVLink domain (one node, or up to 18 trays of an NVL72 rack).
   std::uint32_t domain_gpus() const;
   /// Number of NVLink domains.
   std::uint32_t domains() const;
 };
 
 /// Validates and applies overrides: unknown names, gpus_per_node above what the system ships,
-/// zero nodes or NICs, --sharp on a fabric without SHARP switches, NVL72 node counts that are
-/// not whole racks beyond one rack -> InputError naming the field.
+/// zero nodes or NICs, --sharp on a fabric without SHARP switches, an NVLink partition larger
+/// than the system's domain -> InputError naming the field.
+/// NVL72 systems take any tray count (fill_domains says how they fill racks).
 PresetCluster resolve_preset(const PresetRequest& request);
 
 /// Reads a request from a map with keys system, fabric, nodes, gpus_per_node, nics_per_node,
-/// nic_speed, sharp (file:line:column in errors when the map came from a file).
+/// nic_speed, sharp, domain_nodes (file:line:column in errors when the map came from a file).
 PresetRequest preset_request(const ArgNode& args);
 
 /// The arguments of the rail_optimized builder (docs/topology.md) that build this cluster: one

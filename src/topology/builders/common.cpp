@@ -9,6 +9,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/inventory_count.hpp"
 #include "lockstep/topology/inventory_paths.hpp"
+#include "lockstep/topology/presets.hpp"
 
 namespace lockstep::builders {
 namespace {
@@ -104,11 +105,13 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
 NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_nics) {
   NodeLayout layout;
   const std::string gpu = hw.gpu->name;
+  const bool blackwell = gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300";
   const ArgNode* su_node = args.find("scale_up");
   std::string choice =
-      su_node ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none",
-                                    "hgx_a100", "hgx_h100", "hgx_b200", "xgmi_mesh"})
-              : std::string("default");
+      su_node
+          ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
+                                "hgx_h100", "hgx_b200", "xgmi_mesh", "nvlink_bridge", "gh200_quad"})
+          : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
     args.fail(message);
@@ -118,9 +121,9 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     spec = hw.gpu->default_scale_up;
   } else if (choice == "nvswitch") {
     if (gpu == "mi300x") fail_su("mi300x has no NVSwitch; use scale_up: mesh");
-    spec = gpu == "a100" ? "hgx_a100" : (gpu == "b200" || gpu == "gb200") ? "hgx_b200" : "hgx_h100";
+    spec = gpu == "a100" ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
   } else if (choice == "nvl72") {
-    if (gpu != "gb200" && gpu != "b200") fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
+    if (!blackwell) fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
     spec = "nvl72";
   } else if (choice == "mesh") {
     spec = "xgmi_mesh";
@@ -132,7 +135,9 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     layout.scale_up_model = scale_up_index(spec);
     layout.scale_up_name = choice == "default" || choice == "none" ? spec : choice;
     if (spec.rfind("hgx_", 0) == 0) layout.scale_up_name = "nvswitch";
-    if (spec == "xgmi_mesh") layout.scale_up_name = "mesh";
+    if (spec == "xgmi_mesh" || spec == "gh200_quad") layout.scale_up_name = "mesh";
+    // NCCL sees PCIe between the bridged pairs (docs/presets.md).
+    if (spec == "nvlink_bridge") layout.scale_up_name = "pcie";
   }
   const std::uint32_t default_gpn =
       layout.scale_up ? layout.scale_up->gpus_per_node : hw.gpu->default_gpus_per_node;
@@ -147,8 +152,19 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     std::uint32_t domain = su.domain_gpus;
     if (su.domain_gpus == 0) {
       domain = static_cast<std::uint32_t>(args.get_int("scale_up_gpus", 72, 2, su.max_gpus));
+    } else if (su.domain_gpus > su.gpus_per_node) {
+      // A partition of a multi-node domain (NVL72 split into NVLink partitions).
+      domain = static_cast<std::uint32_t>(
+          args.get_int("scale_up_gpus", su.domain_gpus, 1, su.domain_gpus));
     }
-    if (su.domain_gpus == layout.scale_up->gpus_per_node) {
+    if (su.chip_ports == 0 && su.domain_gpus < su.gpus_per_node) {
+      // Meshes smaller than the server (NVLink bridge pairs): groups of domain_gpus.
+      if (layout.gpus_per_node > su.domain_gpus && layout.gpus_per_node % su.domain_gpus != 0) {
+        fail_gpn(fmt::format("{} GPUs per node are not whole {}-GPU groups of a {}",
+                             layout.gpus_per_node, su.domain_gpus, su.name));
+      }
+      layout.domain_nodes = 1;
+    } else if (su.domain_gpus == layout.scale_up->gpus_per_node) {
       if (layout.gpus_per_node > su.max_gpus) {
         fail_gpn(fmt::format("{} GPUs per node exceed the {} GPUs of a {}", layout.gpus_per_node,
                              su.max_gpus, su.name));
@@ -180,12 +196,15 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
   DeviceId domain_switch = kNone;
   const ScaleUpSpec* su = layout.scale_up;
   const bool mesh = su != nullptr && su->chip_ports == 0;
+  const std::uint32_t group = mesh ? std::min(g, su->domain_gpus) : g;  // GPUs per mesh
+  const DomainFill fill = fill_domains(nodes, layout.domain_nodes);
   for (std::uint32_t n = 0; n < nodes; ++n) {
-    if (su != nullptr && !mesh && n % layout.domain_nodes == 0) {
+    const std::uint32_t domain = fill.domain_of(n);
+    if (su != nullptr && !mesh && fill.first_node(domain) == n) {
       Device d;
       d.kind = DeviceKind::ScaleUpSwitch;
       d.node = layout.domain_nodes == 1 ? n : kNone;
-      d.local_index = n / layout.domain_nodes;
+      d.local_index = domain;
       d.model = layout.scale_up_model;
       domain_switch = b.add_device(d);
     }
@@ -196,12 +215,19 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
                         LinkMedium::NvLink, 0});
       }
     }
-    if (mesh && g > 1) {
-      const Bandwidth per_peer = hw.gpu->scale_up_bandwidth / static_cast<double>(g - 1);
+    if (mesh && group > 1) {
+      const Bandwidth per_peer = hw.gpu->scale_up_bandwidth / static_cast<double>(group - 1);
       for (std::uint32_t i = 0; i < g; ++i) {
-        for (std::uint32_t j = i + 1; j < g; ++j) {
+        for (std::uint32_t j = i + 1; j < g && j / group == i / group; ++j) {
           b.add_link(Link{gpus[i], gpus[j], per_peer, su->latency, LinkMedium::NvLink, 0});
         }
+      }
+    }
+    if (mesh && group < g) {
+      // GPUs of different meshes (bridged pairs) meet in the server's PCIe root complex.
+      const DeviceId host = b.add_device(Device{DeviceKind::Host, 0, n, 0, 0, 0, 0});
+      for (std::uint32_t i = 0; i < g; ++i) {
+        b.add_link(Link{gpus[i], host, hw.pcie->bandwidth, hw.pcie->latency, LinkMedium::Pcie, 0});
       }
     }
     const std::size_t first_nic = nics.size();
@@ -233,8 +259,12 @@ std::uint32_t read_nodes(const ArgNode& args, const NodeLayout& layout) {
 std::uint64_t node_links(const NodeLayout& layout, std::uint64_t nodes) {
   const std::uint64_t g = layout.gpus_per_node;
   std::uint64_t per_node = layout.nics_per_node ? g : 0;  // PCIe
-  if (layout.scale_up != nullptr) {
-    per_node += layout.scale_up->chip_ports == 0 ? g * (g - 1) / 2 : g;
+  const ScaleUpSpec* su = layout.scale_up;
+  if (su != nullptr && su->chip_ports != 0) per_node += g;
+  if (su != nullptr && su->chip_ports == 0) {
+    const std::uint64_t group = std::min<std::uint64_t>(g, su->domain_gpus);
+    per_node += g / group * group * (group - 1) / 2;
+    if (group < g) per_node += g;  // PCIe to the host between meshes
   }
   return per_node * nodes;
 }
@@ -250,20 +280,24 @@ void tally_nodes(BomTally& tally, const Hardware& hw, const NodeLayout& layout,
   const ScaleUpSpec* su = layout.scale_up;
   if (su == nullptr) return;
   if (su->chip_ports == 0) {
-    if (g > 1) {
-      tally.add_links(LinkMedium::NvLink, hw.gpu->scale_up_bandwidth / static_cast<double>(g - 1),
-                      0, nodes * g * (g - 1) / 2);
+    const std::uint64_t group = std::min<std::uint64_t>(g, su->domain_gpus);
+    if (group > 1) {
+      tally.add_links(LinkMedium::NvLink,
+                      hw.gpu->scale_up_bandwidth / static_cast<double>(group - 1), 0,
+                      nodes * (g / group) * group * (group - 1) / 2);
     }
+    if (group < g) tally.add_links(LinkMedium::Pcie, hw.pcie->bandwidth, 0, nodes * g);
     return;
   }
-  const std::uint64_t full = nodes / layout.domain_nodes;
-  const std::uint64_t rest = nodes % layout.domain_nodes;
-  const std::uint64_t domain_gpus = g * layout.domain_nodes;
+  // Domains as add_nodes() fills them: `large` of small + 1 servers, the rest of `small`.
+  const DomainFill fill = fill_domains(static_cast<std::uint32_t>(nodes), layout.domain_nodes);
   const std::uint32_t links = hw.gpu->scale_up_links;
-  tally.add_scale_up(layout.scale_up_model, full, full * su->chips_for(domain_gpus, links),
-                     full * domain_gpus * links);
-  if (rest != 0) {
-    tally.add_scale_up(layout.scale_up_model, 1, su->chips_for(rest * g, links), rest * g * links);
+  for (const auto& [count, servers] :
+       {std::pair<std::uint64_t, std::uint64_t>{fill.large, fill.small + 1},
+        {fill.domains - fill.large, fill.small}}) {
+    if (count == 0) continue;
+    tally.add_scale_up(layout.scale_up_model, count, count * su->chips_for(servers * g, links),
+                       count * servers * g * links);
   }
   tally.add_links(LinkMedium::NvLink, hw.gpu->scale_up_bandwidth, 0, nodes * g);
 }

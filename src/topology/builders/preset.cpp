@@ -17,12 +17,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 }  // namespace
 
 void register_preset_builder() {
-  register_builder(
-      {"preset",
-       "a shipped system (hgx-h100, gb200-nvl72, ...) on a fabric preset (ib-ndr, "
-       "roce-400g, ...), rail-optimised and non-blocking",
-       {"system", "fabric", "nodes", "gpus_per_node", "nics_per_node", "nic_speed", "sharp"},
-       build});
+  register_builder({"preset",
+                    "a shipped system (hgx-h100, gb200-nvl72, ...) on a fabric preset (ib-ndr, "
+                    "roce-400g, ...), rail-optimised and non-blocking",
+                    {"system", "fabric", "nodes", "gpus_per_node", "nics_per_node", "nic_speed",
+                     "sharp", "domain_nodes"},
+                    build});
 }
 
 }  // namespace lockstep::builders

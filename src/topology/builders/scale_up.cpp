@@ -17,6 +17,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     args.at("gpu").fail(e.bare_message());
   }
   hw.gpu_model = static_cast<std::uint16_t>(hw.gpu - gpu_catalog().data());
+  hw.pcie = &default_gpu_nic_pcie(hw.gpu->name);  // between NVLink bridge pairs
   const NodeLayout layout = read_node_layout(args, hw, /*with_nics=*/false);
   if (layout.scale_up == nullptr)
     args.at("scale_up").fail("a scale-up domain needs a scale-up system");

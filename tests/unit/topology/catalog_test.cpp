@@ -61,6 +61,10 @@ TEST(Catalog, NvlinkPortsAddUpToTheGpuScaleUpBandwidth) {
   // Per-link rate x links = the GPU's scale-up bandwidth per direction, for every GPU with its
   // default scale-up system (H100: 25 GB/s x 18 = 450 GB/s; B200 in NVL72: 50 x 18 = 900).
   for (const GpuSpec& g : gpu_catalog()) {
+    if (g.default_scale_up.empty()) {  // GB10: no NVLink peer
+      EXPECT_EQ(g.scale_up_links, 0u) << g.name;
+      continue;
+    }
     const ScaleUpSpec& s = scale_up_spec(g.default_scale_up);
     EXPECT_DOUBLE_EQ(s.port_speed.bytes_per_second() * g.scale_up_links,
                      g.scale_up_bandwidth.bytes_per_second())

@@ -86,15 +86,16 @@ TEST(Presets, SharpNeedsSharpSwitches) {
   EXPECT_TRUE(resolve_preset(r).sharp);
 }
 
-TEST(Presets, Nvl72BeyondOneRackNeedsWholeRacks) {
+TEST(Presets, Nvl72TakesAnyTrayCount) {
+  // 20 trays fill 2 racks evenly (10 + 10), 36 trays 2 full racks.
   PresetRequest r;
   r.system = "gb200-nvl72";
   r.nodes = 20;
-  std::string field;
-  error_of(r, &field);
-  EXPECT_EQ(field, "nodes");
+  EXPECT_EQ(resolve_preset(r).domains(), 2u);
+  EXPECT_EQ(resolve_preset(r).domain_gpus(), 40u);
   r.nodes = 36;
   EXPECT_EQ(resolve_preset(r).domains(), 2u);
+  EXPECT_EQ(resolve_preset(r).domain_gpus(), 72u);
 }
 
 TEST(Presets, RequestFromArgsNamesTheKey) {
