@@ -2,6 +2,7 @@
 #include "lockstep/nccl/cluster.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -28,14 +29,64 @@ double NcclCluster::nic_path_GBps() const {
   return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
 }
 
-double NcclCluster::node_net_GBps() const {
-  return nics_per_node * nccl::net_search_speed(generation, nic_path_GBps());
+double NcclCluster::net_channel_GBps() const {
+  return nccl::net_search_speed(generation, nic_path_GBps());
 }
 
+// search.cc charges each channel's speed to every link of its path (ncclTopoFollowPath) and
+// keeps adding channels at the speed while the links have bandwidth left: a NIC carries as many
+// rings as its line rate holds, and so do the PCIe links of the GPUs behind it (a channel enters
+// and leaves the node through one GPU's PCIe link each way). One GPU with four 400G NICs on a
+// Gen5 link: 48 / 48 = 1 ring (the PCIe cap); an 800G NIC searched at 48 on Hopper: 2 rings.
+std::uint32_t NcclCluster::rings_per_nic() const {
+  const double speed = net_channel_GBps();
+  if (!(speed > 0) || nics_per_node == 0) return 1;
+  const auto fits = [&](double bw) { return static_cast<std::uint32_t>(bw / speed + 1e-9); };
+  std::uint32_t rings = fits(nic_GBps);
+  if (gpu_nic_GBps > 0) {
+    const std::uint32_t sharing = std::max(1u, gpus_per_node / nics_per_node);
+    rings = std::min(rings, sharing * fits(gpu_nic_GBps));
+  }
+  return std::max(1u, rings);
+}
+
+// init.cc: the ring search looks for at most MAXCHANNELS / 2 rings (the rest is duplication).
+std::uint32_t NcclCluster::net_rings() const {
+  return std::min(nccl::kMaxChannels / 2, nics_per_node * rings_per_nic());
+}
+
+double NcclCluster::node_net_GBps() const {
+  return net_rings() * net_channel_GBps();
+}
+
+// connect.cc (ncclTopoPostset) duplicates every channel the search found; inside an NVSwitch
+// node the search finds half of intra_node_channels. Across nodes a channel is a ring through
+// the NICs, so the network's rings set the count.
 std::uint32_t NcclCluster::max_channels() const {
   std::uint32_t ch = intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation) : 2;
-  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelsPerNic * nics_per_node));
+  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelDuplication * net_rings()));
   return std::min(ch, nccl::kMaxChannels);
+}
+
+// nvls.cc: NVLS runs its own channel count, not the rings': 16 on sm90, 32 on sm100, 24 when
+// the NVLink domain spans trays (MNNVL, more GPUs than one HGX board's 8).
+std::uint32_t NcclCluster::nvls_channels() const {
+  if (generation != nccl::Generation::Blackwell) return 16;
+  return gpus_per_node > 8 ? 24 : 32;
+}
+
+void fuse_nics(NcclCluster& c, std::uint32_t nics, double nic_GBps, std::uint32_t gpus) {
+  c.fused_nics = gpus > 0 && nics > gpus ? nics / gpus : 1;
+  c.nics_per_node = c.fused_nics > 1 ? gpus : nics;
+  c.nic_GBps = nic_GBps * c.fused_nics;
+}
+
+double nccl_pcie_GBps(double raw_GBps) {
+  for (const PcieSpec& p : pcie_catalog()) {
+    const double bw = p.bandwidth.gigabytes_per_second();
+    if (std::abs(bw - raw_GBps) <= 1e-9 * bw) return p.nccl.gigabytes_per_second();
+  }
+  return raw_GBps;
 }
 
 NcclCluster nccl_cluster(const PresetCluster& p) {
@@ -46,9 +97,9 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   const std::uint32_t trays_per_domain = std::min(p.nodes, p.system.domain_nodes);
   c.nodes = p.domains();
   c.gpus_per_node = p.domain_gpus();
-  c.nics_per_node = p.nics_per_node * trays_per_domain;
-  c.nic_GBps = p.nic_speed.gigabytes_per_second();
-  c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
+  fuse_nics(c, p.nics_per_node, p.nic_speed.gigabytes_per_second(), p.gpus_per_node);
+  c.nics_per_node *= trays_per_domain;
+  c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second();
   c.intra_GBps = intra_bandwidth(c.gpu, c.generation);
   c.intra_path = nccl::Path::NvLink;
   c.sharp = p.sharp;
@@ -110,6 +161,12 @@ NcclCluster nccl_cluster(const Topology& topo) {
     if (c.nics_per_node == 0) c.nics_per_node = c.gpus_per_node;
   }
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
+  c.gpu_nic_GBps = nccl_pcie_GBps(c.gpu_nic_GBps);
+  // A from_file server with more NICs than GPUs: NCCL sees one fused NIC per GPU.
+  if (t.nics_per_node > per_server && c.nic_GBps > 0) {
+    fuse_nics(c, t.nics_per_node, c.nic_GBps, per_server);
+    c.nics_per_node *= domain / per_server;
+  }
   const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
   c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
