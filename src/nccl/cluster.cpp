@@ -152,12 +152,17 @@ NcclCluster nccl_cluster(const Topology& topo) {
     c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
   }
   if (c.nic_GBps == 0 && gpus > 0) {
+    std::vector<double> cables;
     for (const Port& p : topo.ports(topo.gpus()[0])) {
       const DeviceKind k = topo.device(p.peer).kind;
       if (k == DeviceKind::ScaleUpSwitch || k == DeviceKind::Host) continue;
-      c.nic_GBps = std::max(c.nic_GBps,
-                            topo.link(Topology::link_of(p.out)).bandwidth.gigabytes_per_second());
+      cables.push_back(topo.link(Topology::link_of(p.out)).bandwidth.gigabytes_per_second());
     }
+    for (double bw : cables) c.nic_GBps = std::max(c.nic_GBps, bw);
+    // Every cable at that rate is a port (a torus's 2 per dimension, a full mesh's n - 1).
+    c.gpu_ports = static_cast<std::uint32_t>(std::count_if(
+        cables.begin(), cables.end(), [&](double bw) { return bw >= c.nic_GBps * (1 - 1e-9); }));
+    c.gpu_ports = std::max(1u, c.gpu_ports);
     if (c.nics_per_node == 0) c.nics_per_node = c.gpus_per_node;
   }
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;

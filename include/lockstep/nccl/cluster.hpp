@@ -37,6 +37,10 @@ struct NcclCluster {
   // GPUs wired as a torus (one GPU per node, ranks in the builder's order): its sizes, for
   // torus_ring. Empty otherwise, and for any group other than every GPU in order.
   std::vector<std::uint32_t> torus_dims;
+  // GPUs wired to each other (one-GPU nodes without NICs: full mesh, torus): the cables a GPU
+  // has to other GPUs at the network rate, the ports traffic spread over every peer (all-to-all)
+  // leaves by at once. 1 for a GPU behind NICs (its NIC's rings are nics_per_node).
+  std::uint32_t gpu_ports = 1;
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
   /// What one GPU can push through its NIC (GB/s): the NIC's line rate or, if lower, the PCIe
