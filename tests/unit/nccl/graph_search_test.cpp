@@ -113,6 +113,19 @@ TEST(GraphSearch, MoreNicsThanGpusAreFused) {
   EXPECT_EQ(p5.net_rings(), 8u);
   EXPECT_EQ(p5.max_channels(), 16u);
   EXPECT_DOUBLE_EQ(p5.node_net_GBps(), 384.0);
+  // The graph built for it has the same view: 8 NICs per node on 400G ports.
+  PresetRequest r;
+  r.system = "hgx-h100";
+  r.fabric = "efa";
+  r.nodes = 2;
+  r.nics_per_node = 32;
+  r.nic_speed = Bandwidth::gbps(100);
+  const BuildResult built = build_topology(rail_optimized_args(resolve_preset(r)));
+  ASSERT_TRUE(built.graph.has_value());
+  const NcclCluster from_graph = nccl_cluster(*built.graph);
+  EXPECT_EQ(from_graph.nics_per_node, 8u);
+  EXPECT_DOUBLE_EQ(from_graph.nic_GBps, 50.0);
+  EXPECT_DOUBLE_EQ(from_graph.node_net_GBps(), 384.0);
   // OCI A100 shapes: 16 x 100G HCAs for 8 GPUs: 8 fused NICs of 25 GB/s, path min(25, 24) = 24.
   const NcclCluster oci = cluster_of("dgx-a100", 2, 0, 16, 100);
   EXPECT_EQ(oci.nics_per_node, 8u);
