@@ -125,7 +125,11 @@ Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p, std::ui
                     inter_steps * inter_lat(c, A::Ring, p);
   if (ar && p == Proto::Simple && N > 1 && S / (ch * n) >= 64)
     cost.latency_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
-  cost.bus_GBps = ring_proto_bw(c, p, ring_bus(c), ch);
+  // Across nodes a channel is one ring through one NIC per node at the search's speed (NCCL's
+  // bandwidth per channel): fewer channels than the search built (--channels) carry less.
+  double bus = ring_bus(c);
+  if (N > 1) bus = std::min(bus, ch * c.net_channel_GBps());
+  cost.bus_GBps = ring_proto_bw(c, p, bus, ch);
   // Bytes each rank pushes through its bottleneck: 2(n-1)/n S for all-reduce, (n-1)/n S for
   // all-gather and reduce-scatter, S for the pipelined broadcast / reduce chain.
   const double volume = ar ? 2.0 * (n - 1) / n * S

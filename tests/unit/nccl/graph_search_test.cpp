@@ -166,6 +166,21 @@ TEST(GraphSearch, AFastNicHoldsSeveralRings) {
   EXPECT_DOUBLE_EQ(c.node_net_GBps(), 768.0);
 }
 
+TEST(GraphSearch, AChannelCarriesTheSearchSpeed) {
+  // 2 x HGX H100: a ring channel crosses one NIC per node at 48 GB/s. 16 channels are capped by
+  // the node's 8 x 48 = 384 GB/s; 4 channels (--channels 4) carry 4 x 48 = 192, 1 channel 48.
+  const NcclCluster c = cluster_of("hgx-h100", 2);
+  TunerRequest r;
+  r.bytes = Bytes::gib(1);
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
+  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 384.0);
+  r.channels = 4;
+  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 192.0);
+  r.channels = 1;
+  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 48.0);
+}
+
 TEST(GraphSearch, NvlsAlgorithmsRunNvlsChannels) {
   // 2 x HGX B200: rings give 16 channels, NVLS tree runs nvls.cc's 32 at a large size.
   const NcclCluster c = cluster_of("hgx-b200", 2);
