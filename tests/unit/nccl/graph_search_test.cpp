@@ -25,11 +25,13 @@ NcclCluster cluster_of(const char* system, std::uint32_t nodes, std::uint32_t gp
   return nccl_cluster(resolve_preset(r));
 }
 
-double ring_simple_bus(const NcclCluster& c) {
+// The model's bus bandwidth for a 1 GiB Simple ring all-reduce (channels 0: NCCL's count).
+double ring_simple_bus(const NcclCluster& c, std::uint32_t channels = 0) {
   TunerRequest r;
   r.bytes = Bytes::gib(1);
   r.algo = Algorithm::Ring;
   r.proto = nccl::Proto::Simple;
+  r.channels = channels;
   return predict(c, r).bus_GBps;
 }
 
@@ -170,15 +172,9 @@ TEST(GraphSearch, AChannelCarriesTheSearchSpeed) {
   // 2 x HGX H100: a ring channel crosses one NIC per node at 48 GB/s. 16 channels are capped by
   // the node's 8 x 48 = 384 GB/s; 4 channels (--channels 4) carry 4 x 48 = 192, 1 channel 48.
   const NcclCluster c = cluster_of("hgx-h100", 2);
-  TunerRequest r;
-  r.bytes = Bytes::gib(1);
-  r.algo = Algorithm::Ring;
-  r.proto = nccl::Proto::Simple;
-  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 384.0);
-  r.channels = 4;
-  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 192.0);
-  r.channels = 1;
-  EXPECT_DOUBLE_EQ(predict(c, r).bus_GBps, 48.0);
+  EXPECT_DOUBLE_EQ(ring_simple_bus(c), 384.0);
+  EXPECT_DOUBLE_EQ(ring_simple_bus(c, 4), 192.0);
+  EXPECT_DOUBLE_EQ(ring_simple_bus(c, 1), 48.0);
 }
 
 TEST(GraphSearch, NvlsAlgorithmsRunNvlsChannels) {
