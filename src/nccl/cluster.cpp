@@ -2,6 +2,7 @@
 #include "lockstep/nccl/cluster.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -26,29 +27,70 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
   return gpu_spec(gpu).scale_up_links * nccl::nvlink_bw_per_link(g);
 }
 
-// NCCL's figure for a PCIe link (topo.cc: width x kvDictPciGen / 80, 3/4 of the raw lane rate):
-// x16 Gen4 24 GB/s, Gen5 48, Gen6 96; Gen3's 12 is PCI_BW (kPcieBw).
-double pcie_GBps(const PcieSpec& link) {
-  if (link.name == "gen4_x16") return 24;
-  if (link.name == "gen5_x16") return 48;
-  if (link.name == "gen6_x16") return 96;
-  return nccl::kPcieBw;
-}
-
 }  // namespace
 
 double NcclCluster::nic_path_GBps() const {
   return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
 }
 
-double NcclCluster::node_net_GBps() const {
-  return nics_per_node * nccl::net_search_speed(generation, nic_path_GBps());
+double NcclCluster::net_channel_GBps() const {
+  return nccl::net_search_speed(generation, nic_path_GBps());
 }
 
+// search.cc charges each channel's speed to every link of its path (ncclTopoFollowPath) and
+// keeps adding channels at the speed while the links have bandwidth left: a NIC carries as many
+// rings as its line rate holds, and so do the PCIe links of the GPUs behind it (a channel enters
+// and leaves the node through one GPU's PCIe link each way). One GPU with four 400G NICs on a
+// Gen5 link: 48 / 48 = 1 ring (the PCIe cap); an 800G NIC searched at 48 on Hopper: 2 rings.
+std::uint32_t NcclCluster::rings_per_nic() const {
+  const double speed = net_channel_GBps();
+  if (!(speed > 0) || nics_per_node == 0) return 1;
+  const auto fits = [&](double bw) { return static_cast<std::uint32_t>(bw / speed + 1e-9); };
+  std::uint32_t rings = fits(nic_GBps);
+  if (gpu_nic_GBps > 0) {
+    const std::uint32_t sharing = std::max(1u, gpus_per_node / nics_per_node);
+    rings = std::min(rings, sharing * fits(gpu_nic_GBps));
+  }
+  return std::max(1u, rings);
+}
+
+// init.cc: the ring search looks for at most MAXCHANNELS / 2 rings (the rest is duplication).
+std::uint32_t NcclCluster::net_rings() const {
+  return std::min(nccl::kMaxChannels / 2, nics_per_node * rings_per_nic());
+}
+
+double NcclCluster::node_net_GBps() const {
+  return net_rings() * net_channel_GBps();
+}
+
+// connect.cc (ncclTopoPostset) duplicates every channel the search found; inside an NVSwitch
+// node the search finds half of intra_node_channels. Across nodes a channel is a ring through
+// the NICs, so the network's rings set the count.
 std::uint32_t NcclCluster::max_channels() const {
   std::uint32_t ch = intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation) : 2;
-  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelsPerNic * nics_per_node));
+  if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelDuplication * net_rings()));
   return std::min(ch, nccl::kMaxChannels);
+}
+
+// nvls.cc: NVLS runs its own channel count, not the rings': 16 on sm90, 32 on sm100, 24 when
+// the NVLink domain spans trays (MNNVL, more GPUs than one HGX board's 8).
+std::uint32_t NcclCluster::nvls_channels() const {
+  if (generation != nccl::Generation::Blackwell) return 16;
+  return gpus_per_node > 8 ? 24 : 32;
+}
+
+void fuse_nics(NcclCluster& c, std::uint32_t nics, double nic_GBps, std::uint32_t gpus) {
+  c.fused_nics = gpus > 0 && nics > gpus ? nics / gpus : 1;
+  c.nics_per_node = c.fused_nics > 1 ? gpus : nics;
+  c.nic_GBps = nic_GBps * c.fused_nics;
+}
+
+double nccl_pcie_GBps(double raw_GBps) {
+  for (const PcieSpec& p : pcie_catalog()) {
+    const double bw = p.bandwidth.gigabytes_per_second();
+    if (std::abs(bw - raw_GBps) <= 1e-9 * bw) return p.nccl.gigabytes_per_second();
+  }
+  return raw_GBps;
 }
 
 NcclCluster nccl_cluster(const PresetCluster& p) {
@@ -62,16 +104,16 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   const std::uint32_t trays_per_domain = fill.equal() ? fill.small : 1;
   c.nodes = p.nodes / trays_per_domain;
   c.gpus_per_node = p.gpus_per_node * trays_per_domain;
-  c.nics_per_node = p.nics_per_node * trays_per_domain;
-  c.nic_GBps = p.nic_speed.gigabytes_per_second();
-  c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
+  fuse_nics(c, p.nics_per_node, p.nic_speed.gigabytes_per_second(), p.gpus_per_node);
+  c.nics_per_node *= trays_per_domain;
+  const PcieSpec& pcie = default_gpu_nic_pcie(c.gpu);
+  c.gpu_nic_GBps = pcie.nccl.gigabytes_per_second();
   // NVLink joins the GPUs in use unless the system's NVLink groups are smaller (H100 PCIe bridge
   // pairs): NCCL's rings then cross PCIe, at NCCL's figure for the link (width x GT/s / 80).
   const bool nvlink = p.system.scale_up != "none" &&
                       scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
   c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
-  c.intra_GBps =
-      nvlink ? intra_bandwidth(c.gpu, c.generation) : pcie_GBps(default_gpu_nic_pcie(c.gpu));
+  c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation) : c.gpu_nic_GBps;
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
@@ -122,21 +164,32 @@ NcclCluster nccl_cluster(const Topology& topo) {
     c.nic_GBps = nic_spec(t.nic).injection().gigabytes_per_second();
   }
   if (c.nic_GBps == 0 && gpus > 0) {
+    std::vector<double> cables;
     for (const Port& p : topo.ports(topo.gpus()[0])) {
       const DeviceKind k = topo.device(p.peer).kind;
       if (k == DeviceKind::ScaleUpSwitch || k == DeviceKind::Host) continue;
-      c.nic_GBps = std::max(c.nic_GBps,
-                            topo.link(Topology::link_of(p.out)).bandwidth.gigabytes_per_second());
+      cables.push_back(topo.link(Topology::link_of(p.out)).bandwidth.gigabytes_per_second());
     }
+    for (double bw : cables) c.nic_GBps = std::max(c.nic_GBps, bw);
+    // Every cable at that rate is a port (a torus's 2 per dimension, a full mesh's n - 1).
+    c.gpu_ports = static_cast<std::uint32_t>(std::count_if(
+        cables.begin(), cables.end(), [&](double bw) { return bw >= c.nic_GBps * (1 - 1e-9); }));
+    c.gpu_ports = std::max(1u, c.gpu_ports);
     if (c.nics_per_node == 0) c.nics_per_node = c.gpus_per_node;
   }
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
+  c.gpu_nic_GBps = nccl_pcie_GBps(c.gpu_nic_GBps);
+  // A from_file server with more NICs than GPUs: NCCL sees one fused NIC per GPU.
+  if (t.nics_per_node > per_server && c.nic_GBps > 0) {
+    fuse_nics(c, t.nics_per_node, c.nic_GBps, per_server);
+    c.nics_per_node *= domain / per_server;
+  }
   const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
   // GPUs joined over PCIe (H100 PCIe bridge pairs, traits "pcie"): NCCL's figure for the GPU's
   // PCIe link, as the preset's view has it; no scale-up at all: NCCL's PCI_BW.
   c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation)
-                 : t.scale_up == "pcie" ? pcie_GBps(default_gpu_nic_pcie(c.gpu))
+                 : t.scale_up == "pcie" ? default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second()
                                         : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;

@@ -125,7 +125,11 @@ Cost ring_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p, std::ui
                     inter_steps * inter_lat(c, A::Ring, p);
   if (ar && p == Proto::Simple && N > 1 && S / (ch * n) >= 64)
     cost.latency_us *= nccl::kRingSimpleMultiNodeLatencyFactor;
-  cost.bus_GBps = ring_proto_bw(c, p, ring_bus(c), ch);
+  // Across nodes a channel is one ring through one NIC per node at the search's speed (NCCL's
+  // bandwidth per channel): fewer channels than the search built (--channels) carry less.
+  double bus = ring_bus(c);
+  if (N > 1) bus = std::min(bus, ch * c.net_channel_GBps());
+  cost.bus_GBps = ring_proto_bw(c, p, bus, ch);
   // Bytes each rank pushes through its bottleneck: 2(n-1)/n S for all-reduce, (n-1)/n S for
   // all-gather and reduce-scatter, S for the pipelined broadcast / reduce chain.
   const double volume = ar ? 2.0 * (n - 1) / n * S
@@ -270,10 +274,13 @@ Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p) {
   double t = 0;
   if (local_peers > 0) t = std::max(t, rounds * local_peers * per_peer / (c.intra_GBps * eff));
   if (remote_peers > 0) {
-    // A root's data or one ring neighbour uses one GPU's NICs; spread traffic uses all of them.
+    // A root's data or one ring neighbour uses one GPU's NICs; spread traffic uses all of them,
+    // and a GPU wired to its peers sends to them over as many of its cables as it has peers
+    // (NCCL's p2p channels go to each peer on the path the search found: its own cable).
     const double gpus_sharing = (one_peer || rooted) ? g : 1;
+    const double ports = one_peer || rooted ? 1 : std::min<double>(c.gpu_ports, remote_peers);
     const double node_bytes = rounds * remote_peers * per_peer * (one_peer || rooted ? 1 : g);
-    t = std::max(t, node_bytes / (c.node_net_GBps() / gpus_sharing * eff));
+    t = std::max(t, node_bytes / (c.node_net_GBps() * ports / gpus_sharing * eff));
   }
   Cost cost;
   const bool remote = remote_peers > 0;

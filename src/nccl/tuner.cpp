@@ -135,7 +135,10 @@ Cost cost_of(const NcclCluster& c, const TunerRequest& r, Algorithm a, Proto p, 
 
 Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorithm a, Proto p) {
   const double S = r.bytes.as_double();
-  const std::uint32_t max_ch = c.max_channels();
+  // NVLS and NVLS tree run NCCL's NVLS channels; the other algorithms the rings' channels (the
+  // trees are built on the same channels, connect.cc).
+  const bool nvls = a == A::NetReduce || a == A::NvlsTree;
+  const std::uint32_t max_ch = nvls ? c.nvls_channels() : c.max_channels();
   const std::uint32_t ch =
       r.channels > 0 ? r.channels : pick_channels(max_ch, a, p, r.bytes.count(), c.ranks());
   // Channel reduction changes how work is split, not the bandwidth the caps allow: NCCL's model

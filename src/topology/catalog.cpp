@@ -256,11 +256,17 @@ const std::vector<PcieSpec>& pcies() {
   // x16 per direction = 31.5 GB/s (Gen4) and 63.0 GB/s (Gen5). Gen6 (PCIe 6.0, 2022): 64 GT/s
   // PAM4 per lane in 256 B flits of which 236 B carry TLPs: x16 = 128 x 236 / 256 = 118.0 GB/s
   // (what an 800 Gb/s NIC needs). One-way latency ~250 ns through the root complex / switch
-  // (estimate).
+  // (estimate). NCCL's figure (src/graph/topo.cc, kvDictPciGen, "x100 Mbps per lane": 16 GT/s
+  // -> 120, 32 -> 240, 64 -> 480; a link is width x that / 80 GB/s) is 75% of the signalling
+  // rate: 24, 48 and 96 GB/s for x16, what nvbandwidth / bandwidthTest measure host-to-device
+  // within a few percent (~25 GB/s Gen4, ~50-55 Gen5). It caps what a GPU moves to its NICs.
   static const std::vector<PcieSpec> table = {
-      {"gen4_x16", Bandwidth::gBps(16 * 16.0 / 8 * 128 / 130), Time::ns(250)},
-      {"gen5_x16", Bandwidth::gBps(16 * 32.0 / 8 * 128 / 130), Time::ns(250)},
-      {"gen6_x16", Bandwidth::gBps(16 * 64.0 / 8 * 236 / 256), Time::ns(250)},
+      {"gen4_x16", Bandwidth::gBps(16 * 16.0 / 8 * 128 / 130), Time::ns(250),
+       Bandwidth::gBps(16 * 120 / 80.0)},
+      {"gen5_x16", Bandwidth::gBps(16 * 32.0 / 8 * 128 / 130), Time::ns(250),
+       Bandwidth::gBps(16 * 240 / 80.0)},
+      {"gen6_x16", Bandwidth::gBps(16 * 64.0 / 8 * 236 / 256), Time::ns(250),
+       Bandwidth::gBps(16 * 480 / 80.0)},
   };
   return table;
 }

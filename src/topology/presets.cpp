@@ -237,7 +237,12 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   put("nics_per_node", std::to_string(std::min(c.nics_per_node, c.gpus_per_node)));
   put("nic", c.fabric.nic);
   put("switch", c.fabric.switch_model);
-  put("port_speed", std::to_string(c.nic_speed.gigabits_per_second()) + "Gbps");
+  // More NICs than GPUs (AWS p5: 32 x 100G for 8 GPUs): NCCL sees one fused NIC per GPU at
+  // their summed speed (nccl/cluster.cpp fuse_nics), and so does the graph: one NIC per GPU on
+  // ports of that speed.
+  const std::uint32_t fused =
+      c.nics_per_node > c.gpus_per_node ? c.nics_per_node / c.gpus_per_node : 1;
+  put("port_speed", std::to_string(c.nic_speed.gigabits_per_second() * fused) + "Gbps");
   // The transport decides NCCL's network protocol choice and the packet engine's flow control;
   // without it a TCP preset would pass for RoCE because it uses the same Ethernet switch.
   put("transport", c.fabric.technology);

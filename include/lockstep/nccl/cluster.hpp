@@ -25,9 +25,10 @@ struct NcclCluster {
   std::uint32_t gpus_per_node = 8;
   nccl::Path intra_path = nccl::Path::NvLink;  // NvLink (or xGMI) / Pcie between local GPUs
   double intra_GBps = 0;            // per GPU, one direction, as NCCL assumes (links x per link)
-  std::uint32_t nics_per_node = 0;  // NICs serving the GPUs in use
-  double nic_GBps = 0;              // line rate of one NIC (GB/s, one direction)
-  double gpu_nic_GBps = 0;          // PCIe between a GPU and its NIC (one direction; 0: no limit)
+  std::uint32_t nics_per_node = 0;  // NICs NCCL sees serving the GPUs in use (after fusion)
+  double nic_GBps = 0;              // line rate of one such NIC (GB/s, one direction)
+  std::uint32_t fused_nics = 1;     // physical NICs fused into each one NCCL sees (fuse_nics)
+  double gpu_nic_GBps = 0;          // PCIe between a GPU and its NIC as NCCL rates it (0: none)
   bool sharp = false;               // CollNet (InfiniBand SHARP) available
   bool nvls = false;                // NVLink SHARP available
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
@@ -36,16 +37,40 @@ struct NcclCluster {
   // GPUs wired as a torus (one GPU per node, ranks in the builder's order): its sizes, for
   // torus_ring. Empty otherwise, and for any group other than every GPU in order.
   std::vector<std::uint32_t> torus_dims;
+  // GPUs wired to each other (one-GPU nodes without NICs: full mesh, torus): the cables a GPU
+  // has to other GPUs at the network rate, the ports traffic spread over every peer (all-to-all)
+  // leaves by at once. 1 for a GPU behind NICs (its NIC's rings are nics_per_node).
+  std::uint32_t gpu_ports = 1;
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
   /// What one GPU can push through its NIC (GB/s): the NIC's line rate or, if lower, the PCIe
   /// link to it (NCCL's search takes the narrowest link of the GPU-to-NIC path).
   double nic_path_GBps() const;
-  /// Per-node network bandwidth NCCL's search settles on (GB/s): NICs x search speed.
+  /// The speed NCCL's search gives one channel through a NIC (GB/s): the generation's inter-node
+  /// speed for nic_path_GBps().
+  double net_channel_GBps() const;
+  /// Rings the search routes through one NIC at that speed: as many as the NIC's line rate and
+  /// the PCIe links of the GPUs behind it carry (usually 1).
+  std::uint32_t rings_per_nic() const;
+  /// Rings the search finds across nodes: NICs x rings per NIC, at most MAXCHANNELS / 2.
+  std::uint32_t net_rings() const;
+  /// Per-node network bandwidth NCCL's search settles on (GB/s): rings x channel speed.
   double node_net_GBps() const;
-  /// Ring/tree channels NCCL builds for this cluster (before small-message reduction).
+  /// Ring/tree channels NCCL builds for this cluster (before small-message reduction): the
+  /// rings found, duplicated (connect.cc), at most MAXCHANNELS.
   std::uint32_t max_channels() const;
+  /// NVLS channels (nvls.cc): 16 on Hopper, 32 on Blackwell, 24 on a multi-node NVLink domain.
+  std::uint32_t nvls_channels() const;
 };
+
+/// NCCL's view of a node's NICs: more NICs than GPUs are fused into one virtual NIC per GPU at
+/// their summed speed (NCCL >= 2.21 merges the ports of a NIC, aws-ofi-nccl stripes a p5 GPU's
+/// four EFA rails); fewer are shared by the GPUs. Sets nics_per_node, nic_GBps and fused_nics
+/// from `nics` physical NICs of `nic_GBps` each serving `gpus` GPUs of one server.
+void fuse_nics(NcclCluster& c, std::uint32_t nics, double nic_GBps, std::uint32_t gpus);
+/// NCCL's rating of a PCIe link of `raw_GBps` (catalog PcieSpec::nccl for a catalog link; a
+/// link not in the catalog keeps its rate).
+double nccl_pcie_GBps(double raw_GBps);
 
 /// The cluster description NCCL would derive from a preset.
 NcclCluster nccl_cluster(const PresetCluster& preset);

@@ -84,7 +84,7 @@ std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks);
 inline constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS
 /// Ring/tree channels NCCL builds inside one NVSwitch node (after channel duplication).
 std::uint32_t intra_node_channels(Generation g);
-inline constexpr std::uint32_t kChannelsPerNic = 2;  // search finds one ring per NIC, then x2
+inline constexpr std::uint32_t kChannelDuplication = 2;  // connect.cc: rings found, then x2
 
 /// Size below which NCCL's point-to-point operations use LL (NCCL_P2P_LL_THRESHOLD).
 inline constexpr std::uint64_t kP2pLLThreshold = 16384;

@@ -100,6 +100,9 @@ struct PcieSpec {
   std::string name;     // "gen5_x16"
   Bandwidth bandwidth;  // per direction, after 128b/130b encoding
   Time latency;
+  // What NCCL's topology gives the link (per direction): lanes x its per-lane figure, 75% of
+  // the signalling rate (topo.cc kvDictPciGen: 16 GT/s -> 12 Gb/s; x16 Gen4 24 GB/s, Gen5 48).
+  Bandwidth nccl;
 };
 
 // Tables (stable order: Device::model indexes them).

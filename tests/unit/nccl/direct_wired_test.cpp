@@ -95,6 +95,30 @@ TEST(DirectWired, RingAllReduceRunsAtItsCablesRate) {
   }
 }
 
+// All-to-all of 1 GiB (the per-rank send buffer S): a GPU sends S/n to each of its n - 1 peers.
+// On a full mesh each peer is one cable away, so every cable carries S/n each way at NCCL's
+// 48 GB/s: 1,073,741,824 / 4 / 48e3 = 5,592.41 us on 4 GPUs (3 ports), 2,796.20 us on 8 (7
+// ports), plus launch and latency, in the model (NcclCluster::gpu_ports), the analytical engine
+// and flow alike. One port, as before, took n - 1 times as long.
+TEST(DirectWired, AllToAllSendsOverEveryCable) {
+  const Bytes s = Bytes::gib(1);
+  for (const std::uint32_t n : {4u, 8u}) {
+    const Topology topo = built(
+        {{"builder", "full_mesh"}, {"gpus", std::to_string(n)}, {"link_bandwidth", "50GB/s"}});
+    EXPECT_EQ(nccl_cluster(topo).gpu_ports, n - 1);
+    const double want =
+        fixed_us(topo, CollectiveOp::AllToAll, s) + s.as_double() / n / (kNcclGBps * 1e3);
+    for (const char* engine : {"analytical", "flow"}) {
+      const CollectiveRow r = row(topo, CollectiveOp::AllToAll, s, engine);
+      EXPECT_NEAR(r.time.microseconds() / want, 1.0, 1e-4) << n << " GPUs, " << engine;
+    }
+  }
+  // A 4x4x4 torus: 6 cables per GPU (2 per dimension of 4).
+  const Topology torus =
+      built({{"builder", "torus"}, {"dims", "4x4x4"}, {"link_bandwidth", "50GB/s"}});
+  EXPECT_EQ(nccl_cluster(torus).gpu_ports, 6u);
+}
+
 // The packet engine runs the same programs with the same options. Ring and tree all-reduce have
 // nothing to contend for on a mesh or a 1-D torus (each message on its own cable, in program
 // order), so packet and flow agree within 2%: packets carry 26 B of InfiniBand header per
