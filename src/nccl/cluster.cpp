@@ -22,6 +22,29 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
   return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
 }
 
+// SHARP's aggregation tree over `servers` servers with `rails` NICs each, on the rail-optimised
+// fabric the presets build (rail_optimized_args, builders/rail_optimized.cpp): a rail's leaf holds
+// a scalable unit of min(32, radix / 2) servers, so one SU reduces at its leaves (1 level);
+// leaves (SUs x rails) under one tier of spines while they fit a spine's radix (2); otherwise
+// pods under a core tier (3). Each CollNet head reduces over its own rail's tree.
+std::uint32_t sharp_tree_levels(std::uint32_t servers, std::uint32_t rails, std::uint32_t radix) {
+  const std::uint32_t su = std::max<std::uint32_t>(1, std::min<std::uint32_t>(32, radix / 2));
+  const std::uint32_t sus = (servers + su - 1) / su;
+  if (sus <= 1) return 1;
+  return std::uint64_t{sus} * std::max<std::uint32_t>(1, rails) <= radix ? 2 : 3;
+}
+
+// The tree's depth and what each level above the leaf costs: a traversal up and one down
+// (port-to-port latency each way) and the level's aggregation (catalog, SwitchSpec).
+void set_sharp_tree(NcclCluster& c, const std::string& switch_model) {
+  if (switch_model.empty()) return;
+  const SwitchSpec& sw = switch_spec(switch_model);
+  if (sw.sharp_version == 0) return;
+  const std::uint32_t servers = c.nodes * c.servers_per_node;
+  c.sharp_levels = sharp_tree_levels(servers, c.nics_per_node / c.servers_per_node, sw.radix);
+  c.sharp_level_us = 2 * sw.latency.microseconds() + sw.sharp_level_latency.microseconds();
+}
+
 }  // namespace
 
 double NcclCluster::nic_path_GBps() const {
@@ -45,6 +68,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   // An NVL72 rack is one NCCL "node": its trays reach each other over NVLink (MNNVL).
   const std::uint32_t trays_per_domain = std::min(p.nodes, p.system.domain_nodes);
   c.nodes = p.domains();
+  c.servers_per_node = trays_per_domain;
   c.gpus_per_node = p.domain_gpus();
   c.nics_per_node = p.nics_per_node * trays_per_domain;
   c.nic_GBps = p.nic_speed.gigabytes_per_second();
@@ -56,6 +80,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.amd_host = p.system.amd_host;
   c.ll128_network = p.fabric.technology != "tcp";
   c.extra_net_step_us = p.fabric.extra_step_latency.microseconds();
+  set_sharp_tree(c, p.fabric.switch_model);
   return c;
 }
 
@@ -83,6 +108,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   std::uint32_t domain = gpus > 0 ? domain_size(topo, topo.gpus()[0]) : 1;
   if (domain < per_server || domain % per_server != 0 || gpus % domain != 0) domain = per_server;
   c.gpus_per_node = domain;
+  c.servers_per_node = domain / per_server;
   c.nodes = std::max<std::uint32_t>(1, gpus / domain);
   c.nics_per_node = t.nics_per_node * (domain / per_server);
   // The NIC line rate: the fastest link between a NIC and the fabric as built (a NIC run below
@@ -123,6 +149,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
     c.extra_net_step_us = f.extra_step_latency.microseconds();
     break;
   }
+  set_sharp_tree(c, t.switch_model);
   return c;
 }
 
