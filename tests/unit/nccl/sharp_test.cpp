@@ -1,5 +1,5 @@
 // In-network reduction against hand-derived numbers: SHARP's aggregation tree as the fabric
-// deepens, NVLS + SHARP bounded by the node's NICs. Constants are
+// deepens, NVLS + SHARP bounded by the node's NICs, and NVLS across NVL72 racks. Constants are
 // written out with their source (catalog, HARDWARE.md "NCCL cost model").
 #include <gtest/gtest.h>
 
@@ -76,6 +76,35 @@ TEST(Sharp, NvlsWithSharpIsBoundByTheNodesNics) {
   EXPECT_NEAR(p4.transfer.microseconds(), S / 163.2e3, 1e-6);
   // Latency: NVLS's NVLink step 25 us + its network step 18 us, and a one-level SHARP tree.
   EXPECT_NEAR(p4.latency.microseconds(), 43.0, 1e-9);
+}
+
+TEST(Sharp, Nvl72TwoRacksNvlsTreeBoundAndWhatNcclRuns) {
+  // 36 GB200 trays = 2 NVL72 racks = 2 NCCL nodes of 72 GPUs, 72 x 400G NICs each. NVLS tree on
+  // request: NVLS inside the rack S (1 + 1/72) per GPU at 18 x 40.1 x 0.74 = 534.132 GB/s, i.e.
+  // 526.81 GB/s of S; across the two racks min(72 x 48, 32 channels x 96 (perChMaxNVLSTreeBw,
+  // Blackwell, 2 nodes)) = 3,072 GB/s (two nodes: S per node each way). NVLink binds.
+  const NcclCluster c = nccl_cluster(preset("gb200-nvl72", 36));
+  ASSERT_EQ(c.servers_per_node, 18u);
+  const double S = 1073741824.0;
+  const double nvls_GBps = 18 * 40.1 * 0.74 / (1 + 1.0 / 72);
+  const Prediction tree = predict_algo(c, Algorithm::NvlsTree, Bytes::gib(1));
+  EXPECT_NEAR(tree.transfer.microseconds(), S / (nvls_GBps * 1e3), 1e-6);
+  // NCCL runs the ring across NVL72 racks (every public multi-rack log has the ring's latency
+  // and NVLink bound): the tuner offers neither NVLS, NVLS tree nor tree there, at any size, but
+  // NVLS in one rack, and the tree between HGX nodes.
+  TunerRequest r;
+  for (const Bytes bytes : {Bytes(8), Bytes::mib(16), Bytes::gib(1)}) {
+    r.bytes = bytes;
+    for (const Prediction& p : candidates(c, r)) EXPECT_EQ(p.algo, Algorithm::Ring);
+  }
+  EXPECT_EQ(predict(nccl_cluster(preset("gb200-nvl72", 18)), r).algo, Algorithm::NetReduce);
+  r.bytes = Bytes(8);
+  EXPECT_EQ(predict(nccl_cluster(preset("hgx-h100", 2)), r).algo, Algorithm::Tree);
+  // The ring across racks: NVLink x g/(g-1) = 721.8 x 72/71 = 731.97 GB/s of bus bandwidth
+  // (the NICs' 3,456 GB/s do not bind), well below one rack's NVLS.
+  r.algo = Algorithm::Ring;
+  r.proto = nccl::Proto::Simple;
+  EXPECT_NEAR(predict(c, r).bus_GBps, 721.8 * 72 / 71, 1e-9);
 }
 
 }  // namespace
