@@ -2,6 +2,7 @@
 #include "lockstep/nccl/cluster.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -34,14 +35,45 @@ std::uint32_t sharp_tree_levels(std::uint32_t servers, std::uint32_t rails, std:
   return std::uint64_t{sus} * std::max<std::uint32_t>(1, rails) <= radix ? 2 : 3;
 }
 
-// The tree's depth and what each level above the leaf costs: a traversal up and one down
-// (port-to-port latency each way) and the level's aggregation (catalog, SwitchSpec).
-void set_sharp_tree(NcclCluster& c, const std::string& switch_model) {
+// The same read from a built fabric, whatever its builder: the switches the first rail's NICs
+// (local index 0) plug into; 1 level if one switch holds them all, 2 if one switch a tier up
+// reaches every one of them, else 3 (a core tier, or more).
+std::uint32_t sharp_tree_levels(const Topology& topo) {
+  std::vector<DeviceId> leaves;
+  const auto switches_of = [&](DeviceId d, std::uint8_t above) {
+    std::vector<DeviceId> out;
+    for (const Port& p : topo.ports(d)) {
+      const Device& peer = topo.device(p.peer);
+      if (peer.kind == DeviceKind::Switch && peer.tier >= above &&
+          std::find(out.begin(), out.end(), p.peer) == out.end())
+        out.push_back(p.peer);
+    }
+    return out;
+  };
+  std::vector<bool> seen(topo.num_devices());
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    const Device& dev = topo.device(d);
+    if (dev.kind != DeviceKind::Nic || dev.local_index != 0) continue;
+    for (DeviceId s : switches_of(d, 0))
+      if (!seen[s]) {
+        seen[s] = true;
+        leaves.push_back(s);
+      }
+  }
+  if (leaves.size() <= 1) return 1;
+  std::unordered_map<DeviceId, std::size_t> reach;  // switch a tier up: leaves it reaches
+  for (DeviceId leaf : leaves)
+    for (DeviceId up : switches_of(leaf, topo.device(leaf).tier + 1))
+      if (++reach[up] == leaves.size()) return 2;
+  return 3;
+}
+
+// What each level above the leaf costs: a traversal up and one down (port-to-port latency each
+// way) and the level's aggregation (catalog, SwitchSpec); nothing without SHARP switches.
+void set_sharp_level_cost(NcclCluster& c, const std::string& switch_model) {
   if (switch_model.empty()) return;
   const SwitchSpec& sw = switch_spec(switch_model);
   if (sw.sharp_version == 0) return;
-  const std::uint32_t servers = c.nodes * c.servers_per_node;
-  c.sharp_levels = sharp_tree_levels(servers, c.nics_per_node / c.servers_per_node, sw.radix);
   c.sharp_level_us = 2 * sw.latency.microseconds() + sw.sharp_level_latency.microseconds();
 }
 
@@ -80,7 +112,9 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.amd_host = p.system.amd_host;
   c.ll128_network = p.fabric.technology != "tcp";
   c.extra_net_step_us = p.fabric.extra_step_latency.microseconds();
-  set_sharp_tree(c, p.fabric.switch_model);
+  c.sharp_levels = sharp_tree_levels(p.nodes, std::min(p.nics_per_node, p.gpus_per_node),
+                                     switch_spec(p.fabric.switch_model).radix);
+  set_sharp_level_cost(c, p.fabric.switch_model);
   return c;
 }
 
@@ -149,7 +183,8 @@ NcclCluster nccl_cluster(const Topology& topo) {
     c.extra_net_step_us = f.extra_step_latency.microseconds();
     break;
   }
-  set_sharp_tree(c, t.switch_model);
+  c.sharp_levels = sharp_tree_levels(topo);
+  set_sharp_level_cost(c, t.switch_model);
   return c;
 }
 

@@ -44,8 +44,10 @@ TEST(Sharp, AggregationTreeDepthOnTwoAndThreeTierFabrics) {
                 latency_us, 1e-9)
         << nodes << " nodes";
   }
-  // The built fabric has the tiers the depth was derived from: its graph gives the same tree.
-  for (const auto& [nodes, levels] : {std::pair{64u, 2u}, std::pair{512u, 3u}}) {
+  // The built fabric has the tiers the depth was derived from: its graph (read switch by switch:
+  // the first rail's leaves, a switch above reaching them all) gives the same tree.
+  for (const auto& [nodes, levels] :
+       {std::pair{32u, 1u}, std::pair{64u, 2u}, std::pair{512u, 3u}}) {
     const PresetCluster p = preset("hgx-h100", nodes, "ib-ndr", true);
     const BuildResult built = build_topology(rail_optimized_args(p));
     ASSERT_TRUE(built.graph.has_value());
