@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -25,6 +26,60 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
   if (gpu == "mi300x") return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
   // The links NVML reports (H800: 8, not Hopper's usual 18).
   return gpu_spec(gpu).scale_up_links * nccl::nvlink_bw_per_link(g);
+}
+
+// SHARP's aggregation tree over `servers` servers with `rails` NICs each, on the rail-optimised
+// fabric the presets build (rail_optimized_args, builders/rail_optimized.cpp): a rail's leaf holds
+// a scalable unit of min(32, radix / 2) servers, so one SU reduces at its leaves (1 level);
+// leaves (SUs x rails) under one tier of spines while they fit a spine's radix (2); otherwise
+// pods under a core tier (3). Each CollNet head reduces over its own rail's tree.
+std::uint32_t sharp_tree_levels(std::uint32_t servers, std::uint32_t rails, std::uint32_t radix) {
+  const std::uint32_t su = std::max<std::uint32_t>(1, std::min<std::uint32_t>(32, radix / 2));
+  const std::uint32_t sus = (servers + su - 1) / su;
+  if (sus <= 1) return 1;
+  return std::uint64_t{sus} * std::max<std::uint32_t>(1, rails) <= radix ? 2 : 3;
+}
+
+// The same read from a built fabric, whatever its builder: the switches the first rail's NICs
+// (local index 0) plug into; 1 level if one switch holds them all, 2 if one switch a tier up
+// reaches every one of them, else 3 (a core tier, or more).
+std::uint32_t sharp_tree_levels(const Topology& topo) {
+  std::vector<DeviceId> leaves;
+  const auto switches_of = [&](DeviceId d, std::uint8_t above) {
+    std::vector<DeviceId> out;
+    for (const Port& p : topo.ports(d)) {
+      const Device& peer = topo.device(p.peer);
+      if (peer.kind == DeviceKind::Switch && peer.tier >= above &&
+          std::find(out.begin(), out.end(), p.peer) == out.end())
+        out.push_back(p.peer);
+    }
+    return out;
+  };
+  std::vector<bool> seen(topo.num_devices());
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    const Device& dev = topo.device(d);
+    if (dev.kind != DeviceKind::Nic || dev.local_index != 0) continue;
+    for (DeviceId s : switches_of(d, 0))
+      if (!seen[s]) {
+        seen[s] = true;
+        leaves.push_back(s);
+      }
+  }
+  if (leaves.size() <= 1) return 1;
+  std::unordered_map<DeviceId, std::size_t> reach;  // switch a tier up: leaves it reaches
+  for (DeviceId leaf : leaves)
+    for (DeviceId up : switches_of(leaf, topo.device(leaf).tier + 1))
+      if (++reach[up] == leaves.size()) return 2;
+  return 3;
+}
+
+// What each level above the leaf costs: a traversal up and one down (port-to-port latency each
+// way) and the level's aggregation (catalog, SwitchSpec); nothing without SHARP switches.
+void set_sharp_level_cost(NcclCluster& c, const std::string& switch_model) {
+  if (switch_model.empty()) return;
+  const SwitchSpec& sw = switch_spec(switch_model);
+  if (sw.sharp_version == 0) return;
+  c.sharp_level_us = 2 * sw.latency.microseconds() + sw.sharp_level_latency.microseconds();
 }
 
 }  // namespace
@@ -103,6 +158,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   const DomainFill fill = p.fill();
   const std::uint32_t trays_per_domain = fill.equal() ? fill.small : 1;
   c.nodes = p.nodes / trays_per_domain;
+  c.servers_per_node = trays_per_domain;
   c.gpus_per_node = p.gpus_per_node * trays_per_domain;
   fuse_nics(c, p.nics_per_node, p.nic_speed.gigabytes_per_second(), p.gpus_per_node);
   c.nics_per_node *= trays_per_domain;
@@ -119,6 +175,9 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.amd_host = p.system.amd_host;
   c.ll128_network = p.fabric.technology != "tcp";
   c.extra_net_step_us = p.fabric.extra_step_latency.microseconds();
+  c.sharp_levels = sharp_tree_levels(p.nodes, std::min(p.nics_per_node, p.gpus_per_node),
+                                     switch_spec(p.fabric.switch_model).radix);
+  set_sharp_level_cost(c, p.fabric.switch_model);
   return c;
 }
 
@@ -146,6 +205,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   std::uint32_t domain = gpus > 0 ? domain_size(topo, topo.gpus()[0]) : 1;
   if (domain < per_server || domain % per_server != 0 || gpus % domain != 0) domain = per_server;
   c.gpus_per_node = domain;
+  c.servers_per_node = domain / per_server;
   c.nodes = std::max<std::uint32_t>(1, gpus / domain);
   c.nics_per_node = t.nics_per_node * (domain / per_server);
   // The NIC line rate: the fastest link between a NIC and the fabric as built (a NIC run below
@@ -201,6 +261,8 @@ NcclCluster nccl_cluster(const Topology& topo) {
     c.extra_net_step_us = f.extra_step_latency.microseconds();
     break;
   }
+  c.sharp_levels = sharp_tree_levels(topo);
+  set_sharp_level_cost(c, t.switch_model);
   return c;
 }
 

@@ -93,12 +93,14 @@ double ring_bus(const NcclCluster& c) {
 }  // namespace
 
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
+  // CollNet and NVLS across nodes reduce in SHARP's tree, which is deeper on larger fabrics.
+  const double sharp = a == A::CollNet || a == A::NetReduce ? sharp_depth_us(c) : 0.0;
   if (a == A::CollNet && c.gpus_per_node == 1)
-    return nccl::collnet_chain_hw_latency_us(Path::Network) + c.extra_net_step_us;
+    return nccl::collnet_chain_hw_latency_us(Path::Network) + c.extra_net_step_us + sharp;
   const bool ring_or_tree = a == A::Ring || a == A::Tree || a == A::HalvingDoubling ||
                             a == A::Direct || a == A::Hierarchical || a == A::TorusRing;
   const Algorithm row = c.gpus_per_node == 1 && ring_or_tree ? A::Tree : a;
-  return nccl::hw_latency_us(Path::Network, row, p) + c.extra_net_step_us;
+  return nccl::hw_latency_us(Path::Network, row, p) + c.extra_net_step_us + sharp;
 }
 
 std::uint32_t pick_channels(std::uint32_t max_channels, Algorithm a, Proto p, std::uint64_t bytes,
@@ -167,14 +169,17 @@ Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
   if (c.nodes > 1) cost.latency_us += inter_lat(c, A::NetReduce, Proto::Simple);
   // NVLink SHARP all-reduce: the switch pulls every GPU's slices (S out of each GPU's memory)
   // and each GPU multicasts its reduced S/g slice, so a GPU's link carries S (1 + 1/g) per
-  // direction for S of result; all-gather / reduce-scatter move (n-1)/n S. Between nodes (with
-  // SHARP) each node's NICs carry S each way.
+  // direction for S of result; all-gather / reduce-scatter move (n-1)/n S. Between nodes
+  // (NVLS + SHARP) each head GPU hands its reduced slice to its NIC and SHARP reduces it across
+  // nodes, so the node's NICs carry S each way, not S (1 + 1/g): NCCL's NVLS graph has one head
+  // per NIC and bounds the algorithm by the heads' network speed (nvls.cc, tuning.cc), both
+  // sides at NVLS's efficiency.
   const double g = c.gpus_per_node;
-  double bw = c.intra_GBps * eff;
-  if (c.nodes > 1) bw = std::min(bw, c.node_net_GBps() * eff);
   const double volume = op == CollectiveOp::AllReduce ? S * (1 + 1 / g) : (n - 1.0) / n * S;
-  cost.bus_GBps = bw;
-  cost.transfer_us = volume / (bw * 1e3);
+  double us = volume / (c.intra_GBps * eff * 1e3);
+  if (c.nodes > 1) us = std::max(us, S / (c.node_net_GBps() * eff * 1e3));
+  cost.transfer_us = us;
+  cost.bus_GBps = volume / (us * 1e3);
   cost.step_us = intra_lat(c, A::NetReduce, Proto::Simple);
   return cost;
 }

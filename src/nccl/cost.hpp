@@ -26,7 +26,9 @@ Cost collnet_cost(const NcclCluster& c, double S);
 Cost pat_cost(const NcclCluster& c, double S, nccl::Proto p);
 Cost halving_doubling_cost(const NcclCluster& c, double S, nccl::Proto p, std::uint32_t ch);
 Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, nccl::Proto p);
-// Algorithms NCCL does not have (cost_extra.cpp).
+// Algorithms NCCL does not have, and the latency SHARP's aggregation tree adds above a
+// one-level (leaf) tree in us (cost_extra.cpp).
+double sharp_depth_us(const NcclCluster& c);
 Cost hierarchical_cost(const NcclCluster& c, double S);
 Cost torus_ring_cost(const NcclCluster& c, CollectiveOp op, double S);
 Cost alltoallv_cost(const NcclCluster& c, double S, nccl::Proto p, double skew);

@@ -1,7 +1,8 @@
 // Costs of collectives NCCL does not run itself, priced the same way as NCCL's own (NCCL's step
 // latencies, NCCL's view of each link's speed, the bytes the program really moves per link):
 // hierarchical all-reduce, the torus's dimension-ordered rings and a skewed alltoallv
-// (docs/nccl-model.md "Algorithms NCCL does not have").
+// (docs/nccl-model.md "Algorithms NCCL does not have"); and what NCCL's tables leave out of
+// in-network reduction: the depth of SHARP's aggregation tree.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -78,6 +79,13 @@ double torus_colours_time(const std::vector<double>& m, double S) {
 }
 
 }  // namespace
+
+double sharp_depth_us(const NcclCluster& c) {
+  // NCCL's CollNet / NVLS network step (hwLat) does not depend on the fabric: take it as the
+  // cost of a tree whose root is the rail's leaf, and add each level above it (up, aggregate,
+  // down): a 2-tier fabric's tree has one more level, a 3-tier fabric's two.
+  return (std::max<std::uint32_t>(c.sharp_levels, 1) - 1) * c.sharp_level_us;
+}
 
 Cost hierarchical_cost(const NcclCluster& c, double S) {
   // Three phases one after the other on every channel's slice (collective/hierarchical.cpp): a

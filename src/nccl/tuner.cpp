@@ -85,6 +85,11 @@ bool algo_automatic(const NcclCluster& c, Coll op, Algorithm a) {
   // Not NCCL's (docs/nccl-model.md "Algorithms NCCL does not have").
   if (a == A::HalvingDoubling || a == A::Direct || a == A::Hierarchical || a == A::TorusRing)
     return false;
+  // Across NVLink domains made of several trays (NVL72 racks, MNNVL) NCCL runs the ring: every
+  // public multi-rack log has the ring's latency and NVLink bound, not NVLS tree's or the
+  // tree's (docs/nccl-model.md "NVLS across NVL72 racks"). They are priced on request.
+  const bool mnnvl = c.nodes > 1 && c.servers_per_node > 1;
+  if (mnnvl && (a == A::Tree || a == A::NetReduce || a == A::NvlsTree)) return false;
   if (a == A::Tree) return c.nodes > 1;  // NCCL's tree pays off across nodes only
   return true;
 }

@@ -125,34 +125,44 @@ const std::vector<SwitchSpec>& switches() {
   static const std::vector<SwitchSpec> table = {
       // NVIDIA Quantum QM8700 datasheet: 40 x HDR 200 Gb/s, 16 Tb/s, 130 ns port-to-port,
       // SHARPv2, typical power 253 W with passive cables. Buffer not published: 16 MiB
-      // (estimate). Approximate street price, ~$20,000 (2023).
+      // (estimate). Approximate street price, ~$20,000 (2023). SHARP aggregation latency per
+      // level: not published; ~0.5 us is an estimate from Graham et al., "Scalable Hierarchical
+      // Aggregation Protocol (SHArP)", COMHPC 2016 (a few us for a small all-reduce over a
+      // two-level tree of Switch-IB 2, ~1 us of it NIC and host), used for every generation.
       {"qm8700", "NVIDIA Quantum QM8700 (40x200G HDR)", "infiniband", 40, Bandwidth::gbps(200),
-       Time::ns(130), Bytes::mib(16), 253, 20'000, true},
+       Time::ns(130), Bytes::mib(16), 253, 20'000, true, 2, Time::ns(500)},
       // NVIDIA Quantum-2 QM9700 datasheet: 64 x NDR 400 Gb/s on 32 OSFP cages, 51.2 Tb/s,
       // SHARPv3, typical power 747 W with passive cables. Latency not published: taken equal to
       // Quantum's 130 ns (estimate); buffer 32 MiB (estimate). ~$30,000 approximate street
       // price (2024).
+      // SHARPv3 adds multi-tenancy (several jobs' aggregation trees at once, QM9700 datasheet);
+      // one nccl-tests job uses one tree per rail either way.
       {"qm9700", "NVIDIA Quantum-2 QM9700 (64x400G NDR)", "infiniband", 64, Bandwidth::gbps(400),
-       Time::ns(130), Bytes::mib(32), 747, 30'000, true},
+       Time::ns(130), Bytes::mib(32), 747, 30'000, true, 3, Time::ns(500)},
       // NVIDIA Quantum-X800 Q3400 datasheet (2024): 144 x XDR 800 Gb/s, 115.2 Tb/s, SHARPv4.
       // Power ~3,500 W and latency 130 ns are estimates (not published); buffer 64 MiB
       // (estimate). ~$120,000 approximate street price (estimate, 2025).
+      // SHARPv4: 14.4 TFLOPS of in-network computing (NVIDIA's Quantum-X800 announcement, GTC
+      // 2024), i.e. 100 GFLOPS per 800G port: a reduction of 4-byte elements at line rate needs
+      // 25, so the aggregation keeps up with the ports.
       {"q3400", "NVIDIA Quantum-X800 Q3400 (144x800G XDR)", "infiniband", 144, Bandwidth::gbps(800),
-       Time::ns(130), Bytes::mib(64), 3'500, 120'000, true},
+       Time::ns(130), Bytes::mib(64), 3'500, 120'000, true, 4, Time::ns(500)},
       // NVIDIA Spectrum-4 SN5600 datasheet: 64 x 800GbE (or 128 x 400GbE), 51.2 Tb/s, 160 MB
       // fully shared buffer. Latency ~600 ns and power ~1,500 W are estimates (store-and-
       // forward Ethernet class). ~$50,000 approximate street price (2024).
       {"sn5600", "NVIDIA Spectrum-4 SN5600 (64x800GbE)", "ethernet", 64, Bandwidth::gbps(800),
-       Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false},
+       Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false, 0, Time::zero()},
       {"sn5600_400g", "NVIDIA Spectrum-4 SN5600 (128x400GbE)", "ethernet", 128,
-       Bandwidth::gbps(400), Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false},
+       Bandwidth::gbps(400), Time::ns(600), Bytes(160'000'000), 1'500, 50'000, false, 0,
+       Time::zero()},
       // Broadcom Tomahawk 5 (BCM78900) product brief: 51.2 Tb/s, 64 x 800GbE or 128 x 400GbE,
       // ~165 MB on-chip buffer. Latency ~700 ns and system power ~1,200 W are estimates.
       // ~$40,000 approximate street price for a 64x800G box (2024).
       {"tomahawk5", "Broadcom Tomahawk 5 switch (64x800GbE)", "ethernet", 64, Bandwidth::gbps(800),
-       Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false},
+       Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false, 0, Time::zero()},
       {"tomahawk5_400g", "Broadcom Tomahawk 5 switch (128x400GbE)", "ethernet", 128,
-       Bandwidth::gbps(400), Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false},
+       Bandwidth::gbps(400), Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false, 0,
+       Time::zero()},
   };
   return table;
 }

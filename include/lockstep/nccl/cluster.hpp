@@ -34,6 +34,12 @@ struct NcclCluster {
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
   bool ll128_network = true;        // LL128 over the network (false for TCP sockets)
   double extra_net_step_us = 0;     // fabric latency per network step beyond NCCL's IB table
+  // Servers (trays) making up one node: 18 for a GB200 NVL72 rack (multi-node NVLink), else 1.
+  std::uint32_t servers_per_node = 1;
+  // SHARP's aggregation tree (cost_extra.cpp sharp_depth_us): its levels of switches (1: the
+  // rail's leaf holds every node) and what each level above the leaf adds, up and down (us).
+  std::uint32_t sharp_levels = 1;
+  double sharp_level_us = 0;
   // GPUs wired as a torus (one GPU per node, ranks in the builder's order): its sizes, for
   // torus_ring. Empty otherwise, and for any group other than every GPU in order.
   std::vector<std::uint32_t> torus_dims;

@@ -60,6 +60,12 @@ struct SwitchSpec {
   double power_w;
   double price_usd;
   bool sharp;  // in-network reduction (InfiniBand SHARP)
+  // SHARP generation (2: Quantum HDR, 3: Quantum-2 NDR, 4: Quantum-X800 XDR; 0: none). From v2 on
+  // large messages stream through the aggregation tree at line rate, so the tree's throughput is
+  // its ports'; what a deeper tree costs is latency: each level above the leaf adds a traversal
+  // up and one down plus the level's aggregation (waiting for its children and reducing).
+  std::uint32_t sharp_version;
+  Time sharp_level_latency;  // aggregation latency per tree level (beyond port-to-port)
 };
 
 /// A scale-up system: how GPUs of one domain reach each other without the scale-out network.
