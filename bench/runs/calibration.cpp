@@ -65,6 +65,8 @@ std::string system_of(const std::string& text) {
   if (has(s, "h100")) return "hgx-h100";
   if (has(s, "a100")) return "dgx-a100";
   if (has(s, "mi300")) return "mi300x";
+  if (has(s, "mi325")) return "mi325x";
+  if (has(s, "mi355")) return "mi355x";
   throw InputError("system", "no preset for system '" + text + "'");
 }
 

@@ -9,16 +9,24 @@
 namespace lockstep {
 namespace {
 
+// AMD Instinct GPUs (MI300X, MI325X, MI355X): wired pairwise by xGMI, run by RCCL.
+bool xgmi_gpu(const std::string& gpu) {
+  const auto& all = gpu_catalog();
+  return std::any_of(all.begin(), all.end(), [&](const GpuSpec& s) {
+    return s.name == gpu && s.default_scale_up.rfind("xgmi_mesh", 0) == 0;
+  });
+}
+
 nccl::Generation generation_of(const std::string& gpu) {
   if (gpu == "a100") return nccl::Generation::Ampere;
   if (gpu == "b200" || gpu == "gb200") return nccl::Generation::Blackwell;
-  return nccl::Generation::Hopper;  // h100, h200; mi300x uses RCCL's Hopper-era tables
+  return nccl::Generation::Hopper;  // h100, h200; AMD GPUs use RCCL's Hopper-era tables
 }
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
-// NVLink4's 25 GB/s). Non-NVIDIA GPUs get the same 0.824 derating of the catalog figure.
+// NVLink4's 25 GB/s). AMD GPUs get the same 0.824 derating of the catalog figure.
 double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
-  if (gpu == "mi300x") return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
+  if (xgmi_gpu(gpu)) return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
   return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
 }
 
@@ -116,7 +124,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;
-  c.amd_host = c.gpu == "a100" || c.gpu == "mi300x";
+  c.amd_host = c.gpu == "a100" || xgmi_gpu(c.gpu);
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {
     if (f.technology != t.fabric) continue;

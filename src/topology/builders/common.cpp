@@ -106,9 +106,10 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   const std::string gpu = hw.gpu->name;
   const ArgNode* su_node = args.find("scale_up");
   std::string choice =
-      su_node ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none",
-                                    "hgx_a100", "hgx_h100", "hgx_b200", "xgmi_mesh"})
-              : std::string("default");
+      su_node
+          ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
+                                "hgx_h100", "hgx_b200", "xgmi_mesh", "xgmi_mesh_mi355x"})
+          : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
     args.fail(message);
@@ -117,13 +118,16 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   if (choice == "default") {
     spec = hw.gpu->default_scale_up;
   } else if (choice == "nvswitch") {
-    if (gpu == "mi300x") fail_su("mi300x has no NVSwitch; use scale_up: mesh");
+    if (hw.gpu->default_scale_up.rfind("xgmi_mesh", 0) == 0)
+      fail_su(gpu + " has no NVSwitch; use scale_up: mesh");
     spec = gpu == "a100" ? "hgx_a100" : (gpu == "b200" || gpu == "gb200") ? "hgx_b200" : "hgx_h100";
   } else if (choice == "nvl72") {
     if (gpu != "gb200" && gpu != "b200") fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
     spec = "nvl72";
   } else if (choice == "mesh") {
-    spec = "xgmi_mesh";
+    // An AMD GPU's own mesh (its link rate); any other GPU wired pairwise at MI300X's.
+    const bool own = scale_up_spec(hw.gpu->default_scale_up).chip_ports == 0;
+    spec = own ? hw.gpu->default_scale_up : "xgmi_mesh";
   } else if (choice != "none") {
     spec = choice;
   }
@@ -132,7 +136,7 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     layout.scale_up_model = scale_up_index(spec);
     layout.scale_up_name = choice == "default" || choice == "none" ? spec : choice;
     if (spec.rfind("hgx_", 0) == 0) layout.scale_up_name = "nvswitch";
-    if (spec == "xgmi_mesh") layout.scale_up_name = "mesh";
+    if (layout.scale_up->chip_ports == 0) layout.scale_up_name = "mesh";
   }
   const std::uint32_t default_gpn =
       layout.scale_up ? layout.scale_up->gpus_per_node : hw.gpu->default_gpus_per_node;
