@@ -20,13 +20,19 @@ bool xgmi_gpu(const std::string& gpu) {
 nccl::Generation generation_of(const std::string& gpu) {
   if (gpu == "a100") return nccl::Generation::Ampere;
   if (gpu == "b200" || gpu == "gb200") return nccl::Generation::Blackwell;
-  return nccl::Generation::Hopper;  // h100, h200; AMD GPUs use RCCL's Hopper-era tables
+  // h100, h200. AMD GPUs: the latency rows and protocol caps are NCCL's Hopper ones
+  // (docs/nccl-model.md "RCCL on AMD Instinct"); their xGMI bandwidth is AMD's own below.
+  return nccl::Generation::Hopper;
 }
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
-// NVLink4's 25 GB/s). AMD GPUs get the same 0.824 derating of the catalog figure.
+// NVLink4's 25 GB/s). xGMI: the GPU's links at the datasheet rate x NCCL's lane payload fraction.
 double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
-  if (xgmi_gpu(gpu)) return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
+  if (xgmi_gpu(gpu)) {
+    const GpuSpec& s = gpu_spec(gpu);
+    return nccl::xgmi_bw(s.scale_up_links,
+                         s.scale_up_bandwidth.gigabytes_per_second() / s.scale_up_links);
+  }
   return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
 }
 
