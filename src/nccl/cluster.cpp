@@ -26,12 +26,13 @@ nccl::Generation generation_of(const std::string& gpu) {
 }
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
-// NVLink4's 25 GB/s). xGMI: the GPU's links at the datasheet rate x NCCL's lane payload fraction.
-double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
+// NVLink4's 25 GB/s). xGMI: the links to the node's other GPUs in use (one per pair on AMD's
+// UBB, so 2 GPUs of 8 have one) at the datasheet rate x NCCL's lane payload fraction.
+double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t gpus_per_node) {
   if (xgmi_gpu(gpu)) {
     const GpuSpec& s = gpu_spec(gpu);
-    return nccl::xgmi_bw(s.scale_up_links,
-                         s.scale_up_bandwidth.gigabytes_per_second() / s.scale_up_links);
+    const std::uint32_t links = std::min(s.scale_up_links, std::max(1u, gpus_per_node - 1));
+    return nccl::xgmi_bw(links, s.scale_up_bandwidth.gigabytes_per_second() / s.scale_up_links);
   }
   return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
 }
@@ -63,7 +64,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.nics_per_node = p.nics_per_node * trays_per_domain;
   c.nic_GBps = p.nic_speed.gigabytes_per_second();
   c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
-  c.intra_GBps = intra_bandwidth(c.gpu, c.generation);
+  c.intra_GBps = intra_bandwidth(c.gpu, c.generation, c.gpus_per_node);
   c.intra_path = nccl::Path::NvLink;
   c.sharp = p.sharp;
   c.nvls = p.nvls;
@@ -126,7 +127,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   if (c.nics_per_node == 0 && c.nodes > 1) c.nics_per_node = c.gpus_per_node;
   const bool scale_up = t.scale_up != "pcie" && t.scale_up != "none" && per_server > 1;
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
-  c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation) : nccl::kPcieBw;
+  c.intra_GBps = scale_up ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node) : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;

@@ -175,6 +175,14 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   return layout;
 }
 
+Bandwidth mesh_pair_bandwidth(const Hardware& hw, const NodeLayout& layout) {
+  const double peers = std::max<std::uint32_t>(1, layout.gpus_per_node - 1);
+  const bool own_mesh = layout.scale_up != nullptr && layout.scale_up->chip_ports == 0 &&
+                        layout.scale_up->name == hw.gpu->default_scale_up;
+  const double links = own_mesh ? std::max<double>(peers, hw.gpu->scale_up_links) : peers;
+  return hw.gpu->scale_up_bandwidth / links;
+}
+
 std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,
                                 std::uint32_t nodes) {
   const std::uint32_t g = layout.gpus_per_node;
@@ -201,7 +209,7 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
       }
     }
     if (mesh && g > 1) {
-      const Bandwidth per_peer = hw.gpu->scale_up_bandwidth / static_cast<double>(g - 1);
+      const Bandwidth per_peer = mesh_pair_bandwidth(hw, layout);
       for (std::uint32_t i = 0; i < g; ++i) {
         for (std::uint32_t j = i + 1; j < g; ++j) {
           b.add_link(Link{gpus[i], gpus[j], per_peer, su->latency, LinkMedium::NvLink, 0});

@@ -32,6 +32,24 @@ TEST(Rccl, XgmiBandwidthIsLinksTimesRateTimesThreeQuarters) {
   EXPECT_TRUE(amd_node("mi355x").amd_host);
 }
 
+TEST(Rccl, FewerGpusOfTheUbbHaveFewerLinks) {
+  // One xGMI link per GPU pair: 2 GPUs of an MI300X node share one link, 1 x 64 x 0.75 = 48
+  // GB/s; 4 MI355X have 3 links each, 3 x 76.8 x 0.75 = 172.8 GB/s.
+  PresetRequest r;
+  r.system = "mi300x";
+  r.gpus_per_node = 2;
+  const NcclCluster two = nccl_cluster(resolve_preset(r));
+  EXPECT_DOUBLE_EQ(two.intra_GBps, 48.0);
+  r.system = "mi355x";
+  r.gpus_per_node = 4;
+  EXPECT_NEAR(nccl_cluster(resolve_preset(r)).intra_GBps, 172.8, 1e-9);
+  // 2 x MI300X, ring / Simple, 1 GiB: 20 + (8.4 + 2 x 3.4) + 2(n-1)/n S / 48 GB/s =
+  // 35.2 + 22,369.62 = 22,404.82 us, busbw 47.92 GB/s (was 336 GB/s: all seven links).
+  const Prediction p = all_reduce(two, Bytes::gib(1));
+  EXPECT_NEAR(p.time.microseconds(), 22404.821, 1e-3);
+  EXPECT_NEAR(p.busbw_GBps, 47.925, 1e-3);
+}
+
 TEST(Rccl, Mi300xOneNodeAllReduceOneGiB) {
   // 8 x MI300X, ring / Simple (LL128 is capped at 0.92 x 336, LL at 141 GB/s), S = 1 GiB:
   //   latency  = 8.4 + 14 x 3.4 = 56.0 us (baseLat + 2(n-1) steps of hwLat[NVLink][Ring][Simple])

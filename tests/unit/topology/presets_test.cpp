@@ -151,6 +151,22 @@ TEST(Presets, AmdInstinctPlatforms) {
   EXPECT_EQ(pairs, 28u);
 }
 
+// The UBB wires one xGMI link per GPU pair: a node of 4 MI300X in use keeps one 64 GB/s link
+// per pair (3 per GPU, 192 GB/s), not the 448 GB/s of all seven spread over three peers.
+TEST(Presets, FewerAmdGpusLeaveXgmiLinksIdle) {
+  const BuildResult r = build_topology(
+      rail_optimized_args(resolve_preset({.system = "mi300x", .nodes = 1, .gpus_per_node = 4})));
+  ASSERT_TRUE(r.graph.has_value());
+  std::uint32_t pairs = 0;
+  for (const Link& l : r.graph->links()) {
+    if (r.graph->device(l.a).kind != DeviceKind::Gpu) continue;
+    if (r.graph->device(l.b).kind != DeviceKind::Gpu) continue;
+    ++pairs;
+    EXPECT_DOUBLE_EQ(l.bandwidth.gigabytes_per_second(), 64.0);
+  }
+  EXPECT_EQ(pairs, 6u);
+}
+
 // A preset smaller than one 32-node scalable unit is sized for its own nodes: each of the 8 rail
 // leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700).
 // 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports -> 3 spines. 32 nodes:
