@@ -11,19 +11,34 @@
 namespace lockstep {
 namespace {
 
+// AMD Instinct GPUs (MI300X, MI325X, MI355X): wired pairwise by xGMI, run by RCCL.
+bool xgmi_gpu(const std::string& gpu) {
+  const auto& all = gpu_catalog();
+  return std::any_of(all.begin(), all.end(), [&](const GpuSpec& s) {
+    return s.name == gpu && s.default_scale_up.rfind("xgmi_mesh", 0) == 0;
+  });
+}
+
 nccl::Generation generation_of(const std::string& gpu) {
   if (gpu == "a100") return nccl::Generation::Ampere;
   // Blackwell Ultra (B300, GB300: sm_103) and GB10 (sm_121) have compute capability >= 10.0,
   // where NCCL takes its Blackwell tables.
   if (gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300" || gpu == "gb10")
     return nccl::Generation::Blackwell;
-  return nccl::Generation::Hopper;  // h100, h200, h20, h800, gh200; mi300x: RCCL's Hopper-era
+  // h100, h200, h20, h800, gh200. AMD GPUs: the latency rows and protocol caps are NCCL's Hopper
+  // ones (docs/nccl-model.md "RCCL on AMD Instinct"); their xGMI bandwidth is AMD's own below.
+  return nccl::Generation::Hopper;
 }
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
-// NVLink4's 25 GB/s). Non-NVIDIA GPUs get the same 0.824 derating of the catalog figure.
-double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
-  if (gpu == "mi300x") return gpu_spec(gpu).scale_up_bandwidth.gigabytes_per_second() * 20.6 / 25;
+// NVLink4's 25 GB/s). xGMI: the links to the node's other GPUs in use (one per pair on AMD's
+// UBB, so 2 GPUs of 8 have one) at the datasheet rate x NCCL's lane payload fraction.
+double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t gpus_per_node) {
+  if (xgmi_gpu(gpu)) {
+    const GpuSpec& s = gpu_spec(gpu);
+    const std::uint32_t links = std::min(s.scale_up_links, std::max(1u, gpus_per_node - 1));
+    return nccl::xgmi_bw(links, s.scale_up_bandwidth.gigabytes_per_second() / s.scale_up_links);
+  }
   // The links NVML reports (H800: 8, not Hopper's usual 18).
   return gpu_spec(gpu).scale_up_links * nccl::nvlink_bw_per_link(g);
 }
@@ -169,7 +184,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   const bool nvlink = p.system.scale_up != "none" &&
                       scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
   c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
-  c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation) : c.gpu_nic_GBps;
+  c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node) : c.gpu_nic_GBps;
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
@@ -248,13 +263,13 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.intra_path = scale_up ? nccl::Path::NvLink : nccl::Path::Pcie;
   // GPUs joined over PCIe (H100 PCIe bridge pairs, traits "pcie"): NCCL's figure for the GPU's
   // PCIe link, as the preset's view has it; no scale-up at all: NCCL's PCI_BW.
-  c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation)
+  c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node)
                  : t.scale_up == "pcie" ? default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second()
                                         : nccl::kPcieBw;
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;
-  c.amd_host = c.gpu == "a100" || c.gpu == "mi300x";
+  c.amd_host = c.gpu == "a100" || xgmi_gpu(c.gpu);
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {
     if (f.technology != t.fabric) continue;

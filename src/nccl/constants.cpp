@@ -238,6 +238,18 @@ std::uint32_t nvlink_links(Generation g) {
   return g == Generation::Ampere ? 12 : 18;
 }
 
+// AMD Instinct xGMI links are x16 Infinity Fabric links on the SerDes that also runs the GPU's
+// PCIe Gen5 host link (AMD CDNA 3 white paper: eight x16 links, 7 xGMI at 64 GB/s per direction
+// = 32 Gb/s per lane; MI355X 76.8 GB/s = 38.4 Gb/s per lane). NCCL's topology code (RCCL's is
+// NCCL's) takes such a lane at 3/4 of its signalling rate: xml.h kvDictPciGen gives a 32 GT/s lane
+// 240 x 100 Mb/s, topo.cc a link width x speed / 80 GB/s, so 48 GB/s for Gen5 x16 and PCI_BW =
+// 12 GB/s for Gen3 x16 (8 GT/s x 16 / 8 = 16 GB/s signalling): the packet headers, flow control
+// and encoding of a load/store link. MI300X: 7 x 64 x 0.75 = 336 GB/s per GPU and direction;
+// NVLink's 20.6 / 25 (topo.h) is NVIDIA's figure for its own link, not one for xGMI.
+double xgmi_bw(std::uint32_t links, double raw_GBps) {
+  return links * raw_GBps * kSerdesPayloadFraction;
+}
+
 double net_search_speed(Generation g, double rate) {
   switch (g) {
     case Generation::Ampere:

@@ -89,6 +89,17 @@ const std::vector<GpuSpec>& gpus() {
       // of an 8-GPU platform. Approximate street price, ~$15,000 (Citi estimate, 2024).
       {"mi300x", "AMD Instinct MI300X", Bandwidth::gBps(448), 7, Bytes(192'000'000'000),
        1307.4 * kTera, 750, 15'000, "xgmi_mesh", 8},
+      // AMD Instinct MI325X datasheet (2024): 256 GB HBM3E, the MI300X's compute (BF16 1,307.4
+      // TFLOPS dense) and Infinity Fabric (7 links of 128 GB/s bidirectional), 1,000 W.
+      // Price not published: ~$20,000 (estimate, above the MI300X for the larger HBM3E).
+      {"mi325x", "AMD Instinct MI325X", Bandwidth::gBps(448), 7, Bytes(256'000'000'000),
+       1307.4 * kTera, 1000, 20'000, "xgmi_mesh", 8},
+      // AMD Instinct MI355X datasheet (2025): CDNA 4, 288 GB HBM3E, BF16 2.5 PFLOPS dense,
+      // 1,400 W, 7 Infinity Fabric links of 153.6 GB/s bidirectional (76.8 GB/s per direction,
+      // 1,075 GB/s in all) to the 7 peers of an 8-GPU UBB. Approximate street price, ~$25,000
+      // (press reports, 2025).
+      {"mi355x", "AMD Instinct MI355X", Bandwidth::gBps(7 * 76.8), 7, Bytes(288'000'000'000),
+       2.5 * kPeta, 1400, 25'000, "xgmi_mesh_mi355x", 8},
   };
   return table;
 }
@@ -175,7 +186,8 @@ const std::vector<ScaleUpSpec>& scale_ups() {
   // NVLink per-link rate per direction: NVLink 3 = 600 GB/s / 12 links / 2 directions = 25 GB/s
   // (A100 datasheet); NVLink 4 = 900 / 18 / 2 = 25 GB/s (H100 datasheet); NVLink 5 =
   // 1,800 / 18 / 2 = 50 GB/s (Blackwell datasheets). Infinity Fabric: 128 GB/s bidirectional per
-  // link = 64 GB/s per direction (MI300X datasheet). NVSwitch buffer sizes are not published.
+  // link = 64 GB/s per direction (MI300X datasheet), 153.6 = 76.8 per direction on MI355X. NVSwitch
+  // buffer sizes are not published.
   constexpr Bandwidth kNvlink3Port = Bandwidth::gBps(25);
   constexpr Bandwidth kNvlink4Port = Bandwidth::gBps(25);
   constexpr Bandwidth kNvlink5Port = Bandwidth::gBps(50);
@@ -208,9 +220,13 @@ const std::vector<ScaleUpSpec>& scale_ups() {
       {"gh200_quad", "HPE Cray EX254n 4 x GH200 NVLink mesh", "", 4, 4, 4, 0, kNvlink4Port, 0,
        Time::ns(500), 0, 0, false},
       // AMD Instinct MI300X platform brief: 8 GPUs fully connected by Infinity Fabric (no
-      // switch). Latency ~500 ns, estimate as above.
+      // switch), the MI325X's the same. Latency ~500 ns, estimate as above.
       {"xgmi_mesh", "AMD Infinity Fabric 8-GPU mesh", "", 8, 8, 8, 0, Bandwidth::gBps(64), 0,
        Time::ns(500), 0, 0, false},
+      // AMD Instinct MI355X datasheet: the same 8-GPU full mesh at 76.8 GB/s per link and
+      // direction (153.6 GB/s bidirectional).
+      {"xgmi_mesh_mi355x", "AMD Infinity Fabric 8-GPU mesh (MI355X UBB)", "", 8, 8, 8, 0,
+       Bandwidth::gBps(76.8), 0, Time::ns(500), 0, 0, false},
   };
   return table;
 }

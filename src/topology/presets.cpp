@@ -67,6 +67,15 @@ const std::vector<SystemPreset>& system_presets() {
       // fully connected by Infinity Fabric, 8 x 400G NICs, AMD EPYC hosts.
       {"mi300x", "mi300x", "xgmi_mesh", 8, 8, "roce-400g", 1, true,
        "MI300X platform: 8 x MI300X, Infinity Fabric mesh, 8 x 400GbE RoCE"},
+      // AMD Instinct MI325X platform (datasheet, 2024): the MI300X's 8-GPU UBB with MI325X
+      // GPUs; servers ship with 8 x 400G NICs, as the MI300X platforms.
+      {"mi325x", "mi325x", "xgmi_mesh", 8, 8, "roce-400g", 1, true,
+       "MI325X platform: 8 x MI325X, Infinity Fabric mesh, 8 x 400GbE RoCE"},
+      // AMD Instinct MI355X platform (datasheet, 2025; OCI BM.GPU.MI355X): 8 x MI355X on a UBB
+      // fully connected by Infinity Fabric, 8 x AMD Pensando Pollara 400 AI NICs (400G RoCE),
+      // AMD EPYC hosts. Until a Pollara fabric preset exists its NICs are priced as RoCE 400G.
+      {"mi355x", "mi355x", "xgmi_mesh_mi355x", 8, 8, "roce-400g", 1, true,
+       "MI355X platform: 8 x MI355X, Infinity Fabric mesh, 8 x 400G RoCE (Pollara 400)"},
   };
   return table;
 }

@@ -70,6 +70,11 @@ double nvls_efficiency(Generation g);                     // 0.85 Hopper, 0.74 B
 /// Per-link scale-up bandwidth NCCL assumes (GB/s, one direction) and links per GPU.
 double nvlink_bw_per_link(Generation g);
 std::uint32_t nvlink_links(Generation g);
+/// AMD Infinity Fabric (xGMI) as RCCL's model sees it: the bandwidth of `links` links at a
+/// datasheet peak of `raw_GBps` each per direction, at the payload fraction NCCL's topology code
+/// gives a lane of the same SerDes (constants.cpp).
+double xgmi_bw(std::uint32_t links, double raw_GBps);
+inline constexpr double kSerdesPayloadFraction = 0.75;
 inline constexpr double kPcieBw = 12.0;        // PCI_BW
 inline constexpr double kNetDefaultBw = 12.0;  // network default before NICs are read
 

@@ -110,7 +110,8 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   std::string choice =
       su_node
           ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
-                                "hgx_h100", "hgx_b200", "xgmi_mesh", "nvlink_bridge", "gh200_quad"})
+                                "hgx_h100", "hgx_b200", "xgmi_mesh", "xgmi_mesh_mi355x", "nvlink_bridge",
+                                "gh200_quad"})
           : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
@@ -120,13 +121,16 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   if (choice == "default") {
     spec = hw.gpu->default_scale_up;
   } else if (choice == "nvswitch") {
-    if (gpu == "mi300x") fail_su("mi300x has no NVSwitch; use scale_up: mesh");
+    if (hw.gpu->default_scale_up.rfind("xgmi_mesh", 0) == 0)
+      fail_su(gpu + " has no NVSwitch; use scale_up: mesh");
     spec = gpu == "a100" ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
   } else if (choice == "nvl72") {
     if (!blackwell) fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
     spec = "nvl72";
   } else if (choice == "mesh") {
-    spec = "xgmi_mesh";
+    // An AMD GPU's own mesh (its link rate); any other GPU wired pairwise at MI300X's.
+    const bool own = scale_up_spec(hw.gpu->default_scale_up).chip_ports == 0;
+    spec = own ? hw.gpu->default_scale_up : "xgmi_mesh";
   } else if (choice != "none") {
     spec = choice;
   }
@@ -135,7 +139,7 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     layout.scale_up_model = scale_up_index(spec);
     layout.scale_up_name = choice == "default" || choice == "none" ? spec : choice;
     if (spec.rfind("hgx_", 0) == 0) layout.scale_up_name = "nvswitch";
-    if (spec == "xgmi_mesh" || spec == "gh200_quad") layout.scale_up_name = "mesh";
+    if (layout.scale_up->chip_ports == 0) layout.scale_up_name = "mesh";
     // NCCL sees PCIe between the bridged pairs (docs/presets.md).
     if (spec == "nvlink_bridge") layout.scale_up_name = "pcie";
   }
@@ -187,6 +191,20 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   return layout;
 }
 
+Bandwidth mesh_pair_bandwidth(const Hardware& hw, const NodeLayout& layout) {
+  // The GPU's own board wires every pair of its mesh alike whatever the GPUs in use (AMD's UBB:
+  // one xGMI link per pair of 8; GH200 quad: 6 NVLinks per pair of 4; H100 PCIe: a bridged
+  // pair), so its links split over the board's peers; a foreign mesh over the peers in use.
+  const bool own_mesh = layout.scale_up != nullptr && layout.scale_up->chip_ports == 0 &&
+                        layout.scale_up->name == hw.gpu->default_scale_up;
+  const std::uint32_t group =
+      layout.scale_up != nullptr && layout.scale_up->chip_ports == 0
+          ? (own_mesh ? layout.scale_up->domain_gpus
+                      : std::min(layout.gpus_per_node, layout.scale_up->domain_gpus))
+          : layout.gpus_per_node;
+  return hw.gpu->scale_up_bandwidth / static_cast<double>(std::max<std::uint32_t>(1, group - 1));
+}
+
 std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,
                                 std::uint32_t nodes) {
   const std::uint32_t g = layout.gpus_per_node;
@@ -216,7 +234,7 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
       }
     }
     if (mesh && group > 1) {
-      const Bandwidth per_peer = hw.gpu->scale_up_bandwidth / static_cast<double>(group - 1);
+      const Bandwidth per_peer = mesh_pair_bandwidth(hw, layout);
       for (std::uint32_t i = 0; i < g; ++i) {
         for (std::uint32_t j = i + 1; j < g && j / group == i / group; ++j) {
           b.add_link(Link{gpus[i], gpus[j], per_peer, su->latency, LinkMedium::NvLink, 0});

@@ -55,6 +55,12 @@ struct NodeLayout {
 /// scale-up only) nics_per_node is 0 and the key is not accepted.
 NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_nics = true);
 
+/// One GPU pair's link in a mesh node. An AMD Instinct UBB (the GPU's own xGMI mesh) wires one
+/// link per pair, so a node of fewer GPUs than links + 1 leaves links idle (MI300X datasheet: 7
+/// links to the 7 peers of an 8-GPU platform); another GPU wired pairwise spreads its scale-up
+/// bandwidth over its g - 1 peers.
+Bandwidth mesh_pair_bandwidth(const Hardware& hw, const NodeLayout& layout);
+
 /// Adds `nodes` servers: GPUs, one ScaleUpSwitch per domain (or a mesh), NICs, NVLink and PCIe
 /// links. Returns the NIC device ids, node-major (nics[node * nics_per_node + i]).
 std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,

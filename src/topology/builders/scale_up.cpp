@@ -44,11 +44,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   inv.design =
       fmt::format("scale_up: {} {} GPUs in one {}", gpus, hw.gpu->name, layout.scale_up->display);
   // Within one domain the GPU's scale-up links are its injection; NVSwitch is non-blocking, a
-  // mesh of g GPUs gives each pair bw / (g - 1).
+  // mesh gives each pair its own link (mesh_pair_bandwidth) and a GPU g - 1 of them.
   inv.injection_per_gpu = hw.gpu->scale_up_bandwidth;
   if (layout.scale_up->chip_ports == 0) {
-    const double per_pair =
-        hw.gpu->scale_up_bandwidth.bytes_per_second() / std::max<std::uint64_t>(1, gpus - 1);
+    const double per_pair = mesh_pair_bandwidth(hw, layout).bytes_per_second();
+    inv.injection_per_gpu = Bandwidth::bytes_per_second(
+        per_pair * static_cast<double>(std::max<std::uint64_t>(1, gpus - 1)));
     inv.bisection = Bandwidth::bytes_per_second(per_pair * static_cast<double>(gpus / 2) *
                                                 static_cast<double>(gpus - gpus / 2));
   } else {

@@ -175,17 +175,17 @@ TEST(Hierarchical, TwoHgxH100NodesByHand) {
 }
 
 // Hierarchical all-reduce on 2 x MI300X (xGMI mesh, RoCE 400G): the same sum with the node's
-// rate NCCL assumes for MI300X, 448 x 20.6/25 = 369.152 GB/s: 104 + 1.75 S / 369.152 GB/s + S /
-// 384 GB/s = 7,990.38 us. The flow run reaches it only because each channel's node ring walks its
-// own Hamiltonian cycle of the mesh, so 7 channels use all 7 xGMI links of a GPU (links scaled so
-// their sum is 369.152); with rings in local order every channel took the same link and flow
+// rate RCCL's model gives MI300X, 7 links x 64 GB/s x 3/4 = 336 GB/s: 104 + 1.75 S / 336 GB/s +
+// S / 384 GB/s = 8,492.61 us. The flow run reaches it only because each channel's node ring walks
+// its own Hamiltonian cycle of the mesh, so 7 channels use all 7 xGMI links of a GPU (links scaled
+// so their sum is 336); with rings in local order every channel took the same link and flow
 // printed 38,531 us.
 TEST(Hierarchical, TwoMi300xNodesUseEveryXgmiLink) {
   const TwoNodes two("mi300x", "roce-400g");
   const Topology& topo = two.topo;
   const NcclCluster& c = two.cluster;
   CollectiveSweep s = two.hierarchical_1gib();
-  const double hand = 104 + 1.75 * kGiB / (448 * 20.6 / 25 * 1e3) + kGiB / 384e3;
+  const double hand = 104 + 1.75 * kGiB / 336e3 + kGiB / 384e3;
   EXPECT_NEAR(one_row(s, c, topo, "analytical").time.microseconds(), hand, 0.01);
   EXPECT_NEAR(one_row(s, c, topo, "flow").time.microseconds(), hand, 1e-3 * hand);
 }

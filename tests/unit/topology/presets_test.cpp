@@ -8,6 +8,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep {
 namespace {
@@ -121,6 +122,50 @@ TEST(Presets, BuildsThroughTheRailOptimizedBuilder) {
   EXPECT_EQ(r.graph->gpus().size(), 16u);
   EXPECT_EQ(r.graph->traits().gpu, "h100");
   EXPECT_EQ(r.graph->traits().nics_per_node, 8u);
+}
+
+// AMD Instinct platforms (datasheets): 8 GPUs on one xGMI mesh, 8 x 400G NICs, AMD hosts.
+// MI325X has the MI300X's 7 x 64 GB/s links; MI355X's run at 76.8 GB/s, so a built node's 28
+// GPU pairs each get 537.6 / 7 = 76.8 GB/s per direction.
+TEST(Presets, AmdInstinctPlatforms) {
+  for (const char* system : {"mi325x", "mi355x"}) {
+    const PresetCluster p = resolve_preset({.system = system, .nodes = 2});
+    EXPECT_EQ(p.system.gpu, system);
+    EXPECT_EQ(p.gpus_per_node, 8u);
+    EXPECT_EQ(p.nics_per_node, 8u);
+    EXPECT_DOUBLE_EQ(p.nic_speed.gigabits_per_second(), 400.0);
+    EXPECT_TRUE(p.system.amd_host);
+  }
+  EXPECT_EQ(gpu_spec("mi325x").hbm, Bytes(256'000'000'000));
+  EXPECT_EQ(gpu_spec("mi355x").hbm, Bytes(288'000'000'000));
+  const BuildResult r =
+      build_topology(rail_optimized_args(resolve_preset({.system = "mi355x", .nodes = 1})));
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(r.graph->traits().scale_up, "mesh");
+  std::uint32_t pairs = 0;
+  for (const Link& l : r.graph->links()) {
+    const DeviceKind a = r.graph->device(l.a).kind, b = r.graph->device(l.b).kind;
+    if (a != DeviceKind::Gpu || b != DeviceKind::Gpu) continue;
+    ++pairs;
+    EXPECT_NEAR(l.bandwidth.gigabytes_per_second(), 76.8, 1e-9);
+  }
+  EXPECT_EQ(pairs, 28u);
+}
+
+// The UBB wires one xGMI link per GPU pair: a node of 4 MI300X in use keeps one 64 GB/s link
+// per pair (3 per GPU, 192 GB/s), not the 448 GB/s of all seven spread over three peers.
+TEST(Presets, FewerAmdGpusLeaveXgmiLinksIdle) {
+  const BuildResult r = build_topology(
+      rail_optimized_args(resolve_preset({.system = "mi300x", .nodes = 1, .gpus_per_node = 4})));
+  ASSERT_TRUE(r.graph.has_value());
+  std::uint32_t pairs = 0;
+  for (const Link& l : r.graph->links()) {
+    if (r.graph->device(l.a).kind != DeviceKind::Gpu) continue;
+    if (r.graph->device(l.b).kind != DeviceKind::Gpu) continue;
+    ++pairs;
+    EXPECT_DOUBLE_EQ(l.bandwidth.gigabytes_per_second(), 64.0);
+  }
+  EXPECT_EQ(pairs, 6u);
 }
 
 // A preset smaller than one 32-node scalable unit is sized for its own nodes: each of the 8 rail
