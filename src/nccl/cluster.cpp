@@ -2,7 +2,11 @@
 #include "lockstep/nccl/cluster.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
 
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -22,7 +26,35 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g) {
   return nccl::nvlink_links(g) * nccl::nvlink_bw_per_link(g);
 }
 
+// "Ring,Tree" -> its items, lower-cased, as NCCL_ALGO / NCCL_PROTO list them.
+std::vector<std::string> env_list(const std::string& text) {
+  std::vector<std::string> out(1);
+  for (char ch : text) {
+    if (ch == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  if (text.empty()) out.clear();
+  return out;
+}
+
 }  // namespace
+
+void apply_transport(NcclCluster& c, const FabricPreset& f) {
+  c.extra_net_step_us = f.extra_step_latency.microseconds();
+  c.net_algos.clear();
+  c.net_protos.clear();
+  for (const std::string& a : env_list(f.nccl_algo))
+    c.net_algos.push_back(*nccl::parse_algorithm(a, "nccl_algo"));
+  for (const std::string& p : env_list(f.nccl_proto))
+    c.net_protos.push_back(*nccl::parse_protocol(p, "nccl_proto"));
+  // NCCL's socket transport cannot run LL128 (no GPU Direct RDMA); a GPUDirect TCP plugin whose
+  // documented profile lists LL128 (TCPXO) does.
+  c.ll128_network = f.technology != "tcp" || std::find(c.net_protos.begin(), c.net_protos.end(),
+                                                       nccl::Proto::LL128) != c.net_protos.end();
+}
 
 double NcclCluster::nic_path_GBps() const {
   return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
@@ -46,16 +78,19 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   const std::uint32_t trays_per_domain = std::min(p.nodes, p.system.domain_nodes);
   c.nodes = p.domains();
   c.gpus_per_node = p.domain_gpus();
-  c.nics_per_node = p.nics_per_node * trays_per_domain;
-  c.nic_GBps = p.nic_speed.gigabytes_per_second();
+  // NICs beyond one per GPU are striped per GPU as the preset's graph builds them
+  // (rail_optimized_args: a p5 GPU's 4 EFA devices are one 400G link).
+  const std::uint32_t per_gpu_nics = std::min(p.nics_per_node, p.gpus_per_node);
+  const double fused = per_gpu_nics > 0 ? double(p.nics_per_node) / per_gpu_nics : 1.0;
+  c.nics_per_node = per_gpu_nics * trays_per_domain;
+  c.nic_GBps = p.nic_speed.gigabytes_per_second() * fused;
   c.gpu_nic_GBps = default_gpu_nic_pcie(c.gpu).bandwidth.gigabytes_per_second();
   c.intra_GBps = intra_bandwidth(c.gpu, c.generation);
   c.intra_path = nccl::Path::NvLink;
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
-  c.ll128_network = p.fabric.technology != "tcp";
-  c.extra_net_step_us = p.fabric.extra_step_latency.microseconds();
+  apply_transport(c, p.fabric);
   return c;
 }
 
@@ -120,7 +155,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {
     if (f.technology != t.fabric) continue;
-    c.extra_net_step_us = f.extra_step_latency.microseconds();
+    apply_transport(c, f);  // the first preset of the technology (tcp: sockets, not TCPX)
     break;
   }
   return c;

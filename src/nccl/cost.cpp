@@ -90,6 +90,31 @@ double ring_bus(const NcclCluster& c) {
   return std::min(c.intra_GBps * g / (g - 1), c.node_net_GBps());
 }
 
+// Pipeline fill of the tree (docs/nccl-model.md "Transports"). A channel's S/ch moves in
+// chunks (nccl::tree_chunk_bytes) through 2 (g-1) chain stages and 2 log2(N) network stages (up,
+// then down), a stage passing a chunk in chunk / (its algbw / ch). A stage that forwards only
+// whole chunks (store and forward) delays the first chunk by its chunk time: every stage with
+// Simple, whose steps are signalled when complete, but only the network stages with LL and
+// LL128, whose flagged lines are forwarded over NVLink as they land while the proxy posts a
+// network send per completed step. The makespan is the latencies, S / algbw and the chunk
+// times of the store-and-forward stages but the bottleneck: NCCL's formula has the first two.
+double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
+  const std::uint32_t g = c.gpus_per_node, N = c.nodes;
+  const double chunk = nccl::tree_chunk_bytes(p, S, ch, g, N);
+  // The first chunk has its links to itself: the return traffic that halves the steady rate
+  // of a chain link (and of an inner node's NICs) has not started.
+  const double intra = g > 1 ? tree_proto_bw(c, p, c.intra_GBps, ch) : kInf;
+  const double net = N > 1 ? tree_proto_bw(c, p, c.node_net_GBps(), ch) : kInf;
+  const auto chunk_us = [&](double stage_algbw) { return chunk / (stage_algbw / ch * 1e3); };
+  double fill = 0;
+  if (N > 1) fill += 2.0 * log2_floor(N) * chunk_us(net);
+  if (g > 1 && p == Proto::Simple) fill += 2.0 * (g - 1) * chunk_us(intra);
+  // The bottleneck stage passes its chunks within S / algbw.
+  const bool bottleneck_counted = net <= intra || p == Proto::Simple;
+  if (bottleneck_counted) fill -= chunk_us(std::min(intra, net));
+  return fill;
+}
+
 }  // namespace
 
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
@@ -152,6 +177,7 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   cost.bus_GBps = algbw;
   cost.transfer_us = S / (algbw * 1e3);
   cost.step_us = intra_lat(c, A::Tree, p);
+  cost.fill_us = tree_fill_us(c, S, p, ch);
   return cost;
 }
 
