@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <cctype>
+#include <string>
+#include <vector>
 
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
 
@@ -97,7 +101,35 @@ void set_sharp_level_cost(NcclCluster& c, const std::string& switch_model) {
   c.sharp_level_us = 2 * sw.latency.microseconds() + sw.sharp_level_latency.microseconds();
 }
 
+// "Ring,Tree" -> its items, lower-cased, as NCCL_ALGO / NCCL_PROTO list them.
+std::vector<std::string> env_list(const std::string& text) {
+  std::vector<std::string> out(1);
+  for (char ch : text) {
+    if (ch == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  if (text.empty()) out.clear();
+  return out;
+}
+
 }  // namespace
+
+void apply_transport(NcclCluster& c, const FabricPreset& f) {
+  c.extra_net_step_us = f.extra_step_latency.microseconds();
+  c.net_algos.clear();
+  c.net_protos.clear();
+  for (const std::string& a : env_list(f.nccl_algo))
+    c.net_algos.push_back(*nccl::parse_algorithm(a, "nccl_algo"));
+  for (const std::string& p : env_list(f.nccl_proto))
+    c.net_protos.push_back(*nccl::parse_protocol(p, "nccl_proto"));
+  // NCCL's socket transport cannot run LL128 (no GPU Direct RDMA); a GPUDirect TCP plugin whose
+  // documented profile lists LL128 (TCPXO) does.
+  c.ll128_network = f.technology != "tcp" || std::find(c.net_protos.begin(), c.net_protos.end(),
+                                                       nccl::Proto::LL128) != c.net_protos.end();
+}
 
 double NcclCluster::nic_path_GBps() const {
   return gpu_nic_GBps > 0 ? std::min(nic_GBps, gpu_nic_GBps) : nic_GBps;
@@ -188,8 +220,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
-  c.ll128_network = p.fabric.technology != "tcp";
-  c.extra_net_step_us = p.fabric.extra_step_latency.microseconds();
+  apply_transport(c, p.fabric);
   c.sharp_levels = sharp_tree_levels(p.nodes, std::min(p.nics_per_node, p.gpus_per_node),
                                      switch_spec(p.fabric.switch_model).radix);
   set_sharp_level_cost(c, p.fabric.switch_model);
@@ -273,7 +304,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {
     if (f.technology != t.fabric) continue;
-    c.extra_net_step_us = f.extra_step_latency.microseconds();
+    apply_transport(c, f);  // the first preset of the technology (tcp: sockets, not TCPX)
     break;
   }
   c.sharp_levels = sharp_tree_levels(topo);

@@ -3,6 +3,7 @@
 // are {LL, LL128, Simple}.
 #include "lockstep/nccl/constants.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -283,6 +284,43 @@ std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks) {
 // on DGX H100 / B200): the ring search finds half of these, then duplicates every channel.
 std::uint32_t intra_node_channels(Generation g) {
   return g == Generation::Ampere ? 24 : 32;
+}
+
+// enqueue.cc (NCCL 2.12-2.2x, tree all-reduce, pattern TreeUpDown) with the tree's depth
+// g - 1 + log2(nodes) (connectTrees): Simple halves its 512 KiB step while a channel gets fewer
+// than 8 x depth chunks (down to 128 KiB), 4 x depth (64 KiB), depth (32 KiB); LL128 halves its
+// step while fewer than (1 + log2(nodes) + 0.1 g) x 64 / g chunks (down to 128 KiB), x 16 / g
+// (32 KiB); LL keeps its step. Payload: LL128 15/16 of a step, LL half.
+double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint32_t gpus_per_node,
+                        std::uint32_t nodes) {
+  int log2_nodes = 0;
+  for (std::uint32_t v = nodes; v > 1; v >>= 1) ++log2_nodes;
+  const double per_channel = bytes / std::max<std::uint32_t>(channels, 1);
+  const auto halve_while = [&](double chunk, double min_chunks, double floor) {
+    while (per_channel / chunk < min_chunks && chunk > floor) chunk /= 2;
+    return chunk;
+  };
+  double chunk = 0;
+  switch (p) {
+    case Proto::Simple: {
+      const double depth = gpus_per_node - 1.0 + log2_nodes;
+      chunk = halve_while(kSimpleStepBytes, depth * 8, 131072);
+      chunk = halve_while(chunk, depth * 4, 65536);
+      chunk = halve_while(chunk, depth, 32768);
+      break;
+    }
+    case Proto::LL128: {
+      const double ppn = gpus_per_node;
+      const double steps = 1 + log2_nodes + 0.1 * ppn;
+      chunk = halve_while(kLL128StepBytes, steps * 64 / ppn, 131072);
+      chunk = halve_while(chunk, steps * 16 / ppn, 32768) * 15 / 16;
+      break;
+    }
+    case Proto::LL:
+      chunk = kLLStepBytes / 2;
+      break;
+  }
+  return std::min(chunk, per_channel);
 }
 
 // kLaunchOverheadUs (constants.hpp, 20 us): nccl-tests times back-to-back calls, so each call

@@ -90,6 +90,37 @@ double ring_bus(const NcclCluster& c) {
   return std::min(c.intra_GBps * g / (g - 1), c.node_net_GBps());
 }
 
+// Pipeline fill of the tree (docs/nccl-model.md "Transports"). A channel's S/ch moves in chunks
+// (nccl::tree_chunk_bytes) through 2 (g-1) chain stages and 2 log2(N) network stages (up, then
+// down). A stage that forwards only whole chunks (store and forward) delays the first chunk by
+// its chunk time: every stage with Simple, whose steps are signalled when complete, but only the
+// network stages with LL and LL128, whose flagged lines are forwarded over NVLink as they land
+// while the proxy posts a network send per completed step. The first chunk has the channel's
+// share of each link at the protocol's payload efficiency (none of the return traffic that
+// halves a chain link's steady rate has started). The makespan is the latencies, S / algbw and
+// the chunk times of the store-and-forward stages but the steady bottleneck's: NCCL's formula
+// has the first two.
+double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
+  const std::uint32_t g = c.gpus_per_node, N = c.nodes;
+  const double chunk = nccl::tree_chunk_bytes(p, S, ch, g, N);
+  const double eff = proto_payload_efficiency(p);
+  const auto chunk_us = [&](double link_GBps) { return chunk / (link_GBps * eff / ch * 1e3); };
+  const double intra_us = g > 1 ? chunk_us(c.intra_GBps) : 0;
+  const double net_us = N > 1 ? chunk_us(c.node_net_GBps()) : 0;
+  double fill = 2.0 * log2_floor(N) * net_us;
+  if (p == Proto::Simple) fill += 2.0 * (g - 1) * intra_us;
+  // The steady bottleneck (tree_cost's two terms) passes its chunks within S / algbw.
+  const double steady_intra = g > 1 ? tree_proto_bw(c, p, c.intra_GBps, ch) / 2 : kInf;
+  const double steady_net =
+      N > 1 ? tree_proto_bw(c, p, c.node_net_GBps(), ch) / (N == 2 ? 1 : 2) : kInf;
+  if (steady_net <= steady_intra) {
+    fill -= net_us;
+  } else if (p == Proto::Simple) {
+    fill -= intra_us;
+  }
+  return fill;
+}
+
 }  // namespace
 
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
@@ -158,6 +189,7 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   cost.bus_GBps = algbw;
   cost.transfer_us = S / (algbw * 1e3);
   cost.step_us = intra_lat(c, A::Tree, p);
+  cost.fill_us = tree_fill_us(c, S, p, ch);
   return cost;
 }
 

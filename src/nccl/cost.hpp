@@ -12,6 +12,7 @@ struct Cost {
   double transfer_us = 0;  // bytes / effective bandwidth
   double bus_GBps = 0;     // effective bandwidth of the transfer term
   double step_us = 0;      // per-step latency on the local path (flow engine overhead)
+  double fill_us = 0;      // pipeline fill NCCL's formula leaves out (docs/nccl-model.md)
 };
 
 /// Channels NCCL runs for a message (enqueue.cc: fewer for small messages).

@@ -90,6 +90,10 @@ bool algo_automatic(const NcclCluster& c, Coll op, Algorithm a) {
   // tree's (docs/nccl-model.md "NVLS across NVL72 racks"). They are priced on request.
   const bool mnnvl = c.nodes > 1 && c.servers_per_node > 1;
   if (mnnvl && (a == A::Tree || a == A::NetReduce || a == A::NvlsTree)) return false;
+  // The transport's documented NCCL_ALGO (GCP's TCPX profile: ring only).
+  if (!c.net_algos.empty() &&
+      std::find(c.net_algos.begin(), c.net_algos.end(), a) == c.net_algos.end())
+    return false;
   if (a == A::Tree) return c.nodes > 1;  // NCCL's tree pays off across nodes only
   return true;
 }
@@ -102,9 +106,12 @@ bool proto_possible(const NcclCluster& c, Algorithm a, Proto p) {
   return true;
 }
 
-// Point-to-point operations pick their protocol by size, not by model (NCCL_P2P_LL_THRESHOLD).
-bool proto_automatic(Coll op, Proto p, double per_peer_bytes) {
-  if (op != Coll::AllToAll && op != Coll::AllToAllV && op != Coll::SendRecv) return true;
+// Point-to-point operations pick their protocol by size, not by model (NCCL_P2P_LL_THRESHOLD);
+// collectives among the transport's documented NCCL_PROTO, if it has one.
+bool proto_automatic(const NcclCluster& c, Coll op, Proto p, double per_peer_bytes) {
+  if (op != Coll::AllToAll && op != Coll::AllToAllV && op != Coll::SendRecv)
+    return c.net_protos.empty() ||
+           std::find(c.net_protos.begin(), c.net_protos.end(), p) != c.net_protos.end();
   return p == (per_peer_bytes <= nccl::kP2pLLThreshold ? Proto::LL : Proto::Simple);
 }
 
@@ -157,8 +164,9 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
   out.bandwidth_channels = priced_channels;
   out.latency = Time::us(cost.latency_us);
   out.transfer = Time::us(cost.transfer_us);
+  out.fill = Time::us(cost.fill_us);
   const double launch = r.include_launch_overhead ? nccl::kLaunchOverheadUs : 0.0;
-  out.time = Time::us(launch + cost.latency_us + cost.transfer_us);
+  out.time = Time::us(launch + cost.latency_us + cost.transfer_us + cost.fill_us);
   out.bus_GBps = cost.bus_GBps;
   out.step_us = cost.step_us;
   out.efficiency = p == Proto::LL ? 0.5 : p == Proto::LL128 ? nccl::kLL128Efficiency : 1.0;
@@ -223,7 +231,7 @@ std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) 
     for (Proto p : kProtos) {
       if (r.proto && p != *r.proto) continue;
       if (!proto_possible(c, a, p)) continue;
-      if (!r.proto && !proto_automatic(r.op, p, per_peer)) continue;
+      if (!r.proto && !proto_automatic(c, r.op, p, per_peer)) continue;
       out.push_back(make_prediction(c, r, a, p));
     }
   }

@@ -128,6 +128,18 @@ const std::vector<NicSpec>& nics() {
       // AWS p5.48xlarge product page: 3,200 Gb/s of EFA networking over 32 interfaces, i.e.
       // 4 x 100 Gb/s per H100 (SRD transport). Rented with the instance: no power or price here.
       {"efa_p5", "AWS EFA (p5, 4x100G per GPU)", "efa", Bandwidth::gbps(100), 4, 0, 0},
+      // HPE Slingshot-11 Cassini-1 NIC: 200 Gb/s Ethernet (HPE Slingshot datasheet; De Sensi et
+      // al., SC20). Power ~25 W and price ~$2,000 are estimates.
+      {"cassini1_200g", "HPE Slingshot-11 Cassini-1 200G", "roce", Bandwidth::gbps(200), 1, 25,
+       2'000},
+      // Google Virtual NIC (gVNIC) at 200 Gb/s: A3 (a3-highgpu-8g) has 4 for GPU traffic, A3 Mega
+      // (a3-megagpu-8g) 8 (GCP accelerator-optimized machine types doc). Rented: no power or price.
+      {"gvnic_200g", "Google gVNIC 200G (A3 GPUDirect-TCPX/TCPXO)", "roce", Bandwidth::gbps(200), 1,
+       0, 0},
+      // AMD Pensando Pollara 400 AI NIC product brief (2024): 400GbE, RoCEv2, UEC-ready,
+      // programmable pipeline. Power ~25 W and price ~$2,000 are estimates.
+      {"pollara_400g", "AMD Pensando Pollara 400 AI NIC", "roce", Bandwidth::gbps(400), 1, 25,
+       2'000},
   };
   return table;
 }
@@ -173,6 +185,12 @@ const std::vector<SwitchSpec>& switches() {
        Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false, 0, Time::zero()},
       {"tomahawk5_400g", "Broadcom Tomahawk 5 switch (128x400GbE)", "ethernet", 128,
        Bandwidth::gbps(400), Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false, 0,
+       Time::zero()},
+      // HPE Slingshot Rosetta switch (De Sensi et al., "An In-Depth Analysis of the Slingshot
+      // Interconnect", SC20): 64 x 200 Gb/s ports, 12.8 Tb/s, ~350 ns port-to-port. Buffer
+      // (32 MiB), power (~250 W) and price (~$30,000) are estimates.
+      {"rosetta", "HPE Slingshot Rosetta (64x200G)", "ethernet", 64, Bandwidth::gbps(200),
+       Time::ns(350), Bytes::mib(32), 250, 30'000, false, 0,
        Time::zero()},
   };
   return table;

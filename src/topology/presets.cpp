@@ -2,6 +2,8 @@
 // figures themselves (GPU, NIC, switch) come from the catalog (catalog.cpp).
 #include "lockstep/topology/presets.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 
@@ -81,36 +83,68 @@ const std::vector<SystemPreset>& system_presets() {
 }
 
 const std::vector<FabricPreset>& fabric_presets() {
-  // NIC latencies (GPU -> wire through PCIe and the adapter, one way) are estimates: ~1 us for
-  // InfiniBand and RoCE RDMA (ConnectX datasheets quote sub-microsecond adapter latency, plus
-  // PCIe), ~5 us for EFA's SRD, ~10 us for kernel TCP. NCCL's per-step network latencies
-  // (nccl/constants) are InfiniBand measurements; extra_step_latency adds what slower transports
-  // cost per step (estimates: EFA ~10 us, TCP sockets ~30 us per round trip of a step).
+  // What a network step costs beyond NCCL's table (extra_step_latency): NCCL's per-step network
+  // latencies (tuning.cc hwLat, nccl/constants) were measured over InfiniBand verbs, whose
+  // one-way small-message latency is about 1 us (perftest ib_send_lat on ConnectX-6/7). A
+  // transport whose one-way message latency through its NCCL path (plugin, provider, NIC) is L
+  // adds L - 1 us to every network step. The sources of each L are next to its row and in
+  // docs/nccl-model.md "Transports"; where no vendor figure exists the row says "estimate".
+  // nic_latency (GPU to wire, one way) is descriptive: the graph's links carry the path latency.
   static const std::vector<FabricPreset> table = {
       // InfiniBand HDR 200 Gb/s: ConnectX-6 + Quantum QM8700 (SHARPv2).
       {"ib-hdr", "infiniband", "cx6_hdr", Bandwidth::gbps(200), "qm8700", Time::us(1), Time::zero(),
-       true, "InfiniBand HDR 200G, Quantum QM8700, SHARPv2"},
+       true, "InfiniBand HDR 200G, Quantum QM8700, SHARPv2", 0, "", ""},
       // InfiniBand NDR 400 Gb/s: ConnectX-7 + Quantum-2 QM9700 (SHARPv3).
       {"ib-ndr", "infiniband", "cx7_ndr", Bandwidth::gbps(400), "qm9700", Time::us(1), Time::zero(),
-       true, "InfiniBand NDR 400G, Quantum-2 QM9700, SHARPv3"},
+       true, "InfiniBand NDR 400G, Quantum-2 QM9700, SHARPv3", 0, "", ""},
       // InfiniBand XDR 800 Gb/s: ConnectX-8 + Quantum-X800 Q3400 (SHARPv4).
       {"ib-xdr", "infiniband", "cx8_xdr", Bandwidth::gbps(800), "q3400", Time::us(1), Time::zero(),
-       true, "InfiniBand XDR 800G, Quantum-X800 Q3400, SHARPv4"},
-      // RoCEv2 at 200GbE: ConnectX-7 ports run at 200GbE (ConnectX-7 datasheet: 1-400GbE),
-      // Spectrum-4 in 400G mode.
+       true, "InfiniBand XDR 800G, Quantum-X800 Q3400, SHARPv4", 0, "", ""},
+      // RoCEv2: the same verbs and NCCL IB transport on the same ConnectX silicon (ConnectX-7
+      // datasheet: 1-400GbE), so the same per-step cost; the Ethernet switches' longer port-to-
+      // port latency is the graph's (catalog). ConnectX-7 ports at 200GbE, Spectrum-4 in 400G mode.
       {"roce-200g", "roce", "cx7_400gbe", Bandwidth::gbps(200), "sn5600_400g", Time::us(1),
-       Time::zero(), false, "RoCEv2 200GbE, ConnectX-7, Spectrum-4"},
+       Time::zero(), false, "RoCEv2 200GbE, ConnectX-7, Spectrum-4", 0, "", ""},
       {"roce-400g", "roce", "cx7_400gbe", Bandwidth::gbps(400), "sn5600_400g", Time::us(1),
-       Time::zero(), false, "RoCEv2 400GbE, ConnectX-7, Spectrum-4"},
+       Time::zero(), false, "RoCEv2 400GbE, ConnectX-7, Spectrum-4", 0, "", ""},
       {"roce-800g", "roce", "cx8_800gbe", Bandwidth::gbps(800), "sn5600", Time::us(1), Time::zero(),
-       false, "RoCEv2 800GbE, ConnectX-8, Spectrum-4"},
-      // AWS p5 (EC2 docs): 3,200 Gb/s EFA per instance = 4 x 100G per GPU, modelled as one
-      // 400G logical NIC per GPU; AWS's switches are not sold, Tomahawk 5 stands in.
-      {"efa", "efa", "efa_p5", Bandwidth::gbps(400), "tomahawk5_400g", Time::us(5), Time::us(10),
-       false, "AWS EFA (SRD), 4 x 100G per GPU"},
-      // Plain Ethernet with NCCL's socket transport at 100GbE (ConnectX-7 at 100GbE).
+       false, "RoCEv2 800GbE, ConnectX-8, Spectrum-4", 0, "", ""},
+      // AMD Pensando Pollara 400 AI NIC (AMD product brief, 2024): 400GbE RoCEv2, UEC-ready, used
+      // by RCCL through the same verbs path as a ConnectX (no latency figure published: RoCE's).
+      // The switches are not named by the clusters that use it: Tomahawk 5 stands in.
+      {"pollara-400g", "roce", "pollara_400g", Bandwidth::gbps(400), "tomahawk5_400g", Time::us(1),
+       Time::zero(), false, "RoCEv2 400GbE, AMD Pensando Pollara 400 AI NIC", 0, "", ""},
+      // AWS EFA: one NIC per 100 Gb/s EFA device. p5/p5e (EC2 docs): 3,200 Gb/s over 32
+      // devices for 8 H100s (4 per GPU, which aws-ofi-nccl stripes as one); p4d/p4de: 4 x 100G
+      // per node (give --nics-per-node 4). SRD through libfabric and aws-ofi-nccl: one-way
+      // latency about 15 us (Shalev et al., "A Cloud-Optimized Transport Protocol for Elastic
+      // and Scalable HPC", IEEE Micro 2020; AWS's osu_latency figures), so 14 us per step
+      // beyond InfiniBand. AWS's switches are not sold: Tomahawk 5 stands in.
+      {"efa", "efa", "efa_p5", Bandwidth::gbps(100), "tomahawk5_400g", Time::us(5), Time::us(14),
+       false, "AWS EFA (SRD), one NIC per 100G device, 32 per p5 node", 32, "", ""},
+      // Plain Ethernet with NCCL's socket transport at 100GbE (ConnectX-7 at 100GbE): kernel TCP
+      // and NCCL's socket helper threads, about 30 us per step more (estimate).
       {"tcp", "tcp", "cx7_400gbe", Bandwidth::gbps(100), "tomahawk5_400g", Time::us(10),
-       Time::us(30), false, "TCP sockets over 100GbE Ethernet"},
+       Time::us(30), false, "TCP sockets over 100GbE Ethernet", 0, "", ""},
+      // GCP A3 (a3-highgpu-8g) GPUDirect-TCPX: 4 x 200 Gb/s gVNIC for GPU traffic (GCP machine
+      // types doc), kernel TCP with device-memory receive through the RxDM daemon. Google's
+      // documented NCCL profile for it sets NCCL_ALGO=Ring, NCCL_PROTO=Simple. Per-step cost:
+      // kernel TCP in a VM, about 20 us one way (estimate; no figure published). Google's
+      // Jupiter fabric is not sold: Tomahawk 5 stands in.
+      {"tcpx", "tcp", "gvnic_200g", Bandwidth::gbps(200), "tomahawk5_400g", Time::us(10),
+       Time::us(20), false, "GCP GPUDirect-TCPX, 4 x 200G gVNIC per A3 node", 4, "Ring", "Simple"},
+      // GCP A3 Mega (a3-megagpu-8g) GPUDirect-TCPXO: 8 x 200 Gb/s NICs, receive path offloaded to
+      // the NIC (GCP docs); its documented profile runs NCCL_ALGO=Ring,Tree and
+      // NCCL_PROTO=Simple,LL128. Per-step cost about 10 us one way (estimate).
+      {"tcpxo", "tcp", "gvnic_200g", Bandwidth::gbps(200), "tomahawk5_400g", Time::us(5),
+       Time::us(10), false, "GCP GPUDirect-TCPXO, 8 x 200G per A3 Mega node", 8, "Ring,Tree",
+       "Simple,LL128"},
+      // HPE Slingshot-11: Cassini-1 200 Gb/s NICs, Rosetta switches (De Sensi et al., "An
+      // In-Depth Analysis of the Slingshot Interconnect", SC20: ~2 us MPI latency end to end),
+      // NCCL through aws-ofi-nccl and libfabric's CXI provider: about 2 us one way, 1 us per step
+      // beyond InfiniBand (estimate).
+      {"slingshot", "slingshot", "cassini1_200g", Bandwidth::gbps(200), "rosetta", Time::us(1),
+       Time::us(1), false, "HPE Slingshot-11, Cassini-1 200G, Rosetta", 0, "", ""},
   };
   return table;
 }
@@ -181,7 +215,9 @@ PresetCluster resolve_preset(const PresetRequest& r) {
     if (r.nics_per_node > 64) throw InputError("nics_per_node", "at most 64 NICs per node");
     c.nics_per_node = r.nics_per_node;
   } else {
-    const std::uint32_t shipped = c.system.nics_per_node;
+    // The fabric's own count when the instance ships one (p5: 32 EFA devices), else the system's.
+    const std::uint32_t shipped =
+        c.fabric.nics_per_node > 0 ? c.fabric.nics_per_node : c.system.nics_per_node;
     c.nics_per_node =
         (shipped * c.gpus_per_node + c.system.gpus_per_node - 1) / c.system.gpus_per_node;
   }

@@ -16,6 +16,7 @@
 namespace lockstep {
 
 struct PresetCluster;  // topology/presets.hpp
+struct FabricPreset;
 
 /// What NCCL's model needs to know about a cluster.
 struct NcclCluster {
@@ -40,6 +41,10 @@ struct NcclCluster {
   // rail's leaf holds every node) and what each level above the leaf adds, up and down (us).
   std::uint32_t sharp_levels = 1;
   double sharp_level_us = 0;
+  // The NCCL_ALGO / NCCL_PROTO the fabric's transport is documented to run with (GCP's TCPX
+  // profile: ring, Simple); empty: NCCL's defaults. They bound the tuner's automatic choice.
+  std::vector<Algorithm> net_algos;
+  std::vector<nccl::Proto> net_protos;
   // GPUs wired as a torus (one GPU per node, ranks in the builder's order): its sizes, for
   // torus_ring. Empty otherwise, and for any group other than every GPU in order.
   std::vector<std::uint32_t> torus_dims;
@@ -84,5 +89,8 @@ NcclCluster nccl_cluster(const PresetCluster& preset);
 /// spanning several servers (NVL72) is one NCCL node; `sharp` means the switches could (a sweep
 /// turns it on).
 NcclCluster nccl_cluster(const Topology& topo);
+/// Sets the transport's costs and limits of `fabric` on `c` (extra step latency, LL128 over the
+/// network, the documented NCCL_ALGO / NCCL_PROTO).
+void apply_transport(NcclCluster& c, const FabricPreset& fabric);
 
 }  // namespace lockstep

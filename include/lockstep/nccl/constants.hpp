@@ -91,6 +91,19 @@ inline constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS
 std::uint32_t intra_node_channels(Generation g);
 inline constexpr std::uint32_t kChannelDuplication = 2;  // connect.cc: rings found, then x2
 
+/// NCCL's connection buffers (src/include/device.h, NCCL_STEPS slots of one step each): Simple
+/// 4 MiB (NCCL_BUFFSIZE's default) in 8 steps of 512 KiB; LL128 120 x 640 x 8 B = 614,400 B per
+/// step, 15/16 of it payload; LL 8 x 512 x 16 B = 64 KiB per step, half of it payload.
+inline constexpr std::uint32_t kNcclSteps = 8;
+inline constexpr double kSimpleStepBytes = 4.0 * 1024 * 1024 / kNcclSteps;
+inline constexpr double kLL128StepBytes = 120.0 * 640 * 8;
+inline constexpr double kLLStepBytes = 8.0 * 512 * 16;
+/// Payload bytes of one chunk of NCCL's tree all-reduce per channel (enqueue.cc: the step
+/// halved while a channel would get too few chunks for the tree's depth), at most the channel's
+/// share of `bytes`.
+double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint32_t gpus_per_node,
+                        std::uint32_t nodes);
+
 /// Size below which NCCL's point-to-point operations use LL (NCCL_P2P_LL_THRESHOLD).
 inline constexpr std::uint64_t kP2pLLThreshold = 16384;
 

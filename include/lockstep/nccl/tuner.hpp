@@ -50,9 +50,10 @@ struct Prediction {
   // The channels the bandwidth term was priced with: the request's when it fixes them, else the
   // communicator's (NCCL prices every size with them; fewer run small messages).
   std::uint32_t bandwidth_channels = 1;
-  Time time;              // launch overhead + latency + transfer
+  Time time;              // launch overhead + latency + transfer + fill
   Time latency;           // NCCL's latency term (base + steps x per-step latency)
   Time transfer;          // bytes / bandwidth
+  Time fill;              // pipeline fill: the first chunk through every stage but the slowest
   double bus_GBps = 0;    // effective bandwidth of the bytes term (after protocol efficiency)
   double step_us = 0;     // per-step latency of the protocol on the local path
   double efficiency = 1;  // protocol payload efficiency (LL 0.5, LL128 0.92, Simple 1)

@@ -71,10 +71,11 @@ struct Port {
 struct ClusterTraits {
   std::string gpu = "h100";           // catalog GPU name
   std::string scale_up = "nvswitch";  // nvswitch | nvl72 | nvlink_domain | pcie | none
-  std::string fabric = "infiniband";  // infiniband | roce | ethernet | ultra_ethernet | efa | tcp
-  std::string nic = "";               // catalog NIC name
-  std::string switch_model = "";      // catalog scale-out switch name
-  std::uint32_t gpus_per_node = 0;    // 0: not node-structured
+  // infiniband | roce | ethernet | ultra_ethernet | efa | tcp | slingshot
+  std::string fabric = "infiniband";
+  std::string nic = "";             // catalog NIC name
+  std::string switch_model = "";    // catalog scale-out switch name
+  std::uint32_t gpus_per_node = 0;  // 0: not node-structured
   std::uint32_t nics_per_node = 0;
   bool sharp = false;  // in-network reduction available in the scale-out switches
   bool nvls = false;   // NVLink SHARP available in the scale-up domain

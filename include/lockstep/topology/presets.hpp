@@ -38,6 +38,13 @@ struct FabricPreset {
   Time extra_step_latency;   // per network step beyond NCCL's InfiniBand-based table
   bool sharp_capable;        // the switches reduce in-network (SHARP)
   std::string summary;
+  // NICs per node as the instance ships them when that differs from the system's count (p5:
+  // 32 EFA devices for 8 GPUs); 0: the system's.
+  std::uint32_t nics_per_node;
+  // The NCCL_ALGO / NCCL_PROTO the transport's vendor documents for it (GCP's TCPX profile:
+  // "Ring", "Simple"); empty: NCCL's defaults. They bound NCCL's automatic choice only.
+  std::string nccl_algo;
+  std::string nccl_proto;
 };
 
 /// How `nodes` servers fill scale-up domains of at most `per_domain` servers (NVL72 racks of 18

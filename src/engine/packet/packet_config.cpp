@@ -145,6 +145,9 @@ PacketConfig packet_config_for_fabric(const std::string& fabric) {
   if (key.rfind("ib_", 0) == 0) return infiniband();
   if (key.rfind("roce_", 0) == 0) return roce();
   if (key == "efa") return ultra_ethernet();  // SRD sprays over many paths, like UET
+  // Rosetta routes adaptively per packet with hardware congestion control (De Sensi et al.,
+  // SC20), the behaviour Ultra Ethernet standardises.
+  if (key == "slingshot") return ultra_ethernet();
   throw InputError("fabric", fmt::format("unknown packet fabric '{}' (expected one of {})", fabric,
                                          fmt::join(packet_fabric_names(), ", ")));
 }

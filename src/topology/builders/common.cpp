@@ -81,9 +81,10 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   if (const ArgNode* transport = args.find("transport")) {
     // The transport over the fabric (the packet engine's flow and congestion control): an
     // InfiniBand switch carries InfiniBand, an Ethernet switch RoCE, plain Ethernet, Ultra
-    // Ethernet or TCP; EFA runs over AWS's own fabric.
-    hw.transport =
-        transport->as_choice({"infiniband", "roce", "ethernet", "ultra_ethernet", "efa", "tcp"});
+    // Ethernet, TCP or Slingshot (HPE's Ethernet-based HPC transport); EFA runs over AWS's own
+    // fabric.
+    hw.transport = transport->as_choice(
+        {"infiniband", "roce", "ethernet", "ultra_ethernet", "efa", "tcp", "slingshot"});
     const bool ib = hw.transport == "infiniband";
     if (hw.transport != "efa" && ib != ib_switch) {
       transport->fail(fmt::format("{} does not run over switch '{}' ({})", hw.transport,

@@ -26,8 +26,8 @@ namespace {
 const std::vector<std::string> kKinds{"gpu", "nic", "host", "scale_up_switch", "switch", "gateway"};
 const std::vector<std::string> kMedia{
     "nvlink", "pcie", "copper_dac", "active_electrical", "optical", "long_haul_fibre"};
-const std::vector<std::string> kFabrics{"infiniband",     "roce", "ethernet",
-                                        "ultra_ethernet", "efa",  "tcp"};
+const std::vector<std::string> kFabrics{"infiniband", "roce", "ethernet", "ultra_ethernet",
+                                        "efa",        "tcp",  "slingshot"};
 const std::vector<std::string> kScaleUps{"nvswitch", "nvl72", "nvlink_domain",
                                          "mesh",     "pcie",  "none"};
 

@@ -12,6 +12,7 @@
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/nccl/sweep.hpp"
+#include "lockstep/nccl/tuner.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
@@ -164,8 +165,19 @@ TEST_P(Agreement, AnalyticalAndFlowWithinOnePercent) {
   const auto flow = run_collective_sweep(s, nccl_cluster(preset), &*built.graph);
   ASSERT_EQ(model.size(), 1u);
   ASSERT_EQ(flow.size(), 1u);
-  EXPECT_NEAR(flow[0].time.seconds() / model[0].time.seconds(), 1.0, 0.01)
-      << model[0].time.microseconds() << " us vs " << flow[0].time.microseconds() << " us";
+  // The model's tree pays the fill of NCCL's 512 KiB Simple chunks (docs/nccl-model.md
+  // "Transports"); the tree program moves 64 KiB halves (docs/collectives.md), whose fill is
+  // within the 1%: flow is compared with the model less its fill.
+  TunerRequest tr;
+  tr.op = c.op;
+  tr.bytes = Bytes::mib(c.mib);
+  tr.algo = c.algo;
+  tr.proto = nccl::Proto::Simple;
+  const Time fill = predict(nccl_cluster(preset), tr).fill;
+  EXPECT_EQ(fill > Time::zero(), c.algo == Algorithm::Tree);
+  EXPECT_NEAR(flow[0].time.seconds() / (model[0].time - fill).seconds(), 1.0, 0.01)
+      << model[0].time.microseconds() << " us (fill " << fill.microseconds() << ") vs "
+      << flow[0].time.microseconds() << " us";
 }
 
 // Tree across 4, 8 and 16 one-GPU nodes from 64 MiB: the double binary tree puts 2 x S/2 per

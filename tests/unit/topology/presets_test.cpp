@@ -32,8 +32,8 @@ TEST(Presets, UnknownNamesListTheKnownOnes) {
   r.system = "hgx-h100";
   r.fabric = "ib-qdr";
   const std::string f = error_of(r);
-  for (const char* name :
-       {"ib-hdr", "ib-ndr", "ib-xdr", "roce-200g", "roce-400g", "roce-800g", "efa", "tcp"})
+  for (const char* name : {"ib-hdr", "ib-ndr", "ib-xdr", "roce-200g", "roce-400g", "roce-800g",
+                           "pollara-400g", "efa", "tcp", "tcpx", "tcpxo", "slingshot"})
     EXPECT_NE(f.find(name), std::string::npos) << f;
 }
 
