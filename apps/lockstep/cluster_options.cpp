@@ -5,9 +5,10 @@ namespace lockstep::cli {
 void add_cluster_options(CLI::App& cmd, ClusterFlags& flags) {
   cmd.add_option("--system", flags.system,
                  "hgx-h100, gb200-nvl72, ... (docs/presets.md; an unknown name lists them all)");
-  cmd.add_option("--fabric", flags.fabric,
-                 "ib-hdr | ib-ndr | ib-xdr | roce-200g | roce-400g | roce-800g | pollara-400g | efa | "
-                 "tcp | tcpx | tcpxo | slingshot");
+  cmd.add_option(
+      "--fabric", flags.fabric,
+      "ib-hdr | ib-ndr | ib-xdr | roce-200g | roce-400g | roce-800g | pollara-400g | efa | "
+      "tcp | tcpx | tcpxo | slingshot");
   cmd.add_option("--nodes", flags.nodes,
                  "nodes (servers; NVL72: 4-GPU trays, any count), default 1");
   cmd.add_option("--gpus-per-node", flags.gpus_per_node, "use fewer GPUs per node than shipped");

@@ -2,10 +2,10 @@
 #include "lockstep/nccl/cluster.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <unordered_map>
 #include <cctype>
+#include <cmath>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/nccl/tuner.hpp"

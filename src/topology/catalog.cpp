@@ -190,8 +190,7 @@ const std::vector<SwitchSpec>& switches() {
       // Interconnect", SC20): 64 x 200 Gb/s ports, 12.8 Tb/s, ~350 ns port-to-port. Buffer
       // (32 MiB), power (~250 W) and price (~$30,000) are estimates.
       {"rosetta", "HPE Slingshot Rosetta (64x200G)", "ethernet", 64, Bandwidth::gbps(200),
-       Time::ns(350), Bytes::mib(32), 250, 30'000, false, 0,
-       Time::zero()},
+       Time::ns(350), Bytes::mib(32), 250, 30'000, false, 0, Time::zero()},
   };
   return table;
 }

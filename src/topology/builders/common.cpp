@@ -109,11 +109,10 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   const bool blackwell = gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300";
   const ArgNode* su_node = args.find("scale_up");
   std::string choice =
-      su_node
-          ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
-                                "hgx_h100", "hgx_b200", "xgmi_mesh", "xgmi_mesh_mi355x", "nvlink_bridge",
-                                "gh200_quad"})
-          : std::string("default");
+      su_node ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none",
+                                    "hgx_a100", "hgx_h100", "hgx_b200", "xgmi_mesh",
+                                    "xgmi_mesh_mi355x", "nvlink_bridge", "gh200_quad"})
+              : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
     args.fail(message);
