@@ -122,6 +122,14 @@ TEST(NvlsTreeFill, SixteenMiBOnTwoP5ByHand) {
   // Four nodes: log2(4) = 2 network stages up, 2 down, the same chunk (64 KiB, now also the
   // cap); an inner node's NICs carry 2 S: 384 / 2 = 192 GB/s binds, so the bottleneck's stage
   // is a network one.
+  // NCCL's tuner has no fill: on its formula NVLS tree (174.68 us) beats the tree with LL128,
+  // so NCCL runs it, 46.52 us slower, although the tree with its own fill (199.55) is faster.
+  const Prediction pick = all_reduce(c, Bytes::mib(16));
+  const Prediction tree = all_reduce(c, Bytes::mib(16), Algorithm::Tree, nccl::Proto::LL128);
+  EXPECT_EQ(pick.algo, Algorithm::NvlsTree);
+  EXPECT_EQ(pick.time, p.time);
+  EXPECT_LT(pick.time - pick.fill, tree.time - tree.fill);
+  EXPECT_GT(pick.time, tree.time);
   const NcclCluster c4 = nccl_cluster(preset("hgx-h100", "efa", 4));
   const Prediction p4 = all_reduce(c4, Bytes::mib(16), Algorithm::NvlsTree);
   EXPECT_NEAR(p4.fill.microseconds(), 3 * net + 2 * nv, 1e-6);
