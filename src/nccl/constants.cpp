@@ -345,6 +345,20 @@ double nvls_tree_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t
   return std::min(chunk, bytes / ops);
 }
 
+// enqueue.cc (NCCL 2.2x), NVLS: the chunk is NCCL_NVLS_CHUNKSIZE (128 KiB), 32 KiB across nodes
+// when the tuner's NVLS all-reduce bandwidth is under 150 GB/s; with concurrentOps = nChannels x
+// nHeads, 64 KiB while bytes < 64 x concurrentOps x chunk, 32 KiB while < 8 x, 16 KiB while < 2 x.
+double nvls_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t heads,
+                        std::uint32_t nodes, double nvls_bus_GBps) {
+  const double ops =
+      double(std::max<std::uint32_t>(channels, 1)) * std::max<std::uint32_t>(heads, 1);
+  double chunk = nodes > 1 && nvls_bus_GBps < 150 ? 32768 : 131072;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return std::min(chunk, bytes / ops);
+}
+
 // kLaunchOverheadUs (constants.hpp, 20 us): nccl-tests times back-to-back calls, so each call
 // pays the CUDA launch and NCCL's host enqueue on top of the kernel. NCCL's model puts an 8 B ring
 // LL all-reduce over 8 H100 at 6.6 + 14 x 0.6 = 15 us; nccl-tests measures 35 us on such a system

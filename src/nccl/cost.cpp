@@ -140,6 +140,21 @@ double nvls_tree_fill_us(const NcclCluster& c, double S, std::uint32_t ch, doubl
   return fill - (inter_bw <= intra_bw ? net_us : intra_us);
 }
 
+// Pipeline fill of NVLS with SHARP across nodes (all_reduce.h, NVLS with a network "out"): each
+// (channel, head) pair's chunks (nccl::nvls_chunk_bytes) pass the head's NVLS reduce, the SHARP
+// round trip (one network operation per chunk, posted and completed whole by the proxy) and the
+// head's multicast, store and forward, the first at the pair's share of each link; the steady
+// bottleneck's chunk time is within S / bandwidth. In one node the reduce and the multicast are
+// one pass through the switch, and only local copies hold whole chunks: no fill
+// (docs/nccl-model.md "Transports").
+double nvls_sharp_fill_us(const NcclCluster& c, double S, bool net_binds, double bus_GBps) {
+  const std::uint32_t ch = c.nvls_channels(), heads = nccl::nvls_heads(c.gpus_per_node);
+  const double chunk = nccl::nvls_chunk_bytes(S, ch, heads, c.nodes, bus_GBps);
+  const double intra_us = chunk / (c.intra_GBps / ch * 1e3);
+  const double net_us = chunk / (c.node_net_GBps() / (double(heads) * ch) * 1e3);
+  return net_binds ? 2 * intra_us : intra_us + net_us;
+}
+
 }  // namespace
 
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
@@ -227,11 +242,14 @@ Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
   // sides at NVLS's efficiency.
   const double g = c.gpus_per_node;
   const double volume = op == CollectiveOp::AllReduce ? S * (1 + 1 / g) : (n - 1.0) / n * S;
-  double us = volume / (c.intra_GBps * eff * 1e3);
-  if (c.nodes > 1) us = std::max(us, S / (c.node_net_GBps() * eff * 1e3));
+  const double intra_us = volume / (c.intra_GBps * eff * 1e3);
+  const double net_us = c.nodes > 1 ? S / (c.node_net_GBps() * eff * 1e3) : 0;
+  const double us = std::max(intra_us, net_us);
   cost.transfer_us = us;
   cost.bus_GBps = volume / (us * 1e3);
   cost.step_us = intra_lat(c, A::NetReduce, Proto::Simple);
+  if (c.nodes > 1 && op == CollectiveOp::AllReduce)
+    cost.fill_us = nvls_sharp_fill_us(c, S, net_us >= intra_us, cost.bus_GBps);
   return cost;
 }
 

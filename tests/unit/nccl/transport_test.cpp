@@ -135,6 +135,32 @@ TEST(NvlsTreeFill, SixteenMiBOnTwoP5ByHand) {
   EXPECT_NEAR(p4.fill.microseconds(), 3 * net + 2 * nv, 1e-6);
 }
 
+TEST(NvlsFill, SharpAcrossNodesByHandNoneInOneNode) {
+  // 2 x 8 H100 on NDR with SHARP, 16 MiB NVLS all-reduce: 16 channels x 8 heads. Steady, NVLink
+  // binds: S (1 + 1/8) at 370.8 x 0.85 = 315.18 GB/s against S at 384 x 0.85 = 326.4; NVLS's
+  // bandwidth, 315.18 GB/s, is over 150: chunk 128 KiB; 16 MiB < 64 x 128 x 128 KiB (1 GiB):
+  // 64 KiB; < 8 x 128 x 64 KiB (64 MiB): 32 KiB; not < 2 x 128 x 32 KiB (8 MiB): stays.
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(16.0 * (1 << 20), 16, 8, 2, 315.18), 32768);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(16.0 * (1 << 20), 16, 8, 2, 100), 32768);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(4.0 * (1 << 30), 16, 8, 2, 315.18), 131072);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(4.0 * (1 << 30), 16, 8, 2, 100), 32768);
+  PresetRequest r;
+  r.system = "hgx-h100";
+  r.fabric = "ib-ndr";
+  r.nodes = 2;
+  r.sharp = true;
+  const NcclCluster c = nccl_cluster(resolve_preset(r));
+  // Stages: the head's NVLS reduce (NVLink, 370.8 / 16 per pair), the SHARP round trip (the
+  // pair's 384 / 128 = 3 GB/s), the multicast (NVLink); all but the bottleneck's (NVLink).
+  const double nv = 32768 / (370.8 / 16 * 1e3), net = 32768 / (384.0 / 128 * 1e3);
+  const Prediction p = all_reduce(c, Bytes::mib(16), Algorithm::NetReduce);
+  EXPECT_NEAR(p.fill.microseconds(), nv + net, 1e-6);  // 12.34 us
+  // One node: the reduce and the multicast are one pass through the switch, no fill.
+  const Prediction one = all_reduce(nccl_cluster(preset("hgx-h100", "ib-ndr", 1)), Bytes::mib(16),
+                                    Algorithm::NetReduce);
+  EXPECT_EQ(one.fill, Time::zero());
+}
+
 // 8 B all-reduce on 2 x 8 H100 (the floor nccl-tests prints), per transport by hand:
 //   tree LL: 20 launch + baseLat 6.8 + 2 x (7 x 0.6 + (5.0 + extra)) = 45.2 + 2 x extra;
 //   TCPX (ring, Simple only): 20 + 8.4 + 28 x max(3.4, 3 x 1 Intel) + 2 x (14 + 20) = 191.6.
