@@ -323,6 +323,42 @@ double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint
   return std::min(chunk, per_channel);
 }
 
+// connect.cc connectNvls gives every channel nvlsGraph->nChannels heads; search.cc's NVLS pattern
+// asks for as many channels as the node has GPUs (each GPU heads one, with its NIC across
+// nodes); NCCL_MAX_NVLS_ARITY (device.h) is 32.
+std::uint32_t nvls_heads(std::uint32_t gpus_per_node) {
+  return std::clamp<std::uint32_t>(gpus_per_node, 1, 32);
+}
+
+// enqueue.cc (NCCL 2.2x), NVLS_TREE: the chunk starts at NCCL_NVLS_CHUNKSIZE (128 KiB), at most
+// NCCL_NVLSTREE_MAX_CHUNKSIZE (default: 64 KiB from 4 nodes on); with concurrentOps = nChannels
+// x nHeads it becomes 64 KiB while bytes < 4 x concurrentOps x chunk, then 32 KiB while bytes <
+// concurrentOps x chunk (its 256 / 128 KiB cuts never apply from 128 KiB). The NVLS_TREE program
+// (collective/nvls_tree.cpp) cuts its per-GPU block the same way, without the 4-node cap.
+double nvls_tree_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t heads,
+                             std::uint32_t nodes) {
+  const double ops =
+      double(std::max<std::uint32_t>(channels, 1)) * std::max<std::uint32_t>(heads, 1);
+  double chunk = nodes >= 4 ? 65536 : 131072;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < ops * chunk && chunk > 32768) chunk = 32768;
+  return std::min(chunk, bytes / ops);
+}
+
+// enqueue.cc (NCCL 2.2x), NVLS: the chunk is NCCL_NVLS_CHUNKSIZE (128 KiB), 32 KiB across nodes
+// when the tuner's NVLS all-reduce bandwidth is under 150 GB/s; with concurrentOps = nChannels x
+// nHeads, 64 KiB while bytes < 64 x concurrentOps x chunk, 32 KiB while < 8 x, 16 KiB while < 2 x.
+double nvls_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t heads,
+                        std::uint32_t nodes, double nvls_bus_GBps) {
+  const double ops =
+      double(std::max<std::uint32_t>(channels, 1)) * std::max<std::uint32_t>(heads, 1);
+  double chunk = nodes > 1 && nvls_bus_GBps < 150 ? 32768 : 131072;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return std::min(chunk, bytes / ops);
+}
+
 // kLaunchOverheadUs (constants.hpp, 20 us): nccl-tests times back-to-back calls, so each call
 // pays the CUDA launch and NCCL's host enqueue on top of the kernel. NCCL's model puts an 8 B ring
 // LL all-reduce over 8 H100 at 6.6 + 14 x 0.6 = 15 us; nccl-tests measures 35 us on such a system

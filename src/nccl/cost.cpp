@@ -121,6 +121,40 @@ double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   return fill;
 }
 
+// Pipeline fill of the NVLS tree (docs/nccl-model.md "Transports"). A channel's S/ch is split
+// among the node's NVLS heads (nccl::nvls_heads); each (channel, head) pair moves its share in
+// chunks (nccl::nvls_tree_chunk_bytes) through four kinds of store-and-forward stages, Simple
+// steps signalled when complete: the head's NVLS reduce (multimem loads through the switch into
+// the network send buffer), log2(N) network stages up the tree, log2(N) down, the head's
+// multicast to the node. The first chunk has the pair's share of each link: the head's NVLink
+// serves its head index on every channel (intra / ch), a head's NIC its share of the node's
+// (node net / (heads x ch)). As for the tree, the steady bottleneck's chunk time is within
+// S / algbw.
+double nvls_tree_fill_us(const NcclCluster& c, double S, std::uint32_t ch, double intra_bw,
+                         double inter_bw) {
+  const std::uint32_t N = c.nodes, heads = nccl::nvls_heads(c.gpus_per_node);
+  const double chunk = nccl::nvls_tree_chunk_bytes(S, ch, heads, N);
+  const double intra_us = chunk / (c.intra_GBps / ch * 1e3);
+  const double net_us = chunk / (c.node_net_GBps() / (double(heads) * ch) * 1e3);
+  const double fill = 2 * intra_us + 2.0 * log2_floor(N) * net_us;
+  return fill - (inter_bw <= intra_bw ? net_us : intra_us);
+}
+
+// Pipeline fill of NVLS with SHARP across nodes (all_reduce.h, NVLS with a network "out"): each
+// (channel, head) pair's chunks (nccl::nvls_chunk_bytes) pass the head's NVLS reduce, the SHARP
+// round trip (one network operation per chunk, posted and completed whole by the proxy) and the
+// head's multicast, store and forward, the first at the pair's share of each link; the steady
+// bottleneck's chunk time is within S / bandwidth. In one node the reduce and the multicast are
+// one pass through the switch, and only local copies hold whole chunks: no fill
+// (docs/nccl-model.md "Transports").
+double nvls_sharp_fill_us(const NcclCluster& c, double S, bool net_binds, double bus_GBps) {
+  const std::uint32_t ch = c.nvls_channels(), heads = nccl::nvls_heads(c.gpus_per_node);
+  const double chunk = nccl::nvls_chunk_bytes(S, ch, heads, c.nodes, bus_GBps);
+  const double intra_us = chunk / (c.intra_GBps / ch * 1e3);
+  const double net_us = chunk / (c.node_net_GBps() / (double(heads) * ch) * 1e3);
+  return net_binds ? 2 * intra_us : intra_us + net_us;
+}
+
 }  // namespace
 
 double network_step_us(const NcclCluster& c, Algorithm a, Proto p) {
@@ -208,11 +242,14 @@ Cost nvls_cost(const NcclCluster& c, CollectiveOp op, double S) {
   // sides at NVLS's efficiency.
   const double g = c.gpus_per_node;
   const double volume = op == CollectiveOp::AllReduce ? S * (1 + 1 / g) : (n - 1.0) / n * S;
-  double us = volume / (c.intra_GBps * eff * 1e3);
-  if (c.nodes > 1) us = std::max(us, S / (c.node_net_GBps() * eff * 1e3));
+  const double intra_us = volume / (c.intra_GBps * eff * 1e3);
+  const double net_us = c.nodes > 1 ? S / (c.node_net_GBps() * eff * 1e3) : 0;
+  const double us = std::max(intra_us, net_us);
   cost.transfer_us = us;
   cost.bus_GBps = volume / (us * 1e3);
   cost.step_us = intra_lat(c, A::NetReduce, Proto::Simple);
+  if (c.nodes > 1 && op == CollectiveOp::AllReduce)
+    cost.fill_us = nvls_sharp_fill_us(c, S, net_us >= intra_us, cost.bus_GBps);
   return cost;
 }
 
@@ -230,6 +267,7 @@ Cost nvls_tree_cost(const NcclCluster& c, double S, std::uint32_t ch) {
   cost.bus_GBps = std::min(intra, inter);
   cost.transfer_us = S / (cost.bus_GBps * 1e3);
   cost.step_us = intra_lat(c, A::NvlsTree, Proto::Simple);
+  cost.fill_us = nvls_tree_fill_us(c, S, ch, intra, inter);
   return cost;
 }
 

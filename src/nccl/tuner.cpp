@@ -235,8 +235,14 @@ std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) 
       out.push_back(make_prediction(c, r, a, p));
     }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Prediction& x, const Prediction& y) { return x.time < y.time; });
+  // NCCL's tuner ranks by its own formula, which has no pipeline fill (tuning.cc): it runs
+  // that choice even where the fill makes another one faster, and the choice then pays its fill.
+  const auto nccl_time = [](const Prediction& p) {
+    return p.fill.is_finite() ? p.time - p.fill : p.time;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Prediction& x, const Prediction& y) {
+    return nccl_time(x) < nccl_time(y);
+  });
   return out;
 }
 

@@ -103,6 +103,19 @@ inline constexpr double kLLStepBytes = 8.0 * 512 * 16;
 /// share of `bytes`.
 double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint32_t gpus_per_node,
                         std::uint32_t nodes);
+/// NVLS heads per node (connect.cc connectNvls: one per channel of the NVLS graph, which
+/// search.cc sizes to the node's GPUs; at most NCCL_MAX_NVLS_ARITY).
+std::uint32_t nvls_heads(std::uint32_t gpus_per_node);
+/// Bytes of one chunk of NCCL's NVLS tree all-reduce per (channel, head) (enqueue.cc: NVLS's
+/// 128 KiB chunk, 64 KiB from 4 nodes, cut to 64 / 32 KiB by the message's size against
+/// channels x heads), at most that pair's share of `bytes`.
+double nvls_tree_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t heads,
+                             std::uint32_t nodes);
+/// Bytes of one chunk of NCCL's NVLS all-reduce per (channel, head) (enqueue.cc: 128 KiB, 32 KiB
+/// across nodes when NVLS's bus bandwidth is under 150 GB/s, cut to 64 / 32 / 16 KiB by the
+/// message's size against channels x heads), at most that pair's share of `bytes`.
+double nvls_chunk_bytes(double bytes, std::uint32_t channels, std::uint32_t heads,
+                        std::uint32_t nodes, double nvls_bus_GBps);
 
 /// Size below which NCCL's point-to-point operations use LL (NCCL_P2P_LL_THRESHOLD).
 inline constexpr std::uint64_t kP2pLLThreshold = 16384;

@@ -62,12 +62,14 @@ struct Prediction {
   double skew = 0;        // alltoallv: the request's skew, so an engine run builds that matrix
 };
 
-/// Predicts one collective. Without algo / proto, the fastest enabled combination wins (as
-/// NCCL's tuner picks); a fixed algorithm that cannot run the op on this cluster (nvls without
-/// NVLink SHARP, collnet without SHARP, tree for all_gather, ...) is an InputError naming "algo".
+/// Predicts one collective. Without algo / proto, the enabled combination NCCL's tuner picks
+/// wins: the fastest by NCCL's formula, which leaves out the pipeline fill; a fixed algorithm that
+/// cannot run the op on this cluster (nvls without NVLink SHARP, collnet without SHARP, tree for
+/// all_gather, ...) is an InputError naming "algo".
 Prediction predict(const NcclCluster& cluster, const TunerRequest& request);
 
-/// Every enabled (algorithm, protocol) prediction for the request's op and size, fastest first.
+/// Every enabled (algorithm, protocol) prediction for the request's op and size, NCCL's choice
+/// first (fastest without the fill).
 std::vector<Prediction> candidates(const NcclCluster& cluster, const TunerRequest& request);
 
 /// NCCL's latency of one network step of `a` with protocol `p` on this cluster (us): tuning.cc's

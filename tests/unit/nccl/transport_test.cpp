@@ -91,6 +91,76 @@ TEST(TreeFill, ChainStagesCountForSimpleOnly) {
   EXPECT_NEAR(ll.fill.microseconds(), 2 * 32768 / (0.5 * 24 * 1e3), 1e-6);
 }
 
+TEST(NvlsTreeChunk, NcclsRuleByHand) {
+  // 16 channels x 8 heads = 128 concurrent (channel, head) pairs. 16 MiB on 2 nodes: 128 KiB;
+  // < 4 x 128 x 128 KiB (64 MiB): 64 KiB; not < 1 x 128 x 64 KiB (8 MiB): stays.
+  EXPECT_EQ(nccl::nvls_heads(8), 8u);
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(16.0 * (1 << 20), 16, 8, 2), 65536);
+  // 64 MiB is not < 64 MiB: 128 KiB, and so is 4 GiB; from 4 nodes on, 64 KiB at most.
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(64.0 * (1 << 20), 16, 8, 2), 131072);
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(4.0 * (1 << 30), 16, 8, 2), 131072);
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(4.0 * (1 << 30), 16, 8, 4), 65536);
+  // 4 MiB: < 8 MiB, 32 KiB; 1 MiB: 32 KiB is more than a pair's 8 KiB share: the share.
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(4.0 * (1 << 20), 16, 8, 2), 32768);
+  EXPECT_DOUBLE_EQ(nccl::nvls_tree_chunk_bytes(1 << 20, 16, 8, 2), 8192);
+  // NVL72's 72 GPUs: NCCL_MAX_NVLS_ARITY heads.
+  EXPECT_EQ(nccl::nvls_heads(72), 32u);
+}
+
+TEST(NvlsTreeFill, SixteenMiBOnTwoP5ByHand) {
+  // 2 x p5 (8 H100, 8 striped 400G EFA NICs at 48 GB/s: 384 GB/s), 16 MiB, NVLS tree: 16 NVLS
+  // channels x 8 heads, chunk 64 KiB (NvlsTreeChunk above). A head's NVLink, 18 x 20.6 = 370.8
+  // GB/s, serves its head index on 16 channels: 23.175 GB/s per pair; a pair's NIC share is
+  // 384 / 128 = 3 GB/s. Steady, NVLink binds: 370.8 x 0.85 / (1 + 1/8) = 280.16 GB/s against
+  // the NICs' 384 (two nodes: S each way). Stages: NVLS reduce, network up, down, multicast;
+  // all but the bottleneck's (one NVLink stage): 2 network + 1 NVLink chunk times.
+  const NcclCluster c = nccl_cluster(preset("hgx-h100", "efa", 2));
+  const double nv = 65536 / (370.8 / 16 * 1e3), net = 65536 / (384.0 / 128 * 1e3);
+  const Prediction p = all_reduce(c, Bytes::mib(16), Algorithm::NvlsTree);
+  EXPECT_NEAR(p.fill.microseconds(), 2 * net + nv, 1e-6);  // 46.52 us
+  EXPECT_NEAR(p.transfer.microseconds(), 16777216 / (370.8 * 0.85 / 1.125 * 1e3), 1e-6);
+  // Four nodes: log2(4) = 2 network stages up, 2 down, the same chunk (64 KiB, now also the
+  // cap); an inner node's NICs carry 2 S: 384 / 2 = 192 GB/s binds, so the bottleneck's stage
+  // is a network one.
+  // NCCL's tuner has no fill: on its formula NVLS tree (174.68 us) beats the tree with LL128,
+  // so NCCL runs it, 46.52 us slower, although the tree with its own fill (199.55) is faster.
+  const Prediction pick = all_reduce(c, Bytes::mib(16));
+  const Prediction tree = all_reduce(c, Bytes::mib(16), Algorithm::Tree, nccl::Proto::LL128);
+  EXPECT_EQ(pick.algo, Algorithm::NvlsTree);
+  EXPECT_EQ(pick.time, p.time);
+  EXPECT_LT(pick.time - pick.fill, tree.time - tree.fill);
+  EXPECT_GT(pick.time, tree.time);
+  const NcclCluster c4 = nccl_cluster(preset("hgx-h100", "efa", 4));
+  const Prediction p4 = all_reduce(c4, Bytes::mib(16), Algorithm::NvlsTree);
+  EXPECT_NEAR(p4.fill.microseconds(), 3 * net + 2 * nv, 1e-6);
+}
+
+TEST(NvlsFill, SharpAcrossNodesByHandNoneInOneNode) {
+  // 2 x 8 H100 on NDR with SHARP, 16 MiB NVLS all-reduce: 16 channels x 8 heads. Steady, NVLink
+  // binds: S (1 + 1/8) at 370.8 x 0.85 = 315.18 GB/s against S at 384 x 0.85 = 326.4; NVLS's
+  // bandwidth, 315.18 GB/s, is over 150: chunk 128 KiB; 16 MiB < 64 x 128 x 128 KiB (1 GiB):
+  // 64 KiB; < 8 x 128 x 64 KiB (64 MiB): 32 KiB; not < 2 x 128 x 32 KiB (8 MiB): stays.
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(16.0 * (1 << 20), 16, 8, 2, 315.18), 32768);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(16.0 * (1 << 20), 16, 8, 2, 100), 32768);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(4.0 * (1 << 30), 16, 8, 2, 315.18), 131072);
+  EXPECT_DOUBLE_EQ(nccl::nvls_chunk_bytes(4.0 * (1 << 30), 16, 8, 2, 100), 32768);
+  PresetRequest r;
+  r.system = "hgx-h100";
+  r.fabric = "ib-ndr";
+  r.nodes = 2;
+  r.sharp = true;
+  const NcclCluster c = nccl_cluster(resolve_preset(r));
+  // Stages: the head's NVLS reduce (NVLink, 370.8 / 16 per pair), the SHARP round trip (the
+  // pair's 384 / 128 = 3 GB/s), the multicast (NVLink); all but the bottleneck's (NVLink).
+  const double nv = 32768 / (370.8 / 16 * 1e3), net = 32768 / (384.0 / 128 * 1e3);
+  const Prediction p = all_reduce(c, Bytes::mib(16), Algorithm::NetReduce);
+  EXPECT_NEAR(p.fill.microseconds(), nv + net, 1e-6);  // 12.34 us
+  // One node: the reduce and the multicast are one pass through the switch, no fill.
+  const Prediction one = all_reduce(nccl_cluster(preset("hgx-h100", "ib-ndr", 1)), Bytes::mib(16),
+                                    Algorithm::NetReduce);
+  EXPECT_EQ(one.fill, Time::zero());
+}
+
 // 8 B all-reduce on 2 x 8 H100 (the floor nccl-tests prints), per transport by hand:
 //   tree LL: 20 launch + baseLat 6.8 + 2 x (7 x 0.6 + (5.0 + extra)) = 45.2 + 2 x extra;
 //   TCPX (ring, Simple only): 20 + 8.4 + 28 x max(3.4, 3 x 1 Intel) + 2 x (14 + 20) = 191.6.
