@@ -9,6 +9,7 @@
 #include "graph_model.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -103,6 +104,9 @@ CollectiveSpec nominal_spec(const CollectiveSpec& run) {
   return s;
 }
 
+// Groups of more (ranks x channels) walk their longest chain on two channels (price_on_graph).
+constexpr std::uint64_t kChainRankChannels = std::uint64_t{1} << 16;
+
 // One rank's sends, aggregated: (peer, channel, phase) -> share of S.
 using SendKey = std::tuple<Rank, std::uint16_t, std::uint32_t>;
 
@@ -119,14 +123,22 @@ struct Pending {
 
 class Pricer {
  public:
-  Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& topo,
-         const Router& router)
+  Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& healthy,
+         const Topology& topo, const Router& router)
       : p_(p), op_(op), topo_(topo), loads_(topo, router) {
-    covered_up_ = Time::us(p.step_us);
-    covered_net_ = Time::us(network_step_us(c, p.algo, p.proto));
+    // NCCL's per-step latency includes the path of the hop it was measured on, taken to be the
+    // cluster's own nearest one (GPU 0 to 1 inside a node, 0 to the next node's first GPU
+    // across): a hop pays what its path takes beyond that, as in the flow engine's run
+    // (nccl_engine_run), never the step latency itself.
+    const std::uint32_t g = std::max<std::uint32_t>(1, c.gpus_per_node);
+    covered_up_ = gpu_path_latency(healthy, 0, 1);
+    covered_net_ = g > 1 ? gpu_path_latency(healthy, 0, g) : covered_up_;
   }
 
-  void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices);
+  // `chain` gives the programs whose longest chain is walked (called only when a hop has an
+  // excess): `programs` themselves, or fewer channels of them on large groups.
+  void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices,
+                 const std::function<const ProgramSet&()>& chain);
   void add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices);
   GraphTerm result(const MediumEfficiency& e) const;
 
@@ -301,7 +313,8 @@ Time Pricer::dag_chain(const ProgramSet& programs, std::span<const DeviceId> dev
 }
 
 void Pricer::add_group(const ProgramSet& programs, double nominal,
-                       std::span<const DeviceId> devices) {
+                       std::span<const DeviceId> devices,
+                       const std::function<const ProgramSet&()>& chain) {
   next_.clear();
   hop_excess_.clear();
   group_round_.clear();
@@ -313,7 +326,7 @@ void Pricer::add_group(const ProgramSet& programs, double nominal,
   // Only a path longer than NCCL's per-step latency makes a chain longer than NCCL's formula.
   if (group_excess_ <= Time::zero()) return;
   excess_ =
-      std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(programs, devices));
+      std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(chain(), devices));
 }
 
 // The direct algorithm's traffic, as direct.cpp writes it, without its programs (n^2 ops,
@@ -410,7 +423,7 @@ GraphTerm Pricer::result(const MediumEfficiency& e) const {
 GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                          const std::vector<NcclGroupSpec>& groups, const Topology& topo,
                          const Topology& run_on, const Router& router) {
-  Pricer pricer(cluster, p, op, run_on, router);
+  Pricer pricer(cluster, p, op, topo, run_on, router);
   const auto gpus = run_on.gpus();
   std::vector<DeviceId> devices;
   std::unique_ptr<ProgramSet> programs;
@@ -427,7 +440,24 @@ GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, Collec
       programs = make_collective(spec);
       last = spec;
     }
-    pricer.add_group(*programs, spec.bytes.as_double(), devices);
+    // The chain's walk keeps a few words per op and routes every (pair, channel) again: on a
+    // large group (a tree of 16,384 GPUs x 32 channels: 5 s and 550 MiB) it walks two channels,
+    // one per tree of the double binary tree. A channel differs from the others of its tree only
+    // by the GPU whose NIC its edges between nodes take, whose path is as long on every rail of
+    // a rail-optimised fabric; elsewhere this is a sample of the channels, as the direct
+    // algorithm's offsets are beyond kDirectRoutes.
+    std::unique_ptr<ProgramSet> fewer;
+    const auto chain = [&]() -> const ProgramSet& {
+      if (std::uint64_t{spec.ranks} * spec.channels <= kChainRankChannels || spec.channels <= 2)
+        return *programs;
+      if (!fewer) {
+        CollectiveSpec two = group.spec;
+        two.channels = 2;
+        fewer = make_collective(nominal_spec(two));
+      }
+      return *fewer;
+    };
+    pricer.add_group(*programs, spec.bytes.as_double(), devices, chain);
   }
   return pricer.result(medium_efficiency(cluster, p, op, topo));
 }
