@@ -92,12 +92,13 @@ constexpr const char* kTreeOnePort =
 // Tree all-reduce at 64 KiB on the dragonfly: flow 77.32 us, analytical 69.68 (11%). Not the
 // paths' latency: at 1 KiB (one channel) they agree within 0.4% (58.46 / 58.67), now that the
 // analytical engine charges a hop the part of its path beyond the one NCCL's step latency
-// includes, as flow does (docs/analytical-engine.md "Latency"; that closed the torus of 8, the
-// 4x4x4 torus, the rail 3-tier fabric and the from_file graph, which were 3-26% apart). The gap
-// grows with the size (16 MiB agrees): LL chunks of the 16 channels' tree edges, one chunk per
-// edge at this size, cross the group's one 400 Gb/s global link one after another at every
-// level of the tree, where the analytical engine charges the busiest link's load once, as a
-// pipeline's steady state. Open: the analytical engine's (a store-and-forward term per hop).
+// includes, as flow does (docs/analytical-engine.md "Latency"; that closed the rail 3-tier
+// fabric, 59.97 against 66.28 before, 67.25 now; the tori and the from_file graph agreed since
+// the model's tree fill, docs/nccl-model.md). The gap grows with the size (1 MiB: 232.50
+// against 273.29) and is back within 10% at 16 MiB. Likely cause, not yet shown: the 16
+// channels' tree edges cross the group's one 400 Gb/s global link at every level of the tree,
+// their LL chunks one after another, where the analytical engine charges the busiest link's
+// load once, as a pipeline's steady state. Open: the analytical engine's.
 constexpr const char* kTreeOnSharedHops =
     "64 KiB tree: each tree level's chunks queue on the shared global link in flow; analytical "
     "charges the link's load once (open: the analytical engine's)";
