@@ -134,20 +134,6 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
   return e;
 }
 
-// Sum of link latencies on the routed path between the GPUs of ranks `from` and `to` (zero if
-// `to` does not exist): what the flow engine adds to every message between them.
-Time gpu_path_latency(const Topology& topo, std::size_t from, std::size_t to) {
-  const auto gpus = topo.gpus();
-  if (to >= gpus.size() || from == to) return Time::zero();
-  const auto router = make_router(topo, RouterOptions{});
-  std::vector<PathShare> paths;
-  router->route(FlowKey{gpus[from], gpus[to], 0}, nullptr, paths);
-  Time t = Time::zero();
-  if (!paths.empty())
-    for (const DirLinkId l : paths.front().hops) t += topo.link(Topology::link_of(l)).latency;
-  return t;
-}
-
 // A ring across nodes with several GPUs per node (docs/nccl-model.md "The ring across nodes"):
 // - every message pays the same share of NCCL's latency sum (base excluded): NCCL counts
 //   2(N-1) network steps of an all-reduce, but the longest chain of dependent hops in the
@@ -179,6 +165,19 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
 }
 
 }  // namespace
+
+// What the flow engine adds to every message between the two GPUs (engine_run.hpp).
+Time gpu_path_latency(const Topology& topo, std::size_t from, std::size_t to) {
+  const auto gpus = topo.gpus();
+  if (to >= gpus.size() || from == to) return Time::zero();
+  const auto router = make_router(topo, RouterOptions{});
+  std::vector<PathShare> paths;
+  router->route(FlowKey{gpus[from], gpus[to], 0}, nullptr, paths);
+  Time t = Time::zero();
+  if (!paths.empty())
+    for (const DirLinkId l : paths.front().hops) t += topo.link(Topology::link_of(l)).latency;
+  return t;
+}
 
 void NcclEngineRun::apply(EngineOptions& options) const {
   options.per_message_overhead = per_message_overhead;

@@ -9,6 +9,7 @@
 #include "graph_model.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -103,6 +104,9 @@ CollectiveSpec nominal_spec(const CollectiveSpec& run) {
   return s;
 }
 
+// Groups of more (ranks x channels) walk their longest chain on two channels (price_on_graph).
+constexpr std::uint64_t kChainRankChannels = std::uint64_t{1} << 16;
+
 // One rank's sends, aggregated: (peer, channel, phase) -> share of S.
 using SendKey = std::tuple<Rank, std::uint16_t, std::uint32_t>;
 
@@ -119,14 +123,22 @@ struct Pending {
 
 class Pricer {
  public:
-  Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& topo,
-         const Router& router)
+  Pricer(const NcclCluster& c, const Prediction& p, CollectiveOp op, const Topology& healthy,
+         const Topology& topo, const Router& router)
       : p_(p), op_(op), topo_(topo), loads_(topo, router) {
-    covered_up_ = Time::us(p.step_us);
-    covered_net_ = Time::us(network_step_us(c, p.algo, p.proto));
+    // NCCL's per-step latency includes the path of the hop it was measured on, taken to be the
+    // cluster's own nearest one (GPU 0 to 1 inside a node, 0 to the next node's first GPU
+    // across): a hop pays what its path takes beyond that, as in the flow engine's run
+    // (nccl_engine_run), never the step latency itself.
+    const std::uint32_t g = std::max<std::uint32_t>(1, c.gpus_per_node);
+    covered_up_ = gpu_path_latency(healthy, 0, 1);
+    covered_net_ = g > 1 ? gpu_path_latency(healthy, 0, g) : covered_up_;
   }
 
-  void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices);
+  // `chain` gives the programs whose longest chain is walked (called only when a hop has an
+  // excess): `programs` themselves, or fewer channels of them on large groups.
+  void add_group(const ProgramSet& programs, double nominal, std::span<const DeviceId> devices,
+                 const std::function<const ProgramSet&()>& chain, std::uint16_t sample_half);
   void add_direct_group(const CollectiveSpec& spec, std::span<const DeviceId> devices);
   GraphTerm result(const MediumEfficiency& e) const;
 
@@ -140,7 +152,13 @@ class Pricer {
   void flush();
   void route_rounds(const ProgramSet& programs, std::span<const DeviceId> devices);
   Time ring_chain(Rank ranks) const;
-  Time dag_chain(const ProgramSet& programs, std::span<const DeviceId> devices);
+  Time dag_chain(const ProgramSet& programs);
+  static std::uint64_t pair_key(Rank src, Rank dst) { return std::uint64_t{src} << 32 | dst; }
+  // Whether the chain's walk sees channel c's transfers: all, or when it walks two channels
+  // (price_on_graph) those of the full set's channels 0 and C/2, the two trees' lanes headed at
+  // GPU 0, which the two-channel set's channels 0 and 1 are.
+  bool walked(std::uint16_t c) const { return sample_half_ == 0 || c == 0 || c == sample_half_; }
+  std::uint16_t sample_half_ = 0;
 
   static constexpr std::size_t kBatch = std::size_t{1} << 20;
   static constexpr std::uint64_t kDirectRoutes = std::uint64_t{1} << 22;
@@ -161,6 +179,11 @@ class Pricer {
   std::vector<std::vector<Rank>> next_;
   std::vector<std::vector<Time>> hop_excess_;
   std::unordered_map<std::uint32_t, Time> group_round_;  // NetReduce group -> up-and-down excess
+  // The group's hops with an excess, (rank, peer) -> the largest over their channels, recorded
+  // as flush() routes them: the chain's walk then routes nothing (in its order the router's
+  // search towards each destination would be redone, 56 s at 131,072 GPUs). Channels of a pair
+  // differ only by ECMP's choice among paths of as many hops.
+  std::unordered_map<std::uint64_t, Time> pair_excess_;
 };
 
 // Reads rank r's program: every send's share of S (a periodic region's period once, times its
@@ -227,6 +250,10 @@ void Pricer::flush() {
   for (const Pending& t : pending_) {
     const Time hop = excess(loads_.add_transfer(t.phase, t.src, t.dst, t.channel, t.share));
     group_excess_ = std::max(group_excess_, hop);
+    if (hop > Time::zero() && !ring_ && walked(t.channel)) {
+      Time& e = pair_excess_[pair_key(t.rank, t.peer)];
+      e = std::max(e, hop);
+    }
     if (ring_ && t.channel < next_.size() && next_[t.channel][t.rank] == t.peer) {
       auto& row = hop_excess_[t.channel];
       if (row.size() <= t.rank) row.resize(next_[t.channel].size());
@@ -284,14 +311,11 @@ Time Pricer::ring_chain(Rank ranks) const {
 
 // The longest chain of dependent transfers through the one-chunk programs, each transfer
 // costing its path's excess and each NetReduce round its up-and-down excess.
-Time Pricer::dag_chain(const ProgramSet& programs, std::span<const DeviceId> devices) {
-  std::unordered_map<std::uint64_t, Time> hops;
+Time Pricer::dag_chain(const ProgramSet& programs) {
   ChainCosts costs;
-  costs.transfer = [&](Rank src, Rank dst, std::uint16_t channel) {
-    const std::uint64_t key = (std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 16) ^ channel;
-    const auto it = hops.find(key);
-    if (it != hops.end()) return it->second;
-    return hops[key] = excess(loads_.path(devices[src], devices[dst], channel));
+  costs.transfer = [&](Rank src, Rank dst, std::uint16_t) {
+    const auto it = pair_excess_.find(pair_key(src, dst));
+    return it == pair_excess_.end() ? Time::zero() : it->second;
   };
   costs.net_reduce = [&](std::uint32_t group) {
     const auto it = group_round_.find(group);
@@ -301,19 +325,21 @@ Time Pricer::dag_chain(const ProgramSet& programs, std::span<const DeviceId> dev
 }
 
 void Pricer::add_group(const ProgramSet& programs, double nominal,
-                       std::span<const DeviceId> devices) {
+                       std::span<const DeviceId> devices,
+                       const std::function<const ProgramSet&()>& chain, std::uint16_t sample_half) {
+  sample_half_ = sample_half;
   next_.clear();
   hop_excess_.clear();
   group_round_.clear();
+  pair_excess_.clear();
   group_excess_ = Time::zero();
   ring_ = p_.algo == A::Ring && op_ != CollectiveOp::Broadcast && op_ != CollectiveOp::Reduce;
   for (Rank r = 0; r < programs.num_ranks(); ++r) scan_rank(programs, r, nominal, devices);
   flush();
   route_rounds(programs, devices);
-  // Only a path longer than NCCL's per-step latency makes a chain longer than NCCL's formula.
+  // Only a path longer than the reference path makes a chain longer than NCCL's formula.
   if (group_excess_ <= Time::zero()) return;
-  excess_ =
-      std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(programs, devices));
+  excess_ = std::max(excess_, ring_ ? ring_chain(programs.num_ranks()) : dag_chain(chain()));
 }
 
 // The direct algorithm's traffic, as direct.cpp writes it, without its programs (n^2 ops,
@@ -410,7 +436,7 @@ GraphTerm Pricer::result(const MediumEfficiency& e) const {
 GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                          const std::vector<NcclGroupSpec>& groups, const Topology& topo,
                          const Topology& run_on, const Router& router) {
-  Pricer pricer(cluster, p, op, run_on, router);
+  Pricer pricer(cluster, p, op, topo, run_on, router);
   const auto gpus = run_on.gpus();
   std::vector<DeviceId> devices;
   std::unique_ptr<ProgramSet> programs;
@@ -427,7 +453,26 @@ GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, Collec
       programs = make_collective(spec);
       last = spec;
     }
-    pricer.add_group(*programs, spec.bytes.as_double(), devices);
+    // The chain's walk keeps a few words per op and routes every (pair, channel) again: on a
+    // large group (a tree of 16,384 GPUs x 32 channels: 5 s and 550 MiB) it walks two channels,
+    // one per tree of the double binary tree. A channel differs from the others of its tree only
+    // by the GPU whose NIC its edges between nodes take, whose path is as long on every rail of
+    // a rail-optimised fabric; elsewhere this is a sample of the channels, as the direct
+    // algorithm's offsets are beyond kDirectRoutes.
+    std::unique_ptr<ProgramSet> fewer;
+    const bool sample = std::uint64_t{spec.ranks} * spec.channels > kChainRankChannels &&
+                        spec.channels > 2 && spec.channels % 2 == 0;
+    const auto chain = [&]() -> const ProgramSet& {
+      if (!sample) return *programs;
+      if (!fewer) {
+        CollectiveSpec two = group.spec;
+        two.channels = 2;
+        fewer = make_collective(nominal_spec(two));
+      }
+      return *fewer;
+    };
+    pricer.add_group(*programs, spec.bytes.as_double(), devices, chain,
+                     sample ? static_cast<std::uint16_t>(spec.channels / 2) : 0);
   }
   return pricer.result(medium_efficiency(cluster, p, op, topo));
 }

@@ -7,7 +7,8 @@
 //     the fraction of it NCCL's model assumes on that medium: its NVLink and network speeds
 //     and the algorithm's protocol efficiency), per byte of the nccl-tests size S;
 //   - latency excess: the longest chain of dependent transfers, each hop counting only the part
-//     of its path's latency (cables, switches) beyond the per-step latency NCCL charges for it.
+//     of its path's latency (cables, switches) beyond the path NCCL's per-step latency includes
+//     (the cluster's nearest of the hop's medium, as the flow engine's run takes it).
 // NcclGroups::time adds them to the NCCL model's prediction: time = model time + excess +
 // max(0, S x seconds per byte - the model's transfer time).
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace lockstep::nccl_detail {
 
 struct GraphTerm {
   double seconds_per_byte = 0;   // sum over phases of the busiest link's time, per byte of S
-  Time latency_excess;           // path latency beyond NCCL's per-step latencies, longest chain
+  Time latency_excess;           // path latency beyond NCCL's reference paths, longest chain
   DirLinkId bottleneck = kNone;  // the link that set the slowest phase
 };
 

@@ -48,6 +48,12 @@ struct NcclEngineRun {
 NcclEngineRun nccl_engine_run(const NcclCluster& cluster, const Prediction& p, CollectiveOp op,
                               Bytes bytes, DataType type, const Topology& topology);
 
+/// Sum of link latencies on the routed path from the GPU of rank `from` to that of rank `to`
+/// (zero if `to` does not exist): the path NCCL's per-step latency is taken to include (GPU 0 to
+/// 1 for a scale-up hop, 0 to the first GPU of the next node for a network one); a message pays
+/// what its own path takes beyond that, on every engine.
+Time gpu_path_latency(const Topology& topology, std::size_t from, std::size_t to);
+
 /// One communicator of an engine run: its GPUs (indices into topology.gpus()) and the spec of
 /// its programs (how.spec over the group's ranks; NcclGroups::time derives it).
 struct NcclGroupSpec {

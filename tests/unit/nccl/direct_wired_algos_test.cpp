@@ -218,13 +218,16 @@ TEST(Alltoallv, SkewZeroIsAlltoall) {
 // Skew 1 on 2 x 8: rank 0 receives w_0 = 1 / H(16, 1) = 1 / 3.380729 of every sender's S; its
 // 8 remote senders' shares, 8 x 0.295794 S = 2.366 S, arrive through its NIC at 48 GB/s:
 // 52,934.4 us, plus 20 launch + 8.4 base + 14 network step = 52,976.8 us. Flow, which routes
-// every remote share to that GPU's NIC, agrees.
+// every remote share to that GPU's NIC, agrees. The analytical engine adds the one round's
+// longest path beyond the same-rail one NCCL's step latency includes: a cross-rail send climbs
+// to a spine and back, two 30 m leaf-spine cables (150 ns each) with half of each QM9700's
+// 130 ns at both ends: 2 x 280 ns (flow pays it too, within its tolerance).
 TEST(Alltoallv, SkewedTimeIsTheHotReceiversNic) {
   double h = 0;
   for (int k = 1; k <= 16; ++k) h += 1.0 / k;
   const double hand = 42.4 + 8 * kGiB / h / 48e3;
-  EXPECT_NEAR(alltoall_row(CollectiveOp::AllToAllV, 1, "analytical").time.microseconds(), hand,
-              0.01);
+  EXPECT_NEAR(alltoall_row(CollectiveOp::AllToAllV, 1, "analytical").time.microseconds(),
+              hand + 2 * 0.28, 0.01);
   EXPECT_NEAR(alltoall_row(CollectiveOp::AllToAllV, 1, "flow").time.microseconds(), hand,
               1e-3 * hand);
 }
