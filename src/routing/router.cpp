@@ -473,6 +473,20 @@ class ShortestPathRouter final : public Router {
 
 }  // namespace
 
+RouterOptions fabric_routing(const Topology& topo) {
+  const ClusterTraits& t = topo.traits();
+  RouterOptions options;
+  options.queue_pairs = std::max<std::uint32_t>(1, t.qps_per_connection);
+  if (!t.routing.empty()) {
+    options.policy = parse_routing_policy(t.routing, "routing");
+  } else if (t.fabric == "infiniband") {
+    options.policy = RoutingPolicy::DestinationModK;
+  } else if (t.fabric == "efa" || t.fabric == "ultra_ethernet" || t.fabric == "slingshot") {
+    options.policy = RoutingPolicy::Spray;
+  }
+  return options;
+}
+
 std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
   if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");
   if (options.max_spray_paths == 0)

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "../topology/topology_test_util.hpp"
+#include "lockstep/core/error.hpp"
 #include "lockstep/routing/router.hpp"
 
 namespace lockstep {
@@ -87,6 +88,45 @@ TEST(FabricRouting, DModKIsDestinationBased) {
   router->route({gpus[12], gpus[300], 0}, nullptr, b);
   ASSERT_EQ(a[0].hops.size(), b[0].hops.size());
   EXPECT_TRUE(std::equal(a[0].hops.end() - 4, a[0].hops.end(), b[0].hops.end() - 4));
+}
+
+Topology preset(const std::string& fabric, std::uint32_t qps, const std::string& routing = "") {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = fabric;
+  request.nodes = 2;
+  request.qps_per_connection = qps;
+  request.routing = routing;
+  return std::move(*build_topology(rail_optimized_args(resolve_preset(request))).graph);
+}
+
+TEST(FabricRouting, PolicyFollowsTheTechnology) {
+  const RouterOptions ib = fabric_routing(preset("ib-ndr", 0));
+  EXPECT_EQ(ib.policy, RoutingPolicy::DestinationModK);
+  EXPECT_EQ(ib.queue_pairs, 1u);
+  const RouterOptions roce = fabric_routing(preset("roce-400g", 4));
+  EXPECT_EQ(roce.policy, RoutingPolicy::Ecmp);
+  EXPECT_EQ(roce.queue_pairs, 4u);
+  EXPECT_EQ(fabric_routing(preset("efa", 0)).policy, RoutingPolicy::Spray);
+  EXPECT_EQ(fabric_routing(preset("tcp", 0)).policy, RoutingPolicy::Ecmp);
+  // Spectrum-X: RoCE whose switches spread packets, named by the routing key.
+  EXPECT_EQ(fabric_routing(preset("roce-400g", 0, "spray")).policy, RoutingPolicy::Spray);
+}
+
+TEST(FabricRouting, BadKeysAreInputErrorsNamingThem) {
+  auto field_of = [](const test::Kv& kv) {
+    try {
+      preset_request(test::args(kv));
+    } catch (const InputError& e) {
+      return std::string(e.field());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(
+      field_of({{"system", "hgx-h100"}, {"qps_per_connection", "0"}}).find("qps_per_connection"),
+      std::string::npos);
+  EXPECT_NE(field_of({{"system", "hgx-h100"}, {"routing", "random"}}).find("routing"),
+            std::string::npos);
 }
 
 }  // namespace
