@@ -17,6 +17,11 @@ void add_cluster_options(CLI::App& cmd, ClusterFlags& flags) {
   cmd.add_option("--domain-nodes", flags.domain_nodes,
                  "nodes per NVLink partition (NVL72: 1-18 trays; default the whole rack)");
   cmd.add_flag("--sharp", flags.sharp, "in-network reduction (InfiniBand SHARP)");
+  cmd.add_option(
+      "--routing", flags.routing,
+      "ecmp | adaptive | spray | d_mod_k | ... (default: the fabric's, docs/routing.md)");
+  cmd.add_option("--qps-per-connection", flags.qps_per_connection,
+                 "queue pairs per connection, NCCL_IB_QPS_PER_CONNECTION (default 1)");
 }
 
 }  // namespace lockstep::cli

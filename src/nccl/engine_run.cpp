@@ -170,7 +170,7 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
 Time gpu_path_latency(const Topology& topo, std::size_t from, std::size_t to) {
   const auto gpus = topo.gpus();
   if (to >= gpus.size() || from == to) return Time::zero();
-  const auto router = make_router(topo, RouterOptions{});
+  const auto router = make_router(topo, fabric_routing(topo));
   std::vector<PathShare> paths;
   router->route(FlowKey{gpus[from], gpus[to], 0}, nullptr, paths);
   Time t = Time::zero();
@@ -319,7 +319,7 @@ Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Route
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, Engine& engine) {
   NcclGroupSpec all{how.spec, std::vector<std::uint32_t>(how.spec.ranks)};
   std::iota(all.gpus.begin(), all.gpus.end(), 0u);
-  const auto router = make_router(topo, RouterOptions{});
+  const auto router = make_router(topo, fabric_routing(topo));
   return run_nccl_engine(how, topo, *router, engine, {all});
 }
 

@@ -86,7 +86,7 @@ struct NcclGroups::GraphCache {
 };
 
 const Router& NcclGroups::router() const {
-  if (!router_) router_ = make_router(*run_on_, RouterOptions{});
+  if (!router_) router_ = make_router(*run_on_, fabric_routing(*run_on_));
   return *router_;
 }
 

@@ -19,6 +19,7 @@ constexpr PolicyName kPolicyNames[] = {
     {RoutingPolicy::Spray, "spray"},
     {RoutingPolicy::DimensionOrder, "dimension_order"},
     {RoutingPolicy::RailAligned, "rail_aligned"},
+    {RoutingPolicy::DestinationModK, "d_mod_k"},
 };
 }  // namespace
 

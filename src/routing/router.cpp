@@ -7,7 +7,9 @@
 //   adaptive: the least-loaded next hop according to the LinkLoadView (ties and no view: hash);
 //   dimension_order: the first next hop in port order (builders add torus links dimension by
 //     dimension, so this corrects dimension x before y before z);
-//   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths).
+//   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths);
+//   d_mod_k: at a switch, the destination's index digit by digit (InfiniBand's fat-tree routing,
+//     below); elsewhere as ecmp.
 // rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
 // A GPU cut off from the network by a failed link goes through a GPU of its node and that GPU's
 // NIC (nic_failover.hpp): the route is then three legs, each chosen as above.
@@ -16,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <unordered_map>
 
@@ -42,6 +45,7 @@ class ShortestPathRouter final : public Router {
         failover_(topo),
         gateways_(gateways) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
+    if (options.policy == RoutingPolicy::DestinationModK) index_destinations();
   }
 
   RoutingPolicy policy() const override { return options_.policy; }
@@ -113,6 +117,7 @@ class ShortestPathRouter final : public Router {
             std::vector<DirLinkId>& hops) const {
     if (from == dst) return;
     const std::uint64_t h = flow_hash(key);
+    if (!dest_index_.empty()) mod_k_ = ModK{dest_index_[dst], 1, {}};
     // Beyond its gateway (DistanceField::find_gateway: a GPU's leaf switch) a destination is
     // reached exactly as the gateway is, so the search towards the gateway, shared by every
     // destination behind it, routes the way there, and a search of a few hops around the
@@ -190,6 +195,7 @@ class ShortestPathRouter final : public Router {
   const Port& pick(DeviceId u, std::uint64_t h, const LinkLoadView* load) const {
     const auto n = candidates_.size();
     if (n == 1 || options_.policy == RoutingPolicy::DimensionOrder) return candidates_[0];
+    if (!dest_index_.empty() && topo_.device(u).kind == DeviceKind::Switch) return mod_k_pick(u);
     if (options_.policy != RoutingPolicy::Adaptive && chip_forwarding(u)) return candidates_[0];
     const std::size_t hashed = mix64(h ^ u) % n;
     if (options_.policy != RoutingPolicy::Adaptive || load == nullptr) return candidates_[hashed];
@@ -202,6 +208,88 @@ class ShortestPathRouter final : public Router {
       if (l < best_load) best = j, best_load = l;
     }
     return candidates_[best];
+  }
+
+  // D-mod-K (Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all
+  // communication patterns", 2010; OpenSM's ftree engine): a switch sends a destination up the
+  // port given by the next digit of its index D (leaves in order, then the leaf's host ports),
+  // D mod w1 at the leaf, (D / w1) mod w2 a tier up, and so on. Destinations under one leaf then
+  // leave every leaf by distinct uplinks, so a shift permutation has no two flows on one link.
+  // A switch's equal next hops are grouped by peer switch: the peer takes one digit, the
+  // parallel cables to it another, and coming down, the cables from tier t + 1 to tier t take
+  // the digit the cables from tier t up took (those cables are, in a fat tree with bundled
+  // links, copies of one logical link: the flows to the destinations a leaf uplink serves
+  // descend on the matching downlink, one each).
+  struct ModK {
+    std::uint64_t dest = 0;
+    std::uint64_t stride = 1;
+    std::array<std::uint64_t, 8> cable_stride{};  // per tier, that of the cables going up; 0: none
+  };
+  const Port& mod_k_pick(DeviceId u) const {
+    const std::uint8_t tier = topo_.device(u).tier;
+    const DeviceId first_peer = candidates_[0].peer;
+    const Device& peer = topo_.device(first_peer);
+    const bool up = peer.kind == DeviceKind::Switch && peer.tier > tier;
+    // Peers in the order of their first port; the chosen peer's cables in port order.
+    peers_.clear();
+    for (const Port& p : candidates_)
+      if (std::find(peers_.begin(), peers_.end(), p.peer) == peers_.end()) peers_.push_back(p.peer);
+    const std::uint64_t np = peers_.size();
+    const DeviceId chosen = peers_[(mod_k_.dest / mod_k_.stride) % np];
+    mod_k_.stride *= np;
+    cables_.clear();
+    for (std::size_t i = 0; i < candidates_.size(); ++i)
+      if (candidates_[i].peer == chosen) cables_.push_back(i);
+    const std::uint64_t nc = cables_.size();
+    if (nc == 1) return candidates_[cables_[0]];
+    std::uint64_t stride = mod_k_.stride;
+    const std::uint8_t below = tier > 0 ? tier - 1 : 0;
+    if (!up && tier > 0 && below < mod_k_.cable_stride.size() && mod_k_.cable_stride[below] != 0) {
+      stride = mod_k_.cable_stride[below];
+    } else {
+      if (up && tier < mod_k_.cable_stride.size()) mod_k_.cable_stride[tier] = stride;
+      mod_k_.stride *= nc;
+    }
+    return candidates_[cables_[(mod_k_.dest / stride) % nc]];
+  }
+
+  // D per device: leaves (tier-0 switches) in device order, each as wide as the widest; a
+  // device on a leaf its port's position among the leaf's ports to non-switches; a GPU its NIC's;
+  // anything else its device id.
+  void index_destinations() {
+    const std::size_t n = topo_.num_devices();
+    auto is_host = [&](DeviceId d) {
+      const DeviceKind k = topo_.device(d).kind;
+      return k != DeviceKind::Switch && k != DeviceKind::Gateway;
+    };
+    auto is_leaf = [&](DeviceId d) {
+      return topo_.device(d).kind == DeviceKind::Switch && topo_.device(d).tier == 0;
+    };
+    std::uint64_t width = 1;
+    for (DeviceId d = 0; d < n; ++d) {
+      if (!is_leaf(d)) continue;
+      std::uint64_t hosts = 0;
+      for (const Port& p : topo_.ports(d)) hosts += is_host(p.peer) ? 1 : 0;
+      width = std::max(width, hosts);
+    }
+    constexpr std::uint64_t kUnset = ~std::uint64_t{0};
+    dest_index_.assign(n, kUnset);
+    std::uint64_t leaf = 0;
+    for (DeviceId d = 0; d < n; ++d) {
+      if (!is_leaf(d)) continue;
+      std::uint64_t k = 0;
+      for (const Port& p : topo_.ports(d))
+        if (is_host(p.peer) && dest_index_[p.peer] == kUnset)
+          dest_index_[p.peer] = leaf * width + k++;
+      ++leaf;
+    }
+    for (const DeviceId g : topo_.gpus())
+      for (const Port& p : topo_.ports(g))
+        if (dest_index_[g] == kUnset && topo_.device(p.peer).kind == DeviceKind::Nic &&
+            dest_index_[p.peer] != kUnset)
+          dest_index_[g] = dest_index_[p.peer];
+    for (DeviceId d = 0; d < n; ++d)
+      if (dest_index_[d] == kUnset) dest_index_[d] = d;
   }
 
   void single_path(const FlowKey& key, const LinkLoadView* load,
@@ -377,9 +465,27 @@ class ShortestPathRouter final : public Router {
   mutable std::uint64_t uses_ = 0;
   mutable DistanceField* field_ = nullptr;
   mutable std::vector<Port> candidates_;
+  std::vector<std::uint64_t> dest_index_;  // d_mod_k only
+  mutable ModK mod_k_;
+  mutable std::vector<DeviceId> peers_;
+  mutable std::vector<std::size_t> cables_;
 };
 
 }  // namespace
+
+RouterOptions fabric_routing(const Topology& topo) {
+  const ClusterTraits& t = topo.traits();
+  RouterOptions options;
+  options.queue_pairs = std::max<std::uint32_t>(1, t.qps_per_connection);
+  if (!t.routing.empty()) {
+    options.policy = parse_routing_policy(t.routing, "routing");
+  } else if (t.fabric == "infiniband") {
+    options.policy = RoutingPolicy::DestinationModK;
+  } else if (t.fabric == "efa" || t.fabric == "ultra_ethernet" || t.fabric == "slingshot") {
+    options.policy = RoutingPolicy::Spray;
+  }
+  return options;
+}
 
 std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
   if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");

@@ -311,6 +311,19 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
   return f;
 }
 
+std::uint32_t read_row_qps(const std::string& system, const std::string& interconnect,
+                           const std::string& fabric) {
+  const std::string s = lower(system + " " + interconnect);
+  static const std::regex set(R"(nccl_ib_qps_per_connection\s*=\s*(\d+))");
+  std::smatch m;
+  if (std::regex_search(s, m, set))
+    return static_cast<std::uint32_t>(std::clamp(std::stoul(m[1].str()), 1ul, 128ul));
+  if (fabric.rfind("roce-", 0) != 0) return 0;
+  // OCI's RoCE clusters: oracle-quickstart/oci-hpc samples/gpu/nccl_run_allreduce.sh runs
+  // nccl-tests with NCCL_IB_QPS_PER_CONNECTION=4 (and NCCL_IB_SPLIT_DATA_ON_QPS=0).
+  return has_word(s, "oci") || has(s, "bm.gpu") ? 4 : 0;
+}
+
 std::optional<Algorithm> read_row_algorithm(const std::string& text) {
   const std::string s = lower(text);
   std::string w;
@@ -437,6 +450,7 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
     nics = std::max<std::uint32_t>(1, (nics * req.gpus_per_node + node_gpus - 1) / node_gpus);
   req.nics_per_node = nics;
   c.nvls_off = fab.nvls_off;
+  req.qps_per_connection = read_row_qps(row.system, row.interconnect, req.fabric);
 
   c.tuner.algo = read_row_algorithm(row.algorithm);
   const std::string fabric = req.fabric.empty() ? preset->fabric : req.fabric;

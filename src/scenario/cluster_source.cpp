@@ -30,6 +30,8 @@ ArgNode preset_flag_args(const ClusterFlags& flags) {
   put("nics_per_node", flags.nics_per_node, "--nics-per-node");
   put("nic_speed", flags.nic_speed, "--nic-speed");
   put("domain_nodes", flags.domain_nodes, "--domain-nodes");
+  put("routing", flags.routing, "--routing");
+  put("qps_per_connection", flags.qps_per_connection, "--qps-per-connection");
   if (flags.sharp) put("sharp", "true", "--sharp");
   return m;
 }

@@ -44,6 +44,12 @@ const char* to_string(LinkMedium medium) {
   return "?";
 }
 
+const std::vector<std::string>& routing_policy_names() {
+  static const std::vector<std::string> names{
+      "ecmp", "adaptive", "spray", "dimension_order", "rail_aligned", "d_mod_k"};
+  return names;
+}
+
 const char* switch_tier_name(std::uint8_t tier) {
   switch (tier) {
     case 0:

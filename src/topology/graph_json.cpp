@@ -36,6 +36,8 @@ Json traits_json(const ClusterTraits& t) {
   j["nics_per_node"] = t.nics_per_node;
   j["sharp"] = t.sharp;
   j["nvls"] = t.nvls;
+  if (!t.routing.empty()) j["routing"] = t.routing;
+  if (t.qps_per_connection != 0) j["qps_per_connection"] = t.qps_per_connection;
   return j;
 }
 

@@ -227,6 +227,8 @@ PresetCluster resolve_preset(const PresetRequest& r) {
                                   " have no in-network reduction (SHARP needs ib-hdr, ib-ndr "
                                   "or ib-xdr)");
   c.sharp = r.sharp;
+  c.routing = r.routing;
+  c.qps_per_connection = r.qps_per_connection;
   if (r.domain_nodes > 0) {
     if (r.domain_nodes > c.system.domain_nodes)
       throw InputError("domain_nodes", c.system.name + " has NVLink domains of at most " +
@@ -249,6 +251,9 @@ PresetRequest preset_request(const ArgNode& args) {
   r.nic_speed = args.get_bandwidth("nic_speed", Bandwidth());
   r.sharp = args.get_bool("sharp", false);
   r.domain_nodes = static_cast<std::uint32_t>(args.get_int("domain_nodes", 0, 1, 1024));
+  if (const ArgNode* routing = args.find("routing"))
+    r.routing = routing->as_choice(routing_policy_names());
+  r.qps_per_connection = static_cast<std::uint32_t>(args.get_int("qps_per_connection", 0, 1, 128));
   try {
     resolve_preset(r);  // report override errors at the map's location
   } catch (const InputError& e) {
@@ -291,6 +296,8 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   // The transport decides NCCL's network protocol choice and the packet engine's flow control;
   // without it a TCP preset would pass for RoCE because it uses the same Ethernet switch.
   put("transport", c.fabric.technology);
+  if (!c.routing.empty()) put("routing", c.routing);
+  if (c.qps_per_connection != 0) put("qps_per_connection", std::to_string(c.qps_per_connection));
   return args;
 }
 

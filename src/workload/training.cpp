@@ -221,7 +221,7 @@ CommDelays Simulation::measure_delays(Runner& runner) {
 Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
                       bool trace, bool cacheable) {
   auto engine = engines_(c_.engine);
-  auto router = make_router(topo, RouterOptions{});
+  auto router = make_router(topo, fabric_routing(topo));
   std::optional<NcclGroups> nccl;
   if (nccl_) nccl.emplace(topo);
   const bool base_topology = &topo == &topo_;  // unperturbed: translation symmetric

@@ -5,9 +5,16 @@
 
 namespace lockstep {
 
-enum class RoutingPolicy : std::uint8_t { Ecmp, Adaptive, Spray, DimensionOrder, RailAligned };
+enum class RoutingPolicy : std::uint8_t {
+  Ecmp,
+  Adaptive,
+  Spray,
+  DimensionOrder,
+  RailAligned,
+  DestinationModK,
+};
 
-/// "ecmp", "adaptive", "spray", "dimension_order", "rail_aligned".
+/// "ecmp", "adaptive", "spray", "dimension_order", "rail_aligned", "d_mod_k".
 const char* to_string(RoutingPolicy policy);
 /// Parses the names above; throws InputError naming `field` otherwise.
 RoutingPolicy parse_routing_policy(std::string_view text, std::string_view field = "routing");

@@ -51,6 +51,12 @@ struct RouterOptions {
   std::uint32_t max_spray_paths = 64;
 };
 
+/// The routing `topo`'s scale-out fabric does (docs/routing.md "By technology"): its traits'
+/// routing policy when set, else InfiniBand's fat-tree routing (d_mod_k); spray for EFA (SRD),
+/// Ultra Ethernet and Slingshot, whose NICs or switches spread a flow's packets; per-flow ECMP
+/// hashing for RoCE, Ethernet and TCP. Queue pairs from the traits (NCCL's default 1).
+RouterOptions fabric_routing(const Topology& topo);
+
 /// Builds a router for `topo` (kept by reference; it must outlive the router). Paths are shortest
 /// in hop count; see docs/routing.md for the policies. A router keeps scratch state (the last
 /// destination's distance field), so one router must not be used by two threads at once.

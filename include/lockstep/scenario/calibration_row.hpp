@@ -54,6 +54,11 @@ RowSystem read_row_system(const std::string& text);
 /// The transport, NIC count and speed; `system` gives the defaults where the text says
 /// "InfiniBand" or "RoCE" without a speed (the NIC generation the system ships with).
 RowFabric read_row_fabric(const std::string& text, const SystemPreset& system);
+/// Queue pairs per connection on a RoCE `fabric` preset: NCCL_IB_QPS_PER_CONNECTION=N where the
+/// row's system or interconnect text sets it, else 4 on Oracle Cloud (its published nccl-tests
+/// scripts set it), else 0 (NCCL's default, 1). Other fabrics: 0.
+std::uint32_t read_row_qps(const std::string& system, const std::string& interconnect,
+                           const std::string& fabric);
 /// The algorithm column: the first algorithm name in it ("Ring (default)", "NVLSTree (...)");
 /// nullopt ("auto") when it names none ("default (not stated)", "n/a (alltoall)").
 std::optional<Algorithm> read_row_algorithm(const std::string& text);

@@ -27,6 +27,7 @@ namespace lockstep {
 struct ClusterFlags {
   std::string scenario;  // a scenario file
   std::string system, fabric, nodes, gpus_per_node, nics_per_node, nic_speed, domain_nodes;
+  std::string routing, qps_per_connection;
   bool sharp = false;
 };
 

@@ -79,6 +79,11 @@ struct ClusterTraits {
   std::uint32_t nics_per_node = 0;
   bool sharp = false;  // in-network reduction available in the scale-out switches
   bool nvls = false;   // NVLink SHARP available in the scale-up domain
+  // How the scale-out fabric routes (docs/routing.md "By technology"): a routing policy's name
+  // (routing/policy.hpp), empty for the technology's own; and the queue pairs NCCL spreads one
+  // connection over (NCCL_IB_QPS_PER_CONNECTION), 0 for NCCL's default of 1.
+  std::string routing;
+  std::uint32_t qps_per_connection = 0;
   // A torus of GPUs (torus builder): its sizes, the first varying fastest in gpus() order.
   std::vector<std::uint32_t> torus_dims;
 };
@@ -127,6 +132,9 @@ class Topology {
   std::uint32_t num_sites_ = 1;
   bool connected_ = true;
 };
+
+/// The names ClusterTraits::routing accepts.
+const std::vector<std::string>& routing_policy_names();
 
 /// Where a link sits at a NIC: a GPU's (PCIe) link to its NIC, a NIC's link into the fabric
 /// (whose speed is the NIC's line rate as built), two NICs cabled back to back, or no NIC end.

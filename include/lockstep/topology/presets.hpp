@@ -82,6 +82,10 @@ struct PresetRequest {
   // Nodes per NVLink domain when the rack is partitioned (an NVL72 split into NVLink partitions
   // of 1-18 trays, as NVIDIA's fabric manager allows); 0: the whole rack.
   std::uint32_t domain_nodes = 0;
+  // The fabric's routing policy (empty: its technology's, docs/routing.md) and
+  // NCCL_IB_QPS_PER_CONNECTION (0: NCCL's default, 1).
+  std::string routing;
+  std::uint32_t qps_per_connection = 0;
 };
 
 /// A validated cluster: presets plus overrides.
@@ -93,7 +97,9 @@ struct PresetCluster {
   std::uint32_t nics_per_node = 8;  // NICs serving the GPUs in use
   Bandwidth nic_speed;
   bool sharp = false;
-  bool nvls = false;  // NVLink SHARP in the scale-up switches
+  bool nvls = false;                     // NVLink SHARP in the scale-up switches
+  std::string routing;                   // PresetRequest::routing
+  std::uint32_t qps_per_connection = 0;  // PresetRequest::qps_per_connection
 
   std::uint32_t ranks() const { return nodes * gpus_per_node; }
   /// How the nodes fill NVLink domains (fill_domains with the system's domain_nodes).

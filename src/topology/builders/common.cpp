@@ -91,6 +91,9 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
                                   hw.sw->name, hw.sw->fabric));
     }
   }
+  if (const ArgNode* routing = args.find("routing"))
+    hw.routing = routing->as_choice(routing_policy_names());
+  hw.qps_per_connection = static_cast<std::uint32_t>(args.get_int("qps_per_connection", 0, 1, 128));
   hw.gpu = lookup(args, "gpu", "h100", [](const std::string& n) { return &gpu_spec(n, "gpu"); });
   hw.gpu_model = static_cast<std::uint16_t>(hw.gpu - gpu_catalog().data());
   hw.pcie = lookup(args, "pcie", default_gpu_nic_pcie(hw.gpu->name).name,
@@ -354,6 +357,8 @@ ClusterTraits make_traits(const Hardware& hw, const NodeLayout& layout) {
   t.nics_per_node = layout.nics_per_node;
   t.sharp = hw.sw->sharp;
   t.nvls = layout.scale_up != nullptr && layout.scale_up->nvls;
+  t.routing = hw.routing;
+  t.qps_per_connection = hw.qps_per_connection;
   return t;
 }
 
@@ -414,10 +419,13 @@ void finish_inventory(BuildResult& result, Topology topo, const BuildOptions& op
 }
 
 std::vector<std::string> node_keys() {
-  return {"nodes",         "gpus",          "gpu",         "gpus_per_node", "scale_up",
-          "scale_up_gpus", "nic",           "nic_speed",   "transport",     "nics_per_node",
-          "switch",        "radix",         "port_speed",  "link_latency",  "switch_latency",
-          "host_link_m",   "fabric_link_m", "core_link_m", "pcie"};
+  return {"nodes",         "gpus",          "gpu",
+          "gpus_per_node", "scale_up",      "scale_up_gpus",
+          "nic",           "nic_speed",     "transport",
+          "nics_per_node", "switch",        "radix",
+          "port_speed",    "link_latency",  "switch_latency",
+          "host_link_m",   "fabric_link_m", "core_link_m",
+          "pcie",          "routing",       "qps_per_connection"};
 }
 
 }  // namespace lockstep::builders

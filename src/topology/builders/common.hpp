@@ -31,6 +31,8 @@ struct Hardware {
   std::optional<Time> link_latency;  // overrides the propagation latency of scale-out cables
   const PcieSpec* pcie = nullptr;
   std::string transport;                  // ClusterTraits::fabric; "" = from the switch and NIC
+  std::string routing;                    // ClusterTraits::routing
+  std::uint32_t qps_per_connection = 0;   // ClusterTraits::qps_per_connection
   double host_link_m = 10;                // NIC to leaf
   double fabric_link_m = 30;              // leaf to spine
   double core_link_m = 100;               // spine to core

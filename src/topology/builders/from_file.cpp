@@ -83,6 +83,10 @@ ClusterTraits read_traits(const ArgNode* traits) {
   t.nics_per_node = static_cast<std::uint32_t>(traits->get_int("nics_per_node", 0, 0, 1 << 20));
   t.sharp = traits->get_bool("sharp", false);
   t.nvls = traits->get_bool("nvls", false);
+  if (const ArgNode* routing = traits->find("routing"))
+    t.routing = routing->as_choice(routing_policy_names());
+  t.qps_per_connection =
+      static_cast<std::uint32_t>(traits->get_int("qps_per_connection", 0, 1, 128));
   traits->check_all_used();
   return t;
 }

@@ -42,7 +42,8 @@ int expect_same_routes(const Topology& t, RoutingPolicy policy, std::uint32_t st
 }
 
 constexpr RoutingPolicy kPolicies[] = {RoutingPolicy::Ecmp, RoutingPolicy::Adaptive,
-                                       RoutingPolicy::DimensionOrder, RoutingPolicy::RailAligned};
+                                       RoutingPolicy::DimensionOrder, RoutingPolicy::RailAligned,
+                                       RoutingPolicy::DestinationModK};
 
 TEST(Gateways, RailOptimisedFabricsRouteAsWithoutThem) {
   // 40 HGX nodes: more than one leaf per rail, so routes climb to the spines.

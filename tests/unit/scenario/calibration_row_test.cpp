@@ -225,6 +225,17 @@ TEST(CalibrationRow, SharpAndNvlsSwitchesAreReadWithTheirNegations) {
   EXPECT_FALSE(read_row_fabric("Multi-node NVLink (NCCL_MNNVL_ENABLE=1; NVLS on)", h100).nvls_off);
 }
 
+TEST(CalibrationRow, QueuePairsFromTheRowOrOracleCloudsScripts) {
+  const char* oci = "OCI BM.GPU.GB200.4 (4x B200 per node) NVL72";
+  const char* roce = "NVL72 MNNVL within rack; RoCE 4x400G per node between racks";
+  EXPECT_EQ(read_row_qps(oci, roce, "roce-400g"), 4u);
+  EXPECT_EQ(read_row_qps("8x H100 SXM", "RoCE 8x400G; NCCL_IB_QPS_PER_CONNECTION=2", "roce-400g"),
+            2u);
+  EXPECT_EQ(read_row_qps("8x H100 SXM", "RoCE 8x400G", "roce-400g"), 0u);  // NCCL's default
+  EXPECT_EQ(read_row_qps(oci, "IB NDR 4x400G", "ib-ndr"), 0u);  // destination-routed anyway
+  EXPECT_EQ(read_row_qps("Socio 8x H100", "RoCE 8x400G", "roce-400g"), 0u);  // "oci" in a word
+}
+
 TEST(CalibrationRow, AlgorithmColumnNamesAnAlgorithmOrAuto) {
   EXPECT_EQ(read_row_algorithm("Ring"), Algorithm::Ring);
   EXPECT_EQ(read_row_algorithm("Tree"), Algorithm::Tree);
