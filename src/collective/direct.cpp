@@ -1,7 +1,12 @@
 // Direct (pairwise) algorithms: every rank exchanges with every other rank in one round.
-// Peers are visited in the pairwise order of MPI/NCCL all-to-all: at step s = 1..n-1 rank r
-// sends to r+s and receives from r-s (mod n), so every step is a permutation and no receiver is
-// hit by two senders at once. Each transfer is split across the channels.
+// Peers are visited in pairwise order, node by node as NCCL's p2p schedule does (init.cc, since
+// 2.12: rounds by node delta, then by local delta): with g ranks per node and rank r = (node N,
+// local i), step s = dn g + dj (dn = 0..nodes-1, dj = 0..g-1, not both 0) sends to (N + dn,
+// i + dj) and receives from (N - dn, i - dj), each mod its range, so every step is a permutation
+// and no receiver is hit by two senders at once. Without nodes (g = 0 or n, or g not dividing n)
+// that is r + s and r - s mod n. (NCCL walks the deltas in a quadratic probing order; every op
+// here is posted at once, so within an issue window the order times nothing.) Each transfer is
+// split across the channels.
 //   all_reduce     two-shot: direct reduce-scatter, then direct all-gather of the sums
 //   all_gather     send own block to every peer; copy own block locally
 //   reduce_scatter send block j to rank j; reduce the received blocks into the output
@@ -20,15 +25,22 @@ class DirectProgramSet final : public GeneratedProgramSet {
   explicit DirectProgramSet(const CollectiveSpec& s)
       : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/direct") {}
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
-  // Rank r + 1 runs rank r's program with every peer moved by one (the pairwise order is by
-  // distance), when every block has the same size; rooted ops and alltoallv's matrix do not.
+  // Rank r + g runs rank r's program with every peer moved by g (the order is by node and local
+  // distance), and rank r + 1 when there are no nodes (g = n), when every block has the same
+  // size; rooted ops and alltoallv's matrix do not. sendrecv (r to r + 1) translates by one.
   Rank symmetry_period() const override {
     const CollectiveSpec& s = spec();
-    const bool translates = s.op == CollectiveOp::AllReduce || s.op == CollectiveOp::AllGather ||
-                            s.op == CollectiveOp::ReduceScatter || s.op == CollectiveOp::AllToAll ||
-                            s.op == CollectiveOp::SendRecv;
-    return translates && s.ranks > 1 && s.elements() % s.ranks == 0 ? 1 : 0;
+    if (!equal_blocks()) return 0;
+    if (s.op == CollectiveOp::SendRecv) return 1;
+    return by_distance() ? (node_size() < s.ranks ? node_size() : 1) : 0;
   }
+  // Rotating every rank by one inside its node maps (N + dn, i + dj) onto (N + dn, i + 1 + dj):
+  // the same step of the rotated rank. Channels are the same for every peer, so they stay.
+  Rank local_symmetry() const override {
+    const Rank g = node_size();
+    return by_distance() && equal_blocks() && g > 1 && g < spec().ranks ? g : 0;
+  }
+  bool local_symmetry_moves_channels() const override { return false; }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
@@ -36,8 +48,13 @@ class DirectProgramSet final : public GeneratedProgramSet {
     const Rank n = s.ranks;
     const std::uint64_t e = s.elements();
     const auto block = [&](Rank j) { return Span{block_start(e, n, j), block_size(e, n, j)}; };
-    const auto to = [&](Rank step) { return (r + step) % n; };
-    const auto from = [&](Rank step) { return (r + n - step) % n; };
+    const Rank g = node_size(), nodes = n / g, node = r / g, local = r % g;
+    const auto to = [&](Rank step) {
+      return (node + step / g) % nodes * g + (local + step % g) % g;
+    };
+    const auto from = [&](Rank step) {
+      return (node + nodes - step / g) % nodes * g + (local + g - step % g) % g;
+    };
     const std::uint16_t chans = s.channels;
     // Sends `span` of `buf` to `peer` on every channel; returns the op indices.
     const auto send_all = [&](Rank peer, Buffer buf, Span span, std::vector<OpIndex>* out) {
@@ -123,8 +140,8 @@ class DirectProgramSet final : public GeneratedProgramSet {
         if (n == 1) {
           b.add(make_copy(b.range(Buffer::Input, {0, e}), b.range(Buffer::Output, {0, e})));
         } else {
-          send_all(to(1), Buffer::Input, {0, e}, nullptr);
-          recv_all(from(1), Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
+          send_all((r + 1) % n, Buffer::Input, {0, e}, nullptr);
+          recv_all((r + n - 1) % n, Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
         }
         break;
       case CollectiveOp::Barrier:
@@ -133,6 +150,20 @@ class DirectProgramSet final : public GeneratedProgramSet {
   }
 
  private:
+  // Ops whose every rank visits its peers by distance (the others are rooted, a matrix or r + 1).
+  bool by_distance() const {
+    const CollectiveOp op = spec().op;
+    return op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
+           op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll;
+  }
+  bool equal_blocks() const { return spec().ranks > 1 && spec().elements() % spec().ranks == 0; }
+  // Ranks per node in the visiting order: ranks_per_node when it splits the ranks into several
+  // nodes (validate() has checked that it divides them), else all of them (the order r + s).
+  Rank node_size() const {
+    const Rank n = spec().ranks, g = spec().ranks_per_node;
+    return g > 1 && g < n && n % g == 0 ? g : n;
+  }
+
   // Input of rank r: its blocks for ranks 0..n-1 in order; output: blocks from 0..n-1 in order.
   void alltoallv(Rank r, ProgramBuilder& b) const {
     const CollectiveSpec& s = spec();
