@@ -3,10 +3,11 @@
 // 2.12: rounds by node delta, then by local delta): with g ranks per node and rank r = (node N,
 // local i), step s = dn g + dj (dn = 0..nodes-1, dj = 0..g-1, not both 0) sends to (N + dn,
 // i + dj) and receives from (N - dn, i - dj), each mod its range, so every step is a permutation
-// and no receiver is hit by two senders at once. Without nodes (g = 0 or n, or g not dividing n)
-// that is r + s and r - s mod n. (NCCL walks the deltas in a quadratic probing order; every op
-// here is posted at once, so within an issue window the order times nothing.) Each transfer is
-// split across the channels.
+// and no receiver is hit by two senders at once. Without nodes (g = 0 or n) that is r + s and
+// r - s mod n. A node made of servers of w ranks (ranks_per_server: an NVL72 rack's trays) walks
+// its local deltas as (tray delta, GPU delta): i = (t, u) and dj = dt w + du give (t + dt, u + du).
+// (NCCL walks the deltas in a quadratic probing order; every op here is posted at once, so
+// within an issue window the order times nothing.) Each transfer is split across the channels.
 //   all_reduce     two-shot: direct reduce-scatter, then direct all-gather of the sums
 //   all_gather     send own block to every peer; copy own block locally
 //   reduce_scatter send block j to rank j; reduce the received blocks into the output
@@ -26,19 +27,22 @@ class DirectProgramSet final : public GeneratedProgramSet {
       : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/direct") {}
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
   // Rank r + g runs rank r's program with every peer moved by g (the order is by node and local
-  // distance), and rank r + 1 when there are no nodes (g = n), when every block has the same
-  // size; rooted ops and alltoallv's matrix do not. sendrecv (r to r + 1) translates by one.
+  // distance); in one node, rank r + w (one server on) or r + 1 (no servers). Every block must
+  // have the same size; rooted ops and alltoallv's matrix promise nothing. sendrecv (r to r + 1)
+  // translates by one.
   Rank symmetry_period() const override {
     const CollectiveSpec& s = spec();
     if (!equal_blocks()) return 0;
     if (s.op == CollectiveOp::SendRecv) return 1;
-    return by_distance() ? (node_size() < s.ranks ? node_size() : 1) : 0;
+    if (!by_distance()) return 0;
+    return node_size() < s.ranks ? node_size() : server_size() < node_size() ? server_size() : 1;
   }
-  // Rotating every rank by one inside its node maps (N + dn, i + dj) onto (N + dn, i + 1 + dj):
-  // the same step of the rotated rank. Channels are the same for every peer, so they stay.
+  // Rotating every rank by one inside its server (or its node, when it has no servers) maps
+  // (N + dn, t + dt, u + du) onto (N + dn, t + dt, u + 1 + du): the same step of the rotated
+  // rank. Channels are the same for every peer, so they stay.
   Rank local_symmetry() const override {
-    const Rank g = node_size();
-    return by_distance() && equal_blocks() && g > 1 && g < spec().ranks ? g : 0;
+    const Rank w = server_size();
+    return by_distance() && equal_blocks() && w > 1 && w < spec().ranks ? w : 0;
   }
   bool local_symmetry_moves_channels() const override { return false; }
 
@@ -48,12 +52,16 @@ class DirectProgramSet final : public GeneratedProgramSet {
     const Rank n = s.ranks;
     const std::uint64_t e = s.elements();
     const auto block = [&](Rank j) { return Span{block_start(e, n, j), block_size(e, n, j)}; };
-    const Rank g = node_size(), nodes = n / g, node = r / g, local = r % g;
+    const Rank g = node_size(), nodes = n / g, node = r / g;
+    const Rank w = server_size(), servers = g / w, server = r % g / w, gpu = r % w;
     const auto to = [&](Rank step) {
-      return (node + step / g) % nodes * g + (local + step % g) % g;
+      const Rank dj = step % g;
+      return (node + step / g) % nodes * g + (server + dj / w) % servers * w + (gpu + dj % w) % w;
     };
     const auto from = [&](Rank step) {
-      return (node + nodes - step / g) % nodes * g + (local + g - step % g) % g;
+      const Rank dj = step % g;
+      return (node + nodes - step / g) % nodes * g + (server + servers - dj / w) % servers * w +
+             (gpu + w - dj % w) % w;
     };
     const std::uint16_t chans = s.channels;
     // Sends `span` of `buf` to `peer` on every channel; returns the op indices.
@@ -162,6 +170,12 @@ class DirectProgramSet final : public GeneratedProgramSet {
   Rank node_size() const {
     const Rank n = spec().ranks, g = spec().ranks_per_node;
     return g > 1 && g < n && n % g == 0 ? g : n;
+  }
+  // Ranks per server inside a node: ranks_per_server when nodes are given and it splits them
+  // (validate() has checked that it divides them), else the node's.
+  Rank server_size() const {
+    const Rank g = node_size(), w = spec().ranks_per_server;
+    return spec().ranks_per_node != 0 && w > 1 && w < g ? w : g;
   }
 
   // Input of rank r: its blocks for ranks 0..n-1 in order; output: blocks from 0..n-1 in order.

@@ -211,6 +211,50 @@ TEST(Collective, DirectProgramsVisitPeersNodeByNode) {
   EXPECT_EQ(make_collective(s)->local_symmetry(), 0u);
 }
 
+// Nodes made of servers (ranks_per_server w: an NVL72 rack's trays) walk their local deltas as
+// (server delta, GPU delta). 2 nodes of 2 servers of 2 GPUs: rank 5 (node 1, server 0, GPU 1)
+// sends to 4, then server 1's 7 6, then node 0's 1 0 3 2; translating by a node (period 4) and
+// rotating every server's GPUs (local symmetry 2) map the programs onto themselves. A server
+// size that does not divide the node is an input error naming ranks_per_server.
+TEST(Collective, DirectProgramsWalkServersInsideNodes) {
+  constexpr Rank n = 8, g = 4, w = 2;
+  const auto sigma = [](Rank x) { return x - x % w + (x + 1) % w; };
+  const auto shift = [](Rank x) { return (x + g) % n; };
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllToAll;
+  s.algorithm = Algorithm::Direct;
+  s.ranks = n;
+  s.ranks_per_node = g;
+  s.ranks_per_server = w;
+  s.channels = 2;
+  s.bytes = Bytes(n * 4096);
+  const auto p = make_collective(s);
+  ASSERT_EQ(p->symmetry_period(), g);
+  ASSERT_EQ(p->local_symmetry(), w);
+  for (const auto& map : {std::function<Rank(Rank)>(sigma), std::function<Rank(Rank)>(shift)}) {
+    for (Rank r = 0; r < n; ++r) {
+      ASSERT_EQ(p->num_ops(map(r)), p->num_ops(r));
+      for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+        const Op a = p->op(r, i), b = p->op(map(r), i);
+        ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.channel == b.channel) << r;
+        if (a.kind == OpKind::Send || a.kind == OpKind::Recv) ASSERT_EQ(map(a.peer), b.peer) << r;
+      }
+    }
+  }
+  std::vector<Rank> sends;
+  for (OpIndex i = 0; i < p->num_ops(5); ++i)
+    if (p->op(5, i).kind == OpKind::Send && p->op(5, i).channel == 0)
+      sends.push_back(p->op(5, i).peer);
+  EXPECT_EQ(sends, (std::vector<Rank>{4, 7, 6, 1, 0, 3, 2}));
+  s.ranks_per_server = 3;
+  try {
+    make_collective(s);
+    ADD_FAILURE() << "3 GPUs per server in nodes of 4 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "ranks_per_server");
+  }
+}
+
 TEST(Collective, LazyRingAtScale) {
   CollectiveSpec s;
   s.ranks = 131072;
