@@ -188,6 +188,12 @@ void validate(const CollectiveSpec& spec) {
                                                    "nodes",
                                                    g, spec.ranks));
   }
+  const std::uint32_t per_server = spec.ranks_per_server;
+  if (g != 0 && per_server != 0 && (per_server > g || g % per_server != 0)) {
+    throw InputError(
+        "ranks_per_server",
+        fmt::format("{} does not divide the {} ranks of a node into whole servers", per_server, g));
+  }
   if (spec.algorithm == Algorithm::TorusRing && !spec.torus_dims.empty()) {
     std::uint64_t product = 1;
     for (std::uint32_t d : spec.torus_dims) {

@@ -1,7 +1,13 @@
 // Direct (pairwise) algorithms: every rank exchanges with every other rank in one round.
-// Peers are visited in the pairwise order of MPI/NCCL all-to-all: at step s = 1..n-1 rank r
-// sends to r+s and receives from r-s (mod n), so every step is a permutation and no receiver is
-// hit by two senders at once. Each transfer is split across the channels.
+// Peers are visited in pairwise order, node by node as NCCL's p2p schedule does (init.cc, since
+// 2.12: rounds by node delta, then by local delta): with g ranks per node and rank r = (node N,
+// local i), step s = dn g + dj (dn = 0..nodes-1, dj = 0..g-1, not both 0) sends to (N + dn,
+// i + dj) and receives from (N - dn, i - dj), each mod its range, so every step is a permutation
+// and no receiver is hit by two senders at once. Without nodes (g = 0 or n) that is r + s and
+// r - s mod n. A node made of servers of w ranks (ranks_per_server: an NVL72 rack's trays) walks
+// its local deltas as (tray delta, GPU delta): i = (t, u) and dj = dt w + du give (t + dt, u + du).
+// (NCCL walks the deltas in a quadratic probing order; every op here is posted at once, so
+// within an issue window the order times nothing.) Each transfer is split across the channels.
 //   all_reduce     two-shot: direct reduce-scatter, then direct all-gather of the sums
 //   all_gather     send own block to every peer; copy own block locally
 //   reduce_scatter send block j to rank j; reduce the received blocks into the output
@@ -20,15 +26,25 @@ class DirectProgramSet final : public GeneratedProgramSet {
   explicit DirectProgramSet(const CollectiveSpec& s)
       : GeneratedProgramSet(s, std::string(to_string(s.op)) + "/direct") {}
   BufferSizes buffers(Rank r) const override { return standard_buffers(spec(), r); }
-  // Rank r + 1 runs rank r's program with every peer moved by one (the pairwise order is by
-  // distance), when every block has the same size; rooted ops and alltoallv's matrix do not.
+  // Rank r + g runs rank r's program with every peer moved by g (the order is by node and local
+  // distance); in one node, rank r + w (one server on) or r + 1 (no servers). Every block must
+  // have the same size; rooted ops and alltoallv's matrix promise nothing. sendrecv (r to r + 1)
+  // translates by one.
   Rank symmetry_period() const override {
     const CollectiveSpec& s = spec();
-    const bool translates = s.op == CollectiveOp::AllReduce || s.op == CollectiveOp::AllGather ||
-                            s.op == CollectiveOp::ReduceScatter || s.op == CollectiveOp::AllToAll ||
-                            s.op == CollectiveOp::SendRecv;
-    return translates && s.ranks > 1 && s.elements() % s.ranks == 0 ? 1 : 0;
+    if (!equal_blocks()) return 0;
+    if (s.op == CollectiveOp::SendRecv) return 1;
+    if (!by_distance()) return 0;
+    return node_size() < s.ranks ? node_size() : server_size() < node_size() ? server_size() : 1;
   }
+  // Rotating every rank by one inside its server (or its node, when it has no servers) maps
+  // (N + dn, t + dt, u + du) onto (N + dn, t + dt, u + 1 + du): the same step of the rotated
+  // rank. Channels are the same for every peer, so they stay.
+  Rank local_symmetry() const override {
+    const Rank w = server_size();
+    return by_distance() && equal_blocks() && w > 1 && w < spec().ranks ? w : 0;
+  }
+  bool local_symmetry_moves_channels() const override { return false; }
 
  protected:
   void generate(Rank r, ProgramBuilder& b) const override {
@@ -36,8 +52,17 @@ class DirectProgramSet final : public GeneratedProgramSet {
     const Rank n = s.ranks;
     const std::uint64_t e = s.elements();
     const auto block = [&](Rank j) { return Span{block_start(e, n, j), block_size(e, n, j)}; };
-    const auto to = [&](Rank step) { return (r + step) % n; };
-    const auto from = [&](Rank step) { return (r + n - step) % n; };
+    const Rank g = node_size(), nodes = n / g, node = r / g;
+    const Rank w = server_size(), servers = g / w, server = r % g / w, gpu = r % w;
+    const auto to = [&](Rank step) {
+      const Rank dj = step % g;
+      return (node + step / g) % nodes * g + (server + dj / w) % servers * w + (gpu + dj % w) % w;
+    };
+    const auto from = [&](Rank step) {
+      const Rank dj = step % g;
+      return (node + nodes - step / g) % nodes * g + (server + servers - dj / w) % servers * w +
+             (gpu + w - dj % w) % w;
+    };
     const std::uint16_t chans = s.channels;
     // Sends `span` of `buf` to `peer` on every channel; returns the op indices.
     const auto send_all = [&](Rank peer, Buffer buf, Span span, std::vector<OpIndex>* out) {
@@ -123,8 +148,8 @@ class DirectProgramSet final : public GeneratedProgramSet {
         if (n == 1) {
           b.add(make_copy(b.range(Buffer::Input, {0, e}), b.range(Buffer::Output, {0, e})));
         } else {
-          send_all(to(1), Buffer::Input, {0, e}, nullptr);
-          recv_all(from(1), Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
+          send_all((r + 1) % n, Buffer::Input, {0, e}, nullptr);
+          recv_all((r + n - 1) % n, Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
         }
         break;
       case CollectiveOp::Barrier:
@@ -133,6 +158,26 @@ class DirectProgramSet final : public GeneratedProgramSet {
   }
 
  private:
+  // Ops whose every rank visits its peers by distance (the others are rooted, a matrix or r + 1).
+  bool by_distance() const {
+    const CollectiveOp op = spec().op;
+    return op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
+           op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll;
+  }
+  bool equal_blocks() const { return spec().ranks > 1 && spec().elements() % spec().ranks == 0; }
+  // Ranks per node in the visiting order: ranks_per_node when it splits the ranks into several
+  // nodes (validate() has checked that it divides them), else all of them (the order r + s).
+  Rank node_size() const {
+    const Rank n = spec().ranks, g = spec().ranks_per_node;
+    return g > 1 && g < n && n % g == 0 ? g : n;
+  }
+  // Ranks per server inside a node: ranks_per_server when nodes are given and it splits them
+  // (validate() has checked that it divides them), else the node's.
+  Rank server_size() const {
+    const Rank g = node_size(), w = spec().ranks_per_server;
+    return spec().ranks_per_node != 0 && w > 1 && w < g ? w : g;
+  }
+
   // Input of rank r: its blocks for ranks 0..n-1 in order; output: blocks from 0..n-1 in order.
   void alltoallv(Rank r, ProgramBuilder& b) const {
     const CollectiveSpec& s = spec();

@@ -223,7 +223,7 @@ double nvls_efficiency(Generation g) {
 }
 
 // topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s per link; NVLink
-// links per GPU: A100 12, H100 18, B200 18 (NVIDIA product briefs).
+// links per GPU are the catalog's (A100 12, H100 18, B200 18: NVIDIA product briefs).
 double nvlink_bw_per_link(Generation g) {
   switch (g) {
     case Generation::Ampere:
@@ -234,9 +234,6 @@ double nvlink_bw_per_link(Generation g) {
       return 40.1;
   }
   return 20.0;
-}
-std::uint32_t nvlink_links(Generation g) {
-  return g == Generation::Ampere ? 12 : 18;
 }
 
 // AMD Instinct xGMI links are x16 Infinity Fabric links on the SerDes that also runs the GPU's

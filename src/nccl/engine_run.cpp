@@ -159,9 +159,9 @@ void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, Collecti
 bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
-         a.ranks_per_node == b.ranks_per_node && a.mesh_rings == b.mesh_rings &&
-         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv &&
-         a.torus_dims == b.torus_dims;
+         a.ranks_per_node == b.ranks_per_node && a.ranks_per_server == b.ranks_per_server &&
+         a.mesh_rings == b.mesh_rings && a.split_channels == b.split_channels &&
+         a.alltoallv == b.alltoallv && a.torus_dims == b.torus_dims;
 }
 
 }  // namespace
@@ -201,6 +201,11 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   how.spec.channels = static_cast<std::uint16_t>(p.channels);
   // One node is one scale-up domain too: NCCL's tree is then a chain through the node's GPUs.
   how.spec.ranks_per_node = c.gpus_per_node > 1 ? c.gpus_per_node : 0;
+  // An NVL72 node (rack) is made of trays: direct programs walk them tray by tray, so that
+  // rotating each tray's GPUs (its 4 NICs, one per rail) is a symmetry the flow engine can use
+  // where racks differ in their paths (docs/flow-engine.md C8).
+  if (c.servers_per_node > 1 && c.gpus_per_node % c.servers_per_node == 0)
+    how.spec.ranks_per_server = c.gpus_per_node / c.servers_per_node;
   if (p.algo == Algorithm::TorusRing) how.spec.torus_dims = c.torus_dims;
   if (op == CollectiveOp::AllToAllV)
     how.spec.alltoallv = skewed_alltoallv(c.ranks(), bytes, type, p.skew);

@@ -48,11 +48,9 @@ const std::vector<SystemPreset>& system_presets() {
        "H100 PCIe server: 8 x H100 PCIe, NVLink bridge pairs, PCIe Gen5 between pairs, 4 x NDR "
        "400G"},
       // HPE Cray EX254n blade node (HPE QuickSpecs; CSCS Alps): 4 x GH200 joined all-to-all by
-      // NVLink (6 links per pair), 4 x HPE Slingshot-11 200G NICs (Cassini), one per GH200. The
-      // Slingshot fabric is not a preset yet: RoCE at 200G stands in (same line rate).
-      {"gh200-quad", "gh200", "gh200_quad", 4, 4, "roce-200g", 1, false,
-       "HPE Cray EX254n: 4 x GH200, NVLink all-to-all, 4 x 200G (Slingshot-11; roce-200g stands "
-       "in)"},
+      // NVLink (6 links per pair), 4 x HPE Slingshot-11 200G NICs (Cassini), one per GH200.
+      {"gh200-quad", "gh200", "gh200_quad", 4, 4, "slingshot", 1, false,
+       "HPE Cray EX254n: 4 x GH200, NVLink all-to-all, 4 x Slingshot-11 200G"},
       // NVIDIA DGX B300 / HGX B300 datasheets (2025): 8 x B300 (Blackwell Ultra), NVLink 5 at
       // 1.8 TB/s through 2 NVLink Switch chips as on HGX B200, 8 x ConnectX-8 SuperNIC 800G.
       {"hgx-b300", "b300", "hgx_b200", 8, 8, "ib-xdr", 1, false,
@@ -75,9 +73,9 @@ const std::vector<SystemPreset>& system_presets() {
        "MI325X platform: 8 x MI325X, Infinity Fabric mesh, 8 x 400GbE RoCE"},
       // AMD Instinct MI355X platform (datasheet, 2025; OCI BM.GPU.MI355X): 8 x MI355X on a UBB
       // fully connected by Infinity Fabric, 8 x AMD Pensando Pollara 400 AI NICs (400G RoCE),
-      // AMD EPYC hosts. Until a Pollara fabric preset exists its NICs are priced as RoCE 400G.
-      {"mi355x", "mi355x", "xgmi_mesh_mi355x", 8, 8, "roce-400g", 1, true,
-       "MI355X platform: 8 x MI355X, Infinity Fabric mesh, 8 x 400G RoCE (Pollara 400)"},
+      // AMD EPYC hosts.
+      {"mi355x", "mi355x", "xgmi_mesh_mi355x", 8, 8, "pollara-400g", 1, true,
+       "MI355X platform: 8 x MI355X, Infinity Fabric mesh, 8 x Pollara 400G RoCE"},
   };
   return table;
 }

@@ -75,6 +75,10 @@ struct CollectiveSpec {
   Bytes chunk;                       // pipelining chunk per step; 0 = algorithm default
   Rank root = 0;                     // broadcast / reduce
   std::uint32_t ranks_per_node = 0;  // scale-up domain size: ring order and hierarchical; 0 = flat
+  // direct only: ranks per server inside a node (an NVL72 rack's 4-GPU trays), dividing
+  // ranks_per_node; the peer order walks trays, then GPUs (collective/direct.cpp). 0: one level.
+  // Ignored without ranks_per_node.
+  std::uint32_t ranks_per_server = 0;
   // Ring only: the ranks of a node are fully connected (e.g. AMD xGMI mesh), so each channel
   // walks the node along a different Hamiltonian cycle and the channels together use every
   // GPU pair, as RCCL does; false keeps the same rotated order on every channel.

@@ -67,9 +67,9 @@ inline constexpr double kCollNetHopperEfficiency = 0.85;  // CollNet Direct on s
 inline constexpr double kCollNetArityLatencyUs = 0.4;     // per-GPU arity serialisation
 double nvls_efficiency(Generation g);                     // 0.85 Hopper, 0.74 Blackwell
 
-/// Per-link scale-up bandwidth NCCL assumes (GB/s, one direction) and links per GPU.
+/// Per-link scale-up bandwidth NCCL assumes (GB/s, one direction); the link count is the GPU's
+/// (catalog).
 double nvlink_bw_per_link(Generation g);
-std::uint32_t nvlink_links(Generation g);
 /// AMD Infinity Fabric (xGMI) as RCCL's model sees it: the bandwidth of `links` links at a
 /// datasheet peak of `raw_GBps` each per direction, at the payload fraction NCCL's topology code
 /// gives a lane of the same SerDes (constants.cpp).

@@ -75,9 +75,11 @@ std::vector<flow_detail::ClassMap> class_maps(const EngineInput& in,
             maps.emplace_back(n, c, local, step, channels, tau_channels, modulus);
       maps.emplace_back(n, c, 1, 1, true, tau_channels, modulus);
     }
-    // Channel-split programs (the translation moves channels): should every translation fail,
-    // the rotation inside nodes alone is what the unsplit program would have had.
-    if (shift != 0 && local > 1 && n % local == 0 && n > local)
+    // Should every translation fail (nodes that the fabric tells apart: 3 NVL72 racks, where
+    // rack 0's paths to rack 1 and rack 1's to rack 2 differ hop by hop), the rotation inside
+    // nodes alone may still hold (P2 does not need P1); for channel-split programs it is what
+    // the unsplit program had.
+    if (local > 1 && n % local == 0 && n > local)
       for (Rank step = 1; step < local; step *= 2)
         if (local % step == 0) maps.emplace_back(n, n, local, step, channels);
     std::stable_sort(maps.begin(), maps.end(),

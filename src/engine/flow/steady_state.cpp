@@ -326,10 +326,10 @@ void SteadyState::none_of(const NetReduce& net_reduce) {
 
 // UnevenOrbits: the relaxed capacities are set once per uneven orbit as routes are built, the
 // summed rates per route follow the live flows (up to the order of their sums, which the check's
-// slack of 1e-9 absorbs), and the changed routes are scratch.
+// slack of 1e-9 absorbs), and the changed routes and the check marks are scratch.
 void SteadyState::none_of(const UnevenOrbits& uneven) {
   [[maybe_unused]] const auto& [routes, solver, directed_links, relaxed_capacity, route_rate,
-                                changed] = uneven;
+                                changed, checked_in, checks] = uneven;
 }
 
 // Simulation: in, config, map: fixed. asymmetry: None whenever fast-forward looks. events, ranks,

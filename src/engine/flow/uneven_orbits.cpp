@@ -28,10 +28,14 @@ void UnevenOrbits::relax() {
 // subset of the real constraints that look the same from every member; its allocation gives
 // every flow such a bottleneck among them, so it is the real max-min allocation as long as it is
 // feasible on the rest: no real link of an uneven orbit may carry more than its capacity.
-bool UnevenOrbits::feasible() const {
+bool UnevenOrbits::feasible() {
   constexpr double kSlack = 1e-9;
+  if (checked_in_.size() < routes_.watched().size()) checked_in_.resize(routes_.watched().size());
+  ++checks_;
   for (const std::uint32_t route : changed_) {
     for (const std::uint32_t w : routes_.watched_by(route)) {
+      if (checked_in_[w] == checks_) continue;
+      checked_in_[w] = checks_;
       const RouteTable::Watched& watched = routes_.watched()[w];
       double load = 0;
       for (const auto& [r, members] : watched.routes) load += members * route_rate_[r];

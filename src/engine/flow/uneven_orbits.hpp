@@ -53,7 +53,7 @@ class UnevenOrbits {
   friend class SteadyState;  // names what it holds (nothing the future depends on)
   Asymmetry watch_changed(RouteTable::Watch watch);
   void relax();
-  bool feasible() const;
+  bool feasible();
 
   RouteTable& routes_;
   MaxMinSolver& solver_;
@@ -61,6 +61,10 @@ class UnevenOrbits {
   std::vector<double> relaxed_capacity_;  // per directed link: a relaxed stand-in's own, or -1
   std::vector<double> route_rate_;        // per class route: the summed rate of its live flows
   std::vector<std::uint32_t> changed_;    // routes whose rate moved in this solve
+  // Per watched link, the check that last summed its load: many changed routes share a link
+  // (an alltoall's routes into one NIC), which one check sums once.
+  std::vector<std::uint32_t> checked_in_;
+  std::uint32_t checks_ = 0;
 };
 
 }  // namespace lockstep::flow_detail

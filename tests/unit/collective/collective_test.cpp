@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
@@ -147,6 +149,110 @@ TEST(Collective, DirectProgramsTranslateByOneRank) {
   rooted.ranks = n;
   rooted.bytes = Bytes(n * 4096);
   EXPECT_EQ(make_collective(rooted)->symmetry_period(), 0u);
+}
+
+// With nodes (ranks_per_node g), direct programs visit peers node by node as NCCL's p2p
+// schedule does: rank (N, i) at step dn g + dj sends to (N + dn, i + dj) and receives from
+// (N - dn, i - dj). 3 nodes x 4 GPUs, 2 channels: rank 5 (node 1, GPU 1) sends to 6 7 4, then
+// node 2's 9 10 11 8, then node 0's 1 2 3 0, and receives from 4 7 6, 1 0 3 2, 9 8 11 10. So
+// translating by a node (period 4) and rotating every node's GPUs by one (sigma, channels kept)
+// map the programs onto themselves.
+TEST(Collective, DirectProgramsVisitPeersNodeByNode) {
+  constexpr Rank n = 12, g = 4;
+  const auto sigma = [](Rank x) { return x - x % g + (x + 1) % g; };
+  const auto shift = [](Rank x) { return (x + g) % n; };
+  for (const CollectiveOp op : {CollectiveOp::AllToAll, CollectiveOp::AllGather,
+                                CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    CollectiveSpec s;
+    s.op = op;
+    s.algorithm = Algorithm::Direct;
+    s.ranks = n;
+    s.ranks_per_node = g;
+    s.channels = 2;
+    s.bytes = Bytes(n * 4096);
+    const auto p = make_collective(s);
+    ASSERT_EQ(p->symmetry_period(), g) << to_string(op);
+    ASSERT_EQ(p->local_symmetry(), g) << to_string(op);
+    EXPECT_FALSE(p->local_symmetry_moves_channels());
+    for (const auto& map : {std::function<Rank(Rank)>(sigma), std::function<Rank(Rank)>(shift)}) {
+      for (Rank r = 0; r < n; ++r) {
+        const Rank q = map(r);
+        ASSERT_EQ(p->num_ops(q), p->num_ops(r));
+        for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+          const Op a = p->op(r, i), b = p->op(q, i);
+          ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.channel == b.channel &&
+                      a.num_deps == b.num_deps)
+              << to_string(op) << " " << r << " " << i;
+          for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+          if (a.kind == OpKind::Send || a.kind == OpKind::Recv)
+            ASSERT_EQ(map(a.peer), b.peer) << to_string(op) << " " << r << " " << i;
+        }
+      }
+    }
+    if (op != CollectiveOp::AllToAll) continue;
+    std::vector<Rank> sends, recvs;
+    for (OpIndex i = 0; i < p->num_ops(5); ++i) {
+      const Op a = p->op(5, i);
+      if (a.channel != 0) continue;
+      if (a.kind == OpKind::Send) sends.push_back(a.peer);
+      if (a.kind == OpKind::Recv) recvs.push_back(a.peer);
+    }
+    EXPECT_EQ(sends, (std::vector<Rank>{6, 7, 4, 9, 10, 11, 8, 1, 2, 3, 0}));
+    EXPECT_EQ(recvs, (std::vector<Rank>{4, 7, 6, 1, 0, 3, 2, 9, 8, 11, 10}));
+  }
+  // One node: the order by distance, r + s.
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllToAll;
+  s.algorithm = Algorithm::Direct;
+  s.ranks = n;
+  s.ranks_per_node = n;
+  s.bytes = Bytes(n * 4096);
+  EXPECT_EQ(make_collective(s)->symmetry_period(), 1u);
+  EXPECT_EQ(make_collective(s)->local_symmetry(), 0u);
+}
+
+// Nodes made of servers (ranks_per_server w: an NVL72 rack's trays) walk their local deltas as
+// (server delta, GPU delta). 2 nodes of 2 servers of 2 GPUs: rank 5 (node 1, server 0, GPU 1)
+// sends to 4, then server 1's 7 6, then node 0's 1 0 3 2; translating by a node (period 4) and
+// rotating every server's GPUs (local symmetry 2) map the programs onto themselves. A server
+// size that does not divide the node is an input error naming ranks_per_server.
+TEST(Collective, DirectProgramsWalkServersInsideNodes) {
+  constexpr Rank n = 8, g = 4, w = 2;
+  const auto sigma = [](Rank x) { return x - x % w + (x + 1) % w; };
+  const auto shift = [](Rank x) { return (x + g) % n; };
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllToAll;
+  s.algorithm = Algorithm::Direct;
+  s.ranks = n;
+  s.ranks_per_node = g;
+  s.ranks_per_server = w;
+  s.channels = 2;
+  s.bytes = Bytes(n * 4096);
+  const auto p = make_collective(s);
+  ASSERT_EQ(p->symmetry_period(), g);
+  ASSERT_EQ(p->local_symmetry(), w);
+  for (const auto& map : {std::function<Rank(Rank)>(sigma), std::function<Rank(Rank)>(shift)}) {
+    for (Rank r = 0; r < n; ++r) {
+      ASSERT_EQ(p->num_ops(map(r)), p->num_ops(r));
+      for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+        const Op a = p->op(r, i), b = p->op(map(r), i);
+        ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.channel == b.channel) << r;
+        if (a.kind == OpKind::Send || a.kind == OpKind::Recv) ASSERT_EQ(map(a.peer), b.peer) << r;
+      }
+    }
+  }
+  std::vector<Rank> sends;
+  for (OpIndex i = 0; i < p->num_ops(5); ++i)
+    if (p->op(5, i).kind == OpKind::Send && p->op(5, i).channel == 0)
+      sends.push_back(p->op(5, i).peer);
+  EXPECT_EQ(sends, (std::vector<Rank>{4, 7, 6, 1, 0, 3, 2}));
+  s.ranks_per_server = 3;
+  try {
+    make_collective(s);
+    ADD_FAILURE() << "3 GPUs per server in nodes of 4 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "ranks_per_server");
+  }
 }
 
 TEST(Collective, LazyRingAtScale) {

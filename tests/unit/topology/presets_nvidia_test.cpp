@@ -120,8 +120,9 @@ TEST(NvidiaPresets, H100PcieIsBridgedPairsOverPcie) {
 
 TEST(NvidiaPresets, Gh200QuadIsAnNvlinkMeshOfFour) {
   // HPE Cray EX254n: 4 GH200, 6 NVLink 4 links per pair = 150 GB/s per direction (= 450 / 3),
-  // one 200G NIC per GH200, 96 GB HBM3.
+  // one 200G NIC per GH200 (HPE Slingshot-11's Cassini, the default fabric), 96 GB HBM3.
   const PresetCluster c = preset("gh200-quad", 2);
+  EXPECT_EQ(c.fabric.name, "slingshot");
   EXPECT_EQ(c.gpus_per_node, 4u);
   EXPECT_EQ(c.nics_per_node, 4u);
   EXPECT_DOUBLE_EQ(c.nic_speed.gigabits_per_second(), 200.0);

@@ -135,6 +135,8 @@ TEST(Presets, AmdInstinctPlatforms) {
     EXPECT_EQ(p.nics_per_node, 8u);
     EXPECT_DOUBLE_EQ(p.nic_speed.gigabits_per_second(), 400.0);
     EXPECT_TRUE(p.system.amd_host);
+    // MI355X ships with AMD Pensando Pollara 400 NICs; MI325X servers with 400G RoCE NICs.
+    EXPECT_EQ(p.fabric.name, std::string(system) == "mi355x" ? "pollara-400g" : "roce-400g");
   }
   EXPECT_EQ(gpu_spec("mi325x").hbm, Bytes(256'000'000'000));
   EXPECT_EQ(gpu_spec("mi355x").hbm, Bytes(288'000'000'000));

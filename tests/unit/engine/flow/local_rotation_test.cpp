@@ -173,6 +173,66 @@ TEST(FlowLocalRotation, TreeRotatesInsideNodesAndMatchesTheIndividualRun) {
   expect_node_classes_match_the_individual_run(*programs);
 }
 
+CollectiveSpec alltoall(Rank ranks, std::uint32_t per_node, std::uint16_t channels, Bytes bytes) {
+  CollectiveSpec spec = ring(ranks, per_node, channels, bytes);
+  spec.op = CollectiveOp::AllToAll;
+  spec.algorithm = Algorithm::Direct;
+  return spec;
+}
+
+// The direct alltoall visits peers node by node (collective/direct.cpp), so translating by a node
+// and rotating its GPUs both map it onto itself: 8 GPUs on one switch (50 GB/s, 1 us) in nodes
+// of 2 are one class of 8. By hand: every uplink and downlink carries 7 blocks at 50 / 7 GB/s, so
+// the 7 MB blocks take 2 us + 7 MB x 7 / 50 GB/s = 982 us, aggregated or not.
+TEST(FlowLocalRotation, DirectAlltoallIsOneClassWhereNodesAreAlike) {
+  const Topology t = star(8, Bandwidth::gBps(50), Time::us(1));
+  auto router = make_router(t, {});
+  const auto programs = make_collective(alltoall(8, 2, 2, Bytes(8 * 7'000'000)));
+  ASSERT_EQ(programs->symmetry_period(), 2u);
+  ASSERT_EQ(programs->local_symmetry(), 2u);
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  const RunResult b = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(a.makespan, Time::us(982));
+  EXPECT_EQ(b.makespan, Time::us(982));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 1u);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+}
+
+// Three nodes of 2 GPUs, nodes 0 and 1 under leaf A, node 2 under leaf B, one spine, every link
+// 50 GB/s and 1 us. No translation holds (rank 0's first peer off its node, rank 2, shares its
+// leaf; rank 2's, rank 4, does not), but rotating each node's pair does: the engine falls back
+// to the rotation alone, 3 classes of 2. By hand: each spine link carries the 8 flows between
+// the leaves (4 GPUs x 2 peers), 6.25 GB/s each, and nothing else limits them (GPU 0's uplink:
+// 2 x 6.25 + 3 flows in leaf A at 12.5 = 50); so the 6.25 MB blocks between leaves take
+// 4 x 1 us + 6.25 MB / 6.25 GB/s = 1,004 us, the makespan.
+TEST(FlowLocalRotation, RotationAloneHoldsWhereNoTranslationDoes) {
+  TopologyBuilder b("uneven_leaves");
+  for (std::uint32_t i = 0; i < 6; ++i) b.add_device(flow_test::gpu(i / 2, i % 2));
+  const DeviceId leaf_a = b.add_device(flow_test::sw(0)), leaf_b = b.add_device(flow_test::sw(0));
+  const DeviceId spine = b.add_device(flow_test::sw(1));
+  const Bandwidth bw = Bandwidth::gBps(50);
+  for (std::uint32_t i = 0; i < 6; ++i)
+    b.add_link(Link{i, i < 4 ? leaf_a : leaf_b, bw, Time::us(1)});
+  b.add_link(Link{leaf_a, spine, bw, Time::us(1)});
+  b.add_link(Link{leaf_b, spine, bw, Time::us(1)});
+  const Topology t = std::move(b).build();
+  auto router = make_router(t, {});
+  const auto programs = make_collective(alltoall(6, 2, 1, Bytes(6 * 6'250'000)));
+  FlowEngine aggregated({});
+  FlowEngine individual({.aggregate = false, .fast_forward = false});
+  const RunResult a = aggregated.run(input_for(t, *programs, *router));
+  const RunResult c = individual.run(input_for(t, *programs, *router));
+  EXPECT_EQ(a.makespan, Time::us(1004));
+  EXPECT_EQ(c.makespan, Time::us(1004));
+  EXPECT_EQ(aggregated.last_stats().simulated_ranks, 3u);
+  EXPECT_EQ(aggregated.last_stats().local_rotation, 2u);
+  EXPECT_EQ(a.rank_finish, c.rank_finish);
+  EXPECT_EQ(a.link_bytes, c.link_bytes);
+}
+
 // NVLS tree: each node reduces in its NVSwitch (one NetReduce group per node) and GPU l runs the
 // trees between nodes on rail l. Rotating the GPUs of every node keeps channels and groups, so a
 // node is one class whose NetReduce stands for its whole group: 4 classes of 8, and every figure
