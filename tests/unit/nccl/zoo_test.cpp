@@ -138,6 +138,10 @@ const std::vector<Exception>& exceptions() {
       {"full-mesh-8", "all_reduce", k64, k64, kAnalytical, kModelFill},
       {"dragonfly", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
       {"two-sites-50km", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
+      // Since InfiniBand routes by D-mod-K (docs/routing.md) the flow run's tree edges no
+      // longer collide on the 3-tier fabric: flow 241.74 -> 176.84 us, below the model's tree
+      // LL128 (202.35 us with its cap and fill), which flow's run does not impose.
+      {"rail-3-tier", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
   };
   return kList;
 }
