@@ -184,8 +184,9 @@ TEST(Collective, DirectProgramsVisitPeersNodeByNode) {
                       a.num_deps == b.num_deps)
               << to_string(op) << " " << r << " " << i;
           for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
-          if (a.kind == OpKind::Send || a.kind == OpKind::Recv)
+          if (a.kind == OpKind::Send || a.kind == OpKind::Recv) {
             ASSERT_EQ(map(a.peer), b.peer) << to_string(op) << " " << r << " " << i;
+          }
         }
       }
     }
@@ -237,7 +238,9 @@ TEST(Collective, DirectProgramsWalkServersInsideNodes) {
       for (OpIndex i = 0; i < p->num_ops(r); ++i) {
         const Op a = p->op(r, i), b = p->op(map(r), i);
         ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.channel == b.channel) << r;
-        if (a.kind == OpKind::Send || a.kind == OpKind::Recv) ASSERT_EQ(map(a.peer), b.peer) << r;
+        if (a.kind == OpKind::Send || a.kind == OpKind::Recv) {
+          ASSERT_EQ(map(a.peer), b.peer) << r;
+        }
       }
     }
   }
