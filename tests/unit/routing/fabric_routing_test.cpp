@@ -107,7 +107,7 @@ TEST(FabricRouting, PolicyFollowsTheTechnology) {
   const RouterOptions roce = fabric_routing(preset("roce-400g", 4));
   EXPECT_EQ(roce.policy, RoutingPolicy::Ecmp);
   EXPECT_EQ(roce.queue_pairs, 4u);
-  EXPECT_EQ(fabric_routing(preset("efa", 0)).policy, RoutingPolicy::Spray);
+  EXPECT_EQ(fabric_routing(preset("efa", 0)).policy, RoutingPolicy::Ecmp);
   EXPECT_EQ(fabric_routing(preset("tcp", 0)).policy, RoutingPolicy::Ecmp);
   // Spectrum-X: RoCE whose switches spread packets, named by the routing key.
   EXPECT_EQ(fabric_routing(preset("roce-400g", 0, "spray")).policy, RoutingPolicy::Spray);
