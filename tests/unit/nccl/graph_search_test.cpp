@@ -9,20 +9,14 @@
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "preset_request.hpp"
 
 namespace lockstep {
 namespace {
 
 NcclCluster cluster_of(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0,
                        std::uint32_t nics = 0, double nic_gbps = 0, const char* fabric = "") {
-  PresetRequest r;
-  r.system = system;
-  r.fabric = fabric;
-  r.nodes = nodes;
-  r.gpus_per_node = gpus;
-  r.nics_per_node = nics;
-  if (nic_gbps > 0) r.nic_speed = Bandwidth::gbps(nic_gbps);
-  return nccl_cluster(resolve_preset(r));
+  return nccl_cluster(test::preset_of(system, fabric, nodes, gpus, nics, nic_gbps));
 }
 
 // The model's bus bandwidth for a 1 GiB Simple ring all-reduce (channels 0: NCCL's count).

@@ -6,19 +6,14 @@
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "preset_request.hpp"
 
 namespace lockstep {
 namespace {
 
 PresetCluster preset(const char* system, std::uint32_t nodes, const char* fabric = "",
                      bool sharp = false, std::uint32_t nics = 0) {
-  PresetRequest r;
-  r.system = system;
-  r.nodes = nodes;
-  r.fabric = fabric;
-  r.sharp = sharp;
-  r.nics_per_node = nics;
-  return resolve_preset(r);
+  return test::preset_of(system, fabric, nodes, 0, nics, 0, sharp);
 }
 
 Prediction predict_algo(const NcclCluster& c, Algorithm a, Bytes bytes) {

@@ -8,20 +8,14 @@
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "preset_request.hpp"
 
 namespace lockstep {
 namespace {
 
 PresetCluster preset(const char* system, const char* fabric, std::uint32_t nodes,
                      std::uint32_t gpus = 0, std::uint32_t nics = 0, double gbps = 0) {
-  PresetRequest r;
-  r.system = system;
-  r.fabric = fabric;
-  r.nodes = nodes;
-  r.gpus_per_node = gpus;
-  r.nics_per_node = nics;
-  if (gbps > 0) r.nic_speed = Bandwidth::gbps(gbps);
-  return resolve_preset(r);
+  return test::preset_of(system, fabric, nodes, gpus, nics, gbps);
 }
 
 Prediction all_reduce(const NcclCluster& c, Bytes bytes, std::optional<Algorithm> algo = {},
