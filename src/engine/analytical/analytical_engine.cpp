@@ -141,4 +141,10 @@ Time critical_path(const ProgramSet& programs, const ChainCosts& costs) {
   return analytical_detail::walk_dag(programs, chain, false).makespan;
 }
 
+std::vector<std::vector<OpTiming>> critical_path_ops(const ProgramSet& programs,
+                                                     const ChainCosts& costs) {
+  ChainOnly chain(costs);
+  return analytical_detail::walk_dag(programs, chain, true).ops;
+}
+
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "lockstep/engine/engine.hpp"
 
@@ -43,5 +44,11 @@ struct ChainCosts {
 ///   Time t = critical_path(*programs, {[](Rank, Rank, std::uint16_t) { return Time::us(1); }});
 ///   // a ring all-reduce over n ranks: 2 (n - 1) us
 Time critical_path(const ProgramSet& programs, const ChainCosts& costs);
+
+/// The same walk, with when each op became ready and ended (per rank, per op): with every
+/// transfer costing 1 ps, a transfer's end is its depth, the number of transfers on the longest
+/// chain up to it and including it (the stage of a one-chunk pipeline it belongs to).
+std::vector<std::vector<OpTiming>> critical_path_ops(const ProgramSet& programs,
+                                                     const ChainCosts& costs);
 
 }  // namespace lockstep

@@ -121,5 +121,23 @@ TEST(CriticalPath, OneSlowHopIsCrossedOncePerLapOfTheChain) {
             Time::us(200));
 }
 
+TEST(CriticalPath, EachOpEndsAtItsDepthWithUnitCosts) {
+  // A ring all-gather over 4 ranks in one chunk: rank r's k-th send forwards the block it
+  // received in step k - 1, so with 1 ps per transfer it ends at k (1, 2, 3), as does the
+  // matching receive; the walk's longest end is the critical path.
+  const ChainCosts unit{[](Rank, Rank, std::uint16_t) { return Time::ps(1); }, {}};
+  const auto programs = make_collective(ring_spec(4, CollectiveOp::AllGather));
+  const auto ops = critical_path_ops(*programs, unit);
+  ASSERT_EQ(ops.size(), 4u);
+  for (Rank r = 0; r < 4; ++r) {
+    std::int64_t sends = 0;
+    for (OpIndex i = 0; i < programs->num_ops(r); ++i) {
+      if (programs->op(r, i).kind != OpKind::Send) continue;
+      EXPECT_EQ(ops[r][i].end, Time::ps(++sends)) << "rank " << r << " op " << i;
+    }
+    EXPECT_EQ(sends, 3);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
