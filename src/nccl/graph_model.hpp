@@ -12,6 +12,7 @@
 // NcclGroups::time adds them to the NCCL model's prediction: time = model time + excess +
 // max(0, S x seconds per byte - the model's transfer time).
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
@@ -23,10 +24,19 @@
 
 namespace lockstep::nccl_detail {
 
+// A tree's stages (graph_model.cpp stage_chain), per byte of S: what its one-chunk programs,
+// level by level, need beyond the steady state; per link beyond the transfers' own, its steady
+// time and how long the one-chunk walk runs before its first use and after its last.
+struct StageTerm {
+  double one_chunk = 0;
+  std::vector<std::pair<double, double>> links;  // (steady, idle before and after)
+};
+
 struct GraphTerm {
   double seconds_per_byte = 0;   // sum over phases of the busiest link's time, per byte of S
   Time latency_excess;           // path latency beyond NCCL's reference paths, longest chain
   DirLinkId bottleneck = kNone;  // the link that set the slowest phase
+  StageTerm stages;
 };
 
 /// Prices prediction `p` (made on `cluster`, NCCL's view of groups[0]) of `op` run at once by

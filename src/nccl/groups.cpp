@@ -10,6 +10,7 @@
 
 #include "graph_model.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/nccl/constants.hpp"
 #include "lockstep/nccl/engine_run.hpp"
 
 namespace lockstep {
@@ -144,7 +145,24 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
     throw InputError("bytes", fmt::format("{} bytes would take {:.3g} s over the graph's busiest "
                                           "link: check the sizes and the link bandwidths",
                                           bytes.count(), graph_s));
-  if (graph_s > p.transfer.seconds() * (1 + 1e-9)) t += Time::s(graph_s) - p.transfer;
+  // A tree moves S / channels per lane in k chunks (NCCL's chunk rule). One chunk crosses the
+  // tree level by level, each level's loads in turn; with more, the other chunks fill a link's
+  // idle time between its levels, and what is left is the time before its first use and after
+  // its last, paid at a chunk's size (docs/analytical-engine.md "Stages").
+  double staged = graph_s;
+  const nccl_detail::StageTerm& stages = term.stages;
+  if (p.algo == Algorithm::Tree && (stages.one_chunk > 0 || !stages.links.empty())) {
+    const double chunk = nccl::tree_chunk_bytes(p.proto, bytes.as_double(), p.channels,
+                                                first.gpus_per_node, first.nodes);
+    const double per_lane = bytes.as_double() / std::max<std::uint32_t>(1, p.channels);
+    const double k = chunk > 0 ? std::ceil(per_lane / chunk) : 1;
+    double fill = k <= 1 ? stages.one_chunk : 0;
+    if (k > 1)
+      for (const auto& [steady, idle] : stages.links)
+        fill = std::max(fill, steady + idle / k - term.seconds_per_byte);
+    staged += fill * bytes.as_double();
+  }
+  if (staged > p.transfer.seconds() * (1 + 1e-9)) t += Time::s(staged) - p.transfer;
   return t + latest;
 }
 

@@ -147,6 +147,54 @@ TEST(GraphModel, OneSlowInterSwitchLinkBoundsARingCrossingItAtItsRate) {
   EXPECT_EQ(fast.t, fast.p.time + crossings);
 }
 
+Time tree_ll_all_reduce(const Topology& topo, Bytes bytes, Prediction* p) {
+  const NcclGroups nccl(topo);
+  TunerRequest req;
+  req.bytes = bytes;
+  req.algo = Algorithm::Tree;
+  req.proto = nccl::Proto::LL;
+  *p = nccl.predict(req, nccl.all());
+  return nccl.time(*p, CollectiveOp::AllReduce, bytes, DataType::Float32, {nccl.all()}, nullptr);
+}
+
+TEST(GraphModel, ATreesLevelsCrossALinkInTurnWithOneChunkAndOverlapWithMore) {
+  // Four one-GPU nodes, 0-2 on switch a and 3 on switch b, a-b at 100 Gb/s: a quarter of a
+  // NIC's 400 Gb/s, at the same 48/50 x 1/3.8 of line rate (tree LL). n: a NIC's rate so.
+  // NCCL's double binary tree (in-order over positions 1-4, root 4): tree 0 (node u at u + 1)
+  // is 3 <- 1 <- {0, 2}, tree 1 (node u at 4 - u) is 0 <- 2 <- {3, 1}; each tree's edges carry
+  // S/2 each way. Across a-b: tree 0's 1 -> 3 (level 2, up) and 3 -> 1 (level 3, down), tree 1's
+  // 3 -> 2 (level 1) and 2 -> 3 (level 4): S each way in all, 4 S/n, where the model (node 1's
+  // NIC carrying 2 S) says 2 S/n.
+  // One chunk per lane (64 KiB over 2 channels: 32 KiB, LL's chunk) crosses the levels in turn.
+  // In its level a crossing needs (S/2) / (n/4) = 2 S/n on a-b, less its busiest own link
+  // (NIC): tree 0's crossings share their NICs with nothing, S/2, so 1.5 S/n each; tree 1's
+  // share node 2's with 1 -> 2 (level 1) and 2 -> 1 (level 4), S, so 1 S/n each. Longest chain:
+  // tree 0's 1.5 + 1.5 = 3 S/n, of which the steady state covers the a-b link's 4 S/n beyond the
+  // NICs' 2 S/n: 1 S/n is fill. Time: the model's + 4 S/n + 1 S/n - 2 S/n, i.e. 3 S/n more than
+  // with a 1.6 Tb/s a-b, where nothing is slower than the NICs (the steady state alone: 2 S/n).
+  const auto topo = [](const std::string& link) {
+    return build_yaml(one_gpu_nodes(
+        4, [](int i) { return i < 3 ? std::string("a") : std::string("b"); },
+        "  - {id: a, kind: switch}\n  - {id: b, kind: switch}\n",
+        "  - {a: a, b: b, bandwidth: " + link + "}\n"));
+  };
+  const Topology slow = topo("100Gbps"), fast = topo("1600Gbps");
+  const double n = 48e9 / 3.8;
+  for (const auto& [size, extra] :
+       {std::pair{Bytes::kib(64), 3.0}, std::pair{Bytes::kib(128), 2.5}}) {
+    SCOPED_TRACE(size.count());
+    Prediction p, q;
+    const Time t = tree_ll_all_reduce(slow, size, &p);
+    const Time reference = tree_ll_all_reduce(fast, size, &q);
+    ASSERT_EQ(p.channels, 2u);
+    EXPECT_NEAR(p.transfer.seconds(), 2 * size.as_double() / n, 1e-12);
+    // Two chunks (128 KiB): the other chunk fills a-b's idle time between its levels. In the
+    // walk of excesses above, a -> b is busy from the start (1 -> 3) until tree 1's 2 -> 3 ends
+    // at 1 + 1 = 2 S/n of 3: idle 1 S/n after it, paid at a chunk's size: 0.5 S/n.
+    EXPECT_NEAR((t - reference).seconds(), extra * size.as_double() / n, 1e-11);
+  }
+}
+
 // Alternating leaves joined by a direct 1.6 Tb/s link (one hop) and, two hops long, through a
 // spine by 800 Gb/s links; `direct` false: the direct link has failed (removed, as the
 // failed-link fault does).

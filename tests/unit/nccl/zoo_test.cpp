@@ -89,19 +89,6 @@ constexpr const char* kIncast =
 constexpr const char* kTreeOnePort =
     "NCCL's model runs a tree node's 2 S through one port; flow and packet spread its tree "
     "edges over the mesh's cables";
-// Tree all-reduce at 64 KiB on the dragonfly: flow 77.32 us, analytical 69.68 (11%). Not the
-// paths' latency: at 1 KiB (one channel) they agree within 0.4% (58.46 / 58.67), now that the
-// analytical engine charges a hop the part of its path beyond the one NCCL's step latency
-// includes, as flow does (docs/analytical-engine.md "Latency"; that closed the rail 3-tier
-// fabric, 59.97 against 66.28 before, 67.25 now; the tori and the from_file graph agreed since
-// the model's tree fill, docs/nccl-model.md). The gap grows with the size (1 MiB: 232.50
-// against 273.29) and is back within 10% at 16 MiB. Likely cause, not yet shown: the 16
-// channels' tree edges cross the group's one 400 Gb/s global link at every level of the tree,
-// their LL chunks one after another, where the analytical engine charges the busiest link's
-// load once, as a pipeline's steady state. Open: the analytical engine's.
-constexpr const char* kTreeOnSharedHops =
-    "64 KiB tree: each tree level's chunks queue on the shared global link in flow; analytical "
-    "charges the link's load once (open: the analytical engine's)";
 // Tree LL128 all-reduce at 16 MiB across the two sites: analytical 1,383.20 us, flow 1,230.58.
 // Both pay the same four fibre crossings (64 KiB: 1,065.16 against 1,065.37); the rest is the
 // tree's bandwidth: NCCL's model caps LL128's tree per channel (the kTreeOnePort case above),
@@ -136,7 +123,6 @@ const std::vector<Exception>& exceptions() {
       {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kTreeOnePort},
       {"full-mesh-4", "all_reduce", k64, k64, kAnalytical, kModelFill},
       {"full-mesh-8", "all_reduce", k64, k64, kAnalytical, kModelFill},
-      {"dragonfly", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
       {"two-sites-50km", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
       // Since InfiniBand routes by D-mod-K (docs/routing.md) the flow run's tree edges no
       // longer collide on the 3-tier fabric: flow 241.74 -> 176.84 us, below the model's tree
