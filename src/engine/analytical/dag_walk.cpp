@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <queue>
+#include <tuple>
 
 #include "lockstep/core/error.hpp"
 
@@ -50,6 +53,7 @@ class Walk {
   void post(bool is_send, Rank r, OpIndex i);
   void post_net_reduce(Rank r, OpIndex i);
   Time ready_of(Rank r, OpIndex i) const;
+  void make_ready(Rank r, OpIndex i);
   [[noreturn]] void report_stuck() const;
 
   const ProgramSet& progs_;
@@ -61,6 +65,11 @@ class Walk {
   std::vector<std::vector<OpIndex>> dependents_;
   std::vector<std::vector<std::uint64_t>> seq_;  // send/recv/netreduce sequence number
   std::vector<std::pair<Rank, OpIndex>> work_;
+  // In time order (DagCosts::in_time_order): ready ops by (ready time, rank, op), so that equal
+  // times start in a fixed order.
+  using Timed = std::tuple<Time, Rank, OpIndex>;
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timed_;
+  bool ordered_ = false;
   std::unordered_map<MatchKey, PendingMatch, MatchKeyHash> matches_;
   struct GroupRound {
     std::uint32_t arrived = 0;
@@ -123,11 +132,19 @@ Time Walk::ready_of(Rank r, OpIndex i) const {
   return ready;
 }
 
+void Walk::make_ready(Rank r, OpIndex i) {
+  if (ordered_) {
+    timed_.emplace(ready_of(r, i), r, i);
+  } else {
+    work_.emplace_back(r, i);
+  }
+}
+
 void Walk::finish(Rank r, OpIndex i, Time end) {
   end_[r][i] = end;
   for (std::uint32_t k = dep_offsets_[r][i]; k < dep_offsets_[r][i + 1]; ++k) {
     const OpIndex d = dependents_[r][k];
-    if (--waiting_[r][d] == 0) work_.emplace_back(r, d);
+    if (--waiting_[r][d] == 0) make_ready(r, d);
   }
 }
 
@@ -145,8 +162,8 @@ void Walk::post(bool is_send, Rank r, OpIndex i) {
                                              "receives {}",
                                              m.send.rank, m.send.op, s.bytes(), m.recv.rank,
                                              m.recv.op, v.bytes()));
-  Time end =
-      std::max(m.send.ready, m.recv.ready) + costs_.transfer(src, dst, op.channel, s.bytes());
+  const Time ready = std::max(m.send.ready, m.recv.ready);
+  Time end = ready + costs_.transfer(src, dst, op.channel, s.bytes(), ready);
   if (v.mode == RecvMode::Reduce) end += costs_.local(v.bytes());
   const Endpoint sender = m.send, receiver = m.recv;
   matches_.erase(key);
@@ -210,13 +227,21 @@ void Walk::report_stuck() const {
 
 DagResult Walk::execute(bool record_ops) {
   load_programs();
+  ordered_ = costs_.in_time_order();
   for (Rank r = 0; r < ops_.size(); ++r)
     for (OpIndex i = 0; i < ops_[r].size(); ++i)
-      if (waiting_[r][i] == 0) work_.emplace_back(r, i);
+      if (waiting_[r][i] == 0) make_ready(r, i);
   DagResult out;
-  while (!work_.empty()) {
-    const auto [r, i] = work_.back();
-    work_.pop_back();
+  while (!work_.empty() || !timed_.empty()) {
+    Rank r = 0;
+    OpIndex i = 0;
+    if (ordered_) {
+      std::tie(std::ignore, r, i) = timed_.top();
+      timed_.pop();
+    } else {
+      std::tie(r, i) = work_.back();
+      work_.pop_back();
+    }
     start(r, i);
     ++out.events;
   }
