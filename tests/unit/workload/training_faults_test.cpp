@@ -2,8 +2,6 @@
 // bottleneck link by hand and against the flow engine (docs/training.md, "Faults").
 #include <gtest/gtest.h>
 
-#include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/presets.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
 
@@ -12,11 +10,7 @@ namespace {
 
 // Two HGX-H100 servers on NDR using two GPUs each, one NIC per GPU (rails 0 and 1).
 Topology two_by_two() {
-  PresetRequest request;
-  request.fabric = "ib-ndr";
-  request.nodes = 2;
-  request.gpus_per_node = 2;
-  return *build_topology(rail_optimized_args(resolve_preset(request))).graph;
+  return testing::ndr_h100_nodes(2, 2);
 }
 
 // tp 2, dp 2: the DP groups are {0, 2} on rail 0 and {1, 3} on rail 1, each a two-rank ring
