@@ -53,6 +53,8 @@ class AlphaBeta final : public DagCosts {
     const Time overhead = in_.options.per_message_overhead;
     if (a == b) return overhead + local(bytes);
     const PathCost& p = path(a, b, channel);
+    // Ready past Time's range (a kernel that long): it ends there too, whatever the links do.
+    if (!ready.is_finite()) return p.latency;
     const Time start = ready + overhead;
     Time sent = start;
     for (const PathCost::Hop& h : p.hops) {
