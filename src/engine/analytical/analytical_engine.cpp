@@ -1,5 +1,6 @@
-// Contention-free execution of per-rank programs: a longest-path evaluation of the program DAG
-// (dag_walk.hpp) where each matched send/recv pair costs overhead + latency + bytes / bandwidth.
+// Execution of per-rank programs as a longest-path evaluation of the program DAG (dag_walk.hpp)
+// where each matched send/recv pair costs overhead + latency + bytes / bandwidth, after the
+// transfers before it on the same links have gone (each link sends one transfer at a time).
 #include "lockstep/engine/analytical/analytical_engine.hpp"
 
 #include <fmt/format.h>
@@ -17,28 +18,55 @@ namespace {
 
 using analytical_detail::DagCosts;
 
-// A transfer's fixed cost and bandwidth over the route between two devices.
+// A transfer's fixed cost and the links it loads.
 struct PathCost {
   Time latency;
-  double seconds_per_byte = 0;  // over the bottleneck, already divided by the efficiency
-  std::vector<std::pair<DirLinkId, double>> hops;  // directed link, fraction of bytes
+  struct Hop {
+    DirLinkId link;
+    double fraction;          // of the transfer's bytes, over every share of the path using it
+    double seconds_per_byte;  // the link's, divided by the efficiency
+  };
+  std::vector<Hop> hops;  // each directed link once
 };
 
-// Alpha-beta costs on the routed path; records the bytes each directed link carries.
+// Picoseconds to send `bytes` at `seconds_per_byte`, rounded up.
+Time serialisation(std::uint64_t bytes, double seconds_per_byte) {
+  const double ps = std::ceil(static_cast<double>(bytes) * seconds_per_byte * 1e12 - 1e-6);
+  return Time::from_ps(std::max(0.0, ps));
+}
+
+// Alpha-beta costs on the routed path; records the bytes each directed link carries. Each link
+// is a queue that sends one transfer at a time, first come first served (the walk runs in time
+// order): a transfer's bytes go over a link once what was ready on it before has gone, taking
+// their share of the transfer over the link's rate, and the transfer ends when its last link is
+// done. Transfers meeting on a link thus take it in turn: the last of k equal ones ends after
+// k x S / B, as when k flows share the link fairly (the flow engine); alone on its links a
+// transfer costs what it always did (its bottleneck's time).
 class AlphaBeta final : public DagCosts {
  public:
   AlphaBeta(const EngineInput& in, std::vector<double>& link_bytes)
-      : in_(in), topo_(*in.topology), link_bytes_(link_bytes) {}
+      : in_(in), topo_(*in.topology), link_bytes_(link_bytes), free_(link_bytes.size()) {}
 
-  Time transfer(Rank src, Rank dst, std::uint16_t channel, std::uint64_t bytes) override {
+  Time transfer(Rank src, Rank dst, std::uint16_t channel, std::uint64_t bytes,
+                Time ready) override {
     const DeviceId a = in_.placement[src], b = in_.placement[dst];
     const Time overhead = in_.options.per_message_overhead;
     if (a == b) return overhead + local(bytes);
     const PathCost& p = path(a, b, channel);
-    for (const auto& [link, fraction] : p.hops) link_bytes_[link] += bytes * fraction;
-    const double ps = std::ceil(static_cast<double>(bytes) * p.seconds_per_byte * 1e12 - 1e-6);
-    return overhead + p.latency + Time::from_ps(std::max(0.0, ps));
+    // Ready past Time's range (a kernel that long): it ends there too, whatever the links do.
+    if (!ready.is_finite()) return p.latency;
+    const Time start = ready + overhead;
+    Time sent = start;
+    for (const PathCost::Hop& h : p.hops) {
+      link_bytes_[h.link] += bytes * h.fraction;
+      Time& busy = free_[h.link];
+      busy = std::max(busy, start) + serialisation(bytes, h.fraction * h.seconds_per_byte);
+      sent = std::max(sent, busy);
+    }
+    return sent - ready + p.latency;
   }
+
+  bool in_time_order() const override { return true; }
 
   Time local(std::uint64_t bytes) override {
     const double bw = in_.options.local_copy_bandwidth.bytes_per_second();
@@ -73,19 +101,20 @@ class AlphaBeta final : public DagCosts {
       throw InputError("topology", fmt::format("no route from device {} to device {}", a, b));
     for (const PathShare& share : scratch_) {
       Time latency;
-      double bottleneck = 0;
       for (DirLinkId d : share.hops) {
         const Link& l = topo_.link(Topology::link_of(d));
         latency += l.latency;
         const double bw = l.bandwidth.bytes_per_second();
-        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
-        cost.hops.emplace_back(d, share.fraction);
+        const auto same = [d](const PathCost::Hop& h) { return h.link == d; };
+        const auto seen = std::find_if(cost.hops.begin(), cost.hops.end(), same);
+        if (seen != cost.hops.end()) {
+          seen->fraction += share.fraction;
+        } else {
+          cost.hops.push_back({d, share.fraction, bw > 0 ? 1 / (bw * eff()) : 0.0});
+        }
       }
-      // Parallel shares run side by side: the slowest share sets the time.
+      // Parallel shares run side by side: the longest sets the latency.
       cost.latency = std::max(cost.latency, latency);
-      if (bottleneck > 0)
-        cost.seconds_per_byte =
-            std::max(cost.seconds_per_byte, share.fraction / (bottleneck * eff()));
     }
     return paths_.emplace(key, std::move(cost)).first->second;
   }
@@ -93,6 +122,7 @@ class AlphaBeta final : public DagCosts {
   const EngineInput& in_;
   const Topology& topo_;
   std::vector<double>& link_bytes_;
+  std::vector<Time> free_;  // per directed link: when it has sent what was queued on it
   std::unordered_map<std::uint64_t, PathCost> paths_;
   std::vector<PathShare> scratch_;
 };
@@ -101,7 +131,7 @@ class AlphaBeta final : public DagCosts {
 class ChainOnly final : public DagCosts {
  public:
   explicit ChainOnly(const ChainCosts& costs) : costs_(costs) {}
-  Time transfer(Rank src, Rank dst, std::uint16_t channel, std::uint64_t) override {
+  Time transfer(Rank src, Rank dst, std::uint16_t channel, std::uint64_t, Time) override {
     return costs_.transfer ? costs_.transfer(src, dst, channel) : Time::zero();
   }
   Time local(std::uint64_t) override { return Time::zero(); }

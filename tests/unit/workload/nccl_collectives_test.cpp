@@ -13,11 +13,7 @@ namespace {
 
 // Two HGX-H100 servers on NDR using one GPU each: dp = 2 across the network.
 Topology two_single_gpu_nodes() {
-  PresetRequest request;
-  request.fabric = "ib-ndr";
-  request.nodes = 2;
-  request.gpus_per_node = 1;
-  return *build_topology(rail_optimized_args(resolve_preset(request))).graph;
+  return testing::ndr_h100_nodes(2, 1);
 }
 
 // tiny_config with dp = 2, one micro-batch, all gradients in one bucket reduced after the

@@ -3,12 +3,24 @@
 // transfer times come out round (derivations in the comments).
 #include <memory>
 
+#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph.hpp"
+#include "lockstep/topology/presets.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "reference_engine.hpp"
 
 namespace lockstep::testing {
+
+/// `nodes` HGX-H100 servers on the preset's rail-optimised NDR fabric, using `gpus_per_node`
+/// GPUs each (and as many NICs, one per GPU).
+inline Topology ndr_h100_nodes(std::uint32_t nodes, std::uint32_t gpus_per_node) {
+  PresetRequest request;
+  request.fabric = "ib-ndr";
+  request.nodes = nodes;
+  request.gpus_per_node = gpus_per_node;
+  return *build_topology(rail_optimized_args(resolve_preset(request))).graph;
+}
 
 /// `nodes` servers of `per_node` H100s, every GPU on one switch (star).
 inline Topology star_cluster(std::uint32_t nodes, std::uint32_t per_node) {

@@ -1,12 +1,15 @@
 #pragma once
-// The analytical engine: executes per-rank programs with no contention. Every transfer of S bytes
-// between two GPUs takes
+// The analytical engine: executes per-rank programs. Every transfer of S bytes between two GPUs
+// takes
 //     per_message_overhead + path latency + S / (path bottleneck bandwidth x transfer_efficiency)
-// from the moment both its send and its receive may start (alpha-beta, the path from the
-// router); local Copy / Reduce take bytes / local_copy_bandwidth; NetReduce takes the slowest
-// member's arrival plus a round trip over each member's first link. Nothing shares a link, so an
-// operation's end depends only on the ends of what it waits for (a longest path through the
-// program DAG). Memory: one entry per operation. What `lockstep collective --engine analytical`
+// from the moment both its send and its receive may start and its path's links have sent what
+// was ready on them before (alpha-beta, the path from the router; each link sends one transfer
+// at a time, first come first served, for S x the path's share of it / its own rate: two
+// transfers meeting on a link take twice as long together as one); local Copy / Reduce take
+// bytes / local_copy_bandwidth; NetReduce takes the slowest member's arrival plus a round trip
+// over each member's first link. Ops run in the order of their ready times (a longest path
+// through the program DAG, links' queues included). Memory: one entry per operation and one time
+// per directed link. What `lockstep collective --engine analytical`
 // prints is the NCCL model priced on the graph (nccl/groups.hpp, docs/analytical-engine.md),
 // which uses the link loads (link_loads.hpp) and critical_path() below rather than this engine.
 //

@@ -95,6 +95,23 @@ TEST(AnalyticalEngine, DeterministicAndComputeOps) {
   EXPECT_EQ(a.rank_finish[1], Time::zero());
 }
 
+TEST(AnalyticalEngine, TwoTransfersIntoOneGpuTakeItsLinkInTurn) {
+  // GPUs 0 and 1 each send 500,000 B to GPU 2 at time 0 (path 2 us, 50 GB/s: alone 2 + 10 =
+  // 12 us). Both cross the switch's link to GPU 2, which sends one at a time: rank 0's, ready
+  // first in (time, rank) order, ends at 12 us; rank 1's bytes go after it, 10 + 10 us, and it
+  // ends at 22 us, when 1 MB has crossed the shared link at 50 GB/s.
+  const Topology topo = star(3);
+  MaterializedProgramSet p(3, DataType::Uint8);
+  p.add(0, make_send(2, BufferRange{Buffer::Input, 0, 500'000}));
+  p.add(1, make_send(2, BufferRange{Buffer::Input, 0, 500'000}));
+  p.add(2, make_recv(0, BufferRange{Buffer::Output, 0, 500'000}, RecvMode::Copy));
+  p.add(2, make_recv(1, BufferRange{Buffer::Output, 500'000, 500'000}, RecvMode::Copy));
+  const RunResult r = run(topo, p);
+  EXPECT_EQ(r.rank_finish[0], Time::us(12));
+  EXPECT_EQ(r.rank_finish[1], Time::us(22));
+  EXPECT_EQ(r.makespan, Time::us(22));
+}
+
 TEST(AnalyticalEngine, UnmatchedReceiveIsAnInputError) {
   const Topology topo = two_gpus();
   MaterializedProgramSet p(2, DataType::Uint8);
