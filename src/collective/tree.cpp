@@ -316,8 +316,8 @@ class TreeProgramSet final : public ProgramSet {
     // With rotate_lanes_, a lane is numbered by its head (in its block of g lanes), so that
     // rotating a node's GPUs moves channel numbers as it moves heads (local_symmetry's sigma).
     const Rank g = unit_size();
-    const auto ch = static_cast<std::uint16_t>(
-        rotate_lanes_ ? lane - lane % g + head_order_[lane % g] : lane);
+    const auto ch =
+        static_cast<std::uint16_t>(rotate_lanes_ ? lane - lane % g + head_order_[lane % g] : lane);
     OpIndex n = 0;
     const auto add = [&](Op op, std::initializer_list<OpIndex> local_deps) {
       for (OpIndex d : local_deps)

@@ -160,9 +160,9 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
          a.ranks_per_node == b.ranks_per_node && a.ranks_per_server == b.ranks_per_server &&
-         a.nics_per_node == b.nics_per_node &&
-         a.mesh_rings == b.mesh_rings && a.split_channels == b.split_channels &&
-         a.alltoallv == b.alltoallv && a.torus_dims == b.torus_dims;
+         a.nics_per_node == b.nics_per_node && a.mesh_rings == b.mesh_rings &&
+         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv &&
+         a.torus_dims == b.torus_dims;
 }
 
 }  // namespace
