@@ -194,6 +194,9 @@ void validate(const CollectiveSpec& spec) {
         "ranks_per_server",
         fmt::format("{} does not divide the {} ranks of a node into whole servers", per_server, g));
   }
+  if (spec.nics_per_node > 4096)
+    throw InputError("nics_per_node",
+                     fmt::format("{} NICs per node is absurd (at most 4096)", spec.nics_per_node));
   if (spec.algorithm == Algorithm::TorusRing && !spec.torus_dims.empty()) {
     std::uint64_t product = 1;
     for (std::uint32_t d : spec.torus_dims) {

@@ -64,15 +64,33 @@ class DirectProgramSet final : public GeneratedProgramSet {
              (gpu + w - dj % w) % w;
     };
     const std::uint16_t chans = s.channels;
-    // Sends `span` of `buf` to `peer` on every channel; returns the op indices.
-    const auto send_all = [&](Rank peer, Buffer buf, Span span, std::vector<OpIndex>* out) {
-      for (std::uint16_t c = 0; c < chans; ++c) {
-        const OpIndex i = b.send(peer, buf, span.part(chans, c), c, {});
+    // Transfers of step st (to(st), from(st)) use `per` channels from st x per on (peers spread
+    // over all channels, NCCL's p2p channels per peer); rooted ops and sendrecv use every channel.
+    const std::uint16_t per = peer_channels();
+    const auto chan = [&](Rank st, std::uint16_t k) {
+      return static_cast<std::uint16_t>((std::uint64_t{st} * per + k) % chans);
+    };
+    // Sends `span` of `buf` to the peer of step st on its channels; returns the op indices.
+    const auto send_step = [&](Rank st, Buffer buf, Span span, std::vector<OpIndex>* out,
+                               OpIndex dep = kNoOp) {
+      for (std::uint16_t k = 0; k < per; ++k) {
+        const OpIndex i = b.send(to(st), buf, span.part(per, k), chan(st, k), {dep});
         if (out) out->push_back(i);
       }
     };
-    const auto recv_all = [&](Rank peer, Buffer buf, Span span, RecvMode m, OpIndex dep) {
-      for (std::uint16_t c = 0; c < chans; ++c) b.recv(peer, buf, span.part(chans, c), m, c, {dep});
+    const auto recv_step = [&](Rank st, Buffer buf, Span span, RecvMode m, OpIndex dep,
+                               std::vector<OpIndex>* out = nullptr) {
+      for (std::uint16_t k = 0; k < per; ++k) {
+        const OpIndex i = b.recv(from(st), buf, span.part(per, k), m, chan(st, k), {dep});
+        if (out) out->push_back(i);
+      }
+    };
+    // Rooted ops and sendrecv: `span` to `peer` on every channel.
+    const auto send_all = [&](Rank peer, Buffer buf, Span span) {
+      for (std::uint16_t c = 0; c < chans; ++c) b.send(peer, buf, span.part(chans, c), c, {});
+    };
+    const auto recv_all = [&](Rank peer, Buffer buf, Span span, RecvMode m) {
+      for (std::uint16_t c = 0; c < chans; ++c) b.recv(peer, buf, span.part(chans, c), m, c, {});
     };
     switch (s.op) {
       case CollectiveOp::AllReduce: {
@@ -82,63 +100,55 @@ class DirectProgramSet final : public GeneratedProgramSet {
         const Span own = block(r);
         std::vector<OpIndex> reduced;
         std::vector<std::vector<OpIndex>> read(n);  // round-1 sends, by destination and channel
+        for (Rank st = 1; st < n; ++st) send_step(st, Buffer::Input, block(to(st)), &read[to(st)]);
         for (Rank st = 1; st < n; ++st)
-          for (std::uint16_t c = 0; c < chans; ++c)
-            read[to(st)].push_back(
-                b.send(to(st), Buffer::Input, block(to(st)).part(chans, c), c, {}));
-        for (Rank st = 1; st < n; ++st)
-          for (std::uint16_t c = 0; c < chans; ++c)
-            reduced.push_back(
-                b.recv(from(st), Buffer::Input, own.part(chans, c), RecvMode::Reduce, c, {}));
+          recv_step(st, Buffer::Input, own, RecvMode::Reduce, kNoOp, &reduced);
         const OpIndex done = b.join(reduced);
-        for (Rank st = 1; st < n; ++st)
-          for (std::uint16_t c = 0; c < chans; ++c)
-            b.send(to(st), Buffer::Input, own.part(chans, c), c, {done});
+        for (Rank st = 1; st < n; ++st) send_step(st, Buffer::Input, own, nullptr, done);
         // A received block overwrites the data this rank sent its owner in round 1.
         for (Rank st = 1; st < n; ++st)
-          for (std::uint16_t c = 0; c < chans; ++c)
-            b.recv(from(st), Buffer::Input, block(from(st)).part(chans, c), RecvMode::Copy, c,
-                   {read[from(st)][c]});
+          for (std::uint16_t k = 0; k < per; ++k)
+            b.recv(from(st), Buffer::Input, block(from(st)).part(per, k), RecvMode::Copy,
+                   chan(st, k), {read[from(st)][k]});
         break;
       }
       case CollectiveOp::AllGather:
         b.add(make_copy(b.range(Buffer::Input, {0, block(r).count}),
                         b.range(Buffer::Output, block(r))));
+        for (Rank st = 1; st < n; ++st) send_step(st, Buffer::Input, {0, block(r).count}, nullptr);
         for (Rank st = 1; st < n; ++st)
-          send_all(to(st), Buffer::Input, {0, block(r).count}, nullptr);
-        for (Rank st = 1; st < n; ++st)
-          recv_all(from(st), Buffer::Output, block(from(st)), RecvMode::Copy, kNoOp);
+          recv_step(st, Buffer::Output, block(from(st)), RecvMode::Copy, kNoOp);
         break;
       case CollectiveOp::ReduceScatter: {
         const OpIndex own = b.add(make_copy(b.range(Buffer::Input, block(r)),
                                             b.range(Buffer::Output, {0, block(r).count})));
-        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, block(to(st)), nullptr);
+        for (Rank st = 1; st < n; ++st) send_step(st, Buffer::Input, block(to(st)), nullptr);
         for (Rank st = 1; st < n; ++st)
-          recv_all(from(st), Buffer::Output, {0, block(r).count}, RecvMode::Reduce, own);
+          recv_step(st, Buffer::Output, {0, block(r).count}, RecvMode::Reduce, own);
         break;
       }
       case CollectiveOp::Broadcast:
         if (r == s.root) {
-          for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, {0, e}, nullptr);
+          for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, {0, e});
         } else {
-          recv_all(s.root, Buffer::Input, {0, e}, RecvMode::Copy, kNoOp);
+          recv_all(s.root, Buffer::Input, {0, e}, RecvMode::Copy);
         }
         break;
       case CollectiveOp::Reduce:
         if (r == s.root) {
           for (Rank st = 1; st < n; ++st)
-            recv_all(from(st), Buffer::Input, {0, e}, RecvMode::Reduce, kNoOp);
+            recv_all(from(st), Buffer::Input, {0, e}, RecvMode::Reduce);
         } else {
-          send_all(s.root, Buffer::Input, {0, e}, nullptr);
+          send_all(s.root, Buffer::Input, {0, e});
         }
         break;
       case CollectiveOp::AllToAll: {
         const std::uint64_t mine = block(r).count;
         b.add(
             make_copy(b.range(Buffer::Input, block(r)), b.range(Buffer::Output, {r * mine, mine})));
-        for (Rank st = 1; st < n; ++st) send_all(to(st), Buffer::Input, block(to(st)), nullptr);
+        for (Rank st = 1; st < n; ++st) send_step(st, Buffer::Input, block(to(st)), nullptr);
         for (Rank st = 1; st < n; ++st)
-          recv_all(from(st), Buffer::Output, {from(st) * mine, mine}, RecvMode::Copy, kNoOp);
+          recv_step(st, Buffer::Output, {from(st) * mine, mine}, RecvMode::Copy, kNoOp);
         break;
       }
       case CollectiveOp::AllToAllV:
@@ -148,8 +158,8 @@ class DirectProgramSet final : public GeneratedProgramSet {
         if (n == 1) {
           b.add(make_copy(b.range(Buffer::Input, {0, e}), b.range(Buffer::Output, {0, e})));
         } else {
-          send_all((r + 1) % n, Buffer::Input, {0, e}, nullptr);
-          recv_all((r + n - 1) % n, Buffer::Output, {0, e}, RecvMode::Copy, kNoOp);
+          send_all((r + 1) % n, Buffer::Input, {0, e});
+          recv_all((r + n - 1) % n, Buffer::Output, {0, e}, RecvMode::Copy);
         }
         break;
       case CollectiveOp::Barrier:
@@ -163,6 +173,12 @@ class DirectProgramSet final : public GeneratedProgramSet {
     const CollectiveOp op = spec().op;
     return op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
            op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll;
+  }
+  // Channels per peer for the ops that visit peers by distance: channels_per_peer when it is a
+  // power of two dividing the channels (validate() checks it), else every channel.
+  std::uint16_t peer_channels() const {
+    const std::uint16_t c = spec().channels, p = spec().channels_per_peer;
+    return by_distance() && p > 0 && p < c ? p : c;
   }
   bool equal_blocks() const { return spec().ranks > 1 && spec().elements() % spec().ranks == 0; }
   // Ranks per node in the visiting order: ranks_per_node when it splits the ranks into several

@@ -12,6 +12,7 @@
 #include <array>
 #include <initializer_list>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -74,10 +75,13 @@ class TreeProgramSet final : public ProgramSet {
     for (std::uint64_t lane = 0; lane < lanes_; ++lane)
       equal_from_ = std::max(equal_from_, block_size(s.elements(), lanes_, lane) % k_);
     cache_.resize(std::min<std::size_t>(kCacheSlots, s.ranks));
-    // Rotation inside nodes: all-reduce channels c use chains headed at GPU c mod g, so rotating
-    // a node's GPUs by one maps lane c onto lane c + 1 (in blocks of g lanes, each block inside
-    // one tree) if every lane carries the same bytes.
+    // Rotation inside nodes: all-reduce channels c use chains headed at GPU head_order_[c mod g],
+    // so rotating a node's GPUs by one maps the lane headed at GPU h onto the one headed at h + 1
+    // (in blocks of g lanes, each block inside one tree) if every lane carries the same bytes.
     const Rank g = unit_size();
+    head_order_ = head_order(g, s.ranks_per_node ? s.nics_per_node : 0);
+    head_index_.resize(g);
+    for (Rank j = 0; j < g; ++j) head_index_[head_order_[j]] = j;
     rotate_lanes_ = s.op == CollectiveOp::AllReduce && split_ && g > 1 && units() > 1 &&
                     (s.channels / 2) % g == 0 && s.elements() % lanes_ == 0;
     if (s.ranks > 1 && k_ * lanes_ * kBlockOps > 0xffffffffull)
@@ -180,7 +184,7 @@ class TreeProgramSet final : public ProgramSet {
   Links links(Rank r, int t, std::uint16_t c) const {
     const Rank g = unit_size();
     const std::uint64_t u = r / g;
-    const Rank h = spec_.op == CollectiveOp::AllReduce ? c % g : spec_.root % g;
+    const Rank h = spec_.op == CollectiveOp::AllReduce ? head_order_[c % g] : spec_.root % g;
     const Rank i = (r % g + g - h) % g;  // position in the chain
     const auto chain_rank = [&](Rank pos) { return static_cast<Rank>(u * g + (h + pos) % g); };
     Links out;
@@ -212,7 +216,24 @@ class TreeProgramSet final : public ProgramSet {
   std::uint64_t lane_at(Rank r, std::uint64_t p) const {
     if (!rotate_lanes_) return p;
     const Rank g = unit_size();
-    return p - p % g + (p % g + r % g) % g;
+    return p - p % g + head_index_[(head_order_[p % g] + r % g) % g];
+  }
+
+  // The head GPU of channels c, c + g, ... (head_order_[c % g]): with one NIC per GPU, GPU c;
+  // with fewer NICs, the first GPU of every NIC, then the second of every NIC, and so on (GPU
+  // l on NIC l x nics / g), so that any g consecutive channels use each NIC equally.
+  static std::vector<Rank> head_order(Rank g, std::uint32_t nics) {
+    std::vector<Rank> order(g);
+    std::iota(order.begin(), order.end(), Rank{0});
+    if (nics == 0 || nics >= g) return order;
+    const auto nic = [&](Rank l) { return static_cast<Rank>(std::uint64_t{l} * nics / g); };
+    const auto first_on_nic = [&](Rank n) {  // the smallest l with nic(l) == n
+      return static_cast<Rank>((std::uint64_t{n} * g + nics - 1) / nics);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](Rank a, Rank b) {
+      return a - first_on_nic(nic(a)) < b - first_on_nic(nic(b));
+    });
+    return order;
   }
 
   Links lane_links(Rank r, std::uint64_t lane) const {
@@ -292,7 +313,11 @@ class TreeProgramSet final : public ProgramSet {
     const std::uint64_t lane = lane_at(slot.rank, at_lane);
     const Span piece = Span{0, spec_.elements()}.part(lanes_, lane).part(k_, k);
     const BufferRange range = elems(Buffer::Input, piece.first, piece.count, size_of(spec_.type));
-    const auto ch = static_cast<std::uint16_t>(lane);
+    // With rotate_lanes_, a lane is numbered by its head (in its block of g lanes), so that
+    // rotating a node's GPUs moves channel numbers as it moves heads (local_symmetry's sigma).
+    const Rank g = unit_size();
+    const auto ch =
+        static_cast<std::uint16_t>(rotate_lanes_ ? lane - lane % g + head_order_[lane % g] : lane);
     OpIndex n = 0;
     const auto add = [&](Op op, std::initializer_list<OpIndex> local_deps) {
       for (OpIndex d : local_deps)
@@ -324,6 +349,8 @@ class TreeProgramSet final : public ProgramSet {
   int trees_ = 1;
   bool split_ = false;               // channels split between the two trees (NCCL), else both
   bool rotate_lanes_ = false;        // lane_at rotates by the local index (local_symmetry)
+  std::vector<Rank> head_order_;     // the head of channel c's chain: head_order_[c % g]
+  std::vector<Rank> head_index_;     // its inverse
   std::uint64_t lanes_ = 1;          // pipelines: (channel, tree) pairs
   std::uint64_t k_ = 1;              // chunks per lane
   std::uint64_t equal_from_ = 0;     // first chunk from which all chunks have the same size

@@ -260,6 +260,17 @@ double net_search_speed(Generation g, double rate) {
   return rate;
 }
 
+std::uint32_t p2p_channels_per_peer(std::uint32_t ranks, std::uint32_t p2p_channels,
+                                    std::uint32_t nodes, std::uint32_t nics_per_gpu) {
+  if (nodes <= 1 || p2p_channels == 0) return p2p_channels;
+  std::uint32_t n = 2;
+  while (std::uint64_t{n} * ranks > std::uint64_t{p2p_channels} * 4 && n > 1) n /= 2;
+  n = std::max(n, nics_per_gpu);
+  std::uint32_t pow2 = 1;
+  while (pow2 < n) pow2 *= 2;
+  return std::min(pow2, p2p_channels);
+}
+
 // src/include/device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
 // NCCL_SIMPLE_MAX_NTHREADS 512.
 std::uint32_t max_threads(Proto p) {

@@ -160,6 +160,7 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
          a.ranks_per_node == b.ranks_per_node && a.ranks_per_server == b.ranks_per_server &&
+         a.nics_per_node == b.nics_per_node && a.channels_per_peer == b.channels_per_peer &&
          a.mesh_rings == b.mesh_rings && a.split_channels == b.split_channels &&
          a.alltoallv == b.alltoallv && a.torus_dims == b.torus_dims;
 }
@@ -206,6 +207,14 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // where racks differ in their paths (docs/flow-engine.md C8).
   if (c.servers_per_node > 1 && c.gpus_per_node % c.servers_per_node == 0)
     how.spec.ranks_per_server = c.gpus_per_node / c.servers_per_node;
+  // Tree chains head at GPUs spread over the NICs (collective/tree.cpp), as NCCL's search assigns
+  // its channels NICs in turn: with 4 NICs for 8 GPUs (p4d), heads 0..3 would use only two.
+  how.spec.nics_per_node = c.nics_per_node;
+  // p2p transfers between nodes use NCCL's channels per peer, not every channel: at 192 ranks one
+  // channel per peer, so an all-to-all has a connection (and a flow) per peer, as NCCL's.
+  if (how.spec.algorithm == Algorithm::Direct)
+    how.spec.channels_per_peer = static_cast<std::uint16_t>(
+        nccl::p2p_channels_per_peer(c.ranks(), p.channels, c.nodes, c.fused_nics));
   if (p.algo == Algorithm::TorusRing) how.spec.torus_dims = c.torus_dims;
   if (op == CollectiveOp::AllToAllV)
     how.spec.alltoallv = skewed_alltoallv(c.ranks(), bytes, type, p.skew);

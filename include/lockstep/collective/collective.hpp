@@ -79,6 +79,16 @@ struct CollectiveSpec {
   // ranks_per_node; the peer order walks trays, then GPUs (collective/direct.cpp). 0: one level.
   // Ignored without ranks_per_node.
   std::uint32_t ranks_per_server = 0;
+  // tree only: the NICs of a node, fewer than its ranks when GPUs share NICs (AWS p4d: 4 EFA
+  // NICs for 8 GPUs; local rank l on NIC l x nics / ranks_per_node, as the builders wire them).
+  // The channels' chains then head at GPUs taken from every NIC in turn, as NCCL's search gives
+  // its channels NICs round-robin. 0: one NIC per rank. Ignored without ranks_per_node.
+  std::uint32_t nics_per_node = 0;
+  // direct only, ops that visit peers by distance (all_reduce, all_gather, reduce_scatter,
+  // alltoall): the channels each peer's transfer uses (NCCL's p2pnChannelsPerPeer); the peer of
+  // step s gets channels s x per_peer, s x per_peer + 1, ... mod `channels`, so a rank's peers
+  // still cover every channel. 0 or at least `channels`: every channel.
+  std::uint16_t channels_per_peer = 0;
   // Ring only: the ranks of a node are fully connected (e.g. AMD xGMI mesh), so each channel
   // walks the node along a different Hamiltonian cycle and the channels together use every
   // GPU pair, as RCCL does; false keeps the same rotated order on every channel.

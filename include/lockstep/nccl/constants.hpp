@@ -91,6 +91,16 @@ inline constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS
 std::uint32_t intra_node_channels(Generation g);
 inline constexpr std::uint32_t kChannelDuplication = 2;  // connect.cc: rings found, then x2
 
+/// p2p channels each pair of ranks uses when the communicator spans nodes (NCCL >= 2.19,
+/// graph/paths.cc ncclTopoGetNchannels and init.cc ncclTopoComputeP2pChannels, with
+/// NCCL_NCHANNELS_PER_NET_PEER unset): start from 2 per network peer and halve while
+/// channels x ranks > 4 x p2p_channels (more than 8 operations per channel), but keep as many as
+/// the GPU's NICs need (nics_per_gpu); rounded up to a power of two, at most p2p_channels. In
+/// one node NVLink peers get 2 x (NVLink bandwidth / one link's), more than MAXCHANNELS allows:
+/// every channel (return p2p_channels).
+std::uint32_t p2p_channels_per_peer(std::uint32_t ranks, std::uint32_t p2p_channels,
+                                    std::uint32_t nodes, std::uint32_t nics_per_gpu);
+
 /// NCCL's connection buffers (src/include/device.h, NCCL_STEPS slots of one step each): Simple
 /// 4 MiB (NCCL_BUFFSIZE's default) in 8 steps of 512 KiB; LL128 120 x 640 x 8 B = 614,400 B per
 /// step, 15/16 of it payload; LL 8 x 512 x 16 B = 64 KiB per step, half of it payload.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <set>
 
 #include "lockstep/core/error.hpp"
 
@@ -256,6 +258,54 @@ TEST(Collective, DirectProgramsWalkServersInsideNodes) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "ranks_per_server");
   }
+}
+
+// channels_per_peer (NCCL's p2p channels per peer): 16 ranks, 8 channels, 2 per peer. The peer of
+// step s gets channels 2s and 2s + 1 mod 8, half the block each; over its 15 peers a rank uses
+// every channel, and every byte of the all-to-all is still sent: 15 blocks of S / 16.
+TEST(Collective, DirectTransfersUseTheirPeersChannels) {
+  CollectiveSpec s;
+  s.op = CollectiveOp::AllToAll;
+  s.algorithm = Algorithm::Direct;
+  s.ranks = 16;
+  s.ranks_per_node = 8;
+  s.channels = 8;
+  s.channels_per_peer = 2;
+  s.type = DataType::Float32;
+  s.bytes = Bytes(16 * 16 * 4 * 2);
+  const auto p = make_collective(s);
+  for (Rank r = 0; r < 16; ++r) {
+    std::map<Rank, std::set<std::uint16_t>> channels_of;
+    std::set<std::uint16_t> all;
+    std::uint64_t sent = 0;
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind != OpKind::Send) continue;
+      channels_of[op.peer].insert(op.channel);
+      all.insert(op.channel);
+      sent += op.bytes();
+    }
+    EXPECT_EQ(channels_of.size(), 15u);
+    for (const auto& [peer, chans] : channels_of) {
+      ASSERT_EQ(chans.size(), 2u) << r << " -> " << peer;
+      EXPECT_EQ((*chans.rbegin() - *chans.begin()), 1) << r << " -> " << peer;
+    }
+    EXPECT_EQ(all.size(), 8u);
+    EXPECT_EQ(sent, 15u * s.bytes.count() / 16);
+  }
+  // Every receive matches a send on the same channel.
+  for (Rank r = 0; r < 16; ++r)
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind != OpKind::Recv) continue;
+      bool matched = false;
+      for (OpIndex j = 0; j < p->num_ops(op.peer) && !matched; ++j) {
+        const Op o = p->op(op.peer, j);
+        matched = o.kind == OpKind::Send && o.peer == r && o.channel == op.channel &&
+                  o.bytes() == op.bytes();
+      }
+      EXPECT_TRUE(matched) << r << " op " << i;
+    }
 }
 
 TEST(Collective, LazyRingAtScale) {

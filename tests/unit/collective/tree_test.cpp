@@ -108,6 +108,62 @@ TEST(Tree, RotationInsideNodesMapsProgramsOntoThemselves) {
       0u);
 }
 
+// GPUs sharing NICs (AWS p4d: 4 EFA NICs for 8 GPUs, GPU l on NIC l / 2): NCCL's search gives
+// its channels NICs in turn, so the 8 channels' chains (4 graph channels, one per tree half)
+// head at GPUs 0, 2, 4, 6 -- one on each NIC -- not 0-3, which would load NICs 0 and 1 only.
+// 2 nodes x 8 GPUs, one chunk of S / 8 per lane: each tree edge between the nodes carries a
+// lane's S / 8 up and S / 8 down, so each NIC sends 2 lanes x S / 8 = S / 4 out of a node.
+TEST(Tree, ChannelsSpreadOverSharedNics) {
+  const std::uint64_t S = 16 * 8 * 64;
+  CollectiveSpec s = all_reduce(Algorithm::Tree, 16, 8, Bytes(S), 8);
+  s.nics_per_node = 4;
+  s.chunk = Bytes(S);
+  const auto p = make_collective(s);
+  std::uint64_t out_of_nic[2][4] = {};
+  for (Rank r = 0; r < 16; ++r)
+    for (OpIndex i = 0; i < p->num_ops(r); ++i) {
+      const Op op = p->op(r, i);
+      if (op.kind == OpKind::Send && op.peer / 8 != r / 8) {
+        EXPECT_EQ(r % 2, 0u) << "rank " << r;  // heads 0, 2, 4, 6
+        out_of_nic[r / 8][(r % 8) / 2] += op.bytes();
+      }
+    }
+  for (const auto& node : out_of_nic)
+    for (const std::uint64_t bytes : node) EXPECT_EQ(bytes, S / 4);
+  // Three NICs for 8 GPUs (l on NIC 3l / 8: 0 0 0 1 1 1 2 2): heads 0, 3, 6, 1, 4, 7, 2, 5, so
+  // 6 channels (3 graph channels) use each NIC once.
+  s.nics_per_node = 3;
+  s.channels = 6;
+  const auto three = make_collective(s);
+  std::set<Rank> heads;
+  for (Rank r = 0; r < 8; ++r)
+    for (OpIndex i = 0; i < three->num_ops(r); ++i)
+      if (three->op(r, i).kind == OpKind::Send && three->op(r, i).peer / 8 != 0) heads.insert(r);
+  EXPECT_EQ(heads, (std::set<Rank>{0, 3, 6}));
+}
+
+// Rotation is still a symmetry with shared NICs: the lane headed at GPU h maps onto the one
+// headed at h + 1, and channels are numbered by their heads. 4 nodes x 4 GPUs on 2 NICs.
+TEST(Tree, RotationHoldsWithSharedNics) {
+  constexpr Rank g = 4;
+  const auto sigma = [](std::uint32_t x) { return x - x % g + (x + 1) % g; };
+  CollectiveSpec s = all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 64), 8);
+  s.nics_per_node = 2;
+  const auto tree = make_collective(s);
+  ASSERT_EQ(tree->local_symmetry(), g);
+  for (Rank r = 0; r < 16; ++r) {
+    const Rank q = sigma(r);
+    ASSERT_EQ(tree->num_ops(q), tree->num_ops(r));
+    for (OpIndex i = 0; i < tree->num_ops(r); ++i) {
+      const Op a = tree->op(r, i), b = tree->op(q, i);
+      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes()) << r << " " << i;
+      if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
+      ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
+      ASSERT_EQ(sigma(a.channel), b.channel) << r << " " << i;
+    }
+  }
+}
+
 TEST(Tree, BytesBetweenNodes) {
   const std::uint64_t S = 4096;
   CollectiveSpec s = all_reduce(Algorithm::Tree, 8, 2, Bytes(S));

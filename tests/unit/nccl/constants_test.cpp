@@ -41,5 +41,20 @@ TEST(NcclConstants, TablesAreIndexedByTheOneAlgorithmEnum) {
   EXPECT_THROW(nccl::base_latency_us(Algorithm::Chain, nccl::Proto::Simple), std::logic_error);
 }
 
+// NCCL's p2p channels per peer (graph/paths.cc, NCCL >= 2.19): 2 per network peer, halved while
+// per_peer x ranks > 4 x p2p channels, at least the GPU's NICs, a power of two. 32 channels:
+// 16 ranks: 2 x 16 = 32 <= 128, 2; 64 ranks: 128 <= 128, 2; 65 ranks: 130 > 128, so 1; 192 ranks
+// (48 GB200 trays): 1. A p5 GPU behind 4 EFA NICs keeps 4. One node: every channel.
+TEST(NcclConstants, P2pChannelsPerPeer) {
+  EXPECT_EQ(nccl::p2p_channels_per_peer(16, 32, 2, 1), 2u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(64, 32, 8, 1), 2u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(65, 32, 65, 1), 1u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(192, 32, 48, 1), 1u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(256, 32, 32, 4), 4u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(256, 32, 32, 3), 4u);  // a power of two
+  EXPECT_EQ(nccl::p2p_channels_per_peer(8, 32, 1, 1), 32u);
+  EXPECT_EQ(nccl::p2p_channels_per_peer(16, 2, 2, 4), 2u);  // never more than the channels
+}
+
 }  // namespace
 }  // namespace lockstep
