@@ -165,6 +165,10 @@ double NcclCluster::node_net_GBps() const {
   return net_rings() * net_channel_GBps();
 }
 
+double NcclCluster::node_nics_GBps() const {
+  return static_cast<double>(nics_per_node) * rings_per_nic() * net_channel_GBps();
+}
+
 // connect.cc (ncclTopoPostset) duplicates every channel the search found; inside an NVSwitch
 // node the search finds half of intra_node_channels. Across nodes a channel is a ring through
 // the NICs, so the network's rings set the count.

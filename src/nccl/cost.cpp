@@ -355,7 +355,7 @@ Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, Proto p) {
     const double gpus_sharing = (one_peer || rooted) ? g : 1;
     const double ports = one_peer || rooted ? 1 : std::min<double>(c.gpu_ports, remote_peers);
     const double node_bytes = rounds * remote_peers * per_peer * (one_peer || rooted ? 1 : g);
-    t = std::max(t, node_bytes / (c.node_net_GBps() * ports / gpus_sharing * eff));
+    t = std::max(t, node_bytes / (c.node_nics_GBps() * ports / gpus_sharing * eff));
   }
   Cost cost;
   const bool remote = remote_peers > 0;

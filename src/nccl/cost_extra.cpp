@@ -101,7 +101,7 @@ Cost hierarchical_cost(const NcclCluster& c, double S) {
       2 * (N - 1) * network_step_us(c, A::Hierarchical, Proto::Simple);
   double us = 0;
   if (g > 1) us += 2 * (g - 1) / g * S / (c.intra_GBps * 1e3);
-  if (N > 1) us += 2 * (N - 1) / N * S / (c.node_net_GBps() * 1e3);
+  if (N > 1) us += 2 * (N - 1) / N * S / (c.node_nics_GBps() * 1e3);
   cost.transfer_us = us;
   cost.bus_GBps = us > 0 ? 2 * (n - 1) / n * S / (us * 1e3) : c.intra_GBps;
   cost.step_us = nccl::hw_latency_us(c.intra_path, A::Hierarchical, Proto::Simple);
@@ -182,7 +182,7 @@ Cost alltoallv_cost(const NcclCluster& c, double S, Proto p, double skew) {
       }
     }
     if (N > 1) {
-      const double nic_GBps = c.node_net_GBps() / nics * eff;
+      const double nic_GBps = c.node_nics_GBps() / nics * eff;
       for (std::uint64_t v = 0; v < nics; ++v)
         t = std::max(t, std::max(nic_send[v], nic_recv[v]) / nic_GBps);
     }

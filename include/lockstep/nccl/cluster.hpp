@@ -67,6 +67,11 @@ struct NcclCluster {
   std::uint32_t net_rings() const;
   /// Per-node network bandwidth NCCL's search settles on (GB/s): rings x channel speed.
   double node_net_GBps() const;
+  /// Per-node network bandwidth of traffic that leaves every GPU through its own NIC (p2p:
+  /// all-to-all, send/recv; per-rail rings): every NIC at the search's speed, without the
+  /// MAXCHANNELS / 2 cap on rings (an NVL72 rack's 72 NICs all carry its all-to-all, where its
+  /// rings find 16).
+  double node_nics_GBps() const;
   /// Ring/tree channels NCCL builds for this cluster (before small-message reduction): the
   /// rings found, duplicated (connect.cc), at most MAXCHANNELS.
   std::uint32_t max_channels() const;
