@@ -83,12 +83,14 @@ constexpr const char* kIncast =
 // and the model does too (NcclCluster::gpu_ports; the analytical engine equals flow on those
 // rows). The tree still runs on one port in the model: a double binary tree's node moves 2 S
 // per direction through it, where flow and packet put its four tree edges on four cables of the
-// mesh of 8 (16 MiB: 830.65 us against 415.33, 2x). Raising the tree's ports would not close
-// it: NCCL's per-channel LL128 tree cap (2 channels x 29 GB/s, halved for the 2 S) binds at
-// 16 MiB / 29 GB/s = 578.5 us plus latency, which flow's run does not impose on the tree.
+// mesh of 8 (16 MiB: 846.96 us against flow's 673.64 and packet's 673.74). Flow and packet cap
+// each tree channel at NCCL's per-channel LL128 tree ceiling as the model does (engine_run.cpp
+// tree_channel_cap_GBps; before, they ran 415.33 us): 2 channels x 29 GB/s moving 2 S / 2 each,
+// 16 MiB / 29 GB/s = 578.52 us plus latency, which is what binds them; the model's one port
+// binds first (open: the analytical engine's tree over the ports NCCL's search would use).
 constexpr const char* kTreeOnePort =
     "NCCL's model runs a tree node's 2 S through one port; flow and packet spread its tree "
-    "edges over the mesh's cables";
+    "edges over the mesh's cables, bound by the tree's per-channel cap";
 // Tree all-reduce at 64 KiB on the dragonfly: flow 77.32 us, analytical 69.68 (11%). Not the
 // paths' latency: at 1 KiB (one channel) they agree within 0.4% (58.46 / 58.67), now that the
 // analytical engine charges a hop the part of its path beyond the one NCCL's step latency
@@ -102,13 +104,6 @@ constexpr const char* kTreeOnePort =
 constexpr const char* kTreeOnSharedHops =
     "64 KiB tree: each tree level's chunks queue on the shared global link in flow; analytical "
     "charges the link's load once (open: the analytical engine's)";
-// Tree LL128 all-reduce at 16 MiB across the two sites: analytical 1,383.20 us, flow 1,230.58.
-// Both pay the same four fibre crossings (64 KiB: 1,065.16 against 1,065.37); the rest is the
-// tree's bandwidth: NCCL's model caps LL128's tree per channel (the kTreeOnePort case above),
-// which flow's run does not impose, 318 us against 165 beyond the 64 KiB time.
-constexpr const char* kTreeChannelCap =
-    "16 MiB LL128 tree: NCCL's per-channel cap, which flow's run does not impose";
-
 // Tree all-reduce at 64 KiB on 8 one-GPU nodes: the model pays the pipeline fill of NCCL's LL
 // steps, which the proxy sends whole over each of the 6 network stages (32 KiB at 12 GB/s per
 // channel: 13.7 us; docs/nccl-model.md "Transports"); the tree program's chunks are smaller, so
@@ -137,11 +132,6 @@ const std::vector<Exception>& exceptions() {
       {"full-mesh-4", "all_reduce", k64, k64, kAnalytical, kModelFill},
       {"full-mesh-8", "all_reduce", k64, k64, kAnalytical, kModelFill},
       {"dragonfly", "all_reduce", k64, k64, kAnalytical, kTreeOnSharedHops},
-      {"two-sites-50km", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
-      // Since InfiniBand routes by D-mod-K (docs/routing.md) the flow run's tree edges no
-      // longer collide on the 3-tier fabric: flow 241.74 -> 176.84 us, below the model's tree
-      // LL128 (202.35 us with its cap and fill), which flow's run does not impose.
-      {"rail-3-tier", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
   };
   return kList;
 }
