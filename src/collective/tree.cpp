@@ -342,7 +342,11 @@ class TreeProgramSet final : public ProgramSet {
     } else if (l.has_parent) {
       got = add(make_recv(l.parent, range, RecvMode::Copy, ch), {});
     }
-    for (int j = 0; j < l.num_kids; ++j) add(make_send(l.kids[j], range, ch), {got});
+    for (int j = 0; j < l.num_kids; ++j) {
+      Op down = make_send(l.kids[j], range, ch);
+      down.fan_out = static_cast<std::uint8_t>(l.num_kids);
+      add(down, {got});
+    }
   }
 
   CollectiveSpec spec_;

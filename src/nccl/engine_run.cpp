@@ -156,6 +156,26 @@ void price_ring_across_nodes(const NcclCluster& c, const Prediction& p, Collecti
   how.network_message_latency = Time::zero();
 }
 
+// NCCL's ceiling on one tree channel (tuning.cc, payload GB/s): perChMaxTreeLL128Bws and
+// perChMaxTreeBws. One channel is one thread block, whose copy and reduce speed with the protocol
+// these tables encode, whatever links it drives; the model prices the tree with them (cost.cpp
+// tree_proto_bw), and flow and packet runs cap each (rank, channel)'s sends at them. NCCL's tree
+// splits the block's threads between the reduction going up and the broadcast coming down
+// (all_reduce.h runTreeSplit), each moving the channel's S / ch once, however many children the
+// broadcast stores each line to (Op::fan_out): 2 S / (ch x cap), the model's time. LL has no
+// per-channel figure (llMaxBws is the whole operation's): none.
+double tree_channel_cap_GBps(const NcclCluster& c, nccl::Proto p) {
+  switch (p) {
+    case nccl::Proto::LL:
+      return 0;
+    case nccl::Proto::LL128:
+      return nccl::tree_ll128_per_channel_bw(c.generation, c.nodes);
+    case nccl::Proto::Simple:
+      return nccl::tree_simple_per_channel_bw(c.generation, c.nodes);
+  }
+  return 0;
+}
+
 bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
@@ -292,6 +312,9 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // model priced, LL's and LL128's caps included, shared evenly by the channels.
   if (ring && !how.overhead_as_latency)
     how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
+  // Every tree channel runs at most at NCCL's per-channel tree ceiling (tree_channel_cap_GBps).
+  if (p.algo == Algorithm::Tree && op == CollectiveOp::AllReduce)
+    how.channel_bandwidth = Bandwidth::gBps(tree_channel_cap_GBps(c, p.proto));
   return how;
 }
 

@@ -57,6 +57,11 @@ struct Op {
   BufferRange dst;         // Recv, Copy, Reduce, NetReduce
   Time duration;           // Compute
   std::uint8_t num_deps = 0;
+  // Send: the number of peers this op's data goes to at once, this op among them (a tree's
+  // broadcast to its children: one thread block loads each line once and stores it to every
+  // child). Against the sender's channel speed limit (EngineOptions::channel_send_bandwidth)
+  // each of those sends counts 1 / fan_out of its bytes.
+  std::uint8_t fan_out = 1;
   std::array<OpIndex, kMaxDeps> deps{};  // indices of earlier ops of the same rank
 
   /// Bytes this op moves or touches (src for Send/Copy/Reduce/NetReduce, dst for Recv).

@@ -43,8 +43,9 @@ struct EngineOptions {
   // Speed limit of one (sending rank, channel) pair: every concurrent point-to-point send of a
   // rank on one channel shares at most this rate, as one NCCL channel is one thread block that
   // moves data at its own speed and does not lend it to the other channels while it waits. In
-  // wire bytes, like link bandwidths (a send of S bytes counts S / transfer_efficiency). 0 = off.
-  // Flow engine only.
+  // wire bytes, like link bandwidths (a send of S bytes counts S / transfer_efficiency). A send
+  // whose data goes to several peers at once counts 1 / Op::fan_out of its bytes. 0 = off. The
+  // flow engine adds it to the max-min constraints; the packet engine paces the channel's packets.
   Bandwidth channel_send_bandwidth;
 };
 

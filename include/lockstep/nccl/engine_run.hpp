@@ -33,10 +33,11 @@ struct NcclEngineRun {
   // step, not per chunk: charge the overhead as latency. The ring keeps it serialised per
   // message (one message per step per channel, where it agrees best; docs/collectives.md).
   bool overhead_as_latency = false;
-  // NCCL's speed of one channel (payload): bus bandwidth / channels, protocol caps included;
-  // zero: no limit. Flow runs of ring all-reduce / all-gather / reduce-scatter cap each
-  // channel's sends at it (EngineOptions::channel_send_bandwidth), so that a channel waiting out
-  // its step latency does not lend its share to the others.
+  // NCCL's speed of one channel (payload); zero: no limit. Ring all-reduce / all-gather /
+  // reduce-scatter: bus bandwidth / channels, protocol caps included, so that a channel waiting
+  // out its step latency does not lend its share to the others. Tree all-reduce: NCCL's
+  // per-channel tree ceiling of the protocol (LL128, Simple), one thread block's speed. Flow and
+  // packet runs cap each (rank, channel)'s sends at it (EngineOptions::channel_send_bandwidth).
   Bandwidth channel_bandwidth;
   /// Copies the overheads, efficiencies and channel speed above into engine options (the
   /// channel cap in wire bytes: channel_bandwidth / transfer_efficiency).

@@ -20,7 +20,7 @@ Flows::Flows(const EngineOptions& options, bool bundle, Events& events, RouteTab
       uneven_(uneven) {}
 
 void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, double bytes,
-                  MaxMinSolver::ConsId cap) {
+                  MaxMinSolver::ConsId cap, double cap_share) {
   // A channel limit is its sender's own: flows under one are never bundled.
   const std::uint64_t key =
       mix64((std::uint64_t{route} << 16 | share) ^ mix64(std::bit_cast<std::uint64_t>(bytes)));
@@ -48,6 +48,7 @@ void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, dou
   flow.rate = 0;
   flow.updated = events_.now();
   flow.cap = cap;
+  flow.cap_share = cap_share;
   flow.live = true;
   flow.more.clear();
   flow.var = add_variable(f);
@@ -63,7 +64,7 @@ MaxMinSolver::VarId Flows::add_variable(std::uint32_t f) {
     // The sender's channel limit goes in front of the share's links, where a port link on the
     // sending GPU would sit, as one more constraint the flow crosses.
     uses_scratch_.clear();
-    if (flow.cap != kNone) uses_scratch_.push_back(MaxMinSolver::Use{flow.cap, 1.0});
+    if (flow.cap != kNone) uses_scratch_.push_back(MaxMinSolver::Use{flow.cap, flow.cap_share});
     for (const MaxMinSolver::Use& use : share.uses)
       uses_scratch_.push_back(MaxMinSolver::Use{use.cons, use.coefficient * k});
     v = solver_.add(uses_scratch_);

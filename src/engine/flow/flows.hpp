@@ -37,6 +37,7 @@ struct Flow {
   std::uint32_t route = 0;  // the transfer's
   MaxMinSolver::VarId var = 0;
   MaxMinSolver::ConsId cap = kNone;  // its (sender, channel) speed limit, if any
+  double cap_share = 1;              // its coefficient there: 1 / the send's Op::fan_out
   double remaining = 0;              // bytes, as of `updated`
   double rate = 0;                   // bytes/s
   Time updated;
@@ -58,9 +59,9 @@ class Flows {
         MaxMinSolver& solver, UnevenOrbits& uneven);
 
   // Starts transfer t's flow of `bytes` over share `share` of `route` (and channel limit `cap`,
-  // or kNone).
+  // or kNone, which each byte uses `cap_share` of).
   void start(std::uint32_t t, std::uint32_t route, std::uint32_t share, double bytes,
-             MaxMinSolver::ConsId cap);
+             MaxMinSolver::ConsId cap, double cap_share = 1);
   // The solver constraint of simulated rank r's channel (EngineOptions::channel_send_bandwidth),
   // created the first time one of its sends streams. A class's constraint stands for each
   // member's own: a member's send crosses only its own rank's, with coefficient 1.

@@ -44,13 +44,15 @@ struct IssuedOp {
   std::uint32_t peer = 0;       // rank for Send/Recv, group for NetReduce
   std::uint16_t channel = 0;
   OpKind kind = OpKind::Compute;
+  std::uint8_t fan_out = 1;  // Send: Op::fan_out
   explicit IssuedOp(const Op& op = {})
       : src_bytes(op.src.bytes),
         dst_or_ps(op.kind == OpKind::Compute ? static_cast<std::uint64_t>(op.duration.picoseconds())
                                              : op.dst.bytes),
         peer(op.peer),
         channel(op.channel),
-        kind(op.kind) {}
+        kind(op.kind),
+        fan_out(op.fan_out) {}
   std::uint64_t dst_bytes() const { return dst_or_ps; }
   Time duration() const { return Time::ps(static_cast<std::int64_t>(dst_or_ps)); }
 };

@@ -145,14 +145,16 @@ void describe(V& v, Transfer& transfer) {
   v.word(bits(wire_bytes));
 }
 
-// transfer (by its key), share, remaining, rate (bit patterns): compared. updated: compared, moved.
-// var, cap: compared as the constraints' lists of flows (visit(Flows)). route: none, the
-// transfer's. generation: none, stale events are dropped before listing. live: only live flows
-// are listed. more: compared, by key (a bundle's other transfers).
+// transfer (by its key), share, cap_share, remaining, rate (bit patterns): compared. updated:
+// compared, moved. var, cap: compared as the constraints' lists of flows (visit(Flows)). route:
+// none, the transfer's. generation: none, stale events are dropped before listing. live: only
+// live flows are listed. more: compared, by key (a bundle's other transfers).
 template <class V>
 void describe(V& v, Flow& flow) {
-  auto& [transfer, route, var, cap, remaining, rate, updated, generation, share, live, more] = flow;
+  auto& [transfer, route, var, cap, cap_share, remaining, rate, updated, generation, share, live,
+         more] = flow;
   v.word(v.transfer(transfer));
+  v.word(bits(cap_share));
   v.word(share);
   v.word(bits(remaining));
   v.word(bits(rate));

@@ -87,8 +87,10 @@ void Transfers::begin(std::uint32_t t) {
   tr.pending = static_cast<std::uint32_t>(route.shares.size());
   tr.streaming = 0;
   // A sender's channel limit (EngineOptions::channel_send_bandwidth) binds its own sends only.
+  // A send whose data goes to fan_out peers at once (Op::fan_out) counts 1 / fan_out there.
   const bool capped = in_.options.channel_send_bandwidth.bytes_per_second() > 0 &&
                       tr.kind == TransferKind::PointToPoint;
+  const double cap_share = capped ? 1.0 / ranks_.op(tr.src, tr.send_op).fan_out : 1.0;
   for (std::uint32_t s = 0; s < route.shares.size(); ++s) {
     const ShareRoute& share = route.shares[s];
     const double bytes = tr.wire_bytes * share.fraction;
@@ -96,7 +98,8 @@ void Transfers::begin(std::uint32_t t) {
       events_.push(events_.now() + share.latency + trailing_overhead(t), EventKind::Delivered, t);
       continue;
     }
-    flows_.start(t, tr.route, s, bytes, capped ? flows_.channel_cap(tr.src, tr.channel) : kNone);
+    flows_.start(t, tr.route, s, bytes, capped ? flows_.channel_cap(tr.src, tr.channel) : kNone,
+                 cap_share);
     ++tr.streaming;
   }
   if (tr.streaming == 0 && tr.queue != kNone) connections_.stream_done(tr.queue);

@@ -227,7 +227,10 @@ void ProgramRunner::post(bool is_send, Rank r, OpIndex i, const Op& op, std::int
   }
   // The protocol's payload efficiency inflates what crosses the wire: the simulator applies it,
   // as it knows whether the transfer crosses the fabric (EngineOptions).
-  sim_->start_transfer(id, t.src, t.dst, t.bytes, op.channel, ready);
+  // A send of data that goes to several peers at once counts its share of the sender's channel
+  // limit (Op::fan_out): the send's op, whichever side was posted last.
+  const std::uint8_t fan_out = is_send ? op.fan_out : programs_->op(send.rank, send.op).fan_out;
+  sim_->start_transfer(id, t.src, t.dst, t.bytes, op.channel, ready, 1.0 / fan_out);
 }
 
 void ProgramRunner::transfer_done(std::uint32_t transfer, std::int64_t now, bool network) {

@@ -135,6 +135,12 @@ struct Flow {
   std::uint32_t last_payload = 0;
   std::int64_t start = 0;
   std::int64_t ready_at = 0;  // host cost and rate pacing: no packet before this
+  // The sender's channel speed limit (EngineOptions::channel_send_bandwidth): its pacer in
+  // Simulator::channel_free_ (kNil: none) and the ps of the channel's time a byte on the wire
+  // takes (its share of the transfer's bytes, 1 / Op::fan_out, at the channel's speed).
+  std::uint32_t pacer = kNil;
+  double pacer_ps_per_byte = 0;
+  std::int64_t pacer_slack = 0;
   std::uint32_t next_new = 0;
   std::uint32_t in_network = 0;  // packets of this flow in the pool
   // Receiver.
@@ -232,8 +238,10 @@ class Simulator {
   RunResult result();
 
   // Called by the program layer.
+  // `label` is the sender's channel; a capped channel (channel_send_bandwidth) paces the
+  // transfer's packets together with the channel's other sends, its bytes counting `cap_share`.
   void start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst, std::uint64_t bytes,
-                      std::uint64_t label, std::int64_t ready_at);
+                      std::uint64_t label, std::int64_t ready_at, double cap_share = 1);
   void schedule_op_done(Rank r, OpIndex i, std::int64_t at);
   std::int64_t now() const { return now_; }
   const Topology& topology() const { return *topo_; }
@@ -351,6 +359,11 @@ class Simulator {
     std::uint32_t sending = kNil, last = kNil;
   };
   std::unordered_map<RouteKey, Connection, RouteKeyHash> connections_;
+  // One pacer per (sending GPU, channel) under EngineOptions::channel_send_bandwidth: the time
+  // from which the channel may put its next packet on the wire (one thread block's speed, shared
+  // by its concurrent sends as in the flow engine).
+  std::vector<std::int64_t> channel_free_;
+  std::unordered_map<std::uint64_t, std::uint32_t> channel_pacer_;
   std::unique_ptr<Router> own_router_;
   const Router* router_ = nullptr;
   std::vector<PathShare> scratch_paths_;

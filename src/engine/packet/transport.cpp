@@ -16,6 +16,9 @@ namespace lockstep::packet {
 
 namespace {
 enum ControlFlag : std::uint32_t { kCtlEcn = 1, kCtlNack = 2, kCtlCnp = 4 };
+// How far a channel's pacer lets its packets run behind its speed limit and catch up: a packet
+// that finds its port busy when the channel's turn comes does not lose that turn for good.
+constexpr double kPacerSlackPackets = 8;
 }  // namespace
 
 PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
@@ -57,7 +60,8 @@ const PathRef& Simulator::path_of(const Packet& p) const {
 }
 
 void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
-                               std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at) {
+                               std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at,
+                               double cap_share) {
   const std::uint32_t id = take_slot(flows_, free_flows_);
   Flow& f = flows_[id];
   const std::uint32_t incarnation = f.incarnation + 1;
@@ -89,6 +93,18 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   const EngineOptions& o = input_.options;
   const double eff = f.fabric && o.network_transfer_efficiency > 0 ? o.network_transfer_efficiency
                                                                    : o.transfer_efficiency;
+  // The channel's limit is in the wire bytes of transfer_efficiency (EngineOptions), so a byte
+  // inflated by `eff` instead takes eff / transfer_efficiency of its time there.
+  if (const double cap = o.channel_send_bandwidth.bytes_per_second(); cap > 0) {
+    const std::uint64_t key = std::uint64_t{src} << 16 | (label & 0xFFFF);
+    const auto [it, added] =
+        channel_pacer_.try_emplace(key, static_cast<std::uint32_t>(channel_free_.size()));
+    if (added) channel_free_.push_back(0);
+    f.pacer = it->second;
+    f.pacer_ps_per_byte = 1e12 * cap_share * eff / o.transfer_efficiency / cap;
+    f.pacer_slack = static_cast<std::int64_t>(
+        kPacerSlackPackets * static_cast<double>(cfg_.payload.count()) * f.pacer_ps_per_byte);
+  }
   bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / eff));
   f.bytes = bytes;
   const std::uint64_t mtu = cfg_.payload.count();
@@ -224,8 +240,10 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
     s.inject = f.next;  // round robin, whether or not this flow may send now
     const bool window_ok = !reliable(f) || f.inflight < std::max(1.0, std::floor(f.cwnd));
     if (!window_ok) continue;
-    if (f.ready_at > now_) {
-      wake = std::min(wake, f.ready_at);
+    const std::int64_t ready =
+        f.pacer == kNil ? f.ready_at : std::max(f.ready_at, channel_free_[f.pacer] - f.pacer_slack);
+    if (ready > now_) {
+      wake = std::min(wake, ready);
       continue;
     }
     const std::uint32_t payload =
@@ -298,6 +316,10 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   if (f.rate < f.line_rate) gap = Time::from_ps(std::trunc(p.wire * 1e12 / f.rate)).picoseconds();
   if (f.fabric) gap = std::max(gap, (cfg_.host_per_byte_ps * p.payload).picoseconds());
   if (gap > 0) f.ready_at = later(now_, gap);
+  if (f.pacer != kNil) {
+    std::int64_t& free = channel_free_[f.pacer];
+    free = later(std::max(free, now_), static_cast<std::int64_t>(p.payload * f.pacer_ps_per_byte));
+  }
   return pkt;
 }
 

@@ -83,28 +83,27 @@ constexpr const char* kIncast =
 // and the model does too (NcclCluster::gpu_ports; the analytical engine equals flow on those
 // rows). The tree still runs on one port in the model: a double binary tree's node moves 2 S
 // per direction through it, where flow and packet put its four tree edges on four cables of the
-// mesh of 8 (16 MiB: 830.65 us against 415.33, 2x). Raising the tree's ports would not close
-// it: NCCL's per-channel LL128 tree cap (2 channels x 29 GB/s, halved for the 2 S) binds at
-// 16 MiB / 29 GB/s = 578.5 us plus latency, which flow's run does not impose on the tree.
+// mesh of 8 (16 MiB: 846.96 us against flow's 673.64 and packet's 673.74). Flow and packet cap
+// each tree channel at NCCL's per-channel LL128 tree ceiling as the model does (engine_run.cpp
+// tree_channel_cap_GBps; before, they ran 415.33 us): 2 channels x 29 GB/s moving 2 S / 2 each,
+// 16 MiB / 29 GB/s = 578.52 us plus latency, which is what binds them; the model's one port
+// binds first (open: the analytical engine's tree over the ports NCCL's search would use).
 constexpr const char* kTreeOnePort =
     "NCCL's model runs a tree node's 2 S through one port; flow and packet spread its tree "
-    "edges over the mesh's cables";
-// Tree LL128 all-reduce at 16 MiB across the two sites: analytical 1,383.20 us, flow 1,230.58.
-// Both pay the same four fibre crossings (64 KiB: 1,065.16 against 1,065.37); the rest is the
-// tree's bandwidth: NCCL's model caps LL128's tree per channel (the kTreeOnePort case above),
-// which flow's run does not impose, 318 us against 165 beyond the 64 KiB time.
-constexpr const char* kTreeChannelCap =
-    "16 MiB LL128 tree: NCCL's per-channel cap, which flow's run does not impose";
-
-// Tree all-reduce at 64 KiB on 8 one-GPU nodes: the model pays the pipeline fill of NCCL's LL
-// steps, which the proxy sends whole over each of the 6 network stages (32 KiB at 12 GB/s per
-// channel: 13.7 us; docs/nccl-model.md "Transports"); the tree program's chunks are smaller, so
-// flow and packet do not (72.36 and 72.46 us against 80.83). On 4 nodes (4 network stages) the
-// same: 57.18 and 57.24 us against 65.37; auto runs the tree there because NCCL's tuner ranks
-// by its formula, which has no fill.
+    "edges over the mesh's cables, bound by the tree's per-channel cap";
+// Tree all-reduce at 64 KiB on 8 one-GPU nodes (2 channels, LL): flow 72.36 us and packet
+// 72.52 against the model's 80.83. Not the chunks: the program's (nccl_tree_chunk on S / ch =
+// 32 KiB) and NCCL's LL step (32 KiB of payload, docs/nccl-model.md "Transports") are the same,
+// one chunk per channel. With one chunk the run is the latencies plus that chunk crossing the
+// 6 network stages one after another, 6 x 32 KiB / (50 GB/s x 48/50 / 3.8) = 15.6 us; the model
+// adds its fill, 5 stages x 2.73 us = 13.7 us, to S / algbw = 64 KiB / (48 / 3.8 / 2 GB/s) =
+// 10.4 us, 24.0 us: the steady term counts the chunk's passage again (8.4 us, the gap). On 4
+// nodes (4 network stages) the same: 57.18 and 57.27 us against 65.37; auto runs the tree there
+// because NCCL's tuner ranks by its formula, which has no fill. Open: the model's fill when a
+// channel has fewer chunks than stages (cost.cpp tree_fill_us).
 constexpr const char* kModelFill =
-    "64 KiB LL tree: the model's pipeline fill of NCCL's whole LL steps, which the tree "
-    "program's smaller chunks do not have";
+    "64 KiB LL tree, one chunk per channel: the model adds its pipeline fill to S / algbw, "
+    "counting the chunk's passage twice";
 
 const std::vector<Exception>& exceptions() {
   const Bytes k64 = Bytes::kib(64), m16 = Bytes::mib(16), g1 = Bytes::gib(1);
@@ -123,11 +122,6 @@ const std::vector<Exception>& exceptions() {
       {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kTreeOnePort},
       {"full-mesh-4", "all_reduce", k64, k64, kAnalytical, kModelFill},
       {"full-mesh-8", "all_reduce", k64, k64, kAnalytical, kModelFill},
-      {"two-sites-50km", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
-      // Since InfiniBand routes by D-mod-K (docs/routing.md) the flow run's tree edges no
-      // longer collide on the 3-tier fabric: flow 241.74 -> 176.84 us, below the model's tree
-      // LL128 (202.35 us with its cap and fill), which flow's run does not impose.
-      {"rail-3-tier", "all_reduce", m16, m16, kAnalytical, kTreeChannelCap},
   };
   return kList;
 }

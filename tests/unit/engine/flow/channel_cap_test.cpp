@@ -40,6 +40,28 @@ TEST(FlowChannelCap, SendsOfOneChannelShareItsCapAndChannelsGetOneEach) {
   }
 }
 
+// The same two sends as one broadcast (Op::fan_out 2: one thread block loads the data once and
+// stores it to both peers): each counts half its bytes against the channel's cap, so
+// 0.5 r1 + 0.5 r2 <= 1e10 gives each 1e10 (the uplink carries 2e10 of its 5e10): 100 us + 2 us =
+// 102 us, as on two channels, where fan_out 1 gave 202 us above.
+TEST(FlowChannelCap, ABroadcastToTwoPeersCountsItsBytesOnceAgainstTheCap) {
+  const Topology t = star(3, kB, kLat);
+  auto router = make_router(t, {});
+  EngineOptions opt;
+  opt.record_ops = true;
+  opt.channel_send_bandwidth = Bandwidth::gBps(10);
+  MaterializedProgramSet p(3);
+  for (const Rank peer : {1u, 2u}) {
+    Op send = make_send(peer, {Buffer::Input, 0, 1'000'000});
+    send.fan_out = 2;
+    p.add(0, send);
+    p.add(peer, make_recv(0, {Buffer::Output, 0, 1'000'000}, RecvMode::Copy));
+  }
+  const RunResult r = make_flow_engine()->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.ops[0][0].end, Time::us(102));
+  EXPECT_EQ(r.ops[0][1].end, Time::us(102));
+}
+
 // Ring all-reduce, n = 4, S = 4 MB: 6 steps of 2 us + 1 MB / rate. Cap 2.5e10 (half the link):
 // each step 2 + 40 = 42 us, 252 us in all, exactly, with the class aggregated and fast-forwarded
 // and without. A cap above the link speed changes nothing: 6 * (2 + 20) = 132 us.

@@ -35,6 +35,20 @@ TEST(PacketTiming, UncontendedTransferIsLatencyPlusWireBytesOverBandwidth) {
   EXPECT_EQ(r.stats.flows.completion(0), Time::ps(21'504'640));
 }
 
+// The same 1 MiB under a channel speed limit of 1e10 B/s (EngineOptions::channel_send_bandwidth,
+// a fifth of the link): the channel's pacer spaces packets 4096 B x 100 ps/B = 409,600 ps apart
+// and lets them run 8 packets (3,276,800 ps) ahead, so packet k + 1 (from 0) may leave at
+// k x 409,600 - 3,276,800 ps once that is later than the port allows: the last leaves at
+// 255 x 409,600 - 3,276,800 = 101,171,200 ps and lands 82,440 + 400,000 ps later.
+TEST(PacketTiming, ChannelSpeedLimitPacesTheSendersPackets) {
+  const Topology topo = packet_test::star(2, k400G, Time::ns(100));
+  const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
+  EngineOptions options;
+  options.channel_send_bandwidth = Bandwidth::gBps(10);
+  const Outcome r = simulate(topo, programs, ib(Time::ns(200)), options);
+  EXPECT_EQ(r.result.makespan, Time::ps(101'171'200 + 82'440 + 400'000));
+}
+
 // 10,000 B = 4096 + 4096 + 1808: wire 10,000 + 3 x 26 = 10,078 B = 201,560 ps; the short last
 // packet is still bound by its predecessor on the second link, so the total is again
 // latency + wire / B = 400,000 + 201,560 ps.
