@@ -98,8 +98,7 @@ double ring_bus(const NcclCluster& c) {
 // while the proxy posts a network send per completed step. The first chunk has the channel's
 // share of each link at the protocol's payload efficiency (none of the return traffic that
 // halves a chain link's steady rate has started). The makespan is the latencies, S / algbw and
-// the chunk times of the store-and-forward stages but the steady bottleneck's: NCCL's formula
-// has the first two.
+// the fill below: NCCL's formula has the first two.
 double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   const std::uint32_t g = c.gpus_per_node, N = c.nodes;
   const double chunk = nccl::tree_chunk_bytes(p, S, ch, g, N);
@@ -109,16 +108,21 @@ double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   const double net_us = N > 1 ? chunk_us(c.node_net_GBps()) : 0;
   double fill = 2.0 * log2_floor(N) * net_us;
   if (p == Proto::Simple) fill += 2.0 * (g - 1) * intra_us;
-  // The steady bottleneck (tree_cost's two terms) passes its chunks within S / algbw.
-  const double steady_intra = g > 1 ? tree_proto_bw(c, p, c.intra_GBps, ch) / 2 : kInf;
-  const double steady_net =
-      N > 1 ? tree_proto_bw(c, p, c.node_net_GBps(), ch) / (N == 2 ? 1 : 2) : kInf;
-  if (steady_net <= steady_intra) {
-    fill -= net_us;
-  } else if (p == Proto::Simple) {
-    fill -= intra_us;
-  }
-  return fill;
+  // A channel's k chunks leave the last stage one steady period apart (the steady bottleneck of
+  // tree_cost's two terms, S / algbw for all k): the makespan is the first chunk's passage plus
+  // k - 1 periods, so the fill is the passage less one period. The passage holds the
+  // store-and-forward stages above and, when the bottleneck forwards lines as they land (LL and
+  // LL128 over NVLink), one crossing of it at its steady rate without the sharing that halves it
+  // (a chain GPU's port carries the climb and the descent; an inner node's NICs too). One chunk
+  // per channel never shares a link with another: its makespan is the passage alone.
+  const double halve_intra = 2, halve_net = N == 2 ? 1 : 2;
+  const double steady_intra = g > 1 ? tree_proto_bw(c, p, c.intra_GBps, ch) / halve_intra : kInf;
+  const double steady_net = N > 1 ? tree_proto_bw(c, p, c.node_net_GBps(), ch) / halve_net : kInf;
+  const bool net_binds = steady_net <= steady_intra;
+  const double chunks = std::max(1.0, std::ceil(S / ch / chunk));
+  const double period_us = S / chunks / (std::min(steady_intra, steady_net) * 1e3);
+  if (!net_binds && p != Proto::Simple) fill += period_us / halve_intra;
+  return fill - period_us;
 }
 
 // Pipeline fill of the NVLS tree (docs/nccl-model.md "Transports"). A channel's S/ch is split

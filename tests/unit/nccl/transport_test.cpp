@@ -3,6 +3,7 @@
 // fabric presets' sourced per-step latencies (presets.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "lockstep/nccl/cluster.hpp"
@@ -53,18 +54,21 @@ TEST(TreeFill, FourMiBSimpleTreeOverEfaByHand) {
   const Prediction p = all_reduce(c, Bytes::mib(4), Algorithm::Tree, nccl::Proto::Simple);
   //   bandwidth: min(0.92 x 48, 2 channels x 41.4) = 44.16 GB/s; two nodes: S each way.
   //   latency:   baseLat 8.4 + 2 x log2(2) x (hwLat[Net][Tree][Simple] 14 + EFA's 14) = 64.4 us
-  //   fill:      2 MiB per channel, chunk 256 KiB (TreeChunk above); 2 network stages (up,
-  //              down), the first chunk at the channel's share, 48 / 2 GB/s; all but the
-  //              bottleneck: one chunk time.
+  //   fill:      2 MiB per channel, chunk 256 KiB (TreeChunk above), so 8 chunks; the first
+  //              crosses 2 network stages (up, down) at the channel's share, 48 / 2 GB/s, and
+  //              the other 7 follow one steady period apart, S / 8 at 44.16 GB/s: the fill is
+  //              the passage less one period.
   const double chunk_us = 262144 / (48.0 / 2 * 1e3);
+  const double period_us = 4194304 / 8 / 44.16e3;
+  const double fill_us = 2 * chunk_us - period_us;  // 21.85 - 11.87 = 9.97 us
   EXPECT_NEAR(p.latency.microseconds(), 64.4, 1e-9);
   EXPECT_NEAR(p.transfer.microseconds(), 4194304 / 44.16e3, 1e-6);
-  EXPECT_NEAR(p.fill.microseconds(), chunk_us, 1e-6);  // 10.92 us
-  EXPECT_NEAR(p.time.microseconds(), 20 + 64.4 + 4194304 / 44.16e3 + chunk_us, 1e-5);
+  EXPECT_NEAR(p.fill.microseconds(), fill_us, 1e-6);
+  EXPECT_NEAR(p.time.microseconds(), 20 + 64.4 + 4194304 / 44.16e3 + fill_us, 1e-5);
   // The same tree on InfiniBand: the same fill, 28 us less latency (2 steps x 14 us).
   const Prediction ib = all_reduce(nccl_cluster(preset("hgx-h100", "ib-ndr", 2, 1)), Bytes::mib(4),
                                    Algorithm::Tree, nccl::Proto::Simple);
-  EXPECT_NEAR(ib.fill.microseconds(), chunk_us, 1e-6);
+  EXPECT_NEAR(ib.fill.microseconds(), fill_us, 1e-6);
   EXPECT_NEAR(p.time.microseconds() - ib.time.microseconds(), 28, 1e-5);
 }
 
@@ -72,17 +76,23 @@ TEST(TreeFill, ChainStagesCountForSimpleOnly) {
   // 2 x 8 H100 on NDR, 64 MiB, 16 channels, chunk 128 KiB (TreeChunk above). The first chunk
   // crosses a stage at the channel's share of its link: NVLink 370.8 / 16 = 23.175 GB/s, the
   // NICs 384 / 16 = 24 GB/s. Steady, NVLink binds: min(0.92 x 370.8, 16 x 41.4) / 2 = 170.6
-  // GB/s against the NICs' 353.3. Simple forwards whole chunks at every stage: 14 chain stages
-  // + 2 network stages, less one chain stage (the bottleneck).
+  // GB/s against the NICs' 353.3. Simple forwards whole chunks at every stage: the first chunk
+  // crosses 14 chain stages + 2 network stages; the other 31 of the channel's 4 MiB follow one
+  // steady period apart (S / 32 at 170.6 GB/s): the fill is the passage less one period.
   const NcclCluster c = nccl_cluster(preset("hgx-h100", "ib-ndr", 2));
   const double nv = 131072 / (370.8 / 16 * 1e3), net = 131072 / (384.0 / 16 * 1e3);
+  const double steady = std::min(0.92 * 370.8, 16 * 41.4) / 2;
   const Prediction simple = all_reduce(c, Bytes::mib(64), Algorithm::Tree, nccl::Proto::Simple);
-  EXPECT_NEAR(simple.fill.microseconds(), 13 * nv + 2 * net, 1e-6);
+  EXPECT_NEAR(simple.fill.microseconds(), 14 * nv + 2 * net - 67108864.0 / 32 / (steady * 1e3),
+              1e-6);
   // LL: lines are forwarded over NVLink as they land; only the 2 network stages hold whole
   // chunks (32 KiB at half of 24 GB/s). The bottleneck is NVLink (min(370.8 / 3.8, 45) / 2 =
-  // 22.5 GB/s against the NICs' min(384 / 3.8, 45) = 45), not a store-and-forward stage.
+  // 22.5 GB/s against the NICs' min(384 / 3.8, 45) = 45), not a store-and-forward stage: the
+  // first chunk crosses it once at its unshared 45 GB/s (half a period), then 127 periods of
+  // S / 128 at 22.5 GB/s follow. The fill is negative: the first chunk does not share its ports.
   const Prediction ll = all_reduce(c, Bytes::mib(64), Algorithm::Tree, nccl::Proto::LL);
-  EXPECT_NEAR(ll.fill.microseconds(), 2 * 32768 / (0.5 * 24 * 1e3), 1e-6);
+  const double ll_period = 67108864.0 / 128 / 22.5e3;
+  EXPECT_NEAR(ll.fill.microseconds(), 2 * 32768 / (0.5 * 24 * 1e3) - ll_period / 2, 1e-6);
 }
 
 TEST(NvlsTreeChunk, NcclsRuleByHand) {

@@ -91,19 +91,6 @@ constexpr const char* kIncast =
 constexpr const char* kTreeOnePort =
     "NCCL's model runs a tree node's 2 S through one port; flow and packet spread its tree "
     "edges over the mesh's cables, bound by the tree's per-channel cap";
-// Tree all-reduce at 64 KiB on 8 one-GPU nodes (2 channels, LL): flow 72.36 us and packet
-// 72.52 against the model's 80.83. Not the chunks: the program's (nccl_tree_chunk on S / ch =
-// 32 KiB) and NCCL's LL step (32 KiB of payload, docs/nccl-model.md "Transports") are the same,
-// one chunk per channel. With one chunk the run is the latencies plus that chunk crossing the
-// 6 network stages one after another, 6 x 32 KiB / (50 GB/s x 48/50 / 3.8) = 15.6 us; the model
-// adds its fill, 5 stages x 2.73 us = 13.7 us, to S / algbw = 64 KiB / (48 / 3.8 / 2 GB/s) =
-// 10.4 us, 24.0 us: the steady term counts the chunk's passage again (8.4 us, the gap). On 4
-// nodes (4 network stages) the same: 57.18 and 57.27 us against 65.37; auto runs the tree there
-// because NCCL's tuner ranks by its formula, which has no fill. Open: the model's fill when a
-// channel has fewer chunks than stages (cost.cpp tree_fill_us).
-constexpr const char* kModelFill =
-    "64 KiB LL tree, one chunk per channel: the model adds its pipeline fill to S / algbw, "
-    "counting the chunk's passage twice";
 
 const std::vector<Exception>& exceptions() {
   const Bytes k64 = Bytes::kib(64), m16 = Bytes::mib(16), g1 = Bytes::gib(1);
@@ -120,8 +107,6 @@ const std::vector<Exception>& exceptions() {
       // engine_run.cpp): the same blocking on packet (91.56 us against 75.97 at 16 MiB).
       {"nvl72", "all_gather", m16, m16, kPacket, kIncast},
       {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kTreeOnePort},
-      {"full-mesh-4", "all_reduce", k64, k64, kAnalytical, kModelFill},
-      {"full-mesh-8", "all_reduce", k64, k64, kAnalytical, kModelFill},
   };
   return kList;
 }
