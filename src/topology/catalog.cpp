@@ -443,6 +443,29 @@ LinkMedium medium_for_length(Bandwidth speed, double length_m) {
   return LinkMedium::LongHaulFibre;
 }
 
+Bytes board_packet_payload(LinkMedium medium) {
+  switch (medium) {
+    // NVLink moves data in 128-bit (16 B) flits; a packet is a header flit and up to 16 data
+    // flits, 256 B of payload at most (Foley and Danskin, "Ultra-Performance Pascal GPU and NVLink
+    // Interconnect", IEEE Micro 37(2), 2017). NVIDIA has published no larger packet for later
+    // generations. The graph's NVLink medium stands for AMD's xGMI too, whose packet format is
+    // not public: it takes the same 256 B (an assumption, docs/packet-engine.md).
+    case LinkMedium::NvLink:
+      return Bytes(256);
+    // PCIe's Max_Payload_Size is 128 to 4096 B per TLP, the smallest a path supports (PCI
+    // Express Base Specification, Device Control register); NVIDIA's data-centre GPUs and PCIe
+    // switches advertise 256 B (lspci "DevCap: MaxPayload 256 bytes").
+    case LinkMedium::Pcie:
+      return Bytes(256);
+    case LinkMedium::CopperDac:
+    case LinkMedium::ActiveElectrical:
+    case LinkMedium::Optical:
+    case LinkMedium::LongHaulFibre:
+      break;
+  }
+  return Bytes(0);
+}
+
 const NicSpec& default_nic_for(const SwitchSpec& sw) {
   for (const NicSpec& n : nics()) {
     const bool same_fabric =

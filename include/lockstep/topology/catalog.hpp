@@ -153,6 +153,11 @@ const CableSpec& fibre_patch_cord();
 /// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
 LinkMedium medium_for_length(Bandwidth speed, double length_m);
 
+/// The most payload one packet of an on-board medium carries (NVLink, which stands for xGMI
+/// too, and PCIe), each with its source in catalog.cpp; zero for the scale-out media, whose
+/// packets are the fabric's (its MTU).
+Bytes board_packet_payload(LinkMedium medium);
+
 /// Light in fibre: about 5 ns per metre one way (refractive index ~1.47). Copper is similar.
 inline constexpr double kPropagationNsPerMetre = 5.0;
 

@@ -156,6 +156,7 @@ void PacketConfig::validate() const {
   auto bad = [](const char* field, const std::string& msg) { throw InputError(field, msg); };
   if (payload.count() == 0) bad("packet.mtu", "must be positive");
   if (payload.count() > (1u << 20)) bad("packet.mtu", "must be at most 1 MiB");
+  if (board_payload.count() > (1u << 20)) bad("packet.board_mtu", "must be at most 1 MiB");
   if (virtual_lanes == 0 || virtual_lanes > 16) bad("packet.virtual_lanes", "must be 1..16");
   if (lane_levels > 16 || virtual_lanes * lane_levels > 16)
     bad("packet.lane_levels", "virtual_lanes x lane_levels must be at most 16 lanes");
@@ -204,6 +205,10 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
     }
   }
   bytes(node, "header", c.header);
+  if (const ArgNode* v = node.find("board_mtu")) {
+    c.board_payload = v->as_bytes();
+    if (c.board_payload.count() == 0) v->fail("must be positive (leave it out for the medium's)");
+  }
   if (const ArgNode* v = node.find("flow_control")) {
     const std::vector<std::string> names = {"credit", "pfc", "none"};
     const std::string& s = v->as_choice(names);

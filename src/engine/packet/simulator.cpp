@@ -103,13 +103,17 @@ void Simulator::setup_links() {
   fifos_.assign(n * queues_, Fifo{});
   lane_.assign(n * lanes_, LaneState{});
   link_bytes_.assign(n, 0.0);
+  incast_room_.assign(n, kNever);
   stats_.drops_per_link.assign(n, 0);
   stats_.pauses_per_link.assign(n, 0);
   stats_.paused_time_per_link.assign(n, Time::zero());
   stats_.ecn_per_link.assign(n, 0);
   stats_.peak_queue_per_link.assign(n, 0.0);
-  const std::int64_t max_wire =
-      static_cast<std::int64_t>(cfg_.payload.count() + cfg_.header.count());
+  // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
+  const std::int64_t max_wire = static_cast<std::int64_t>(
+      std::max({cfg_.payload.count() + cfg_.header.count(), cfg_.board_payload.count(),
+                board_packet_payload(LinkMedium::NvLink).count(),
+                board_packet_payload(LinkMedium::Pcie).count()}));
   watchdog_ = cfg_.watchdog.picoseconds();
   for (DirLinkId d = 0; d < n; ++d) {
     const Link& l = t.link(Topology::link_of(d));
@@ -158,6 +162,10 @@ void Simulator::setup_links() {
       port = std::max(port, static_cast<std::int64_t>(lanes_) * (bdp + 4 * max_wire));
     }
     const std::int64_t per_lane = port / lanes_;
+    if (s.control == LinkControl::Credit) {
+      const auto inputs = static_cast<std::int64_t>(std::max<std::size_t>(ports, 2) - 1);
+      incast_room_[d] = std::max<std::int64_t>(per_lane - bdp, 0) / inputs;
+    }
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       lane_[lidx(d, static_cast<std::uint8_t>(lane))].credits =
           s.control == LinkControl::Credit ? per_lane : 0;

@@ -92,6 +92,8 @@ struct PathRef {
   std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
   double min_bw = 0;         // bytes/s, bottleneck of the path
   bool on_board = true;      // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
+  // On board: the payload of its engine packets, whole packets of its media (transport.cpp).
+  std::uint32_t board_payload = 0;
 };
 
 struct RouteKey {
@@ -132,6 +134,7 @@ struct Flow {
   bool receiver_done = false;
   std::uint64_t bytes = 0;  // payload bytes on the wire
   std::uint32_t packets = 0;
+  std::uint32_t payload = 0;  // per packet: the fabric's MTU, or the board medium's packet
   std::uint32_t last_payload = 0;
   std::int64_t start = 0;
   std::int64_t ready_at = 0;  // host cost and rate pacing: no packet before this
@@ -210,6 +213,11 @@ class CreditReturns {
     }
     if (spill_head_ == spill_.size() && spill_head_ > 0) {
       spill_.clear();
+      spill_head_ = 0;
+    } else if (spill_head_ >= 4096 && 2 * spill_head_ >= spill_.size()) {
+      // A link that never runs dry (a stream of small packets) would otherwise keep every
+      // return it ever had: drop the collected half.
+      spill_.erase(spill_.begin(), spill_.begin() + spill_head_);
       spill_head_ = 0;
     }
   }
@@ -344,6 +352,10 @@ class Simulator {
   };
   std::vector<LaneState> lane_;  // link x lane
   std::vector<double> link_bytes_;
+  // Per directed link: the bytes each input of the far device may have queued at one of its
+  // outputs while this link's credits still cover its round trip (the credits beyond it, shared
+  // by the far device's inputs); kNever where nothing limits it (no credits). setup_links.
+  std::vector<std::int64_t> incast_room_;
   std::vector<Packet> packets_;
   std::vector<std::uint32_t> free_packets_;
   std::uint64_t in_network_ = 0;

@@ -10,6 +10,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/slot_pool.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "simulator.hpp"
 
 namespace lockstep::packet {
@@ -38,6 +39,8 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
     ref.offset = static_cast<std::uint32_t>(arena_.size());
     ref.len = static_cast<std::uint16_t>(share.hops.size());
     ref.min_bw = 1e300;
+    std::uint64_t medium = 0;
+    std::int64_t room = kNever;
     for (std::size_t i = 0; i < share.hops.size(); ++i) {
       const DirLinkId d = share.hops[i];
       arena_.push_back(d);
@@ -47,6 +50,24 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
       ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
       const LinkMedium m = topo_->link(Topology::link_of(d)).medium;
       ref.on_board = ref.on_board && (m == LinkMedium::NvLink || m == LinkMedium::Pcie);
+      if (ref.on_board) {
+        const std::uint64_t packet = board_packet_payload(m).count();
+        medium = i == 0 ? packet : std::min(medium, packet);
+        room = std::min(room, incast_room_[d]);
+      }
+    }
+    // An on-board copy moves in its media's packets (NVLink's and PCIe's 256 B). The engine
+    // moves k of them as one packet where that cannot change what the packets meet: a round of
+    // every input of each switch on the path into one output (k packets from each) still fits
+    // in the credits beyond the round trip, so an input is never held back by an incast queue
+    // that its medium's packets would not build either; at most the fabric's MTU (as before).
+    // Without a switch (GPUs wired to each other) nothing queues between sender and receiver.
+    // docs/packet-engine.md "Packet size per medium".
+    if (ref.on_board && medium > 0) {
+      const std::uint64_t most = std::max<std::uint64_t>(1, cfg_.payload.count() / medium);
+      const std::uint64_t fit = static_cast<std::uint64_t>(room) / medium;
+      ref.board_payload =
+          static_cast<std::uint32_t>(medium * std::clamp<std::uint64_t>(fit, 1, most));
     }
     paths_.push_back(ref);
     ++set.count;
@@ -107,7 +128,17 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   }
   bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / eff));
   f.bytes = bytes;
-  const std::uint64_t mtu = cfg_.payload.count();
+  // An on-board copy moves in its media's packets (path_set), or in the scenario's `board_mtu`.
+  std::uint64_t mtu = cfg_.payload.count();
+  if (!f.fabric) {
+    std::uint64_t board = cfg_.board_payload.count();
+    for (std::uint32_t k = 0; k < f.paths.count && cfg_.board_payload.count() == 0; ++k) {
+      const std::uint32_t b = paths_[f.paths.first + k].board_payload;
+      board = k == 0 ? b : std::min<std::uint64_t>(board, b);
+    }
+    if (board != 0) mtu = board;
+  }
+  f.payload = static_cast<std::uint32_t>(mtu);
   const std::uint64_t n = bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
   if (n > 0xFFFFFFF0ull) throw InputError("bytes", "transfer too large for the packet engine");
   f.packets = static_cast<std::uint32_t>(n);
@@ -246,8 +277,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
       wake = std::min(wake, ready);
       continue;
     }
-    const std::uint32_t payload =
-        seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
+    const std::uint32_t payload = seq + 1 == f.packets ? f.last_payload : f.payload;
     if (can_send(link, f.lane, payload + f.header)) return make_packet(id, seq);
     if (!(s.paused & (1u << f.lane))) {
       ++stats_.credit_stalls;
@@ -281,8 +311,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   Packet& p = packets_[pkt];
   p.flow = flow;
   p.seq = seq;
-  p.payload =
-      seq + 1 == f.packets ? f.last_payload : static_cast<std::uint32_t>(cfg_.payload.count());
+  p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
   p.route = choose_path(f);
   p.hops = paths_[p.route].len;

@@ -61,24 +61,6 @@ struct Exception {
 constexpr const char* kCongestion =
     "congestion: flows share a link (ECMP collisions, oversubscribed uplinks, tapered global "
     "links, the long-haul link); packets queue behind credits where flows share at once";
-// All-to-all through one NVSwitch: each GPU's port receives from the 71 others at once (an
-// incast). Flow and analytical give each its share at once; the packet engine is 1.67x slower
-// at 16 MiB (91.31 us against flow's 54.72) and 1.19x at 1 GiB (1,776.27 against 1,498.73). The
-// cause is its packet size on NVLink, not the incast itself: it moves on-board copies in the
-// fabric's 4 KiB packets, so a GPU's port into the NVSwitch holds 64 packets of credit (256 KiB,
-// the model's default for on-board ports). Packets waiting at the outputs that are busy keep
-// their input's credits, and the input then stalls with its other outputs idle: the head-of-line
-// blocking of input-queued switches (Karol, Hluchyj and Morgan, IEEE Trans. Commun. 35(12),
-// 1987: 58.6% of line rate with one packet per input; here 60%). Evidence (`lockstep collective
-// --op alltoall --min-bytes 16MiB --max-bytes 16MiB --engine packet` on the `scale_up` gb200
-// builder, its scenario's `packet:` section): 8, 16, 32, 72 GPUs take 1.07, 1.13, 1.19, 1.67x
-// flow; at 72 GPUs more credits (nic_buffer 1 MiB, 4 MiB) give 67.59 and 64.92 us, smaller
-// packets (mtu 1024, 512) 59.59 and 57.27 us (1.05x). NVLink's own packets carry at most 256 B
-// of payload, so a port's 256 KiB holds a thousand of them: the defect is the packet engine's
-// 4 KiB on NVLink (open: a packet size per medium; 16x the events on NVLink at 256 B).
-constexpr const char* kIncast =
-    "all-to-all into one switch: the packet engine's 4 KiB packets on NVLink fill a port's "
-    "credits, head-of-line blocking its other outputs (open: NVLink's packet size)";
 // A GPU wired to several peers (full mesh, torus) sends an all-to-all over every cable at once,
 // and the model does too (NcclCluster::gpu_ports; the analytical engine equals flow on those
 // rows). The tree still runs on one port in the model: a double binary tree's node moves 2 S
@@ -102,10 +84,11 @@ const std::vector<Exception>& exceptions() {
       // The ring's channels share the one 12.5 GB/s link; packet is 5.6% faster than flow at
       // 64 KiB and 16 MiB (agreeing at 1 GiB, where the link's rate is all that matters).
       {"from-file-slow-link", "all_gather", k64, m16, kPacket, kCongestion},
-      {"nvl72", "alltoall", m16, g1, kPacket, kIncast},
-      // NVLS all-gather runs as the direct program (its multicast's per-port load,
-      // engine_run.cpp): the same blocking on packet (91.56 us against 75.97 at 16 MiB).
-      {"nvl72", "all_gather", m16, m16, kPacket, kIncast},
+      // All-to-all through NVL72's NVSwitch (an incast into every GPU's port) agrees since the
+      // packet engine moves on-board copies in NVLink's 256 B packets: 16 MiB 83.96 -> 56.17 us
+      // (flow 54.72), the NVLS all-gather 91.47 -> 76.94 (75.97). In the fabric's 4 KiB
+      // packets, 71 inputs' packets queued at a busy output outgrew their ports' credits past
+      // the round trip: head-of-line blocking (docs/packet-engine.md "Packet size per medium").
       {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kTreeOnePort},
   };
   return kList;

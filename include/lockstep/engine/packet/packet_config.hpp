@@ -49,6 +49,10 @@ struct PacketConfig {
   // are GPU copies: no header, host cost or window (docs/packet-engine.md "On-board copies").
   Bytes payload = Bytes(4096);
   Bytes header = Bytes(26);
+  // Payload per packet of an on-board copy: 0 = the medium's own packet from the catalog
+  // (board_packet_payload: NVLink's and PCIe's 256 B), the smallest along its path. A scenario
+  // may set it (`board_mtu`) to compare with other sizes.
+  Bytes board_payload = Bytes(0);
 
   // Switches. Zero buffer means "from the catalog by switch model". The topology builders fold
   // each switch's port-to-port latency into its links (half per end), so switch_latency is an

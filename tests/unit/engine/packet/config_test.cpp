@@ -1,6 +1,8 @@
 // Fabric presets and scenario parsing of the packet engine's configuration.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
@@ -52,7 +54,9 @@ TEST(PacketConfig, ArgsOverrideThePreset) {
   EXPECT_EQ(c.rto_min, Time::us(200));
   const PacketConfig ib = packet_config_from_args(node({{"fabric", "ib"}, {"mtu", "2048"}}));
   EXPECT_EQ(ib.payload, Bytes(2048));
-  EXPECT_EQ(ib.lane_levels, 0u);  // auto
+  EXPECT_EQ(ib.lane_levels, 0u);          // auto
+  EXPECT_EQ(ib.board_payload, Bytes(0));  // on-board copies: the medium's packets
+  EXPECT_EQ(packet_config_from_args(node({{"board_mtu", "2KiB"}})).board_payload, Bytes(2048));
   EXPECT_EQ(packet_config_from_args(node({{"fabric", "ib"}, {"lane_levels", "3"}})).lane_levels,
             3u);
 }
@@ -86,6 +90,15 @@ TEST(PacketConfig, InconsistentSettingsAreRejected) {
                InputError);
   PacketConfig c;
   c.payload = Bytes(0);
+  EXPECT_THROW(PacketEngine{c}, InputError);
+  try {
+    packet_config_from_args(node({{"board_mtu", "0"}}));
+    ADD_FAILURE() << "board_mtu 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("packet.board_mtu"), std::string::npos) << e.what();
+  }
+  c = PacketConfig{};
+  c.board_payload = Bytes(2u << 20);
   EXPECT_THROW(PacketEngine{c}, InputError);
 }
 

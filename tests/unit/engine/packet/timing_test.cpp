@@ -205,7 +205,9 @@ Topology direct_pair(LinkMedium medium, bool same_server) {
 // no fabric headers, no host cost, no window, whatever the fabric. The 256 packets of 4096 B
 // leave back to back and the last lands one link latency after it was serialised:
 //   256 x 4096 B x 20 ps + 100 ns = 20,971,520 + 100,000 ps = latency + S / B exactly.
-// TCP uses 1448 B packets: 725 of them, the last 224 B, the same bytes and time.
+// (No switch between the GPUs: the engine moves NVLink's 256 B packets 16 at a time, up to the
+// fabric's MTU; with TCP's 1448 B payload 5 at a time, 820 packets of 1280 B, the last 256 B:
+// the same bytes and time.)
 TEST(PacketTiming, OnBoardCopyIsLatencyPlusSizeOverBandwidth) {
   const Topology topo = direct_pair(LinkMedium::NvLink, true);
   const auto programs = packet_test::transfers(2, {{0, 1, 1 << 20}});
