@@ -31,6 +31,25 @@ std::set<std::uint64_t> send_sizes(const ProgramSet& p, Rank r) {
   return out;
 }
 
+// sigma (local_symmetry): rotating every node's g GPUs by one maps each rank's program onto the
+// next rank's, peers and channel numbers rotated alike, sizes and dependencies the same.
+void expect_rotation_maps_onto_itself(const ProgramSet& tree, Rank ranks, Rank g) {
+  const auto sigma = [g](std::uint32_t x) { return x - x % g + (x + 1) % g; };
+  for (Rank r = 0; r < ranks; ++r) {
+    const Rank q = sigma(r);
+    ASSERT_EQ(tree.num_ops(q), tree.num_ops(r));
+    for (OpIndex i = 0; i < tree.num_ops(r); ++i) {
+      const Op a = tree.op(r, i), b = tree.op(q, i);
+      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps)
+          << r << " " << i;
+      for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
+      if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
+      ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
+      ASSERT_EQ(sigma(a.channel), b.channel) << r << " " << i;
+    }
+  }
+}
+
 // NCCL's chunk rule (enqueue.cc, tree + Simple), on NCCL's bytes per channel S / channels.
 // 4 nodes x 8 GPUs: depth = 8 - 1 + log2(4) = 9. 64 MiB over 16 channels: 4 MiB per channel;
 // 512 KiB gives 8 chunks, fewer than 8 x 9 = 72, so halve down to the 128 KiB floor (32 chunks);
@@ -76,22 +95,9 @@ TEST(Tree, OnlyHeadsCrossNodesOnTheirRail) {
 // 4 nodes x 4 GPUs, 8 channels (4 per tree), every lane the same size.
 TEST(Tree, RotationInsideNodesMapsProgramsOntoThemselves) {
   constexpr Rank g = 4;
-  const auto sigma = [](std::uint32_t x) { return x - x % g + (x + 1) % g; };
   const auto tree = make_collective(all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 64), 8));
   ASSERT_EQ(tree->local_symmetry(), g);
-  for (Rank r = 0; r < 16; ++r) {
-    const Rank q = sigma(r);
-    ASSERT_EQ(tree->num_ops(q), tree->num_ops(r));
-    for (OpIndex i = 0; i < tree->num_ops(r); ++i) {
-      const Op a = tree->op(r, i), b = tree->op(q, i);
-      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes() && a.num_deps == b.num_deps)
-          << r << " " << i;
-      for (std::uint32_t k = 0; k < a.num_deps; ++k) ASSERT_EQ(a.deps[k], b.deps[k]);
-      if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
-      ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
-      ASSERT_EQ(sigma(a.channel), b.channel) << r << " " << i;
-    }
-  }
+  expect_rotation_maps_onto_itself(*tree, 16, g);
   // Lanes of different sizes, channels not in blocks of the node size per tree, one node, or
   // one GPU per node promise nothing.
   EXPECT_EQ(make_collective(all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 4 + 4), 8))
@@ -146,22 +152,11 @@ TEST(Tree, ChannelsSpreadOverSharedNics) {
 // headed at h + 1, and channels are numbered by their heads. 4 nodes x 4 GPUs on 2 NICs.
 TEST(Tree, RotationHoldsWithSharedNics) {
   constexpr Rank g = 4;
-  const auto sigma = [](std::uint32_t x) { return x - x % g + (x + 1) % g; };
   CollectiveSpec s = all_reduce(Algorithm::Tree, 16, g, Bytes(16 * 8 * 64), 8);
   s.nics_per_node = 2;
   const auto tree = make_collective(s);
   ASSERT_EQ(tree->local_symmetry(), g);
-  for (Rank r = 0; r < 16; ++r) {
-    const Rank q = sigma(r);
-    ASSERT_EQ(tree->num_ops(q), tree->num_ops(r));
-    for (OpIndex i = 0; i < tree->num_ops(r); ++i) {
-      const Op a = tree->op(r, i), b = tree->op(q, i);
-      ASSERT_TRUE(a.kind == b.kind && a.bytes() == b.bytes()) << r << " " << i;
-      if (a.kind != OpKind::Send && a.kind != OpKind::Recv) continue;
-      ASSERT_EQ(sigma(a.peer), b.peer) << r << " " << i;
-      ASSERT_EQ(sigma(a.channel), b.channel) << r << " " << i;
-    }
-  }
+  expect_rotation_maps_onto_itself(*tree, 16, g);
 }
 
 TEST(Tree, BytesBetweenNodes) {
