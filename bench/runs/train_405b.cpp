@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   c.par.dp = nodes * 8 / (8 * 16);
   c.par.zero = ZeroStage::Optimizer;
   c.global_batch = 16 * c.par.dp;  // 2,048 sequences of 8,192 tokens at dp 128
-  c.recompute = true;
+  c.recompute = Recompute::Full;
   c.engine = engine;
   const TrainResult r = simulate_training(topo, c);
   const auto t2 = std::chrono::steady_clock::now();

@@ -117,11 +117,14 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
       fmt::format("batch              {} sequences x {} tokens, micro-batch {}, {} micro-batches "
                   "per replica",
                   c.global_batch, c.sequence_length(), c.micro_batch, c.micro_batches()));
+  const std::string recompute = c.recompute == Recompute::None
+                                    ? ""
+                                    : fmt::format(", {} recomputation", to_string(c.recompute));
   line(
       fmt::format("memory per GPU     {} of {} (weights {}, gradients {}, optimizer {}, "
-                  "activations {})",
+                  "activations {}{})",
                   gb(r.memory.total()), gb(r.hbm), gb(r.memory.weights), gb(r.memory.gradients),
-                  gb(r.memory.optimizer), gb(r.memory.activations)));
+                  gb(r.memory.optimizer), gb(r.memory.activations), recompute));
   line("");
   line(fmt::format("iteration time     {} (noise-free)", ms(r.iteration)));
   const TrainBreakdown& b = r.breakdown;

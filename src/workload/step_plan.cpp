@@ -10,7 +10,7 @@
 namespace lockstep {
 namespace {
 
-constexpr double kBf16 = 2.0;
+constexpr double kBf16 = 2.0, kFp32 = 4.0;
 
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
@@ -37,15 +37,18 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
 }
 
 // Activation bytes one layer keeps per micro-batch on one rank (Korthikanti et al. 2022,
-// "Reducing Activation Recomputation in Large Transformer Models", section 4: 34sbh/t with
-// sequence parallelism when the attention scores are not stored, as with FlashAttention;
-// sbh(10 + 24/t) with tensor parallelism alone; 2sbh/t (the layer input) with full recompute).
+// "Reducing Activation Recomputation in Large Transformer Models", Table 2, 16-bit activations
+// of a GPT layer with dropout): tensor and sequence parallelism 34sbh/t; tensor parallelism
+// alone sbh(10 + 24/t); full recomputation 2sbh, the layer's input, which sequence parallelism
+// shards over t. Without recomputation Table 2 adds 5as^2b/t for the attention scores, softmax
+// and dropout; FlashAttention never stores them (Dao et al. 2022: the output and the softmax's
+// row statistics only), so none keeps what selective recomputation keeps.
 double layer_activation_bytes(const TrainConfig& c, double tokens) {
   const double sbh = tokens * static_cast<double>(c.model.hidden);
   const double t = c.par.tp;
-  if (c.recompute) return 2.0 * sbh / t;
-  if (c.par.sequence_parallel || c.par.tp == 1) return 34.0 * sbh / t;
-  return sbh * (10.0 + 24.0 / t);
+  const bool sp = c.par.sequence_parallel || c.par.tp == 1;
+  if (c.recompute == Recompute::Full) return 2.0 * sbh / (sp ? t : 1.0);
+  return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
 }
 
 std::string gb(double bytes) {
@@ -106,10 +109,17 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
   const double tokens = static_cast<double>(plan.tokens_per_micro);
   const double rate = plan.achieved_flops * p.tp;  // a TP group's FLOP/s on one micro-batch
 
+  // Backward is twice the forward; full recomputation reruns the forward, selective only the
+  // attention core's score and value products (Korthikanti et al. 2022, section 5).
+  const double core =
+      4.0 * static_cast<double>(seq) * m.heads * static_cast<double>(m.head_size()) * tokens / rate;
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const double fwd = m.layer_forward_flops_per_token(l, seq) * tokens / rate;
     plan.forward.push_back(Time::s(fwd));
-    plan.backward.push_back(Time::s(fwd * (c.recompute ? 3.0 : 2.0)));
+    const double redo = c.recompute == Recompute::Full        ? fwd
+                        : c.recompute == Recompute::Selective ? core
+                                                              : 0.0;
+    plan.backward.push_back(Time::s(2.0 * fwd + redo));
   }
   const double head = m.head_forward_flops_per_token() * tokens / rate;
   plan.head_forward = Time::s(head);
@@ -158,10 +168,12 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
   plan.model_flops_per_iteration =
       m.train_flops_per_token(seq) * static_cast<double>(c.tokens_per_iteration());
 
-  // Memory: mixed-precision Adam keeps 2 (BF16 weights) + 2 (BF16 gradients) + 12 (FP32 master
-  // weights, momentum, variance) bytes per parameter (Rajbhandari et al. 2020, ZeRO, section 3);
-  // ZeRO-1 shards the 12 over dp, ZeRO-2 also the gradients, ZeRO-3 also the weights. Routed
-  // experts are replicated over dp / ep ranks only, so their shards are that much larger.
+  // Memory: mixed-precision Adam as Megatron-LM keeps it with BF16 parameters: 2 (BF16 weights)
+  // + 4 (FP32 gradients: Megatron accumulates and reduces BF16 models' gradients in FP32) + 12
+  // (FP32 master weights, momentum, variance) = 18 bytes per parameter; the distributed optimizer
+  // (ZeRO-1) shards the 12 over dp, 6 + 12/dp (Megatron-LM docs, "Distributed Optimizer"; ZeRO:
+  // Rajbhandari et al. 2020, section 3); ZeRO-2 also shards the gradients, ZeRO-3 the weights.
+  // Routed experts are replicated over dp / ep ranks only, so their shards are that much larger.
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     RankParams params;
     for (std::uint32_t ch = 0; ch < p.interleave; ++ch) {
@@ -179,9 +191,9 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
       return Bytes(static_cast<std::uint64_t>(b));
     };
     MemoryEstimate e;
-    e.weights = bytes(2, ZeroStage::Parameters);
-    e.gradients = bytes(2, ZeroStage::Gradients);
-    e.optimizer = bytes(12, ZeroStage::Optimizer);
+    e.weights = bytes(kBf16, ZeroStage::Parameters);
+    e.gradients = bytes(kFp32, ZeroStage::Gradients);
+    e.optimizer = bytes(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
@@ -192,7 +204,7 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
     }
     const double in_flight = static_cast<double>(peak) / p.interleave;
     double act = in_flight * plan.layers_in(s) * layer_activation_bytes(c, tokens);
-    if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * 4.0 / p.tp;  // FP32 logits
+    if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));
     if (e.total() > plan.memory.total()) plan.memory = e;
   }
@@ -206,7 +218,8 @@ void check_memory(const StepPlan& plan, Bytes hbm, const TrainConfig& c) {
   throw InputError(
       "memory",
       fmt::format("{} needs {} per GPU (weights {}, gradients {}, optimizer {}, activations {}) "
-                  "but the GPU has {}: {} over; try zero 1-3, recompute, more tp/pp, or a smaller "
+                  "but the GPU has {}: {} over; try zero 1-3, recompute selective or full, more "
+                  "tp/pp, or a smaller "
                   "micro-batch",
                   c.model.name, gb(e.total().as_double()), gb(e.weights.as_double()),
                   gb(e.gradients.as_double()), gb(e.optimizer.as_double()),

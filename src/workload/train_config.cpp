@@ -41,6 +41,18 @@ const char* to_string(ZeroStage z) {
   return "?";
 }
 
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+  }
+  return "?";
+}
+
 bool TrainConfig::noisy() const {
   return !ComputeNoise(jitter, faults).empty() || link_jitter > 0 || !faults.empty();
 }
@@ -78,7 +90,9 @@ TrainConfig parse_train_config(const ArgNode& job) {
   p.ep = get_u32(job, "ep", 1, 1 << 16);
   p.sequence_parallel = job.get_bool("sequence_parallel", true);
   p.interleave = get_u32(job, "interleave", 1, 64);
-  p.zero = static_cast<ZeroStage>(job.get_int("zero", 0, 0, 3));
+  // Megatron-LM's distributed optimizer (ZeRO-1) unless `zero: 0` says otherwise: NeMo turns
+  // it on by default and Megatron's published configurations use it.
+  p.zero = static_cast<ZeroStage>(job.get_int("zero", 1, 0, 3));
   p.fsdp = job.get_bool("fsdp", false);
   if (p.fsdp) p.zero = ZeroStage::Parameters;
 
@@ -96,7 +110,13 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.peak_tflops_where = peak->where();
   }
   if (const ArgNode* hbm = job.find("hbm")) c.hbm = hbm->as_bytes();
-  c.recompute = job.get_bool("recompute", false);
+  if (const ArgNode* r = job.find("recompute")) {
+    // true / false: the full / no recomputation this key meant before selective existed.
+    const std::string v = r->as_choice({"none", "selective", "full", "true", "false"});
+    c.recompute = v == "selective"             ? Recompute::Selective
+                  : v == "full" || v == "true" ? Recompute::Full
+                                               : Recompute::None;
+  }
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
   c.jitter = parse_spec_list(
@@ -111,7 +131,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.engine = engine->as_choice({"flow", "analytical", "packet"});
   }
   if (const ArgNode* e = job.find("expansion")) {
-    const std::string& v = e->as_choice({"auto", "reduced", "full"});
+    const std::string v = e->as_choice({"auto", "reduced", "full"});
     c.expansion = v == "full"      ? Expansion::Full
                   : v == "reduced" ? Expansion::Reduced
                                    : Expansion::Auto;

@@ -17,7 +17,13 @@ namespace lockstep {
 class ArgNode;
 
 /// Data-parallel sharding: ZeRO stages (Rajbhandari et al. 2020); FSDP shards like ZeRO-3.
+/// ZeRO-1 is Megatron-LM's distributed optimizer (--use-distributed-optimizer, NeMo's default).
 enum class ZeroStage : std::uint8_t { None = 0, Optimizer = 1, Gradients = 2, Parameters = 3 };
+
+/// Activation recomputation (Korthikanti et al. 2022): None keeps what the backward pass needs;
+/// Selective reruns the attention core (QK^T, softmax, attention over V) in the backward pass;
+/// Full keeps each layer's input only and reruns the layer's whole forward pass.
+enum class Recompute : std::uint8_t { None, Selective, Full };
 
 struct ParallelConfig {
   std::uint32_t tp = 1;           // tensor parallel degree
@@ -26,6 +32,8 @@ struct ParallelConfig {
   std::uint32_t ep = 1;           // expert parallel degree (divides dp; MoE models only)
   bool sequence_parallel = true;  // with tp > 1: all-gather/reduce-scatter instead of all-reduce
   std::uint32_t interleave = 1;   // virtual pipeline stages per rank (interleaved 1F1B)
+  // None here; parse_train_config (the CLI, scenario files) defaults to ZeRO-1, Megatron's
+  // distributed optimizer.
   ZeroStage zero = ZeroStage::None;
   bool fsdp = false;  // reported name only; same communication and memory as ZeRO-3
   std::uint32_t world() const { return tp * pp * dp; }
@@ -42,9 +50,9 @@ struct TrainConfig {
   std::uint64_t seq = 0;           // tokens per sequence (0: the model's)
   // Fraction of peak dense BF16 FLOP/s that transformer kernels achieve (docs/training.md).
   double efficiency = 0.5;
-  double peak_flops = 0;    // per GPU, FLOP/s; 0: from the hardware catalog
-  Bytes hbm;                // per GPU; 0: from the hardware catalog
-  bool recompute = false;   // full activation recomputation
+  double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
+  Bytes hbm;              // per GPU; 0: from the hardware catalog
+  Recompute recompute = Recompute::None;
   Bytes bucket = Bytes(0);  // data-parallel gradient bucket; 0: 40M parameters' worth
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
   std::vector<JitterSpec> jitter;
@@ -78,5 +86,6 @@ TrainConfig parse_train_config(const ArgNode& job);
 std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_view field);
 
 const char* to_string(ZeroStage z);
+const char* to_string(Recompute r);
 
 }  // namespace lockstep

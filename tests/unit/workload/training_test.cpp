@@ -232,7 +232,7 @@ TEST(Training, WorldSizeMismatchAndMemoryOverflowAreInputErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("8 ranks but the cluster has 4 GPUs"), std::string::npos);
   }
-  // llama3-70b unsharded on one GPU: 70.6B x 16 B = 1.13 TB of weights and optimizer state.
+  // llama3-70b unsharded on one GPU: 70.6B x 18 B = 1.27 TB of weights and optimizer state.
   TrainConfig big;
   big.model = model_preset("llama3-70b");
   big.global_batch = 1;

@@ -1,0 +1,136 @@
+// Memory per GPU: Megatron-LM's bytes per parameter with and without the distributed optimizer,
+// Korthikanti et al.'s activation bytes per layer for each recomputation policy, and the keys
+// that select them. Every number is derived by hand in the comment above it.
+#include <gtest/gtest.h>
+
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/workload/step_plan.hpp"
+#include "lockstep/workload/train_config.hpp"
+
+namespace lockstep {
+namespace {
+
+// Llama 3 8B as its config.json gives it: 32 layers, hidden 4096, intermediate 14336, 32 heads,
+// 8 KV heads, vocabulary 128256, SwiGLU, untied embeddings.
+ModelSpec llama3_8b() {
+  ModelSpec m;
+  m.name = "llama3-8b";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn = 14336;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.vocab = 128256;
+  m.seq = 8192;
+  m.gated_mlp = true;
+  m.tied_embeddings = false;
+  return m;
+}
+
+// GPT-3 175B, Korthikanti et al.'s example: s = 2048, h = 12288, 96 heads, 96 layers.
+TrainConfig gpt3(std::uint32_t tp, bool sp, Recompute r) {
+  TrainConfig c;
+  c.model.name = "gpt3-175b";
+  c.model.layers = 96;
+  c.model.hidden = 12288;
+  c.model.ffn = 4 * 12288;
+  c.model.heads = c.model.kv_heads = 96;
+  c.model.vocab = 50257;
+  c.model.seq = 2048;
+  c.model.gated_mlp = false;
+  c.model.tied_embeddings = true;
+  c.par.tp = tp;
+  c.par.sequence_parallel = sp;
+  c.global_batch = 1;
+  c.recompute = r;
+  return c;
+}
+
+TEST(Memory, DistributedOptimizerShardsTheTwelveOptimizerBytesOverDp) {
+  // N = 2 x 128256 x 4096 (embeddings) + 32 x (4096 x 128 x (2 x 32 + 2 x 8) + 3 x 4096 x 14336)
+  //   = 1,050,673,152 + 32 x 218,103,808 = 8,029,995,008 parameters, all on the one stage.
+  // Megatron-LM (docs, "Distributed Optimizer"), BF16 parameters and FP32 gradients: 18 bytes
+  // per parameter without the distributed optimizer, 6 + 12/d with it: 144.54 GB vs 60.22 GB.
+  const double n = 8'029'995'008.0;
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.dp = 8;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::None;
+  const MemoryEstimate none = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(none.weights.as_double(), 2 * n, 1);
+  EXPECT_NEAR(none.gradients.as_double(), 4 * n, 1);
+  EXPECT_NEAR(none.optimizer.as_double(), 12 * n, 1);
+  EXPECT_NEAR((none.weights + none.gradients + none.optimizer).as_double(), 144'539'910'144.0, 3);
+  c.par.zero = ZeroStage::Optimizer;
+  const MemoryEstimate dist = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(dist.optimizer.as_double(), 12 * n / 8, 1);
+  EXPECT_NEAR((dist.weights + dist.gradients + dist.optimizer).as_double(), 60'224'962'560.0, 3);
+  // Activations do not depend on the optimizer: 32 layers x 34 s h (tp 1) = 32 x 34 x 8192 x 4096
+  // = 36,507,222,016 B, plus FP32 logits 8192 x 128256 x 4 = 4,202,692,608 B.
+  EXPECT_NEAR(dist.activations.as_double(), 36'507'222'016.0 + 4'202'692'608.0, 2);
+  EXPECT_EQ(dist.activations, none.activations);
+}
+
+TEST(Memory, ActivationsPerLayerFollowKorthikantiTableTwo) {
+  // One micro-batch on one stage: 96 layers x the per-layer bytes + FP32 logits
+  // s v 4 / t = 2048 x 50257 x 4 / 8 = 51,463,168 B (tp 8).
+  const double sbh = 2048.0 * 12288;  // 25,165,824
+  const double logits = 51'463'168.0;
+  auto act = [](const TrainConfig& c) { return make_step_plan(c, 1e15).memory.activations; };
+  // Selective, TP + SP: 34 sbh / t = 106,954,752 B per layer.
+  EXPECT_NEAR(act(gpt3(8, true, Recompute::Selective)).as_double(), 96 * 106'954'752.0 + logits, 2);
+  // Selective, TP alone: sbh (10 + 24 / 8) = 13 sbh = 327,155,712 B per layer.
+  EXPECT_NEAR(act(gpt3(8, false, Recompute::Selective)).as_double(), 96 * 327'155'712.0 + logits,
+              2);
+  // Full: the layer's input, 2 sbh = 50,331,648 B, sharded over t by SP: 6,291,456 B.
+  EXPECT_NEAR(act(gpt3(8, false, Recompute::Full)).as_double(), 96 * 2 * sbh + logits, 2);
+  EXPECT_NEAR(act(gpt3(8, true, Recompute::Full)).as_double(), 96 * 2 * sbh / 8 + logits, 2);
+  // No recomputation with FlashAttention keeps what selective keeps (no s^2 scores).
+  EXPECT_EQ(act(gpt3(8, true, Recompute::None)), act(gpt3(8, true, Recompute::Selective)));
+}
+
+TEST(Memory, SelectiveRecomputationRerunsTheAttentionCoreOnly) {
+  // The attention core's forward: 4 s h FLOPs per token (QK^T and attention over V, 2 s h
+  // each) = 4 x 2048 x 12288 = 100,663,296, x 2048 tokens over tp x peak x efficiency =
+  // 8 x 1e15 x 0.5 FLOP/s: 51.539607552 us more backward per layer than 2 x forward.
+  const StepPlan none = make_step_plan(gpt3(8, true, Recompute::None), 1e15);
+  const StepPlan sel = make_step_plan(gpt3(8, true, Recompute::Selective), 1e15);
+  const StepPlan full = make_step_plan(gpt3(8, true, Recompute::Full), 1e15);
+  // Times round to the picosecond.
+  EXPECT_NEAR(none.backward[0].microseconds(), 2 * none.forward[0].microseconds(), 2e-6);
+  EXPECT_NEAR((sel.backward[0] - none.backward[0]).microseconds(), 51.539607552, 2e-6);
+  EXPECT_NEAR(full.backward[0].microseconds(), 3 * full.forward[0].microseconds(), 3e-6);
+}
+
+ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
+  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
+  m.set("model", ArgNode::scalar("llama3-8b", "job.model", {"s.yaml", 4, 3}));
+  m.set("global_batch", ArgNode::scalar("8", "job.global_batch", {"s.yaml", 5, 3}));
+  int line = 6;
+  for (const auto& [k, v] : items) {
+    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
+  }
+  return m;
+}
+
+TEST(Memory, DistributedOptimizerByDefaultAndRecomputeByName) {
+  EXPECT_EQ(parse_train_config(job({})).par.zero, ZeroStage::Optimizer);
+  EXPECT_EQ(parse_train_config(job({{"zero", "0"}})).par.zero, ZeroStage::None);
+  EXPECT_EQ(parse_train_config(job({})).recompute, Recompute::None);
+  EXPECT_EQ(parse_train_config(job({{"recompute", "selective"}})).recompute, Recompute::Selective);
+  EXPECT_EQ(parse_train_config(job({{"recompute", "full"}})).recompute, Recompute::Full);
+  EXPECT_EQ(parse_train_config(job({{"recompute", "true"}})).recompute, Recompute::Full);
+  EXPECT_EQ(parse_train_config(job({{"recompute", "false"}})).recompute, Recompute::None);
+  try {
+    parse_train_config(job({{"recompute", "some"}}));
+    FAIL() << "'some' is not a policy";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("job.recompute"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("s.yaml:6:3"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
