@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -30,12 +31,14 @@ std::string trim(const std::string& s) {
 }
 
 // A number written "1,024" or "41.5%" or "736 TFLOP/s": its leading digits, commas dropped; NaN
-// when the text is empty, -1 when it does not start with a number.
+// (not stated) when the text has no digit ("", "-", "n/a"), -1 when it does not start with one.
 double number_of(const std::string& text) {
   std::string s;
   for (char ch : trim(text))
     if (ch != ',') s += ch;
-  if (s.empty()) return std::nan("");
+  if (std::none_of(s.begin(), s.end(),
+                   [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    return std::nan("");
   std::size_t used = 0;
   try {
     const double v = std::stod(s, &used);
@@ -45,10 +48,13 @@ double number_of(const std::string& text) {
   }
 }
 
-// A whole-number column: 0 when empty (not stated); InputError naming it otherwise.
+// A whole-number column: 0 when not stated; "16K" (GPUs) and "8k" (tokens) are 2^10 multiples, as
+// those counts are; InputError naming the column otherwise.
 std::uint64_t count_of(const std::string& text, const char* field) {
-  const double v = number_of(text);
+  double v = number_of(text);
   if (std::isnan(v)) return 0;
+  static const std::regex kilo(R"(^\s*[\d.,]+\s*[kK]\b)");
+  if (std::regex_search(text, kilo)) v *= 1024;
   if (v < 1 || v != std::floor(v) || v > 1e15) {
     throw InputError(field, fmt::format("'{}' is not a positive whole number", text));
   }
@@ -127,23 +133,24 @@ RowBatch read_row_batch(const std::string& text, std::uint64_t seq) {
   RowBatch b;
   std::smatch mm;
   if (std::regex_search(s, mm, mbs)) b.micro_batch = std::stoull(mm[1].str());
-  // "4M tokens": 4,000,000 or 4 x 2^20; the one that makes whole sequences (Llama 3's 4M of 4,096
-  // tokens is 1,024 sequences).
+  // "4M tokens": 4,000,000 or 4 x 2^20, the one that makes whole sequences (Llama 3's 4M of 4,096
+  // tokens is 1,024 sequences). A suffixed amount without a unit is tokens from 65,536 up ("4M");
+  // "1K seqs" is 1,024 sequences (batches of sequences are powers of two, as GPU counts).
   double value = n;
+  bool tokens_suffixed = false;
   if (m[2].matched) {
     const double decimal = n * (m[2].str() == "k" ? 1e3 : 1e6);
     const double binary = n * (m[2].str() == "k" ? 1024.0 : 1048576.0);
-    const bool decimal_whole = seq && std::fmod(decimal, static_cast<double>(seq)) == 0;
-    value =
-        (tokens_unit && !decimal_whole && seq && std::fmod(binary, static_cast<double>(seq)) == 0)
-            ? binary
-            : decimal;
+    tokens_suffixed = tokens_unit || (unit.empty() && decimal >= 65536);
+    const auto whole = [&](double t) { return seq && std::fmod(t, static_cast<double>(seq)) == 0; };
+    value = !tokens_suffixed || (!whole(decimal) && whole(binary)) ? binary : decimal;
   }
   if (value < 1 || value != std::floor(value)) {
     throw InputError("global_batch", fmt::format("'{}' is not a whole batch", trim(text)));
   }
   const auto v = static_cast<std::uint64_t>(value);
-  const bool tokens = tokens_unit || (unit.empty() && seq && v >= 65536 && v % seq == 0);
+  const bool tokens =
+      tokens_unit || tokens_suffixed || (unit.empty() && seq && v >= 65536 && v % seq == 0);
   if (!tokens) {
     b.sequences = v;
     return b;
@@ -183,7 +190,12 @@ TrainingCase training_case(const TrainingRow& row) {
   c.model_text = trim(row.model);
   const std::string model_name = read_row_model(row.model);
   const ModelSpec model = model_preset(model_name);
-  const RowSystem system = read_row_system(row.gpu.empty() ? std::string("?") : row.gpu);
+  RowSystem system;
+  try {
+    system = read_row_system(row.gpu);
+  } catch (const InputError&) {
+    throw InputError("gpu", fmt::format("no system preset for '{}'", trim(row.gpu)));
+  }
   const SystemPreset& sys = system_preset(system.preset, "gpu");
   const GpuSpec& gpu = gpu_spec(sys.gpu, "gpu");
 
@@ -261,7 +273,8 @@ TrainingCase training_case(const TrainingRow& row) {
       notes.find("full activation recomputation") != std::string::npos) {
     add("recompute", "true");
   }
-  const std::string precision = read_row_precision(row.source + " " + row.notes);
+  const std::string precision = read_row_precision(
+      row.precision.empty() ? row.source + " " + row.gpu + " " + row.notes : row.precision);
   if (precision != "bf16") add("precision", precision);
   // "A100-40GB": a smaller memory than the catalog's part.
   static const std::regex hbm(R"((\d+)\s*gb\b)");
@@ -336,6 +349,7 @@ std::vector<TrainingRow> read_training_csv(std::istream& in, const std::string& 
       {"mfu_pct", &TrainingRow::mfu_pct},
       {"step_time_s", &TrainingRow::step_time_s},
       {"tokens_per_s_per_gpu", &TrainingRow::tokens_per_s_per_gpu},
+      {"precision", &TrainingRow::precision},
       {"notes", &TrainingRow::notes}};
   std::vector<std::string TrainingRow::*> columns;
   for (const std::string& h : header) {

@@ -23,6 +23,7 @@ namespace lockstep {
 struct TrainingRow {
   std::string source, model, params_B, gpu, gpus, tp, pp, dp, cp, ep, vp, seq_len, global_batch,
       tflops_per_gpu, mfu_pct, step_time_s, tokens_per_s_per_gpu, notes;
+  std::string precision;  // a column other tables may have; else read from source, gpu, notes
 };
 
 /// True when the header has the columns of a training table: model, gpu, and one of mfu_pct,
@@ -44,7 +45,8 @@ std::string model_key(const std::string& text);
 
 /// The global batch column in sequences, and the micro-batch it states ("2048 seqs (MBS 4)",
 /// "4M tokens", "1,024", "16777216 tokens (MBS 1)"); a bare number is sequences unless it is at
-/// least 65,536 and a multiple of `seq` (then tokens). InputError("global_batch") when unread.
+/// least 65,536 and a multiple of `seq` (then tokens), "4M" without a unit is tokens.
+/// InputError("global_batch") when unread.
 struct RowBatch {
   std::uint64_t sequences = 0;
   std::uint64_t micro_batch = 0;  // 0: not stated

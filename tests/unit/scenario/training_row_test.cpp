@@ -80,7 +80,9 @@ TEST(TrainingRow, BatchTextsGiveSequencesAndMicroBatch) {
       {"16M tokens", 8192, 2048, 0},
       {"2M tokens", 1000, 2000, 0},  // decimal is whole
       {"16,777,216 tokens; micro-batch 2", 8192, 2048, 2},
-      {"1536 sequences, mbs=1", 2048, 1536, 1}};
+      {"1536 sequences, mbs=1", 2048, 1536, 1},
+      {"4M", 4096, 1024, 0},        // suffixed, no unit, >= 65,536: tokens
+      {"1K seqs", 4096, 1024, 0}};  // sequences in 2^10
   for (const Case& c : cases) {
     const RowBatch b = read_row_batch(c.text, c.seq);
     EXPECT_EQ(b.sequences, c.sequences) << c.text;
@@ -204,7 +206,21 @@ TEST(TrainingRow, GpuCountAndDegreesFillEachOther) {
   r.dp = "12";
   EXPECT_EQ(field_of([&] { training_case(r); }), "gpus");  // not whole 8-GPU nodes
   r = nemo_175b_row();
-  r.tp = "four";
+  r.gpus = "16K";  // 16,384 (Llama 3's "16K H100")
+  r.dp = "512";
+  r.seq_len = "8k";
+  EXPECT_EQ(training_case(r).gpus, 16384u);
+  EXPECT_EQ(job_value(training_case(r), "seq"), "8192");
+  r = nemo_175b_row();
+  r.dp = "-";  // not stated: 128 / (4 x 8)
+  EXPECT_EQ(job_value(training_case(r), "dp"), "4");
+  r.gpu = "TPU v5p";
+  EXPECT_EQ(field_of([&] { training_case(r); }), "gpu");
+  r = nemo_175b_row();
+  r.precision = "BF16";  // the column wins over the source's "FP8"
+  EXPECT_EQ(job_value(training_case(r), "precision"), "(absent)");
+  r = nemo_175b_row();
+  r.tp = "~4";  // a number after other text is not read as one
   EXPECT_EQ(field_of([&] { training_case(r); }), "tp");
 }
 
