@@ -91,9 +91,11 @@ struct Figures {
 Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, const Options& o) {
   Figures fig;
   fig.in_file = rows.size();
+  std::string ignored;
+  for (const std::string& key : o.ignore) ignored += (ignored.empty() ? "" : ", ") + key;
   std::printf("== %s, engine %s%s ==\n", path.filename().c_str(), o.engine.c_str(),
-              o.ignore.empty() ? "" : " (what-if: some stated keys ignored)");
-  std::printf("%4s %-14s %-44s %7s %-32s %7s %7s\n", "line", "model", "configuration", "pub_mfu",
+              ignored.empty() ? "" : fmt::format(" (what-if: rows' {} ignored)", ignored).c_str());
+  std::printf("%4s %-14s %-54s %7s %-32s %7s %7s\n", "line", "model", "configuration", "pub_mfu",
               "published as", "pred", "err%");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::size_t line = i + 2;  // the header is line 1
@@ -105,7 +107,7 @@ Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, con
       const double pred = predict(c, o);
       const double err = (pred / c.published_mfu - 1) * 100;
       fig.errors.push_back(std::fabs(err));
-      std::printf("%4zu %-14s %-44s %6.1f%% %-32s %6.1f%% %+7.1f\n", line, c.model_text.c_str(),
+      std::printf("%4zu %-14s %-54s %6.1f%% %-32s %6.1f%% %+7.1f\n", line, c.model_text.c_str(),
                   describe(c).c_str(), c.published_mfu * 100, c.mfu_basis.c_str(), pred * 100, err);
     } catch (const InputError& e) {
       ++fig.reasons[e.field()];
