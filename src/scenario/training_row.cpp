@@ -48,6 +48,12 @@ double number_of(const std::string& text) {
   }
 }
 
+// A published figure: a number after "~", "about" or "approx." ("~40", "about 400") too.
+double figure_of(const std::string& text) {
+  static const std::regex approx(R"(^\s*(?:~|about|approx\.?|approximately|circa|ca\.)\s*)");
+  return number_of(std::regex_replace(lower(text), approx, ""));
+}
+
 // A whole-number column: 0 when not stated; "16K" (GPUs) and "8k" (tokens) are 2^10 multiples, as
 // those counts are; InputError naming the column otherwise.
 std::uint64_t count_of(const std::string& text, const char* field) {
@@ -99,10 +105,15 @@ std::string model_key(const std::string& text) {
     sz = m[1].str() + size_text(n);
     if (m[4].matched) sz += "a" + size_text(std::stod(m[4].str()));
   }
-  std::string family;
-  for (char ch : family_text)
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.') family += ch;
-  while (!family.empty() && family.back() == '.') family.pop_back();
+  auto letters = [](const std::string& t) {
+    std::string f;
+    for (char ch : t)
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.') f += ch;
+    while (!f.empty() && f.back() == '.') f.pop_back();
+    return f;
+  };
+  std::string family = letters(family_text);
+  if (family.empty() && !m.empty()) family = letters(m.suffix().str());  // "175B GPT-3"
   family = family_alias(family);
   return sz.empty() ? family : family + ":" + sz;
 }
@@ -287,11 +298,12 @@ TrainingCase training_case(const TrainingRow& row) {
 
   // The published figure, as MFU of the dense BF16 peak.
   const double peak_tflops = gpu.bf16_dense_flops / 1e12;
-  const double mfu = number_of(row.mfu_pct), tflops = number_of(row.tflops_per_gpu);
-  const double tps = number_of(row.tokens_per_s_per_gpu), step = number_of(row.step_time_s);
+  const double mfu = figure_of(row.mfu_pct), tflops = figure_of(row.tflops_per_gpu);
+  const double tps = figure_of(row.tokens_per_s_per_gpu), step = figure_of(row.step_time_s);
   const double flops_per_token = model.train_flops_per_token(seq_used);
   if (mfu > 0 && mfu <= 100) {
-    c.published_mfu = mfu / 100;
+    // A percentage below 1 is no training run's MFU: the column holds a fraction ("0.41").
+    c.published_mfu = mfu < 1 ? mfu : mfu / 100;
     c.mfu_basis = "mfu_pct";
   } else if (tflops > 0) {
     c.published_mfu = tflops / peak_tflops;

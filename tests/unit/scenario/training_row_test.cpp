@@ -43,6 +43,10 @@ TEST(TrainingRow, ModelNamesOfTheFileReduceToFamilyAndSize) {
       {"Mixtral 8x7B", "mixtral:8x7b"},
       {"Qwen3-30B-A3B", "qwen3:30ba3b"},
       {"DeepSeek-V3", "deepseekv3"},
+      {"175B GPT-3", "gpt:175b"},
+      {"Kimi K2", "kimik2"},
+      {"GPT-OSS 120B", "gptoss:120b"},
+      {"Nemotron-4-340B", "nemotron:340b"},
       {"gpt3-175b", "gpt:175b"},
       {"llama3-405b", "llama3:405b"},
       {"mixtral-8x7b", "mixtral:8x7b"}};
@@ -172,6 +176,11 @@ TEST(TrainingRow, MegatronRowsStateMfuButNotTpAndPp) {
   EXPECT_EQ(c.preset.system, "dgx-a100");
   EXPECT_EQ(c.preset.nodes, 8u);
   EXPECT_DOUBLE_EQ(c.published_mfu, 0.514);
+  r.mfu_pct = "~51.4%";
+  EXPECT_DOUBLE_EQ(training_case(r).published_mfu, 0.514);
+  r.mfu_pct = "0.514";  // a fraction, not 0.514 %
+  EXPECT_DOUBLE_EQ(training_case(r).published_mfu, 0.514);
+  r.mfu_pct = "51.4";
   EXPECT_EQ(c.mfu_basis, "mfu_pct");
   EXPECT_EQ(job_value(c, "precision"), "(absent)");  // BF16
   EXPECT_EQ(job_value(c, "hbm"), "(absent)");        // the catalog's A100 has 80 GB
