@@ -113,6 +113,10 @@ Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, con
       ++fig.reasons[e.field()];
       std::printf("%4zu %-14s not expressible: %s\n", line, rows[i].model.c_str(), e.what());
       if (stage == "job") std::printf("     %-14s %s\n", "", describe(c).c_str());
+    } catch (const std::exception& e) {
+      // Not the input's fault: a defect of lockstep, counted apart so that it is seen.
+      ++fig.reasons["internal error"];
+      std::printf("%4zu %-14s internal error: %s\n", line, rows[i].model.c_str(), e.what());
     }
     if (o.commands && stage == "job") std::printf("     %s\n", c.command().c_str());
   }

@@ -375,6 +375,10 @@ std::vector<TrainingRow> read_training_csv(std::istream& in, const std::string& 
   while (std::getline(in, line)) {
     if (trim(line).empty()) continue;
     const std::vector<std::string> cells = split_csv_line(line);
+    // ",,,,": a spreadsheet's empty line, not a row.
+    if (std::all_of(cells.begin(), cells.end(),
+                    [](const std::string& c) { return trim(c).empty(); }))
+      continue;
     TrainingRow r;
     for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i)
       if (columns[i]) r.*columns[i] = cells[i];

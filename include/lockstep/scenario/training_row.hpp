@@ -29,7 +29,8 @@ struct TrainingRow {
 /// True when the header has the columns of a training table: model, gpu, and one of mfu_pct,
 /// tflops_per_gpu, tokens_per_s_per_gpu, step_time_s.
 bool has_training_columns(const std::vector<std::string>& header);
-/// Every non-empty data line of such a CSV; InputError("csv") when the header lacks the columns.
+/// Every data line of such a CSV with a cell that is not blank; InputError("csv") when the header
+/// lacks the columns.
 std::vector<TrainingRow> read_training_csv(std::istream& in, const std::string& name);
 
 /// The model preset a model name names: "GPT3-175B", "GPT 175B", "Llama 3.1 405B" and

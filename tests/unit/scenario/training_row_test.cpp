@@ -256,7 +256,7 @@ TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"
       "tflops_per_gpu,mfu_pct,step_time_s,tokens_per_s_per_gpu,notes\n"
       "\"NeMo (DGX-H100, FP8)\",LLAMA2-7B,7,H100-SXM (DGX H100),8,1,1,8,1,,1,4096,128 seqs (MBS "
-      "1),776,,3.89,16847,\"quoted tokens/s/GPU, derived step\"\n\n");
+      "1),776,,3.89,16847,\"quoted tokens/s/GPU, derived step\"\n\n, ,,\n");
   const std::vector<TrainingRow> rows = read_training_csv(in, "t.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].source, "NeMo (DGX-H100, FP8)");
