@@ -19,7 +19,7 @@ esac
 "$root/scripts/install-deps.sh" --bench
 "$root/scripts/build.sh" release lockstep bench_calibration bench_topology_scale \
   bench_flow_allreduce bench_flow_nvls_tree bench_flow_cases bench_packet_permutation \
-  bench_collective_memory bench_train_405b bench_analytical_scale bench_zoo
+  bench_collective_memory bench_train_405b bench_analytical_scale bench_zoo bench_training
 bin=$root/build/release
 out=$bin/bench-out
 mkdir -p "$out"
@@ -46,6 +46,13 @@ calibration_figure() {  # rows N of M  median |error| X%  p90 |error| P%  max |e
   figure '/^rows [0-9]+ of [0-9]+ +median/ {
     printf "median busbw error %s, p90 %s, worst %s, %s of %s rows over 25%%", $7, $10, $13, $17, $2 }' "$1.txt"
   figure '{ printf " (%.1f s wall)", $1 }' "$1.time"
+}
+training_figure() {  # rows expressible N of M  median |error| X%  p90 ...  rows over 25%: Z
+  figure '/^rows expressible/ {
+      printf "%s of %s rows expressible", $3, $5
+      if (NF > 5) printf ", median MFU error %s, p90 %s, %s over 25%%", $8, $11, $NF }
+    /^not expressible by reason:/ { sub(/^not expressible by reason: */, ""); sub(/;$/, "")
+      printf "; not expressible: %s", $0 }' "$1.txt"
 }
 topology_figure() {  # Google Benchmark's line: name, time, unit, CPU, unit, iterations, counters
   figure '$1 == "BM_RailOptimized/graph/sus:512" {
@@ -137,6 +144,9 @@ more="bench/bench_calibration --csv nccl_tests_public_more.csv"
 row cal.more "NCCL accuracy vs \`../shared/calibration/nccl_tests_public_more.csv\` (other clusters)" \
   calibration_figure "$more" "$more"
 row cal.more.flow "the same rows on the flow engine" calibration_figure "$more --engine flow" ""
+row training "MFU accuracy vs \`../shared/calibration/training_public.csv\` (how rows are read: docs/training-calibration.md)" \
+  training_figure "bench/bench_training --csv training_public.csv" \
+  "bench/bench_training --csv training_public.csv"
 row topology "131,072-GPU rail-optimised 3-tier fabric: graph + BOM" topology_figure \
   bench/bench_topology_scale bench/bench_topology_scale
 ar=bench/bench_flow_allreduce

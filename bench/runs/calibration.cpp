@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../error_stats.hpp"
 #include "../process_usage.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/sweep.hpp"
@@ -32,6 +33,9 @@
 namespace {
 
 using namespace lockstep;
+using bench::median;
+using bench::over_25;
+using bench::p90;
 namespace fs = std::filesystem;
 
 fs::path calibration_dir() {
@@ -62,22 +66,6 @@ struct Figures {
   double slowest_cpu_s = 0, peak_mib = 0;  // the row of most CPU time; the largest row peak
   std::string slowest;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size();
-  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-}
-// Nearest rank: the smallest error at least 90% of the rows do not exceed.
-double p90(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
-  return v[std::max<std::size_t>(rank, 1) - 1];
-}
-std::size_t over_25(const std::vector<double>& v) {
-  return static_cast<std::size_t>(
-      std::count_if(v.begin(), v.end(), [](double e) { return e > 25; }));
-}
 
 std::string cluster_name(const PresetCluster& c) {
   return fmt::format("{}x{} {}x{}G {}", c.nodes, c.system.name, c.nics_per_node,

@@ -20,4 +20,16 @@ std::string error_of(F f) {
   return "";
 }
 
+// Runs `f`, expects an InputError, returns the field it names.
+template <typename F>
+std::string field_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
 }  // namespace lockstep
