@@ -56,7 +56,49 @@ ModelSpec llama3(std::string name, std::uint32_t layers, std::uint64_t hidden, s
   return dense(std::move(name), layers, hidden, ffn, heads, 8, 128256, 8192);
 }
 
-// DeepSeek-V3's layout (config.json of deepseek-ai/DeepSeek-V3): hidden 7168,
+// Megatron-LM's GPT family: Narayanan et al. 2021 (arXiv:2104.04473), Table 1 (heads, hidden,
+// layers; vocab 51200, sequence 2048), and Korthikanti et al. 2022 (arXiv:2205.05198), Table 3,
+// for the 22B model of Megatron-LM's README (64 heads, hidden 6144, 48 layers).
+ModelSpec megatron(std::string name, std::uint32_t layers, std::uint64_t hidden,
+                   std::uint32_t heads) {
+  return gpt(std::move(name), layers, hidden, heads, 51200);
+}
+
+// Nemotron-4: squared-ReLU MLP of 4 x hidden (2 matrices), GQA with 8 KV heads, vocab 256000,
+// untied embeddings, sequence 4096.
+ModelSpec nemotron4(std::string name, std::uint32_t layers, std::uint64_t hidden,
+                    std::uint32_t heads) {
+  ModelSpec m = dense(std::move(name), layers, hidden, 4 * hidden, heads, 8, 256000, 4096);
+  m.gated_mlp = false;
+  return m;
+}
+
+// Qwen3 MoE (config.json of Qwen/Qwen3-30B-A3B and Qwen/Qwen3-235B-A22B; Qwen3 Technical
+// Report, arXiv:2505.09388, Table 2): 128 experts, 8 active, no shared expert, every layer MoE,
+// 4 KV heads of 128, vocab 151936, untied; pre-training stages 1-2 at 4096 tokens.
+ModelSpec qwen3(std::string name, std::uint32_t layers, std::uint64_t hidden, std::uint32_t heads,
+                std::uint64_t expert_ffn) {
+  ModelSpec m = moe(dense(std::move(name), layers, hidden, expert_ffn, heads, 4, 151936, 4096), 128,
+                    8, expert_ffn);
+  m.head_dim = 128;
+  return m;
+}
+
+// GPT-OSS (OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card", arXiv:2508.10925, and config.json of
+// openai/gpt-oss-{20b,120b}): hidden 2880, 64 query heads and 8 KV heads of 64, SwiGLU experts
+// of 2880, top-4, vocab 201088 (o200k_harmony), untied; attention alternates a 128-token band
+// with full attention (layer_types: sliding first). Biases and attention sinks (~0.1% of the
+// weights) are left out.
+ModelSpec gpt_oss(std::string name, std::uint32_t layers, std::uint32_t experts) {
+  ModelSpec m =
+      moe(dense(std::move(name), layers, 2880, 2880, 64, 8, 201088, 4096), experts, 4, 2880);
+  m.head_dim = 64;
+  m.sliding_window = 128;
+  m.global_every = 2;
+  return m;
+}
+
+// DeepSeek-V3's layout, shared by Kimi K2 (config.json model_type deepseek_v3): hidden 7168,
 // MLA with query rank 1536, KV rank 512, heads of 128 + 64 rotary, values of 128; routed experts
 // of 2048 with one shared expert, 8 active; dense layers' FFN 18432; sequence 4096.
 ModelSpec deepseek(std::string name, std::uint32_t heads, std::uint32_t experts,
@@ -75,20 +117,77 @@ ModelSpec deepseek(std::string name, std::uint32_t heads, std::uint32_t experts,
 
 const std::map<std::string, std::function<ModelSpec()>>& presets() {
   static const std::map<std::string, std::function<ModelSpec()>> table = {
+      // Llama 2: Touvron et al. 2023 (arXiv:2307.09288), and config.json of
+      // meta-llama/Llama-2-{7b,13b,70b}-hf: vocab 32000, sequence 4096, GQA (8 KV heads) only
+      // in 70B.
+      {"llama2-7b", [] { return dense("llama2-7b", 32, 4096, 11008, 32, 32, 32000, 4096); }},
+      {"llama2-13b", [] { return dense("llama2-13b", 40, 5120, 13824, 40, 40, 32000, 4096); }},
+      {"llama2-70b", [] { return dense("llama2-70b", 80, 8192, 28672, 64, 8, 32000, 4096); }},
       {"llama3-8b", [] { return llama3("llama3-8b", 32, 4096, 14336, 32); }},
       {"llama3-70b", [] { return llama3("llama3-70b", 80, 8192, 28672, 64); }},
       {"llama3-405b", [] { return llama3("llama3-405b", 126, 16384, 53248, 128); }},
+      {"llama3.1-8b", [] { return llama3("llama3.1-8b", 32, 4096, 14336, 32); }},
+      {"llama3.1-70b", [] { return llama3("llama3.1-70b", 80, 8192, 28672, 64); }},
+      {"llama3.1-405b", [] { return llama3("llama3.1-405b", 126, 16384, 53248, 128); }},
       // GPT-3 175B: Brown et al. 2020 (arXiv:2005.14165) Table 2.1: 96 layers, d_model 12288,
       // 96 heads of 128, d_ff = 4 d_model, context 2048; GPT-2 BPE vocabulary of 50257.
       {"gpt3-175b", [] { return gpt("gpt3-175b", 96, 12288, 96, 50257); }},
+      // NeMo's GPT-3 5B and 20B (NeMo 2 GPTConfig5B / GPTConfig20B, the sizes of NeMo's
+      // performance tables): 24 layers x 4096 x 32 heads; 44 layers x 6144 x 48 heads.
+      {"gpt3-5b", [] { return gpt("gpt3-5b", 24, 4096, 32, 50257); }},
+      {"gpt3-20b", [] { return gpt("gpt3-20b", 44, 6144, 48, 50257); }},
+      {"megatron-gpt-1.7b", [] { return megatron("megatron-gpt-1.7b", 24, 2304, 24); }},
+      {"megatron-gpt-3.6b", [] { return megatron("megatron-gpt-3.6b", 30, 3072, 32); }},
+      {"megatron-gpt-7.5b", [] { return megatron("megatron-gpt-7.5b", 36, 4096, 32); }},
+      {"megatron-gpt-18b", [] { return megatron("megatron-gpt-18b", 40, 6144, 48); }},
+      {"megatron-gpt-22b", [] { return megatron("megatron-gpt-22b", 48, 6144, 64); }},
+      {"megatron-gpt-39b", [] { return megatron("megatron-gpt-39b", 48, 8192, 64); }},
+      {"megatron-gpt-76b", [] { return megatron("megatron-gpt-76b", 60, 10240, 80); }},
+      {"megatron-gpt-145b", [] { return megatron("megatron-gpt-145b", 80, 12288, 96); }},
+      {"megatron-gpt-310b", [] { return megatron("megatron-gpt-310b", 96, 16384, 128); }},
+      {"megatron-gpt-530b", [] { return megatron("megatron-gpt-530b", 105, 20480, 128); }},
+      {"megatron-gpt-1t", [] { return megatron("megatron-gpt-1t", 128, 25600, 160); }},
+      // Nemotron-4 15B: Parmar et al. 2024 (arXiv:2402.16819), Table 1: 32 layers, hidden 6144,
+      // 48 heads. Nemotron-4 340B: NVIDIA 2024 (arXiv:2406.11704), Table 1, and config of
+      // nvidia/Nemotron-4-340B-Base: 96 layers, hidden 18432, 96 heads.
+      {"nemotron4-15b", [] { return nemotron4("nemotron4-15b", 32, 6144, 48); }},
+      // Nemotron-3 8B and NeMo's "Nemotron 22B" (NeMo 2 Nemotron3Config8B / Nemotron3Config22B,
+      // the models of NeMo's performance tables): Nemotron-4's layout with multi-head attention
+      // (no query groups); 32 layers x 4096 x 32 heads, 40 layers x 6144 x 48 heads. Their
+      // names round: 8.5B and 21.3B parameters with the untied 256000-token vocabulary.
+      {"nemotron3-8b",
+       [] {
+         ModelSpec m = nemotron4("nemotron3-8b", 32, 4096, 32);
+         m.kv_heads = 32;
+         return m;
+       }},
+      {"nemotron3-22b",
+       [] {
+         ModelSpec m = nemotron4("nemotron3-22b", 40, 6144, 48);
+         m.kv_heads = 48;
+         return m;
+       }},
+      {"nemotron4-340b", [] { return nemotron4("nemotron4-340b", 96, 18432, 96); }},
       // Mixtral 8x7B: Jiang et al. 2024 (arXiv:2401.04088) Table 1: 32 layers, dim 4096,
       // hidden_dim 14336, 32 heads, 8 KV heads, vocab 32000, 8 experts, top-2, context 32768.
       {"mixtral-8x7b",
        [] { return moe(dense("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 32768), 8, 2, 0); }},
+      // Mixtral 8x22B: config.json of mistralai/Mixtral-8x22B-v0.1: 56 layers, hidden 6144,
+      // intermediate 16384, 48 heads, 8 KV heads, vocab 32768, context 65536; 8 experts, top-2.
+      {"mixtral-8x22b",
+       [] { return moe(dense("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, 65536), 8, 2, 0); }},
+      {"qwen3-30b-a3b", [] { return qwen3("qwen3-30b-a3b", 48, 2048, 32, 768); }},
+      {"qwen3-235b-a22b", [] { return qwen3("qwen3-235b-a22b", 94, 4096, 64, 1536); }},
+      {"gpt-oss-20b", [] { return gpt_oss("gpt-oss-20b", 24, 32); }},
+      {"gpt-oss-120b", [] { return gpt_oss("gpt-oss-120b", 36, 128); }},
       // DeepSeek-V3: DeepSeek-AI 2024 (arXiv:2412.19437) section 4.2: 61 layers, 128 heads,
       // 256 routed experts, first 3 layers dense, vocab 129280. Totals: 671B parameters, 37B
       // activated per token (the multi-token-prediction module is not part of the model here).
       {"deepseek-v3", [] { return deepseek("deepseek-v3", 128, 256, 3, 129280); }},
+      // Kimi K2: Kimi Team 2025 (arXiv:2507.20534), Table 2 against DeepSeek-V3, and config.json
+      // of moonshotai/Kimi-K2-Base: 64 heads, 384 experts, first layer dense, vocab 163840.
+      // Totals: 1.04T parameters, 32.6B activated.
+      {"kimi-k2", [] { return deepseek("kimi-k2", 64, 384, 1, 163840); }},
   };
   return table;
 }
