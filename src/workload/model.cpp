@@ -372,8 +372,11 @@ ModelSpec parse_model_map(const ArgNode& node) {
   u32("layers", m.layers, 1);
   u64("hidden", m.hidden, 1);
   u64("ffn", m.ffn, 1);
+  // Multi-head attention (a custom model, or a preset without query groups) stays so when only
+  // the head count changes.
+  const bool mha = m.kv_heads == 0 || m.kv_heads == m.heads;
   u32("heads", m.heads, 1);
-  if (m.kv_heads == 0) m.kv_heads = m.heads;  // multi-head attention unless told otherwise
+  if (mha) m.kv_heads = m.heads;
   u32("kv_heads", m.kv_heads, 1);
   u32("head_dim", m.head_dim, 0);
   u64("vocab", m.vocab, 1);

@@ -82,6 +82,13 @@ TEST(ModelParse, PresetWithOverrides) {
   EXPECT_EQ(m.total_params(), 3'812'622'336ULL);
 }
 
+TEST(ModelParse, MultiHeadAttentionFollowsTheHeadCount) {
+  // GPT-3 has 96 KV heads for 96 heads: 64 heads make 64 KV heads, not a 96-group error.
+  EXPECT_EQ(parse("preset: gpt3-175b\nheads: 64\n").kv_heads, 64U);
+  // Llama 3 70B's 8 query groups stay 8.
+  EXPECT_EQ(parse("preset: llama3-70b\nheads: 32\n").kv_heads, 8U);
+}
+
 TEST(ModelParse, UnknownKeyIsRefusedWithItsLocationAndTheAcceptedKeys) {
   const std::string what = error_of("preset: llama3-8b\nlayerz: 2\n");
   EXPECT_NE(what.find("m.yaml:2:9"), std::string::npos) << what;
