@@ -138,7 +138,12 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   line(fmt::format("  waiting (no PP)  {:>14}  {}", ms(b.imbalance), pct(b.imbalance, T)));
   line(fmt::format("  straggler wait   {:>14}  (mean per GPU per noisy iteration)",
                    ms(b.straggler)));
-  line(fmt::format("MFU                {:.1f}%", 100 * r.mfu));
+  // MFU stays BF16-equivalent whatever the GEMMs ran in (model FLOPs / BF16 dense peak).
+  const std::string of_bf16 =
+      c.precision == Precision::Bf16
+          ? ""
+          : fmt::format(" (of the BF16 peak; weight GEMMs in {})", to_string(c.precision));
+  line(fmt::format("MFU                {:.1f}%{}", 100 * r.mfu, of_bf16));
   line(fmt::format("throughput         {:.0f} tokens/s", r.tokens_per_second));
   line(fmt::format("per step           {:.4f} GPU-hours, ${:.2f} at ${:.2f}/GPU-hour",
                    r.gpu_hours_per_step, r.cost_per_step_usd, c.gpu_hour_usd));

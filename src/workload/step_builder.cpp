@@ -49,10 +49,13 @@ void Builder::compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole r
 void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd) {
   const auto& rs = stage_ranks_[s];
   const ModelSpec& m = c_.model;
-  // Split a layer's kernel time between attention and MLP in proportion to their FLOPs.
-  const double attn = 2.0 * static_cast<double>(m.attention_params_per_layer()) +
-                      m.attention_score_flops_per_token(layer, c_.sequence_length());
-  const double total = m.layer_forward_flops_per_token(layer, c_.sequence_length());
+  // Split a layer's kernel time between attention and MLP in proportion to their FLOPs, the
+  // weight GEMMs' scaled down by their speed-up over BF16 (precision fp8 / fp4).
+  const double core = m.attention_score_flops_per_token(layer, c_.sequence_length());
+  const double flops = m.layer_forward_flops_per_token(layer, c_.sequence_length());
+  const double attn =
+      2.0 * static_cast<double>(m.attention_params_per_layer()) / plan_.gemm_speedup + core;
+  const double total = flops - (flops - core) * (1.0 - 1.0 / plan_.gemm_speedup);
   const Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
   const Time attn_time = whole.scaled(attn / total);
   const Time mlp_time = whole - attn_time;

@@ -85,7 +85,7 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
   return order;
 }
 
-StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
+StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_peak_flops) {
   const ModelSpec& m = c.model;
   const ParallelConfig& p = c.par;
   StepPlan plan;
@@ -108,13 +108,18 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
   plan.achieved_flops = peak_flops * c.efficiency;
   const double tokens = static_cast<double>(plan.tokens_per_micro);
   const double rate = plan.achieved_flops * p.tp;  // a TP group's FLOP/s on one micro-batch
+  // The weight GEMMs run at the precision's peak, the attention core at BF16's (Transformer
+  // Engine's FP8 recipe: only the linear layers take FP8; docs/training.md).
+  plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
+  const double saved = 1.0 - 1.0 / plan.gemm_speedup;  // of the GEMMs' BF16 time (0 at BF16)
 
   // Backward is twice the forward; full recomputation reruns the forward, selective only the
   // attention core's score and value products (Korthikanti et al. 2022, section 5).
-  const double core =
-      4.0 * static_cast<double>(seq) * m.heads * static_cast<double>(m.head_size()) * tokens / rate;
   for (std::uint32_t l = 0; l < m.layers; ++l) {
-    const double fwd = m.layer_forward_flops_per_token(l, seq) * tokens / rate;
+    const double core_flops = m.attention_score_flops_per_token(l, seq) * tokens;
+    const double core = core_flops / rate;
+    const double flops = m.layer_forward_flops_per_token(l, seq) * tokens;
+    const double fwd = (flops - (flops - core_flops) * saved) / rate;
     plan.forward.push_back(Time::s(fwd));
     const double redo = c.recompute == Recompute::Full        ? fwd
                         : c.recompute == Recompute::Selective ? core

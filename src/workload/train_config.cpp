@@ -53,6 +53,18 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::Bf16:
+      return "bf16";
+    case Precision::Fp8:
+      return "fp8";
+    case Precision::Fp4:
+      return "fp4";
+  }
+  return "?";
+}
+
 bool TrainConfig::noisy() const {
   return !ComputeNoise(jitter, faults).empty() || link_jitter > 0 || !faults.empty();
 }
@@ -116,6 +128,12 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.recompute = v == "selective"             ? Recompute::Selective
                   : v == "full" || v == "true" ? Recompute::Full
                                                : Recompute::None;
+  }
+  if (const ArgNode* pr = job.find("precision")) {
+    const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});
+    c.precision = v == "fp8" ? Precision::Fp8 : v == "fp4" ? Precision::Fp4 : Precision::Bf16;
+    c.precision_field = pr->path();
+    c.precision_where = pr->where();
   }
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);

@@ -354,6 +354,22 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   return trial;
 }
 
+// The weight GEMMs' peak over the BF16 peak at the job's precision, from the datasheet figures
+// (a peak_tflops override keeps the GPU's ratio); a format the GPU lacks is an input error.
+double gemm_speedup(const GpuSpec& gpu, const TrainConfig& c) {
+  if (c.precision == Precision::Bf16) return 1.0;
+  const double dense = c.precision == Precision::Fp8 ? gpu.fp8_dense_flops : gpu.fp4_dense_flops;
+  if (dense <= 0) {
+    throw InputError(c.precision_field,
+                     fmt::format("the {} ({}) has no dense {} tensor-core peak in its datasheet "
+                                 "(use bf16{})",
+                                 gpu.display, gpu.name, to_string(c.precision),
+                                 gpu.fp8_dense_flops > 0 ? " or fp8" : ""),
+                     c.precision_where);
+  }
+  return dense / gpu.bf16_dense_flops;
+}
+
 }  // namespace
 
 TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
@@ -363,7 +379,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const GpuSpec& gpu = gpu_spec(topo.traits().gpu, "gpu");
   const double peak = c.peak_flops > 0 ? c.peak_flops : gpu.bf16_dense_flops;
   r.hbm = c.hbm.count() ? c.hbm : gpu.hbm;
-  const StepPlan plan = make_step_plan(c, peak);
+  const StepPlan plan = make_step_plan(c, peak, peak * gemm_speedup(gpu, c));
   check_memory(plan, r.hbm, c);
   r.memory = plan.memory;
 

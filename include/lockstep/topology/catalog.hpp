@@ -36,6 +36,10 @@ struct GpuSpec {
   double price_usd;              // approximate street price
   std::string default_scale_up;  // scale-up catalog name used when the scenario does not say
   std::uint32_t default_gpus_per_node;
+  // Peak dense FP8 and FP4 tensor FLOP/s (no sparsity); 0: the datasheet gives none (A100 has
+  // no FP8 tensor cores, Hopper and CDNA 3 no FP4).
+  double fp8_dense_flops = 0;
+  double fp4_dense_flops = 0;
 };
 
 struct NicSpec {

@@ -57,7 +57,8 @@ struct StepPlan {
   std::vector<std::uint32_t> chunk_first_layer;
   std::uint64_t micro_batches = 1;
   std::uint64_t tokens_per_micro = 0;  // sequences x seq of one micro-batch
-  double achieved_flops = 0;           // per GPU: peak x efficiency
+  double achieved_flops = 0;           // per GPU: BF16 peak x efficiency
+  double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
   std::vector<Time> forward;           // per layer, one TP rank's kernel time per micro-batch
   std::vector<Time> backward;          // per layer (2x forward, +1x with recomputation)
   Time head_forward, head_backward;    // output layer and loss on the last stage
@@ -86,8 +87,10 @@ struct StepPlan {
   }
 };
 
-/// Derives the plan; `peak_flops` is the GPU's peak dense BF16 FLOP/s.
-StepPlan make_step_plan(const TrainConfig& config, double peak_flops);
+/// Derives the plan; `peak_flops` is the GPU's peak dense BF16 FLOP/s, `gemm_peak_flops` the
+/// peak of the layers' weight GEMMs at the config's precision (0: the BF16 peak). The attention
+/// core and the output layer run at the BF16 peak.
+StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops = 0);
 
 /// InputError("memory", ...) when the plan's memory exceeds `hbm`, saying by how much and what
 /// to try; does nothing when it fits.

@@ -25,6 +25,11 @@ enum class ZeroStage : std::uint8_t { None = 0, Optimizer = 1, Gradients = 2, Pa
 /// Full keeps each layer's input only and reruns the layer's whole forward pass.
 enum class Recompute : std::uint8_t { None, Selective, Full };
 
+/// The number format of the layers' weight GEMMs (QKV, output projection, MLP, experts), as
+/// Transformer Engine's FP8 / NVFP4 recipes run them; attention's score and value products, the
+/// output layer and everything else stay BF16 (docs/training.md).
+enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
+
 struct ParallelConfig {
   std::uint32_t tp = 1;           // tensor parallel degree
   std::uint32_t pp = 1;           // pipeline stages
@@ -53,6 +58,7 @@ struct TrainConfig {
   double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
   Bytes hbm;              // per GPU; 0: from the hardware catalog
   Recompute recompute = Recompute::None;
+  Precision precision = Precision::Bf16;
   Bytes bucket = Bytes(0);  // data-parallel gradient bucket; 0: 40M parameters' worth
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
   std::vector<JitterSpec> jitter;
@@ -70,6 +76,9 @@ struct TrainConfig {
   // an iteration past Time's range (docs/units.md).
   std::string global_batch_field = "global_batch", peak_tflops_field = "peak_tflops";
   SourceLocation global_batch_where, peak_tflops_where;
+  // Where precision came from, for the error of a GPU without that format.
+  std::string precision_field = "precision";
+  SourceLocation precision_where;
 
   std::uint64_t sequence_length() const { return seq ? seq : model.seq; }
   std::uint64_t micro_batches() const { return global_batch / (micro_batch * par.dp); }
@@ -87,5 +96,6 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
 
 const char* to_string(ZeroStage z);
 const char* to_string(Recompute r);
+const char* to_string(Precision p);
 
 }  // namespace lockstep
