@@ -31,6 +31,7 @@ struct TrainFlags {
 const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"model", "llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b | deepseek-v3"},
     {"tp", "tensor-parallel degree"},
+    {"cp", "context-parallel degree (ring attention; world = tp x cp x pp x dp)"},
     {"pp", "pipeline stages"},
     {"dp", "data-parallel replicas"},
     {"ep", "expert-parallel degree (MoE; divides dp)"},
