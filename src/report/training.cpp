@@ -100,6 +100,7 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
                 p.sequence_parallel,
                 static_cast<std::uint32_t>(p.zero),
                 p.fsdp};
+  t.parallel.cp = p.cp;
   t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
              config.sequence_length(), r.tokens_per_iteration};
   t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
