@@ -15,6 +15,7 @@
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/scenario/scenario.hpp"
+#include "lockstep/workload/model.hpp"
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::cli {
@@ -29,7 +30,9 @@ struct TrainFlags {
 };
 
 const std::vector<std::pair<std::string, std::string>> kJobFlags = {
-    {"model", "llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b | deepseek-v3"},
+    {"model", fmt::format("a preset ({}) or key=value fields: preset=llama3-8b,layers=8 "
+                          "(docs/scenario-job.md)",
+                          fmt::join(model_preset_names(), ", "))},
     {"tp", "tensor-parallel degree"},
     {"cp", "context-parallel degree (ring attention; world = tp x cp x pp x dp)"},
     {"pp", "pipeline stages"},

@@ -67,10 +67,14 @@ std::uint64_t count_of(const std::string& text, const char* field) {
   return static_cast<std::uint64_t>(v);
 }
 
-// "gpt" for "gpt3", "llama3" for "llama3.1", "nemotron" for "nemotron4": one family, one key.
+// "gpt" for "gpt3", "llama3" for "llama3.1", "nemotron" for "nemotron3" and "nemotron4" (NeMo's
+// tables write "Nemotron-8B" for Nemotron-3 8B and "Nemotron-340B" for Nemotron-4 340B): one
+// family, one key.
 std::string family_alias(std::string f) {
-  static const std::map<std::string, std::string> aliases = {
-      {"gpt3", "gpt"}, {"llama3.1", "llama3"}, {"nemotron4", "nemotron"}};
+  static const std::map<std::string, std::string> aliases = {{"gpt3", "gpt"},
+                                                             {"llama3.1", "llama3"},
+                                                             {"nemotron3", "nemotron"},
+                                                             {"nemotron4", "nemotron"}};
   const auto it = aliases.find(f);
   return it == aliases.end() ? f : it->second;
 }

@@ -50,9 +50,8 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   const auto& rs = stage_ranks_[s];
   const ModelSpec& m = c_.model;
   // Split a layer's kernel time between attention and MLP in proportion to their FLOPs.
-  const double seq = static_cast<double>(c_.sequence_length());
   const double attn = 2.0 * static_cast<double>(m.attention_params_per_layer()) +
-                      4.0 * seq * m.heads * static_cast<double>(m.head_size());
+                      m.attention_score_flops_per_token(layer, c_.sequence_length());
   const double total = m.layer_forward_flops_per_token(layer, c_.sequence_length());
   const Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
   const Time attn_time = whole.scaled(attn / total);
@@ -81,8 +80,8 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
       // Ring attention: the projections, then the score and value products block by block;
       // the KV ring's cp - 1 steps run beside the first cp - 1 blocks, the last block waits
       // for the ring's end (NVIDIA Megatron Core docs, "context parallelism").
-      const double core_flops = 4.0 * seq * m.heads * static_cast<double>(m.head_size());
-      const Time core = attn_time.scaled(core_flops / attn);
+      const Time core =
+          attn_time.scaled(m.attention_score_flops_per_token(layer, c_.sequence_length()) / attn);
       const Time last = core.scaled(1.0 / p_.cp);
       compute(rs, attn_time - core, role, layer, mb, side);
       cp_ring(s, layer, mb, fwd);

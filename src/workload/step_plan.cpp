@@ -124,7 +124,6 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
                                                               : 0.0;
     plan.backward.push_back(Time::s(2.0 * fwd + redo));
   }
-  plan.attention_core = Time::s(core);
   const double head = m.head_forward_flops_per_token() * tokens / rate;
   plan.head_forward = Time::s(head);
   plan.head_backward = Time::s(2.0 * head);
@@ -133,13 +132,15 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops) {
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));
   plan.pp_bytes = Bytes(static_cast<std::uint64_t>(act / p.tp));
   plan.ep_bytes = Bytes(static_cast<std::uint64_t>(act * std::max(1u, m.top_k) / p.tp));
-  // K and V (2 tensors) of the rank's tokens, of the KV heads of its TP rank: Megatron
-  // replicates a KV head over TP ranks when tp exceeds the KV heads, so at least one.
+  // K and V of the rank's tokens, of the KV heads of its TP rank (Megatron replicates a KV head
+  // over TP ranks when tp exceeds the KV heads, so at least one): 2 x head_dim per head, or
+  // with MLA the decompressed key (qk_head_size) and value (v_head_size) heads.
   const std::uint64_t kv = m.kv_heads ? m.kv_heads : m.heads;
   const std::uint64_t kv_per_rank = (kv + p.tp - 1) / p.tp;
-  plan.cp_block_bytes = Bytes(p.cp > 1 ? 2 * plan.tokens_per_rank * kv_per_rank * m.head_size() *
-                                             static_cast<std::uint64_t>(kBf16)
-                                       : 0);
+  plan.cp_block_bytes =
+      Bytes(p.cp > 1 ? plan.tokens_per_rank * kv_per_rank * (m.qk_head_size() + m.v_head_size()) *
+                           static_cast<std::uint64_t>(kBf16)
+                     : 0);
 
   // Gradient bytes per layer and rank; the embedding counts with the first layer, the output
   // layer with the last (that is when their gradients are complete).

@@ -207,6 +207,16 @@ lockstep_bad_flags(train.comm_past_time_range
   "^lockstep: error: cluster: one iteration's communication would take longer than lockstep's time range"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
   --nic-speed 2Mbps --fault degraded-link:a=nic0,b=leaf0,x=0.01)
+# The model map refuses unknown keys, in a scenario and in --model's key=value form.
+lockstep_bad_flags(train.model_unknown_key
+  "train_model_unknown_key.yaml:6:38: job.model.layerz: unknown model key 'layerz' \\(accepted: preset, name, layers,"
+  train ${LOCKSTEP_CLI_DIR}/train_model_unknown_key.yaml)
+lockstep_bad_flags(train.model_flag_unknown_key
+  "^lockstep: error: --model.layerz: unknown model key 'layerz' \\(accepted: preset, name, layers,"
+  train --system hgx-h100 --nodes 1 --model preset=llama3-8b,layerz=2 --tp 8 --global-batch 8)
+lockstep_good(train.model_flag_overrides "llama3-8b on 8 GPUs"
+  train --system hgx-h100 --nodes 1 --model preset=llama3-8b,layers=2 --tp 8 --global-batch 8
+  --engine analytical)
 # 16 GPUs x 948,844 s of kernels pass Time's range as a sum although each GPU's share fits: the
 # breakdown's mean is taken in 128 bits (it printed "inf ms").
 lockstep_good(train.breakdown_mean_past_range "^  compute +948844175\\.032 ms +100\\.0%"

@@ -28,12 +28,29 @@ struct ModelSpec {
   std::uint32_t shared_experts = 0;  // always-active experts (DeepSeek)
   std::uint64_t expert_ffn = 0;      // inner size of one expert (0: ffn)
   std::uint32_t dense_layers = 0;    // leading layers that stay dense in an MoE model
-  // Attention parameters per layer when they do not follow the GQA formula (DeepSeek's MLA);
-  // 0 means hidden * head_dim * (2 * heads + 2 * kv_heads).
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2), on when kv_lora_rank > 0, named as in
+  // their config.json: queries and keys/values pass through low-rank projections; head_dim is
+  // then the query/key part without rotary embedding (qk_nope_head_dim).
+  std::uint64_t q_lora_rank = 0;  // 0: queries projected directly from hidden
+  std::uint64_t kv_lora_rank = 0;
+  std::uint32_t qk_rope_head_dim = 0;  // decoupled rotary part of each query/key head
+  std::uint32_t v_head_dim = 0;        // 0: head_size()
+  // Attention parameters per layer when given; 0 means the MLA formula above, else the GQA one
+  // hidden * head_dim * (2 * heads + 2 * kv_heads).
   std::uint64_t attention_params = 0;
+  // Sliding-window attention: layers attend to at most `sliding_window` earlier tokens (0: all),
+  // except every `global_every`-th layer (1-based; 0: none) that attends to the whole sequence.
+  // GPT-OSS alternates (window 128, every 2nd layer global); Mistral 7B slides in every layer.
+  std::uint64_t sliding_window = 0;
+  std::uint32_t global_every = 0;
 
   bool is_moe() const { return experts > 0; }
   std::uint64_t head_size() const { return head_dim ? head_dim : hidden / heads; }
+  std::uint64_t qk_head_size() const { return head_size() + qk_rope_head_dim; }
+  std::uint64_t v_head_size() const { return v_head_dim ? v_head_dim : head_size(); }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  /// Tokens one query of `layer` attends to at sequence length `seq` (the window, if it slides).
+  std::uint64_t attention_span(std::uint32_t layer, std::uint64_t seq) const;
   bool is_moe_layer(std::uint32_t layer) const { return is_moe() && layer >= dense_layers; }
 
   // Parameter counts (elements, not bytes).
@@ -46,9 +63,13 @@ struct ModelSpec {
   std::uint64_t total_params() const;
   std::uint64_t active_params() const;
 
+  /// Forward FLOPs per token of the attention score and value products of one layer:
+  /// 2 * span * heads * (qk_head_size + v_head_size), i.e. 4 * seq * heads * head_dim for
+  /// ordinary attention (PaLM's accounting, Chowdhery et al. 2022, appendix B, without the
+  /// causal halving), with span = attention_span(layer, seq).
+  double attention_score_flops_per_token(std::uint32_t layer, std::uint64_t seq) const;
   /// Training FLOPs per token of one layer, forward only, at sequence length `seq`: 2 per
-  /// active weight plus the attention score and value products 4 * seq * heads * head_dim
-  /// (PaLM's accounting, Chowdhery et al. 2022, appendix B, without the causal halving).
+  /// active weight plus attention_score_flops_per_token.
   double layer_forward_flops_per_token(std::uint32_t layer, std::uint64_t seq) const;
   /// Forward FLOPs per token of the output head (2 * vocab * hidden).
   double head_forward_flops_per_token() const;
@@ -63,9 +84,11 @@ struct ModelSpec {
 std::vector<std::string> model_preset_names();
 /// A preset by name; InputError naming `field` for unknown names.
 ModelSpec model_preset(const std::string& name, const std::string& field = "model");
-/// A model from a scenario node: either a preset name (scalar) or a map with `preset:` and/or
-/// the custom fields (layers, hidden, ffn, heads, kv_heads, head_dim, vocab, seq, experts,
-/// top_k, shared_experts, expert_ffn, dense_layers, gated_mlp, tied_embeddings).
+/// The keys a `model:` map accepts: `preset`, `name` and every architectural field above.
+const std::vector<std::string>& model_keys();
+/// A model from a scenario node: a preset name (scalar), a map with `preset:` and/or any of
+/// model_keys(), or the CLI's one-line form of that map ("preset=llama3-8b,layers=8"). Unknown
+/// keys are refused at their location, listing model_keys().
 ModelSpec parse_model(const ArgNode& node);
 
 }  // namespace lockstep

@@ -69,7 +69,6 @@ struct StepPlan {
   // to the next CP rank in each of cp - 1 steps of the forward pass (the backward pass sends it
   // with its gradients dK, dV: twice the bytes).
   Bytes cp_block_bytes;
-  Time attention_core;  // per layer, one rank's forward score and value products (overlap)
   std::vector<Bytes> layer_grad_bytes;         // per layer and rank, BF16, reduced over dp ranks
   std::vector<Bytes> layer_expert_grad_bytes;  // per layer and rank, routed experts (dp / ep)
   std::vector<std::vector<GradientBucket>> buckets;  // per stage

@@ -60,10 +60,16 @@ TEST(TrainingRow, ModelNamesFindTheirPresetOrSaySoByName) {
   EXPECT_EQ(read_row_model("LLAMA3-70B"), "llama3-70b");
   EXPECT_EQ(read_row_model("Llama 3.1 405B"), "llama3-405b");
   EXPECT_EQ(read_row_model("DeepSeek-V3 671B"), "deepseek-v3");  // a size the preset omits
-  // Not the 8x22B for the 8x7B, nor Llama 2 for Llama 3.
-  EXPECT_EQ(error_of([] { read_row_model("Mixtral 8x22B"); }),
-            "model: no preset for 'Mixtral 8x22B'");
-  EXPECT_EQ(field_of([] { read_row_model("LLAMA2-70B"); }), "model");
+  // Not the 8x7B for the 8x22B, nor Llama 3 for Llama 2.
+  EXPECT_EQ(read_row_model("Mixtral 8x22B"), "mixtral-8x22b");
+  EXPECT_EQ(read_row_model("LLAMA2-70B"), "llama2-70b");
+  // NeMo's tables: "Nemotron-8B" is Nemotron-3 8B, "Nemotron-340B" Nemotron-4 340B; Megatron-LM's
+  // "GPT 22B" its 22B GPT (arXiv:2205.05198).
+  EXPECT_EQ(read_row_model("Nemotron-8B"), "nemotron3-8b");
+  EXPECT_EQ(read_row_model("Nemotron-340B"), "nemotron4-340b");
+  EXPECT_EQ(read_row_model("GPT 22B"), "megatron-gpt-22b");
+  EXPECT_EQ(error_of([] { read_row_model("Grok-1 314B"); }), "model: no preset for 'Grok-1 314B'");
+  EXPECT_EQ(field_of([] { read_row_model("Falcon 180B"); }), "model");
 }
 
 TEST(TrainingRow, BatchTextsGiveSequencesAndMicroBatch) {

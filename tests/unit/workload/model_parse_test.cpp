@@ -1,0 +1,122 @@
+// The `model:` map: every architectural field readable, a preset with overrides, the CLI's
+// one-line form, and unknown keys refused where they stand.
+#include <gtest/gtest.h>
+
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/config/yaml_reader.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/workload/model.hpp"
+
+namespace lockstep {
+namespace {
+
+ModelSpec parse(const std::string& yaml) {
+  return parse_model(parse_yaml_args(yaml, "m.yaml", "model"));
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ModelParse, EveryFieldIsRead) {
+  const ModelSpec m = parse(
+      "name: tiny\nlayers: 6\nhidden: 512\nffn: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 80\n"
+      "vocab: 1000\nseq: 256\ngated_mlp: false\ntied_embeddings: true\nexperts: 16\ntop_k: 4\n"
+      "shared_experts: 2\nexpert_ffn: 384\ndense_layers: 1\nq_lora_rank: 96\nkv_lora_rank: 64\n"
+      "qk_rope_head_dim: 16\nv_head_dim: 48\nattention_params: 12345\nsliding_window: 32\n"
+      "global_every: 3\n");
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.layers, 6U);
+  EXPECT_EQ(m.hidden, 512U);
+  EXPECT_EQ(m.ffn, 1024U);
+  EXPECT_EQ(m.heads, 8U);
+  EXPECT_EQ(m.kv_heads, 2U);
+  EXPECT_EQ(m.head_dim, 80U);
+  EXPECT_EQ(m.vocab, 1000U);
+  EXPECT_EQ(m.seq, 256U);
+  EXPECT_FALSE(m.gated_mlp);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.experts, 16U);
+  EXPECT_EQ(m.top_k, 4U);
+  EXPECT_EQ(m.shared_experts, 2U);
+  EXPECT_EQ(m.expert_ffn, 384U);
+  EXPECT_EQ(m.dense_layers, 1U);
+  EXPECT_EQ(m.q_lora_rank, 96U);
+  EXPECT_EQ(m.kv_lora_rank, 64U);
+  EXPECT_EQ(m.qk_rope_head_dim, 16U);
+  EXPECT_EQ(m.v_head_dim, 48U);
+  EXPECT_EQ(m.attention_params, 12345U);
+  EXPECT_EQ(m.sliding_window, 32U);
+  EXPECT_EQ(m.global_every, 3U);
+  // Layers 3 and 6 (1-based) attend to everything, the others to 32 tokens.
+  EXPECT_EQ(m.attention_span(1, 256), 32U);
+  EXPECT_EQ(m.attention_span(2, 256), 256U);
+}
+
+TEST(ModelParse, MlaDimsGiveTheAttentionWeights) {
+  // 2 heads, hidden 64, nope 16 + rope 8, values 16, q rank 32, kv rank 24:
+  // W_DQ 64x32 = 2048; W_UQ 32 x 2 x 24 = 1536; W_DKV 64 x (24 + 8) = 2048;
+  // W_UKV 24 x 2 x (16 + 16) = 1536; W_O 2 x 16 x 64 = 2048: 9216.
+  const std::string dims =
+      "layers: 1\nhidden: 64\nffn: 128\nheads: 2\nhead_dim: 16\nvocab: 10\nseq: 8\n"
+      "kv_lora_rank: 24\nqk_rope_head_dim: 8\nv_head_dim: 16\n";
+  EXPECT_EQ(parse(dims + "q_lora_rank: 32\n").attention_params_per_layer(), 9216U);
+  // Without a query rank W_Q is 64 x 2 x 24 = 3072 in place of 2048 + 1536.
+  EXPECT_EQ(parse(dims).attention_params_per_layer(), 9216U - 3584U + 3072U);
+}
+
+TEST(ModelParse, PresetWithOverrides) {
+  const ModelSpec m = parse("preset: llama3-70b\nlayers: 2\nseq: 4096\n");
+  EXPECT_EQ(m.name, "llama3-70b");
+  EXPECT_EQ(m.layers, 2U);
+  EXPECT_EQ(m.seq, 4096U);
+  EXPECT_EQ(m.hidden, 8192U);  // the rest is the preset's
+  EXPECT_EQ(m.kv_heads, 8U);
+  EXPECT_EQ(m.vocab, 128256U);
+  // Two layers of 855,638,016 plus 2 x 128256 x 8192 = 2,101,346,304.
+  EXPECT_EQ(m.total_params(), 3'812'622'336ULL);
+}
+
+TEST(ModelParse, MultiHeadAttentionFollowsTheHeadCount) {
+  // GPT-3 has 96 KV heads for 96 heads: 64 heads make 64 KV heads, not a 96-group error.
+  EXPECT_EQ(parse("preset: gpt3-175b\nheads: 64\n").kv_heads, 64U);
+  // Llama 3 70B's 8 query groups stay 8.
+  EXPECT_EQ(parse("preset: llama3-70b\nheads: 32\n").kv_heads, 8U);
+}
+
+TEST(ModelParse, UnknownKeyIsRefusedWithItsLocationAndTheAcceptedKeys) {
+  const std::string what = error_of("preset: llama3-8b\nlayerz: 2\n");
+  EXPECT_NE(what.find("m.yaml:2:9"), std::string::npos) << what;
+  EXPECT_NE(what.find("model.layerz"), std::string::npos) << what;
+  EXPECT_NE(what.find("unknown model key 'layerz' (accepted: preset, name, layers,"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("sliding_window, global_every)"), std::string::npos) << what;
+}
+
+TEST(ModelParse, CliTextIsTheSameMap) {
+  const ModelSpec m =
+      parse_model(ArgNode::scalar("preset=mixtral-8x7b,layers=4,top_k=1", "--model"));
+  EXPECT_EQ(m.layers, 4U);
+  EXPECT_EQ(m.top_k, 1U);
+  EXPECT_EQ(m.experts, 8U);
+  EXPECT_THROW(parse_model(ArgNode::scalar("preset=llama3-8b,layerz=2", "--model")), InputError);
+  EXPECT_THROW(parse_model(ArgNode::scalar("preset=llama3-8b,layers", "--model")), InputError);
+}
+
+TEST(ModelParse, InconsistentFieldsAreRefused) {
+  EXPECT_NE(error_of("preset: llama3-8b\ntop_k: 2\n").find("need experts"), std::string::npos);
+  EXPECT_NE(error_of("preset: llama3-8b\nglobal_every: 2\n").find("needs sliding_window"),
+            std::string::npos);
+  EXPECT_NE(error_of("preset: llama3-8b\nq_lora_rank: 64\n").find("need kv_lora_rank"),
+            std::string::npos);
+  EXPECT_NE(error_of("preset: nosuch\n").find("m.yaml:1:9"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep
