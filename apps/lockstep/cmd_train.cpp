@@ -34,6 +34,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
                           "(docs/scenario-job.md)",
                           fmt::join(model_preset_names(), ", "))},
     {"tp", "tensor-parallel degree"},
+    {"cp", "context-parallel degree (ring attention; world = tp x cp x pp x dp)"},
     {"pp", "pipeline stages"},
     {"dp", "data-parallel replicas"},
     {"ep", "expert-parallel degree (MoE; divides dp)"},

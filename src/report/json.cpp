@@ -126,6 +126,7 @@ Json training_to_json(const Training& t) {
             {"pp", par.pp},
             {"dp", par.dp},
             {"ep", par.ep},
+            {"cp", par.cp},
             {"interleave", par.interleave},
             {"sequence_parallel", par.sequence_parallel},
             {"zero_stage", par.zero_stage},

@@ -11,6 +11,7 @@ namespace {
 
 std::string parallelism_text(const ParallelConfig& p) {
   std::string text = fmt::format("TP{} PP{} DP{}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) text += fmt::format(" CP{}", p.cp);
   if (p.ep > 1) text += fmt::format(" EP{}", p.ep);
   if (p.fsdp) {
     text += " FSDP";
@@ -57,6 +58,7 @@ std::string parallel_text(const ParallelConfig& p) {
   std::string s = fmt::format("tp {} (sequence parallel {}), pp {}", p.tp,
                               p.sequence_parallel ? "on" : "off", p.pp);
   if (p.interleave > 1) s += fmt::format(" (interleaved, {} chunks per stage)", p.interleave);
+  if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
   s += fmt::format(", dp {}", p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
   if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
@@ -73,10 +75,10 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
   t.iteration_time_us = r.iteration.microseconds();
   // The slices that add up to the noise-free iteration (straggler waste is not one of them).
   const std::pair<const char*, Time> parts[] = {
-      {"compute", r.breakdown.compute},        {"exposed_tp", r.breakdown.tp},
-      {"exposed_ep", r.breakdown.ep},          {"exposed_pp", r.breakdown.pp},
-      {"pipeline_bubble", r.breakdown.bubble}, {"exposed_dp", r.breakdown.dp},
-      {"imbalance", r.breakdown.imbalance}};
+      {"compute", r.breakdown.compute}, {"exposed_tp", r.breakdown.tp},
+      {"exposed_ep", r.breakdown.ep},   {"exposed_cp", r.breakdown.cp},
+      {"exposed_pp", r.breakdown.pp},   {"pipeline_bubble", r.breakdown.bubble},
+      {"exposed_dp", r.breakdown.dp},   {"imbalance", r.breakdown.imbalance}};
   for (const auto& [name, time] : parts) {
     if (time > Time::zero()) t.breakdown.push_back({name, time.microseconds()});
   }
@@ -98,6 +100,7 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
                 p.sequence_parallel,
                 static_cast<std::uint32_t>(p.zero),
                 p.fsdp};
+  t.parallel.cp = p.cp;
   t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
              config.sequence_length(), r.tokens_per_iteration};
   t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
@@ -132,6 +135,7 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   line(fmt::format("  compute          {:>14}  {}", ms(b.compute), pct(b.compute, T)));
   line(fmt::format("  exposed TP comm  {:>14}  {}", ms(b.tp), pct(b.tp, T)));
   if (c.par.ep > 1) line(fmt::format("  exposed EP comm  {:>14}  {}", ms(b.ep), pct(b.ep, T)));
+  if (c.par.cp > 1) line(fmt::format("  exposed CP comm  {:>14}  {}", ms(b.cp), pct(b.cp, T)));
   line(fmt::format("  exposed PP comm  {:>14}  {}", ms(b.pp), pct(b.pp, T)));
   line(fmt::format("  pipeline bubble  {:>14}  {}", ms(b.bubble), pct(b.bubble, T)));
   line(fmt::format("  exposed DP comm  {:>14}  {}", ms(b.dp), pct(b.dp, T)));

@@ -62,7 +62,7 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   const OpRole role = fwd ? OpRole::Forward : OpRole::Backward;
   const bool sp = p_.sequence_parallel;
   std::vector<OpIndex> gathered;
-  const bool zero3 = p_.zero == ZeroStage::Parameters && p_.dp > 1;
+  const bool zero3 = p_.zero == ZeroStage::Parameters && p_.replicas() > 1;
   if (zero3) {
     zero3_gather(s, layer);
     for (std::uint32_t r : rs) gathered.push_back(ranks_[r].gather);
@@ -77,7 +77,23 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   };
   auto attention = [&](const std::vector<OpIndex>* side) {
     tp_in();
-    compute(rs, attn_time, role, layer, mb, side);
+    if (p_.cp < 2) {
+      compute(rs, attn_time, role, layer, mb, side);
+    } else {
+      // Ring attention: the projections, then the score and value products block by block;
+      // the KV ring's cp - 1 steps run beside the first cp - 1 blocks, the last block waits
+      // for the ring's end (NVIDIA Megatron Core docs, "context parallelism").
+      const Time core =
+          attn_time.scaled(m.attention_score_flops_per_token(layer, c_.sequence_length()) / attn);
+      const Time last = core.scaled(1.0 / p_.cp);
+      compute(rs, attn_time - core, role, layer, mb, side);
+      cp_ring(s, layer, mb, fwd);
+      compute(rs, core - last, role, layer, mb);
+      for (std::uint32_t r : rs) {
+        add_chain(r, make_compute(Time::zero()), ranks_[r].ring, {OpRole::CpComm, true, layer, mb});
+      }
+      compute(rs, last, role, layer, mb);
+    }
     tp_out();
   };
   auto mlp = [&](const std::vector<OpIndex>* side) {
@@ -172,13 +188,13 @@ void Builder::after_backward_of(std::uint32_t s, std::uint32_t layer) {
   for (const GradientBucket& b : plan_.buckets[s]) {
     if (b.ready_after_layer != layer) continue;
     for (std::uint32_t r : stage_ranks_[s]) out_.bucket_ready[r].push_back(ranks_[r].chain);
-    if (!o_.full || p_.dp < 2 || !c_.overlap_dp) continue;
+    if (!o_.full || p_.replicas() < 2 || !c_.overlap_dp) continue;
     bucket_collective(s, b, gradient_op(p_.zero), OpRole::DpComm, kDpChannel, layer);
   }
 }
 
 void Builder::stage_end(std::uint32_t s) {
-  if (!o_.full || p_.dp < 2) return;
+  if (!o_.full || p_.replicas() < 2) return;
   if (!c_.overlap_dp) {
     // Without overlap every bucket starts after the backward pass.
     for (const GradientBucket& b : plan_.buckets[s])
@@ -193,7 +209,7 @@ void Builder::stage_end(std::uint32_t s) {
 
 StepPrograms Builder::build() {
   if (o_.full) {
-    for (std::uint32_t d = 0; d < p_.dp; ++d) dps_.push_back(d);
+    for (std::uint32_t d = 0; d < p_.replicas(); ++d) dps_.push_back(d);
   } else {
     dps_.push_back(o_.replica);
   }
@@ -278,6 +294,8 @@ const char* to_string(OpRole role) {
       return "pp_recv";
     case OpRole::DpComm:
       return "dp";
+    case OpRole::CpComm:
+      return "cp";
     case OpRole::ParamGather:
       return "param_gather";
     case OpRole::Join:

@@ -19,6 +19,7 @@ constexpr std::uint16_t kPpChannel = 1000;
 constexpr std::uint16_t kDpChannel = 2000;
 constexpr std::uint16_t kEpChannel = 3000;
 constexpr std::uint16_t kGatherChannel = 4000;
+constexpr std::uint16_t kCpChannel = 5000;
 // Expert-data-parallel collectives, clear of the NCCL channels of the dense ones.
 constexpr std::uint16_t kExpertChannelOffset = 500;
 
@@ -48,6 +49,7 @@ class Builder {
     OpIndex chain = kNone;   // last op of the compute chain
     OpIndex comm = kNone;    // last op of the DP gradient chain
     OpIndex gather = kNone;  // last op of the ZeRO-3 parameter-gather chain
+    OpIndex ring = kNone;    // the context-parallel KV ring of the current attention pass
     Rng rng{0};
     // Collapsed TP group: every member's noise stream and accumulated noisy kernel time.
     std::vector<Rng> member_rngs;
@@ -63,8 +65,9 @@ class Builder {
     st.pending_emitted = Time::zero();
   }
 
+  // d counts the dp x cp ranks of a (tp rank, stage), CP fastest: d = c + cp x (dp index).
   std::uint32_t global_of(std::uint32_t t, std::uint32_t d, std::uint32_t s) const {
-    return t + p_.tp * (d + p_.dp * s);
+    return t + p_.tp * (d + p_.replicas() * s);
   }
   std::uint32_t local_of(std::uint32_t t, std::uint32_t d, std::uint32_t s) const {
     if (o_.full) return global_of(t, d, s);
@@ -92,6 +95,8 @@ class Builder {
   void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro);
   void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro);
   void zero3_gather(std::uint32_t s, std::uint32_t layer);
+  // Starts the KV ring of `layer`'s attention beside the chain (RankState::ring).
+  void cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool fwd);
   // Gradient (and ZeRO-1/2 parameter) collectives of bucket `b` of stage `s` on the DP stream.
   void bucket_collective(std::uint32_t s, const GradientBucket& b, CollectiveOp op, OpRole role,
                          std::uint16_t channel, std::uint32_t layer);
@@ -108,6 +113,8 @@ class Builder {
   // Ranks holding the same routed experts: dp / ep of them, one per EP block.
   Groups expert_dp_groups(std::uint32_t s) const;
   Groups ep_groups(std::uint32_t s) const;
+  // The cp ranks splitting the same sequences: consecutive d = cp x k .. cp x k + cp - 1.
+  Groups cp_groups(std::uint32_t s) const;
 
   const TrainConfig& c_;
   const ParallelConfig& p_;

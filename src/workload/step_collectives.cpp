@@ -112,7 +112,8 @@ Groups Builder::expert_dp_groups(std::uint32_t s) const {
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t e = 0; e < p_.ep; ++e) {
       groups.emplace_back();
-      for (std::uint32_t d = e; d < p_.dp; d += p_.ep) groups.back().push_back(local_of(t, d, s));
+      for (std::uint32_t d = e; d < p_.replicas(); d += p_.ep)
+        groups.back().push_back(local_of(t, d, s));
     }
   }
   return groups;
@@ -126,13 +127,45 @@ Groups Builder::ep_groups(std::uint32_t s) const {
     return groups;
   }
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
-    for (std::uint32_t b = 0; b < p_.dp / p_.ep; ++b) {
+    for (std::uint32_t b = 0; b < p_.replicas() / p_.ep; ++b) {
       groups.emplace_back();
       for (std::uint32_t e = 0; e < p_.ep; ++e)
         groups.back().push_back(local_of(t, b * p_.ep + e, s));
     }
   }
   return groups;
+}
+
+Groups Builder::cp_groups(std::uint32_t s) const {
+  Groups groups;
+  for (std::uint32_t t : tps_) {
+    for (std::uint32_t k = 0; k < p_.dp; ++k) {
+      groups.emplace_back();
+      for (std::uint32_t c = 0; c < p_.cp; ++c)
+        groups.back().push_back(local_of(t, c + p_.cp * k, s));
+    }
+  }
+  return groups;
+}
+
+void Builder::cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool fwd) {
+  for (std::uint32_t r : stage_ranks_[s]) ranks_[r].ring = ranks_[r].chain;
+  if (!o_.full) {
+    const Time delay = !o_.delays ? Time::zero()
+                       : fwd      ? o_.delays->cp_ring_forward
+                                  : o_.delays->cp_ring_backward;
+    for (std::uint32_t r : stage_ranks_[s]) {
+      Op op = make_compute(delay);
+      depend(op, ranks_[r].ring);
+      ranks_[r].ring = add(r, op, {OpRole::CpComm, false, layer, micro});
+    }
+    return;
+  }
+  // cp - 1 steps, each sending the local block to the next rank: a ring all-gather of the cp
+  // blocks (nccl-tests size: all of them); the backward pass sends K, V and dK, dV.
+  const Bytes bytes = Bytes(plan_.cp_block_bytes.count() * p_.cp * (fwd ? 1 : 2));
+  collective(cp_groups(s), CollectiveOp::AllGather, bytes, Time::zero(), OpRole::CpComm, kCpChannel,
+             layer, micro, &RankState::ring);
 }
 
 void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
@@ -174,7 +207,7 @@ void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t 
 }
 
 void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
-  if (p_.zero != ZeroStage::Parameters || p_.dp < 2) return;
+  if (p_.zero != ZeroStage::Parameters || p_.replicas() < 2) return;
   if (!o_.full) {
     const Time delay = o_.delays ? o_.delays->zero3_gather[layer] : Time::zero();
     for (auto& g : dp_groups(s)) {

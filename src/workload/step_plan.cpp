@@ -105,8 +105,11 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   plan.micro_batches = c.micro_batches();
   const std::uint64_t seq = c.sequence_length();
   plan.tokens_per_micro = c.micro_batch * seq;
+  // Context parallelism splits each sequence over cp ranks: each computes, keeps and sends the
+  // activations of its s / cp tokens, whose queries still attend to the whole sequence.
+  plan.tokens_per_rank = plan.tokens_per_micro / p.cp;
   plan.achieved_flops = peak_flops * c.efficiency;
-  const double tokens = static_cast<double>(plan.tokens_per_micro);
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
   const double rate = plan.achieved_flops * p.tp;  // a TP group's FLOP/s on one micro-batch
   // The weight GEMMs run at the precision's peak, the attention core at BF16's (Transformer
   // Engine's FP8 recipe: only the linear layers take FP8; docs/training.md).
@@ -134,6 +137,15 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));
   plan.pp_bytes = Bytes(static_cast<std::uint64_t>(act / p.tp));
   plan.ep_bytes = Bytes(static_cast<std::uint64_t>(act * std::max(1u, m.top_k) / p.tp));
+  // K and V of the rank's tokens, of the KV heads of its TP rank (Megatron replicates a KV head
+  // over TP ranks when tp exceeds the KV heads, so at least one): 2 x head_dim per head, or
+  // with MLA the decompressed key (qk_head_size) and value (v_head_size) heads.
+  const std::uint64_t kv = m.kv_heads ? m.kv_heads : m.heads;
+  const std::uint64_t kv_per_rank = (kv + p.tp - 1) / p.tp;
+  plan.cp_block_bytes =
+      Bytes(p.cp > 1 ? plan.tokens_per_rank * kv_per_rank * (m.qk_head_size() + m.v_head_size()) *
+                           static_cast<std::uint64_t>(kBf16)
+                     : 0);
 
   // Gradient bytes per layer and rank; the embedding counts with the first layer, the output
   // layer with the last (that is when their gradients are complete).
@@ -144,11 +156,12 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
         Bytes(static_cast<std::uint64_t>(params.expert * kBf16)));
   }
   // Megatron-LM's DDP bucket: max(40M, 1M x dp) parameters (distributed/distributed_data_parallel
-  // _config.py, bucket_size default). Dense and expert gradients live in separate buffers, each
-  // bucketed the same way; a stage's layers complete in backward order: chunk v - 1 first.
-  const std::uint64_t bucket = c.bucket.count()
-                                   ? c.bucket.count()
-                                   : std::max<std::uint64_t>(40'000'000, 1'000'000ULL * p.dp) * 2;
+  // _config.py, bucket_size default, over the data-parallel group with context parallel). Dense and
+  // expert gradients live in separate buffers, each bucketed the same way; a stage's layers
+  // complete in backward order: chunk v - 1 first.
+  const std::uint64_t bucket =
+      c.bucket.count() ? c.bucket.count()
+                       : std::max<std::uint64_t>(40'000'000, 1'000'000ULL * p.replicas()) * 2;
   plan.buckets.resize(p.pp);
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     std::uint64_t dense = 0, expert = 0;
@@ -188,7 +201,8 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
       params.dense += part.dense;
       params.expert += part.expert;
     }
-    const double dp = p.dp, edp = static_cast<double>(p.dp / p.ep);
+    // The distributed optimizer shards over the data-parallel group with context parallel.
+    const double dp = p.replicas(), edp = static_cast<double>(p.replicas() / p.ep);
     auto bytes = [&](double per_param, ZeroStage sharded_from) {
       const bool sharded = p.zero >= sharded_from;
       const double b = params.dense * per_param / (sharded ? dp : 1) +

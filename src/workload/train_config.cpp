@@ -97,6 +97,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
 
   auto& p = c.par;
   p.tp = get_u32(job, "tp", 1, 1 << 16);
+  p.cp = get_u32(job, "cp", 1, 1 << 16);
   p.pp = get_u32(job, "pp", 1, 1 << 16);
   p.dp = get_u32(job, "dp", 1, 1 << 24);
   p.ep = get_u32(job, "ep", 1, 1 << 16);
@@ -190,6 +191,12 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("interleave", fmt::format("interleaving needs the micro-batch count ({}) to be a "
                                    "multiple of pp ({})",
                                    c.micro_batches(), p.pp));
+  }
+  // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
+  // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).
+  if (p.cp > 1 && c.sequence_length() % (2 * p.cp) != 0) {
+    fail("cp", fmt::format("a sequence of {} tokens does not split into 2 x cp = {} chunks",
+                           c.sequence_length(), 2 * p.cp));
   }
   if (c.model.heads % p.tp != 0) {
     fail("tp", fmt::format("{} attention heads do not split over tp={}", c.model.heads, p.tp));

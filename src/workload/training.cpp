@@ -33,7 +33,7 @@ constexpr std::uint32_t kFullExpansionLimit = 64;
 __extension__ typedef __int128 PsSum;
 
 struct PartSums {
-  PsSum compute = 0, tp = 0, ep = 0, pp = 0, bubble = 0, dp = 0, imbalance = 0;
+  PsSum compute = 0, tp = 0, ep = 0, cp = 0, pp = 0, bubble = 0, dp = 0, imbalance = 0;
 };
 
 struct Trial {
@@ -90,14 +90,14 @@ class Simulation {
 
  private:
   CommDelays measure_delays(Runner& runner);
-  // The data-parallel group of (t, s): all dp ranks, or for expert gradients the dp / ep ranks
+  // The data-parallel group of (t, s): all dp x cp ranks, or for expert gradients the dp / ep ranks
   // d = e, e + ep, ... that hold the same experts.
   std::vector<std::uint32_t> dp_group(std::uint32_t t, std::uint32_t s, bool expert = false,
                                       std::uint32_t e = 0) const {
     std::vector<std::uint32_t> g;
     const std::uint32_t step = expert ? p_.ep : 1;
-    for (std::uint32_t d = expert ? e : 0; d < p_.dp; d += step)
-      g.push_back(t + p_.tp * (d + p_.dp * s));
+    for (std::uint32_t d = expert ? e : 0; d < p_.replicas(); d += step)
+      g.push_back(t + p_.tp * (d + p_.replicas() * s));
     return g;
   }
   Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false);
@@ -145,7 +145,7 @@ void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& 
   const CollectiveOp op =
       p_.zero == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
   const bool gather_after = p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients;
-  std::vector<Time> end(p_.dp);
+  std::vector<Time> end(p_.replicas());
   for (std::uint32_t s = 0; s < p_.pp; ++s) {
     for (std::uint32_t t = 0; t < p_.tp; ++t) {
       std::fill(end.begin(), end.end(), Time::zero());
@@ -157,25 +157,25 @@ void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& 
           const auto group = dp_group(t, s, b.expert, e);
           Time start = Time::zero();
           for (std::uint32_t g : group) {
-            const std::uint32_t d = (g / p_.tp) % p_.dp;
+            const std::uint32_t d = (g / p_.tp) % p_.replicas();
             start = std::max(start, end[d]);
             if (ready) {
               start =
                   std::max(start, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
             }
           }
-          for (std::uint32_t g : group) end[(g / p_.tp) % p_.dp] = start + duration;
+          for (std::uint32_t g : group) end[(g / p_.tp) % p_.replicas()] = start + duration;
         }
       };
-      if (p_.dp > 1) {
+      if (p_.replicas() > 1) {
         for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(buckets[k], op, k, true);
         if (gather_after) {
           for (std::size_t k = 0; k < buckets.size(); ++k)
             run_bucket(buckets[k], CollectiveOp::AllGather, k, false);
         }
       }
-      for (std::uint32_t d = 0; d < p_.dp; ++d) {
-        const std::uint32_t g = t + p_.tp * (d + p_.dp * s);
+      for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
+        const std::uint32_t g = t + p_.tp * (d + p_.replicas() * s);
         finish[g] = std::max(times[g].engine_finish, end[d]);
       }
     }
@@ -205,8 +205,19 @@ CommDelays Simulation::measure_delays(Runner& runner) {
     }
     d.ep_all_to_all = runner.collective(CollectiveOp::AllToAll, plan_.ep_bytes, groups, gpn);
   }
+  if (p_.cp > 1) {
+    // The cp ranks of replica 0 for each TP rank, rings at once as in the full expansion.
+    std::vector<std::vector<std::uint32_t>> groups;
+    for (std::uint32_t t = 0; t < p_.tp; ++t) {
+      groups.emplace_back();
+      for (std::uint32_t c = 0; c < p_.cp; ++c) groups.back().push_back(t + p_.tp * c);
+    }
+    const std::uint64_t block = plan_.cp_block_bytes.count() * p_.cp;
+    d.cp_ring_forward = runner.collective(CollectiveOp::AllGather, Bytes(block), groups, gpn);
+    d.cp_ring_backward = runner.collective(CollectiveOp::AllGather, Bytes(2 * block), groups, gpn);
+  }
   d.zero3_gather.assign(c_.model.layers, Time::zero());
-  if (p_.zero == ZeroStage::Parameters && p_.dp > 1) {
+  if (p_.zero == ZeroStage::Parameters && p_.replicas() > 1) {
     for (std::uint32_t l = 0; l < c_.model.layers; ++l) {
       d.zero3_gather[l] = dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0);
       if (plan_.layer_expert_grad_bytes[l].count() > 0) {
@@ -250,7 +261,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   o.noise_seed = seed;
   o.collapse_tp = noise != nullptr;
   Time pp_transfer = Time::zero();
-  if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.dp, plan_.pp_bytes);
+  if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.replicas(), plan_.pp_bytes);
 
   Trial trial;
   trial.finish.assign(world, Time::zero());
@@ -285,7 +296,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     const CommDelays delays = measure_delays(runner);
     o.delays = &delays;
     // Without noise every replica is the same: simulate replica 0 and copy it.
-    const std::uint32_t replicas = noise ? p_.dp : 1;
+    const std::uint32_t replicas = noise ? p_.replicas() : 1;
     for (std::uint32_t j = 0; j < replicas; ++j) {
       const bool keep = trace && j == 0;
       ReplicaKey key{&topo, j, {}};
@@ -293,7 +304,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
       if (reusable) {
         for (std::uint32_t s = 0; s < p_.pp; ++s)
           for (std::uint32_t t = 0; t < p_.tp; ++t)
-            std::get<2>(key).push_back(factors[t + p_.tp * (j + p_.dp * s)]);
+            std::get<2>(key).push_back(factors[t + p_.tp * (j + p_.replicas() * s)]);
         if (auto it = replicas_.find(key); it != replicas_.end()) {
           const ReplicaOutcome& out = it->second;
           for (std::size_t i = 0; i < out.global.size(); ++i) {
@@ -323,9 +334,9 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     }
     if (replicas == 1) {
       for (std::uint32_t s = 0; s < p_.pp; ++s)
-        for (std::uint32_t d = 1; d < p_.dp; ++d)
+        for (std::uint32_t d = 1; d < p_.replicas(); ++d)
           for (std::uint32_t t = 0; t < p_.tp; ++t)
-            times[t + p_.tp * (d + p_.dp * s)] = times[t + p_.tp * p_.dp * s];
+            times[t + p_.tp * (d + p_.replicas() * s)] = times[t + p_.tp * p_.replicas() * s];
     }
     schedule_buckets(runner, times, trial.finish);
   }
@@ -346,6 +357,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     trial.parts.compute += b.compute.picoseconds();
     trial.parts.tp += b.tp.picoseconds();
     trial.parts.ep += b.ep.picoseconds();
+    trial.parts.cp += b.cp.picoseconds();
     trial.parts.pp += b.pp.picoseconds();
     trial.parts.bubble += b.bubble.picoseconds();
     trial.parts.dp += b.dp.picoseconds();
@@ -399,10 +411,9 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   Trial base = sim.run(topo, nullptr, c.seed, trace_base);
   r.iteration = base.iteration;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
-  r.breakdown = {mean(base.parts.compute),   mean(base.parts.tp),
-                 mean(base.parts.ep),        mean(base.parts.pp),
-                 mean(base.parts.bubble),    mean(base.parts.dp),
-                 mean(base.parts.imbalance), Time::zero()};
+  r.breakdown = {mean(base.parts.compute), mean(base.parts.tp),        mean(base.parts.ep),
+                 mean(base.parts.cp),      mean(base.parts.pp),        mean(base.parts.bubble),
+                 mean(base.parts.dp),      mean(base.parts.imbalance), Time::zero()};
 
   const double t = r.iteration.seconds();
   r.mfu = plan.model_flops_per_iteration / (world * peak * t);
@@ -465,10 +476,11 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
         throw InputError("trace_ranks", fmt::format("rank {} does not exist ({} ranks)", g, world));
       }
       // Reduced expansion: ranks of other replicas show replica 0's equivalent rank.
-      const std::uint32_t t = g % c.par.tp, s = g / (c.par.tp * c.par.dp);
+      const std::uint32_t t = g % c.par.tp, s = g / (c.par.tp * c.par.replicas());
       // Noisy reduced runs collapse each TP group into its tp = 0 rank.
       const std::uint32_t program_rank = full ? g : noisy ? s : t + c.par.tp * s;
-      if (!full && (g / c.par.tp) % c.par.dp != 0 && noisy) continue;  // not simulated in trace
+      if (!full && (g / c.par.tp) % c.par.replicas() != 0 && noisy)
+        continue;  // not simulated in trace
       train_detail::append_timeline(traced->traced_programs, traced->traced_run, program_rank, g,
                                     r.timeline);
     }

@@ -110,6 +110,9 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
         case OpRole::EpComm:
           b.ep += wait + busy;
           break;
+        case OpRole::CpComm:
+          b.cp += wait + busy;
+          break;
         case OpRole::PpRecv: {
           // Waiting for a neighbour stage: the transfer itself is exposed communication, the
           // rest is the neighbour still computing (the pipeline bubble).
@@ -144,6 +147,8 @@ std::string slice_name(const OpTag& tag) {
       return fmt::format("TP collective {}", layer);
     case OpRole::EpComm:
       return fmt::format("EP all-to-all {}", layer);
+    case OpRole::CpComm:
+      return fmt::format("CP KV ring {}", layer);
     case OpRole::PpRecv:
       return fmt::format("wait for stage (mb{})", tag.micro);
     case OpRole::PpSend:

@@ -49,6 +49,7 @@ struct TrainingParallel {
   bool sequence_parallel = false;
   std::uint32_t zero_stage = 0;  // 0..3
   bool fsdp = false;
+  std::uint32_t cp = 1;  // context parallel
 };
 
 /// The batch of one iteration.

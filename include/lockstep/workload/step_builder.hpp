@@ -12,7 +12,8 @@
 //    collapse_tp); TP, EP and ZeRO-3 collectives become fixed delays measured once, and DP
 //    gradient collectives are left out (their ready points are recorded; simulate_training
 //    schedules them across replicas).
-// Rank numbering (Megatron's order, TP fastest, then DP, then PP): rank = t + tp * (d + dp * s).
+// Rank numbering (Megatron Core's order, TP fastest, then CP, then DP, then PP):
+// rank = t + tp * (c + cp * (d + dp * s)).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,7 @@ enum class OpRole : std::uint8_t {
   PpSend,
   PpRecv,
   DpComm,
+  CpComm,       // exposed wait for the context-parallel KV ring
   ParamGather,  // ZeRO-3 parameter all-gather (and ZeRO-1/2's after the optimizer)
   Join,         // zero-time bookkeeping op
 };
@@ -51,7 +53,8 @@ struct OpTag {
 struct CommDelays {
   Time tp_all_gather, tp_reduce_scatter, tp_all_reduce;
   Time ep_all_to_all;
-  std::vector<Time> zero3_gather;  // per layer
+  std::vector<Time> zero3_gather;          // per layer
+  Time cp_ring_forward, cp_ring_backward;  // one layer's KV ring, without its overlap
 };
 
 /// Builds a collective's programs for `n` ranks whose first `ranks_per_node` share a node.

@@ -57,6 +57,7 @@ struct StepPlan {
   std::vector<std::uint32_t> chunk_first_layer;
   std::uint64_t micro_batches = 1;
   std::uint64_t tokens_per_micro = 0;  // sequences x seq of one micro-batch
+  std::uint64_t tokens_per_rank = 0;   // of them, one context-parallel rank's: / cp
   double achieved_flops = 0;           // per GPU: BF16 peak x efficiency
   double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
   std::vector<Time> forward;           // per layer, one TP rank's kernel time per micro-batch
@@ -65,6 +66,10 @@ struct StepPlan {
   Bytes tp_bytes;  // nccl-tests size of each TP collective (the full activation)
   Bytes pp_bytes;  // per TP rank, per micro-batch, activations or their gradients
   Bytes ep_bytes;  // all-to-all send buffer per rank (dispatch and combine each)
+  // Context parallelism's ring attention: the K and V block one rank holds of one layer, sent
+  // to the next CP rank in each of cp - 1 steps of the forward pass (the backward pass sends it
+  // with its gradients dK, dV: twice the bytes).
+  Bytes cp_block_bytes;
   std::vector<Bytes> layer_grad_bytes;         // per layer and rank, BF16, reduced over dp ranks
   std::vector<Bytes> layer_expert_grad_bytes;  // per layer and rank, routed experts (dp / ep)
   std::vector<std::vector<GradientBucket>> buckets;  // per stage

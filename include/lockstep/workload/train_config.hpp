@@ -32,6 +32,7 @@ enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
 
 struct ParallelConfig {
   std::uint32_t tp = 1;           // tensor parallel degree
+  std::uint32_t cp = 1;           // context parallel degree (ring attention over sequence chunks)
   std::uint32_t pp = 1;           // pipeline stages
   std::uint32_t dp = 1;           // data-parallel replicas
   std::uint32_t ep = 1;           // expert parallel degree (divides dp; MoE models only)
@@ -41,7 +42,11 @@ struct ParallelConfig {
   // distributed optimizer.
   ZeroStage zero = ZeroStage::None;
   bool fsdp = false;  // reported name only; same communication and memory as ZeRO-3
-  std::uint32_t world() const { return tp * pp * dp; }
+  std::uint32_t world() const { return tp * cp * pp * dp; }
+  // Ranks that hold the same weights of one (tp rank, stage): context-parallel ranks hold the
+  // same weights as data-parallel ones, so gradients reduce (and the distributed optimizer
+  // shards) over dp x cp (Megatron Core's data-parallel group "with context parallel").
+  std::uint32_t replicas() const { return dp * cp; }
 };
 
 /// How much of the job is expanded into the engine run (see docs/training.md).

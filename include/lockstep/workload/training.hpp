@@ -25,6 +25,7 @@ struct TrainBreakdown {
   Time compute;    // kernels
   Time tp;         // exposed tensor-parallel collectives
   Time ep;         // exposed expert all-to-all
+  Time cp;         // exposed context-parallel KV ring
   Time pp;         // exposed pipeline transfers
   Time bubble;     // pipeline fill and drain
   Time dp;         // exposed data-parallel gradient / parameter communication
