@@ -201,12 +201,12 @@ lockstep_bad_flags(train.compute_past_time_range_analytical
 lockstep_bad_flags(train.scenario_compute_past_time_range
   "train_slow_gpu.yaml:12:16: job.peak_tflops: 0.001 TFLOP/s makes one iteration's compute take longer"
   train ${LOCKSTEP_CLI_DIR}/train_slow_gpu.yaml)
-# 2 Mb/s NICs give a 219,266 s iteration (ZeRO-3 gathers and reductions); NIC 0's link to its
-# leaf at 1% of that makes it 100 times longer, past the range.
+# 2 Mb/s NICs give a long iteration (ZeRO-3 gathers and reductions over every rail); NIC 0's
+# link to its leaf at 0.1% of that makes its rail's share 1,000 times longer, past the range.
 lockstep_bad_flags(train.comm_past_time_range
   "^lockstep: error: cluster: one iteration's communication would take longer than lockstep's time range"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
-  --nic-speed 2Mbps --fault degraded-link:a=nic0,b=leaf0,x=0.01)
+  --nic-speed 2Mbps --fault degraded-link:a=nic0,b=leaf0,x=0.001)
 # The model map refuses unknown keys, in a scenario and in --model's key=value form.
 lockstep_bad_flags(train.model_unknown_key
   "train_model_unknown_key.yaml:6:38: job.model.layerz: unknown model key 'layerz' \\(accepted: preset, name, layers,"
