@@ -1,14 +1,21 @@
-// The accuracy figures the calibration benches print over their rows' |relative errors| (%):
-// median, p90 (nearest rank) and the count over 25%. Shared by bench_calibration and
-// bench_training so that both tables mean the same by each figure.
+// What the calibration benches share: where the public measurements live, and the accuracy
+// figures they print over their rows' |relative errors| (%): median, p90 (nearest rank) and the
+// count over 25%. Shared by bench_calibration and bench_training so that both tables mean the
+// same by each figure.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
 #include <vector>
 
 namespace lockstep::bench {
+
+// ../shared/calibration beside the source tree (LOCKSTEP_SOURCE_DIR, set by the bench targets).
+inline std::filesystem::path calibration_dir() {
+  return std::filesystem::path(LOCKSTEP_SOURCE_DIR) / ".." / "shared" / "calibration";
+}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

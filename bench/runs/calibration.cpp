@@ -33,14 +33,11 @@
 namespace {
 
 using namespace lockstep;
+using bench::calibration_dir;
 using bench::median;
 using bench::over_25;
 using bench::p90;
 namespace fs = std::filesystem;
-
-fs::path calibration_dir() {
-  return fs::path(LOCKSTEP_SOURCE_DIR) / ".." / "shared" / "calibration";
-}
 
 // One row on an engine: the sweep of `lockstep collective` at this one size.
 Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,

@@ -34,14 +34,11 @@
 namespace {
 
 using namespace lockstep;
+using bench::calibration_dir;
 using bench::median;
 using bench::over_25;
 using bench::p90;
 namespace fs = std::filesystem;
-
-fs::path calibration_dir() {
-  return fs::path(LOCKSTEP_SOURCE_DIR) / ".." / "shared" / "calibration";
-}
 
 struct Options {
   std::string engine = "analytical";
