@@ -81,6 +81,18 @@ std::optional<ArgNode> optional_section(const ArgNode& root, const std::string& 
                          empty ? "nothing" : kind_name(node->kind())));
 }
 
+// `type:` names what the job simulates. Only a training step exists; an inference job would
+// otherwise run as one without a word.
+void check_job_type(const ArgNode& job) {
+  const ArgNode* type = job.find("type");
+  if (type == nullptr) return;
+  require_scalar(*type);
+  if (type->text() == "inference") {
+    type->fail("inference is not simulated yet (the one job type is 'train')");
+  }
+  type->as_choice({"train"});
+}
+
 }  // namespace
 
 const std::vector<std::string>& scenario_top_level_keys() {
@@ -124,6 +136,7 @@ Scenario parse_scenario(std::string_view text, const std::string& filename) {
   s.packet = optional_section(root, "packet", kMap);
   s.collectives = optional_section(root, "collectives", kMap | kList);
   s.job = optional_section(root, "job", kMap);
+  if (s.job) check_job_type(*s.job);
   s.variants = optional_section(root, "variants", kMap | kList);
   s.report = optional_section(root, "report", kMap);
   return s;

@@ -122,7 +122,11 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.peak_tflops_field = peak->path();
     c.peak_tflops_where = peak->where();
   }
-  if (const ArgNode* hbm = job.find("hbm")) c.hbm = hbm->as_bytes();
+  if (const ArgNode* hbm = job.find("hbm")) {
+    c.hbm = hbm->as_bytes();
+    // 0 would mean "the catalog's" (the field's default) and silently ignore what was written.
+    if (c.hbm.count() == 0) hbm->fail(fmt::format("'{}' is zero", hbm->text()));
+  }
   if (const ArgNode* r = job.find("recompute")) {
     // true / false: the full / no recomputation this key meant before selective existed.
     const std::string v = r->as_choice({"none", "selective", "full", "true", "false"});
@@ -164,6 +168,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
     }
   }
   job.check_all_used();
+  // tp x cp x pp x dp must match the cluster: a mismatch is reported at dp (or the job).
+  if (const ArgNode* dp = job.find("dp")) {
+    c.world_field = dp->path();
+    c.world_where = dp->where();
+  } else {
+    c.world_field = job.path().empty() ? "dp" : job.path();
+    c.world_where = job.where();
+  }
 
   // Checks that need only the config (the topology-dependent ones live in simulate_training).
   auto fail = [&](const char* key, const std::string& why) {

@@ -40,9 +40,11 @@ void check_topology(const Topology& topo, const TrainConfig& c,
   const ParallelConfig& p = c.par;
   const std::uint64_t world = std::uint64_t{p.tp} * p.cp * p.pp * p.dp;
   if (world != topo.gpus().size()) {
-    throw InputError("dp", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {} ranks but the "
-                                       "cluster has {} GPUs",
-                                       p.tp, p.cp, p.pp, p.dp, world, topo.gpus().size()));
+    throw InputError(c.world_field,
+                     fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {} ranks but the "
+                                 "cluster has {} GPUs",
+                                 p.tp, p.cp, p.pp, p.dp, world, topo.gpus().size()),
+                     c.world_where);
   }
   const std::uint32_t gpn = gpus_per_node_of(topo);
   if (gpn && (p.tp > gpn || gpn % p.tp != 0)) {

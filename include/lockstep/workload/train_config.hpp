@@ -83,6 +83,8 @@ struct TrainConfig {
   SourceLocation global_batch_where, peak_tflops_where;
   // Where precision came from, for the error of a GPU without that format.
   std::string precision_field = "precision";
+  std::string world_field = "dp";  // where a degree product that misses the GPU count points
+  SourceLocation world_where;
   SourceLocation precision_where;
 
   std::uint64_t sequence_length() const { return seq ? seq : model.seq; }

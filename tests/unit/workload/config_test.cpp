@@ -102,5 +102,26 @@ TEST(TrainConfig, RankLists) {
   EXPECT_THROW(parse_rank_list("a", "trace_ranks"), InputError);
 }
 
+TEST(TrainConfig, ZeroHbmIsRefusedNotReadAsTheCatalogs) {
+  // hbm 0 used to mean "the catalog's", so `hbm: 0GB` silently ran with 80 GB.
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"hbm", "0GB"}})),
+            "s.yaml:6:3: job.hbm: '0GB' is zero");
+  EXPECT_EQ(
+      parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"hbm", "1GB"}})).hbm,
+      Bytes(1'000'000'000));
+}
+
+TEST(TrainConfig, TheDegreeProductIsCheckedAtDp) {
+  // check_topology reports tp x cp x pp x dp vs the GPU count at the dp key (line 5 here), or
+  // at the job map when dp is left out.
+  const TrainConfig with_dp =
+      parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"dp", "4"}}));
+  EXPECT_EQ(with_dp.world_field, "job.dp");
+  EXPECT_EQ(with_dp.world_where.str(), "s.yaml:6:3");
+  const TrainConfig without =
+      parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}}));
+  EXPECT_EQ(without.world_field, "job");
+  EXPECT_EQ(without.world_where.str(), "s.yaml:3:1");
+}
 }  // namespace
 }  // namespace lockstep
