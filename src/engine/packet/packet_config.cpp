@@ -197,8 +197,17 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   if (const ArgNode* v = node.find("mtu")) {
     // The MTU as people quote it: IB/RoCE/UET payload size; for TCP the IP MTU.
     const Bytes mtu = v->as_bytes();
+    // InfiniBand's path MTUs run from 256 B to 4 KiB (IBTA Vol. 1, 7.7.2), which RoCE and
+    // UET reuse; an IPv4 link carries at least 576 B (RFC 791) and jumbo frames at most
+    // 9216 B (the common switch limit).
+    const bool ip = c.model == FabricModel::Ethernet;
+    const std::uint64_t lo = ip ? 576 : 256;
+    const std::uint64_t hi = ip ? 9216 : 4096;
+    if (mtu.count() < lo || mtu.count() > hi) {
+      v->fail(fmt::format("{} B is outside {} to {} B (the {} MTU range)", mtu.count(), lo, hi,
+                          ip ? "IP" : "InfiniBand/RoCE"));
+    }
     if (c.model == FabricModel::Ethernet) {
-      if (mtu.count() <= 52) v->fail("must exceed the 52 B of IP and TCP headers");
       c.payload = Bytes(mtu.count() - 52);
     } else {
       c.payload = mtu;

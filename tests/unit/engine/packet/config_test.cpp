@@ -102,5 +102,28 @@ TEST(PacketConfig, InconsistentSettingsAreRejected) {
   EXPECT_THROW(PacketEngine{c}, InputError);
 }
 
+TEST(PacketConfig, MtuOutsideTheMediumsRangeIsRefused) {
+  // InfiniBand path MTUs are 256 B .. 4 KiB (IBTA Vol. 1, 7.7.2); IPv4 carries at least 576 B
+  // (RFC 791), jumbo frames at most 9216 B.
+  auto mtu_error = [](const char* fabric, const char* mtu) {
+    try {
+      packet_config_from_args(node({{"fabric", fabric}, {"mtu", mtu}}));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(mtu_error("ib", "256"), "");
+  EXPECT_EQ(mtu_error("ib", "4096"), "");
+  EXPECT_NE(mtu_error("ib", "3").find("packet.mtu: 3 B is outside 256 to 4096 B"),
+            std::string::npos)
+      << mtu_error("ib", "3");
+  EXPECT_NE(mtu_error("roce", "4097").find("outside 256 to 4096 B"), std::string::npos);
+  EXPECT_EQ(mtu_error("tcp", "576"), "");
+  EXPECT_EQ(mtu_error("tcp", "9216"), "");
+  EXPECT_NE(mtu_error("tcp", "575").find("outside 576 to 9216 B (the IP MTU range)"),
+            std::string::npos);
+  EXPECT_NE(mtu_error("tcp", "9217").find("outside 576 to 9216 B"), std::string::npos);
+}
 }  // namespace
 }  // namespace lockstep
