@@ -7,6 +7,9 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/variants.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/workload/train_config.hpp"
+#include "lockstep/workload/training.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {
@@ -73,16 +76,32 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
   const std::vector<VariantSpec> specs = parse_variants(input.variants, results.variant_keys);
   const bool several = specs.size() > 1;
 
+  // The whole scenario is read and checked before anything is simulated: a typo in `job:` or
+  // `engine:`, or a variant whose cluster does not fit the job's degrees fails in a
+  // moment, not after every collective sweep has run.
+  if (input.engine) parse_engine_name(*input.engine);
+  if (input.collectives) count_collective_steps(input);
+  const std::optional<TrainConfig> job =
+      input.job ? std::optional<TrainConfig>(parse_train_config(*input.job)) : std::nullopt;
+  std::vector<BuildResult> clusters;
   for (const VariantSpec& spec : specs) {
+    progress.begin(spec.name + ": topology");
+    clusters.push_back(for_variant(spec.name, several, [&] {
+      return ClusterSource(apply_variant(input.cluster, spec)).build();
+    }));
+    if (job && clusters.back().graph) {
+      for_variant(spec.name, several, [&] { check_training(*clusters.back().graph, *job); });
+    }
+    progress.advance();
+  }
+
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const VariantSpec& spec = specs[i];
     Variant variant;
     variant.name = spec.name;
     variant.substitutions = spec.shown;
-    progress.begin(variant.name + ": topology");
-    const BuildResult built = for_variant(spec.name, several, [&] {
-      return ClusterSource(apply_variant(input.cluster, spec)).build();
-    });
+    const BuildResult& built = clusters[i];
     variant.inventory = built.inventory;
-    progress.advance();
     if (input.collectives) {
       for_variant(spec.name, several, [&] { run_collectives(input, built, variant, progress); });
     }

@@ -492,4 +492,9 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   return r;
 }
 
+void check_training(const Topology& topology, const TrainConfig& config) {
+  std::vector<std::string> warnings;
+  train_detail::check_topology(topology, config, warnings);
+}
+
 }  // namespace lockstep

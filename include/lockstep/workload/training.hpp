@@ -98,4 +98,8 @@ struct SimulateOptions {
 TrainResult simulate_training(const Topology& topology, const TrainConfig& config,
                               const SimulateOptions& options = {});
 
+/// simulate_training's checks of `config` against `topology` alone (degrees vs GPU count, fault
+/// ranks and links), for a caller that validates a whole scenario before simulating any of it.
+void check_training(const Topology& topology, const TrainConfig& config);
+
 }  // namespace lockstep
