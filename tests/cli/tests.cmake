@@ -107,6 +107,19 @@ lockstep_bad_flags(missing_scenario_file "scenario: cannot read '/nonexistent.ya
 lockstep_bad_flags(unknown_command "^lockstep: error: " frobnicate)
 lockstep_bad_flags(missing_builder_key "--builder rail_optimized: missing required key 'nodes'"
   topo --builder rail_optimized)
+# An empty value is not "not given" (--system "" ran hgx-h100). CMake drops empty arguments,
+# so a shell passes them.
+foreach(flag system fabric nodes)
+  add_test(NAME cli.bad_flags.${flag}_empty
+           COMMAND sh -c "sh '${LOCKSTEP_CLI_DIR}/expect_error.sh' '$<TARGET_FILE:lockstep>' \
+                   '^lockstep: error: --${flag}: is empty' train --${flag} '' --model llama3-8b")
+  set_tests_properties(cli.bad_flags.${flag}_empty PROPERTIES LABELS cli)
+endforeach()
+lockstep_bad_flags(scenario_directory
+  "scenario: cannot read '.*scenarios': it is a directory, not a file$"
+  topo ${PROJECT_SOURCE_DIR}/scenarios)
+lockstep_bad_flags(scenario_dev_zero
+  "scenario: cannot read '/dev/zero': it is a character device, not a file$" topo /dev/zero)
 lockstep_bad_flags(emit_too_large "--emit: this design is too large to build as a graph"
   topo --builder full_mesh --gpus 200000 --emit ${PROJECT_BINARY_DIR}/cli_emit_too_large.json)
 
@@ -149,6 +162,7 @@ add_test(NAME cli.topo.emit_roundtrip.torus
 set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
+include(${LOCKSTEP_CLI_DIR}/malformed.cmake)
 
 # The `packet:` section of a scenario (docs/packet-engine.md): read by `lockstep run` when a
 # collective or job runs on the packet engine; errors name file:line:column.
