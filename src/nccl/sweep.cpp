@@ -12,6 +12,7 @@
 #include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/nccl/groups.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/topology/faults.hpp"
 
 namespace lockstep {
 namespace {
@@ -100,6 +101,31 @@ std::vector<Bytes> CollectiveSweep::sizes(std::uint32_t ranks) const {
   return out;
 }
 
+void check_sweep(const CollectiveSweep& sweep, const NcclCluster& cluster,
+                 const Topology* topology) {
+  if (sweep.engine != kNcclModelEngine && topology == nullptr)
+    throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
+  for (const FaultSpec& f : sweep.faults) {
+    if (f.on_link() && topology == nullptr) {
+      throw InputError(f.field, fmt::format("'{}': link faults need the cluster's graph", f.text),
+                       f.where);
+    }
+    if (f.kind == FaultSpec::Kind::SlowGpu && f.rank >= cluster.ranks()) {
+      throw InputError(f.field,
+                       fmt::format("'{}': rank {} does not exist ({} ranks, 0 .. {})", f.text,
+                                   f.rank, cluster.ranks(), cluster.ranks() - 1),
+                       f.where);
+    }
+  }
+  // A link named that the graph lacks throws here.
+  if (topology != nullptr) {
+    for (const FaultSpec& f : sweep.faults) {
+      if (f.on_link()) fault_link(f, *topology);
+    }
+  }
+  check_fits_in_memory(sweep, cluster);
+}
+
 std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology) {
@@ -107,35 +133,23 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   const std::unique_ptr<Engine> engine =
       make_engine(sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
   const bool run_programs = sweep.engine != kNcclModelEngine;
-  if (run_programs && topology == nullptr)
-    throw InputError("engine", fmt::format("engine '{}' needs a topology to run on", sweep.engine));
-  const auto link_fault = std::find_if(sweep.faults.begin(), sweep.faults.end(),
-                                       [](const FaultSpec& f) { return f.on_link(); });
-  if (link_fault != sweep.faults.end() && topology == nullptr) {
-    throw InputError(link_fault->field,
-                     fmt::format("'{}': link faults need the cluster's graph", link_fault->text),
-                     link_fault->where);
-  }
+  check_sweep(sweep, cluster, topology);
   // The engines run on the faulted graph (the analytical one prices the model on it); NCCL's
   // choices below stay the healthy cluster's.
   std::optional<Topology> faulted;
-  if (link_fault != sweep.faults.end()) faulted = apply_link_faults(*topology, sweep.faults);
+  if (std::any_of(sweep.faults.begin(), sweep.faults.end(),
+                  [](const FaultSpec& f) { return f.on_link(); })) {
+    faulted = apply_link_faults(*topology, sweep.faults);
+  }
   // Stragglers (slow-gpu:rank=R,delay=D): rank R starts D late; several on one rank add up.
   std::vector<std::optional<Time>> late;
   for (const FaultSpec& f : sweep.faults) {
     if (f.kind != FaultSpec::Kind::SlowGpu) continue;
-    if (f.rank >= cluster.ranks()) {
-      throw InputError(f.field,
-                       fmt::format("'{}': rank {} does not exist ({} ranks, 0 .. {})", f.text,
-                                   f.rank, cluster.ranks(), cluster.ranks() - 1),
-                       f.where);
-    }
     late.resize(cluster.ranks());
     late[f.rank] = late[f.rank].value_or(Time::zero()) + f.delay;
   }
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
-  check_fits_in_memory(sweep, c);
   const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;

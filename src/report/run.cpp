@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/variants.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
@@ -77,10 +79,12 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
   const bool several = specs.size() > 1;
 
   // The whole scenario is read and checked before anything is simulated: a typo in `job:` or
-  // `engine:`, or a variant whose cluster does not fit the job's degrees fails in a
-  // moment, not after every collective sweep has run.
-  if (input.engine) parse_engine_name(*input.engine);
-  if (input.collectives) count_collective_steps(input);
+  // `engine:`, a sweep fault on a link the cluster lacks, or a variant whose cluster does not fit
+  // the job's degrees fails in a moment, not after every collective sweep has run.
+  const std::string engine = input.engine ? parse_engine_name(*input.engine) : "analytical";
+  const std::vector<CollectiveSweep> sweeps =
+      input.collectives ? parse_collectives_section(*input.collectives, engine)
+                        : std::vector<CollectiveSweep>{};
   const std::optional<TrainConfig> job =
       input.job ? std::optional<TrainConfig>(parse_train_config(*input.job)) : std::nullopt;
   std::vector<BuildResult> clusters;
@@ -89,8 +93,15 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
     clusters.push_back(for_variant(spec.name, several, [&] {
       return ClusterSource(apply_variant(input.cluster, spec)).build();
     }));
-    if (job && clusters.back().graph) {
-      for_variant(spec.name, several, [&] { check_training(*clusters.back().graph, *job); });
+    const std::optional<Topology>& graph = clusters.back().graph;
+    if (graph && !sweeps.empty()) {
+      const NcclCluster nccl = nccl_cluster(*graph);
+      for (const CollectiveSweep& sweep : sweeps) {
+        for_variant(spec.name, several, [&] { check_sweep(sweep, nccl, &*graph); });
+      }
+    }
+    if (job && graph) {
+      for_variant(spec.name, several, [&] { check_training(*graph, *job); });
     }
     progress.advance();
   }

@@ -77,6 +77,12 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
                                                 const NcclCluster& cluster,
                                                 const Topology* topology = nullptr);
 
+/// run_collective_sweep's checks of its input, without running anything (for a caller that
+/// validates a whole scenario first): the engine's topology, fault ranks and links, sizes
+/// against one GPU's memory. InputError as run_collective_sweep.
+void check_sweep(const CollectiveSweep& sweep, const NcclCluster& cluster,
+                 const Topology* topology = nullptr);
+
 /// nccl-tests' element type names (float, double, bfloat16, int8, ...) plus lockstep's own
 /// spellings (float32, float64), in the order error messages list them.
 std::vector<std::string> nccl_tests_type_names();

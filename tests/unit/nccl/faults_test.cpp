@@ -199,5 +199,26 @@ TEST(CollectiveFaults, AStragglerOutsideTheCommunicatorIsAnError) {
   }
 }
 
+TEST(CollectiveFaults, CheckSweepRefusesWhatRunWouldWithoutRunning) {
+  // 2 x 8 H100: ranks 0 .. 15; a link id past the graph's and a 1 TiB message (more than an
+  // H100's 80 GB) are refused by the same checks run_collective_sweep makes first.
+  const PresetCluster p = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 2});
+  const Topology t = hgx(2);
+  const NcclCluster c = nccl_cluster(p);
+  auto sweep = [](const char* fault, Bytes max) {
+    CollectiveSweep s;
+    s.min_bytes = Bytes::kib(1);
+    s.max_bytes = max;
+    if (fault != nullptr) s.faults.push_back(parse_fault(fault, "--fault"));
+    return s;
+  };
+  EXPECT_NO_THROW(check_sweep(sweep("slow-gpu:rank=15,delay=1ms", Bytes::mib(1)), c, &t));
+  EXPECT_THROW(check_sweep(sweep("slow-gpu:rank=16,delay=1ms", Bytes::mib(1)), c, &t), InputError);
+  const std::string link = "failed-link:link=" + std::to_string(t.links().size());
+  EXPECT_THROW(check_sweep(sweep(link.c_str(), Bytes::mib(1)), c, &t), InputError);
+  EXPECT_THROW(check_sweep(sweep(link.c_str(), Bytes::mib(1)), c, nullptr), InputError);
+  EXPECT_THROW(check_sweep(sweep(nullptr, Bytes::gib(1024)), c, &t), InputError);
+}
+
 }  // namespace
 }  // namespace lockstep
