@@ -90,6 +90,24 @@ double ring_bus(const NcclCluster& c) {
   return std::min(c.intra_GBps * g / (g - 1), c.node_net_GBps());
 }
 
+// What a node's tree traffic between nodes has (GB/s): its NICs at the search's speed or, where
+// one-GPU nodes are wired to each other (a full mesh or a torus: three cables or more at the
+// network rate, NcclCluster::gpu_ports), two cables' worth. There every tree edge is a cable of
+// its own (NCCL's search charges a channel's speed only to the links its path takes,
+// search.cc ncclTopoFollowPath), so a node's 2 S per direction does not meet on one port; but
+// for an even node count NCCL's second tree is the first shifted by one rank (trees.cc
+// ncclGetDtree), which puts an edge of each tree on one pair of ranks the other way round
+// (ranks 2 and 3: 3 a child of 2 in one tree, 2 of 3 in the other), and that cable carries one
+// tree's climb and the other's descent, S / 2 each: S per direction, half a port's 2 S. On a
+// torus the edges' routes share cables beyond that; the analytical engine's graph term prices
+// them (docs/nccl-model.md "A GPU's other cables").
+bool tree_edges_own_cables(const NcclCluster& c) {
+  return c.gpus_per_node == 1 && c.nodes > 2 && c.gpu_ports >= 3 && c.gpu_ports + 1 >= c.nodes;
+}
+double tree_net_GBps(const NcclCluster& c) {
+  return c.node_net_GBps() * (tree_edges_own_cables(c) ? 2 : 1);
+}
+
 // Pipeline fill of the tree (docs/nccl-model.md "Transports"). A channel's S/ch moves in chunks
 // (nccl::tree_chunk_bytes) through 2 (g-1) chain stages and 2 log2(N) network stages (up, then
 // down). A stage that forwards only whole chunks (store and forward) delays the first chunk by
@@ -105,7 +123,13 @@ double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   const double eff = proto_payload_efficiency(p);
   const auto chunk_us = [&](double link_GBps) { return chunk / (link_GBps * eff / ch * 1e3); };
   const double intra_us = g > 1 ? chunk_us(c.intra_GBps) : 0;
-  const double net_us = N > 1 ? chunk_us(c.node_net_GBps()) : 0;
+  double net_us = N > 1 ? chunk_us(c.node_net_GBps()) : 0;
+  // On cables of its own (tree_net_GBps) a channel's first chunk shares its cable only with its
+  // tree's other channels, at the rate NCCL's model gives a tree channel there: the protocol's
+  // tree efficiency and per-channel ceiling (tree_proto_bw), which the flow engine runs each
+  // tree channel at, on a lone cable as on a shared one.
+  if (N > 1 && tree_edges_own_cables(c))
+    net_us = chunk / (tree_proto_bw(c, p, tree_net_GBps(c), ch) / ch * 1e3);
   double fill = 2.0 * log2_floor(N) * net_us;
   if (p == Proto::Simple) fill += 2.0 * (g - 1) * intra_us;
   // A channel's k chunks leave the last stage one steady period apart (the steady bottleneck of
@@ -117,7 +141,7 @@ double tree_fill_us(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   // per channel never shares a link with another: its makespan is the passage alone.
   const double halve_intra = 2, halve_net = N == 2 ? 1 : 2;
   const double steady_intra = g > 1 ? tree_proto_bw(c, p, c.intra_GBps, ch) / halve_intra : kInf;
-  const double steady_net = N > 1 ? tree_proto_bw(c, p, c.node_net_GBps(), ch) / halve_net : kInf;
+  const double steady_net = N > 1 ? tree_proto_bw(c, p, tree_net_GBps(c), ch) / halve_net : kInf;
   const bool net_binds = steady_net <= steady_intra;
   const double chunks = std::max(1.0, std::ceil(S / ch / chunk));
   const double period_us = S / chunks / (std::min(steady_intra, steady_net) * 1e3);
@@ -223,7 +247,7 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
   // there are only two nodes (the trees degenerate to one link used both ways).
   double algbw = kInf;
   if (g > 1) algbw = tree_proto_bw(c, p, c.intra_GBps, ch) / 2;
-  if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, c.node_net_GBps(), ch) / (N == 2 ? 1 : 2));
+  if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, tree_net_GBps(c), ch) / (N == 2 ? 1 : 2));
   cost.bus_GBps = algbw;
   cost.transfer_us = S / (algbw * 1e3);
   cost.step_us = intra_lat(c, A::Tree, p);

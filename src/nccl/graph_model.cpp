@@ -119,6 +119,7 @@ struct Pending {
   std::uint32_t phase;
   Rank rank, peer;
   double share;
+  std::uint32_t rail = 0;  // the destination's GPU index in its node (flush sorts by it)
 };
 
 class Pricer {
@@ -249,10 +250,10 @@ void Pricer::flush() {
   // By destination, the destinations of one rail (GPU index in the node) together: on a
   // rail-optimised fabric they share a leaf, and the router's search towards a leaf serves every
   // destination behind it (DistanceField::find_gateway).
-  const auto rail = [&](DeviceId d) { return topo_.device(d).local_index; };
-  std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
-    const std::uint32_t ra = rail(a.dst), rb = rail(b.dst);
-    return std::tie(ra, a.dst, a.src, a.channel) < std::tie(rb, b.dst, b.src, b.channel);
+  // (Each transfer's rail read once: the comparisons' device lookups were a third of the sort.)
+  for (Pending& t : pending_) t.rail = topo_.device(t.dst).local_index;
+  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.rail, a.dst, a.src, a.channel) < std::tie(b.rail, b.dst, b.src, b.channel);
   });
   for (const Pending& t : pending_) {
     const Time hop = excess(loads_.add_transfer(t.phase, t.src, t.dst, t.channel, t.share));

@@ -171,9 +171,9 @@ class ShortestPathRouter final : public Router {
   DistanceField::Gateway gateway(DeviceId dst) const {
     if (gates_.empty()) {
       gates_.assign(topo_.num_devices(), DistanceField::Gateway{kUnknown, 0});
-      near_ = std::make_unique<DistanceField>(topo_);
-      near_from_ = std::make_unique<DistanceField>(topo_);
-      up_ = std::make_unique<DistanceField>(topo_);
+      near_ = std::make_unique<DistanceField>(topo_, layout());
+      near_from_ = std::make_unique<DistanceField>(topo_, layout());
+      up_ = std::make_unique<DistanceField>(topo_, layout());
     }
     if (gates_[dst].device == kUnknown) gates_[dst] = near_->find_gateway(dst, 4, 4096);
     return gates_[dst];
@@ -431,7 +431,7 @@ class ShortestPathRouter final : public Router {
     for (Cached& c : fields)
       if (c.dst == dst) pick = &c;
     if (pick == nullptr && fields.size() < most) {
-      fields.push_back(Cached{std::make_unique<DistanceField>(topo_), dst, 0});
+      fields.push_back(Cached{std::make_unique<DistanceField>(topo_, layout()), dst, 0});
       pick = &fields.back();
     } else if (pick == nullptr) {  // the least recently used one
       pick = &*std::min_element(fields.begin(), fields.end(),
@@ -443,9 +443,16 @@ class ShortestPathRouter final : public Router {
     return *field_;
   }
 
+  // The fields' view of the topology, made once for all of them.
+  std::shared_ptr<const DistanceField::Layout> layout() const {
+    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_);
+    return layout_;
+  }
+
   const Topology& topo_;
   RouterOptions options_;
   std::vector<DeviceId> rail_nic_;
+  mutable std::shared_ptr<const DistanceField::Layout> layout_;
   static constexpr std::size_t kFieldBytes = std::size_t{4} << 20;
   std::size_t max_fields_;
   NicFailover failover_;

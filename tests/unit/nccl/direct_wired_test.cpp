@@ -119,6 +119,47 @@ TEST(DirectWired, AllToAllSendsOverEveryCable) {
   EXPECT_EQ(nccl_cluster(torus).gpu_ports, 6u);
 }
 
+// NCCL's tree on a full mesh (cost.cpp tree_net_GBps): every tree edge has a cable of its own,
+// and the busiest is the one both trees use, ranks 2 and 3 each the other's child (the second
+// tree is the first shifted by one rank), carrying S per direction: a bus of two cables,
+// 2 x 48 GB/s, where one port carried a node's 2 S. On the mesh of 8 with 2 channels:
+//  - LL128, 16 MiB: min(96 x 120/128 = 90, 2 x 29 per channel) / 2 = 29 GB/s, S / 29e3 =
+//    578.52 us (one port: min(45, 58) / 2 = 22.5 GB/s, 745.65 us);
+//  - Simple, 1 GiB: min(96 x 0.92 = 88.32, 2 x 36) / 2 = 36 GB/s, 29,826.16 us, faster than the
+//    ring's 2 x 7/8 x S at 48 GB/s (39,146.02 us): the tuner takes the tree (flow agrees);
+//  - LL, 64 KiB: one 32 KiB chunk per channel through 2 log2(8) = 6 network stages, each at a
+//    lone tree channel's rate on its cable, min(96 / 3.8, 35) / 2 = 12.63 GB/s: 2.594 us a
+//    stage, a fill of 6 x 2.594 less the one period S / 12.63e3 = 5.188 us: 10.377 us.
+// A 4x4x4 torus (6 cables per GPU) keeps one port: its tree edges join ranks 2^k apart over
+// routes that share cables, which the analytical engine's graph term prices.
+TEST(DirectWired, TreeEdgesTakeCablesOfTheirOwnOnAFullMesh) {
+  const Topology mesh =
+      built({{"builder", "full_mesh"}, {"gpus", "8"}, {"link_bandwidth", "50GB/s"}});
+  const auto predict_tree = [](const Topology& topo, nccl::Proto proto, Bytes bytes) {
+    TunerRequest r;
+    r.bytes = bytes;
+    r.algo = Algorithm::Tree;
+    r.proto = proto;
+    r.channels = 2;
+    return predict(nccl_cluster(topo), r);
+  };
+  EXPECT_NEAR(predict_tree(mesh, nccl::Proto::LL128, Bytes::mib(16)).transfer.microseconds(),
+              578.52, 0.01);
+  const Prediction simple = predict_tree(mesh, nccl::Proto::Simple, Bytes::gib(1));
+  EXPECT_NEAR(simple.transfer.microseconds(), 29826.16, 0.01);
+  EXPECT_NEAR(predict_tree(mesh, nccl::Proto::LL, Bytes::kib(64)).fill.microseconds(), 10.377,
+              0.001);
+  TunerRequest any;
+  any.bytes = Bytes::gib(1);
+  const Prediction picked = predict(nccl_cluster(mesh), any);
+  EXPECT_EQ(picked.algo, Algorithm::Tree);
+  EXPECT_EQ(picked.proto, nccl::Proto::Simple);
+  const Topology torus =
+      built({{"builder", "torus"}, {"dims", "4x4x4"}, {"link_bandwidth", "50GB/s"}});
+  EXPECT_NEAR(predict_tree(torus, nccl::Proto::LL128, Bytes::mib(16)).transfer.microseconds(),
+              745.65, 0.01);
+}
+
 // The packet engine runs the same programs with the same options. Ring and tree all-reduce have
 // nothing to contend for on a mesh or a 1-D torus (each message on its own cable, in program
 // order), so packet and flow agree within 2%: packets carry 26 B of InfiniBand header per

@@ -61,19 +61,6 @@ struct Exception {
 constexpr const char* kCongestion =
     "congestion: flows share a link (ECMP collisions, oversubscribed uplinks, tapered global "
     "links, the long-haul link); packets queue behind credits where flows share at once";
-// A GPU wired to several peers (full mesh, torus) sends an all-to-all over every cable at once,
-// and the model does too (NcclCluster::gpu_ports; the analytical engine equals flow on those
-// rows). The tree still runs on one port in the model: a double binary tree's node moves 2 S
-// per direction through it, where flow and packet put its four tree edges on four cables of the
-// mesh of 8 (16 MiB: 846.96 us against flow's 673.64 and packet's 673.74). Flow and packet cap
-// each tree channel at NCCL's per-channel LL128 tree ceiling as the model does (engine_run.cpp
-// tree_channel_cap_GBps; before, they ran 415.33 us): 2 channels x 29 GB/s moving 2 S / 2 each,
-// 16 MiB / 29 GB/s = 578.52 us plus latency, which is what binds them; the model's one port
-// binds first (open: the analytical engine's tree over the ports NCCL's search would use).
-constexpr const char* kTreeOnePort =
-    "NCCL's model runs a tree node's 2 S through one port; flow and packet spread its tree "
-    "edges over the mesh's cables, bound by the tree's per-channel cap";
-
 const std::vector<Exception>& exceptions() {
   const Bytes k64 = Bytes::kib(64), m16 = Bytes::mib(16), g1 = Bytes::gib(1);
   static const std::vector<Exception> kList = {
@@ -89,7 +76,6 @@ const std::vector<Exception>& exceptions() {
       // (flow 54.72), the NVLS all-gather 91.47 -> 76.94 (75.97). In the fabric's 4 KiB
       // packets, 71 inputs' packets queued at a busy output outgrew their ports' credits past
       // the round trip: head-of-line blocking (docs/packet-engine.md "Packet size per medium").
-      {"full-mesh-8", "all_reduce", m16, m16, kAnalytical, kTreeOnePort},
   };
   return kList;
 }
