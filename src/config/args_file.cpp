@@ -52,9 +52,8 @@ std::string read_text_file(const std::string& path, const std::string& field,
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes) {
-      throw InputError(field,
-                       fmt::format("'{}' is too large (over {} MiB)", path, kMaxFileBytes >> 20),
-                       where);
+      throw InputError(
+          field, fmt::format("'{}' is too large (over {} MiB)", path, kMaxFileBytes >> 20), where);
     }
   }
   if (in.bad()) throw InputError(field, fmt::format("cannot read '{}'", path), where);
