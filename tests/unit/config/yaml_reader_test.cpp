@@ -103,5 +103,65 @@ TEST(YamlArgs, AliasBombIsStoppedByTheValueLimit) {
       << message;
 }
 
+TEST(YamlArgs, StrayCommaIsASyntaxErrorNotAnEndlessStreamOfDocuments) {
+  // yaml-cpp 0.7 never consumes a ',' outside [...] or {...}: LoadAll looped on it until
+  // bad_alloc. The error points at the comma itself, after whatever precedes it.
+  EXPECT_EQ(error_of([] { parse_yaml_args(",", "c.yaml"); }),
+            "c.yaml:1:1: YAML syntax error: ',' outside a flow collection ([...] or {...})");
+  EXPECT_NE(
+      error_of([] { parse_yaml_args("a: 1\n,\n", "c.yaml"); }).find("c.yaml:2:1: YAML syntax"),
+      std::string::npos);
+  // "&x ," : the empty node starts at the anchor (column 1), the comma is at column 4.
+  EXPECT_NE(error_of([] { parse_yaml_args("&x ,", "c.yaml"); }).find("c.yaml:1:4: YAML syntax"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_yaml_args("--- ,", "c.yaml"); }).find("c.yaml:1:5: YAML syntax"),
+            std::string::npos);
+}
+
+TEST(YamlArgs, AliasesAreBudgetedInBytes) {
+  // One 100,000-character string anchored and aliased N times: each copy costs its 100,000
+  // bytes of text (plus a few hundred of node and path), so 100 copies (~10 MB) fit in the
+  // 16 MiB alias budget (16,777,216 bytes) and 200 copies (~20 MB) do not.
+  const std::string big = "s: &s " + std::string(100'000, 'x') + "\n";
+  auto copies = [&](int n) {
+    std::string text = big + "l:\n";
+    for (int i = 0; i < n; ++i) text += "  - *s\n";
+    return text;
+  };
+  EXPECT_NO_THROW(parse_yaml_args(copies(100), "b.yaml"));
+  const std::string message = error_of([&] { parse_yaml_args(copies(200), "b.yaml"); });
+  EXPECT_NE(message.find("aliases (*name) expand the document past 100000 values or 16 MiB"),
+            std::string::npos)
+      << message;
+}
+
+TEST(YamlArgs, AliasesAreBudgetedInValues) {
+  // Level i = [*a(i-1), *a(i-1)]: its two aliases copy 2 x (2^(i+1) - 1) values, about 2^(n+3)
+  // over n levels: n = 12 copies ~32,000 values (under 100,000), n = 15 ~262,000 (over).
+  auto bomb = [](int n) {
+    std::string text = "l0: &a0 [x, x]\n";
+    for (int i = 1; i <= n; ++i)
+      text += fmt::format("l{}: &a{} [*a{}, *a{}]\n", i, i, i - 1, i - 1);
+    return text;
+  };
+  EXPECT_NO_THROW(parse_yaml_args(bomb(12), "bomb.yaml"));
+  EXPECT_NE(error_of([&] { parse_yaml_args(bomb(15), "bomb.yaml"); }).find("aliases (*name)"),
+            std::string::npos);
+}
+
+TEST(YamlArgs, AnAnchorUsedInsideItselfIsRefused) {
+  // The alias makes a cycle: its expansion stops at the nesting limit, not at memory's end.
+  EXPECT_NE(error_of([] { parse_yaml_args("a: &a [*a]\n", "r.yaml"); }).find("nested too deeply"),
+            std::string::npos);
+}
+
+TEST(YamlArgs, DeepNestingIsRefusedBeforeTheStackRunsOut) {
+  EXPECT_NE(error_of([] { parse_yaml_args(std::string(5000, '['), "d.yaml"); }).find("d.yaml:1:"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([] { parse_yaml_args(std::string(5000, '['), "d.yaml"); }).find("nested too deeply"),
+      std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep
