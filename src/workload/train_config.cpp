@@ -70,6 +70,7 @@ bool TrainConfig::noisy() const {
 }
 
 std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_view field) {
+  constexpr std::size_t kMaxRankListEntries = std::size_t{1} << 20;
   std::vector<std::uint32_t> ranks;
   std::string_view rest = text;
   while (!rest.empty()) {
@@ -83,7 +84,14 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
     if (hi < lo || hi - lo > 1'000'000) {
       throw InputError(std::string(field), fmt::format("bad rank range '{}'", item));
     }
-    for (std::uint32_t r = lo; r <= hi; ++r) ranks.push_back(r);
+    // In total, not only per range: "0-1000000,0-1000000,..." in a few hundred bytes would
+    // otherwise ask for gigabytes (found by tests/fuzz).
+    if (ranks.size() + (hi - lo) >= kMaxRankListEntries) {
+      throw InputError(std::string(field),
+                       fmt::format("names more than {} ranks", kMaxRankListEntries));
+    }
+    // 64-bit counter: with hi = 4294967295 a 32-bit one wraps to 0 and never ends.
+    for (std::uint64_t r = lo; r <= hi; ++r) ranks.push_back(static_cast<std::uint32_t>(r));
   }
   if (ranks.empty()) throw InputError(std::string(field), "empty rank list");
   return ranks;

@@ -96,6 +96,22 @@ try {
   if (variants && report.summaryRows !== variants + 1) {
     fail(`summary table has ${report.summaryRows - 1} variant rows, expected ${variants}`);
   }
+  // Text a scenario gave (names, titles, variant names holding HTML or script) shows as text:
+  // every EXPECT_LITERAL entry ("||"-separated) is in the page's visible text as written, and
+  // none of their handlers ran (they would set window.lockstepInjected).
+  const literals = (process.env.EXPECT_LITERAL || "").split("||").filter(Boolean);
+  if (literals.length) {
+    const seen = await page.evaluate(() => ({
+      text: document.body.innerText,
+      injected: window.lockstepInjected,
+      elements: document.querySelectorAll("main img, main script, main b, header img, header svg[onload]").length,
+    }));
+    for (const text of literals) {
+      if (!seen.text.includes(text)) fail(`the page does not show ${JSON.stringify(text)} as text`);
+    }
+    if (seen.injected !== undefined) fail(`a script from the scenario ran: ${seen.injected}`);
+    if (seen.elements) fail(`${seen.elements} elements from the scenario's text were created`);
+  }
   await page.screenshot({ path: screenshotPath, fullPage: true });
   console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
 } catch (err) {

@@ -64,3 +64,13 @@ add_test(NAME report.cli_json
           ${PROJECT_SOURCE_DIR}/docs/results.schema.json $<TARGET_FILE:lockstep>
           ${LOCKSTEP_REPORT_TESTS}/scenarios/cli_json.yaml ${LOCKSTEP_REPORT_TEST_DIR}/cli_json/results.json)
 set_tests_properties(report.cli_json PROPERTIES FIXTURES_REQUIRED report_cli_json LABELS report)
+
+# Scenario text holding HTML and script renders as text (issue 22): the name, description, title
+# and variant names of tests/report/scenarios/html_injection.yaml.
+lockstep_report_scenario(injection ${LOCKSTEP_REPORT_TESTS}/scenarios/html_injection.yaml)
+add_test(NAME report.injection_browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/injection/report.html ${PROJECT_BINARY_DIR}/report-injection-screenshot.png)
+set_tests_properties(report.injection_browser PROPERTIES
+  FIXTURES_REQUIRED report_injection LABELS report TIMEOUT 300
+  ENVIRONMENT "EXPECT_LITERAL=<svg onload=\"window.lockstepInjected = 'title'\"></svg>\"'&amp;||<script>window.lockstepInjected = 'name'</script>")

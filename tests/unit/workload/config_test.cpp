@@ -100,6 +100,13 @@ TEST(TrainConfig, RankLists) {
   EXPECT_EQ(parse_rank_list("0-3,8", "trace_ranks"), (std::vector<std::uint32_t>{0, 1, 2, 3, 8}));
   EXPECT_THROW(parse_rank_list("3-1", "trace_ranks"), InputError);
   EXPECT_THROW(parse_rank_list("a", "trace_ranks"), InputError);
+  // The largest rank is one rank, not a loop that wraps (found by tests/fuzz).
+  EXPECT_EQ(parse_rank_list("4294967295", "trace_ranks"),
+            (std::vector<std::uint32_t>{4294967295U}));
+  // At most 2^20 ranks in all: two ranges of 524,288 fit, a third rank does not.
+  EXPECT_EQ(parse_rank_list("0-524287,1000000-1524287", "trace_ranks").size(), 1U << 20);
+  EXPECT_THROW(parse_rank_list("0-524287,1000000-1524287,7", "trace_ranks"), InputError);
+  EXPECT_THROW(parse_rank_list("0-1000000,0-1000000", "trace_ranks"), InputError);
 }
 
 TEST(TrainConfig, ZeroHbmIsRefusedNotReadAsTheCatalogs) {
