@@ -149,6 +149,7 @@ add_test(NAME cli.topo.emit_roundtrip.torus
 set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
+include(${LOCKSTEP_CLI_DIR}/output.cmake)
 
 # The `packet:` section of a scenario (docs/packet-engine.md): read by `lockstep run` when a
 # collective or job runs on the packet engine; errors name file:line:column.
