@@ -22,6 +22,7 @@
 #include "lockstep/report/run.hpp"
 #include "lockstep/report/summary.hpp"
 #include "lockstep/scenario/scenario.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string out = "lockstep-out";
   bool quiet = false;
   bool force = false;
+  MemoryFlags memory;
 };
 
 // Every name a run may write: the guard covers them all before the run knows which it writes.
@@ -58,6 +60,9 @@ void run(const RunOptions& options) {
   input.job = scenario.job;
   input.variants = scenario.variants;
   input.report = scenario.report;
+  if (!admit(report::estimate_run(input), options.memory.budget(),
+             "try fewer nodes, smaller max_bytes or global_batch, or the analytical engine"))
+    return;
   report::StagedOutput out(options.out);
   out.guard(output_names(), options.force);
 
@@ -102,6 +107,7 @@ const RegisterCommand kRun(10, [](CLI::App& root) {
       ->required();
   cmd->add_option("--out,-o", options->out, "output directory (created if needed)")
       ->capture_default_str();
+  add_memory_options(*cmd, options->memory);
   cmd->add_flag("--force", options->force,
                 "replace files of the output directory that lockstep did not write");
   cmd->add_flag("--quiet,-q", options->quiet,

@@ -13,9 +13,11 @@
 #include "command.hpp"
 #include "lockstep/report/inventory.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -24,6 +26,7 @@ struct TopoOptions {
   std::string builder;
   std::string format = "table";
   std::string emit;
+  MemoryFlags memory;
 };
 
 // Builder arguments from the flags CLI11 did not recognise.
@@ -68,9 +71,16 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
     }
     cluster = load_scenario(extras[0]).cluster;
   }
+  const ClusterSource source(std::move(cluster));
+  // The inventory is closed-form; only --emit builds the graph (and its size is checked first).
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  if (!o.emit.empty())
+    add_graph_estimate(estimate, source.build(BuildOptions{.want_graph = false}).inventory.gpus);
+  if (!admit(estimate, o.memory.budget(), "emit a smaller design")) return;
   BuildOptions options;
   options.want_graph = !o.emit.empty();
-  const BuildResult result = ClusterSource(std::move(cluster)).build(options);
+  const BuildResult result = source.build(options);
   if (!o.emit.empty()) {
     if (!result.graph) {
       throw InputError("--emit", "this design is too large to build as a graph; nothing to emit");
@@ -105,6 +115,7 @@ const RegisterCommand kTopo(10, [](CLI::App& root) {
                   "build from flags: the builder name; other --KEY VALUE flags are its arguments");
   cmd->add_option("--format", o->format, "table (default), json or csv");
   cmd->add_option("--emit", o->emit, "also write the graph (devices, links) as JSON to this file");
+  add_memory_options(*cmd, o->memory);
   cmd->allow_extras();
   cmd->footer(builders_footer());
   cmd->callback([o, cmd] { run_topo(*o, cmd->remaining()); });

@@ -16,9 +16,11 @@
 #include "lockstep/report/training.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/engines.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/training.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -30,6 +32,7 @@ struct TrainFlags {
   std::vector<std::string> jitter, faults;
   std::string format = "text";
   bool force = false;
+  MemoryFlags memory;
 };
 
 const std::vector<std::pair<std::string, std::string>> kJobFlags = {
@@ -120,6 +123,14 @@ void run(const TrainFlags& f) {
     trace_out.emplace(trace_path.has_parent_path() ? trace_path.parent_path() : ".", node.path(),
                       node.where());
   }
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_graph_estimate(estimate, config.par.world());
+  add_training_estimate(estimate, config, !config.trace_path.empty());
+  if (!admit(estimate, f.memory.budget(),
+             "try a smaller --global-batch or larger --micro-batch, fewer GPUs, or --expansion "
+             "reduced"))
+    return;
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
   std::optional<Topology> topo = source.build().graph;
   if (!topo) source.args().fail("the cluster is too large to build as a graph");
@@ -161,6 +172,7 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
                   "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
+  add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });
 

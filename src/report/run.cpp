@@ -7,6 +7,10 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/variants.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/engines.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
+#include "lockstep/workload/train_config.hpp"
 #include "run_sections.hpp"
 
 namespace lockstep::report {
@@ -44,6 +48,41 @@ std::uint64_t count_steps(const RunInput& input) {
   const std::uint64_t per_variant =
       1 + (input.collectives ? count_collective_steps(input) : 0) + (input.job ? 1 : 0);
   return variants * per_variant;
+}
+
+RunEstimate estimate_run(const RunInput& input) {
+  std::vector<std::string> keys;
+  std::vector<CollectiveSweep> sweeps;
+  if (input.collectives) {
+    const std::string engine =
+        input.engine ? parse_engine_name(*input.engine) : std::string("analytical");
+    sweeps = parse_collectives_section(*input.collectives, engine);
+  }
+  std::optional<TrainConfig> job;
+  if (input.job) job = parse_train_config(*input.job);
+  // Variants run one after another: the largest one's memory, every one's events.
+  RunEstimate largest;
+  double events = 0;
+  for (const VariantSpec& spec : parse_variants(input.variants, keys)) {
+    const Inventory inventory = ClusterSource(apply_variant(input.cluster, spec))
+                                    .build(BuildOptions{.want_graph = false})
+                                    .inventory;
+    RunEstimate e;
+    e.add("lockstep", kBaseBytes);
+    add_graph_estimate(e, inventory.gpus);
+    RunEstimate sweep_max;
+    for (const auto& s : sweeps) {
+      RunEstimate one;
+      add_sweep_estimate(one, s, inventory.gpus, inventory.diameter_switch_hops + 1);
+      events += one.events;
+      if (one.total() > sweep_max.total()) sweep_max.parts = one.parts;
+    }
+    e.parts.insert(e.parts.end(), sweep_max.parts.begin(), sweep_max.parts.end());
+    if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
+    if (e.total() > largest.total()) largest = e;
+  }
+  largest.events = events;
+  return largest;
 }
 
 std::vector<double> downsample(const std::vector<double>& series, std::size_t buckets) {
