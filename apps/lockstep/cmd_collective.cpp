@@ -103,15 +103,7 @@ void run(const Flags& f) {
   RunEstimate estimate;
   estimate.add("lockstep", kBaseBytes);
   add_graph_estimate(estimate, inventory.gpus);
-  RunEstimate largest;  // sweeps run one after another: the largest one's state, every one's events
-  for (const auto& s : sweeps) {
-    RunEstimate one;
-    add_sweep_estimate(one, s, inventory.gpus, inventory.diameter_switch_hops + 1);
-    largest.events += one.events;
-    if (one.total() > largest.total()) largest.parts = one.parts;
-  }
-  estimate.parts.insert(estimate.parts.end(), largest.parts.begin(), largest.parts.end());
-  estimate.events = largest.events;
+  add_sweeps_estimate(estimate, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
   if (!admit(estimate, f.memory.budget(),
              "try fewer --nodes, a smaller --max-bytes, or --engine analytical"))
     return;

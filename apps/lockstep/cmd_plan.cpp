@@ -108,7 +108,7 @@ void run_plan(const PlanArgs& a) {
   add_plan_matrix_estimate(estimate, parse_collective_op(a.op, "--op"), a.ranks);
   const std::string hint = "try fewer --ranks";
   // A dry run never builds a large matrix to count the executor's ops: the matrix dominates.
-  constexpr double kDryRunBuildLimit = 64.0 * 1024 * 1024;
+  constexpr double kDryRunBuildLimit = 1024.0 * 1024 * 1024;
   if (estimate.total() > budget.bytes ||
       (budget.dry_run && estimate.total() > kBaseBytes + kDryRunBuildLimit)) {
     admit(estimate, budget, hint);

@@ -70,15 +70,9 @@ RunEstimate estimate_run(const RunInput& input) {
     RunEstimate e;
     e.add("lockstep", kBaseBytes);
     add_graph_estimate(e, inventory.gpus);
-    RunEstimate sweep_max;
-    for (const auto& s : sweeps) {
-      RunEstimate one;
-      add_sweep_estimate(one, s, inventory.gpus, inventory.diameter_switch_hops + 1);
-      events += one.events;
-      if (one.total() > sweep_max.total()) sweep_max.parts = one.parts;
-    }
-    e.parts.insert(e.parts.end(), sweep_max.parts.begin(), sweep_max.parts.end());
+    add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
     if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
+    events += e.events;
     if (e.total() > largest.total()) largest = e;
   }
   largest.events = events;

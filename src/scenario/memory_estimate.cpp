@@ -68,6 +68,19 @@ void add_sweep_estimate(RunEstimate& e, const CollectiveSweep& sweep, std::uint6
   if (sweep.op == CollectiveOp::AllToAllV) e.add("alltoallv matrix", n * n * 8);
 }
 
+void add_sweeps_estimate(RunEstimate& e, const std::vector<CollectiveSweep>& sweeps,
+                         std::uint64_t ranks, std::uint32_t diameter_links) {
+  RunEstimate largest;
+  for (const auto& s : sweeps) {
+    RunEstimate one;
+    add_sweep_estimate(one, s, ranks, diameter_links);
+    largest.events += one.events;
+    if (one.total() > largest.total()) largest.parts = one.parts;
+  }
+  e.parts.insert(e.parts.end(), largest.parts.begin(), largest.parts.end());
+  e.events += largest.events;
+}
+
 void add_plan_matrix_estimate(RunEstimate& e, CollectiveOp op, std::uint64_t ranks) {
   const double n = static_cast<double>(ranks);
   if (op == CollectiveOp::AllToAllV) {

@@ -5,6 +5,7 @@
 // measured peak RSS of runs divided by their counts, listed beside measured peaks in
 // docs/memory.md (within a factor of about 1.5, on the safe side at scale).
 #include <cstdint>
+#include <vector>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/memory_budget.hpp"
@@ -24,6 +25,10 @@ void add_graph_estimate(RunEstimate& e, std::uint64_t gpus);
 /// engine's state at its largest size, and for the packet engine the events of every size.
 void add_sweep_estimate(RunEstimate& e, const CollectiveSweep& sweep, std::uint64_t ranks,
                         std::uint32_t diameter_links);
+
+/// Sweeps that run one after another: the largest one's state, every one's events.
+void add_sweeps_estimate(RunEstimate& e, const std::vector<CollectiveSweep>& sweeps,
+                         std::uint64_t ranks, std::uint32_t diameter_links);
 
 /// `lockstep plan`: the alltoallv matrix (ranks^2 sizes of 8 bytes) and its held programs,
 /// before either exists.
