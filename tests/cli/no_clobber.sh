@@ -2,7 +2,8 @@
 # A file lockstep did not write is never replaced without --force (issue 22): `run --out` into a
 # directory holding the user's report.html and `train --trace` onto the user's file both exit 2
 # before simulating and leave the file as it was; with --force both replace it; a second run
-# into lockstep's own output needs no --force (the manifest lists its files).
+# into lockstep's own output needs no --force (the manifest lists its files); `topo --emit`
+# likewise.
 # Usage: no_clobber.sh LOCKSTEP SCENARIO WORKDIR
 set -uo pipefail
 lockstep=$1 scenario=$2 work=$3
@@ -35,6 +36,13 @@ check "a second run into lockstep's own output" 0 $?
 check "train --trace --force" 0 $?
 "$lockstep" "${train[@]}" --trace "$work/notes.json" >/dev/null 2>&1
 check "train --trace onto its own trace" 0 $?
+"$lockstep" topo --builder fat_tree --k 4 --emit "$work/notes.json" >/dev/null 2>"$work/err"
+check "topo --emit onto the user's file" 2 $?
+grep -q "is not a graph lockstep wrote" "$work/err" || { cat "$work/err"; fail=1; }
+"$lockstep" topo --builder fat_tree --k 4 --emit "$work/graph.json" >/dev/null 2>&1
+check "topo --emit" 0 $?
+"$lockstep" topo --builder fat_tree --k 4 --emit "$work/graph.json" >/dev/null 2>&1
+check "topo --emit onto its own graph" 0 $?
 rm -rf "$work"
 if [[ $fail -ne 0 ]]; then exit 1; fi
 echo "no_clobber: the user's files refused without --force, replaced with it"
