@@ -16,7 +16,9 @@
 #include "lockstep/report/json.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -26,6 +28,7 @@ struct Flags {
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
   std::string format = "table";
+  MemoryFlags memory;
 };
 
 // --fault flags as a scenario's `faults:` list.
@@ -95,6 +98,15 @@ void run(const Flags& f) {
   bool need_graph = !source.preset();
   for (const auto& s : sweeps)
     need_graph = need_graph || s.engine != "analytical" || !s.faults.empty();
+  // The estimate from the inventory (closed form), before the graph and the engines allocate.
+  const Inventory inventory = source.build(BuildOptions{.want_graph = false}).inventory;
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_graph_estimate(estimate, inventory.gpus);
+  add_sweeps_estimate(estimate, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
+  if (!admit(estimate, f.memory.budget(),
+             "try fewer --nodes, a smaller --max-bytes, or --engine analytical"))
+    return;
   std::optional<Topology> graph = source.build().graph;
   if (!graph && need_graph)
     source.build_args().fail("the cluster is too large to build as a graph for this engine");
@@ -150,6 +162,7 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "links or A-B device names (nic3-leaf3)");
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });
 

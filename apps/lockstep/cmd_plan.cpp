@@ -14,6 +14,8 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/functional/executor.hpp"
 #include "lockstep/engine/functional/verify.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -24,6 +26,7 @@ struct PlanArgs {
   Rank ranks = 8, root = 0;
   std::uint32_t channels = 1, ranks_per_node = 0;
   bool verify = false;
+  MemoryFlags memory;
 };
 
 // Beyond these sizes the per-rank listing is abridged and whole-set passes are skipped.
@@ -98,9 +101,31 @@ void print_rank(Rank r, const RankStats& s, std::optional<std::uint32_t> steps) 
 }
 
 void run_plan(const PlanArgs& a) {
+  // alltoallv's matrix is ranks^2 sizes: refused before make_spec allocates it.
+  const MemoryBudget budget = a.memory.budget();
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_plan_matrix_estimate(estimate, parse_collective_op(a.op, "--op"), a.ranks);
+  const std::string hint = "try fewer --ranks";
+  // A dry run never builds a large matrix to count the executor's ops: the matrix dominates.
+  constexpr double kDryRunBuildLimit = 1024.0 * 1024 * 1024;
+  if (estimate.total() > budget.bytes ||
+      (budget.dry_run && estimate.total() > kBaseBytes + kDryRunBuildLimit)) {
+    admit(estimate, budget, hint);
+    return;
+  }
   const CollectiveSpec s = make_spec(a);
   const auto programs = build(s);
   const Rank n = s.ranks;
+  std::uint64_t total_ops = 0;
+  for (Rank r = 0; r < n && total_ops <= kMaxSummaryOps; ++r) total_ops += programs->num_ops(r);
+  const bool whole_set = total_ops <= kMaxSummaryOps;
+  const bool run_executor = whole_set && total_ops <= FunctionalOptions{}.max_ops;
+  if (run_executor || a.verify) {
+    const bool pairs = s.algorithm == Algorithm::Direct;
+    add_plan_executor_estimate(estimate, total_ops, n, pairs);
+  }
+  if (!admit(estimate, budget, hint)) return;
   fmt::print("{}: {} ranks, {} of {} (nccl-tests size), {} channel(s), busbw factor {:.4g}\n",
              programs->label(), n, to_string(s.bytes), to_string(s.type), s.channels,
              busbw_factor(s.op, n));
@@ -108,12 +133,8 @@ void run_plan(const PlanArgs& a) {
     fmt::print("ring order: {} ranks per node, NVLink first, crossing nodes on one rail\n",
                s.ranks_per_node);
 
-  std::uint64_t total_ops = 0;
-  for (Rank r = 0; r < n && total_ops <= kMaxSummaryOps; ++r) total_ops += programs->num_ops(r);
-  const bool whole_set = total_ops <= kMaxSummaryOps;
-
   std::optional<FunctionalResult> traced;
-  if (whole_set && total_ops <= FunctionalOptions{}.max_ops) {
+  if (run_executor) {
     std::vector<RankBuffers> none;
     FunctionalOptions o;
     o.move_data = false;
@@ -181,6 +202,7 @@ const RegisterCommand kPlan(30, [](CLI::App& root) {
                   "alltoallv: Zipf exponent of the receivers' shares (0 = alltoall's blocks)");
   cmd->add_option("--type", a->type, "element type for --verify (default float)");
   cmd->add_flag("--verify", a->verify, "run the functional executor and check the result");
+  add_memory_options(*cmd, a->memory);
   cmd->callback([a] { run_plan(*a); });
 });
 

@@ -1,13 +1,16 @@
 // 'lockstep run scenario.yaml': the main job. Runs everything the scenario names for each of its
 // variants and writes report.html, results.json, one CSV per table and trace.json to --out.
 // Results go to files and stdout, diagnostics and the progress bar to stderr. Files are staged
-// under temporary names and renamed together at the end, so Ctrl-C never leaves half a report.
+// under temporary names and renamed together at the end, so Ctrl-C never leaves half a report;
+// the output directory is checked before the simulation (writable, and no file of the user's
+// under a name lockstep writes unless --force: report/output.hpp).
 #include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <set>
+#include <string>
+#include <vector>
 
 #include "command.hpp"
 #include "lockstep/config/args_file.hpp"
@@ -19,6 +22,7 @@
 #include "lockstep/report/run.hpp"
 #include "lockstep/report/summary.hpp"
 #include "lockstep/scenario/scenario.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -27,19 +31,15 @@ struct RunOptions {
   std::string scenario;
   std::string out = "lockstep-out";
   bool quiet = false;
+  bool force = false;
+  MemoryFlags memory;
 };
 
-// Files an earlier run may have left that this run did not write: removed after the commit so
-// the directory never mixes two runs.
-void remove_stale(const std::filesystem::path& dir, const std::set<std::string>& written) {
-  std::set<std::string> known = {"report.html", "results.json", "trace.json"};
-  for (const auto& name : report::all_table_names()) known.insert(name + ".csv");
-  for (const auto& name : known) {
-    if (written.count(name) == 0) {
-      std::error_code ec;
-      std::filesystem::remove(dir / name, ec);
-    }
-  }
+// Every name a run may write: the guard covers them all before the run knows which it writes.
+std::vector<std::string> output_names() {
+  std::vector<std::string> names = {"report.html", "results.json", "trace.json"};
+  for (const auto& name : report::all_table_names()) names.push_back(name + ".csv");
+  return names;
 }
 
 void run(const RunOptions& options) {
@@ -60,6 +60,11 @@ void run(const RunOptions& options) {
   input.job = scenario.job;
   input.variants = scenario.variants;
   input.report = scenario.report;
+  if (!admit(report::estimate_run(input), options.memory.budget(),
+             "try fewer nodes, smaller max_bytes or global_batch, or the analytical engine"))
+    return;
+  report::StagedOutput out(options.out);
+  out.guard(output_names(), options.force);
 
   // One step for writing the files, after the scenario's own steps.
   report::Progress progress(!options.quiet && report::Progress::stderr_is_terminal(),
@@ -68,18 +73,12 @@ void run(const RunOptions& options) {
   const report::RunResults& results = artifacts.results;
 
   progress.begin("writing report");
-  report::StagedOutput out(options.out);
-  std::set<std::string> written;
-  auto add = [&](const std::string& name, std::string_view content) {
-    out.add(name, content);
-    written.insert(name);
-  };
-  add("results.json", report::results_json_text(results));
-  for (const auto& table : report::results_tables(results)) add(table.name + ".csv", to_csv(table));
-  if (!artifacts.trace_json.empty()) add("trace.json", artifacts.trace_json);
-  add("report.html", report::render_html(results));
+  out.add("results.json", report::results_json_text(results));
+  for (const auto& table : report::results_tables(results))
+    out.add(table.name + ".csv", to_csv(table));
+  if (!artifacts.trace_json.empty()) out.add("trace.json", artifacts.trace_json);
+  out.add("report.html", report::render_html(results));
   out.commit();
-  remove_stale(out.dir(), written);
   progress.advance();
   progress.finish();
 
@@ -108,6 +107,9 @@ const RegisterCommand kRun(10, [](CLI::App& root) {
       ->required();
   cmd->add_option("--out,-o", options->out, "output directory (created if needed)")
       ->capture_default_str();
+  add_memory_options(*cmd, options->memory);
+  cmd->add_flag("--force", options->force,
+                "replace files of the output directory that lockstep did not write");
   cmd->add_flag("--quiet,-q", options->quiet,
                 "no progress bar and no summary: print only where the report is");
   cmd->callback([options] { run(*options); });

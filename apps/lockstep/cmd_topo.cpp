@@ -6,16 +6,22 @@
 // in KEY read as underscores, so --gpus-per-node 8 is gpus_per_node: 8.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <utility>
 
 #include "command.hpp"
 #include "lockstep/report/inventory.hpp"
+#include "lockstep/report/output.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -24,6 +30,8 @@ struct TopoOptions {
   std::string builder;
   std::string format = "table";
   std::string emit;
+  MemoryFlags memory;
+  bool force = false;
 };
 
 // Builder arguments from the flags CLI11 did not recognise.
@@ -52,6 +60,17 @@ ArgNode args_from_flags(const std::string& builder, const std::vector<std::strin
   return args;
 }
 
+// write_graph_json's first lines: `{`, the name, then the traits map on one line (no other tool
+// writes this layout), so a graph lockstep emitted may be replaced without --force.
+bool is_lockstep_graph(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.rfind("{\n  \"name\": ", 0) == 0 &&
+         head.find("\n  \"traits\": {\"gpu\":") != std::string::npos;
+}
+
 void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
   const report::TopoFormat format = report::parse_topo_format(o.format);
   ArgNode cluster;
@@ -68,17 +87,39 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
     }
     cluster = load_scenario(extras[0]).cluster;
   }
+  const ClusterSource source(std::move(cluster));
+  // The inventory is closed-form; only --emit builds the graph (and its size is checked first).
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  if (!o.emit.empty())
+    add_graph_estimate(estimate, source.build(BuildOptions{.want_graph = false}).inventory.gpus);
+  if (!admit(estimate, o.memory.budget(), "emit a smaller design")) return;
+  // --emit's file: checked (writable, not a file of the user's) before the graph is built.
+  std::optional<report::StagedOutput> emit_out;
+  const std::filesystem::path emit_path(o.emit);
+  if (!o.emit.empty()) {
+    report::install_interrupt_handler();
+    std::error_code ec;
+    if (!emit_path.has_filename() || std::filesystem::is_directory(emit_path, ec))
+      throw InputError("--emit", fmt::format("'{}' is a directory", o.emit));
+    if (!o.force && std::filesystem::exists(emit_path, ec) && !is_lockstep_graph(emit_path)) {
+      throw InputError("--emit", fmt::format("'{}' exists and is not a graph lockstep wrote; give "
+                                             "--force to replace it",
+                                             o.emit));
+    }
+    emit_out.emplace(emit_path.has_parent_path() ? emit_path.parent_path() : ".", "--emit");
+  }
   BuildOptions options;
   options.want_graph = !o.emit.empty();
-  const BuildResult result = ClusterSource(std::move(cluster)).build(options);
+  const BuildResult result = source.build(options);
   if (!o.emit.empty()) {
     if (!result.graph) {
       throw InputError("--emit", "this design is too large to build as a graph; nothing to emit");
     }
-    std::ofstream out(o.emit, std::ios::binary);
-    if (!out) throw InputError("--emit", fmt::format("cannot write '{}'", o.emit));
-    write_graph_json(*result.graph, out);
-    if (!out) throw InputError("--emit", fmt::format("cannot write '{}'", o.emit));
+    std::ostringstream text;
+    write_graph_json(*result.graph, text);
+    emit_out->add(emit_path.filename().string(), text.str());
+    emit_out->commit();
   }
   fmt::print("{}", report::format_inventory(result.inventory, format));
 }
@@ -105,6 +146,8 @@ const RegisterCommand kTopo(10, [](CLI::App& root) {
                   "build from flags: the builder name; other --KEY VALUE flags are its arguments");
   cmd->add_option("--format", o->format, "table (default), json or csv");
   cmd->add_option("--emit", o->emit, "also write the graph (devices, links) as JSON to this file");
+  cmd->add_flag("--force", o->force, "replace an --emit file that lockstep did not write");
+  add_memory_options(*cmd, o->memory);
   cmd->allow_extras();
   cmd->footer(builders_footer());
   cmd->callback([o, cmd] { run_topo(*o, cmd->remaining()); });

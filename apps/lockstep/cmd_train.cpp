@@ -3,6 +3,7 @@
 // section is, so both go through parse_train_config (docs/scenario-job.md).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -10,13 +11,16 @@
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/json.hpp"
+#include "lockstep/report/output.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/report/training.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/engines.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/training.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -27,6 +31,8 @@ struct TrainFlags {
   std::vector<std::pair<std::string, std::string>> job;
   std::vector<std::string> jitter, faults;
   std::string format = "text";
+  bool force = false;
+  MemoryFlags memory;
 };
 
 const std::vector<std::pair<std::string, std::string>> kJobFlags = {
@@ -95,7 +101,36 @@ void run(const TrainFlags& f) {
       base->set("seed", ArgNode::scalar(std::to_string(scenario->seed), "seed"));
     }
   }
-  const TrainConfig config = parse_train_config(job_args(f, base));
+  const ArgNode job = job_args(f, base);
+  const TrainConfig config = parse_train_config(job);
+  // The trace's place is checked before the simulation: inside the scenario's folder when the
+  // file names it, not a file of the user's, in a writable directory.
+  std::optional<report::StagedOutput> trace_out;
+  std::filesystem::path trace_path;
+  if (!config.trace_path.empty()) {
+    report::install_interrupt_handler();
+    const ArgNode& node = job.at("trace");
+    trace_path = node.where().known() ? report::resolve_scenario_output(node)
+                                      : std::filesystem::path(config.trace_path);
+    std::error_code ec;
+    if (!trace_path.has_filename() || std::filesystem::is_directory(trace_path, ec))
+      node.fail("'" + trace_path.string() + "' is a directory");
+    if (!f.force && std::filesystem::exists(trace_path, ec) &&
+        !report::is_lockstep_trace(trace_path)) {
+      node.fail("'" + trace_path.string() +
+                "' exists and is not a trace lockstep wrote; give --force to replace it");
+    }
+    trace_out.emplace(trace_path.has_parent_path() ? trace_path.parent_path() : ".", node.path(),
+                      node.where());
+  }
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_graph_estimate(estimate, config.par.world());
+  add_training_estimate(estimate, config, !config.trace_path.empty());
+  if (!admit(estimate, f.memory.budget(),
+             "try a smaller --global-batch or larger --micro-batch, fewer GPUs, or --expansion "
+             "reduced"))
+    return;
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
   std::optional<Topology> topo = source.build().graph;
   if (!topo) source.args().fail("the cluster is too large to build as a graph");
@@ -110,9 +145,10 @@ void run(const TrainFlags& f) {
   } else {
     fmt::print("{}", report::format_training_text(result, config));
   }
-  if (!config.trace_path.empty()) {
-    report::write_training_trace(result, config.trace_path);
-    if (f.format != "json") fmt::print("trace              {}\n", config.trace_path);
+  if (trace_out) {
+    trace_out->add(trace_path.filename().string(), report::training_trace_json(result));
+    trace_out->commit();
+    if (f.format != "json") fmt::print("trace              {}\n", trace_path.string());
   }
 }
 
@@ -135,6 +171,8 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
                   "failed-link:link=L; L an index of topo --emit's links or A-B device names "
                   "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
+  add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });
 

@@ -10,6 +10,8 @@
 #include "lockstep/report/variants.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/engines.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "run_sections.hpp"
@@ -49,6 +51,35 @@ std::uint64_t count_steps(const RunInput& input) {
   const std::uint64_t per_variant =
       1 + (input.collectives ? count_collective_steps(input) : 0) + (input.job ? 1 : 0);
   return variants * per_variant;
+}
+
+RunEstimate estimate_run(const RunInput& input) {
+  std::vector<std::string> keys;
+  std::vector<CollectiveSweep> sweeps;
+  if (input.collectives) {
+    const std::string engine =
+        input.engine ? parse_engine_name(*input.engine) : std::string("analytical");
+    sweeps = parse_collectives_section(*input.collectives, engine);
+  }
+  std::optional<TrainConfig> job;
+  if (input.job) job = parse_train_config(*input.job);
+  // Variants run one after another: the largest one's memory, every one's events.
+  RunEstimate largest;
+  double events = 0;
+  for (const VariantSpec& spec : parse_variants(input.variants, keys)) {
+    const Inventory inventory = ClusterSource(apply_variant(input.cluster, spec))
+                                    .build(BuildOptions{.want_graph = false})
+                                    .inventory;
+    RunEstimate e;
+    e.add("lockstep", kBaseBytes);
+    add_graph_estimate(e, inventory.gpus);
+    add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
+    if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
+    events += e.events;
+    if (e.total() > largest.total()) largest = e;
+  }
+  largest.events = events;
+  return largest;
 }
 
 std::vector<double> downsample(const std::vector<double>& series, std::size_t buckets) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/report/output.hpp"
 
 namespace lockstep::report {
 namespace {
@@ -94,10 +95,21 @@ std::string training_trace_json(const TrainResult& r) {
 }
 
 void write_training_trace(const TrainResult& result, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
-  out << training_trace_json(result);
-  if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
+  const std::filesystem::path file(path);
+  StagedOutput out(file.has_parent_path() ? file.parent_path() : ".", "trace");
+  out.add(file.filename().string(), training_trace_json(result));
+  out.commit();
+}
+
+bool is_lockstep_trace(const std::filesystem::path& path) {
+  // training_trace_json's first bytes: nlohmann's dump(1) sorts the keys, so every trace opens
+  // with displayTimeUnit and otherData's engine (no other tool indents a trace this way).
+  static constexpr std::string_view kHead =
+      "{\n \"displayTimeUnit\": \"ns\",\n \"otherData\": {\n  \"engine\": ";
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kHead.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return in && head == kHead;
 }
 
 }  // namespace lockstep::report

@@ -163,6 +163,7 @@ set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.ra
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
 include(${LOCKSTEP_CLI_DIR}/malformed.cmake)
+include(${LOCKSTEP_CLI_DIR}/output.cmake)
 
 # The `packet:` section of a scenario (docs/packet-engine.md): read by `lockstep run` when a
 # collective or job runs on the packet engine; errors name file:line:column.

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "lockstep/config/arg_node.hpp"
+#include "lockstep/core/memory_budget.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/results.hpp"
 
@@ -48,6 +49,10 @@ struct RunArtifacts {
 
 /// Progress steps run_scenario will take (per variant: the topology, each sweep, the training).
 std::uint64_t count_steps(const RunInput& input);
+
+/// What run_scenario will hold at most (its largest variant: graph, sweep state, training
+/// expansion and timeline) and the packet events of every variant, from the sections' sizes.
+RunEstimate estimate_run(const RunInput& input);
 
 /// Runs everything. Throws InputError (naming the variant, the field and file:line:column) for
 /// bad input in any section.

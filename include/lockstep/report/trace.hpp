@@ -8,6 +8,7 @@
 //
 //   TrainResult r = simulate_training(topo, config, {.record_timeline = true});
 //   report::write_training_trace(r, "step.json");
+#include <filesystem>
 #include <string>
 
 #include "lockstep/workload/training.hpp"
@@ -17,7 +18,12 @@ namespace lockstep::report {
 /// The trace as a JSON text ({"traceEvents": [...], "displayTimeUnit": "ns"}).
 std::string training_trace_json(const TrainResult& result);
 
-/// Writes training_trace_json to `path`; an unwritable path is an InputError naming "trace".
+/// Writes training_trace_json to `path` atomically (report/output.hpp's StagedOutput); an
+/// unwritable path is an InputError naming "trace".
 void write_training_trace(const TrainResult& result, const std::string& path);
+
+/// True when the file at `path` begins as training_trace_json's output does: a file lockstep
+/// may replace without --force.
+bool is_lockstep_trace(const std::filesystem::path& path);
 
 }  // namespace lockstep::report

@@ -1,0 +1,136 @@
+#include "lockstep/scenario/memory_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lockstep {
+namespace {
+
+// Flow engine state per GPU at scale, for ring, NVLS, NVLS tree, CollNet and PAT: 24 KB per GPU
+// measured on 8,192 GPUs (ring 1 GiB all-reduce, 201 MB peak) and 22 KB on 131,072 (NVLS tree,
+// 2.8 GiB); 32 KiB keeps the estimate above both.
+constexpr double kFlowBytesPerGpu = 32.0 * 1024;
+// NCCL's double binary tree on the flow engine splits its rank classes: 1.4 GiB on 2,048 GPUs,
+// 1.8 GiB on 4,096 (README): 768 KiB per GPU.
+constexpr double kFlowTreeBytesPerGpu = 768.0 * 1024;
+// Direct (alltoall, alltoallv, sendrecv) flows: one per ordered pair of ranks and channel.
+constexpr double kFlowBytesPerPair = 160;
+// The analytical engine prices the model on the graph: 366 MiB peak for 131,072 GPUs
+// (bench_analytical_scale), 2.9 KB per GPU.
+constexpr double kAnalyticalBytesPerGpu = 4.0 * 1024;
+// The packet engine's queues and in-flight packets: 30 MB for 64 GPUs, 8 MB for 16.
+constexpr double kPacketBytesPerGpu = 512.0 * 1024;
+// Packets of the interconnect's MTU (4 KiB, InfiniBand's and RoCE's usual), two events (arrival,
+// departure) on each link of a path.
+constexpr double kPacketPayload = 4096;
+// The step builder: bytes per op and per collective instance on one rank, from llama3-8b with 4
+// layers on 32 H100s (tp 8 pp 2 dp 2 and tp 2 pp 2 dp 8, 16-256 micro-batches): 2.58 MB and
+// 0.73 MB per micro-batch for 9,216 and 1,536 ops over 512 collective instances.
+constexpr double kTrainBytesPerOp = 240;
+constexpr double kTrainBytesPerCollective = 700;
+// A recorded slice: its TimelineSlice and its line in the trace JSON.
+constexpr double kTraceBytesPerSlice = 400;
+// training.cpp's auto expansion: every rank up to this many GPUs, one replica above.
+constexpr std::uint32_t kFullExpansionGpus = 64;
+// The functional executor: 150 B per op (plan all_reduce, ring, 1,000 ranks: 570 MB for 4 M
+// ops; FunctionalOptions::max_ops says about 100), and alltoall's per-pair queues 250 B a pair
+// (plan alltoallv, 1,000 ranks: 585 MB for 2 M ops and 1 M pairs).
+constexpr double kExecutorBytesPerOp = 150;
+constexpr double kExecutorBytesPerPair = 250;
+// alltoallv's programs are held, a send and a receive per pair: 938 MB at 4,000 ranks, 29 B an op
+// (every other program set generates its ops on demand: 328 B for 131,072 ranks, README).
+constexpr double kHeldBytesPerOp = 32;
+
+}  // namespace
+
+void add_graph_estimate(RunEstimate& e, std::uint64_t gpus) {
+  e.add("graph", 512.0 * static_cast<double>(gpus));
+}
+
+void add_sweep_estimate(RunEstimate& e, const CollectiveSweep& sweep, std::uint64_t ranks,
+                        std::uint32_t diameter_links) {
+  const double n = static_cast<double>(ranks);
+  const bool pairs = sweep.op == CollectiveOp::AllToAll || sweep.op == CollectiveOp::AllToAllV ||
+                     sweep.algo == Algorithm::Direct;
+  if (sweep.engine == "flow") {
+    const double per_gpu = sweep.algo == Algorithm::Tree ? kFlowTreeBytesPerGpu : kFlowBytesPerGpu;
+    e.add("flow engine", pairs ? n * n * kFlowBytesPerPair + n * per_gpu : n * per_gpu);
+  } else if (sweep.engine == "packet") {
+    e.add("packet engine", n * kPacketBytesPerGpu);
+    // Every byte a rank sends crosses the fabric in packets: busbw x time bytes per rank.
+    double bytes = 0;
+    for (const Bytes size : sweep.sizes(static_cast<std::uint32_t>(ranks)))
+      bytes += static_cast<double>(size.count()) * busbw_factor(sweep.op, static_cast<Rank>(ranks));
+    e.events += bytes * n / kPacketPayload * 2.0 * std::max<std::uint32_t>(1, diameter_links);
+  } else {
+    e.add("analytical engine", n * kAnalyticalBytesPerGpu);
+  }
+  if (sweep.op == CollectiveOp::AllToAllV) e.add("alltoallv matrix", n * n * 8);
+}
+
+void add_sweeps_estimate(RunEstimate& e, const std::vector<CollectiveSweep>& sweeps,
+                         std::uint64_t ranks, std::uint32_t diameter_links) {
+  RunEstimate largest;
+  for (const auto& s : sweeps) {
+    RunEstimate one;
+    add_sweep_estimate(one, s, ranks, diameter_links);
+    largest.events += one.events;
+    if (one.total() > largest.total()) largest.parts = one.parts;
+  }
+  e.parts.insert(e.parts.end(), largest.parts.begin(), largest.parts.end());
+  e.events += largest.events;
+}
+
+void add_plan_matrix_estimate(RunEstimate& e, CollectiveOp op, std::uint64_t ranks) {
+  const double n = static_cast<double>(ranks);
+  if (op == CollectiveOp::AllToAllV) {
+    e.add("alltoallv matrix", n * n * 8 + n * 24);
+    e.add("program set", n * n * 2 * kHeldBytesPerOp);
+  }
+  e.add("per-rank summaries", n * 64);
+}
+
+void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t ranks,
+                                bool all_pairs) {
+  const double n = static_cast<double>(ranks);
+  e.add("functional executor", static_cast<double>(ops) * kExecutorBytesPerOp +
+                                   (all_pairs ? n * n * kExecutorBytesPerPair : 0));
+}
+
+void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline) {
+  const ParallelConfig& p = c.par;
+  const bool full = c.expansion == Expansion::Full ||
+                    (c.expansion == Expansion::Auto && p.world() <= kFullExpansionGpus);
+  // Reduced expansion simulates one data-parallel replica with its TP group collapsed to one
+  // rank (step_builder's collapse_tp): pp x cp ranks.
+  const double ranks = full ? static_cast<double>(p.world()) : double(p.cp) * p.pp;
+  const double layers = std::ceil(static_cast<double>(c.model.layers) / p.pp);
+  const double passes = c.recompute == Recompute::Full ? 3 : 2;
+  // Per layer pass on one rank: two kernels (attention, MLP; ring attention splits its kernel
+  // in four), the TP collectives around each (all-gather and reduce-scatter, or all-reduce),
+  // expert all-to-alls, the KV ring; each ring collective's ops on one rank: send and receive
+  // per step, and a reduction per step of a reduce-scatter.
+  double collectives = 0, ops = p.cp > 1 ? 5 : 2;
+  if (p.tp > 1) {
+    collectives += p.sequence_parallel ? 4 : 2;
+    ops += 10.0 * (p.tp - 1);  // AG 2 + RS 3 per step, twice; or AR 5 per step, twice
+  }
+  if (p.ep > 1) {
+    collectives += 2;
+    ops += 4.0 * (p.ep - 1);
+  }
+  if (p.cp > 1) {
+    collectives += 1;
+    ops += 2.0 * (p.cp - 1);
+  }
+  const double units = static_cast<double>(c.micro_batches()) * layers * passes;
+  e.add("training expansion",
+        ranks * units * (ops * kTrainBytesPerOp + collectives * kTrainBytesPerCollective));
+  if (record_timeline) {
+    const double recorded =
+        std::min<double>(ranks, c.trace_ranks.empty() ? 8 : c.trace_ranks.size());
+    e.add("timeline and trace", recorded * units * ops * kTraceBytesPerSlice);
+  }
+}
+
+}  // namespace lockstep

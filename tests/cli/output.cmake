@@ -1,0 +1,53 @@
+# Output safety and the memory budget (issue 22), included from tests.cmake: a scenario file
+# never writes outside its folder, a file lockstep did not write is never replaced without
+# --force, an unwritable output is reported before the simulation.
+lockstep_bad_flags(output.scenario_trace_up
+  "trace_up.yaml:4:64: job.trace: path '../victim/keep.txt' goes up with '..' \\(a scenario file writes only inside its own folder"
+  train ${LOCKSTEP_CLI_DIR}/output/trace_up.yaml)
+lockstep_bad_flags(output.scenario_trace_absolute
+  "trace_absolute.yaml:4:64: job.trace: absolute path '/tmp/lockstep-victim.json' refused"
+  train ${LOCKSTEP_CLI_DIR}/output/trace_absolute.yaml)
+# A regular file where the trace's directory should be.
+lockstep_bad_flags(output.trace_unwritable
+  "^lockstep: error: --trace: cannot create output directory '.*expect_error.sh': Not a directory$"
+  train --system hgx-h100 --fabric ib-ndr --nodes 2 --model llama3-8b --tp 8 --dp 2
+  --global-batch 16 --trace ${LOCKSTEP_CLI_DIR}/expect_error.sh/t.json)
+lockstep_bad_flags(output.run_out_unwritable
+  "^lockstep: error: --out: cannot create output directory '.*expect_error.sh/out': Not a directory$"
+  run ${PROJECT_SOURCE_DIR}/scenarios/default.yaml --out ${LOCKSTEP_CLI_DIR}/expect_error.sh/out)
+add_test(NAME cli.output.no_clobber
+  COMMAND bash ${LOCKSTEP_CLI_DIR}/no_clobber.sh $<TARGET_FILE:lockstep>
+          ${LOCKSTEP_CLI_DIR}/output/small_run.yaml ${CMAKE_BINARY_DIR}/cli-no-clobber)
+set_tests_properties(cli.output.no_clobber PROPERTIES LABELS cli TIMEOUT 60)
+
+# The memory budget: issue 22's runs that grew until std::bad_alloc (or for minutes) are refused
+# before allocating, inside 200 MiB of address space (`ulimit -v`: without the estimate each of
+# them dies of std::bad_alloc, exit 1) and 10 s. --max-memory is given so that the figures do not
+# depend on the machine (the default is half of its memory).
+function(lockstep_bounded name regex)
+  add_test(NAME cli.memory.${name}
+           COMMAND sh -c "ulimit -v 204800 && exec sh \"$@\"" sh
+                   ${LOCKSTEP_CLI_DIR}/expect_error.sh $<TARGET_FILE:lockstep> "${regex}" ${ARGN})
+  set_tests_properties(cli.memory.${name} PROPERTIES LABELS cli TIMEOUT 10)
+endfunction()
+lockstep_bounded(plan_alltoallv_100k
+  "^lockstep: error: --max-memory: the run would need about 671 GiB \\(program set 596 GiB, alltoallv matrix 74.5 GiB,.*over the budget of 8 GiB; try fewer --ranks"
+  plan --op alltoallv --ranks 100000 --max-memory 8GiB)
+lockstep_bounded(train_billion_batch
+  "^lockstep: error: --max-memory: the run would need about [0-9.]+ TiB \\(training expansion"
+  train --model llama3-8b --global-batch 1000000000 --max-memory 8GiB)
+lockstep_bounded(collective_flow_100k_nodes
+  "^lockstep: error: --max-memory: the run would need about 24.8 GiB \\(flow engine 24.4 GiB, graph 391 MiB"
+  collective --engine flow --nodes 100000 --max-memory 8GiB)
+# The default sweep (8 B to 8 GiB) on 4 packet-engine nodes: minutes of CPU.
+lockstep_bounded(collective_packet_8gib
+  "^lockstep: error: --max-events: the packet engine would simulate about 1.56e\\+09 events \\(about 279 s of CPU"
+  collective --engine packet --nodes 4)
+lockstep_bounded(run_over_budget
+  "^lockstep: error: --max-memory: the run would need about 486 MiB \\(timeline and trace 281 MiB, training expansion 196 MiB"
+  run ${PROJECT_SOURCE_DIR}/scenarios/default.yaml --max-memory 256MiB --out ${CMAKE_BINARY_DIR}/cli-memory-run)
+lockstep_good(memory.dry_run
+  "^memory estimate: 671 GiB \\(program set 596 GiB, alltoallv matrix 74.5 GiB, lockstep 8 MiB, per-rank summaries 6.1 MiB\\); budget 1 TiB$"
+  plan --op alltoallv --ranks 100000 --max-memory 1TiB --dry-run)
+lockstep_good(memory.dry_run_train "^memory estimate: .*training expansion"
+  train --model llama3-8b --global-batch 64 --dry-run)

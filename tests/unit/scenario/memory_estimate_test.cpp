@@ -1,0 +1,64 @@
+// The estimates are counts times bytes per thing: each expected value below is the count worked
+// out by hand from the run's sizes, times the constant of memory_estimate.cpp.
+#include "lockstep/scenario/memory_estimate.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lockstep {
+namespace {
+
+double part(const RunEstimate& e, const std::string& what) {
+  for (const auto& p : e.parts)
+    if (p.what == what) return p.bytes;
+  return -1;
+}
+
+TEST(MemoryEstimate, PlanAlltoallvMatrixIsRanksSquaredTimesEight) {
+  RunEstimate e;
+  add_plan_matrix_estimate(e, CollectiveOp::AllToAllV, 100'000);
+  // 10^10 sizes x 8 B + a vector header (24 B) per row.
+  EXPECT_DOUBLE_EQ(part(e, "alltoallv matrix"), 8e10 + 2.4e6);
+  RunEstimate ring;
+  add_plan_matrix_estimate(ring, CollectiveOp::AllReduce, 100'000);
+  EXPECT_DOUBLE_EQ(part(ring, "alltoallv matrix"), -1);
+}
+
+TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
+  TrainConfig c;
+  c.model.layers = 4;
+  c.par.tp = 8;
+  c.par.pp = 2;
+  c.par.dp = 2;
+  c.global_batch = 128;  // 64 micro-batches per replica
+  RunEstimate e;
+  add_training_estimate(e, c, false);
+  // 32 GPUs, full expansion; per rank 64 micro-batches x 2 layers x 2 passes = 256 layer passes
+  // of 2 kernels + 4 ring collectives over 8 ranks (2 x (7 x 2 + 7 x 3) = 70 ops): 72 ops x
+  // 240 B + 4 collectives x 700 B = 20,080 B; 32 x 256 x 20,080 = 164,495,360 B.
+  EXPECT_DOUBLE_EQ(part(e, "training expansion"), 164'495'360.0);
+  EXPECT_DOUBLE_EQ(part(e, "timeline and trace"), -1);
+  // A billion sequences: past any machine.
+  c.global_batch = 1'000'000'000;
+  RunEstimate huge;
+  add_training_estimate(huge, c, false);
+  EXPECT_GT(huge.total(), 1e15);
+}
+
+TEST(MemoryEstimate, FlowPerGpuAndPacketEvents) {
+  CollectiveSweep s;
+  s.engine = "flow";
+  s.algo = Algorithm::Ring;
+  RunEstimate flow;
+  add_sweep_estimate(flow, s, 1024, 3);
+  EXPECT_DOUBLE_EQ(part(flow, "flow engine"), 1024.0 * 32 * 1024);
+  s.engine = "packet";
+  s.min_bytes = s.max_bytes = Bytes::mib(1);
+  RunEstimate packet;
+  add_sweep_estimate(packet, s, 16, 3);
+  // A ring all-reduce on 16 ranks sends 2 x 15/16 x 1 MiB per rank: x 16 ranks / 4 KiB = 7,680
+  // packets, 2 events on each of 3 links: 46,080.
+  EXPECT_DOUBLE_EQ(packet.events, 46'080.0);
+}
+
+}  // namespace
+}  // namespace lockstep
