@@ -42,7 +42,8 @@ struct Trial {
   std::vector<Time> extra_compute;  // per global rank: noisy - ideal kernel time
   PartSums parts;                   // summed over ranks (baseline only)
   bool compute_past_range = false;  // some rank's kernels alone take longer than Time's range
-  StepPrograms traced_programs;     // programs of the traced replica / job
+  std::uint64_t expanded_micro_batches = 0;  // per replica, in the engine runs
+  StepPrograms traced_programs;              // programs of the traced replica / job
   RunResult traced_run;
   std::vector<std::uint32_t> traced_global;  // program rank -> global rank for the traced set
 };
@@ -74,14 +75,15 @@ void check_in_range(const Trial& trial, const TrainConfig& c) {
 class Simulation {
  public:
   Simulation(const Topology& topo, const TrainConfig& c, const StepPlan& plan, bool full,
-             EngineFactory engines, bool nccl)
+             EngineFactory engines, bool nccl, bool fast_forward)
       : topo_(topo),
         c_(c),
         p_(c.par),
         plan_(plan),
         full_(full),
         engines_(std::move(engines)),
-        nccl_(nccl) {}
+        nccl_(nccl),
+        fast_forward_(fast_forward) {}
 
   /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
   /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
@@ -89,6 +91,21 @@ class Simulation {
             bool cacheable = true);
 
  private:
+  // One engine run (or one per replica) of the step with `plan`'s micro-batches: each global
+  // rank's times, finish and extra compute, before the breakdown's closing terms.
+  struct Expanded {
+    Trial trial;
+    std::vector<RankTimes> times;  // per global rank
+  };
+  Expanded expand(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed, bool trace,
+                  bool cacheable, const StepPlan& plan);
+  // The steady phase fast-forwarded (docs/training.md, "Many micro-batches"): the step run
+  // with a few micro-batches m1 < m2 < m3 spaced one schedule period apart; when every rank's
+  // times grow by the same amount from m1 to m2 as from m2 to m3 (a periodic steady phase),
+  // the times at the job's micro-batches are m1's plus that growth per period. Null when the
+  // job is too short to gain from it, or the runs are not periodic (per-kernel jitter).
+  std::optional<Expanded> fast_forward(const Topology& topo, const ComputeNoise* noise,
+                                       std::uint64_t seed, bool cacheable);
   CommDelays measure_delays(Runner& runner);
   // The data-parallel group of (t, s): all dp x cp ranks, or for expert gradients the dp / ep ranks
   // d = e, e + ep, ... that hold the same experts.
@@ -113,6 +130,7 @@ class Simulation {
   bool full_;
   EngineFactory engines_;
   bool nccl_;  // collectives as NCCL runs them
+  bool fast_forward_;
   // Across trials on a cacheable topology: collective durations, and the outcome of a
   // replica whose ranks drew the same slowdown factors and no per-kernel jitter (a replica
   // without stragglers is the same in every trial).
@@ -122,7 +140,8 @@ class Simulation {
     std::vector<RankTimes> times;
     std::vector<Time> extra_compute;
   };
-  using ReplicaKey = std::tuple<const Topology*, std::uint32_t, std::vector<double>>;
+  // (topology, replica, micro-batches, slowdown factors)
+  using ReplicaKey = std::tuple<const Topology*, std::uint32_t, std::uint64_t, std::vector<double>>;
   std::map<ReplicaKey, ReplicaOutcome> replicas_;
 };
 
@@ -229,8 +248,9 @@ CommDelays Simulation::measure_delays(Runner& runner) {
   return d;
 }
 
-Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
-                      bool trace, bool cacheable) {
+Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise* noise,
+                                        std::uint64_t seed, bool trace, bool cacheable,
+                                        const StepPlan& plan) {
   auto engine = engines_(c_.engine);
   auto router = make_router(topo, fabric_routing(topo));
   std::optional<NcclGroups> nccl;
@@ -264,6 +284,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.replicas(), plan_.pp_bytes);
 
   Trial trial;
+  trial.expanded_micro_batches = plan.micro_batches;
   trial.finish.assign(world, Time::zero());
   trial.extra_compute.assign(world, Time::zero());
   std::vector<RankTimes> times(world);
@@ -288,7 +309,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   };
 
   if (full_) {
-    StepPrograms programs = build_step_programs(c_, plan_, o);
+    StepPrograms programs = build_step_programs(c_, plan, o);
     RunResult result = runner.run(*programs.programs, programs.global_rank, true, trace);
     collect(programs, result, trace);
     for (std::uint32_t g = 0; g < world; ++g) trial.finish[g] = times[g].engine_finish;
@@ -299,12 +320,12 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     const std::uint32_t replicas = noise ? p_.replicas() : 1;
     for (std::uint32_t j = 0; j < replicas; ++j) {
       const bool keep = trace && j == 0;
-      ReplicaKey key{&topo, j, {}};
+      ReplicaKey key{&topo, j, plan.micro_batches, {}};
       const bool reusable = noise && !noise->has_kernel_jitter() && cacheable && !keep;
       if (reusable) {
         for (std::uint32_t s = 0; s < p_.pp; ++s)
           for (std::uint32_t t = 0; t < p_.tp; ++t)
-            std::get<2>(key).push_back(factors[t + p_.tp * (j + p_.replicas() * s)]);
+            std::get<3>(key).push_back(factors[t + p_.tp * (j + p_.replicas() * s)]);
         if (auto it = replicas_.find(key); it != replicas_.end()) {
           const ReplicaOutcome& out = it->second;
           for (std::size_t i = 0; i < out.global.size(); ++i) {
@@ -315,7 +336,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         }
       }
       o.replica = j;
-      StepPrograms programs = build_step_programs(c_, plan_, o);
+      StepPrograms programs = build_step_programs(c_, plan, o);
       RunResult result = runner.run(*programs.programs, programs.global_rank, true, keep);
       if (reusable) {
         ReplicaOutcome out;
@@ -340,6 +361,86 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     }
     schedule_buckets(runner, times, trial.finish);
   }
+  return {std::move(trial), std::move(times)};
+}
+
+namespace {
+
+// x(m1) + k (x(m2) - x(m1)) when x(m3) - x(m2) == x(m2) - x(m1), else nullopt.
+std::optional<Time> extrapolated(Time x1, Time x2, Time x3, std::int64_t k) {
+  if (!x1.is_finite() || !x2.is_finite() || !x3.is_finite() || x3 - x2 != x2 - x1)
+    return std::nullopt;
+  return x1 + (x2 - x1) * k;
+}
+
+}  // namespace
+
+std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& topo,
+                                                             const ComputeNoise* noise,
+                                                             std::uint64_t seed, bool cacheable) {
+  // A period of the schedule: one micro-batch in 1F1B, pp of them interleaved (each stage
+  // runs its chunks pp micro-batches at a time). From m = 2 pp on the steady phase is long
+  // enough that one more period adds the same to every time (at m = pp, 1F1B's first stage
+  // has a single steady pair and interleaving runs every forward first: not yet periodic).
+  // Worth it only when the three runs expand fewer micro-batches than the job.
+  const std::uint64_t m = plan_.micro_batches;
+  const std::uint64_t period = p_.interleave > 1 ? p_.pp : 1;
+  const std::uint64_t m1 = 2 * std::uint64_t{p_.pp};
+  if (!fast_forward_ || (noise && noise->has_kernel_jitter()) || m <= 3 * (m1 + period) ||
+      (m - m1) % period != 0)
+    return std::nullopt;
+  StepPlan small = plan_;
+  std::vector<Expanded> runs;
+  for (std::uint64_t points : {m1, m1 + period, m1 + 2 * period}) {
+    small.micro_batches = points;
+    runs.push_back(expand(topo, noise, seed, false, cacheable, small));
+  }
+  const auto k = static_cast<std::int64_t>((m - m1) / period);
+  Expanded out = std::move(runs[0]);
+  const Expanded &b = runs[1], &c = runs[2];
+  bool periodic = true;
+  auto extend = [&](Time& x, Time x2, Time x3) {
+    const std::optional<Time> y = extrapolated(x, x2, x3, k);
+    periodic = periodic && y.has_value();
+    if (y) x = *y;
+  };
+  for (std::size_t g = 0; g < out.times.size() && periodic; ++g) {
+    RankTimes& t = out.times[g];
+    const RankTimes &t2 = b.times[g], &t3 = c.times[g];
+    extend(t.chain_end, t2.chain_end, t3.chain_end);
+    extend(t.engine_finish, t2.engine_finish, t3.engine_finish);
+    extend(t.send_end, t2.send_end, t3.send_end);
+    for (std::size_t i = 0; i < t.bucket_ready.size(); ++i)
+      extend(t.bucket_ready[i], t2.bucket_ready[i], t3.bucket_ready[i]);
+    TrainBreakdown& p = t.parts;
+    const TrainBreakdown &p2 = t2.parts, &p3 = t3.parts;
+    extend(p.compute, p2.compute, p3.compute);
+    extend(p.tp, p2.tp, p3.tp);
+    extend(p.ep, p2.ep, p3.ep);
+    extend(p.cp, p2.cp, p3.cp);
+    extend(p.pp, p2.pp, p3.pp);
+    extend(p.bubble, p2.bubble, p3.bubble);
+    extend(p.dp, p2.dp, p3.dp);
+    extend(p.imbalance, p2.imbalance, p3.imbalance);
+    extend(out.trial.finish[g], b.trial.finish[g], c.trial.finish[g]);
+    extend(out.trial.extra_compute[g], b.trial.extra_compute[g], c.trial.extra_compute[g]);
+  }
+  if (!periodic) return std::nullopt;
+  out.trial.expanded_micro_batches = m1;
+  for (const RankTimes& t : out.times)
+    out.trial.compute_past_range = out.trial.compute_past_range || !t.parts.compute.is_finite();
+  return out;
+}
+
+Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
+                      bool trace, bool cacheable) {
+  // A trace shows every micro-batch: it runs them all.
+  std::optional<Expanded> fast;
+  if (!trace) fast = fast_forward(topo, noise, seed, cacheable);
+  Expanded expanded = fast ? std::move(*fast) : expand(topo, noise, seed, trace, cacheable, plan_);
+  Trial& trial = expanded.trial;
+  std::vector<RankTimes>& times = expanded.times;
+  const std::uint32_t world = p_.world();
   trial.iteration = *std::max_element(trial.finish.begin(), trial.finish.end());
   check_in_range(trial, c_);
   for (std::uint32_t g = 0; g < world; ++g) {
@@ -363,7 +464,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     trial.parts.dp += b.dp.picoseconds();
     trial.parts.imbalance += b.imbalance.picoseconds();
   }
-  return trial;
+  return std::move(trial);
 }
 
 // The weight GEMMs' peak over the BF16 peak at the job's precision, from the datasheet figures
@@ -399,7 +500,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool full = c.expansion == Expansion::Full ||
                     (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
-                 options.nccl);
+                 options.nccl, options.fast_forward);
   r.model = c.model.name;
   r.engine = c.engine;
   r.expansion = full ? "full" : "reduced";
@@ -410,6 +511,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool trace_base = options.record_timeline && !noisy;
   Trial base = sim.run(topo, nullptr, c.seed, trace_base);
   r.iteration = base.iteration;
+  r.expanded_micro_batches = base.expanded_micro_batches;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
   r.breakdown = {mean(base.parts.compute), mean(base.parts.tp),        mean(base.parts.ep),
                  mean(base.parts.cp),      mean(base.parts.pp),        mean(base.parts.bubble),
@@ -444,6 +546,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       const bool trace = options.record_timeline && i == 0;
       Trial trial = sim.run(trial_topo, &noise, seed, trace, !perturb || fixed);
       r.trial_times.push_back(trial.iteration);
+      r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).

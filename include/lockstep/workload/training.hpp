@@ -53,6 +53,10 @@ struct TrainResult {
   std::string model;
   std::string engine;
   std::string expansion;  // "reduced" or "full"
+  // Micro-batches per replica the engine ran (the most of any trial): all of them, or the
+  // fewest of the fast-forward's three runs when the steady phase was extended (tracing always
+  // runs them all).
+  std::uint64_t expanded_micro_batches = 0;
   std::uint32_t gpus = 0;
   std::uint64_t tokens_per_iteration = 0;
   Time iteration;  // noise-free
@@ -90,6 +94,9 @@ struct SimulateOptions {
   // Collectives as NCCL runs them (its algorithm, protocol, channels, launch and per-step costs,
   // as `lockstep collective` reports them); false: ring / direct programs at raw link speed.
   bool nccl = true;
+  // With many micro-batches, run a few and extend the steady phase (docs/training.md, "Many
+  // micro-batches"); false: expand every micro-batch (the reference the fast-forward must equal).
+  bool fast_forward = true;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws
