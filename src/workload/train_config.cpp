@@ -163,6 +163,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
       tr->fail(e.bare_message());
     }
   }
+  if (const ArgNode* d = job.find("trace_detail"))
+    c.trace_ops = d->as_choice({"layer", "op"}) == "op";
   job.check_all_used();
 
   // Checks that need only the config (the topology-dependent ones live in simulate_training).

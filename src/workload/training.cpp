@@ -43,9 +43,14 @@ struct Trial {
   PartSums parts;                   // summed over ranks (baseline only)
   bool compute_past_range = false;  // some rank's kernels alone take longer than Time's range
   std::uint64_t expanded_micro_batches = 0;  // per replica, in the engine runs
-  StepPrograms traced_programs;              // programs of the traced replica / job
-  RunResult traced_run;
-  std::vector<std::uint32_t> traced_global;  // program rank -> global rank for the traced set
+  // The traced engine runs: the whole job (key 0) in full expansion; in reduced expansion
+  // replica 0's and, with noise, every replica's that holds a traced rank.
+  struct Traced {
+    StepPrograms programs;
+    RunResult run;
+  };
+  std::map<std::uint32_t, Traced> traced;
+  std::vector<double> factors;  // per global rank slowdown (empty: none)
 };
 
 // An iteration past Time's range is an error at the input that made it so long (docs/units.md):
@@ -70,6 +75,15 @@ void check_in_range(const Trial& trial, const TrainConfig& c) {
       c.global_batch_field,
       fmt::format("{} sequences make one iteration's compute take {}", c.global_batch, range),
       c.global_batch_where);
+}
+
+// The ranks a trace records: the job's list, or ranks 0-7.
+std::vector<std::uint32_t> traced_ranks(const TrainConfig& c) {
+  std::vector<std::uint32_t> ranks = c.trace_ranks;
+  if (ranks.empty()) {
+    for (std::uint32_t g = 0; g < std::min(c.par.world(), 8u); ++g) ranks.push_back(g);
+  }
+  return ranks;
 }
 
 class Simulation {
@@ -285,10 +299,11 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
 
   Trial trial;
   trial.expanded_micro_batches = plan.micro_batches;
+  if (trace) trial.factors = factors;
   trial.finish.assign(world, Time::zero());
   trial.extra_compute.assign(world, Time::zero());
   std::vector<RankTimes> times(world);
-  auto collect = [&](StepPrograms& programs, RunResult& result, bool keep) {
+  auto collect = [&](StepPrograms& programs, RunResult& result, bool keep, std::uint32_t key) {
     for (std::size_t r = 0; r < programs.noisy_compute.size(); ++r) {
       if (!programs.noisy_compute[r].is_finite() || !programs.ideal_compute[r].is_finite())
         trial.compute_past_range = true;
@@ -301,25 +316,26 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
         times[globals[i]] = ranks[r];
       }
     }
-    if (keep) {
-      trial.traced_global = programs.global_rank;
-      trial.traced_programs = std::move(programs);
-      trial.traced_run = std::move(result);
-    }
+    if (keep) trial.traced[key] = {std::move(programs), std::move(result)};
   };
 
   if (full_) {
     StepPrograms programs = build_step_programs(c_, plan, o);
     RunResult result = runner.run(*programs.programs, programs.global_rank, true, trace);
-    collect(programs, result, trace);
+    collect(programs, result, trace, 0);
     for (std::uint32_t g = 0; g < world; ++g) trial.finish[g] = times[g].engine_finish;
   } else {
     const CommDelays delays = measure_delays(runner);
     o.delays = &delays;
     // Without noise every replica is the same: simulate replica 0 and copy it.
     const std::uint32_t replicas = noise ? p_.replicas() : 1;
+    const std::vector<std::uint32_t> traced =
+        trace ? traced_ranks(c_) : std::vector<std::uint32_t>{};
     for (std::uint32_t j = 0; j < replicas; ++j) {
-      const bool keep = trace && j == 0;
+      const bool keep =
+          trace && (j == 0 || std::any_of(traced.begin(), traced.end(), [&](std::uint32_t g) {
+                      return (g / p_.tp) % p_.replicas() == j;
+                    }));
       ReplicaKey key{&topo, j, plan.micro_batches, {}};
       const bool reusable = noise && !noise->has_kernel_jitter() && cacheable && !keep;
       if (reusable) {
@@ -337,13 +353,14 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
       }
       o.replica = j;
       StepPrograms programs = build_step_programs(c_, plan, o);
-      RunResult result = runner.run(*programs.programs, programs.global_rank, true, keep);
+      RunResult result =
+          runner.run(*programs.programs, programs.global_rank, true, trace && j == 0);
       if (reusable) {
         ReplicaOutcome out;
         for (const auto& globals : programs.represented) {
           for (std::uint32_t g : globals) out.global.push_back(g);
         }
-        collect(programs, result, false);
+        collect(programs, result, false, j);
         for (std::uint32_t g : out.global) {
           out.times.push_back(times[g]);
           out.extra_compute.push_back(trial.extra_compute[g]);
@@ -351,7 +368,7 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
         replicas_.emplace(std::move(key), std::move(out));
         continue;
       }
-      collect(programs, result, keep);
+      collect(programs, result, keep, j);
     }
     if (replicas == 1) {
       for (std::uint32_t s = 0; s < p_.pp; ++s)
@@ -550,8 +567,9 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
-        r.links = train_detail::busiest_links(trial_topo, trial.traced_run, options.busiest_links,
-                                              EngineOptions{}.link_sample_period);
+        r.links =
+            train_detail::busiest_links(trial_topo, trial.traced.at(0).run, options.busiest_links,
+                                        EngineOptions{}.link_sample_period);
         first_noisy = std::move(trial);
         traced = &first_noisy;
       }
@@ -570,25 +588,44 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   r.waste_cost_per_trillion_tokens_usd = r.waste_cost_per_step_usd * steps_per_trillion;
 
   if (traced) {
-    r.timeline_ranks = c.trace_ranks;
-    if (r.timeline_ranks.empty()) {
-      for (std::uint32_t g = 0; g < std::min(world, 8u); ++g) r.timeline_ranks.push_back(g);
-    }
+    r.timeline_ranks = traced_ranks(c);
+    const std::uint32_t tp = c.par.tp, replicas = c.par.replicas();
+    auto factor = [&](std::uint32_t g) {
+      return traced->factors.empty() ? 1.0 : traced->factors[g];
+    };
     for (std::uint32_t g : r.timeline_ranks) {
       if (g >= world) {
         throw InputError("trace_ranks", fmt::format("rank {} does not exist ({} ranks)", g, world));
       }
-      // Reduced expansion: ranks of other replicas show replica 0's equivalent rank.
-      const std::uint32_t t = g % c.par.tp, s = g / (c.par.tp * c.par.replicas());
-      // Noisy reduced runs collapse each TP group into its tp = 0 rank.
-      const std::uint32_t program_rank = full ? g : noisy ? s : t + c.par.tp * s;
-      if (!full && (g / c.par.tp) % c.par.replicas() != 0 && noisy)
-        continue;  // not simulated in trace
-      train_detail::append_timeline(traced->traced_programs, traced->traced_run, program_rank, g,
-                                    r.timeline);
+      // Reduced expansion: without noise every replica is the same and replica 0's equivalent
+      // rank stands for the others; with noise each traced rank's own replica was kept.
+      const std::uint32_t t = g % tp, s = g / (tp * replicas), d = (g / tp) % replicas;
+      const std::uint32_t replica = full || !noisy ? 0 : d;
+      const std::uint32_t drawn = full ? g : t + tp * (replica + replicas * s);
+      // Noisy reduced runs collapse each TP group into one program rank that moves as its
+      // slowest member: a member is drawn with its own kernels at its own factor and waits for
+      // that member (exact for per-rank factors; per-kernel jitter is drawn on the group).
+      const std::uint32_t program_rank = full ? g : noisy ? s : t + tp * s;
+      train_detail::MemberView member;
+      if (!full && noisy) {
+        const std::uint32_t first = drawn - t;
+        std::uint32_t slowest = first;
+        for (std::uint32_t m = first; m < first + tp; ++m)
+          if (factor(m) > factor(slowest)) slowest = m;
+        member.own_fraction = factor(drawn) / factor(slowest);
+        member.waits_for = slowest;
+      }
+      const std::size_t begin = r.timeline.size();
+      const auto& kept = traced->traced.at(replica);
+      train_detail::append_timeline(kept.programs, kept.run, program_rank, g, r.timeline, member,
+                                    c.trace_ops);
+      train_detail::append_end_waits(r.timeline, begin, g, traced->finish[drawn],
+                                     traced->iteration);
+      r.timeline_slowdown.push_back(factor(g));
+      r.timeline_drawn_as.push_back(drawn);
     }
     if (traced == &base) {
-      r.links = train_detail::busiest_links(topo, traced->traced_run, options.busiest_links,
+      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links,
                                             EngineOptions{}.link_sample_period);
     }
   }

@@ -80,6 +80,11 @@ struct TrainResult {
   std::vector<std::string> warnings;
   // Timeline of the recorded ranks (baseline, or the first trial when noisy).
   std::vector<std::uint32_t> timeline_ranks;
+  // Per timeline rank: its slowdown factor in the traced trial (slow-gpu faults and straggler
+  // draws; 1 for a GPU at full speed), and the rank whose simulated timeline it shows (itself,
+  // or in reduced expansion the equivalent rank of the simulated replica).
+  std::vector<double> timeline_slowdown;
+  std::vector<std::uint32_t> timeline_drawn_as;
   std::vector<TimelineSlice> timeline;
   std::vector<LinkTrack> links;
 };
