@@ -32,17 +32,22 @@ void expect_same(const TrainResult& a, const TrainResult& b) {
   EXPECT_EQ(a.waste_gpu_seconds, b.waste_gpu_seconds);
 }
 
+// The job on the contention-free engine with an infinite network: fast-forwarded, and with
+// every micro-batch.
+std::pair<TrainResult, TrainResult> on_an_infinite_network(const TrainConfig& c) {
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  auto every = opts;
+  every.fast_forward = false;
+  const Topology topo = star_cluster(1, 2);
+  return {simulate_training(topo, c, opts), simulate_training(topo, c, every)};
+}
+
 // Infinite network, stage A = layers 0-1 (F 2 ms, B 4 ms), stage B = layers 2-3 + head (F 3,
 // B 6; interleave_test.cpp derives m = 4). Stage B is the bottleneck: it starts after A's first
 // forward (2 ms), is then busy 9 ms per micro-batch, and A's last backward follows its last:
 // 2 + 9 m + 4 ms, 582 ms at m = 64. The fast-forward runs m = 2 pp = 4, 5 and 6.
 TEST(FastForward, OneF1BOf64MicroBatchesFromFour) {
-  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
-  auto every = opts;
-  every.fast_forward = false;
-  const Topology topo = star_cluster(1, 2);
-  const TrainResult fast = simulate_training(topo, four_layer_pipeline(1, 64), opts);
-  const TrainResult all = simulate_training(topo, four_layer_pipeline(1, 64), every);
+  const auto [fast, all] = on_an_infinite_network(four_layer_pipeline(1, 64));
   EXPECT_NEAR(fast.iteration.seconds(), 0.582, 1e-9);  // + picoseconds of transfers
   EXPECT_EQ(fast.expanded_micro_batches, 4u);
   EXPECT_EQ(all.expanded_micro_batches, 64u);
@@ -54,12 +59,7 @@ TEST(FastForward, OneF1BOf64MicroBatchesFromFour) {
 // Interleaved (v 2): a period is pp micro-batches, from m = 2 pp = 4; B is busy 9 ms per
 // micro-batch and waits 1 + 2 ms at the ends as at m = 4 (39 ms): 9 x 64 + 3 = 579 ms.
 TEST(FastForward, InterleavedStepsByPpMicroBatches) {
-  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
-  auto every = opts;
-  every.fast_forward = false;
-  const Topology topo = star_cluster(1, 2);
-  const TrainResult fast = simulate_training(topo, four_layer_pipeline(2, 64), opts);
-  const TrainResult all = simulate_training(topo, four_layer_pipeline(2, 64), every);
+  const auto [fast, all] = on_an_infinite_network(four_layer_pipeline(2, 64));
   EXPECT_NEAR(fast.iteration.seconds(), 0.579, 1e-9);
   EXPECT_EQ(fast.expanded_micro_batches, 4u);
   expect_same(fast, all);
