@@ -66,6 +66,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"expansion", "auto | reduced | full (default auto)"},
     {"trace", "write a Perfetto trace-event JSON here"},
     {"trace_ranks", "ranks to record, e.g. 0-7,64 (default 0-7)"},
+    {"trace_detail", "layer (default: a slice per layer pass) | op (per kernel and collective)"},
 };
 
 std::string flag_of(const std::string& key) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "lockstep/core/error.hpp"
@@ -15,6 +17,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxCounterPoints = 2000;
+// Every trace lockstep writes opens with these bytes (no other tool names itself there).
+constexpr std::string_view kTraceHead = "{\"otherData\":{\"generator\":\"lockstep\",";
 
 // Microseconds, rounded to the picosecond, as the trace-event format wants.
 double micros(Time t) {
@@ -32,34 +36,105 @@ const char* stream_name(std::uint8_t stream) {
   }
 }
 
-json metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const std::string& name) {
-  return json{{"ph", "M"},  {"name", what}, {"pid", pid},
-              {"tid", tid}, {"ts", 0},      {"args", {{"name", name}}}};
+// Events are written one per line as compact JSON text, a megabyte at a time when writing a
+// file: a 256-GPU step has hundreds of thousands of slices, which a JSON tree of the whole
+// document would hold several times over in memory.
+class Out {
+ public:
+  explicit Out(std::ostream* sink) : sink_(sink) {}
+  // The text to append one event to (after the separator from the previous one).
+  std::string& event() {
+    if (sink_ && text_.size() > (1u << 20)) {
+      *sink_ << text_;
+      text_.clear();
+    }
+    text_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    return text_;
+  }
+  std::string& text() { return text_; }
+
+ private:
+  std::ostream* sink_;
+  std::string text_;
+  bool first_ = true;
+};
+
+void metadata(Out& out, const char* what, std::uint32_t pid, std::uint32_t tid, const json& args) {
+  fmt::format_to(std::back_inserter(out.event()),
+                 "{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{}}}",
+                 what, pid, tid, args.dump());
 }
 
-}  // namespace
+// Slice names and categories are lockstep's own words (no quote or backslash to escape).
+void slice(Out& out, const TimelineSlice& s, bool slow) {
+  // Colours from the trace viewer's reserved names: the slow GPU's kernels stand out, waits
+  // are grey (chrome://tracing reads cname; Perfetto colours by name).
+  const bool wait = s.category == "wait";
+  const bool kernel = s.category == "forward" || s.category == "backward";
+  const char* cname = wait             ? ",\"cname\":\"grey\""
+                      : slow && kernel ? ",\"cname\":\"terrible\""
+                                       : "";
+  fmt::format_to(std::back_inserter(out.event()),
+                 "{{\"ph\":\"X\",\"name\":\"{}\",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{},"
+                 "\"dur\":{}{}}}",
+                 s.name, s.category, s.rank, s.stream, micros(s.start), micros(s.end - s.start),
+                 cname);
+}
 
-std::string training_trace_json(const TrainResult& r) {
-  json events = json::array();
-  for (std::uint32_t rank : r.timeline_ranks) {
-    events.push_back(metadata("process_name", rank, 0, fmt::format("rank {}", rank)));
-    events.push_back(metadata("process_sort_index", rank, 0, std::to_string(rank)));
-    for (std::uint8_t s = 0; s < 3; ++s) {
-      events.push_back(metadata("thread_name", rank, s, stream_name(s)));
+// Writes the document to `sink` as it goes (null: keeps it all) and returns what is left.
+std::string write_trace(const TrainResult& r, std::ostream* sink) {
+  Out out(sink);
+  bool shown_as_other = false;
+  for (std::size_t i = 0; i < r.timeline_drawn_as.size() && i < r.timeline_ranks.size(); ++i)
+    shown_as_other = shown_as_other || r.timeline_drawn_as[i] != r.timeline_ranks[i];
+  json other{{"model", r.model},
+             {"engine", r.engine},
+             {"expansion", r.expansion},
+             {"gpus", r.gpus},
+             {"iteration_s", r.iteration.seconds()}};
+  if (shown_as_other) {
+    other["note"] =
+        "reduced expansion simulates one data-parallel replica, identical to the others without "
+        "noise: a rank of another replica shows its equivalent rank's timeline (drawn_as in its "
+        "process arguments)";
+  }
+  // The metadata comes first, opened by lockstep's signature (kTraceHead), so that a later run
+  // can tell its own trace from a user's file by its first bytes (is_lockstep_trace).
+  out.text() = std::string(kTraceHead) + other.dump().substr(1) +
+               ",\n\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[";
+  std::map<std::uint32_t, double> slowdown;
+  for (std::size_t i = 0; i < r.timeline_ranks.size(); ++i) {
+    const std::uint32_t rank = r.timeline_ranks[i];
+    const double x = i < r.timeline_slowdown.size() ? r.timeline_slowdown[i] : 1.0;
+    const std::uint32_t drawn = i < r.timeline_drawn_as.size() ? r.timeline_drawn_as[i] : rank;
+    slowdown[rank] = x;
+    // The slow GPU's own track says so in its name, a label and an argument.
+    std::string name = fmt::format("rank {}", rank);
+    json args{{"name", ""}, {"slowdown", x}};
+    if (x > 1) name += fmt::format(" SLOW GPU x{:.2f}", x);
+    if (drawn != rank) {
+      name += fmt::format(" (as rank {})", drawn);
+      args["drawn_as"] = drawn;
     }
+    args["name"] = name;
+    metadata(out, "process_name", rank, 0, args);
+    metadata(out, "process_sort_index", rank, 0, json{{"sort_index", rank}});
+    if (x > 1) {
+      metadata(out, "process_labels", rank, 0,
+               json{{"labels", fmt::format("slow GPU x{:.2f}", x)}});
+    }
+    for (std::uint8_t s = 0; s < 3; ++s)
+      metadata(out, "thread_name", rank, s, json{{"name", stream_name(s)}});
   }
   for (const TimelineSlice& s : r.timeline) {
-    events.push_back(json{{"ph", "X"},
-                          {"name", s.name},
-                          {"cat", s.category},
-                          {"pid", s.rank},
-                          {"tid", s.stream},
-                          {"ts", micros(s.start)},
-                          {"dur", micros(s.end - s.start)}});
+    const auto it = slowdown.find(s.rank);
+    slice(out, s, it != slowdown.end() && it->second > 1);
   }
   // Link utilisation counters live in a process of their own, after the ranks.
   const std::uint32_t links_pid = r.gpus + 1;
-  if (!r.links.empty()) events.push_back(metadata("process_name", links_pid, 0, "busiest links"));
+  if (!r.links.empty())
+    metadata(out, "process_name", links_pid, 0, json{{"name", "busiest links"}});
   for (const LinkTrack& link : r.links) {
     // At most kMaxCounterPoints averaged bins per link, and a point only where the value
     // changes: a long iteration sampled every 10 us would otherwise give millions of events.
@@ -75,41 +150,39 @@ std::string training_trace_json(const TrainResult& r) {
       if (value == last) continue;
       last = value;
       const Time ts = link.period * static_cast<std::int64_t>(b * per_bin);
-      events.push_back(json{{"ph", "C"},
-                            {"name", link.name},
-                            {"pid", links_pid},
-                            {"tid", 0},
-                            {"ts", micros(ts)},
-                            {"args", {{"utilisation", value}}}});
+      fmt::format_to(std::back_inserter(out.event()),
+                     "{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{"
+                     "\"utilisation\":{}}}}}",
+                     json(link.name).dump(), links_pid, micros(ts), json(value).dump());
     }
   }
-  json doc{{"traceEvents", std::move(events)},
-           {"displayTimeUnit", "ns"},
-           {"otherData",
-            {{"model", r.model},
-             {"engine", r.engine},
-             {"expansion", r.expansion},
-             {"gpus", r.gpus},
-             {"iteration_s", r.iteration.seconds()}}}};
-  return doc.dump(1) + "\n";
+  out.text() += "\n]}\n";
+  return std::move(out.text());
+}
+
+}  // namespace
+
+std::string training_trace_json(const TrainResult& result) {
+  return write_trace(result, nullptr);
 }
 
 void write_training_trace(const TrainResult& result, const std::string& path) {
   const std::filesystem::path file(path);
-  StagedOutput out(file.has_parent_path() ? file.parent_path() : ".", "trace");
-  out.add(file.filename().string(), training_trace_json(result));
-  out.commit();
+  StagedOutput staged(file.has_parent_path() ? file.parent_path() : ".", "trace");
+  {
+    std::ofstream out(staged.reserve(file.filename().string()), std::ios::binary);
+    if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
+    out << write_trace(result, &out);
+    if (!out) throw InputError("trace", fmt::format("cannot write '{}'", path));
+  }
+  staged.commit();
 }
 
 bool is_lockstep_trace(const std::filesystem::path& path) {
-  // training_trace_json's first bytes: nlohmann's dump(1) sorts the keys, so every trace opens
-  // with displayTimeUnit and otherData's engine (no other tool indents a trace this way).
-  static constexpr std::string_view kHead =
-      "{\n \"displayTimeUnit\": \"ns\",\n \"otherData\": {\n  \"engine\": ";
   std::ifstream in(path, std::ios::binary);
-  std::string head(kHead.size(), '\0');
+  std::string head(kTraceHead.size(), '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  return in && head == kHead;
+  return in && head == kTraceHead;
 }
 
 }  // namespace lockstep::report

@@ -175,6 +175,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
       tr->fail(e.bare_message());
     }
   }
+  if (const ArgNode* d = job.find("trace_detail"))
+    c.trace_ops = d->as_choice({"layer", "op"}) == "op";
   job.check_all_used();
   // tp x cp x pp x dp must match the cluster: a mismatch is reported at dp (or the job).
   if (const ArgNode* dp = job.find("dp")) {

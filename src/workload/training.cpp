@@ -42,9 +42,15 @@ struct Trial {
   std::vector<Time> extra_compute;  // per global rank: noisy - ideal kernel time
   PartSums parts;                   // summed over ranks (baseline only)
   bool compute_past_range = false;  // some rank's kernels alone take longer than Time's range
-  StepPrograms traced_programs;     // programs of the traced replica / job
-  RunResult traced_run;
-  std::vector<std::uint32_t> traced_global;  // program rank -> global rank for the traced set
+  std::uint64_t expanded_micro_batches = 0;  // per replica, in the engine runs
+  // The traced engine runs: the whole job (key 0) in full expansion; in reduced expansion
+  // replica 0's and, with noise, every replica's that holds a traced rank.
+  struct Traced {
+    StepPrograms programs;
+    RunResult run;
+  };
+  std::map<std::uint32_t, Traced> traced;
+  std::vector<double> factors;  // per global rank slowdown (empty: none)
 };
 
 // An iteration past Time's range is an error at the input that made it so long (docs/units.md):
@@ -71,17 +77,27 @@ void check_in_range(const Trial& trial, const TrainConfig& c) {
       c.global_batch_where);
 }
 
+// The ranks a trace records: the job's list, or ranks 0-7.
+std::vector<std::uint32_t> traced_ranks(const TrainConfig& c) {
+  std::vector<std::uint32_t> ranks = c.trace_ranks;
+  if (ranks.empty()) {
+    for (std::uint32_t g = 0; g < std::min(c.par.world(), 8u); ++g) ranks.push_back(g);
+  }
+  return ranks;
+}
+
 class Simulation {
  public:
   Simulation(const Topology& topo, const TrainConfig& c, const StepPlan& plan, bool full,
-             EngineFactory engines, bool nccl)
+             EngineFactory engines, bool nccl, bool fast_forward)
       : topo_(topo),
         c_(c),
         p_(c.par),
         plan_(plan),
         full_(full),
         engines_(std::move(engines)),
-        nccl_(nccl) {}
+        nccl_(nccl),
+        fast_forward_(fast_forward) {}
 
   /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
   /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
@@ -89,6 +105,21 @@ class Simulation {
             bool cacheable = true);
 
  private:
+  // One engine run (or one per replica) of the step with `plan`'s micro-batches: each global
+  // rank's times, finish and extra compute, before the breakdown's closing terms.
+  struct Expanded {
+    Trial trial;
+    std::vector<RankTimes> times;  // per global rank
+  };
+  Expanded expand(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed, bool trace,
+                  bool cacheable, const StepPlan& plan);
+  // The steady phase fast-forwarded (docs/training.md, "Many micro-batches"): the step run
+  // with a few micro-batches m1 < m2 < m3 spaced one schedule period apart; when every rank's
+  // times grow by the same amount from m1 to m2 as from m2 to m3 (a periodic steady phase),
+  // the times at the job's micro-batches are m1's plus that growth per period. Null when the
+  // job is too short to gain from it, or the runs are not periodic (per-kernel jitter).
+  std::optional<Expanded> fast_forward(const Topology& topo, const ComputeNoise* noise,
+                                       std::uint64_t seed, bool cacheable);
   CommDelays measure_delays(Runner& runner);
   // The data-parallel group of (t, s): all dp x cp ranks, or for expert gradients the dp / ep ranks
   // d = e, e + ep, ... that hold the same experts.
@@ -113,6 +144,7 @@ class Simulation {
   bool full_;
   EngineFactory engines_;
   bool nccl_;  // collectives as NCCL runs them
+  bool fast_forward_;
   // Across trials on a cacheable topology: collective durations, and the outcome of a
   // replica whose ranks drew the same slowdown factors and no per-kernel jitter (a replica
   // without stragglers is the same in every trial).
@@ -122,7 +154,8 @@ class Simulation {
     std::vector<RankTimes> times;
     std::vector<Time> extra_compute;
   };
-  using ReplicaKey = std::tuple<const Topology*, std::uint32_t, std::vector<double>>;
+  // (topology, replica, micro-batches, slowdown factors)
+  using ReplicaKey = std::tuple<const Topology*, std::uint32_t, std::uint64_t, std::vector<double>>;
   std::map<ReplicaKey, ReplicaOutcome> replicas_;
 };
 
@@ -229,8 +262,9 @@ CommDelays Simulation::measure_delays(Runner& runner) {
   return d;
 }
 
-Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
-                      bool trace, bool cacheable) {
+Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise* noise,
+                                        std::uint64_t seed, bool trace, bool cacheable,
+                                        const StepPlan& plan) {
   auto engine = engines_(c_.engine);
   auto router = make_router(topo, fabric_routing(topo));
   std::optional<NcclGroups> nccl;
@@ -264,10 +298,12 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   if (p_.pp > 1) pp_transfer = runner.transfer(0, p_.tp * p_.replicas(), plan_.pp_bytes);
 
   Trial trial;
+  trial.expanded_micro_batches = plan.micro_batches;
+  if (trace) trial.factors = factors;
   trial.finish.assign(world, Time::zero());
   trial.extra_compute.assign(world, Time::zero());
   std::vector<RankTimes> times(world);
-  auto collect = [&](StepPrograms& programs, RunResult& result, bool keep) {
+  auto collect = [&](StepPrograms& programs, RunResult& result, bool keep, std::uint32_t key) {
     for (std::size_t r = 0; r < programs.noisy_compute.size(); ++r) {
       if (!programs.noisy_compute[r].is_finite() || !programs.ideal_compute[r].is_finite())
         trial.compute_past_range = true;
@@ -280,31 +316,32 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         times[globals[i]] = ranks[r];
       }
     }
-    if (keep) {
-      trial.traced_global = programs.global_rank;
-      trial.traced_programs = std::move(programs);
-      trial.traced_run = std::move(result);
-    }
+    if (keep) trial.traced[key] = {std::move(programs), std::move(result)};
   };
 
   if (full_) {
-    StepPrograms programs = build_step_programs(c_, plan_, o);
+    StepPrograms programs = build_step_programs(c_, plan, o);
     RunResult result = runner.run(*programs.programs, programs.global_rank, true, trace);
-    collect(programs, result, trace);
+    collect(programs, result, trace, 0);
     for (std::uint32_t g = 0; g < world; ++g) trial.finish[g] = times[g].engine_finish;
   } else {
     const CommDelays delays = measure_delays(runner);
     o.delays = &delays;
     // Without noise every replica is the same: simulate replica 0 and copy it.
     const std::uint32_t replicas = noise ? p_.replicas() : 1;
+    const std::vector<std::uint32_t> traced =
+        trace ? traced_ranks(c_) : std::vector<std::uint32_t>{};
     for (std::uint32_t j = 0; j < replicas; ++j) {
-      const bool keep = trace && j == 0;
-      ReplicaKey key{&topo, j, {}};
+      const bool keep =
+          trace && (j == 0 || std::any_of(traced.begin(), traced.end(), [&](std::uint32_t g) {
+                      return (g / p_.tp) % p_.replicas() == j;
+                    }));
+      ReplicaKey key{&topo, j, plan.micro_batches, {}};
       const bool reusable = noise && !noise->has_kernel_jitter() && cacheable && !keep;
       if (reusable) {
         for (std::uint32_t s = 0; s < p_.pp; ++s)
           for (std::uint32_t t = 0; t < p_.tp; ++t)
-            std::get<2>(key).push_back(factors[t + p_.tp * (j + p_.replicas() * s)]);
+            std::get<3>(key).push_back(factors[t + p_.tp * (j + p_.replicas() * s)]);
         if (auto it = replicas_.find(key); it != replicas_.end()) {
           const ReplicaOutcome& out = it->second;
           for (std::size_t i = 0; i < out.global.size(); ++i) {
@@ -315,14 +352,15 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         }
       }
       o.replica = j;
-      StepPrograms programs = build_step_programs(c_, plan_, o);
-      RunResult result = runner.run(*programs.programs, programs.global_rank, true, keep);
+      StepPrograms programs = build_step_programs(c_, plan, o);
+      RunResult result =
+          runner.run(*programs.programs, programs.global_rank, true, trace && j == 0);
       if (reusable) {
         ReplicaOutcome out;
         for (const auto& globals : programs.represented) {
           for (std::uint32_t g : globals) out.global.push_back(g);
         }
-        collect(programs, result, false);
+        collect(programs, result, false, j);
         for (std::uint32_t g : out.global) {
           out.times.push_back(times[g]);
           out.extra_compute.push_back(trial.extra_compute[g]);
@@ -330,7 +368,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         replicas_.emplace(std::move(key), std::move(out));
         continue;
       }
-      collect(programs, result, keep);
+      collect(programs, result, keep, j);
     }
     if (replicas == 1) {
       for (std::uint32_t s = 0; s < p_.pp; ++s)
@@ -340,6 +378,86 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     }
     schedule_buckets(runner, times, trial.finish);
   }
+  return {std::move(trial), std::move(times)};
+}
+
+namespace {
+
+// x(m1) + k (x(m2) - x(m1)) when x(m3) - x(m2) == x(m2) - x(m1), else nullopt.
+std::optional<Time> extrapolated(Time x1, Time x2, Time x3, std::int64_t k) {
+  if (!x1.is_finite() || !x2.is_finite() || !x3.is_finite() || x3 - x2 != x2 - x1)
+    return std::nullopt;
+  return x1 + (x2 - x1) * k;
+}
+
+}  // namespace
+
+std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& topo,
+                                                             const ComputeNoise* noise,
+                                                             std::uint64_t seed, bool cacheable) {
+  // A period of the schedule: one micro-batch in 1F1B, pp of them interleaved (each stage
+  // runs its chunks pp micro-batches at a time). From m = 2 pp on the steady phase is long
+  // enough that one more period adds the same to every time (at m = pp, 1F1B's first stage
+  // has a single steady pair and interleaving runs every forward first: not yet periodic).
+  // Worth it only when the three runs expand fewer micro-batches than the job.
+  const std::uint64_t m = plan_.micro_batches;
+  const std::uint64_t period = p_.interleave > 1 ? p_.pp : 1;
+  const std::uint64_t m1 = 2 * std::uint64_t{p_.pp};
+  if (!fast_forward_ || (noise && noise->has_kernel_jitter()) || m <= 3 * (m1 + period) ||
+      (m - m1) % period != 0)
+    return std::nullopt;
+  StepPlan small = plan_;
+  std::vector<Expanded> runs;
+  for (std::uint64_t points : {m1, m1 + period, m1 + 2 * period}) {
+    small.micro_batches = points;
+    runs.push_back(expand(topo, noise, seed, false, cacheable, small));
+  }
+  const auto k = static_cast<std::int64_t>((m - m1) / period);
+  Expanded out = std::move(runs[0]);
+  const Expanded &b = runs[1], &c = runs[2];
+  bool periodic = true;
+  auto extend = [&](Time& x, Time x2, Time x3) {
+    const std::optional<Time> y = extrapolated(x, x2, x3, k);
+    periodic = periodic && y.has_value();
+    if (y) x = *y;
+  };
+  for (std::size_t g = 0; g < out.times.size() && periodic; ++g) {
+    RankTimes& t = out.times[g];
+    const RankTimes &t2 = b.times[g], &t3 = c.times[g];
+    extend(t.chain_end, t2.chain_end, t3.chain_end);
+    extend(t.engine_finish, t2.engine_finish, t3.engine_finish);
+    extend(t.send_end, t2.send_end, t3.send_end);
+    for (std::size_t i = 0; i < t.bucket_ready.size(); ++i)
+      extend(t.bucket_ready[i], t2.bucket_ready[i], t3.bucket_ready[i]);
+    TrainBreakdown& p = t.parts;
+    const TrainBreakdown &p2 = t2.parts, &p3 = t3.parts;
+    extend(p.compute, p2.compute, p3.compute);
+    extend(p.tp, p2.tp, p3.tp);
+    extend(p.ep, p2.ep, p3.ep);
+    extend(p.cp, p2.cp, p3.cp);
+    extend(p.pp, p2.pp, p3.pp);
+    extend(p.bubble, p2.bubble, p3.bubble);
+    extend(p.dp, p2.dp, p3.dp);
+    extend(p.imbalance, p2.imbalance, p3.imbalance);
+    extend(out.trial.finish[g], b.trial.finish[g], c.trial.finish[g]);
+    extend(out.trial.extra_compute[g], b.trial.extra_compute[g], c.trial.extra_compute[g]);
+  }
+  if (!periodic) return std::nullopt;
+  out.trial.expanded_micro_batches = m1;
+  for (const RankTimes& t : out.times)
+    out.trial.compute_past_range = out.trial.compute_past_range || !t.parts.compute.is_finite();
+  return out;
+}
+
+Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
+                      bool trace, bool cacheable) {
+  // A trace shows every micro-batch: it runs them all.
+  std::optional<Expanded> fast;
+  if (!trace) fast = fast_forward(topo, noise, seed, cacheable);
+  Expanded expanded = fast ? std::move(*fast) : expand(topo, noise, seed, trace, cacheable, plan_);
+  Trial& trial = expanded.trial;
+  std::vector<RankTimes>& times = expanded.times;
+  const std::uint32_t world = p_.world();
   trial.iteration = *std::max_element(trial.finish.begin(), trial.finish.end());
   check_in_range(trial, c_);
   for (std::uint32_t g = 0; g < world; ++g) {
@@ -363,7 +481,7 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
     trial.parts.dp += b.dp.picoseconds();
     trial.parts.imbalance += b.imbalance.picoseconds();
   }
-  return trial;
+  return std::move(trial);
 }
 
 // The weight GEMMs' peak over the BF16 peak at the job's precision, from the datasheet figures
@@ -399,7 +517,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool full = c.expansion == Expansion::Full ||
                     (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
-                 options.nccl);
+                 options.nccl, options.fast_forward);
   r.model = c.model.name;
   r.engine = c.engine;
   r.expansion = full ? "full" : "reduced";
@@ -410,6 +528,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool trace_base = options.record_timeline && !noisy;
   Trial base = sim.run(topo, nullptr, c.seed, trace_base);
   r.iteration = base.iteration;
+  r.expanded_micro_batches = base.expanded_micro_batches;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
   r.breakdown = {mean(base.parts.compute), mean(base.parts.tp),        mean(base.parts.ep),
                  mean(base.parts.cp),      mean(base.parts.pp),        mean(base.parts.bubble),
@@ -444,11 +563,13 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       const bool trace = options.record_timeline && i == 0;
       Trial trial = sim.run(trial_topo, &noise, seed, trace, !perturb || fixed);
       r.trial_times.push_back(trial.iteration);
+      r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
-        r.links = train_detail::busiest_links(trial_topo, trial.traced_run, options.busiest_links,
-                                              EngineOptions{}.link_sample_period);
+        r.links =
+            train_detail::busiest_links(trial_topo, trial.traced.at(0).run, options.busiest_links,
+                                        EngineOptions{}.link_sample_period);
         first_noisy = std::move(trial);
         traced = &first_noisy;
       }
@@ -467,25 +588,44 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   r.waste_cost_per_trillion_tokens_usd = r.waste_cost_per_step_usd * steps_per_trillion;
 
   if (traced) {
-    r.timeline_ranks = c.trace_ranks;
-    if (r.timeline_ranks.empty()) {
-      for (std::uint32_t g = 0; g < std::min(world, 8u); ++g) r.timeline_ranks.push_back(g);
-    }
+    r.timeline_ranks = traced_ranks(c);
+    const std::uint32_t tp = c.par.tp, replicas = c.par.replicas();
+    auto factor = [&](std::uint32_t g) {
+      return traced->factors.empty() ? 1.0 : traced->factors[g];
+    };
     for (std::uint32_t g : r.timeline_ranks) {
       if (g >= world) {
         throw InputError("trace_ranks", fmt::format("rank {} does not exist ({} ranks)", g, world));
       }
-      // Reduced expansion: ranks of other replicas show replica 0's equivalent rank.
-      const std::uint32_t t = g % c.par.tp, s = g / (c.par.tp * c.par.replicas());
-      // Noisy reduced runs collapse each TP group into its tp = 0 rank.
-      const std::uint32_t program_rank = full ? g : noisy ? s : t + c.par.tp * s;
-      if (!full && (g / c.par.tp) % c.par.replicas() != 0 && noisy)
-        continue;  // not simulated in trace
-      train_detail::append_timeline(traced->traced_programs, traced->traced_run, program_rank, g,
-                                    r.timeline);
+      // Reduced expansion: without noise every replica is the same and replica 0's equivalent
+      // rank stands for the others; with noise each traced rank's own replica was kept.
+      const std::uint32_t t = g % tp, s = g / (tp * replicas), d = (g / tp) % replicas;
+      const std::uint32_t replica = full || !noisy ? 0 : d;
+      const std::uint32_t drawn = full ? g : t + tp * (replica + replicas * s);
+      // Noisy reduced runs collapse each TP group into one program rank that moves as its
+      // slowest member: a member is drawn with its own kernels at its own factor and waits for
+      // that member (exact for per-rank factors; per-kernel jitter is drawn on the group).
+      const std::uint32_t program_rank = full ? g : noisy ? s : t + tp * s;
+      train_detail::MemberView member;
+      if (!full && noisy) {
+        const std::uint32_t first = drawn - t;
+        std::uint32_t slowest = first;
+        for (std::uint32_t m = first; m < first + tp; ++m)
+          if (factor(m) > factor(slowest)) slowest = m;
+        member.own_fraction = factor(drawn) / factor(slowest);
+        member.waits_for = slowest;
+      }
+      const std::size_t begin = r.timeline.size();
+      const auto& kept = traced->traced.at(replica);
+      train_detail::append_timeline(kept.programs, kept.run, program_rank, g, r.timeline, member,
+                                    c.trace_ops);
+      train_detail::append_end_waits(r.timeline, begin, g, traced->finish[drawn],
+                                     traced->iteration);
+      r.timeline_slowdown.push_back(factor(g));
+      r.timeline_drawn_as.push_back(drawn);
     }
     if (traced == &base) {
-      r.links = train_detail::busiest_links(topo, traced->traced_run, options.busiest_links,
+      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links,
                                             EngineOptions{}.link_sample_period);
     }
   }

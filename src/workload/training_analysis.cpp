@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "lockstep/core/rng.hpp"
@@ -150,7 +151,7 @@ std::string slice_name(const OpTag& tag) {
     case OpRole::CpComm:
       return fmt::format("CP KV ring {}", layer);
     case OpRole::PpRecv:
-      return fmt::format("wait for stage (mb{})", tag.micro);
+      return fmt::format("wait: pipeline stage (mb{})", tag.micro);
     case OpRole::PpSend:
       return fmt::format("send mb{}", tag.micro);
     case OpRole::ParamGather:
@@ -165,10 +166,41 @@ std::string slice_name(const OpTag& tag) {
 }  // namespace
 
 void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
-                     std::uint32_t global, std::vector<TimelineSlice>& out) {
+                     std::uint32_t global, std::vector<TimelineSlice>& out,
+                     const MemberView& member, bool per_op) {
   const auto& tags = programs.tags[r];
   const auto& times = run.ops[r];
   Time prev = Time::zero();
+  // The layer pass being drawn as one slice: out[open] covers it so far; out[last0] is the
+  // latest compute-track slice (other tracks' slices may come between).
+  std::size_t open = SIZE_MAX, last0 = SIZE_MAX;
+  std::uint32_t open_layer = 0, open_micro = 0;
+  auto pass_part = [](OpRole role) {
+    return role == OpRole::Forward || role == OpRole::Backward || role == OpRole::TpComm ||
+           role == OpRole::EpComm || role == OpRole::CpComm;
+  };
+  auto push = [&](TimelineSlice&& s, const OpTag& tag) {
+    if (s.end <= s.start) return;
+    if (!per_op && s.stream == 0 && pass_part(tag.role)) {
+      const bool kernel = tag.role == OpRole::Forward || tag.role == OpRole::Backward;
+      if (open != SIZE_MAX && open == last0 && open_layer == tag.layer && open_micro == tag.micro) {
+        TimelineSlice& o = out[open];
+        o.end = std::max(o.end, s.end);
+        if (kernel && o.category != "forward" && o.category != "backward") {
+          o.name = std::move(s.name);
+          o.category = std::move(s.category);
+        }
+        return;
+      }
+      out.push_back(std::move(s));
+      open = last0 = out.size() - 1;
+      open_layer = tag.layer;
+      open_micro = tag.micro;
+      return;
+    }
+    if (s.stream == 0) last0 = out.size();
+    out.push_back(std::move(s));
+  };
   for (OpIndex i = 0; i < tags.size(); ++i) {
     const OpTag& tag = tags[i];
     TimelineSlice s;
@@ -181,7 +213,19 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
       s.start = marker ? prev : times[i].start;
       s.end = times[i].end;
       prev = std::max(prev, times[i].end);
-      if (tag.role == OpRole::PpRecv) s.category = "bubble";
+      if (tag.role == OpRole::PpRecv) s.category = "wait";
+      const bool kernel = tag.role == OpRole::Forward || tag.role == OpRole::Backward;
+      if (kernel && member.own_fraction < 1 && s.end > s.start) {
+        // The member's own kernel, then the wait for the group's slowest member.
+        const Time own = (s.end - s.start).scaled(member.own_fraction);
+        TimelineSlice wait{
+            global,        0,    fmt::format("wait: TP peer rank {}", member.waits_for), "wait",
+            s.start + own, s.end};
+        s.end = s.start + own;
+        push(std::move(s), tag);
+        push(std::move(wait), OpTag{});
+        continue;
+      }
     } else if (tag.role == OpRole::PpSend || tag.role == OpRole::DpComm ||
                tag.role == OpRole::ParamGather) {
       // Off-chain communication: one slice per contiguous collective or send.
@@ -196,8 +240,19 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
     } else {
       continue;
     }
-    if (s.end > s.start) out.push_back(std::move(s));
+    push(std::move(s), tag);
   }
+}
+
+void append_end_waits(std::vector<TimelineSlice>& out, std::size_t begin, std::uint32_t global,
+                      Time finish, Time iteration) {
+  Time last = Time::zero();
+  for (std::size_t i = begin; i < out.size(); ++i)
+    if (out[i].stream != 1) last = std::max(last, out[i].end);
+  if (finish > last)
+    out.push_back({global, 0, "wait: data-parallel gradients", "wait", last, finish});
+  last = std::max(last, finish);
+  if (iteration > last) out.push_back({global, 0, "wait: slowest rank", "wait", last, iteration});
 }
 
 std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count,

@@ -79,9 +79,25 @@ struct RankTimes {
 std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& run,
                                Time pp_transfer);
 
-/// Timeline slices of program rank `r` (reported as global rank `global`).
+/// A member of a collapsed TP group as drawn from the group's program rank: its kernels take
+/// `own_fraction` of the group's, the rest of each is a wait for rank `waits_for`.
+struct MemberView {
+  double own_fraction = 1;
+  std::uint32_t waits_for = 0;
+};
+
+/// Timeline slices of program rank `r` (reported as global rank `global`). Unless `per_op`, the
+/// kernels and TP / EP / CP collectives of one layer pass that follow each other without a wait
+/// are one slice, named after the pass.
 void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
-                     std::uint32_t global, std::vector<TimelineSlice>& out);
+                     std::uint32_t global, std::vector<TimelineSlice>& out,
+                     const MemberView& member = {}, bool per_op = true);
+
+/// The waits that end rank `global`'s iteration, on its compute track after its slices from
+/// out[begin]: for data-parallel communication (its own buckets and slower replicas') until
+/// `finish`, then for the slowest rank until `iteration`.
+void append_end_waits(std::vector<TimelineSlice>& out, std::size_t begin, std::uint32_t global,
+                      Time finish, Time iteration);
 
 /// GPUs per server (the traits', else those sharing GPU 0's node).
 std::uint32_t gpus_per_node_of(const Topology& topo);

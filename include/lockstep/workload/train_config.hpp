@@ -77,6 +77,9 @@ struct TrainConfig {
   // Trace output (read by the CLI and `lockstep run`; the library only records the ranks).
   std::string trace_path;
   std::vector<std::uint32_t> trace_ranks;  // empty: ranks 0..7
+  // trace_detail op: a slice per kernel and collective; layer (default): one per layer pass
+  // (its kernels and TP / EP / CP collectives), waits apart.
+  bool trace_ops = false;
   // Where global_batch and peak_tflops came from (a flag or file:line:column), for the error of
   // an iteration past Time's range (docs/units.md).
   std::string global_batch_field = "global_batch", peak_tflops_field = "peak_tflops";

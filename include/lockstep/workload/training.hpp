@@ -53,6 +53,10 @@ struct TrainResult {
   std::string model;
   std::string engine;
   std::string expansion;  // "reduced" or "full"
+  // Micro-batches per replica the engine ran (the most of any trial): all of them, or the
+  // fewest of the fast-forward's three runs when the steady phase was extended (tracing always
+  // runs them all).
+  std::uint64_t expanded_micro_batches = 0;
   std::uint32_t gpus = 0;
   std::uint64_t tokens_per_iteration = 0;
   Time iteration;  // noise-free
@@ -76,6 +80,11 @@ struct TrainResult {
   std::vector<std::string> warnings;
   // Timeline of the recorded ranks (baseline, or the first trial when noisy).
   std::vector<std::uint32_t> timeline_ranks;
+  // Per timeline rank: its slowdown factor in the traced trial (slow-gpu faults and straggler
+  // draws; 1 for a GPU at full speed), and the rank whose simulated timeline it shows (itself,
+  // or in reduced expansion the equivalent rank of the simulated replica).
+  std::vector<double> timeline_slowdown;
+  std::vector<std::uint32_t> timeline_drawn_as;
   std::vector<TimelineSlice> timeline;
   std::vector<LinkTrack> links;
 };
@@ -90,6 +99,9 @@ struct SimulateOptions {
   // Collectives as NCCL runs them (its algorithm, protocol, channels, launch and per-step costs,
   // as `lockstep collective` reports them); false: ring / direct programs at raw link speed.
   bool nccl = true;
+  // With many micro-batches, run a few and extend the steady phase (docs/training.md, "Many
+  // micro-batches"); false: expand every micro-batch (the reference the fast-forward must equal).
+  bool fast_forward = true;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws

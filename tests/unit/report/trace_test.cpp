@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../workload/test_cluster.hpp"
+#include "lockstep/topology/faults.hpp"
 
 namespace lockstep {
 namespace {
@@ -62,6 +63,96 @@ TEST(Trace, SlicesShowTheSimulatedIteration) {
   }
   EXPECT_NEAR(compute_us, 6000.0, 1e-6);
   EXPECT_NEAR(last_end_us, 17000.0, 1e-6);
+}
+
+// Total duration of rank `pid`'s compute-track slices whose name starts with `prefix`, in us,
+// and their count.
+std::pair<double, int> slices_of(const nlohmann::json& doc, int pid, const std::string& prefix) {
+  double us = 0;
+  int n = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != pid || e["tid"] != 0) continue;
+    if (e["name"].get<std::string>().rfind(prefix, 0) != 0) continue;
+    us += e["dur"].get<double>();
+    ++n;
+  }
+  return {us, n};
+}
+
+TEST(Trace, PipelineAndEndWaitsAreWaitSlices) {
+  // Pipe transfers take 1 ms (2 MiB at 2 GiB/s). Stage 1 (layer 1 + head: F 2, B 4 ms): waits
+  // 0-2 for micro-batch 0, F0 2-4, B0 4-8, F1 8-10, B1 10-14, sends 14-15, then waits 15-17 for
+  // stage 0's last backward (15-17). Stage 0 waits 2-9 and 11-15 for gradients: 11 ms.
+  const auto doc = nlohmann::json::parse(report::training_trace_json(traced_pipeline()));
+  EXPECT_NEAR(slices_of(doc, 1, "wait: pipeline stage").first, 2000.0, 1e-6);
+  EXPECT_NEAR(slices_of(doc, 1, "wait: slowest rank").first, 2000.0, 1e-6);
+  EXPECT_NEAR(slices_of(doc, 0, "wait: pipeline stage").first, 11000.0, 1e-6);
+  EXPECT_EQ(slices_of(doc, 0, "wait: slowest rank").second, 0);
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"].get<std::string>().rfind("wait", 0) == 0) {
+      EXPECT_EQ(e["cat"], "wait");
+    }
+  }
+}
+
+TEST(Trace, LayerDetailDrawsOneSlicePerLayerPass) {
+  // Stage 0 runs layer 0 forward and backward on 2 micro-batches: 4 passes of two kernels each
+  // (attention, MLP). Default: 4 slices; trace_detail op: 8; the same 6 ms either way.
+  TrainConfig c = testing::tiny_config(1, 2, 1, 2);
+  c.trace_ranks = {0};
+  SimulateOptions o =
+      testing::reference_options(Time::zero(), Bandwidth::bytes_per_second(2'097'152'000));
+  o.record_timeline = true;
+  const Topology topo = testing::star_cluster(1, 2);
+  const auto layer =
+      nlohmann::json::parse(report::training_trace_json(simulate_training(topo, c, o)));
+  c.trace_ops = true;
+  const auto op = nlohmann::json::parse(report::training_trace_json(simulate_training(topo, c, o)));
+  for (const char* pass : {"F", "B"}) {
+    EXPECT_EQ(slices_of(layer, 0, pass).second, 2);
+    EXPECT_EQ(slices_of(op, 0, pass).second, 4);
+  }
+  EXPECT_NEAR(slices_of(layer, 0, "F").first + slices_of(layer, 0, "B").first, 6000.0, 1e-6);
+  EXPECT_NEAR(slices_of(op, 0, "F").first + slices_of(op, 0, "B").first, 6000.0, 1e-6);
+}
+
+TEST(Trace, TheSlowGpuIsMarkedAndItsTpPeerWaitsForIt) {
+  // TP 2 in reduced expansion with noise: the group runs as one program rank at its slowest
+  // member's pace. Rank 1 is twice as slow; a layer's forward takes 0.5 ms per rank at full
+  // speed (tp 2 halves the tiny model's 1 ms), so over F 2 x 0.5 + head 0.5 and B 2 x 1 + head 1
+  // rank 0 computes 4.5 ms and waits 4.5 ms for rank 1, which computes 9 ms and never waits
+  // for a peer.
+  TrainConfig c = testing::tiny_config(2, 1, 2, 2);
+  c.expansion = Expansion::Reduced;
+  c.trace_ops = true;
+  c.trace_ranks = {0, 1, 2, 3};
+  c.faults.push_back(parse_fault("slow-gpu:rank=1,x=2", "faults"));
+  SimulateOptions o =
+      testing::reference_options(Time::zero(), Bandwidth::bytes_per_second(2'097'152'000));
+  o.record_timeline = true;
+  const TrainResult r = simulate_training(testing::star_cluster(1, 4), c, o);
+  const auto doc = nlohmann::json::parse(report::training_trace_json(r));
+  const double f0 = slices_of(doc, 0, "F").first + slices_of(doc, 0, "B").first;
+  const double f1 = slices_of(doc, 1, "F").first + slices_of(doc, 1, "B").first;
+  EXPECT_NEAR(f0, 4500.0, 1e-3);
+  EXPECT_NEAR(slices_of(doc, 0, "wait: TP peer rank 1").first, 4500.0, 1e-3);
+  EXPECT_NEAR(f1, 9000.0, 1e-3);
+  EXPECT_EQ(slices_of(doc, 1, "wait: TP peer").second, 0);
+  // Ranks 2 and 3 (replica 1, full speed) are drawn from their own replica's run, and their
+  // gradients wait for replica 0's slow group: a data-parallel wait replica 0 does not have.
+  EXPECT_NEAR(slices_of(doc, 2, "F").first + slices_of(doc, 2, "B").first, 4500.0, 1e-3);
+  EXPECT_EQ(slices_of(doc, 2, "wait: TP peer").second, 0);
+  EXPECT_GT(slices_of(doc, 2, "wait: data-parallel").first, 4000.0);
+  int marked = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "M" || e["name"] != "process_name") continue;
+    const std::string name = e["args"]["name"];
+    EXPECT_EQ(name.find("SLOW") != std::string::npos, e["pid"] == 1) << name;
+    marked += name.find("SLOW GPU x2.00") != std::string::npos;
+    EXPECT_EQ(e["args"]["slowdown"].get<double>(), e["pid"] == 1 ? 2.0 : 1.0);
+  }
+  EXPECT_EQ(marked, 1);
+  EXPECT_EQ(r.timeline_drawn_as, (std::vector<std::uint32_t>{0, 1, 2, 3}));
 }
 
 TEST(Trace, IdenticalInputsGiveIdenticalBytes) {

@@ -65,6 +65,19 @@ TEST(TrainConfig, ErrorsNameTheFieldAndItsPlace) {
             std::string::npos);
 }
 
+TEST(TrainConfig, TraceDetail) {
+  EXPECT_FALSE(parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}})).trace_ops);
+  EXPECT_TRUE(parse_train_config(
+                  job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"trace_detail", "op"}}))
+                  .trace_ops);
+  // A wrong value names the key, its place and the choices.
+  const std::string e =
+      error_of(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"trace_detail", "ops"}}));
+  EXPECT_NE(e.find("job.trace_detail"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:6:3"), std::string::npos) << e;  // the third key, from line 4
+  EXPECT_NE(e.find("layer"), std::string::npos) << e;
+}
+
 TEST(TrainConfig, NoiseSpecs) {
   const JitterSpec n = parse_jitter("normal:5%", "jitter");
   EXPECT_EQ(n.kind, JitterSpec::Kind::Normal);
