@@ -66,10 +66,14 @@ RunEstimate estimate_run(const RunInput& input) {
   // Variants run one after another: the largest one's memory, every one's events.
   RunEstimate largest;
   double events = 0;
-  for (const VariantSpec& spec : parse_variants(input.variants, keys)) {
-    const Inventory inventory = ClusterSource(apply_variant(input.cluster, spec))
-                                    .build(BuildOptions{.want_graph = false})
-                                    .inventory;
+  const std::vector<VariantSpec> specs = parse_variants(input.variants, keys);
+  for (const VariantSpec& spec : specs) {
+    // An error in a variant's cluster names the variant, as run_scenario's checks do.
+    const Inventory inventory = for_variant(spec.name, specs.size() > 1, [&] {
+      return ClusterSource(apply_variant(input.cluster, spec))
+          .build(BuildOptions{.want_graph = false})
+          .inventory;
+    });
     RunEstimate e;
     e.add("lockstep", kBaseBytes);
     add_graph_estimate(e, inventory.gpus);
