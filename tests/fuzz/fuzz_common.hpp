@@ -5,8 +5,8 @@
 // the CLI promises.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "lockstep/core/error.hpp"

@@ -7,8 +7,7 @@
 #include "lockstep/workload/train_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  lockstep::fuzz::expect_input_error_or_success([&] {
-    (void)lockstep::parse_rank_list(lockstep::fuzz::as_text(data, size), "fuzz.ranks");
-  });
+  lockstep::fuzz::expect_input_error_or_success(
+      [&] { (void)lockstep::parse_rank_list(lockstep::fuzz::as_text(data, size), "fuzz.ranks"); });
   return 0;
 }

@@ -11,9 +11,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text = lockstep::fuzz::as_text(data + 1, size - 1);
   lockstep::fuzz::expect_input_error_or_success([&] {
     switch (data[0] % 3) {
-      case 0: (void)lockstep::parse_time(text, "fuzz.time"); break;
-      case 1: (void)lockstep::parse_bytes(text, "fuzz.size"); break;
-      default: (void)lockstep::parse_bandwidth(text, "fuzz.rate"); break;
+      case 0:
+        (void)lockstep::parse_time(text, "fuzz.time");
+        break;
+      case 1:
+        (void)lockstep::parse_bytes(text, "fuzz.size");
+        break;
+      default:
+        (void)lockstep::parse_bandwidth(text, "fuzz.rate");
+        break;
     }
   });
   return 0;
