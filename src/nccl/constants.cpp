@@ -336,10 +336,10 @@ double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint
 // the tree's bus bandwidth by it. Rows LL, LL128, Simple.
 double tree_correction_factor(Proto p, double bytes) {
   static constexpr double kFactor[3][23] = {
-      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0,
-       1.0, 1.0},
-      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9,
-       1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
       {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
   };
   auto units = static_cast<std::uint64_t>(std::max(bytes, 0.0)) >> 6;

@@ -241,9 +241,8 @@ std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) 
   }
   // NCCL's tuner ranks by its own formula (make_prediction): it runs that choice even where
   // the fill makes another one faster, and the choice then pays its fill.
-  std::stable_sort(out.begin(), out.end(), [](const Prediction& x, const Prediction& y) {
-    return x.formula < y.formula;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Prediction& x, const Prediction& y) { return x.formula < y.formula; });
   return out;
 }
 

@@ -54,9 +54,7 @@ struct Prediction {
   Time latency;           // NCCL's latency term (base + steps x per-step latency)
   Time transfer;          // bytes / bandwidth
   Time fill;              // pipeline fill: the first chunk through every stage but the slowest
-  // What NCCL's tuner ranks by (tuning.cc): the time without the fill, the tree's transfer at
-  // its bandwidth x NCCL's per-size correction factor (nccl::tree_correction_factor).
-  Time formula;
+  Time formula;           // NCCL's ranking: no fill, tree at bw x tree_correction_factor
   double bus_GBps = 0;    // effective bandwidth of the bytes term (after protocol efficiency)
   double step_us = 0;     // per-step latency of the protocol on the local path
   double efficiency = 1;  // protocol payload efficiency (LL 0.5, LL128 0.92, Simple 1)
