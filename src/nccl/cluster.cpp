@@ -125,6 +125,13 @@ void apply_transport(NcclCluster& c, const FabricPreset& f) {
     c.net_algos.push_back(*nccl::parse_algorithm(a, "nccl_algo"));
   for (const std::string& p : env_list(f.nccl_proto))
     c.net_protos.push_back(*nccl::parse_protocol(p, "nccl_proto"));
+  // The A100 EFA instances (p4d, p4de: EFA's first generation, 4 x 100G for 8 GPUs) run Simple
+  // only: aws-ofi-nccl's platform code (src/platform-aws.c) sets NCCL_PROTO=simple there, as
+  // NCCL's LL and LL128 poll flags written with the data, an ordering the plugin does not
+  // promise on that EFA generation; p5 and later keep NCCL's protocols. The published p4de log
+  // agrees: 164.3 us for 8 B, where Simple's tree takes 140.4 us and LL's 73.2.
+  if (f.technology == "efa" && c.generation == nccl::Generation::Ampere && c.net_protos.empty())
+    c.net_protos.push_back(nccl::Proto::Simple);
   // NCCL's socket transport cannot run LL128 (no GPU Direct RDMA); a GPUDirect TCP plugin whose
   // documented profile lists LL128 (TCPXO) does.
   c.ll128_network = f.technology != "tcp" || std::find(c.net_protos.begin(), c.net_protos.end(),

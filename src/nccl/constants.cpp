@@ -331,6 +331,28 @@ double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint
   return std::min(chunk, per_channel);
 }
 
+// tuning.cc (NCCL 2.4-2.2x), treeCorrectionFactor[NCCL_NUM_PROTOCOLS][23], indexed by
+// logSize = log2i(nBytes >> 6) while below 23 (64 B .. 256 MiB); ncclTopoGetAlgoTime multiplies
+// the tree's bus bandwidth by it. Rows LL, LL128, Simple.
+double tree_correction_factor(Proto p, double bytes) {
+  static constexpr double kFactor[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+  };
+  auto units = static_cast<std::uint64_t>(std::max(bytes, 0.0)) >> 6;
+  int log_size = -1;  // log2i(0) in NCCL is -1: no factor
+  while (units > 0) {
+    units >>= 1;
+    ++log_size;
+  }
+  if (log_size < 0 || log_size >= 23) return 1.0;
+  const int row = p == Proto::LL ? 0 : p == Proto::LL128 ? 1 : 2;
+  return kFactor[row][log_size];
+}
+
 // connect.cc connectNvls gives every channel nvlsGraph->nChannels heads; search.cc's NVLS pattern
 // asks for as many channels as the node has GPUs (each GPU heads one, with its NIC across
 // nodes); NCCL_MAX_NVLS_ARITY (device.h) is 32.

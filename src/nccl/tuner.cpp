@@ -167,6 +167,10 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
   out.fill = Time::us(cost.fill_us);
   const double launch = r.include_launch_overhead ? nccl::kLaunchOverheadUs : 0.0;
   out.time = Time::us(launch + cost.latency_us + cost.transfer_us + cost.fill_us);
+  // NCCL's formula has no pipeline fill, and scales the tree's bandwidth by its correction
+  // factor for the size (tuning.cc treeCorrectionFactor).
+  const double tree_factor = a == A::Tree ? nccl::tree_correction_factor(p, S) : 1.0;
+  out.formula = Time::us(launch + cost.latency_us + cost.transfer_us / tree_factor);
   out.bus_GBps = cost.bus_GBps;
   out.step_us = cost.step_us;
   out.efficiency = p == Proto::LL ? 0.5 : p == Proto::LL128 ? nccl::kLL128Efficiency : 1.0;
@@ -235,14 +239,10 @@ std::vector<Prediction> candidates(const NcclCluster& c, const TunerRequest& r) 
       out.push_back(make_prediction(c, r, a, p));
     }
   }
-  // NCCL's tuner ranks by its own formula, which has no pipeline fill (tuning.cc): it runs
-  // that choice even where the fill makes another one faster, and the choice then pays its fill.
-  const auto nccl_time = [](const Prediction& p) {
-    return p.fill.is_finite() ? p.time - p.fill : p.time;
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const Prediction& x, const Prediction& y) {
-    return nccl_time(x) < nccl_time(y);
-  });
+  // NCCL's tuner ranks by its own formula (make_prediction): it runs that choice even where
+  // the fill makes another one faster, and the choice then pays its fill.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Prediction& x, const Prediction& y) { return x.formula < y.formula; });
   return out;
 }
 

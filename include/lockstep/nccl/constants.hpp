@@ -113,6 +113,11 @@ inline constexpr double kLLStepBytes = 8.0 * 512 * 16;
 /// share of `bytes`.
 double tree_chunk_bytes(Proto p, double bytes, std::uint32_t channels, std::uint32_t gpus_per_node,
                         std::uint32_t nodes);
+/// NCCL's tuner's factor on the tree's bus bandwidth by message size (tuning.cc
+/// treeCorrectionFactor[proto][log2(bytes / 64)], 1 from 256 MiB on): the tree's mid-size
+/// efficiency as NCCL ranks it. lockstep ranks with it as NCCL does; its times carry the tree's
+/// pipeline fill instead (docs/nccl-model.md "Choice, channels, overhead").
+double tree_correction_factor(Proto p, double bytes);
 /// NVLS heads per node (connect.cc connectNvls: one per channel of the NVLS graph, which
 /// search.cc sizes to the node's GPUs; at most NCCL_MAX_NVLS_ARITY).
 std::uint32_t nvls_heads(std::uint32_t gpus_per_node);

@@ -54,6 +54,7 @@ struct Prediction {
   Time latency;           // NCCL's latency term (base + steps x per-step latency)
   Time transfer;          // bytes / bandwidth
   Time fill;              // pipeline fill: the first chunk through every stage but the slowest
+  Time formula;           // NCCL's ranking: no fill, tree at bw x tree_correction_factor
   double bus_GBps = 0;    // effective bandwidth of the bytes term (after protocol efficiency)
   double step_us = 0;     // per-step latency of the protocol on the local path
   double efficiency = 1;  // protocol payload efficiency (LL 0.5, LL128 0.92, Simple 1)
@@ -63,13 +64,13 @@ struct Prediction {
 };
 
 /// Predicts one collective. Without algo / proto, the enabled combination NCCL's tuner picks
-/// wins: the fastest by NCCL's formula, which leaves out the pipeline fill; a fixed algorithm that
+/// wins: the fastest by NCCL's formula (Prediction::formula); a fixed algorithm that
 /// cannot run the op on this cluster (nvls without NVLink SHARP, collnet without SHARP, tree for
 /// all_gather, ...) is an InputError naming "algo".
 Prediction predict(const NcclCluster& cluster, const TunerRequest& request);
 
 /// Every enabled (algorithm, protocol) prediction for the request's op and size, NCCL's choice
-/// first (fastest without the fill).
+/// first (by Prediction::formula).
 std::vector<Prediction> candidates(const NcclCluster& cluster, const TunerRequest& request);
 
 /// NCCL's latency of one network step of `a` with protocol `p` on this cluster (us): tuning.cc's

@@ -184,6 +184,24 @@ TEST(TransportFloor, EightBytesPerTransport) {
   EXPECT_NEAR(floor_us("tcpx"), 20 + 8.4 + 28 * 3.4 + 2 * (14 + 20), 1e-5);
 }
 
+// aws-ofi-nccl sets NCCL_PROTO=simple on the A100 EFA instances (p4d, p4de): 8 B on 2 x p4de
+// is the tree with Simple, 20 + 8.4 + 2 x (7 x 4.0 + (14 + 14)) = 140.4 us (measured 164.3; LL's
+// tree would be 73.2). p5 (H100) keeps NCCL's protocols: LL, 73.2 us (measured 69.12).
+TEST(TransportProtocols, EfaOnA100RunsSimple) {
+  const NcclCluster p4de = nccl_cluster(preset("dgx-a100", "efa", 2, 0, 4));
+  for (const Bytes b : {Bytes(8), Bytes::mib(1), Bytes::mib(16), Bytes::gib(2)})
+    EXPECT_EQ(all_reduce(p4de, b).proto, nccl::Proto::Simple) << b.count();
+  const Prediction tiny = all_reduce(p4de, Bytes(8));
+  EXPECT_EQ(tiny.algo, Algorithm::Tree);
+  EXPECT_NEAR((tiny.time - tiny.transfer - tiny.fill).microseconds(),
+              20 + 8.4 + 2 * (7 * 4.0 + (14 + 14)), 1e-5);
+  // The plugin bounds the automatic choice; an explicit protocol still runs.
+  EXPECT_EQ(all_reduce(p4de, Bytes(8), {}, nccl::Proto::LL).proto, nccl::Proto::LL);
+  const Prediction p5 = all_reduce(nccl_cluster(preset("hgx-h100", "efa", 2)), Bytes(8));
+  EXPECT_EQ(p5.proto, nccl::Proto::LL);
+  EXPECT_NEAR((p5.time - p5.transfer - p5.fill).microseconds(), 45.2 + 2 * 14, 1e-5);
+}
+
 TEST(TransportOrder, SmallMessagesAtOneLineRate) {
   // Same nodes, 8 NICs of 400G each: IB <= RoCE <= EFA <= TCP sockets for small messages.
   for (const double bytes : {8.0, 1024.0, 65536.0}) {

@@ -157,6 +157,44 @@ TEST(Tuner, ChannelsShrinkForSmallMessages) {
   EXPECT_EQ(predict(c, r).channels, 32u);
 }
 
+TEST(Tuner, TreeCorrectionFactorByLogSize) {
+  using nccl::Proto;
+  // logSize = log2(bytes / 64): 63 B is below the table, 64 B its first entry, 256 MiB (2^22)
+  // its last, 512 MiB past it.
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::Simple, 63), 1.0);
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::Simple, 64), 0.9);
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::LL, 256 << 10), 0.4);      // 2^12
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::LL, 1 << 20), 0.5);        // 2^14
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::LL128, 2 << 20), 0.6);     // 2^15
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::Simple, 16 << 20), 0.7);   // 2^18
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::LL128, 32 << 20), 0.9);    // 2^19
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::Simple, 256 << 20), 0.9);  // 2^22
+  EXPECT_EQ(nccl::tree_correction_factor(Proto::Simple, 512 << 20), 1.0);
+}
+
+// NCCL ranks the tree with its bandwidth x the correction factor (and no fill): 16 x 4 H100 on
+// Slingshot at 32 MiB, the tree with LL128 is faster than NVLS tree without the factor (0.9)
+// and slower with it, so NVLS tree runs.
+TEST(Tuner, TreeRankedWithNcclsCorrectionFactor) {
+  const NcclCluster c = preset_cluster("hgx-h100", 16, 4, "slingshot");
+  TunerRequest r;
+  r.bytes = Bytes::mib(32);
+  r.algo = Algorithm::Tree;
+  r.proto = nccl::Proto::LL128;
+  const Prediction tree = predict(c, r);
+  r.algo = Algorithm::NvlsTree;
+  r.proto = {};
+  const Prediction nvls_tree = predict(c, r);
+  const auto without_fill = [](const Prediction& p) { return (p.time - p.fill).microseconds(); };
+  EXPECT_LT(without_fill(tree), without_fill(nvls_tree));
+  EXPECT_NEAR(tree.formula.microseconds(),
+              without_fill(tree) + tree.transfer.microseconds() * (1 / 0.9 - 1), 1e-5);
+  EXPECT_NEAR(nvls_tree.formula.microseconds(), without_fill(nvls_tree), 1e-6);
+  EXPECT_GT(tree.formula, nvls_tree.formula);
+  r.algo = {};
+  EXPECT_EQ(predict(c, r).algo, Algorithm::NvlsTree);
+}
+
 TEST(Tuner, TimeGrowsWithSize) {
   const NcclCluster c = preset_cluster("hgx-h100", 16);
   TunerRequest r;
@@ -261,8 +299,7 @@ TEST(Tuner, NeverPicksATimePastTheRangeAsFastest) {
     for (std::size_t i = 0; i < all.size(); ++i) {
       EXPECT_GE(all[i].time, Time::zero()) << "2^" << k << " B";
       if (i > 0) {
-        EXPECT_LE(all[i - 1].time - all[i - 1].fill, all[i].time - all[i].fill)
-            << "2^" << k << " B";
+        EXPECT_LE(all[i - 1].formula, all[i].formula) << "2^" << k << " B";
       }
       any_finite = any_finite || all[i].time.is_finite();
       any_infinite = any_infinite || !all[i].time.is_finite();
