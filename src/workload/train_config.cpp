@@ -116,7 +116,12 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.global_batch_where = batch.where();
   c.micro_batch = static_cast<std::uint64_t>(job.get_int("micro_batch", 1, 1, kBig));
   c.seq = static_cast<std::uint64_t>(job.get_int("seq", 0, 1, kBig));
-  c.efficiency = job.get_double("efficiency", 0.0, 0.01, 1.0);  // 0: the kernel model
+  // `kernels`: the per-operation kernel model (opt-in, docs/kernel-model.md says why); else one
+  // fraction of the peak for every kernel, 0.5 by default.
+  const ArgNode* eff = job.find("efficiency");
+  c.efficiency = eff != nullptr && eff->kind() == ArgNode::Kind::Scalar && eff->text() == "kernels"
+                     ? 0.0
+                     : job.get_double("efficiency", 0.5, 0.01, 1.0);
   c.peak_flops = job.get_double("peak_tflops", 0, 0.001, 1e9) * 1e12;
   if (const ArgNode* peak = job.find("peak_tflops")) {
     c.peak_tflops_field = peak->path();

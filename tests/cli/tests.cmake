@@ -193,11 +193,11 @@ lockstep_bad_flags(train.slow_gpu_delay
 lockstep_bad_flags(train.compute_past_time_range
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160
-  --peak-tflops 0.001 --efficiency 0.5)
+  --peak-tflops 0.001)
 lockstep_bad_flags(train.compute_past_time_range_analytical
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160
-  --peak-tflops 0.001 --engine analytical --efficiency 0.5)
+  --peak-tflops 0.001 --engine analytical)
 lockstep_bad_flags(train.scenario_compute_past_time_range
   "train_slow_gpu.yaml:12:16: job.peak_tflops: 0.001 TFLOP/s makes one iteration's compute take longer"
   train ${LOCKSTEP_CLI_DIR}/train_slow_gpu.yaml)
@@ -221,4 +221,4 @@ lockstep_good(train.model_flag_overrides "llama3-8b on 8 GPUs"
 # breakdown's mean is taken in 128 bits (it printed "inf ms").
 lockstep_good(train.breakdown_mean_past_range "^  compute +948844175\\.032 ms +100\\.0%"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
-  --peak-tflops 0.001 --efficiency 0.5)
+  --peak-tflops 0.001)

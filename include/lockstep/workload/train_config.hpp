@@ -58,9 +58,8 @@ struct TrainConfig {
   std::uint64_t global_batch = 0;  // sequences per iteration
   std::uint64_t micro_batch = 1;   // sequences per micro-batch per replica
   std::uint64_t seq = 0;           // tokens per sequence (0: the model's)
-  // One fraction of the peaks for every kernel, in place of the kernel model (0: the kernel
-  // model, docs/kernel-model.md). 0.5 here; parse_train_config (CLI, scenario files) defaults to
-  // 0 unless the job sets `efficiency`.
+  // One fraction of the peaks for every kernel (docs/training.md); 0: the per-operation kernel
+  // model (`efficiency: kernels`, opt-in, docs/kernel-model.md).
   double efficiency = 0.5;
   double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
   Bytes hbm;              // per GPU; 0: from the hardware catalog

@@ -179,12 +179,17 @@ TEST(KernelModel, Fp8CastsAndTransposesTheGemmInputs) {
   EXPECT_NEAR(b16, 2 * 1.348803e-3, 2e-9);
 }
 
-TEST(KernelModel, ParsedJobsUseTheKernelModelUnlessEfficiencyIsGiven) {
+TEST(KernelModel, ParsedJobsUseTheKernelModelOnlyWhenEfficiencyIsKernels) {
   ArgNode job = ArgNode::map("job", {"s.yaml", 1, 1});
   int line = 2;
   for (const auto& [k, v] :
        {std::pair{"model", "llama2-7b"}, {"global_batch", "8"}, {"seq", "4096"}})
     job.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
+  // Opt-in (docs/kernel-model.md): without `efficiency` one fraction 0.5 prices every kernel.
+  EXPECT_DOUBLE_EQ(parse_train_config(job).efficiency, 0.5);
+  job.set("efficiency", ArgNode::scalar("kernel", "job.efficiency", {"s.yaml", line++, 3}));
+  EXPECT_THROW(parse_train_config(job), InputError);  // a typo is not the kernel model
+  job.set("efficiency", ArgNode::scalar("kernels", "job.efficiency", {"s.yaml", line++, 3}));
   const TrainConfig c = parse_train_config(job);
   EXPECT_DOUBLE_EQ(c.efficiency, 0.0);
   const StepPlan plan = make_step_plan(c, 989e12, 0, &h100());
