@@ -18,8 +18,11 @@ constexpr double kPeta = 1e15;
 
 // The kernel model's achievable fractions of a dense peak (docs/kernel-model.md), per GPU
 // architecture; the SMs and HBM bandwidth are each row's (datasheets and whitepapers).
-// - Large GEMMs at BF16: "optimized GEMM can reach up to 80-90% of the theoretical maximum device
-//   throughput" (Dao 2023, FlashAttention-2, section 1): the middle of the range, 0.85.
+// - Large GEMMs at BF16, measured: the best sustained torch.matmul over a sweep of shapes (Bekman,
+//   "Machine Learning Engineering Open Book", chapter "Accelerators", maximum achievable matmul
+//   FLOPS table, mamf-finder.py): A100 SXM 267.9 of 312 TFLOP/s (0.86), H100 SXM 792.1 of 989
+//   (0.80). The measurement runs the GEMM long enough to settle at the clocks the power limit
+//   allows (H100's 989 is quoted at its boost clock); Hopper's rows take H100 SXM's 0.80.
 // - FP8 GEMMs on Hopper: DeepGEMM (DeepSeek 2025, README) reaches 1,300 to 1,550 TFLOP/s on H800
 //   for training shapes, 0.66-0.78 of the 1,979 dense peak: the middle, 0.72.
 // - FlashAttention-2 on A100 (Dao 2023, section 4.1): up to 73% of peak forward, 63% backward.
@@ -30,23 +33,26 @@ constexpr double kPeta = 1e15;
 // - CDNA 3 / 4 (estimate): independent measurements put MI300X's large BF16 and FP8 GEMMs near
 //   half their peaks (SemiAnalysis, "MI300X vs H100 vs H200 Benchmark Part 1", Dec 2024);
 //   attention with Composable Kernel's FlashAttention at half FA3's fraction on H100.
-constexpr double kGemmBf16 = 0.85, kGemmFp8 = 0.72;
+// - HBM: BabelStream's triad on A100 40GB reaches about 1.4 of its 1.555 TB/s (Deakin et al.,
+//   BabelStream results; about 0.9): element-wise kernels and GEMMs' memory terms at 0.9 of the
+//   datasheet bandwidth on every GPU (other GPUs: the same fraction, an assumption).
+constexpr double kGemmBf16Ampere = 0.86, kGemmBf16 = 0.80, kGemmFp8 = 0.72, kHbm = 0.9;
 constexpr double kFa2Fwd = 0.73, kFa2Bwd = 0.63, kFa3Fwd = 0.75;
 constexpr double kFa3Bwd = kFa3Fwd * kFa2Bwd / kFa2Fwd;
 constexpr double kCdnaGemm = 0.5, kCdnaAttention = kFa3Fwd / 2;
 
 KernelRates ampere(std::uint32_t sms, double hbm_gBps) {
-  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16, 0, 0, kFa2Fwd, kFa2Bwd};
+  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16Ampere, 0, 0, kFa2Fwd, kFa2Bwd, kHbm};
 }
 KernelRates hopper(std::uint32_t sms, double hbm_gBps) {
-  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16, kGemmFp8, 0, kFa3Fwd, kFa3Bwd};
+  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16, kGemmFp8, 0, kFa3Fwd, kFa3Bwd, kHbm};
 }
 KernelRates blackwell(std::uint32_t sms, double hbm_gBps) {
-  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16, kGemmFp8, kGemmFp8, kFa3Fwd, kFa3Bwd};
+  return {sms, Bandwidth::gBps(hbm_gBps), kGemmBf16, kGemmFp8, kGemmFp8, kFa3Fwd, kFa3Bwd, kHbm};
 }
 KernelRates cdna(std::uint32_t compute_units, double hbm_gBps) {
-  return {compute_units,  Bandwidth::gBps(hbm_gBps),         kCdnaGemm, kCdnaGemm, kCdnaGemm,
-          kCdnaAttention, kCdnaAttention * kFa2Bwd / kFa2Fwd};
+  return {compute_units,  Bandwidth::gBps(hbm_gBps),          kCdnaGemm, kCdnaGemm, kCdnaGemm,
+          kCdnaAttention, kCdnaAttention * kFa2Bwd / kFa2Fwd, kHbm};
 }
 
 const std::vector<GpuSpec>& gpus() {

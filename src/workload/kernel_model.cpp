@@ -28,8 +28,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, double bf16_peak, double gemm_peak,
   gemm_fraction_ = precision == Precision::Fp8   ? rates_.gemm_fp8
                    : precision == Precision::Fp4 ? rates_.gemm_fp4
                                                  : rates_.gemm_bf16;
-  if (rates_.sms == 0 || rates_.hbm_bandwidth.bytes_per_second() <= 0 || gemm_fraction_ <= 0 ||
-      rates_.gemm_bf16 <= 0 || rates_.attention_fwd <= 0 || rates_.attention_bwd <= 0) {
+  if (rates_.sms == 0 || hbm() <= 0 || gemm_fraction_ <= 0 || rates_.gemm_bf16 <= 0 ||
+      rates_.attention_fwd <= 0 || rates_.attention_bwd <= 0) {
     throw InputError("gpu", fmt::format("the {} ({}) has no kernel-model figures for {} in the "
                                         "catalog (give efficiency: a fraction of the peak)",
                                         gpu.display, gpu.name, to_string(precision)));
@@ -47,8 +47,7 @@ GemmTime KernelModel::gemm(double m, double n, double k, bool weights, double gr
   g.compute = g.flops / (peak * fraction * g.tiles / (g.waves * sms));
   // A and B read once, C written once in BF16 (the roofline's lower bound on traffic).
   const double in = weights ? gemm_bytes_ : kBf16;
-  g.memory =
-      ((m * k + k * n) * in + m * n * kBf16) * groups / rates_.hbm_bandwidth.bytes_per_second();
+  g.memory = ((m * k + k * n) * in + m * n * kBf16) * groups / hbm();
   return g;
 }
 
@@ -77,7 +76,7 @@ double KernelModel::attention_forward(double sequences, double heads, double que
 }
 
 double KernelModel::memory(double bytes) const {
-  return bytes / rates_.hbm_bandwidth.bytes_per_second();
+  return bytes / hbm();
 }
 
 LayerKernelTimes KernelModel::layer(const TrainConfig& c, std::uint32_t layer,

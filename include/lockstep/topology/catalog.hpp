@@ -38,6 +38,7 @@ struct KernelRates {
   double gemm_fp4 = 0;       // of the FP4 dense peak
   double attention_fwd = 0;  // FlashAttention's forward pass, of the BF16 dense peak
   double attention_bwd = 0;  // its backward pass (FLOPs counted as 2.5 x the forward's)
+  double hbm_fraction = 0;   // of hbm_bandwidth that streaming (element-wise) kernels reach
 };
 
 struct GpuSpec {

@@ -63,6 +63,8 @@ class KernelModel {
                            double v) const;
   /// Seconds to move `bytes` through HBM once.
   double memory(double bytes) const;
+  /// The HBM bandwidth streaming kernels reach, bytes/s: the catalog's fraction of the peak.
+  double hbm() const { return rates_.hbm_bandwidth.bytes_per_second() * rates_.hbm_fraction; }
 
   /// Layer `layer` of `c` on one TP rank, `tokens` tokens of a micro-batch (one CP rank's).
   LayerKernelTimes layer(const TrainConfig& c, std::uint32_t layer, double tokens) const;
