@@ -51,7 +51,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"global_batch", "sequences per iteration"},
     {"micro_batch", "sequences per micro-batch (default 1)"},
     {"seq", "tokens per sequence (default: the model's)"},
-    {"efficiency", "achieved fraction of peak dense BF16 FLOP/s (default 0.5)"},
+    {"efficiency", "fraction of the peak for every kernel (0.5), or kernels: the kernel model"},
     {"peak_tflops", "override the GPU's peak dense BF16 TFLOP/s"},
     {"precision", "bf16 | fp8 | fp4: the layers' weight GEMMs (default bf16)"},
     {"hbm", "override the GPU's memory, e.g. 80GB"},

@@ -6,7 +6,9 @@
 // |relative MFU error|, the rows over 25%, and the rows not expressible counted by reason (the
 // field lockstep refused). Rows become jobs through scenario/training_row.hpp
 // (docs/training-calibration.md).
-//   bench_training [--csv FILE]... [--engine analytical|flow] [--commands] [--ignore KEY]...
+//   bench_training [--csv FILE]... [--engine analytical|flow] [--efficiency F|kernels]
+//                  [--commands] [--ignore KEY]...
+// --efficiency sets every row's job efficiency (`kernels`: the kernel model, docs/kernel-model.md);
 // --commands prints each row's `lockstep train` line; --ignore KEY drops a job key the rows state
 // (e.g. precision, cp) to see what the rest predicts: a what-if, labelled as such.
 #include "lockstep/workload/training.hpp"
@@ -42,6 +44,7 @@ namespace fs = std::filesystem;
 
 struct Options {
   std::string engine = "analytical";
+  std::string efficiency;  // empty: the job's default
   bool commands = false;
   std::vector<std::string> ignore;
 };
@@ -68,6 +71,7 @@ std::string describe(const TrainingCase& c) {
 // is not expressible.
 double predict(TrainingCase& c, const Options& o) {
   c.job.emplace_back("engine", o.engine);
+  if (!o.efficiency.empty()) c.job.emplace_back("efficiency", o.efficiency);
   ArgNode job = ArgNode::map("row");
   for (const auto& [key, value] : c.job) {
     if (std::find(o.ignore.begin(), o.ignore.end(), key) != o.ignore.end()) continue;
@@ -144,6 +148,8 @@ int main(int argc, char** argv) {
       files.push_back(f);
     } else if (std::strcmp(argv[i], "--engine") == 0 && has_value) {
       o.engine = argv[++i];
+    } else if (std::strcmp(argv[i], "--efficiency") == 0 && has_value) {
+      o.efficiency = argv[++i];
     } else if (std::strcmp(argv[i], "--ignore") == 0 && has_value) {
       o.ignore.emplace_back(argv[++i]);
     } else if (std::strcmp(argv[i], "--commands") == 0) {
@@ -151,7 +157,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "bench_training: unknown argument '%s' (--csv FILE, --engine analytical|flow, "
-                   "--commands, --ignore KEY)\n",
+                   "--efficiency F|kernels, --commands, --ignore KEY)\n",
                    argv[i]);
       return 2;
     }

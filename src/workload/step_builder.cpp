@@ -48,16 +48,10 @@ void Builder::compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole r
 
 void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd) {
   const auto& rs = stage_ranks_[s];
-  const ModelSpec& m = c_.model;
-  // Split a layer's kernel time between attention and MLP in proportion to their FLOPs, the
-  // weight GEMMs' scaled down by their speed-up over BF16 (precision fp8 / fp4).
-  const double core = m.attention_score_flops_per_token(layer, c_.sequence_length());
-  const double flops = m.layer_forward_flops_per_token(layer, c_.sequence_length());
-  const double attn =
-      2.0 * static_cast<double>(m.attention_params_per_layer()) / plan_.gemm_speedup + core;
-  const double total = flops - (flops - core) * (1.0 - 1.0 / plan_.gemm_speedup);
+  // Split a layer's kernel time between attention and MLP as the plan's kernel times do.
+  const LayerSplit& split = plan_.split[layer];
   const Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
-  const Time attn_time = whole.scaled(attn / total);
+  const Time attn_time = whole.scaled(fwd ? split.attention_fwd : split.attention_bwd);
   const Time mlp_time = whole - attn_time;
   const OpRole role = fwd ? OpRole::Forward : OpRole::Backward;
   const bool sp = p_.sequence_parallel;
@@ -83,8 +77,7 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
       // Ring attention: the projections, then the score and value products block by block;
       // the KV ring's cp - 1 steps run beside the first cp - 1 blocks, the last block waits
       // for the ring's end (NVIDIA Megatron Core docs, "context parallelism").
-      const Time core =
-          attn_time.scaled(m.attention_score_flops_per_token(layer, c_.sequence_length()) / attn);
+      const Time core = attn_time.scaled(fwd ? split.core_fwd : split.core_bwd);
       const Time last = core.scaled(1.0 / p_.cp);
       compute(rs, attn_time - core, role, layer, mb, side);
       cp_ring(s, layer, mb, fwd);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/workload/kernel_model.hpp"
 
 namespace lockstep {
 namespace {
@@ -85,7 +86,75 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
   return order;
 }
 
-StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_peak_flops) {
+namespace {
+
+// Kernel times from one efficiency: FLOPs / (tp x peak x efficiency), the weight GEMMs at the
+// precision's peak (the `efficiency` override, docs/kernel-model.md).
+void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
+  const ModelSpec& m = c.model;
+  const std::uint64_t seq = c.sequence_length();
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
+  const double rate = plan.achieved_flops * c.par.tp;  // a TP group's FLOP/s on one micro-batch
+  const double saved = 1.0 - 1.0 / plan.gemm_speedup;  // of the GEMMs' BF16 time (0 at BF16)
+  for (std::uint32_t l = 0; l < m.layers; ++l) {
+    const double core_flops = m.attention_score_flops_per_token(l, seq) * tokens;
+    const double core = core_flops / rate;
+    const double flops = m.layer_forward_flops_per_token(l, seq) * tokens;
+    const double fwd = (flops - (flops - core_flops) * saved) / rate;
+    plan.forward.push_back(Time::s(fwd));
+    const double redo = c.recompute == Recompute::Full        ? fwd
+                        : c.recompute == Recompute::Selective ? core
+                                                              : 0.0;
+    plan.backward.push_back(Time::s(2.0 * fwd + redo));
+    // The attention block's share: its weight GEMMs scaled down by their speed-up, and the core.
+    const double per_token = m.attention_score_flops_per_token(l, seq);
+    const double attn =
+        2.0 * static_cast<double>(m.attention_params_per_layer()) / plan.gemm_speedup + per_token;
+    const double total = m.layer_forward_flops_per_token(l, seq) -
+                         (m.layer_forward_flops_per_token(l, seq) - per_token) * saved;
+    plan.split.push_back({attn / total, attn / total, per_token / attn, per_token / attn});
+  }
+  const double head = m.head_forward_flops_per_token() * tokens / rate;
+  plan.head_forward = Time::s(head);
+  plan.head_backward = Time::s(2.0 * head);
+}
+
+// Kernel times from the per-operation kernel model (kernel_model.hpp).
+void kernel_model_times(const TrainConfig& c, const KernelModel& km, StepPlan& plan) {
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
+  double embed_fwd = 0, embed_bwd = 0;
+  km.embedding(c, tokens, embed_fwd, embed_bwd);
+  for (std::uint32_t l = 0; l < c.model.layers; ++l) {
+    LayerKernelTimes t = km.layer(c, l, tokens);
+    if (l == 0) {  // the lookup precedes the first layer's attention on the first stage
+      t.attention_fwd += embed_fwd;
+      t.attention_bwd += embed_bwd;
+    }
+    // Full recomputation reruns the layer's forward before its backward, selective the core
+    // (Korthikanti et al. 2022, section 5).
+    if (c.recompute == Recompute::Full) {
+      t.attention_bwd += t.attention_fwd;
+      t.mlp_bwd += t.mlp_fwd;
+      t.core_bwd += t.core_fwd;
+    } else if (c.recompute == Recompute::Selective) {
+      t.attention_bwd += t.core_fwd;
+      t.core_bwd += t.core_fwd;
+    }
+    plan.forward.push_back(Time::s(t.forward()));
+    plan.backward.push_back(Time::s(t.backward()));
+    plan.split.push_back({t.attention_fwd / t.forward(), t.attention_bwd / t.backward(),
+                          t.core_fwd / t.attention_fwd, t.core_bwd / t.attention_bwd});
+  }
+  double head_fwd = 0, head_bwd = 0;
+  km.head(c, tokens, head_fwd, head_bwd);
+  plan.head_forward = Time::s(head_fwd);
+  plan.head_backward = Time::s(head_bwd);
+}
+
+}  // namespace
+
+StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_peak_flops,
+                        const GpuSpec* gpu) {
   const ModelSpec& m = c.model;
   const ParallelConfig& p = c.par;
   StepPlan plan;
@@ -108,30 +177,16 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // Context parallelism splits each sequence over cp ranks: each computes, keeps and sends the
   // activations of its s / cp tokens, whose queries still attend to the whole sequence.
   plan.tokens_per_rank = plan.tokens_per_micro / p.cp;
-  plan.achieved_flops = peak_flops * c.efficiency;
-  const double tokens = static_cast<double>(plan.tokens_per_rank);
-  const double rate = plan.achieved_flops * p.tp;  // a TP group's FLOP/s on one micro-batch
-  // The weight GEMMs run at the precision's peak, the attention core at BF16's (Transformer
-  // Engine's FP8 recipe: only the linear layers take FP8; docs/training.md).
   plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
-  const double saved = 1.0 - 1.0 / plan.gemm_speedup;  // of the GEMMs' BF16 time (0 at BF16)
-
-  // Backward is twice the forward; full recomputation reruns the forward, selective only the
-  // attention core's score and value products (Korthikanti et al. 2022, section 5).
-  for (std::uint32_t l = 0; l < m.layers; ++l) {
-    const double core_flops = m.attention_score_flops_per_token(l, seq) * tokens;
-    const double core = core_flops / rate;
-    const double flops = m.layer_forward_flops_per_token(l, seq) * tokens;
-    const double fwd = (flops - (flops - core_flops) * saved) / rate;
-    plan.forward.push_back(Time::s(fwd));
-    const double redo = c.recompute == Recompute::Full        ? fwd
-                        : c.recompute == Recompute::Selective ? core
-                                                              : 0.0;
-    plan.backward.push_back(Time::s(2.0 * fwd + redo));
+  if (c.efficiency > 0) {
+    plan.achieved_flops = peak_flops * c.efficiency;
+    single_efficiency_times(c, plan);
+  } else {
+    if (gpu == nullptr)
+      throw InputError("efficiency", "0 needs the GPU's kernel-model figures (none given)");
+    kernel_model_times(c, KernelModel(*gpu, peak_flops, gemm_peak_flops, c.precision), plan);
   }
-  const double head = m.head_forward_flops_per_token() * tokens / rate;
-  plan.head_forward = Time::s(head);
-  plan.head_backward = Time::s(2.0 * head);
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
 
   const double act = tokens * static_cast<double>(m.hidden) * kBf16;
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 
 #include "lockstep/config/arg_node.hpp"
@@ -124,7 +125,15 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.global_batch_where = batch.where();
   c.micro_batch = static_cast<std::uint64_t>(job.get_int("micro_batch", 1, 1, kBig));
   c.seq = static_cast<std::uint64_t>(job.get_int("seq", 0, 1, kBig));
-  c.efficiency = job.get_double("efficiency", c.efficiency, 0.01, 1.0);
+  // `kernels`: the per-operation kernel model (opt-in, docs/kernel-model.md says why); else one
+  // fraction of the peak for every kernel, 0.5 by default.
+  const ArgNode* eff = job.find("efficiency");
+  const bool word = eff != nullptr && eff->kind() == ArgNode::Kind::Scalar &&
+                    !eff->text().empty() &&
+                    std::isalpha(static_cast<unsigned char>(eff->text()[0]));
+  if (word && eff->text() != "kernels")
+    eff->fail(fmt::format("expected a fraction of the peak or kernels, got '{}'", eff->text()));
+  c.efficiency = word ? 0.0 : job.get_double("efficiency", 0.5, 0.01, 1.0);
   c.peak_flops = job.get_double("peak_tflops", 0, 0.001, 1e9) * 1e12;
   if (const ArgNode* peak = job.find("peak_tflops")) {
     c.peak_tflops_field = peak->path();

@@ -509,7 +509,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const GpuSpec& gpu = gpu_spec(topo.traits().gpu, "gpu");
   const double peak = c.peak_flops > 0 ? c.peak_flops : gpu.bf16_dense_flops;
   r.hbm = c.hbm.count() ? c.hbm : gpu.hbm;
-  const StepPlan plan = make_step_plan(c, peak, peak * gemm_speedup(gpu, c));
+  const StepPlan plan = make_step_plan(c, peak, peak * gemm_speedup(gpu, c), &gpu);
   check_memory(plan, r.hbm, c);
   r.memory = plan.memory;
 

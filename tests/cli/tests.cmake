@@ -205,6 +205,11 @@ lockstep_bad_flags(train.slow_gpu_delay
   "^lockstep: error: --fault: 'slow-gpu:rank=1,delay=1ms': delay= is for `lockstep collective`"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
   --fault slow-gpu:rank=1,delay=1ms)
+# efficiency is a fraction or `kernels` (the opt-in kernel model, docs/kernel-model.md).
+lockstep_bad_flags(train.efficiency_word
+  "^lockstep: error: --efficiency: expected a fraction of the peak or kernels, got 'kernel'$"
+  train --system hgx-h100 --nodes 1 --model llama3-8b --dp 8 --global-batch 8
+  --efficiency kernel)
 lockstep_bad_flags(train.compute_past_time_range
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160

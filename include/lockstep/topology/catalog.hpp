@@ -25,6 +25,22 @@
 
 namespace lockstep {
 
+/// What the training kernel model (docs/kernel-model.md) needs of a GPU besides its peaks: the
+/// streaming multiprocessors (AMD: compute units) that GEMM tiles and attention blocks spread
+/// over, HBM bandwidth for memory-bound kernels, and the fraction of a dense peak that large,
+/// well-shaped kernels reach in public measurements (0: no figure; the kernel model then refuses
+/// the GPU and asks for `efficiency`).
+struct KernelRates {
+  std::uint32_t sms = 0;
+  Bandwidth hbm_bandwidth;
+  double gemm_bf16 = 0;      // large GEMMs, of the BF16 dense peak
+  double gemm_fp8 = 0;       // of the FP8 dense peak
+  double gemm_fp4 = 0;       // of the FP4 dense peak
+  double attention_fwd = 0;  // FlashAttention's forward pass, of the BF16 dense peak
+  double attention_bwd = 0;  // its backward pass (FLOPs counted as 2.5 x the forward's)
+  double hbm_fraction = 0;   // of hbm_bandwidth that streaming (element-wise) kernels reach
+};
+
 struct GpuSpec {
   std::string name;              // catalog key, e.g. "h100"
   std::string display;           // "NVIDIA H100 SXM5 80GB"
@@ -40,6 +56,7 @@ struct GpuSpec {
   // no FP8 tensor cores, Hopper and CDNA 3 no FP4).
   double fp8_dense_flops = 0;
   double fp4_dense_flops = 0;
+  KernelRates kernels;
 };
 
 struct NicSpec {

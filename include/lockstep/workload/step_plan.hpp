@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockstep/core/units.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/train_config.hpp"
 
 namespace lockstep {
@@ -49,6 +50,14 @@ struct PipelineUnit {
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
                                          std::uint64_t micro_batches, std::uint32_t stage);
 
+/// How a layer's kernel time divides: the attention block's share of the forward and backward
+/// times (the rest is the MLP or MoE block), and the attention core's share of the attention
+/// block's (context parallelism's ring runs beside it).
+struct LayerSplit {
+  double attention_fwd = 0.5, attention_bwd = 0.5;
+  double core_fwd = 0, core_bwd = 0;
+};
+
 struct StepPlan {
   std::uint32_t stages = 1;
   std::uint32_t chunks = 1;  // model chunks per stage (interleave)
@@ -58,10 +67,11 @@ struct StepPlan {
   std::uint64_t micro_batches = 1;
   std::uint64_t tokens_per_micro = 0;  // sequences x seq of one micro-batch
   std::uint64_t tokens_per_rank = 0;   // of them, one context-parallel rank's: / cp
-  double achieved_flops = 0;           // per GPU: BF16 peak x efficiency
+  double achieved_flops = 0;           // per GPU: BF16 peak x efficiency (0: the kernel model)
   double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
   std::vector<Time> forward;           // per layer, one TP rank's kernel time per micro-batch
-  std::vector<Time> backward;          // per layer (2x forward, +1x with recomputation)
+  std::vector<Time> backward;          // per layer (with recomputation's rerun)
+  std::vector<LayerSplit> split;       // per layer: where the TP collectives cut its time
   Time head_forward, head_backward;    // output layer and loss on the last stage
   Bytes tp_bytes;  // nccl-tests size of each TP collective (the full activation)
   Bytes pp_bytes;  // per TP rank, per micro-batch, activations or their gradients
@@ -94,8 +104,11 @@ struct StepPlan {
 
 /// Derives the plan; `peak_flops` is the GPU's peak dense BF16 FLOP/s, `gemm_peak_flops` the
 /// peak of the layers' weight GEMMs at the config's precision (0: the BF16 peak). The attention
-/// core and the output layer run at the BF16 peak.
-StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops = 0);
+/// core and the output layer run at the BF16 peak. Kernel times come from the kernel model of
+/// `gpu` (kernel_model.hpp) unless config.efficiency > 0 sets one fraction of the peaks for
+/// every kernel; InputError("efficiency") when it is 0 and no GPU is given.
+StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops = 0,
+                        const GpuSpec* gpu = nullptr);
 
 /// InputError("memory", ...) when the plan's memory exceeds `hbm`, saying by how much and what
 /// to try; does nothing when it fits.

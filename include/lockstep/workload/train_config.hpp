@@ -58,7 +58,8 @@ struct TrainConfig {
   std::uint64_t global_batch = 0;  // sequences per iteration
   std::uint64_t micro_batch = 1;   // sequences per micro-batch per replica
   std::uint64_t seq = 0;           // tokens per sequence (0: the model's)
-  // Fraction of peak dense BF16 FLOP/s that transformer kernels achieve (docs/training.md).
+  // One fraction of the peaks for every kernel (docs/training.md); 0: the per-operation kernel
+  // model (`efficiency: kernels`, opt-in, docs/kernel-model.md).
   double efficiency = 0.5;
   double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
   Bytes hbm;              // per GPU; 0: from the hardware catalog
