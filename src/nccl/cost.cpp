@@ -243,11 +243,16 @@ Cost tree_cost(const NcclCluster& c, double S, Proto p, std::uint32_t ch) {
       nccl::base_latency_us(A::Tree, p) +
       2 * ((g - 1) * intra_lat(c, A::Tree, p) + log2_floor(N) * inter_lat(c, A::Tree, p));
   // Inside a node the tree is a chain: every GPU forwards S up and S down (2S per direction).
-  // Between nodes a double binary tree puts 2S per direction on an inner node's NICs, S when
-  // there are only two nodes (the trees degenerate to one link used both ways).
+  // Between nodes each of the two trees carries S/2, and a node moves S/2 per direction for
+  // each of its tree edges (one per child on the way up and on the way down, one to the
+  // parent): the busiest node's NICs carry S with two nodes (one edge in each tree), 1.5 S
+  // with three (trees.cc: the second tree is the first shifted by one, so one node is the root
+  // of two children in one tree and a leaf in the other) and 2 S from four nodes on (an inner
+  // node of three edges in one tree is a leaf in the other).
   double algbw = kInf;
   if (g > 1) algbw = tree_proto_bw(c, p, c.intra_GBps, ch) / 2;
-  if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, tree_net_GBps(c), ch) / (N == 2 ? 1 : 2));
+  const double net_load = N == 2 ? 1.0 : N == 3 ? 1.5 : 2.0;
+  if (N > 1) algbw = std::min(algbw, tree_proto_bw(c, p, tree_net_GBps(c), ch) / net_load);
   cost.bus_GBps = algbw;
   cost.transfer_us = S / (algbw * 1e3);
   cost.step_us = intra_lat(c, A::Tree, p);

@@ -60,6 +60,8 @@ std::uint32_t first_number(const std::string& text, const std::regex& pattern) {
 // a3-megagpu-8g (H100, TCPXO over 8 x 200G), a3-ultragpu-8g (H200, RoCE 8 x 400G), a4-highgpu-8g
 // (B200, RoCE 8 x 400G); AWS p6-b200 (B200, 3,200 Gbps EFA: 8 x 400G); Azure ND96asr_v4 /
 // ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand), ND MI300X v5 (8 x NDR 400G).
+// Named systems whose public description fixes the node's NICs: ABCI 2.0's Compute Node (A)
+// (ABCI User Guide, "System Overview": 8 x A100 SXM4 40GB, InfiniBand HDR (200 Gbps) x 4).
 struct Shape {
   const char* name;  // a token of the system text
   const char* preset;
@@ -82,6 +84,7 @@ constexpr Shape kShapes[] = {
     {"nd_mi300x_v5", "mi300x", "ib-ndr", 8, 400},
     {"p6-b200", "hgx-b200", "efa", 8, 400},
     {"a4-highgpu-8g", "hgx-b200", "roce-400g", 8, 400},
+    {"abci 2.0 compute node (a)", "dgx-a100", "ib-hdr", 4, 200},
 };
 // Shape names as the text may shorten them: "p5.48xlarge", "a3-highgpu", "a3-megagpu-8g".
 bool names_shape(const std::string& s, std::string_view shape) {

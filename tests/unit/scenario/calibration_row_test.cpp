@@ -296,6 +296,17 @@ TEST(CalibrationRow, EfaP4deRowIsFourNicsOf100G) {
   EXPECT_NEAR(c.measured_busbw_GBps, 69.889, 1e-3);
 }
 
+TEST(CalibrationRow, NamedSystemBringsItsNics) {
+  // ABCI 2.0's Compute Node (A): InfiniBand HDR (200 Gbps) x 4 (ABCI User Guide), not the
+  // DGX A100's 8; a row stating no NICs takes those 4.
+  const CalibrationCase abci = calibration_case(row(
+      "ABCI 2.0 Compute Node (A): 8x A100-SXM4-40GB", "16", "2",
+      "InfiniBand HDR (NIC count/speed not stated in repo); NCCL 2.8.4-1; UCX pml", "8", "32.62"));
+  EXPECT_EQ(abci.preset.fabric, "ib-hdr");
+  EXPECT_EQ(abci.preset.nics_per_node, 4u);
+  EXPECT_DOUBLE_EQ(abci.preset.nic_speed.gigabits_per_second(), 200);
+}
+
 TEST(CalibrationRow, UnusedGpusTakeTheirNicsAlong) {
   // 2 x 1 H100 with RoCE 4x400G: a node of 8 GPUs (the preset's) uses 1, so 4 x 1/8 -> 1 NIC.
   const CalibrationCase c =
