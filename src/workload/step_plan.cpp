@@ -12,6 +12,7 @@ namespace lockstep {
 namespace {
 
 constexpr double kBf16 = 2.0, kFp32 = 4.0;
+constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;  // per shard parameter, step_plan below
 
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
@@ -264,6 +265,16 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
                        params.expert * per_param / (sharded ? edp : 1);
       return Bytes(static_cast<std::uint64_t>(b));
     };
+    // The optimizer step (Megatron-LM's distributed optimizer updates the rank's shard, every
+    // parameter without it), memory-bound: per shard parameter the gradient norm reads the FP32
+    // gradient (4 B), Adam reads parameter, gradient and both moments (16 B) and writes three
+    // (12 B), the copy to the BF16 weights reads 4 B and writes 2: 38 B at the HBM bandwidth
+    // streaming kernels reach (docs/kernel-model.md).
+    const double hbm = gpu && c.optimizer_step ? gpu->kernels.hbm_bandwidth.bytes_per_second() *
+                                                     gpu->kernels.hbm_fraction
+                                               : 0.0;
+    const double shard = bytes(1.0, ZeroStage::Optimizer).as_double();
+    plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
     e.gradients = bytes(kFp32, ZeroStage::Gradients);
