@@ -45,12 +45,19 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
 // shards over t. Without recomputation Table 2 adds 5as^2b/t for the attention scores, softmax
 // and dropout; FlashAttention never stores them (Dao et al. 2022: the output and the softmax's
 // row statistics only), so none keeps what selective recomputation keeps.
+// With FP8 (or FP4) weight GEMMs Transformer Engine saves the linear layers' inputs for the
+// weight-gradient GEMMs in that format, 1 byte instead of 2 (TE's Linear, LayerNormLinear and
+// LayerNormMLP keep the casted input; fp4 counted as 1 byte too, an assumption): of Table 2's
+// breakdown the QKV input 2sbh, the output projection's 2sbh, FC1's 2sbh and FC2's 8sbh halve,
+// 7 sbh less (with SP all over t; without it QKV's and FC1's are replicated: 2 + 5/t).
 double layer_activation_bytes(const TrainConfig& c, double tokens) {
   const double sbh = tokens * static_cast<double>(c.model.hidden);
   const double t = c.par.tp;
   const bool sp = c.par.sequence_parallel || c.par.tp == 1;
   if (c.recompute == Recompute::Full) return 2.0 * sbh / (sp ? t : 1.0);
-  return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
+  const bool fp8 = c.precision != Precision::Bf16;
+  if (sp) return (fp8 ? 27.0 : 34.0) * sbh / t;
+  return fp8 ? sbh * (8.0 + 19.0 / t) : sbh * (10.0 + 24.0 / t);
 }
 
 std::string gb(double bytes) {
