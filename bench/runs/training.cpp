@@ -7,10 +7,11 @@
 // field lockstep refused). Rows become jobs through scenario/training_row.hpp
 // (docs/training-calibration.md).
 //   bench_training [--csv FILE]... [--engine analytical|flow] [--efficiency F|kernels]
-//                  [--commands] [--ignore KEY]...
+//                  [--commands] [--ignore KEY]... [--set KEY=VALUE]...
 // --efficiency sets every row's job efficiency (`kernels`: the kernel model, docs/kernel-model.md);
 // --commands prints each row's `lockstep train` line; --ignore KEY drops a job key the rows state
-// (e.g. precision, cp) to see what the rest predicts: a what-if, labelled as such.
+// (e.g. precision, cp) to see what the rest predicts: a what-if, labelled as such; --set KEY=VALUE
+// gives every row a job key the rows do not state (e.g. tp_comm_overlap=true), a what-if too.
 #include "lockstep/workload/training.hpp"
 
 #include <fmt/format.h>
@@ -47,6 +48,7 @@ struct Options {
   std::string efficiency;  // empty: the job's default
   bool commands = false;
   std::vector<std::string> ignore;
+  std::vector<std::pair<std::string, std::string>> set;
 };
 
 std::string value_of(const TrainingCase& c, const char* key) {
@@ -72,6 +74,7 @@ std::string describe(const TrainingCase& c) {
 double predict(TrainingCase& c, const Options& o) {
   c.job.emplace_back("engine", o.engine);
   if (!o.efficiency.empty()) c.job.emplace_back("efficiency", o.efficiency);
+  for (const auto& kv : o.set) c.job.push_back(kv);
   ArgNode job = ArgNode::map("row");
   for (const auto& [key, value] : c.job) {
     if (std::find(o.ignore.begin(), o.ignore.end(), key) != o.ignore.end()) continue;
@@ -92,10 +95,13 @@ struct Figures {
 Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, const Options& o) {
   Figures fig;
   fig.in_file = rows.size();
-  std::string ignored;
+  std::string ignored, set;
   for (const std::string& key : o.ignore) ignored += (ignored.empty() ? "" : ", ") + key;
-  std::printf("== %s, engine %s%s ==\n", path.filename().c_str(), o.engine.c_str(),
-              ignored.empty() ? "" : fmt::format(" (what-if: rows' {} ignored)", ignored).c_str());
+  for (const auto& [key, value] : o.set)
+    set += fmt::format("{}{}={}", set.empty() ? "" : ", ", key, value);
+  std::printf("== %s, engine %s%s%s ==\n", path.filename().c_str(), o.engine.c_str(),
+              ignored.empty() ? "" : fmt::format(" (what-if: rows' {} ignored)", ignored).c_str(),
+              set.empty() ? "" : fmt::format(" (what-if: every row {})", set).c_str());
   std::printf("%4s %-14s %-54s %7s %-32s %7s %7s\n", "line", "model", "configuration", "pub_mfu",
               "published as", "pred", "err%");
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -152,12 +158,16 @@ int main(int argc, char** argv) {
       o.efficiency = argv[++i];
     } else if (std::strcmp(argv[i], "--ignore") == 0 && has_value) {
       o.ignore.emplace_back(argv[++i]);
+    } else if (std::strcmp(argv[i], "--set") == 0 && has_value &&
+               std::strchr(argv[i + 1], '=') != nullptr) {
+      const std::string kv = argv[++i];
+      o.set.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
     } else if (std::strcmp(argv[i], "--commands") == 0) {
       o.commands = true;
     } else {
       std::fprintf(stderr,
                    "bench_training: unknown argument '%s' (--csv FILE, --engine analytical|flow, "
-                   "--efficiency F|kernels, --commands, --ignore KEY)\n",
+                   "--efficiency F|kernels, --commands, --ignore KEY, --set KEY=VALUE)\n",
                    argv[i]);
       return 2;
     }

@@ -69,17 +69,35 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   auto tp_out = [&] {
     tp_collective(s, sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, layer, mb);
   };
+  // tp_comm_overlap (Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers): the
+  // all-gather feeds the block's first GEMM chunk by chunk and the reduce-scatter drains its last
+  // one, so each pair costs the longer of the two. Forward, the attention block's first GEMM is
+  // QKV and its last the output projection, the MLP's FC1 and FC2; backward the mirror image.
+  // Shares in proportion to the GEMMs' weights (FLOPs). MoE layers' grouped expert GEMMs are not
+  // TE userbuffer GEMMs: their collectives stay on the chain.
+  const bool overlap = c_.tp_comm_overlap && sp && p_.tp > 1;
+  const ModelSpec& model = c_.model;
+  const double out_proj = static_cast<double>(model.heads * model.v_head_size() * model.hidden);
+  const double qkv_share = 1.0 - out_proj / static_cast<double>(model.attention_params_per_layer());
+  const double fc1_share = model.gated_mlp ? 2.0 / 3.0 : 0.5;
   auto attention = [&](const std::vector<OpIndex>* side) {
-    tp_in();
+    const Time core = attn_time.scaled(fwd ? split.core_fwd : split.core_bwd);
+    const Time proj = attn_time - core;
+    const Time first = proj.scaled(fwd ? qkv_share : 1.0 - qkv_share);
+    if (overlap) {
+      tp_overlapped(s, CollectiveOp::AllGather, first, role, layer, mb, side);
+      side = nullptr;
+    } else {
+      tp_in();
+    }
     if (p_.cp < 2) {
-      compute(rs, attn_time, role, layer, mb, side);
+      compute(rs, overlap ? core : attn_time, role, layer, mb, side);
     } else {
       // Ring attention: the projections, then the score and value products block by block;
       // the KV ring's cp - 1 steps run beside the first cp - 1 blocks, the last block waits
       // for the ring's end (NVIDIA Megatron Core docs, "context parallelism").
-      const Time core = attn_time.scaled(fwd ? split.core_fwd : split.core_bwd);
       const Time last = core.scaled(1.0 / p_.cp);
-      compute(rs, attn_time - core, role, layer, mb, side);
+      if (!overlap) compute(rs, proj, role, layer, mb, side);
       cp_ring(s, layer, mb, fwd);
       compute(rs, core - last, role, layer, mb);
       for (std::uint32_t r : rs) {
@@ -87,9 +105,19 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
       }
       compute(rs, last, role, layer, mb);
     }
-    tp_out();
+    if (overlap) {
+      tp_overlapped(s, CollectiveOp::ReduceScatter, proj - first, role, layer, mb, nullptr);
+    } else {
+      tp_out();
+    }
   };
   auto mlp = [&](const std::vector<OpIndex>* side) {
+    if (overlap && !model.is_moe_layer(layer)) {
+      const Time first = mlp_time.scaled(fwd ? fc1_share : 1.0 - fc1_share);
+      tp_overlapped(s, CollectiveOp::AllGather, first, role, layer, mb, side);
+      tp_overlapped(s, CollectiveOp::ReduceScatter, mlp_time - first, role, layer, mb, nullptr);
+      return;
+    }
     tp_in();
     ep_all_to_all(s, layer, mb);
     compute(rs, mlp_time, role, layer, mb, side);
@@ -187,16 +215,29 @@ void Builder::after_backward_of(std::uint32_t s, std::uint32_t layer) {
 }
 
 void Builder::stage_end(std::uint32_t s) {
-  if (!o_.full || p_.replicas() < 2) return;
-  if (!c_.overlap_dp) {
+  if (!o_.full) return;  // reduced expansion schedules the step's end after the run
+  const bool dp = p_.replicas() >= 2;
+  if (dp && !c_.overlap_dp) {
     // Without overlap every bucket starts after the backward pass.
     for (const GradientBucket& b : plan_.buckets[s])
       bucket_collective(s, b, gradient_op(p_.zero), OpRole::DpComm, kDpChannel, kNone);
   }
-  if (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients) {
+  // The optimizer step starts once the rank's kernels and its gradient reduction are done.
+  const Time step = plan_.optimizer_step.empty() ? Time::zero() : plan_.optimizer_step[s];
+  if (step > Time::zero()) {
+    for (std::uint32_t r : stage_ranks_[s]) {
+      Op op = make_compute(step);
+      depend(op, ranks_[r].chain);
+      depend(op, ranks_[r].comm);
+      ranks_[r].comm = add(r, op, {OpRole::Optimizer, false, kNone, kNone});
+    }
+  }
+  if (dp && (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients)) {
     // ZeRO-1/2: after the (sharded) optimizer step each rank gathers the updated parameters.
-    for (const GradientBucket& b : plan_.buckets[s])
+    for (const GradientBucket& b : plan_.buckets[s]) {
+      if (!plan_.gather_exposed(s, b, c_.overlap_param_gather)) continue;
       bucket_collective(s, b, CollectiveOp::AllGather, OpRole::ParamGather, kGatherChannel, kNone);
+    }
   }
 }
 
@@ -291,6 +332,8 @@ const char* to_string(OpRole role) {
       return "cp";
     case OpRole::ParamGather:
       return "param_gather";
+    case OpRole::Optimizer:
+      return "optimizer";
     case OpRole::Join:
       return "join";
   }

@@ -46,10 +46,11 @@ class Builder {
   struct RankState {
     std::uint32_t global = 0;
     std::uint32_t t = 0, d = 0, s = 0;
-    OpIndex chain = kNone;   // last op of the compute chain
-    OpIndex comm = kNone;    // last op of the DP gradient chain
-    OpIndex gather = kNone;  // last op of the ZeRO-3 parameter-gather chain
-    OpIndex ring = kNone;    // the context-parallel KV ring of the current attention pass
+    OpIndex chain = kNone;    // last op of the compute chain
+    OpIndex comm = kNone;     // last op of the DP gradient chain
+    OpIndex gather = kNone;   // last op of the ZeRO-3 parameter-gather chain
+    OpIndex ring = kNone;     // the context-parallel KV ring of the current attention pass
+    OpIndex tp_side = kNone;  // an overlapped TP collective (tp_comm_overlap) beside a GEMM
     Rng rng{0};
     // Collapsed TP group: every member's noise stream and accumulated noisy kernel time.
     std::vector<Rng> member_rngs;
@@ -92,7 +93,12 @@ class Builder {
   void collective(const Groups& groups, CollectiveOp op, Bytes bytes, Time delay, OpRole role,
                   std::uint16_t channel, std::uint32_t layer, std::uint32_t micro,
                   OpIndex RankState::*which, const std::vector<OpIndex>* extra_after = nullptr);
-  void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro);
+  void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro,
+                     OpIndex RankState::*which = &RankState::chain);
+  // `gemm` on the chain with TP collective `op` beside it (tp_comm_overlap): the pair ends when
+  // both have.
+  void tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role, std::uint32_t layer,
+                     std::uint32_t micro, const std::vector<OpIndex>* side);
   void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro);
   void zero3_gather(std::uint32_t s, std::uint32_t layer);
   // Starts the KV ring of `layer`'s attention beside the chain (RankState::ring).

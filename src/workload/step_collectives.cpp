@@ -169,7 +169,7 @@ void Builder::cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro,
 }
 
 void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
-                            std::uint32_t micro) {
+                            std::uint32_t micro, OpIndex RankState::*which) {
   if (p_.tp < 2) return;
   const CommDelays* d = o_.delays;
   Time delay;
@@ -181,13 +181,33 @@ void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t laye
   if (collapsed()) {
     // The group's one program rank: the collective starts when its slowest member is there.
     for (std::uint32_t r : stage_ranks_[s]) {
-      add_chain(r, make_compute(delay), kNone, {OpRole::TpComm, true, layer, micro});
+      if (which == &RankState::chain) {
+        add_chain(r, make_compute(delay), kNone, {OpRole::TpComm, true, layer, micro});
+      } else {
+        Op op_delay = make_compute(delay);
+        depend(op_delay, ranks_[r].*which);
+        ranks_[r].*which = add(r, op_delay, {OpRole::TpComm, false, layer, micro});
+      }
       meet(ranks_[r]);
     }
     return;
   }
   collective(tp_groups(s), op, plan_.tp_bytes, delay, OpRole::TpComm, kTpChannel, layer, micro,
-             &RankState::chain);
+             which);
+}
+
+void Builder::tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role,
+                            std::uint32_t layer, std::uint32_t micro,
+                            const std::vector<OpIndex>* side) {
+  const auto& rs = stage_ranks_[s];
+  for (std::uint32_t r : rs) ranks_[r].tp_side = ranks_[r].chain;
+  tp_collective(s, op, layer, micro, &RankState::tp_side);
+  compute(rs, gemm, role, layer, micro, side);
+  // The part of the collective that outlasts the GEMM is exposed TP time.
+  for (std::uint32_t r : rs) {
+    add_chain(r, make_compute(Time::zero()), ranks_[r].tp_side,
+              {OpRole::TpComm, true, layer, micro});
+  }
 }
 
 void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro) {

@@ -12,6 +12,7 @@ namespace lockstep {
 namespace {
 
 constexpr double kBf16 = 2.0, kFp32 = 4.0;
+constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;  // per shard parameter, step_plan below
 
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
@@ -44,12 +45,19 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
 // shards over t. Without recomputation Table 2 adds 5as^2b/t for the attention scores, softmax
 // and dropout; FlashAttention never stores them (Dao et al. 2022: the output and the softmax's
 // row statistics only), so none keeps what selective recomputation keeps.
+// With FP8 (or FP4) weight GEMMs Transformer Engine saves the linear layers' inputs for the
+// weight-gradient GEMMs in that format, 1 byte instead of 2 (TE's Linear, LayerNormLinear and
+// LayerNormMLP keep the casted input; fp4 counted as 1 byte too, an assumption): of Table 2's
+// breakdown the QKV input 2sbh, the output projection's 2sbh, FC1's 2sbh and FC2's 8sbh halve,
+// 7 sbh less (with SP all over t; without it QKV's and FC1's are replicated: 2 + 5/t).
 double layer_activation_bytes(const TrainConfig& c, double tokens) {
   const double sbh = tokens * static_cast<double>(c.model.hidden);
   const double t = c.par.tp;
   const bool sp = c.par.sequence_parallel || c.par.tp == 1;
   if (c.recompute == Recompute::Full) return 2.0 * sbh / (sp ? t : 1.0);
-  return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
+  const bool fp8 = c.precision != Precision::Bf16;
+  if (sp) return (fp8 ? 27.0 : 34.0) * sbh / t;
+  return fp8 ? sbh * (8.0 + 19.0 / t) : sbh * (10.0 + 24.0 / t);
 }
 
 std::string gb(double bytes) {
@@ -264,6 +272,16 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
                        params.expert * per_param / (sharded ? edp : 1);
       return Bytes(static_cast<std::uint64_t>(b));
     };
+    // The optimizer step (Megatron-LM's distributed optimizer updates the rank's shard, every
+    // parameter without it), memory-bound: per shard parameter the gradient norm reads the FP32
+    // gradient (4 B), Adam reads parameter, gradient and both moments (16 B) and writes three
+    // (12 B), the copy to the BF16 weights reads 4 B and writes 2: 38 B at the HBM bandwidth
+    // streaming kernels reach (docs/kernel-model.md).
+    const double hbm = gpu && c.optimizer_step ? gpu->kernels.hbm_bandwidth.bytes_per_second() *
+                                                     gpu->kernels.hbm_fraction
+                                               : 0.0;
+    const double shard = bytes(1.0, ZeroStage::Optimizer).as_double();
+    plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
     e.gradients = bytes(kFp32, ZeroStage::Gradients);

@@ -159,6 +159,17 @@ TrainConfig parse_train_config(const ArgNode& job) {
   }
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
+  c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
+  // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
+  // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).
+  if (c.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel) {
+    job.at("tp_comm_overlap")
+        .fail(
+            "needs sequence_parallel: true (Megatron-LM overlaps the "
+            "sequence-parallel all-gather and reduce-scatter only)");
+  }
+  c.overlap_param_gather = job.get_bool("overlap_param_gather", false);
+  c.optimizer_step = job.get_bool("optimizer_step", true);
   c.jitter = parse_spec_list(
       job.find("jitter"), [](const ArgNode& n) { return parse_jitter(n.text(), n.path()); },
       "normal:5%");

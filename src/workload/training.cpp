@@ -202,8 +202,18 @@ void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& 
       };
       if (p_.replicas() > 1) {
         for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(buckets[k], op, k, true);
-        if (gather_after) {
-          for (std::size_t k = 0; k < buckets.size(); ++k)
+      }
+      // The optimizer step follows the rank's kernels and its gradient reduction.
+      const Time step = plan_.optimizer_step.empty() ? Time::zero() : plan_.optimizer_step[s];
+      if (step > Time::zero()) {
+        for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
+          const std::uint32_t g = t + p_.tp * (d + p_.replicas() * s);
+          end[d] = std::max(end[d], times[g].chain_end) + step;
+        }
+      }
+      if (p_.replicas() > 1 && gather_after) {
+        for (std::size_t k = 0; k < buckets.size(); ++k) {
+          if (plan_.gather_exposed(s, buckets[k], c_.overlap_param_gather))
             run_bucket(buckets[k], CollectiveOp::AllGather, k, false);
         }
       }

@@ -158,6 +158,8 @@ std::string slice_name(const OpTag& tag) {
       return fmt::format("param all-gather {}", layer);
     case OpRole::DpComm:
       return fmt::format("DP gradients (after {})", layer);
+    case OpRole::Optimizer:
+      return "optimizer step";
     case OpRole::Join:
       return "join";
   }
@@ -227,7 +229,7 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
         continue;
       }
     } else if (tag.role == OpRole::PpSend || tag.role == OpRole::DpComm ||
-               tag.role == OpRole::ParamGather) {
+               tag.role == OpRole::ParamGather || tag.role == OpRole::Optimizer) {
       // Off-chain communication: one slice per contiguous collective or send.
       s.stream = tag.role == OpRole::PpSend ? 2 : 1;
       s.start = times[i].start;

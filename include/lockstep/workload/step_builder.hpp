@@ -37,6 +37,7 @@ enum class OpRole : std::uint8_t {
   DpComm,
   CpComm,       // exposed wait for the context-parallel KV ring
   ParamGather,  // ZeRO-3 parameter all-gather (and ZeRO-1/2's after the optimizer)
+  Optimizer,    // the optimizer step at the end of the step, on the DP stream
   Join,         // zero-time bookkeeping op
 };
 const char* to_string(OpRole role);

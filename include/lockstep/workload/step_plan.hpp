@@ -83,6 +83,9 @@ struct StepPlan {
   std::vector<Bytes> layer_grad_bytes;         // per layer and rank, BF16, reduced over dp ranks
   std::vector<Bytes> layer_expert_grad_bytes;  // per layer and rank, routed experts (dp / ep)
   std::vector<std::vector<GradientBucket>> buckets;  // per stage
+  // Per stage: the optimizer step over the rank's shard, at the end of the step between the
+  // gradient reduction and ZeRO-1/2's parameter all-gather (zero without a GPU's HBM figures).
+  std::vector<Time> optimizer_step;
   double model_flops_per_iteration = 0;  // 6N + attention, whole job (the MFU numerator)
   MemoryEstimate memory;                 // the most loaded stage
 
@@ -94,6 +97,12 @@ struct StepPlan {
   }
   std::uint32_t end_layer(std::uint32_t stage, std::uint32_t chunk) const {
     return chunk_first_layer[virtual_stage(stage, chunk) + 1];
+  }
+  // Whether stage s gathers bucket b's parameters before the next step: all of them, or with
+  // overlap_param_gather only those holding the stage's first layer (the rest hide behind the
+  // next forward pass).
+  bool gather_exposed(std::uint32_t stage, const GradientBucket& b, bool overlap) const {
+    return !overlap || b.ready_after_layer == first_layer(stage, 0);
   }
   std::uint32_t layers_in(std::uint32_t stage) const {
     std::uint32_t n = 0;

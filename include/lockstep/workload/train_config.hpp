@@ -67,6 +67,15 @@ struct TrainConfig {
   Precision precision = Precision::Bf16;
   Bytes bucket = Bytes(0);  // data-parallel gradient bucket; 0: 40M parameters' worth
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
+  // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
+  // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
+  bool tp_comm_overlap = false;
+  // Megatron-LM's --overlap-param-gather: ZeRO-1/2's parameter all-gather hides behind the next
+  // forward pass but for the first bucket it needs; off by default as in Megatron-LM.
+  bool overlap_param_gather = false;
+  // The optimizer step's time at the end of the step (memory-bound, docs/training.md); false
+  // leaves it out (the step of hand-derived tests, or to compare with tables that exclude it).
+  bool optimizer_step = true;
   std::vector<JitterSpec> jitter;
   double link_jitter = 0;  // relative std-dev of each link's latency, drawn per trial
   std::vector<FaultSpec> faults;

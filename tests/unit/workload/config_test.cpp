@@ -143,5 +143,20 @@ TEST(TrainConfig, TheDegreeProductIsCheckedAtDp) {
   EXPECT_EQ(without.world_field, "job");
   EXPECT_EQ(without.world_where.str(), "s.yaml:3:1");
 }
+
+TEST(TrainConfig, TpCommOverlapNeedsSequenceParallelism) {
+  // Megatron-LM refuses --tp-comm-overlap without --sequence-parallel (arguments.py).
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"tp", "2"},
+                          {"global_batch", "8"},
+                          {"sequence_parallel", "false"},
+                          {"tp_comm_overlap", "true"}})),
+            "s.yaml:8:3: job.tp_comm_overlap: needs sequence_parallel: true (Megatron-LM overlaps "
+            "the sequence-parallel all-gather and reduce-scatter only)");
+  const TrainConfig c = parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}}));
+  EXPECT_FALSE(c.tp_comm_overlap);
+  EXPECT_FALSE(c.overlap_param_gather);
+  EXPECT_TRUE(c.optimizer_step);
+}
 }  // namespace
 }  // namespace lockstep

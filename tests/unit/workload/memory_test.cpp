@@ -91,6 +91,21 @@ TEST(Memory, ActivationsPerLayerFollowKorthikantiTableTwo) {
   EXPECT_EQ(act(gpt3(8, true, Recompute::None)), act(gpt3(8, true, Recompute::Selective)));
 }
 
+TEST(Memory, Fp8KeepsTheLinearLayersInputsInOneByte) {
+  // The QKV, output-projection, FC1 (2 sbh each) and FC2 (8 sbh) inputs in FP8: 7 sbh less.
+  // TP + SP: 27 sbh / 8 = 84,934,656 B per layer; TP alone: sbh (8 + 19 / 8) = 10.375 sbh =
+  // 261,095,424 B; full recomputation keeps the layer's BF16 input as before.
+  const double sbh = 2048.0 * 12288;
+  const double logits = 51'463'168.0;
+  auto act = [](TrainConfig c) {
+    c.precision = Precision::Fp8;
+    return make_step_plan(c, 1e15).memory.activations.as_double();
+  };
+  EXPECT_NEAR(act(gpt3(8, true, Recompute::Selective)), 96 * 84'934'656.0 + logits, 2);
+  EXPECT_NEAR(act(gpt3(8, false, Recompute::Selective)), 96 * 261'095'424.0 + logits, 2);
+  EXPECT_NEAR(act(gpt3(8, true, Recompute::Full)), 96 * 2 * sbh / 8 + logits, 2);
+}
+
 TEST(Memory, SelectiveRecomputationRerunsTheAttentionCoreOnly) {
   // The attention core's forward: 4 s h FLOPs per token (QK^T and attention over V, 2 s h
   // each) = 4 x 2048 x 12288 = 100,663,296, x 2048 tokens over tp x peak x efficiency =

@@ -1,0 +1,109 @@
+// The step's overlaps and fixed costs, derived by hand on the contention-free reference engine
+// with test_cluster.hpp's two-layer model: Megatron-LM's --tp-comm-overlap, the optimizer step
+// at the end of the step and --overlap-param-gather.
+#include <gtest/gtest.h>
+
+#include "lockstep/workload/training.hpp"
+#include "test_cluster.hpp"
+
+namespace lockstep {
+namespace {
+
+using testing::reference_options;
+using testing::star_cluster;
+using testing::tiny_config;
+
+constexpr double kMs = 1e-3;
+
+// tp 2, one micro-batch, two layers: a TP rank's layer forward is 0.5 ms = 14 u (u = 1/28 ms).
+// FLOPs per token: QKV 2 x 3 Mi, output projection 2 x 1 Mi, core 4 Mi, FC1 and FC2 8 Mi each
+// (of 28 Mi): forward QKV 3u, core 2u, out 1u, FC1 4u, FC2 4u; backward twice each; the head
+// 14u forward, 28u backward. Each TP collective is a 2-rank ring step of half the 2 MiB
+// activation: 1 MiB at 14.680064 GB/s = 2u.
+constexpr double kU = kMs / 28;
+TrainConfig tp_config(bool overlap) {
+  TrainConfig c = tiny_config(2, 1, 1, 1);
+  c.tp_comm_overlap = overlap;
+  return c;
+}
+SimulateOptions tp_options() {
+  return reference_options(Time::zero(), Bandwidth::bytes_per_second(14'680'064'000));
+}
+
+TEST(TpCommOverlap, ExposedCollectivesSitOnTheChain) {
+  // Four collectives per layer pass, 8u each pass: forward 2 x (14 + 8) + 14, backward
+  // 28 + 2 x (28 + 8): 158u.
+  const TrainResult r = simulate_training(star_cluster(1, 2), tp_config(false), tp_options());
+  EXPECT_NEAR(r.iteration.seconds(), 158 * kU, 1e-9);
+  EXPECT_NEAR(r.breakdown.tp.seconds(), 32 * kU, 1e-9);
+}
+
+TEST(TpCommOverlap, EachCollectiveCostsWhatExceedsItsGemm) {
+  // Forward per layer: max(AG 2, QKV 3) + core 2 + max(RS 2, out 1) + max(2, FC1 4) +
+  // max(2, FC2 4) = 15u (1u exposed); backward: FC2 8, FC1 8, out max(2, 2), core 4, QKV 6 =
+  // 28u, nothing exposed. 2 x 15 + 14 + 28 + 2 x 28 = 128u; tp 2u, compute 126u.
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = tp_config(true);
+    c.expansion = e;
+    const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
+    EXPECT_NEAR(r.iteration.seconds(), 128 * kU, 1e-9) << r.expansion;
+    EXPECT_NEAR(r.breakdown.tp.seconds(), 2 * kU, 1e-9) << r.expansion;
+    EXPECT_NEAR(r.breakdown.compute.seconds(), 126 * kU, 1e-9) << r.expansion;
+  }
+}
+
+// dp 2, one micro-batch per replica, a bucket per layer (test_cluster.hpp: each 54,525,952 B,
+// ready at 7 and 9 ms), ZeRO-1: a 2-rank reduce-scatter or all-gather is one ring step of
+// 27,262,976 B, 1 ms at 27.262976 GB/s.
+SimulateOptions dp_options() {
+  return reference_options(Time::zero(), Bandwidth::bytes_per_second(27'262'976'000));
+}
+TrainConfig zero1_config(bool optimizer, bool overlap_gather) {
+  TrainConfig c = tiny_config(1, 1, 2, 2);
+  c.bucket = Bytes(1);
+  c.par.zero = ZeroStage::Optimizer;
+  c.optimizer_step = optimizer;
+  c.overlap_param_gather = overlap_gather;
+  return c;
+}
+
+// Per rank 2 x 12 Mi + 2 x 14 Mi = 54,525,952 parameters; ZeRO-1 over 2 ranks: a shard of
+// 27,262,976, x 38 B = 1,035,993,088 B at 0.9 x 3,350 GB/s (H100 HBM3, BabelStream's fraction).
+const double kStep = 1'035'993'088 / (0.9 * 3350e9);
+
+TEST(OptimizerStep, SitsBetweenTheReduceScatterAndTheParameterGather) {
+  // Reduce-scatters 7-8 and 9-10 ms, then the step, then both gathers: 12 ms + the step.
+  const TrainResult off =
+      simulate_training(star_cluster(1, 2), zero1_config(false, false), dp_options());
+  EXPECT_NEAR(off.iteration.seconds(), 12 * kMs, 1e-9);
+  const TrainResult on =
+      simulate_training(star_cluster(1, 2), zero1_config(true, false), dp_options());
+  EXPECT_NEAR(on.iteration.seconds(), 12 * kMs + kStep, 1e-9);
+  // Reduced expansion schedules the same end of the step after its run.
+  TrainConfig reduced = zero1_config(true, false);
+  reduced.expansion = Expansion::Reduced;
+  EXPECT_NEAR(simulate_training(star_cluster(1, 2), reduced, dp_options()).iteration.seconds(),
+              12 * kMs + kStep, 1e-9);
+}
+
+TEST(OptimizerStep, WithoutTheDistributedOptimizerUpdatesEveryParameter) {
+  // ZeRO-0, one replica: 9 ms of kernels, then 54,525,952 x 38 B at 3,015 GB/s.
+  TrainConfig c = tiny_config(1, 1, 1, 1);
+  c.optimizer_step = true;
+  const TrainResult r = simulate_training(star_cluster(1, 1), c, dp_options());
+  EXPECT_NEAR(r.iteration.seconds(), 9 * kMs + 2 * kStep, 1e-9);
+}
+
+TEST(OverlapParamGather, OnlyTheFirstLayersBucketStaysExposed) {
+  // The layer-1 bucket's gather hides behind the next forward pass; the layer-0 bucket's, which
+  // the next forward needs first, runs 10-11 ms after the step.
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = zero1_config(true, true);
+    c.expansion = e;
+    const TrainResult r = simulate_training(star_cluster(1, 2), c, dp_options());
+    EXPECT_NEAR(r.iteration.seconds(), 11 * kMs + kStep, 1e-9) << r.expansion;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
