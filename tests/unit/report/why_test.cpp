@@ -5,6 +5,11 @@
 
 #include <string>
 
+#include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
+#include "lockstep/workload/model.hpp"
+#include "lockstep/workload/noise.hpp"
+
 namespace lockstep::report {
 namespace {
 
@@ -103,6 +108,54 @@ TEST(Explain, TensorParallelAcrossNodes) {
   EXPECT_EQ(results.variants[0].why[1],
             "TP groups of 16 span nodes of 8 GPUs, so TP traffic crosses the scale-out fabric "
             "too.");
+}
+
+// The what-if cases on a real cluster: two HGX H100 nodes on NDR, Llama 3 8B cut to 2 layers,
+// TP 8 inside each node and DP 2 across the fabric. By construction: rank 0 1.5x slower
+// stretches its replica's compute by half, and the other replica waits for its gradients, so
+// the step grows by half the compute (within 5%: the gradient all-reduce's overlap with the
+// backward pass changes); a 2x faster fabric can save at most the exposed DP and PP
+// communication; the baseline is the noise-free step on the analytical engine.
+TEST(Sensitivity, MeasuredOnARealCluster) {
+  PresetRequest request;
+  request.fabric = "ib-ndr";
+  request.nodes = 2;
+  const Topology topo = *build_topology(rail_optimized_args(resolve_preset(request))).graph;
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.model.layers = 2;
+  c.par.tp = 8;
+  c.par.dp = 2;
+  c.global_batch = 4;
+  c.micro_batch = 1;
+  c.seq = 2048;
+  c.engine = "analytical";
+  c.trials = 4;
+  c.jitter = {parse_jitter("lognormal:0.05", "jitter")};
+  Variant v;
+  run_sensitivity(topo, c, {}, v);
+  TrainConfig quiet = c;
+  quiet.jitter.clear();
+  quiet.trials = 1;
+  const TrainResult base = simulate_training(topo, quiet);
+  ASSERT_TRUE(v.sensitivity_baseline_us.has_value());
+  EXPECT_DOUBLE_EQ(*v.sensitivity_baseline_us, base.iteration.microseconds());
+  ASSERT_EQ(v.sensitivity.size(), 3u);
+  const double t = base.iteration.microseconds();
+  const double network = base.breakdown.dp.microseconds() + base.breakdown.pp.microseconds();
+  ASSERT_TRUE(v.sensitivity[0].iteration_time_us.has_value());
+  EXPECT_LE(*v.sensitivity[0].iteration_time_us, t);
+  EXPECT_GE(*v.sensitivity[0].iteration_time_us, t - network - 1e-6);
+  ASSERT_TRUE(v.sensitivity[1].iteration_time_us.has_value());
+  const double compute = base.breakdown.compute.microseconds();
+  EXPECT_NEAR(*v.sensitivity[1].iteration_time_us - t, 0.5 * compute, 0.05 * compute);
+  bool spine = false;
+  for (const Device& d : topo.devices())
+    spine = spine || (d.kind == DeviceKind::Switch && d.tier == 1);
+  EXPECT_EQ(v.sensitivity[2].iteration_time_us.has_value(), spine) << v.sensitivity[2].note;
+  if (!spine) {
+    EXPECT_EQ(v.sensitivity[2].note, "the fabric has no spine tier");
+  }
 }
 
 }  // namespace
