@@ -236,34 +236,27 @@
       values.push({ variant: v.name, category: l.category, item: l.item, cost_usd: l.cost_usd, count: l.count })));
     const container = document.getElementById("bom-chart");
     if (!values.length) return empty(container, "The topology reported no bill of materials.");
-    chart(container, {
-      data: { values },
+    // Cost by category per variant: the whole cluster, then the network only (without the GPUs,
+    // whose cost hides the differences between fabrics).
+    const costChart = (host, rows, title) => chart(host, {
+      data: { values: rows },
       width: 520, height: { step: 34 },
       mark: { type: "bar", tooltip: true },
       encoding: {
         y: { field: "variant", type: "nominal", title: null, sort: null },
-        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title: "cost (USD)", axis: { format: "$.3~s" } },
+        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title, axis: { format: "$.3~s" } },
         color: { field: "category", type: "nominal", title: "category" },
         order: { field: "category" },
       },
     });
+    costChart(container, values, "cost (USD)");
     const network = values.filter((x) => x.category !== "gpu");
     document.getElementById("bom-network").textContent = "Network (everything but the GPUs): " +
       variants.map((v) => `${v.name} ${fmtUsd(networkCost(v.inventory))} of ${fmtUsd(v.inventory.cost_usd)}, ` +
         `${fmtUsd(networkCost(v.inventory) / Math.max(1, v.inventory.gpus))} per GPU`).join("; ") + ".";
     const netContainer = document.getElementById("bom-network-chart");
     if (!network.length) empty(netContainer, "No network items in the bill of materials.");
-    else chart(netContainer, {
-      data: { values: network },
-      width: 520, height: { step: 34 },
-      mark: { type: "bar", tooltip: true },
-      encoding: {
-        y: { field: "variant", type: "nominal", title: null, sort: null },
-        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title: "network cost (USD)", axis: { format: "$.3~s" } },
-        color: { field: "category", type: "nominal", title: "category" },
-        order: { field: "category" },
-      },
-    });
+    else costChart(netContainer, network, "network cost (USD)");
     const tables = document.getElementById("bom-tables");
     variants.forEach((v, i) => {
       const d = el("details", i === 0 ? { open: "" } : {});
