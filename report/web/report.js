@@ -26,11 +26,53 @@
     if (Math.abs(x) >= 1e3) return "$" + fmtNumber(x / 1e3, 1) + "k";
     return "$" + fmtNumber(x, 2);
   }
+  // Three significant digits in the unit that keeps the number short: 21.4 s, 87.9 ms, 12.5 µs.
   function fmtTime(us) {
     if (us === null || us === undefined) return "–";
-    if (us >= 1e6) return fmtNumber(us / 1e6, 3) + " s";
-    if (us >= 1e3) return fmtNumber(us / 1e3, 2) + " ms";
-    return fmtNumber(us, 2) + " µs";
+    const three = (x) => fmtNumber(x, x >= 100 ? 0 : x >= 10 ? 1 : 2);
+    if (Math.abs(us) >= 1e6) return three(us / 1e6) + " s";
+    if (Math.abs(us) >= 1e3) return three(us / 1e3) + " ms";
+    return three(us) + " µs";
+  }
+  // The tail of the trials: the p99 from 100 trials on; below that the nearest-rank p99 is the
+  // maximum (ceil(0.99 n) = n for n < 100), so the maximum is shown and named as such.
+  const kTrialsForP99 = 100;
+  function tail(jitter) {
+    if (!jitter) return null;
+    return jitter.trials >= kTrialsForP99
+      ? { label: "p99", us: jitter.p99_us, words: "p99" }
+      : { label: "max", us: jitter.max_us, words: `max of ${jitter.trials} trials` };
+  }
+  function networkCost(inv) {
+    return inv.lines.filter((l) => l.category !== "gpu").reduce((a, l) => a + (l.cost_usd || 0), 0);
+  }
+  // Series of a chart that coincide: for each series after the first of a group with the same
+  // points (within 0.05%), the earlier one it repeats. A note says so under the chart, and the
+  // series are drawn with distinct dashes and markers so that both stay visible.
+  function identicalSeries(values, seriesField, keyField, valueField) {
+    const bySeries = new Map();
+    values.forEach((v) => {
+      if (!bySeries.has(v[seriesField])) bySeries.set(v[seriesField], new Map());
+      bySeries.get(v[seriesField]).set(v[keyField], v[valueField]);
+    });
+    const names = [...bySeries.keys()];
+    const notes = [];
+    names.forEach((b, j) => {
+      const pb = bySeries.get(b);
+      for (let i = 0; i < j; i++) {
+        const pa = bySeries.get(names[i]);
+        if (pa.size !== pb.size || pa.size === 0) continue;
+        const same = [...pa].every(([k, x]) => pb.has(k) &&
+          Math.abs(pb.get(k) - x) <= 5e-4 * Math.max(Math.abs(x), Math.abs(pb.get(k)), 1e-12));
+        if (same) { notes.push({ series: b, of: names[i] }); break; }
+      }
+    });
+    return notes;
+  }
+  function showIdentical(listId, notes, what) {
+    const ul = document.getElementById(listId);
+    notes.forEach((n) => ul.appendChild(el("li", { "data-identical": n.series },
+      `${n.series} is identical to ${n.of} (every ${what} within 0.05%): drawn dashed over it.`)));
   }
   function fmtBytes(b) {
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -66,6 +108,11 @@
     return p;
   }
 
+  function jitterOf(name) {
+    const v = variants.find((x) => x.name === name);
+    return v && v.training ? v.training.jitter : null;
+  }
+
   // ---- summary ----------------------------------------------------------------------------
   function summary() {
     const rows = data.summary || [];
@@ -79,10 +126,10 @@
         `${r.variant} +${fmtNumber((r.iteration_time_us / best.iteration_time_us - 1) * 100, 1)}%`);
       if (others.length) line += " Slower: " + others.join(", ") + ".";
       list.appendChild(el("li", {}, line));
-      const tails = trained.filter((r) => r.p99_iteration_time_us !== null);
+      const tails = trained.map((r) => ({ r, t: tail(jitterOf(r.variant)) })).filter((x) => x.t);
       if (tails.length) {
-        list.appendChild(el("li", {}, "Tail under jitter (p99 step): " + tails.map((r) =>
-          `${r.variant} ${fmtTime(r.p99_iteration_time_us)}` +
+        list.appendChild(el("li", {}, "Tail under jitter: " + tails.map(({ r, t }) =>
+          `${r.variant} ${fmtTime(t.us)} (${t.words})` +
           (r.lockstep_waste_usd !== null ? `, lockstep waste ${fmtUsd(r.lockstep_waste_usd)}/step` : "")).join("; ") + "."));
       }
     }
@@ -92,20 +139,40 @@
         bw.map((r) => `${r.variant} ${fmtNumber(r.peak_busbw_GBps, 1)} GB/s`).join(", ") + "."));
     }
     if (rows.length) {
-      list.appendChild(el("li", {}, "Fabric cost and power: " + rows.map((r) =>
-        `${r.variant} ${fmtUsd(r.cost_usd)}, ${fmtNumber(r.power_w / 1e3, 1)} kW` +
-        (r.feasible ? "" : " (INFEASIBLE)")).join("; ") + "."));
+      list.appendChild(el("li", {}, "Cluster cost and power: " + rows.map((r) => {
+        const v = variants.find((x) => x.name === r.variant);
+        const net = v ? networkCost(v.inventory) : null;
+        return `${r.variant} ${fmtUsd(r.cost_usd)}` +
+          (net !== null ? ` (network ${fmtUsd(net)}, ${fmtUsd(net / Math.max(1, r.gpus))} per GPU)` : "") +
+          `, ${fmtNumber(r.power_w / 1e3, 1)} kW` + (r.feasible ? "" : " (INFEASIBLE)");
+      }).join("; ") + "."));
     }
-    const header = ["variant", "GPUs", "cost", "power", "busbw (GB/s)", "step time", "p99 step", "MFU",
-      "tokens/s", "cost/step", "lockstep waste/step"];
-    document.getElementById("summary-table").appendChild(table(header, rows.map((r) => [
-      r.variant, fmtNumber(r.gpus, 0), fmtUsd(r.cost_usd), fmtNumber(r.power_w / 1e3, 1) + " kW",
-      fmtNumber(r.peak_busbw_GBps, 1), fmtTime(r.iteration_time_us), fmtTime(r.p99_iteration_time_us),
-      pct(r.mfu), fmtNumber(r.tokens_per_s, 0), fmtUsd(r.cost_per_step_usd), fmtUsd(r.lockstep_waste_usd)])));
+    const header = ["variant", "GPUs", "cost", "network cost", "network/GPU", "power", "busbw (GB/s)",
+      "step time", "tail step", "MFU", "tokens/s", "cost/step", "lockstep waste/step"];
+    document.getElementById("summary-table").appendChild(table(header, rows.map((r) => {
+      const v = variants.find((x) => x.name === r.variant);
+      const net = v ? networkCost(v.inventory) : null;
+      const t = tail(jitterOf(r.variant));
+      return [r.variant, fmtNumber(r.gpus, 0), fmtUsd(r.cost_usd), fmtUsd(net),
+        net === null ? "–" : fmtUsd(net / Math.max(1, r.gpus)), fmtNumber(r.power_w / 1e3, 1) + " kW",
+        fmtNumber(r.peak_busbw_GBps, 1), fmtTime(r.iteration_time_us), t ? `${fmtTime(t.us)} (${t.words})` : "–",
+        pct(r.mfu), fmtNumber(r.tokens_per_s, 0), fmtUsd(r.cost_per_step_usd), fmtUsd(r.lockstep_waste_usd)];
+    })));
     document.getElementById("subtitle").textContent =
       `${variants.length} variant${variants.length === 1 ? "" : "s"}` +
       (data.variant_keys.length ? ` of ${data.variant_keys.join(", ")}` : "") + ` · seed ${data.seed}`;
     document.getElementById("version").textContent = data.lockstep_version;
+  }
+
+  // ---- why: the sentences lockstep generated from the numbers (report/why.cpp) ------------
+  function why() {
+    const host = document.getElementById("why-text");
+    const explained = variants.filter((v) => v.why && v.why.length);
+    if (!explained.length) return empty(host, "No training step in this scenario: nothing to explain.");
+    explained.forEach((v) => {
+      host.appendChild(el("h3", {}, v.name));
+      v.why.forEach((line) => host.appendChild(el("p", { class: "why" }, line)));
+    });
   }
 
   // ---- topology by tiers (an SVG diagram: boxes per tier, widest at the bottom) -----------
@@ -169,17 +236,27 @@
       values.push({ variant: v.name, category: l.category, item: l.item, cost_usd: l.cost_usd, count: l.count })));
     const container = document.getElementById("bom-chart");
     if (!values.length) return empty(container, "The topology reported no bill of materials.");
-    chart(container, {
-      data: { values },
+    // Cost by category per variant: the whole cluster, then the network only (without the GPUs,
+    // whose cost hides the differences between fabrics).
+    const costChart = (host, rows, title) => chart(host, {
+      data: { values: rows },
       width: 520, height: { step: 34 },
       mark: { type: "bar", tooltip: true },
       encoding: {
         y: { field: "variant", type: "nominal", title: null, sort: null },
-        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title: "cost (USD)", axis: { format: "$.3~s" } },
+        x: { aggregate: "sum", field: "cost_usd", type: "quantitative", title, axis: { format: "$.3~s" } },
         color: { field: "category", type: "nominal", title: "category" },
         order: { field: "category" },
       },
     });
+    costChart(container, values, "cost (USD)");
+    const network = values.filter((x) => x.category !== "gpu");
+    document.getElementById("bom-network").textContent = "Network (everything but the GPUs): " +
+      variants.map((v) => `${v.name} ${fmtUsd(networkCost(v.inventory))} of ${fmtUsd(v.inventory.cost_usd)}, ` +
+        `${fmtUsd(networkCost(v.inventory) / Math.max(1, v.inventory.gpus))} per GPU`).join("; ") + ".";
+    const netContainer = document.getElementById("bom-network-chart");
+    if (!network.length) empty(netContainer, "No network items in the bill of materials.");
+    else costChart(netContainer, network, "network cost (USD)");
     const tables = document.getElementById("bom-tables");
     variants.forEach((v, i) => {
       const d = el("details", i === 0 ? { open: "" } : {});
@@ -200,13 +277,20 @@
     const container = document.getElementById("busbw-chart");
     if (!values.length) return empty(container, "No collective sweep in this scenario.");
     const ops = [...new Set(values.map((x) => x.op))];
+    const notes = [];
+    ops.forEach((op) => identicalSeries(values.filter((x) => x.op === op), "series", "bytes", "busbw_GBps")
+      .forEach((n) => notes.push({ series: `${n.series} (${op})`, of: n.of })));
+    showIdentical("busbw-notes", notes, "message size's busbw");
     const layer = {
-      mark: { type: "line", point: true, tooltip: true },
+      mark: { type: "line", point: { filled: false, size: 45 }, tooltip: true, strokeWidth: 2 },
       encoding: {
-        x: { field: "bytes", type: "quantitative", title: "message size (bytes)", scale: { type: "log", base: 2 },
+        x: { field: "bytes", type: "quantitative", title: "message size", scale: { type: "log", base: 2 },
           axis: { labelExpr: "datum.value >= 1073741824 ? datum.value / 1073741824 + ' GiB' : datum.value >= 1048576 ? datum.value / 1048576 + ' MiB' : datum.value >= 1024 ? datum.value / 1024 + ' KiB' : datum.value + ' B'" } },
         y: { field: "busbw_GBps", type: "quantitative", title: "busbw (GB/s)" },
         color: { field: "series", type: "nominal", title: "variant · algorithm" },
+        // Variants that coincide stay visible: each variant has its own dash and marker.
+        strokeDash: { field: "series", type: "nominal", title: "variant · algorithm", scale: { range: dashes } },
+        shape: { field: "series", type: "nominal", title: "variant · algorithm" },
         tooltip: [{ field: "series" }, { field: "size" }, { field: "busbw_GBps", format: ".1f" },
           { field: "time_us", format: ".1f" }, { field: "algorithm" }, { field: "protocol" }],
       },
@@ -218,6 +302,9 @@
         spec: Object.assign({ width: 440, height: 260 }, layer), resolve: { scale: { y: "independent" } } });
     }
   }
+
+  // Dash patterns in legend order: solid, dashed, dotted, dash-dot, ... (one per series).
+  const dashes = [[1, 0], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [12, 6], [1, 5], [6, 2, 1, 2]];
 
   // ---- iteration time breakdown -----------------------------------------------------------
   function breakdown() {
@@ -254,17 +341,20 @@
       const n = j.iteration_time_us.length;
       j.iteration_time_us.forEach((t, i) => points.push({ variant: v.name, time: t / scale, cdf: (i + 1) / n }));
       marks.push({ variant: v.name, time: j.p50_us / scale, label: "p50", y: 0.5 });
-      marks.push({ variant: v.name, time: j.p99_us / scale, label: "p99", y: 0.99 });
+      const t = tail(j);
+      marks.push({ variant: v.name, time: t.us / scale, label: t.label, y: t.label === "p99" ? 0.99 : 1 });
     });
     const container = document.getElementById("jitter-chart");
     if (!points.length) return empty(container, "No jitter trials in this scenario.");
     const x = { field: "time", type: "quantitative", title: `iteration time (${unit})`, scale: { zero: false } };
     const color = { field: "variant", type: "nominal", title: "variant", sort: null };
+    const strokeDash = { field: "variant", type: "nominal", title: "variant", sort: null, scale: { range: dashes } };
+    showIdentical("jitter-notes", identicalSeries(points, "variant", "cdf", "time"), "trial's time");
     chart(container, {
       width: 640, height: 320,
       layer: [
-        { data: { values: points }, mark: { type: "line", interpolate: "step-after", tooltip: true },
-          encoding: { x, y: { field: "cdf", type: "quantitative", title: "fraction of iterations ≤ t" }, color } },
+        { data: { values: points }, mark: { type: "line", interpolate: "step-after", tooltip: true, strokeWidth: 2 },
+          encoding: { x, y: { field: "cdf", type: "quantitative", title: "fraction of iterations ≤ t" }, color, strokeDash } },
         { data: { values: marks }, mark: { type: "rule", strokeDash: [4, 3] }, encoding: { x, color } },
         { data: { values: marks }, mark: { type: "text", align: "left", dx: 3, dy: -4, fontSize: 11 },
           encoding: { x, y: { field: "y", type: "quantitative" }, text: { field: "label" }, color } },
@@ -281,7 +371,8 @@
     if (!maps.length) return empty(host, "No link utilisation was recorded in this run.");
     maps.forEach((v) => {
       const h = v.link_heatmap;
-      const span = h.bucket_us * Math.max(...h.links.map((l) => l.utilisation.length));
+      const buckets = Math.max(...h.links.map((l) => l.utilisation.length));
+      const span = Math.max(h.step_us || 0, h.bucket_us * buckets);
       const [scale, unit] = span >= 2e6 ? [1e6, "s"] : span >= 2e3 ? [1e3, "ms"] : [1, "µs"];
       const values = [];
       let peak = 0;
@@ -291,19 +382,25 @@
           utilisation: u });
       }));
       const div = el("div", { class: "chart" });
+      // Legend ticks with enough digits to tell 0.1% from 0.4% (not every tick "0%").
+      const digits = peak > 0 ? Math.max(0, Math.min(4, Math.ceil(-Math.log10(peak * 100)) + 1)) : 0;
       host.appendChild(el("h3", {}, `${v.name}` + (h.source ? ` — ${h.source}` : "") +
-        ` (peak ${fmtNumber(peak * 100, 1)}% of line rate)`));
+        ` (peak ${fmtNumber(peak * 100, digits + 1)}% of line rate, ${fmtTime(h.bucket_us)} per column, ` +
+        `${fmtTime(span)} in all)`));
+      div.setAttribute("data-span-us", String(span));
       host.appendChild(div);
       // The colour scale spans 0..peak so that a lightly loaded fabric still shows its pattern.
       chart(div, {
         data: { values }, width: 760, height: { step: 16 },
         mark: { type: "rect", tooltip: true },
         encoding: {
-          x: { field: "start", type: "quantitative", title: `time (${unit})` },
+          x: { field: "start", type: "quantitative", title: `time into the step (${unit})`,
+            scale: { domain: [0, span / scale], nice: false } },
           x2: { field: "end" },
           y: { field: "link", type: "nominal", title: null, sort: { field: "rank" } },
           color: { field: "utilisation", type: "quantitative", title: "utilisation",
-            scale: { domainMin: 0, scheme: "inferno", reverse: true }, legend: { format: ".0%" } },
+            scale: { domain: [0, peak > 0 ? peak : 1], scheme: "inferno", reverse: true },
+            legend: { format: `.${digits}%` } },
           tooltip: [{ field: "link" }, { field: "start", format: ".3f", title: `start (${unit})` },
             { field: "utilisation", format: ".1%" }],
         },
@@ -327,6 +424,7 @@
   }
 
   summary();
+  why();
   topology();
   bom();
   busbw();

@@ -54,7 +54,26 @@ Json heatmap_to_json(const LinkHeatmap& h) {
     }
     links.push_back({{"link", h.links[i]}, {"utilisation", std::move(series)}});
   }
-  return {{"bucket_us", number(h.bucket_us)}, {"source", h.source}, {"links", std::move(links)}};
+  return {{"bucket_us", number(h.bucket_us)},
+          {"step_us", number(h.step_us)},
+          {"source", h.source},
+          {"links", std::move(links)}};
+}
+
+// null when no training step ran; else the analytical baseline and one record per case.
+Json sensitivity_to_json(const Variant& v) {
+  if (!v.sensitivity_baseline_us) return nullptr;
+  Json cases = Json::array();
+  for (const SensitivityCase& c : v.sensitivity) {
+    cases.push_back(
+        {{"case", c.name},
+         {"description", c.description},
+         {"iteration_time_us", c.iteration_time_us ? number(*c.iteration_time_us) : Json(nullptr)},
+         {"note", c.note}});
+  }
+  return {{"engine", "analytical"},
+          {"baseline_iteration_time_us", number(*v.sensitivity_baseline_us)},
+          {"cases", std::move(cases)}};
 }
 
 Json summary_to_json(const SummaryRow& s) {
@@ -204,6 +223,8 @@ Json results_to_json(const RunResults& results) {
                         {"collectives", std::move(sweeps)},
                         {"training", v.training ? training_to_json(*v.training) : Json(nullptr)},
                         {"link_heatmap", v.heatmap ? heatmap_to_json(*v.heatmap) : Json(nullptr)},
+                        {"sensitivity", sensitivity_to_json(v)},
+                        {"why", strings(v.why)},
                         {"notes", strings(v.notes)}});
   }
   return {{"schema_version", kResultsSchemaVersion},

@@ -8,6 +8,7 @@
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/variants.hpp"
+#include "lockstep/report/why.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/engines.hpp"
@@ -160,6 +161,7 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
     }
     results.variants.push_back(std::move(variant));
   }
+  explain(results);
   return artifacts;
 }
 

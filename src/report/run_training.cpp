@@ -6,6 +6,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/report/training.hpp"
+#include "lockstep/report/why.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
@@ -14,10 +15,12 @@
 namespace lockstep::report {
 namespace {
 
-std::optional<LinkHeatmap> to_heatmap(const TrainResult& r, const ReportOptions& options) {
+std::optional<LinkHeatmap> to_heatmap(const TrainResult& r, const TrainConfig& config,
+                                      const ReportOptions& options) {
   if (r.links.empty()) return std::nullopt;
   LinkHeatmap h;
-  h.source = "noise-free training step";
+  // The links are recorded from the traced run: the first noisy trial when there is noise.
+  h.source = config.noisy() ? "first trial of the training step" : "noise-free training step";
   std::size_t longest = 0;
   for (const auto& track : r.links) longest = std::max(longest, track.utilisation.size());
   if (longest == 0) return std::nullopt;
@@ -25,6 +28,7 @@ std::optional<LinkHeatmap> to_heatmap(const TrainResult& r, const ReportOptions&
   const std::size_t buckets = std::min<std::size_t>(longest, options.heatmap_buckets);
   const double period_us = r.links.front().period.microseconds();
   h.bucket_us = period_us * static_cast<double>(longest) / static_cast<double>(buckets);
+  h.step_us = period_us * static_cast<double>(longest);  // the engine samples the whole run
   for (const auto& track : r.links) {
     if (h.links.size() >= options.busiest_links) break;
     std::vector<double> series(track.utilisation.begin(), track.utilisation.end());
@@ -73,7 +77,8 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   simulate.engines = scenario_engines(input.packet);
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
   variant.training = training_record(result, config);
-  variant.heatmap = to_heatmap(result, options);
+  variant.heatmap = to_heatmap(result, config, options);
+  run_sensitivity(*cluster.graph, config, simulate.engines, variant);
   for (const auto& warning : result.warnings) variant.notes.push_back("job: " + warning);
   if (trace_json != nullptr) {
     coarsen_link_tracks(result.links);

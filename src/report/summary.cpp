@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "lockstep/report/training.hpp"
+
 namespace lockstep::report {
 
 std::vector<SummaryRow> summarize(const RunResults& results) {
@@ -41,7 +43,10 @@ std::vector<SummaryRow> summarize(const RunResults& results) {
 
 std::string summary_text(const RunResults& results) {
   std::string out;
-  for (const auto& s : summarize(results)) {
+  const std::vector<SummaryRow> rows = summarize(results);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SummaryRow& s = rows[i];
+    const std::optional<Training>& training = results.variants[i].training;
     out += fmt::format("  {:<22} {:>7} GPUs  ${:.2f}M  {:.0f} kW", s.variant, s.gpus,
                        s.cost_usd / 1e6, s.power_w / 1e3);
     if (!s.feasible) out += "  (infeasible)";
@@ -50,8 +55,13 @@ std::string summary_text(const RunResults& results) {
     }
     if (s.iteration_time_us) {
       out += fmt::format("  step {:.3f} s", *s.iteration_time_us / 1e6);
-      if (s.p99_iteration_time_us)
+      // Below kTrialsForP99 trials the p99 is the maximum: say so (training.hpp).
+      if (training && training->jitter && training->jitter->trials < kTrialsForP99) {
+        out += fmt::format(" (max of {} trials {:.3f} s)", training->jitter->trials,
+                           training->jitter->max_us / 1e6);
+      } else if (s.p99_iteration_time_us) {
         out += fmt::format(" (p99 {:.3f} s)", *s.p99_iteration_time_us / 1e6);
+      }
       if (s.mfu) out += fmt::format("  MFU {:.1f}%", *s.mfu * 100);
     }
     out += "\n";

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace lockstep::report {
@@ -41,8 +42,12 @@ JitterStats jitter_record(const TrainResult& r, const TrainConfig& config) {
 
 // --- text -------------------------------------------------------------------------------------
 
+// A duration in the unit that keeps it readable (21.367 s, not 21366.654 ms), three decimals.
 std::string ms(Time t) {
-  return fmt::format("{:.3f} ms", t.milliseconds());
+  const double us = t.microseconds();
+  if (std::abs(us) >= 1e6) return fmt::format("{:.3f} s", us / 1e6);
+  if (std::abs(us) >= 1e3 || us == 0) return fmt::format("{:.3f} ms", us / 1e3);
+  return fmt::format("{:.3f} us", us);
 }
 
 std::string pct(Time part, Time whole) {
@@ -50,8 +55,10 @@ std::string pct(Time part, Time whole) {
                               : std::string("    -");
 }
 
+// Memory in GiB: HBM comes in binary sizes (an "80 GB" H100 holds 80 GiB = 85.9e9 bytes), so
+// GiB shows the capacity as the datasheet names it.
 std::string gb(Bytes b) {
-  return fmt::format("{:.1f} GB", b.as_double() / 1e9);
+  return fmt::format("{:.1f} GiB", b.as_double() / (1024.0 * 1024.0 * 1024.0));
 }
 
 std::string parallel_text(const ParallelConfig& p) {
@@ -157,8 +164,17 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   line(fmt::format("trials             {} (seed {}){}", r.trials, c.seed,
                    c.noisy() ? "" : ", no noise configured: every trial is the baseline"));
   line(fmt::format("iteration p50      {}", ms(r.p50)));
-  line(fmt::format("iteration p99      {}", ms(r.p99)));
-  line(fmt::format("iteration max      {}", ms(r.max)));
+  // The nearest-rank p99 of n trials is the ceil(0.99 n)-th smallest: the maximum itself below
+  // 100 trials, so it is printed only from there on.
+  if (r.trials >= kTrialsForP99) {
+    line(fmt::format("iteration p99      {}", ms(r.p99)));
+  } else {
+    line(
+        fmt::format("iteration p99      - ({} trials: a p99 needs at least {}; the max is the "
+                    "tail)",
+                    r.trials, kTrialsForP99));
+  }
+  line(fmt::format("iteration max      {} (the slowest of {} trials)", ms(r.max), r.trials));
   line(
       fmt::format("lockstep waste     {:.3f} GPU-seconds per step ({:.2f}% of GPU time), "
                   "${:.4f} per step, ${:.0f} per 1T tokens",

@@ -578,8 +578,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
         r.links =
-            train_detail::busiest_links(trial_topo, trial.traced.at(0).run, options.busiest_links,
-                                        EngineOptions{}.link_sample_period);
+            train_detail::busiest_links(trial_topo, trial.traced.at(0).run, options.busiest_links);
         first_noisy = std::move(trial);
         traced = &first_noisy;
       }
@@ -635,8 +634,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       r.timeline_drawn_as.push_back(drawn);
     }
     if (traced == &base) {
-      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links,
-                                            EngineOptions{}.link_sample_period);
+      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links);
     }
   }
   return r;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "lockstep/core/rng.hpp"
+#include "lockstep/topology/device_names.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep::train_detail {
@@ -257,8 +258,27 @@ void append_end_waits(std::vector<TimelineSlice>& out, std::size_t begin, std::u
   if (iteration > last) out.push_back({global, 0, "wait: slowest rank", "wait", last, iteration});
 }
 
-std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count,
-                                     Time period) {
+namespace {
+
+// A directed link named by its ends as a user names devices (`leaf1`, the names a fault's
+// link= takes), with the node and the index in the node of a GPU or NIC (a NIC's index is its
+// rail on a rail-optimised fabric): "nic145 (node 18, #1) -> leaf1". One function, so that a
+// topology-wide link naming can replace it.
+std::string link_label(const Topology& topo, const DeviceNames& names, DirLinkId d) {
+  auto end = [&](DeviceId id) {
+    const Device& dev = topo.device(id);
+    std::string s = names.name(id);
+    if (dev.node != kNone && dev.kind != DeviceKind::Switch)
+      s += fmt::format(" (node {}, #{})", dev.node, dev.local_index);
+    return s;
+  };
+  return fmt::format("{} -> {}", end(topo.source(d)), end(topo.target(d)));
+}
+
+}  // namespace
+
+std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
+                                     std::size_t count) {
   std::vector<const LinkSeries*> series;
   for (const auto& s : run.link_series) series.push_back(&s);
   auto total = [](const LinkSeries* s) {
@@ -266,14 +286,13 @@ std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
   };
   std::stable_sort(series.begin(), series.end(),
                    [&](const LinkSeries* a, const LinkSeries* b) { return total(a) > total(b); });
+  const Time period = run.link_sample_period > Time::zero() ? run.link_sample_period
+                                                            : EngineOptions{}.link_sample_period;
+  const DeviceNames names(topo);
   std::vector<LinkTrack> out;
   for (std::size_t i = 0; i < std::min(count, series.size()); ++i) {
-    const DirLinkId d = series[i]->link;
-    const Device& from = topo.device(topo.source(d));
-    const Device& to = topo.device(topo.target(d));
     LinkTrack t;
-    t.name = fmt::format("link {} {}{} -> {}{}", d, to_string(from.kind), topo.source(d),
-                         to_string(to.kind), topo.target(d));
+    t.name = link_label(topo, names, series[i]->link);
     t.period = period;
     t.utilisation = series[i]->utilisation;
     out.push_back(std::move(t));

@@ -110,8 +110,8 @@ EngineFactory default_engines();
 /// a warning when TP groups span servers.
 void check_topology(const Topology& topo, const TrainConfig& c, std::vector<std::string>& warnings);
 
-/// The busiest directed links' utilisation series, named by their endpoints.
-std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count,
-                                     Time period);
+/// The busiest directed links' utilisation series, named by their endpoints, at the run's
+/// sample period.
+std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count);
 
 }  // namespace lockstep::train_detail

@@ -112,6 +112,52 @@ try {
     if (seen.injected !== undefined) fail(`a script from the scenario ran: ${seen.injected}`);
     if (seen.elements) fail(`${seen.elements} elements from the scenario's text were created`);
   }
+  // Issue 23: charts that cannot hide a line, a heat map over the whole step, a why-section.
+  const seen = await page.evaluate(() => {
+    const out = { lines: [], heatmaps: [], why: document.getElementById("why-text")?.innerText || "" };
+    document.querySelectorAll("[data-chart]").forEach((el) => {
+      const paths = [...el.querySelectorAll(".mark-line path")].map((p) => ({
+        d: p.getAttribute("d"), stroke: p.getAttribute("stroke"),
+        dash: p.getAttribute("stroke-dasharray") || "" }));
+      if (!paths.length) return;
+      const labels = new Set([...el.querySelectorAll(".role-legend-label text")].map((t) => t.textContent));
+      out.lines.push({ id: el.id, paths, labels: [...labels] });
+    });
+    document.querySelectorAll("#heatmap-charts [data-chart]").forEach((el, i) => out.heatmaps.push({ i,
+      span: Number(el.getAttribute("data-span-us")),
+      ticks: [...el.querySelectorAll(".role-legend-label text")].map((t) => t.textContent) }));
+    return out;
+  });
+  const data = JSON.parse(await page.evaluate(() => document.getElementById("lockstep-data").textContent));
+  for (const c of seen.lines) {
+    // Every legend entry has a style of its own, and lines drawn over one another differ in
+    // their dashes (so the one below shows through the gaps of the one above).
+    const styles = new Set(c.paths.map((p) => `${p.stroke}|${p.dash}`));
+    if (styles.size < c.labels.length) fail(`chart ${c.id}: ${c.labels.length} legend entries but ${styles.size} distinct line styles`);
+    const byPath = new Map();
+    c.paths.forEach((p) => byPath.set(p.d, [...(byPath.get(p.d) || []), p.dash]));
+    for (const dashes of byPath.values()) {
+      if (new Set(dashes).size < dashes.length) fail(`chart ${c.id}: ${dashes.length} coincident lines drawn with the same dash: one hides the other`);
+    }
+  }
+  const mapped = data.variants.filter((v) => v.link_heatmap && v.link_heatmap.links.length);
+  mapped.forEach((v, i) => {
+    const h = v.link_heatmap, m = seen.heatmaps[i];
+    const trials = v.training && v.training.jitter ? v.training.jitter.iteration_time_us : [];
+    const shortest = Math.min(v.training.iteration_time_us, ...trials);
+    const covered = h.bucket_us * Math.max(...h.links.map((l) => l.utilisation.length));
+    if (covered < 0.99 * shortest) fail(`heat map of ${v.name} covers ${covered} us of a step of at least ${shortest} us`);
+    if (!m || !(m.span >= covered * 0.999)) fail(`heat map of ${v.name}: its time axis spans ${m && m.span} us, not the ${covered} us recorded`);
+    if (m && m.ticks.length > 1 && new Set(m.ticks).size === 1) fail(`heat map of ${v.name}: every colour-legend tick reads ${m.ticks[0]}`);
+  });
+  // The why-section names each trained variant's largest part of the step.
+  const words = { compute: "Compute", exposed_tp: "Exposed TP communication", exposed_ep: "Exposed EP communication",
+    exposed_cp: "Exposed CP communication", exposed_pp: "Exposed PP communication", exposed_dp: "Exposed DP communication",
+    pipeline_bubble: "Pipeline bubble", imbalance: "Waiting on other ranks" };
+  for (const v of data.variants.filter((x) => x.training)) {
+    const top = v.training.breakdown.reduce((a, b) => (b.time_us > a.time_us ? b : a));
+    if (!seen.why.includes(`${words[top.name]} dominates`)) fail(`why-section does not name ${v.name}'s dominant part (${top.name})`);
+  }
   await page.screenshot({ path: screenshotPath, fullPage: true });
   console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
 } catch (err) {

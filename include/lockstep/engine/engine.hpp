@@ -74,7 +74,10 @@ struct RunResult {
   std::vector<std::vector<OpTiming>> ops;  // per rank, per op (only with record_ops)
   std::vector<double> link_bytes;          // per directed link, bytes carried
   std::vector<LinkSeries> link_series;     // busiest links (only with record_link_series)
-  std::uint64_t events = 0;                // engine events processed (for benchmarks)
+  // The period of link_series' samples when the engine widened the requested one (a long run
+  // keeps at most a million samples per link); zero: EngineOptions::link_sample_period.
+  Time link_sample_period = Time::zero();
+  std::uint64_t events = 0;  // engine events processed (for benchmarks)
 };
 
 class Engine {

@@ -116,6 +116,15 @@ struct LinkHeatmap {
   std::string source;                            // which run it was recorded from
   std::vector<std::string> links;                // link names, busiest first
   std::vector<std::vector<double>> utilisation;  // [link][bucket], each 0..1
+  double step_us = 0;                            // the step the buckets cover
+};
+
+/// The noise-free step re-run on the analytical engine with one thing changed (report/why.hpp).
+struct SensitivityCase {
+  std::string name;         // network_2x, straggler_1.5x, failed_spine
+  std::string description;  // "2x faster scale-out network (every NIC and switch link)"
+  std::optional<double> iteration_time_us;  // null when the case cannot be built (no spine)
+  std::string note;                         // why it is null, or what was changed
 };
 
 /// One variant of the scenario: the cluster with some keys substituted.
@@ -126,6 +135,11 @@ struct Variant {
   std::vector<Sweep> sweeps;
   std::optional<Training> training;
   std::optional<LinkHeatmap> heatmap;
+  // The step re-run on the analytical engine (the baseline first, then one change per case),
+  // and the "why" section's sentences generated from the numbers (report/why.hpp).
+  std::optional<double> sensitivity_baseline_us;
+  std::vector<SensitivityCase> sensitivity;
+  std::vector<std::string> why;
   std::vector<std::string> notes;  // what did not run for this variant, and why
 };
 

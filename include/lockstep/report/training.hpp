@@ -5,6 +5,7 @@
 //
 //   const TrainResult r = simulate_training(topo, config);
 //   fmt::print("{}", json_text(training_to_json(training_record(r, config))));
+#include <cstdint>
 #include <string>
 
 #include "lockstep/report/results.hpp"
@@ -12,6 +13,11 @@
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::report {
+
+/// Trials from which a p99 is shown: the nearest-rank p99 of n trials, the ceil(0.99 n)-th
+/// smallest, is the maximum for every n < 100 (ceil(0.99 n) = n), so below 100 the text and the
+/// report name the maximum instead.
+inline constexpr std::uint64_t kTrialsForP99 = 100;
 
 /// The report's record of `result`: times in microseconds, the breakdown's non-zero slices
 /// (which add up to the iteration time), jitter statistics when more than one trial ran, and the

@@ -15,9 +15,14 @@ void fill_link_series(const Topology& topo, const std::vector<RateChange>& log,
   std::stable_sort(links.begin(), links.end(),
                    [&](DirLinkId a, DirLinkId b) { return link_bytes[a] > link_bytes[b]; });
   if (links.size() > series_links) links.resize(series_links);
-  const Time period = sample_period > Time::zero() ? sample_period : Time::us(10);
-  const std::int64_t bins =
-      std::min<std::int64_t>(1'000'000, result.makespan.picoseconds() / period.picoseconds() + 1);
+  // At most a million samples per link: a longer run widens the period (a 21 s step at 10 us
+  // would otherwise be cut at 10 s, and a heat map of it would miss half the step).
+  constexpr std::int64_t kMaxBins = 1'000'000;
+  Time period = sample_period > Time::zero() ? sample_period : Time::us(10);
+  const std::int64_t span = result.makespan.picoseconds();
+  if (span / period.picoseconds() + 1 > kMaxBins) period = Time::ps(span / (kMaxBins - 1) + 1);
+  result.link_sample_period = period;
+  const std::int64_t bins = span / period.picoseconds() + 1;
   std::vector<std::int32_t> slot_of(topo.num_directed_links(), -1);
   result.link_series.resize(links.size());
   for (std::size_t k = 0; k < links.size(); ++k) {

@@ -136,5 +136,35 @@ TEST(TrainingText, IterationAndBreakdownInMilliseconds) {
   EXPECT_NE(text.find("warning: a warning\n"), std::string::npos) << text;
 }
 
+// Four trials: the nearest-rank p99 is the ceil(0.99 x 4) = 4th of 4, the maximum, so the text
+// prints no p99 and names the maximum (2.4 ms) as the slowest of 4.
+TEST(TrainingText, FewTrialsNameTheMaximumNotAP99) {
+  const std::string text = format_training_text(result(), config());
+  EXPECT_NE(text.find("iteration p99      - (4 trials: a p99 needs at least 100"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("iteration max      2.400 ms (the slowest of 4 trials)\n"), std::string::npos)
+      << text;
+}
+
+// 100 trials: the p99 is the 99th of 100, no longer the maximum, and is printed.
+TEST(TrainingText, HundredTrialsPrintTheP99) {
+  TrainResult r = result();
+  r.trials = 100;
+  r.p99 = Time::us(2350);
+  const std::string text = format_training_text(r, config());
+  EXPECT_NE(text.find("iteration p99      2.350 ms\n"), std::string::npos) << text;
+}
+
+// A 41.6 s step prints in seconds; memory in GiB, the unit of HBM sizes: 8 GiB of 80 GiB.
+TEST(TrainingText, SecondsAndGiB) {
+  TrainResult r = result();
+  r.iteration = Time::us(41'645'670);
+  const std::string text = format_training_text(r, config());
+  EXPECT_NE(text.find("iteration time     41.646 s (noise-free)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory per GPU     8.0 GiB of 80.0 GiB (weights 2.0 GiB"), std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace lockstep::report

@@ -281,6 +281,28 @@ TEST(FlowEngine, LinkSeriesShowsAFullLinkWhileTheTransferRuns) {
   EXPECT_NEAR(u[4], 0.0, 1e-6);
 }
 
+// A run of more than a million sample periods widens the period rather than stopping early: 22 us
+// at 1 ps would be 22e6 samples; the period becomes 22e6 ps / 999,999 + 1 = 23 ps, which gives
+// floor(22e6 / 23) + 1 = 956,522 samples covering the whole run, full for the 20 us of sending.
+TEST(FlowEngine, LinkSeriesOfALongRunWidensItsPeriod) {
+  const Topology t = star(2, kB, kLat);
+  auto router = make_router(t, {});
+  const auto p = one_transfer(2, 0, 1, 1'000'000);
+  auto engine = make_flow_engine();
+  EngineOptions opt;
+  opt.record_link_series = true;
+  opt.link_sample_period = Time::ps(1);
+  const RunResult r = engine->run(input_for(t, p, *router, opt));
+  EXPECT_EQ(r.link_sample_period, Time::ps(23));
+  ASSERT_EQ(r.link_series.size(), 2u);
+  const auto& u = r.link_series[0].utilisation;
+  ASSERT_EQ(u.size(), 956'522u);
+  double busy = 0;
+  for (float x : u) busy += x;
+  EXPECT_NEAR(busy * 23e-12, 20e-6, 1e-9);  // 20 us at line rate
+  EXPECT_NEAR(u.back(), 0.0, 1e-6);         // 21.99 us: delivered, the link idle
+}
+
 TEST(FlowEngine, BadProgramsAreInputErrors) {
   const Topology t = star(2, kB, kLat);
   auto router = make_router(t, {});
