@@ -51,3 +51,9 @@ lockstep_good(memory.dry_run
   plan --op alltoallv --ranks 100000 --max-memory 1TiB --dry-run)
 lockstep_good(memory.dry_run_train "^memory estimate: .*training expansion"
   train --model llama3-8b --global-batch 64 --dry-run)
+# A scenario from a pipe is read once: the report keeps its text (a second read found it empty).
+add_test(NAME cli.output.scenario_from_pipe
+  COMMAND sh -c "cat \"$1\" | \"$0\" run /dev/stdin --out \"$2\" -q && grep -q 'a bill of materials' \"$2/results.json\""
+          $<TARGET_FILE:lockstep> ${LOCKSTEP_CLI_DIR}/output/small_run.yaml
+          ${CMAKE_BINARY_DIR}/cli-scenario-pipe)
+set_tests_properties(cli.output.scenario_from_pipe PROPERTIES LABELS cli TIMEOUT 60)
