@@ -45,12 +45,12 @@ std::vector<std::string> output_names() {
 void run(const RunOptions& options) {
   report::install_interrupt_handler();
   const auto start = std::chrono::steady_clock::now();
-  const Scenario scenario = load_scenario(options.scenario);
-
+  // Read once: the scenario may be a pipe (`lockstep run <(...)`), empty on a second read.
   report::RunInput input;
+  input.scenario_text = read_text_file(options.scenario, "scenario");
+  const Scenario scenario = parse_scenario(input.scenario_text, options.scenario);
   input.title = scenario.name;
   input.scenario_path = options.scenario;
-  input.scenario_text = read_text_file(options.scenario, "scenario");
   input.lockstep_version = LOCKSTEP_VERSION;
   input.seed = scenario.seed;
   input.cluster = scenario.cluster;

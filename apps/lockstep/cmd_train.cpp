@@ -10,6 +10,7 @@
 #include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/output.hpp"
 #include "lockstep/report/trace.hpp"
@@ -140,7 +141,10 @@ void run(const TrainFlags& f) {
   if (!topo) source.args().fail("the cluster is too large to build as a graph");
   SimulateOptions options;
   options.record_timeline = !config.trace_path.empty();
-  if (scenario) options.engines = scenario_engines(scenario->packet);
+  if (scenario && scenario->packet) {
+    packet_config_for_topology(&*scenario->packet, topo->traits().fabric);  // before simulating
+    options.engines = scenario_engines(scenario->packet);
+  }
   const TrainResult result = simulate_training(*topo, config, options);
   if (f.format == "json") {
     // The training object of results.json, from the same record.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/variants.hpp"
@@ -138,6 +139,12 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
     }
     if (job && graph) {
       for_variant(spec.name, several, [&] { check_training(*graph, *job); });
+    }
+    // `packet:` against this variant's fabric (its MTU range depends on the medium), even when
+    // no sweep uses the packet engine: a section that is written is checked.
+    if (input.packet && graph) {
+      for_variant(spec.name, several,
+                  [&] { packet_config_for_topology(&*input.packet, graph->traits().fabric); });
     }
     progress.advance();
   }

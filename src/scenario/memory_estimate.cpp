@@ -13,6 +13,20 @@ constexpr double kFlowBytesPerGpu = 32.0 * 1024;
 // NCCL's double binary tree on the flow engine splits its rank classes: 1.4 GiB on 2,048 GPUs,
 // 1.8 GiB on 4,096 (README): 768 KiB per GPU.
 constexpr double kFlowTreeBytesPerGpu = 768.0 * 1024;
+// What one flow run holds whatever its size: the issue window's 65,536 op slots of 64 B (4 MiB,
+// simulation.cpp), the solver's and the transfer tables: CollNet on 16 and 128 H100s peaks at
+// 17-19 MiB, NVLS at 13-15 MiB (bench_flow_cases, 2026-11-27, a 5 MiB process before), 16 MiB.
+constexpr double kFlowFixedBytes = 16.0 * 1024 * 1024;
+// Ranks the engine simulates on their own: when the fabric tells the members of a rank class
+// apart (a ring over 40, 48, 80 or 96 HGX H100 nodes, which do not fill the leaf groups of the
+// rail-optimised fabric; 64 nodes after 13 failed attempts at coarser classes), each rank keeps
+// its own op window, connections and flows of every channel: 512 GPUs one by one 152 MiB (bench_
+// flow_allreduce --nccl --individual 512, 287 KiB a GPU), 640 GPUs 316 MiB (ring over 80 nodes,
+// 494 KiB a GPU). Counted for up to kFlowIndividualRanks ranks: a run of more ranks one by one
+// takes hours (512 ranks: 25 M events, 16 s of CPU; events grow as ranks^2 on a ring), so
+// larger runs are those that fold.
+constexpr double kFlowIndividualBytesPerRank = 512.0 * 1024;
+constexpr double kFlowIndividualRanks = 2048;
 // Direct (alltoall, alltoallv, sendrecv) flows: one per ordered pair of ranks and channel.
 constexpr double kFlowBytesPerPair = 160;
 // The analytical engine prices the model on the graph: 366 MiB peak for 131,072 GPUs
@@ -53,8 +67,14 @@ void add_sweep_estimate(RunEstimate& e, const CollectiveSweep& sweep, std::uint6
   const bool pairs = sweep.op == CollectiveOp::AllToAll || sweep.op == CollectiveOp::AllToAllV ||
                      sweep.algo == Algorithm::Direct;
   if (sweep.engine == "flow") {
-    const double per_gpu = sweep.algo == Algorithm::Tree ? kFlowTreeBytesPerGpu : kFlowBytesPerGpu;
-    e.add("flow engine", pairs ? n * n * kFlowBytesPerPair + n * per_gpu : n * per_gpu);
+    // NCCL's tree per GPU already exceeds a rank simulated on its own; direct flows are counted
+    // per pair (measured within x1.4 at 128 GPUs).
+    const bool tree = sweep.algo == Algorithm::Tree;
+    const double per_gpu = tree ? kFlowTreeBytesPerGpu : kFlowBytesPerGpu;
+    const double alone =
+        tree || pairs ? 0 : std::min(n, kFlowIndividualRanks) * kFlowIndividualBytesPerRank;
+    e.add("flow engine",
+          kFlowFixedBytes + n * per_gpu + alone + (pairs ? n * n * kFlowBytesPerPair : 0));
   } else if (sweep.engine == "packet") {
     e.add("packet engine", n * kPacketBytesPerGpu);
     // Every byte a rank sends crosses the fabric in packets: busbw x time bytes per rank.

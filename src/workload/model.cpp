@@ -273,23 +273,40 @@ double ModelSpec::train_flops_per_token(std::uint64_t s) const {
   return 3.0 * forward;
 }
 
-void ModelSpec::validate(const std::string& field) const {
-  auto need = [&](bool ok, const char* what) {
-    if (!ok) throw InputError(field, fmt::format("model '{}': {}", name, what));
+ModelSpec::Inconsistency ModelSpec::inconsistency() const {
+  const std::pair<bool, Inconsistency> rules[] = {
+      {layers > 0, {"layers", "layers must be positive"}},
+      {hidden > 0 && ffn > 0, {hidden > 0 ? "ffn" : "hidden", "hidden and ffn must be positive"}},
+      {heads > 0 && kv_heads > 0,
+       {heads > 0 ? "kv_heads" : "heads", "heads and kv_heads must be positive"}},
+      // (The rules are evaluated together: no division by a zero the rule above refuses.)
+      {kv_heads == 0 || heads % kv_heads == 0,
+       {"kv_heads", "heads must be a multiple of kv_heads"}},
+      {head_dim > 0 || heads == 0 || hidden % heads == 0,
+       {"heads", "hidden must be a multiple of heads"}},
+      {vocab > 0 && seq > 0, {vocab > 0 ? "seq" : "vocab", "vocab and seq must be positive"}},
+      {!is_moe() || (top_k > 0 && top_k <= experts), {"top_k", "top_k must lie in 1..experts"}},
+      {dense_layers <= layers, {"dense_layers", "dense_layers exceeds layers"}},
+      {is_moe() || (top_k == 0 && shared_experts == 0 && expert_ffn == 0),
+       {top_k            ? "top_k"
+        : shared_experts ? "shared_experts"
+                         : "expert_ffn",
+        "top_k, shared_experts and expert_ffn need experts"}},
+      {is_mla() || (q_lora_rank == 0 && qk_rope_head_dim == 0),
+       {q_lora_rank ? "q_lora_rank" : "qk_rope_head_dim",
+        "q_lora_rank and qk_rope_head_dim need kv_lora_rank (multi-head latent attention)"}},
+      {global_every == 0 || sliding_window > 0,
+       {"global_every", "global_every needs sliding_window"}},
   };
-  need(layers > 0, "layers must be positive");
-  need(hidden > 0 && ffn > 0, "hidden and ffn must be positive");
-  need(heads > 0 && kv_heads > 0, "heads and kv_heads must be positive");
-  need(heads % kv_heads == 0, "heads must be a multiple of kv_heads");
-  need(head_dim > 0 || hidden % heads == 0, "hidden must be a multiple of heads");
-  need(vocab > 0 && seq > 0, "vocab and seq must be positive");
-  need(!is_moe() || (top_k > 0 && top_k <= experts), "top_k must lie in 1..experts");
-  need(dense_layers <= layers, "dense_layers exceeds layers");
-  need(is_moe() || (top_k == 0 && shared_experts == 0 && expert_ffn == 0),
-       "top_k, shared_experts and expert_ffn need experts");
-  need(is_mla() || (q_lora_rank == 0 && qk_rope_head_dim == 0),
-       "q_lora_rank and qk_rope_head_dim need kv_lora_rank (multi-head latent attention)");
-  need(global_every == 0 || sliding_window > 0, "global_every needs sliding_window");
+  for (const auto& [ok, why] : rules) {
+    if (!ok) return why;
+  }
+  return {};
+}
+
+void ModelSpec::validate(const std::string& field) const {
+  const Inconsistency bad = inconsistency();
+  if (bad.key) throw InputError(field, fmt::format("model '{}': {}", name, bad.what));
 }
 
 std::vector<std::string> model_preset_names() {
@@ -344,6 +361,60 @@ ArgNode model_map_from_text(const ArgNode& node) {
   return map;
 }
 
+// The largest model lockstep accepts, in parameters: a thousand times the largest published one
+// (Kimi K2, 1.04e12). Its byte counts (18 bytes per parameter with mixed-precision Adam, Megatron
+// keeping two copies of the embedding table) stay far below 2^64, so no size derived from the
+// model's dimensions wraps around.
+constexpr long double kMaxParams = 1e15L;
+
+// The parameter count of ModelSpec::total_params in long double, where no product of dimensions
+// bounded as parse_model_map bounds them (2^40, 2^20) can overflow (2^40 x 2^41 x 2^20 x 2^20 x
+// 2^20 stays within long double's range). An upper bound: every MoE layer counted with its
+// experts, the embedding twice.
+long double wide_params(const ModelSpec& m) {
+  using W = long double;
+  const W h = static_cast<W>(m.hidden), heads = m.heads, kv = m.kv_heads;
+  const W head = static_cast<W>(m.head_dim ? m.head_dim : m.hidden / m.heads);
+  const W qk = head + m.qk_rope_head_dim, v = m.v_head_dim ? m.v_head_dim : head;
+  W attention = static_cast<W>(m.attention_params);
+  if (attention == 0 && m.is_mla()) {
+    const W q_rank = static_cast<W>(m.q_lora_rank), kv_rank = static_cast<W>(m.kv_lora_rank);
+    attention = (q_rank > 0 ? h * q_rank + q_rank * heads * qk : h * heads * qk) +
+                h * (kv_rank + m.qk_rope_head_dim) + kv_rank * heads * (head + v) + heads * v * h;
+  } else if (attention == 0) {
+    attention = h * head * (2 * heads + 2 * kv);
+  }
+  const W mlp = 3 * h * std::max(m.ffn, m.expert_ffn);
+  const W experts = static_cast<W>(m.experts) + m.shared_experts;
+  const W layer = attention + mlp + h * m.experts + experts * mlp;
+  return 2 * static_cast<W>(m.vocab) * h + static_cast<W>(m.layers) * layer;
+}
+
+// Refuses a model whose parameter count passes kMaxParams at the field that makes it so: the
+// largest of the dimensions the map gives (the others are a preset's or the defaults, which fit).
+void check_model_size(const ArgNode& node, const ModelSpec& m) {
+  const long double params = wide_params(m);
+  if (params <= kMaxParams) return;
+  const ArgNode* blame = nullptr;
+  std::int64_t largest = 0;
+  for (const char* key : {"hidden", "ffn", "expert_ffn", "vocab", "q_lora_rank", "kv_lora_rank",
+                          "attention_params", "layers", "heads", "kv_heads", "head_dim",
+                          "v_head_dim", "qk_rope_head_dim", "experts", "shared_experts"}) {
+    const ArgNode* n = node.find(key);
+    if (n == nullptr) continue;
+    const std::int64_t value = n->as_int(0, INT64_MAX);
+    if (blame == nullptr || value > largest) {
+      blame = n;
+      largest = value;
+    }
+  }
+  const std::string why = fmt::format(
+      "model '{}' would hold {:.3g} parameters, over lockstep's limit of {:.0e} (a thousand "
+      "times the largest published model)",
+      m.name, static_cast<double>(params), static_cast<double>(kMaxParams));
+  (blame ? blame : &node)->fail(why);
+}
+
 ModelSpec parse_model_map(const ArgNode& node) {
   const auto& accepted = model_keys();
   for (const auto& key : node.keys()) {
@@ -395,7 +466,12 @@ ModelSpec parse_model_map(const ArgNode& node) {
   u64("attention_params", m.attention_params, 0);
   u64("sliding_window", m.sliding_window, 0);
   u32("global_every", m.global_every, 0);
-  m.validate(node.path());
+  // An inconsistency is reported at the key it names when the map gives it, else at the map.
+  if (const ModelSpec::Inconsistency bad = m.inconsistency(); bad.key) {
+    const ArgNode* key = node.find(bad.key);
+    (key ? key : &node)->fail(fmt::format("model '{}': {}", m.name, bad.what));
+  }
+  check_model_size(node, m);
   return m;
 }
 

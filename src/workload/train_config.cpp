@@ -222,6 +222,31 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("micro_batch", fmt::format("{} sequences per replica are not a multiple of micro_batch {}",
                                     per_replica, c.micro_batch));
   }
+  // Token counts are products of job and model sizes: bounded so that none wraps around. 2^40
+  // tokens per iteration is 65,536 times Llama 3 405B's 16M (Dubey et al. 2024, section 3.4.1);
+  // a micro-batch's keys and values (the context-parallel block) must fit 2^62 bytes.
+  const ArgNode* seq_node = job.find("seq");
+  if (seq_node == nullptr && job.at("model").kind() == ArgNode::Kind::Map)
+    seq_node = job.at("model").find("seq");
+  auto fail_tokens = [&](const std::string& why) {
+    if (seq_node) seq_node->fail(why);
+    fail("global_batch", why);
+  };
+  const long double seq = static_cast<long double>(c.sequence_length());
+  const long double tokens = static_cast<long double>(c.global_batch) * seq;
+  if (tokens > 0x1p40L) {
+    fail_tokens(
+        fmt::format("{} sequences of {} tokens make {:.3g} tokens per iteration, over "
+                    "lockstep's limit of 2^40",
+                    c.global_batch, c.sequence_length(), static_cast<double>(tokens)));
+  }
+  const long double kv_bytes =
+      static_cast<long double>(c.micro_batch) * seq * 2 * c.model.kv_heads *
+      static_cast<long double>(c.model.qk_head_size() + c.model.v_head_size());
+  if (kv_bytes > 0x1p62L) {
+    fail_tokens(fmt::format("a micro-batch's keys and values would take {:.3g} bytes",
+                            static_cast<double>(kv_bytes)));
+  }
   if (c.model.layers < p.pp * p.interleave) {
     fail("pp", fmt::format("{} layers cannot fill pp={} x interleave={} stages", c.model.layers,
                            p.pp, p.interleave));

@@ -76,6 +76,13 @@ struct ModelSpec {
   /// Forward+backward FLOPs per token of the whole model (3x forward), the MFU numerator.
   double train_flops_per_token(std::uint64_t seq) const;
 
+  /// The first size that is zero or inconsistent with another: the key to blame (nullptr when
+  /// none) and why.
+  struct Inconsistency {
+    const char* key = nullptr;
+    const char* what = "";
+  };
+  Inconsistency inconsistency() const;
   /// Throws InputError naming `field` if a size is zero or inconsistent.
   void validate(const std::string& field) const;
 };

@@ -178,6 +178,17 @@ void PacketConfig::validate() const {
     bad("packet.congestion", "dcqcn needs a lossless fabric (flow_control: pfc or credit)");
 }
 
+PacketConfig packet_config_for_topology(const ArgNode* section,
+                                        const std::string& topology_fabric) {
+  PacketConfig base;
+  try {
+    base = packet_config_for_fabric(topology_fabric);
+  } catch (const InputError&) {
+    base = packet_config_for_fabric("infiniband");
+  }
+  return section ? packet_config_from_args(*section, base) : base;
+}
+
 PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& base) {
   if (node.kind() != ArgNode::Kind::Map) node.fail("expected a map of packet-engine settings");
   PacketConfig c = base;

@@ -74,12 +74,8 @@ RunResult PacketEngine::run(const EngineInput& input) {
   if (input.programs == nullptr) throw InputError("engine.programs", "no programs given");
   stats_ = PacketStats{};
   if (fabric_from_topology_) {
-    try {
-      config_ = packet_config_for_fabric(input.topology->traits().fabric);
-    } catch (const InputError&) {
-      config_ = packet_config_for_fabric("infiniband");
-    }
-    if (section_) config_ = packet_config_from_args(*section_, config_);
+    config_ = packet_config_for_topology(section_ ? &*section_ : nullptr,
+                                         input.topology->traits().fabric);
   }
   const Time period = config_.sample_period > Time::zero() ? config_.sample_period
                       : input.options.record_link_series   ? input.options.link_sample_period

@@ -50,7 +50,25 @@ TEST(MemoryEstimate, FlowPerGpuAndPacketEvents) {
   s.algo = Algorithm::Ring;
   RunEstimate flow;
   add_sweep_estimate(flow, s, 1024, 3);
-  EXPECT_DOUBLE_EQ(part(flow, "flow engine"), 1024.0 * 32 * 1024);
+  // 16 MiB fixed, 32 KiB a GPU folded, 512 KiB a rank for up to 2,048 ranks simulated one by
+  // one: 16 + 32 + 512 MiB.
+  EXPECT_DOUBLE_EQ(part(flow, "flow engine"), (16.0 + 32 + 512) * 1024 * 1024);
+  // 640 GPUs (a ring over 80 HGX H100 nodes, 316 MiB peak, every rank on its own): 16 + 20 +
+  // 320 = 356 MiB, never under the measured peak.
+  RunEstimate ring640;
+  add_sweep_estimate(ring640, s, 640, 3);
+  EXPECT_DOUBLE_EQ(part(ring640, "flow engine"), 356.0 * 1024 * 1024);
+  EXPECT_GE(part(ring640, "flow engine"), 316.0 * 1024 * 1024);
+  // 131,072 GPUs fold: the one-by-one term stops at 2,048 ranks (1 GiB): 16 MiB + 4 GiB + 1 GiB.
+  RunEstimate big;
+  add_sweep_estimate(big, s, 131072, 3);
+  EXPECT_DOUBLE_EQ(part(big, "flow engine"), 16.0 * 1024 * 1024 + 5.0 * 1024 * 1024 * 1024);
+  // NCCL's tree: 768 KiB a GPU (already above a rank on its own), plus the fixed 16 MiB.
+  s.algo = Algorithm::Tree;
+  RunEstimate tree;
+  add_sweep_estimate(tree, s, 256, 3);
+  EXPECT_DOUBLE_EQ(part(tree, "flow engine"), (16.0 + 192) * 1024 * 1024);
+  s.algo = Algorithm::Ring;
   s.engine = "packet";
   s.min_bytes = s.max_bytes = Bytes::mib(1);
   RunEstimate packet;

@@ -118,5 +118,71 @@ TEST(ModelParse, InconsistentFieldsAreRefused) {
   EXPECT_NE(error_of("preset: nosuch\n").find("m.yaml:1:9"), std::string::npos);
 }
 
+TEST(ModelParse, HiddenOfATrillionIsRefusedAtHiddenNotWrapped) {
+  // 2 layers x hidden 1e12: the embedding alone, 2 x 128256 x 1e12 = 2.6e17 parameters, passes
+  // 1e15 (it wrapped around 2^64 to "weights 0.0 GB" before).
+  const std::string what = error_of("preset: llama3-8b\nlayers: 2\nhidden: 1000000000000\n");
+  EXPECT_NE(what.find("m.yaml:3:9: model.hidden: model 'llama3-8b' would hold"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("over lockstep's limit of 1e+15"), std::string::npos) << what;
+}
+
+TEST(ModelParse, EveryFieldAtItsLargestValueIsRefusedOrCountedWithoutWrapping) {
+  // Each field at the largest value its reader takes (2^40 for 64-bit sizes, 2^20 for counts),
+  // the others a preset's: either refused at that field, or read with the parameter count equal
+  // to the same sum in long double (nothing wrapped). The MoE and MLA fields start from
+  // DeepSeek-V3 so that they take part in the counts.
+  struct Case {
+    const char* preset;
+    const char* field;
+    const char* value;
+  };
+  const Case cases[] = {
+      {"llama3-8b", "layers", "1048576"},
+      {"llama3-8b", "hidden", "1099511627776"},
+      {"llama3-8b", "ffn", "1099511627776"},
+      {"llama3-8b", "heads", "1048576"},
+      {"llama3-8b", "head_dim", "1048576"},
+      {"llama3-8b", "vocab", "1099511627776"},
+      {"llama3-8b", "seq", "1099511627776"},
+      {"llama3-8b", "attention_params", "1099511627776"},
+      {"llama3-8b", "sliding_window", "1099511627776"},
+      {"deepseek-v3", "experts", "1048576"},
+      {"deepseek-v3", "shared_experts", "1048576"},
+      {"deepseek-v3", "expert_ffn", "1099511627776"},
+      {"deepseek-v3", "q_lora_rank", "1099511627776"},
+      {"deepseek-v3", "kv_lora_rank", "1099511627776"},
+      {"deepseek-v3", "qk_rope_head_dim", "1048576"},
+      {"deepseek-v3", "v_head_dim", "1048576"},
+  };
+  for (const Case& c : cases) {
+    const std::string yaml =
+        std::string("preset: ") + c.preset + "\n" + c.field + ": " + c.value + "\n";
+    SCOPED_TRACE(yaml);
+    try {
+      const ModelSpec m = parse(yaml);
+      // Accepted: the 64-bit count is exact (below 1e15, far from 2^64).
+      const long double total = static_cast<long double>(m.total_params());
+      EXPECT_LE(total, 1e15L);
+      EXPECT_GE(m.total_params(), m.active_params());
+      EXPECT_GE(m.total_params(), m.embedding_params());
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(
+          what.find(std::string("m.yaml:2:") + std::to_string(std::string(c.field).size() + 3) +
+                    ": model." + c.field + ":"),
+          std::string::npos)
+          << what;
+    }
+  }
+  // Those that multiply into every layer's weights cannot be accepted at their maximum.
+  for (const char* field : {"hidden", "ffn", "vocab"}) {
+    EXPECT_NE(error_of(std::string("preset: llama3-8b\n") + field + ": 1099511627776\n")
+                  .find("would hold"),
+              std::string::npos)
+        << field;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

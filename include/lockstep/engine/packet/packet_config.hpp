@@ -127,6 +127,12 @@ PacketConfig packet_config_for_fabric(const std::string& fabric);
 /// are reported with file:line:column.
 PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& base = {});
 
+/// The settings a packet engine runs with on a topology whose fabric is `topology_fabric`
+/// (ClusterTraits::fabric): that fabric's preset (infiniband for a name without one) under the
+/// scenario's `section` when given. `lockstep run` calls it for every variant before simulating,
+/// so that a value out of the medium's range (an MTU) fails before any run.
+PacketConfig packet_config_for_topology(const ArgNode* section, const std::string& topology_fabric);
+
 /// The names accepted by packet_config_for_fabric, for --help.
 std::vector<std::string> packet_fabric_names();
 
