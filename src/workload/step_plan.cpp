@@ -67,12 +67,20 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
   } else {
     warmup = m == pp ? total : std::min<std::uint64_t>((pp - stage - 1) * 2 + (v - 1) * pp, total);
   }
+  // Megatron-core's schedule table: (micro-batch, chunk) of each virtual micro-batch.
+  std::vector<PipelineUnit> table;
+  table.reserve(total);
+  for (std::uint64_t first = 0; first < m; first += (v == 1 ? m : pp)) {
+    const std::uint64_t end = v == 1 || first + pp >= m ? m : first + pp;
+    for (std::uint32_t chunk = 0; chunk < v; ++chunk) {
+      for (std::uint64_t mb = first; mb < end; ++mb)
+        table.push_back({true, chunk, static_cast<std::uint32_t>(mb)});
+    }
+  }
   auto unit = [&](std::uint64_t k, bool forward) {
-    const auto chunk = static_cast<std::uint32_t>((k / pp) % v);
-    PipelineUnit u;
+    PipelineUnit u = table[k];
     u.forward = forward;
-    u.chunk = forward ? chunk : static_cast<std::uint32_t>(v - 1 - chunk);
-    u.micro = static_cast<std::uint32_t>(v == 1 ? k : (k / (pp * v)) * pp + k % pp);
+    if (!forward) u.chunk = static_cast<std::uint32_t>(v - 1 - u.chunk);
     return u;
   };
   std::vector<PipelineUnit> order;

@@ -218,10 +218,11 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (p.interleave > 1 && p.pp < 2) {
     fail("interleave", "interleaving needs pipeline parallelism (pp > 1)");
   }
-  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
-    fail("interleave", fmt::format("interleaving needs the micro-batch count ({}) to be a "
-                                   "multiple of pp ({})",
-                                   c.micro_batches(), p.pp));
+  // Megatron-core runs micro-batches through the chunks in groups of pp and refuses fewer
+  // micro-batches than a group (schedules.py, microbatch_group_size_per_vp_stage).
+  if (p.interleave > 1 && c.micro_batches() < p.pp) {
+    fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
+                                   p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).
