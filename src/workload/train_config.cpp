@@ -157,6 +157,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.precision_field = pr->path();
     c.precision_where = pr->where();
   }
+  c.moe_imbalance = job.get_double("moe_imbalance", 1.0, 1.0, 1 << 16);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
   c.jitter = parse_spec_list(
@@ -239,6 +240,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
     if (c.model.experts % p.ep != 0) {
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, p.ep));
     }
+  }
+  // The busiest of ep ranks receives at most every token: ep times the mean.
+  if (c.moe_imbalance > p.ep) {
+    const ArgNode* imbalance = job.find("moe_imbalance");
+    imbalance->fail(
+        fmt::format("{:g} exceeds ep={}: the busiest of ep ranks gets at most ep times "
+                    "the mean tokens",
+                    c.moe_imbalance, p.ep));
   }
   return c;
 }
