@@ -45,6 +45,8 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"pp", "pipeline stages"},
     {"dp", "data-parallel replicas"},
     {"ep", "expert-parallel degree (MoE; divides dp)"},
+    {"moe_imbalance",
+     "tokens of the busiest expert-parallel rank / the mean (default 1, at most ep)"},
     {"zero", "ZeRO stage 0 | 1 (default: distributed optimizer) | 2 | 3"},
     {"fsdp", "true: shard like ZeRO-3 (FSDP)"},
     {"sequence_parallel", "true | false (default true)"},

@@ -166,10 +166,40 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   return t + latest;
 }
 
+// What plan() reads of a group: cluster_of's fields that depend on the group, its size and the
+// hop latency of its first GPU (the rest is the whole cluster's and the topology's).
+struct NcclGroups::PlanKey {
+  CollectiveOp op;
+  std::uint64_t bytes;
+  DataType type;
+  std::size_t size;
+  std::uint32_t nodes, gpus_per_node, nics_per_node;
+  std::vector<std::uint32_t> torus_dims;
+  std::int64_t hop_ps;
+  auto operator<=>(const PlanKey&) const = default;
+};
+struct NcclGroups::PlanCache {
+  std::map<PlanKey, PlannedCollective> plans;
+};
+
 PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,
                                    const GpuGroup& gpus) const {
   const Topology& topo = topology();
   const NcclCluster c = cluster_of(gpus);
+  const Time first_hop = scale_up_path_latency(topo, topo.gpus()[gpus[0]]);
+  // Planning prices the group's paths on the graph (routers for path latencies): a 6,144-GPU
+  // step plans ~10^5 collectives of a handful of shapes.
+  if (!plan_cache_) plan_cache_ = std::make_shared<PlanCache>();
+  const PlanKey key{op,
+                    bytes.count(),
+                    type,
+                    gpus.size(),
+                    c.nodes,
+                    c.gpus_per_node,
+                    c.nics_per_node,
+                    c.torus_dims,
+                    first_hop.picoseconds()};
+  if (auto it = plan_cache_->plans.find(key); it != plan_cache_->plans.end()) return it->second;
   TunerRequest request;
   request.op = op;
   request.bytes = bytes;
@@ -206,10 +236,10 @@ PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,
     std::uint64_t sends = 0;
     for (OpIndex i = 0; i < out.programs->num_ops(0); ++i)
       sends += out.programs->op(0, i).kind == OpKind::Send ? 1 : 0;
-    const Time hop =
-        std::min(scale_up_path_latency(topo, topo.gpus()[gpus[0]]), Time::us(p.step_us));
+    const Time hop = std::min(first_hop, Time::us(p.step_us));
     out.lead = std::max(Time::zero(), out.lead - hop * static_cast<std::int64_t>(sends));
   }
+  plan_cache_->plans.emplace(key, out);
   return out;
 }
 

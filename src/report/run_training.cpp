@@ -73,6 +73,9 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   }
   SimulateOptions simulate;
   simulate.record_timeline = true;  // also what fills the busiest links' tracks
+  // Only the first variant's trace is written: the others record their heat map only when the
+  // step runs every micro-batch anyway, and else fast-forward (docs/training.md).
+  simulate.record_unless_fast_forwarded = trace_json == nullptr;
   simulate.busiest_links = options.busiest_links;
   simulate.engines = scenario_engines(input.packet);
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
@@ -80,6 +83,11 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   variant.heatmap = to_heatmap(result, config, options);
   run_sensitivity(*cluster.graph, config, simulate.engines, variant);
   for (const auto& warning : result.warnings) variant.notes.push_back("job: " + warning);
+  if (result.expanded_micro_batches < config.micro_batches() && trace_json == nullptr) {
+    variant.notes.push_back(
+        "job: no link heat map: the step's steady phase was fast-forwarded (only the first "
+        "variant records every micro-batch)");
+  }
   if (trace_json != nullptr) {
     coarsen_link_tracks(result.links);
     *trace_json = training_trace_json(result);

@@ -147,8 +147,10 @@ LayerKernelTimes KernelModel::layer(const TrainConfig& c, std::uint32_t layer,
   // Permutation before dispatch and after combine: each routed copy read and written.
   elementwise(2.0 * 2.0 * top_k * h * kBf16 * tokens, t.mlp_fwd, t.mlp_bwd);
   // Grouped GEMM: the rank's experts / ep experts receive the tokens of ep ranks, top_k copies
-  // each, spread evenly: tokens x top_k x ep / experts rows per expert.
-  mlp(tokens * top_k * ep / experts, inner, experts / ep);
+  // each: tokens x top_k x ep / experts rows per expert on average, moe_imbalance times that on
+  // the busiest rank, which every rank waits for at the combine.
+  const double imbalance = c.par.ep > 1 ? c.moe_imbalance : 1.0;
+  mlp(tokens * top_k * ep / experts * imbalance, inner, experts / ep);
   if (m.shared_experts > 0) mlp(tokens, inner * m.shared_experts, 1);
   return t;
 }

@@ -53,7 +53,7 @@ void Builder::collective(const Groups& groups, CollectiveOp op, Bytes bytes, Tim
       ++k;
       after.push_back(a);
     }
-    std::unique_ptr<ProgramSet> programs;
+    std::shared_ptr<const ProgramSet> programs;
     if (o_.group_collectives) {
       PlannedCollective planned = o_.group_collectives(op, bytes, globals);
       programs = std::move(planned.programs);

@@ -75,12 +75,20 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
   } else {
     warmup = m == pp ? total : std::min<std::uint64_t>((pp - stage - 1) * 2 + (v - 1) * pp, total);
   }
+  // Megatron-core's schedule table: (micro-batch, chunk) of each virtual micro-batch.
+  std::vector<PipelineUnit> table;
+  table.reserve(total);
+  for (std::uint64_t first = 0; first < m; first += (v == 1 ? m : pp)) {
+    const std::uint64_t end = v == 1 || first + pp >= m ? m : first + pp;
+    for (std::uint32_t chunk = 0; chunk < v; ++chunk) {
+      for (std::uint64_t mb = first; mb < end; ++mb)
+        table.push_back({true, chunk, static_cast<std::uint32_t>(mb)});
+    }
+  }
   auto unit = [&](std::uint64_t k, bool forward) {
-    const auto chunk = static_cast<std::uint32_t>((k / pp) % v);
-    PipelineUnit u;
+    PipelineUnit u = table[k];
     u.forward = forward;
-    u.chunk = forward ? chunk : static_cast<std::uint32_t>(v - 1 - chunk);
-    u.micro = static_cast<std::uint32_t>(v == 1 ? k : (k / (pp * v)) * pp + k % pp);
+    if (!forward) u.chunk = static_cast<std::uint32_t>(v - 1 - u.chunk);
     return u;
   };
   std::vector<PipelineUnit> order;
@@ -96,6 +104,14 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
 
 namespace {
 
+// Forward FLOPs per token the busiest of the ep ranks adds over the mean: its routed experts
+// see moe_imbalance times the mean tokens (2 FLOPs per parameter of top_k experts).
+double expert_imbalance_flops_per_token(const TrainConfig& c, std::uint32_t layer) {
+  const ModelSpec& m = c.model;
+  if (c.par.ep < 2 || !m.is_moe_layer(layer)) return 0;
+  return (c.moe_imbalance - 1.0) * 2.0 * m.top_k * static_cast<double>(m.expert_params());
+}
+
 // Kernel times from one efficiency: FLOPs / (tp x peak x efficiency), the weight GEMMs at the
 // precision's peak (the `efficiency` override, docs/kernel-model.md).
 void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
@@ -107,7 +123,9 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const double core_flops = m.attention_score_flops_per_token(l, seq) * tokens;
     const double core = core_flops / rate;
-    const double flops = m.layer_forward_flops_per_token(l, seq) * tokens;
+    // The busiest expert-parallel rank's extra routed tokens: weight GEMMs too.
+    const double extra = expert_imbalance_flops_per_token(c, l) * tokens;
+    const double flops = m.layer_forward_flops_per_token(l, seq) * tokens + extra;
     const double fwd = (flops - (flops - core_flops) * saved) / rate;
     plan.forward.push_back(Time::s(fwd));
     const double redo = c.recompute == Recompute::Full        ? fwd
@@ -118,8 +136,8 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
     const double per_token = m.attention_score_flops_per_token(l, seq);
     const double attn =
         2.0 * static_cast<double>(m.attention_params_per_layer()) / plan.gemm_speedup + per_token;
-    const double total = m.layer_forward_flops_per_token(l, seq) -
-                         (m.layer_forward_flops_per_token(l, seq) - per_token) * saved;
+    const double layer = m.layer_forward_flops_per_token(l, seq) + extra / tokens;
+    const double total = layer - (layer - per_token) * saved;
     plan.split.push_back({attn / total, attn / total, per_token / attn, per_token / attn});
   }
   const double head = m.head_forward_flops_per_token() * tokens / rate;
@@ -199,7 +217,10 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   const double act = tokens * static_cast<double>(m.hidden) * kBf16;
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));
   plan.pp_bytes = Bytes(static_cast<std::uint64_t>(act / p.tp));
-  plan.ep_bytes = Bytes(static_cast<std::uint64_t>(act * std::max(1u, m.top_k) / p.tp));
+  // The busiest rank receives (dispatch) and sends back (combine) moe_imbalance times the mean;
+  // an all-to-all ends with its busiest rank, so every rank's buffer is taken at that size.
+  plan.ep_bytes = Bytes(static_cast<std::uint64_t>(act * std::max(1u, m.top_k) / p.tp *
+                                                   (p.ep > 1 ? c.moe_imbalance : 1.0)));
   // K and V of the rank's tokens, of the KV heads of its TP rank (Megatron replicates a KV head
   // over TP ranks when tp exceeds the KV heads, so at least one): 2 x head_dim per head, or
   // with MLA the decompressed key (qk_head_size) and value (v_head_size) heads.

@@ -157,6 +157,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.precision_field = pr->path();
     c.precision_where = pr->where();
   }
+  c.moe_imbalance = job.get_double("moe_imbalance", 1.0, 1.0, 1 << 16);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
@@ -254,10 +255,11 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (p.interleave > 1 && p.pp < 2) {
     fail("interleave", "interleaving needs pipeline parallelism (pp > 1)");
   }
-  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
-    fail("interleave", fmt::format("interleaving needs the micro-batch count ({}) to be a "
-                                   "multiple of pp ({})",
-                                   c.micro_batches(), p.pp));
+  // Megatron-core runs micro-batches through the chunks in groups of pp and refuses fewer
+  // micro-batches than a group (schedules.py, microbatch_group_size_per_vp_stage).
+  if (p.interleave > 1 && c.micro_batches() < p.pp) {
+    fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
+                                   p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).
@@ -274,6 +276,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
     if (c.model.experts % p.ep != 0) {
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, p.ep));
     }
+  }
+  // The busiest of ep ranks receives at most every token: ep times the mean.
+  if (c.moe_imbalance > p.ep) {
+    const ArgNode* imbalance = job.find("moe_imbalance");
+    imbalance->fail(
+        fmt::format("{:g} exceeds ep={}: the busiest of ep ranks gets at most ep times "
+                    "the mean tokens",
+                    c.moe_imbalance, p.ep));
   }
   return c;
 }

@@ -101,8 +101,9 @@ class Simulation {
 
   /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
   /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
+  /// `unless_fast_forwarded`: trace only a step that runs every micro-batch anyway.
   Trial run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed, bool trace,
-            bool cacheable = true);
+            bool cacheable = true, bool unless_fast_forwarded = false);
 
  private:
   // One engine run (or one per replica) of the step with `plan`'s micro-batches: each global
@@ -460,10 +461,10 @@ std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& top
 }
 
 Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint64_t seed,
-                      bool trace, bool cacheable) {
+                      bool trace, bool cacheable, bool unless_fast_forwarded) {
   // A trace shows every micro-batch: it runs them all.
   std::optional<Expanded> fast;
-  if (!trace) fast = fast_forward(topo, noise, seed, cacheable);
+  if (!trace || unless_fast_forwarded) fast = fast_forward(topo, noise, seed, cacheable);
   Expanded expanded = fast ? std::move(*fast) : expand(topo, noise, seed, trace, cacheable, plan_);
   Trial& trial = expanded.trial;
   std::vector<RankTimes>& times = expanded.times;
@@ -536,7 +537,8 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
 
   const bool noisy = c.noisy();
   const bool trace_base = options.record_timeline && !noisy;
-  Trial base = sim.run(topo, nullptr, c.seed, trace_base);
+  const bool maybe = options.record_unless_fast_forwarded;
+  Trial base = sim.run(topo, nullptr, c.seed, trace_base, true, maybe);
   r.iteration = base.iteration;
   r.expanded_micro_batches = base.expanded_micro_batches;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
@@ -553,7 +555,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   r.gpu_hours_per_trillion_tokens = r.gpu_hours_per_step * steps_per_trillion;
   r.cost_per_trillion_tokens_usd = r.cost_per_step_usd * steps_per_trillion;
 
-  Trial* traced = trace_base ? &base : nullptr;
+  Trial* traced = trace_base && !base.traced.empty() ? &base : nullptr;
   Trial first_noisy;
   r.trials = c.trials;
   if (!noisy) {
@@ -570,8 +572,9 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       Rng link_rng = Rng(seed).split(0x11a7);
       const Topology variant = perturb && !fixed ? perturbed(topo, c, &link_rng) : Topology{};
       const Topology& trial_topo = fixed ? faulted : perturb ? variant : topo;
-      const bool trace = options.record_timeline && i == 0;
-      Trial trial = sim.run(trial_topo, &noise, seed, trace, !perturb || fixed);
+      Trial trial = sim.run(trial_topo, &noise, seed, options.record_timeline && i == 0,
+                            !perturb || fixed, maybe);
+      const bool trace = options.record_timeline && i == 0 && !trial.traced.empty();
       r.trial_times.push_back(trial.iteration);
       r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);

@@ -33,9 +33,10 @@ inline constexpr std::string_view kNcclModelEngine = "analytical";
 using GpuGroup = std::vector<std::uint32_t>;
 
 /// A collective planned for a group of GPUs inside a larger program: its programs and a delay
-/// every member waits before starting them (fixed software costs).
+/// every member waits before starting them (fixed software costs). The programs are shared: a
+/// training step plans the same collective for thousands of groups.
 struct PlannedCollective {
-  std::unique_ptr<ProgramSet> programs;
+  std::shared_ptr<const ProgramSet> programs;
   Time lead;
 };
 
@@ -71,7 +72,8 @@ class NcclGroups {
             const std::vector<std::optional<Time>>& late = {}) const;
   /// The programs NCCL would run for the group inside a larger program, their bytes stretched
   /// by the engine run's transfer efficiency, and the lead delay standing for launch overhead
-  /// and NCCL's latency term (docs/training.md).
+  /// and NCCL's latency term (docs/training.md). Groups NCCL sees alike (the same size, nodes,
+  /// GPUs and NICs per node, hop latency) share one plan, made once.
   PlannedCollective plan(CollectiveOp op, Bytes bytes, DataType type, const GpuGroup& gpus) const;
 
  private:
@@ -88,6 +90,9 @@ class NcclGroups {
   struct GraphKey;
   struct GraphCache;
   mutable std::shared_ptr<GraphCache> graph_cache_;
+  struct PlanKey;
+  struct PlanCache;
+  mutable std::shared_ptr<PlanCache> plan_cache_;
 };
 
 }  // namespace lockstep

@@ -44,9 +44,12 @@ struct PipelineUnit {
 /// (PipeDream-Flush): pp - stage - 1 warm-up forwards, alternate, drain. interleave = v > 1:
 /// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
 /// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x pp warm-up
-/// forwards (all of them when micro_batches == pp), forward unit k on chunk (k / pp) % v and
-/// micro-batch (k / (pp v)) pp + k % pp, backward unit k on chunk v - 1 - (k / pp) % v.
-/// Requires micro_batches % pp == 0 when v > 1.
+/// forwards (all of them when micro_batches == pp); units follow Megatron-core's schedule table
+/// (get_schedule_table): micro-batches in groups of pp (microbatch_group_size_per_vp_stage's
+/// default), each group through chunk 0, then chunk 1, ..., the last group taking what is left
+/// (micro_batches need not be a multiple of pp). Forward unit k is entry k; backward unit k is
+/// entry k on chunk v - 1 - its chunk. With m % pp == 0, entry k is chunk (k / pp) % v of
+/// micro-batch (k / (pp v)) pp + k % pp. Requires micro_batches >= pp when v > 1.
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
                                          std::uint64_t micro_batches, std::uint32_t stage);
 

@@ -65,6 +65,9 @@ struct TrainConfig {
   Bytes hbm;              // per GPU; 0: from the hardware catalog
   Recompute recompute = Recompute::None;
   Precision precision = Precision::Bf16;
+  // Tokens routed to the busiest of the ep ranks over the mean (1: balanced, at most ep): its
+  // expert GEMMs and its all-to-all traffic set every rank's pace (docs/training.md).
+  double moe_imbalance = 1.0;
   Bytes bucket = Bytes(0);  // data-parallel gradient bucket; 0: 40M parameters' worth
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and

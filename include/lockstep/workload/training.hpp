@@ -93,8 +93,11 @@ struct TrainResult {
 using EngineFactory = std::function<std::unique_ptr<Engine>(std::string_view name)>;
 
 struct SimulateOptions {
-  EngineFactory engines;          // null: the engine registry
-  bool record_timeline = false;   // fill TrainResult::timeline for config.trace_ranks
+  EngineFactory engines;         // null: the engine registry
+  bool record_timeline = false;  // fill TrainResult::timeline for config.trace_ranks
+  // With record_timeline: record only a step that runs every micro-batch anyway; one that
+  // fast-forwards its steady phase records nothing (no timeline, no link tracks).
+  bool record_unless_fast_forwarded = false;
   std::size_t busiest_links = 8;  // link utilisation tracks kept with the timeline
   // Collectives as NCCL runs them (its algorithm, protocol, channels, launch and per-step costs,
   // as `lockstep collective` reports them); false: ring / direct programs at raw link speed.

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/core/error.hpp"
 #include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
@@ -80,6 +82,42 @@ TEST(Expert, ReducedAndFullExpansionsAgreeWithExpertParallelism) {
   EXPECT_GT(full.breakdown.ep, Time::zero());
   EXPECT_EQ(full.iteration, reduced.iteration);
   EXPECT_EQ(full.breakdown.dp, reduced.breakdown.dp);
+}
+
+// Load imbalance: the busiest of ep = 2 ranks gets 1.5 x the mean tokens. Its routed expert
+// (top-1, 2 x 1024 x 4096 = 8 Mi parameters) does 0.5 x 2 x 8 Mi x 1024 tokens = 8 Gi FLOP more
+// per layer forward, at 28 Gi FLOP per ms: 2/7 ms, backward twice that; each rank's all-to-all
+// buffer (tokens x hidden x 2 B x top-1 = 2 MiB) is taken at the busiest rank's 3 MiB.
+TEST(Expert, ImbalanceSlowsTheRoutedExpertsAndTheAllToAll) {
+  TrainConfig c = moe_config();
+  const StepPlan even = make_step_plan(c, c.peak_flops);
+  c.moe_imbalance = 1.5;
+  const StepPlan skewed = make_step_plan(c, c.peak_flops);
+  for (std::uint32_t l = 0; l < 2; ++l) {
+    EXPECT_NEAR((skewed.forward[l] - even.forward[l]).seconds(), 2.0 / 7 * 1e-3, 1e-12);
+    EXPECT_NEAR((skewed.backward[l] - even.backward[l]).seconds(), 4.0 / 7 * 1e-3, 1e-12);
+  }
+  EXPECT_EQ(even.ep_bytes.count(), 2u * 1024 * 1024);
+  EXPECT_EQ(skewed.ep_bytes.count(), 3u * 1024 * 1024);
+}
+
+TEST(Expert, ImbalanceAboveEpIsRefused) {
+  ArgNode job = ArgNode::map("job", {"s.yaml", 3, 1});
+  job.set("model", ArgNode::scalar("mixtral-8x7b", "job.model", {"s.yaml", 4, 3}));
+  job.set("dp", ArgNode::scalar("2", "job.dp", {"s.yaml", 5, 3}));
+  job.set("ep", ArgNode::scalar("2", "job.ep", {"s.yaml", 6, 3}));
+  job.set("global_batch", ArgNode::scalar("8", "job.global_batch", {"s.yaml", 7, 3}));
+  job.set("moe_imbalance", ArgNode::scalar("2.5", "job.moe_imbalance", {"s.yaml", 8, 3}));
+  try {
+    parse_train_config(job);
+    FAIL() << "2.5 x the mean over 2 ranks";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:8:3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("moe_imbalance"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exceeds ep=2"), std::string::npos) << e.what();
+  }
+  job.set("moe_imbalance", ArgNode::scalar("2", "job.moe_imbalance", {"s.yaml", 8, 3}));
+  EXPECT_EQ(parse_train_config(job).moe_imbalance, 2.0);
 }
 
 }  // namespace

@@ -65,6 +65,28 @@ TEST(FastForward, InterleavedStepsByPpMicroBatches) {
   expect_same(fast, all);
 }
 
+// `lockstep run`'s later variants: a timeline only if the step runs every micro-batch anyway.
+// At m = 64 the step fast-forwards (582 ms as above, 4 micro-batches run) and records nothing;
+// at m = 4 it runs every micro-batch and records the two ranks' timelines.
+TEST(FastForward, RecordingUnlessFastForwardedKeepsTheFastForward) {
+  auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  opts.record_timeline = true;
+  opts.record_unless_fast_forwarded = true;
+  const Topology topo = star_cluster(1, 2);
+  const TrainResult many = simulate_training(topo, four_layer_pipeline(1, 64), opts);
+  EXPECT_EQ(many.expanded_micro_batches, 4u);
+  EXPECT_NEAR(many.iteration.seconds(), 0.582, 1e-9);
+  EXPECT_TRUE(many.timeline.empty());
+  EXPECT_TRUE(many.timeline_ranks.empty());
+  const TrainResult few = simulate_training(topo, four_layer_pipeline(1, 4), opts);
+  EXPECT_EQ(few.expanded_micro_batches, 4u);
+  EXPECT_NEAR(few.iteration.seconds(), 0.042, 1e-9);  // interleave_test.cpp's 42 ms
+  EXPECT_EQ(few.timeline_ranks.size(), 2u);
+  EXPECT_FALSE(few.timeline.empty());
+  opts.record_unless_fast_forwarded = false;  // a trace: every micro-batch
+  EXPECT_EQ(simulate_training(topo, four_layer_pipeline(1, 64), opts).expanded_micro_batches, 64u);
+}
+
 // The flow engine with NCCL's collectives: TP all-gathers and reduce-scatters, pipeline
 // transfers and data-parallel buckets over a real network, with a slow GPU (a per-rank factor:
 // still periodic). Equal to the picosecond; per-kernel jitter is not periodic: every
