@@ -254,3 +254,23 @@ set_tests_properties(cli.docs.links_catch_broken PROPERTIES
   PASS_REGULAR_EXPRESSION "README.md:1: broken link 'docs/gone.md'.*docs/page.md:2: broken link 'page.md#nowhere'"
   FAIL_REGULAR_EXPRESSION "x\\.md")
 set_tests_properties(cli.docs.links_resolve cli.docs.links_catch_broken PROPERTIES LABELS cli)
+
+# --- forced tiers (issue 23). 1,024 H100 on 64-port switches: 32 leaves of 32 hosts fit one pod;
+# tiers 3 splits them into 2 pods of 16 leaves, each with 32 spines (one per leaf uplink) of 16
+# down and 16 up, and 32 core planes of ceil(2 x 16 / 64) = 1 core, each using 2 x 16 = 32 ports.
+lockstep_good(topo.fat_tree_forced_3_tiers "^core +32 +1024 +1024 "
+  topo --builder fat_tree --gpus 1024 --tiers 3)
+lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
+  topo --builder rail_optimized --gpus 1024 --tiers 3)
+# tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
+lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
+  topo --builder fat_tree --gpus 1024 --tiers 2)
+# Refused with the reason: 64 leaves of 32 hosts are the most one spine tier reaches.
+lockstep_good(topo.fat_tree_2_tiers_too_large
+  "2 tiers of 64-port switches hold at most 2048 hosts \\(64 leaves x 32 hosts\\); 32768 requested"
+  topo --builder fat_tree --gpus 32768 --tiers 2)
+lockstep_bad_flags(fat_tree_3_tiers_one_leaf
+  "^lockstep: error: --tiers: 3 tiers need at least 2 pods; 8 hosts fit on one 64-port leaf$"
+  topo --builder fat_tree --gpus 8 --tiers 3)
+lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need at least 2 pods of whole SUs"
+  topo --builder rail_optimized --nodes 32 --tiers 3)
