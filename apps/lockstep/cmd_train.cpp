@@ -62,7 +62,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"trials", "Monte Carlo trials (default 1)"},
     {"seed", "random seed (default 1)"},
     {"gpu_hour_usd", "price of one GPU-hour (default 2.5)"},
-    {"engine", "flow | analytical (default flow)"},
+    {"engine", "flow | analytical | packet (default flow)"},
     {"expansion", "auto | reduced | full (default auto)"},
     {"trace", "write a Perfetto trace-event JSON here"},
     {"trace_ranks", "ranks to record, e.g. 0-7,64 (default 0-7)"},
@@ -167,10 +167,12 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
   }
   cmd->add_option("--jitter", f->jitter,
                   "compute noise (repeatable): normal:5% | lognormal:0.1 | straggler:p=0.01,x=1.5");
-  cmd->add_option("--fault", f->faults,
-                  "fault (repeatable): slow-gpu:rank=R,x=X | degraded-link:link=L,x=F | "
-                  "failed-link:link=L; L an index of topo --emit's links or A-B device names "
-                  "(nic3-leaf3)");
+  cmd->add_option(
+      "--fault", f->faults,
+      "fault (repeatable): slow-gpu:rank=R,x=X (or node=N,gpu=G or stage=S for rank=R) | "
+      "degraded-link:link=L,x=F | "
+      "failed-link:link=L; L an index of topo --emit's links or A-B device names "
+      "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
   add_memory_options(*cmd, f->memory);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace lockstep::report {
@@ -41,8 +42,18 @@ JitterStats jitter_record(const TrainResult& r, const TrainConfig& config) {
 
 // --- text -------------------------------------------------------------------------------------
 
+// Milliseconds below a second (to the microsecond, as before), seconds from one on: a 41.6 s
+// step reads "41.646 s", not "41645.670 ms".
 std::string ms(Time t) {
+  if (t >= Time::s(1)) return fmt::format("{:.3f} s", t.seconds());
   return fmt::format("{:.3f} ms", t.milliseconds());
+}
+
+// Dollars at a readable magnitude, as the report writes them ($9.29M, $12.3k, $4.57).
+std::string usd(double x) {
+  if (std::abs(x) >= 1e6) return fmt::format("${:.2f}M", x / 1e6);
+  if (std::abs(x) >= 1e3) return fmt::format("${:.1f}k", x / 1e3);
+  return fmt::format("${:.2f}", x);
 }
 
 std::string pct(Time part, Time whole) {
@@ -164,6 +175,23 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
                   "${:.4f} per step, ${:.0f} per 1T tokens",
                   r.waste_gpu_seconds, 100 * r.waste_fraction, r.waste_cost_per_step_usd,
                   r.waste_cost_per_trillion_tokens_usd));
+  if (r.waste_gpu_seconds > 0) {
+    line(fmt::format("  per day          {:.1f} GPU-hours, {} (back-to-back steps of {})",
+                     r.waste_gpu_hours_per_day, usd(r.waste_cost_per_day_usd), ms(r.mean)));
+  }
+  for (const SlowGpuPlace& g : r.slow_gpus) {
+    line(
+        fmt::format("slow GPU           {}: rank {} = node {} GPU {}, pipeline stage {} of {}, "
+                    "data-parallel replica {}, TP rank {}",
+                    g.text, g.rank, g.node, g.gpu, g.stage, c.par.pp, g.replica, g.tp_rank));
+  }
+  if (!r.slow_gpus.empty() && c.par.pp > 1) {
+    line(
+        fmt::format("  its cost depends on its pipeline stage (the stages' work differs, and "
+                    "1F1B passes a stage's delay on through activations and gradients): compare "
+                    "slow-gpu:stage=0 to stage={}",
+                    c.par.pp - 1));
+  }
   for (const auto& w : r.warnings) line("warning: " + w);
   return out;
 }

@@ -502,10 +502,12 @@ double gemm_speedup(const GpuSpec& gpu, const TrainConfig& c) {
 
 }  // namespace
 
-TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
+TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                               const SimulateOptions& options) {
   TrainResult r;
-  check_topology(topo, c, r.warnings);
+  check_topology(topo, config, r.warnings);
+  const TrainConfig c = train_detail::with_placed_faults(topo, config);
+  r.slow_gpus = train_detail::slow_gpu_places(topo, c);
   const GpuSpec& gpu = gpu_spec(topo.traits().gpu, "gpu");
   const double peak = c.peak_flops > 0 ? c.peak_flops : gpu.bf16_dense_flops;
   r.hbm = c.hbm.count() ? c.hbm : gpu.hbm;
@@ -586,6 +588,10 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   r.waste_fraction = r.waste_gpu_seconds / (world * r.mean.seconds());
   r.waste_cost_per_step_usd = r.waste_gpu_seconds / 3600 * c.gpu_hour_usd;
   r.waste_cost_per_trillion_tokens_usd = r.waste_cost_per_step_usd * steps_per_trillion;
+  // A day of back-to-back steps of the mean (noisy) iteration.
+  const double steps_per_day = r.mean > Time::zero() ? 86'400 / r.mean.seconds() : 0;
+  r.waste_cost_per_day_usd = r.waste_cost_per_step_usd * steps_per_day;
+  r.waste_gpu_hours_per_day = r.waste_gpu_seconds / 3600 * steps_per_day;
 
   if (traced) {
     r.timeline_ranks = traced_ranks(c);
@@ -635,6 +641,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
 void check_training(const Topology& topology, const TrainConfig& config) {
   std::vector<std::string> warnings;
   train_detail::check_topology(topology, config, warnings);
+  train_detail::with_placed_faults(topology, config);  // throws on a node or stage not there
 }
 
 }  // namespace lockstep

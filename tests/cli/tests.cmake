@@ -239,7 +239,7 @@ lockstep_good(train.model_flag_overrides "llama3-8b on 8 GPUs"
   --engine analytical)
 # 16 GPUs x 948,844 s of kernels pass Time's range as a sum although each GPU's share fits: the
 # breakdown's mean is taken in 128 bits (it printed "inf ms").
-lockstep_good(train.breakdown_mean_past_range "^  compute +948844175\\.032 ms +100\\.0%"
+lockstep_good(train.breakdown_mean_past_range "^  compute +948844\\.175 s +100\\.0%"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
   --peak-tflops 0.001)
 
@@ -274,3 +274,19 @@ lockstep_bad_flags(fat_tree_3_tiers_one_leaf
   topo --builder fat_tree --gpus 8 --tiers 3)
 lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need at least 2 pods of whole SUs"
   topo --builder rail_optimized --nodes 32 --tiers 3)
+
+# --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
+# GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
+set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --model llama3-70b --tp 8
+    --pp 4 --dp 8 --global-batch 512 --engine analytical)
+lockstep_good(train.slow_gpu_by_node
+  "^slow GPU +slow-gpu:node=12,gpu=3,x=1.5: rank 99 = node 12 GPU 3, pipeline stage 1 of 4, data-parallel replica 4, TP rank 3$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5)
+lockstep_good(train.slow_gpu_by_stage "rank 192 = node 24 GPU 0, pipeline stage 3 of 4"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=3,x=1.5)
+lockstep_bad_flags(train_slow_gpu_stage_missing
+  "^lockstep: error: --fault: 'slow-gpu:stage=4,x=1.5': stage 4 does not exist \\(pp 4: stages 0-3\\)$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=4,x=1.5)
+lockstep_bad_flags(train_slow_gpu_node_missing
+  "^lockstep: error: --fault: 'slow-gpu:node=32,gpu=1,x=1.5': node 32 does not exist"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=32,gpu=1,x=1.5)
