@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
+
+#include "lockstep/report/inventory.hpp"
 
 namespace lockstep::report {
 namespace {
@@ -47,13 +48,6 @@ JitterStats jitter_record(const TrainResult& r, const TrainConfig& config) {
 std::string ms(Time t) {
   if (t >= Time::s(1)) return fmt::format("{:.3f} s", t.seconds());
   return fmt::format("{:.3f} ms", t.milliseconds());
-}
-
-// Dollars at a readable magnitude, as the report writes them ($9.29M, $12.3k, $4.57).
-std::string usd(double x) {
-  if (std::abs(x) >= 1e6) return fmt::format("${:.2f}M", x / 1e6);
-  if (std::abs(x) >= 1e3) return fmt::format("${:.1f}k", x / 1e3);
-  return fmt::format("${:.2f}", x);
 }
 
 std::string pct(Time part, Time whole) {
@@ -177,7 +171,7 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
                   r.waste_cost_per_trillion_tokens_usd));
   if (r.waste_gpu_seconds > 0) {
     line(fmt::format("  per day          {:.1f} GPU-hours, {} (back-to-back steps of {})",
-                     r.waste_gpu_hours_per_day, usd(r.waste_cost_per_day_usd), ms(r.mean)));
+                     r.waste_gpu_hours_per_day, format_usd(r.waste_cost_per_day_usd), ms(r.mean)));
   }
   for (const SlowGpuPlace& g : r.slow_gpus) {
     line(

@@ -262,6 +262,10 @@ lockstep_good(topo.fat_tree_forced_3_tiers "^core +32 +1024 +1024 "
   topo --builder fat_tree --gpus 1024 --tiers 3)
 lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
   topo --builder rail_optimized --gpus 1024 --tiers 3)
+# Its cost as money: 1,024 GPUs x $30k + 1,024 NICs x $2k + 128 QM9700 x $30k + 4,096 SR4 x $700
+# + 2,048 DR4 x $900 + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 2.8672 + 1.8432 + 0.1536 M.
+lockstep_good(topo.cost_as_money "^approximate cost +\\$41\\.47M$"
+  topo --builder fat_tree --gpus 1024 --tiers 3)
 # tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
 lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
   topo --builder fat_tree --gpus 1024 --tiers 2)
