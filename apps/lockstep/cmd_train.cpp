@@ -12,6 +12,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/output.hpp"
+#include "lockstep/report/progress.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/report/training.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
@@ -32,6 +33,7 @@ struct TrainFlags {
   std::vector<std::string> jitter, faults;
   std::string format = "text";
   bool force = false;
+  bool quiet = false;
   MemoryFlags memory;
 };
 
@@ -138,7 +140,17 @@ void run(const TrainFlags& f) {
   SimulateOptions options;
   options.record_timeline = !config.trace_path.empty();
   if (scenario) options.engines = scenario_engines(scenario->packet);
+  // A bar with an ETA on stderr while the steps run, when it is a terminal (as `run` draws).
+  report::Progress progress(!f.quiet && report::Progress::stderr_is_terminal(),
+                            config.noisy() ? 1 + config.trials : 1);
+  options.on_step = [&progress](std::uint32_t done, std::uint32_t total) {
+    if (done > 0) progress.advance();
+    if (done < total)
+      progress.begin(done == 0 ? "noise-free step"
+                               : fmt::format("trial {} of {}", done, total - 1));
+  };
   const TrainResult result = simulate_training(*topo, config, options);
+  progress.finish();
   if (f.format == "json") {
     // The training object of results.json, from the same record.
     fmt::print(
@@ -175,6 +187,7 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
       "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
+  cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });

@@ -528,7 +528,13 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
 
   const bool noisy = c.noisy();
   const bool trace_base = options.record_timeline && !noisy;
+  const std::uint32_t steps = noisy ? 1 + c.trials : 1;
+  auto stepped = [&](std::uint32_t done) {
+    if (options.on_step) options.on_step(done, steps);
+  };
+  stepped(0);
   Trial base = sim.run(topo, nullptr, c.seed, trace_base);
+  stepped(1);
   r.iteration = base.iteration;
   r.expanded_micro_batches = base.expanded_micro_batches;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
@@ -567,6 +573,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
       r.trial_times.push_back(trial.iteration);
       r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
+      stepped(2 + i);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
         r.links =

@@ -294,3 +294,14 @@ lockstep_bad_flags(train_slow_gpu_stage_missing
 lockstep_bad_flags(train_slow_gpu_node_missing
   "^lockstep: error: --fault: 'slow-gpu:node=32,gpu=1,x=1.5': node 32 does not exist"
   ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=32,gpu=1,x=1.5)
+
+# --- progress on train and collective (issue 23): a bar with an ETA on a terminal, none with --quiet
+add_test(NAME cli.train.progress_on_terminal
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> train
+                 --system hgx-h100 --nodes 1 --model preset=llama3-8b,layers=2 --tp 8
+                 --global-batch 8 --engine analytical --trials 3 --jitter lognormal:0.05)
+add_test(NAME cli.collective.progress_on_terminal
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> collective
+                 --system hgx-h100 --nodes 2 --engine flow --max-bytes 1MiB)
+set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_terminal
+                     PROPERTIES LABELS cli)

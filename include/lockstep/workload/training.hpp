@@ -114,6 +114,9 @@ struct SimulateOptions {
   // With many micro-batches, run a few and extend the steady phase (docs/training.md, "Many
   // micro-batches"); false: expand every micro-batch (the reference the fast-forward must equal).
   bool fast_forward = true;
+  // Called with (0, total) before the noise-free step and (k, total) after each of the `total`
+  // simulations (the baseline, then every noisy trial): a progress bar's steps.
+  std::function<void(std::uint32_t done, std::uint32_t total)> on_step;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws
