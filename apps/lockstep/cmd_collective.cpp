@@ -14,6 +14,7 @@
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
+#include "lockstep/report/progress.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
@@ -28,6 +29,7 @@ struct Flags {
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
   std::string format = "table";
+  bool quiet = false;
   MemoryFlags memory;
 };
 
@@ -115,9 +117,21 @@ void run(const Flags& f) {
   const std::string title = source.title(graph ? &*graph : nullptr);
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
   std::vector<report::Sweep> done;
+  // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
+  // the analytical engine is instant), when stderr is a terminal, as `run` draws.
+  std::size_t rows = 0;
+  bool slow = false;
   for (const auto& s : sweeps) {
-    report::Sweep sweep =
-        report::sweep_record(s, run_collective_sweep(s, cluster, graph ? &*graph : nullptr));
+    rows += s.sizes(cluster.ranks()).size();
+    slow = slow || s.engine != "analytical";
+  }
+  report::Progress progress(slow && !f.quiet && report::Progress::stderr_is_terminal(), rows);
+  for (const auto& s : sweeps) {
+    progress.begin(fmt::format("{} on {}", to_string(s.op), s.engine));
+    const auto row_done = [&progress](std::size_t, std::size_t) { progress.advance(); };
+    const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
+    progress.finish();
+    report::Sweep sweep = report::sweep_record(s, result);
     if (f.format == "json") {
       done.push_back(std::move(sweep));
       continue;
@@ -162,6 +176,7 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "links or A-B device names (nic3-leaf3)");
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });

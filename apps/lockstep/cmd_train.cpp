@@ -13,6 +13,7 @@
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/output.hpp"
+#include "lockstep/report/progress.hpp"
 #include "lockstep/report/trace.hpp"
 #include "lockstep/report/training.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
@@ -33,6 +34,7 @@ struct TrainFlags {
   std::vector<std::string> jitter, faults;
   std::string format = "text";
   bool force = false;
+  bool quiet = false;
   MemoryFlags memory;
 };
 
@@ -68,7 +70,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"trials", "Monte Carlo trials (default 1)"},
     {"seed", "random seed (default 1)"},
     {"gpu_hour_usd", "price of one GPU-hour (default 2.5)"},
-    {"engine", "flow | analytical (default flow)"},
+    {"engine", "flow | analytical | packet (default flow)"},
     {"expansion", "auto | reduced | full (default auto)"},
     {"trace", "write a Perfetto trace-event JSON here"},
     {"trace_ranks", "ranks to record, e.g. 0-7,64 (default 0-7)"},
@@ -147,7 +149,17 @@ void run(const TrainFlags& f) {
     packet_config_for_topology(&*scenario->packet, topo->traits().fabric);  // before simulating
     options.engines = scenario_engines(scenario->packet);
   }
+  // A bar with an ETA on stderr while the steps run, when it is a terminal (as `run` draws).
+  report::Progress progress(!f.quiet && report::Progress::stderr_is_terminal(),
+                            config.noisy() ? 1 + config.trials : 1);
+  options.on_step = [&progress](std::uint32_t done, std::uint32_t total) {
+    if (done > 0) progress.advance();
+    if (done < total)
+      progress.begin(done == 0 ? "noise-free step"
+                               : fmt::format("trial {} of {}", done, total - 1));
+  };
   const TrainResult result = simulate_training(*topo, config, options);
+  progress.finish();
   if (f.format == "json") {
     // The training object of results.json, from the same record.
     fmt::print(
@@ -176,12 +188,15 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
   }
   cmd->add_option("--jitter", f->jitter,
                   "compute noise (repeatable): normal:5% | lognormal:0.1 | straggler:p=0.01,x=1.5");
-  cmd->add_option("--fault", f->faults,
-                  "fault (repeatable): slow-gpu:rank=R,x=X | degraded-link:link=L,x=F | "
-                  "failed-link:link=L; L an index of topo --emit's links or A-B device names "
-                  "(nic3-leaf3)");
+  cmd->add_option(
+      "--fault", f->faults,
+      "fault (repeatable): slow-gpu:rank=R,x=X (or node=N,gpu=G or stage=S for rank=R) | "
+      "degraded-link:link=L,x=F | "
+      "failed-link:link=L; L an index of topo --emit's links or A-B device names "
+      "(nic3-leaf3)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
+  cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });

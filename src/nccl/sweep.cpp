@@ -126,9 +126,9 @@ void check_sweep(const CollectiveSweep& sweep, const NcclCluster& cluster,
   check_fits_in_memory(sweep, cluster);
 }
 
-std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
-                                                const NcclCluster& cluster,
-                                                const Topology* topology) {
+std::vector<CollectiveRow> run_collective_sweep(
+    const CollectiveSweep& sweep, const NcclCluster& cluster, const Topology* topology,
+    const std::function<void(std::size_t done, std::size_t total)>& on_row) {
   // An unknown engine fails before any work. The model's own engine prints its predictions.
   const std::unique_ptr<Engine> engine =
       make_engine(sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
@@ -153,7 +153,8 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
   const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;
-  for (Bytes bytes : sweep.sizes(c.ranks())) {
+  const std::vector<Bytes> sizes = sweep.sizes(c.ranks());
+  for (Bytes bytes : sizes) {
     TunerRequest req;
     req.op = sweep.op;
     req.bytes = bytes;
@@ -183,6 +184,7 @@ std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
     row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());
     check_in_range(sweep, row, rows.empty());
     rows.push_back(row);
+    if (on_row) on_row(rows.size(), sizes.size());
   }
   return rows;
 }

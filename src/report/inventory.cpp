@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "lockstep/core/error.hpp"
@@ -83,7 +84,14 @@ std::string as_table(const Inventory& inv) {
   if (!inv.graph_built) out += "graph: not built (computed from the design's parameters)\n";
   out += "\n";
   std::vector<std::vector<std::string>> rows;
-  for (const Figure& f : summary(inv)) rows.push_back({f.label, f.text});
+  for (const Figure& f : summary(inv)) {
+    // Money reads as money here (the CSV keeps the plain number for spreadsheets).
+    if (f.key == "cost_USD") {
+      rows.push_back({"approximate cost", format_usd(inv.cost_usd)});
+    } else {
+      rows.push_back({f.label, f.text});
+    }
+  }
   out += table({"figure", "value"}, rows, 1);
 
   rows.clear();
@@ -100,13 +108,13 @@ std::string as_table(const Inventory& inv) {
   for (const InventoryLine& l : inv.lines) {
     const double n = static_cast<double>(l.count);
     rows.push_back({l.category, l.tier, l.item, std::to_string(l.count), fixed(l.unit_power_w, 1),
-                    fixed(l.unit_price_usd, 0), fixed(l.unit_power_w * n / 1e3, 1),
-                    fixed(l.unit_price_usd * n, 0)});
+                    "$" + fixed(l.unit_price_usd, 0), fixed(l.unit_power_w * n / 1e3, 1),
+                    format_usd(l.unit_price_usd * n)});
   }
   out += "\nbill of materials\n";
-  out += table({"category", "tier", "item", "count", "unit power (W)", "unit price (USD)",
-                "power (kW)", "cost (USD)"},
-               rows, 3);
+  out += table(
+      {"category", "tier", "item", "count", "unit power (W)", "unit price", "power (kW)", "cost"},
+      rows, 3);
   return out;
 }
 
@@ -141,6 +149,12 @@ TopoFormat parse_topo_format(const std::string& text) {
   if (text == "csv") return TopoFormat::Csv;
   throw InputError("--format",
                    fmt::format("unknown format '{}' (expected one of table, json, csv)", text));
+}
+
+std::string format_usd(double usd) {
+  if (std::abs(usd) >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  if (std::abs(usd) >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
+  return fmt::format("${:.2f}", usd);
 }
 
 std::string format_inventory(const Inventory& inv, TopoFormat format) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <utility>
 
+#include "lockstep/report/inventory.hpp"
+
 namespace lockstep::report {
 namespace {
 
@@ -180,6 +182,23 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
                   "${:.4f} per step, ${:.0f} per 1T tokens",
                   r.waste_gpu_seconds, 100 * r.waste_fraction, r.waste_cost_per_step_usd,
                   r.waste_cost_per_trillion_tokens_usd));
+  if (r.waste_gpu_seconds > 0) {
+    line(fmt::format("  per day          {:.1f} GPU-hours, {} (back-to-back steps of {})",
+                     r.waste_gpu_hours_per_day, format_usd(r.waste_cost_per_day_usd), ms(r.mean)));
+  }
+  for (const SlowGpuPlace& g : r.slow_gpus) {
+    line(
+        fmt::format("slow GPU           {}: rank {} = node {} GPU {}, pipeline stage {} of {}, "
+                    "data-parallel replica {}, TP rank {}",
+                    g.text, g.rank, g.node, g.gpu, g.stage, c.par.pp, g.replica, g.tp_rank));
+  }
+  if (!r.slow_gpus.empty() && c.par.pp > 1) {
+    line(
+        fmt::format("  its cost depends on its pipeline stage (the stages' work differs, and "
+                    "1F1B passes a stage's delay on through activations and gradients): compare "
+                    "slow-gpu:stage=0 to stage={}",
+                    c.par.pp - 1));
+  }
   for (const auto& w : r.warnings) line("warning: " + w);
   return out;
 }

@@ -80,7 +80,7 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
                                    "slow (NCCL reduces inside its copy kernels, which the links "
                                    "bound); give its late start, slow-gpu:rank={},delay=D, or "
                                    "time it in a training step (lockstep train --fault)",
-                                   f.text, f.rank),
+                                   f.text, f.placed() ? "R" : std::to_string(f.rank)),
                        f.where);
   }
   // Rows past 2^40 sizes would take forever and say nothing new.

@@ -88,13 +88,28 @@ FaultSpec parse_fault(std::string_view text, std::string_view field) {
   f.text = std::string(text);
   f.field = std::string(field);
   if (kind == "slow-gpu") {
-    const auto p = parse_spec_params(body, field, text, {"rank", "x", "delay"});
+    const auto p =
+        parse_spec_params(body, field, text, {"rank", "node", "gpu", "stage", "x", "delay"});
     f.kind = FaultSpec::Kind::SlowGpu;
-    if (!p.count("rank")) bad_spec(field, text, "missing 'rank='");
-    const double rank = parse_spec_number(p.at("rank"), field, text);
-    if (rank < 0 || rank > 4e9 || rank != std::floor(rank))
-      bad_spec(field, text, "rank must be a non-negative integer");
-    f.rank = static_cast<std::uint32_t>(rank);
+    auto index = [&](const char* key) {
+      const double v = parse_spec_number(p.at(key), field, text);
+      if (v < 0 || v > 4e9 || v != std::floor(v))
+        bad_spec(field, text, fmt::format("{} must be a non-negative integer", key));
+      return static_cast<std::uint32_t>(v);
+    };
+    const int places =
+        int(p.count("rank")) + int(p.count("node") || p.count("gpu")) + int(p.count("stage"));
+    if (places != 1) {
+      bad_spec(field, text,
+               places ? "give one of rank=R, node=N,gpu=G or stage=S"
+                      : "missing 'rank=' (or node=N,gpu=G, or stage=S)");
+    }
+    if (p.count("node") != p.count("gpu")) bad_spec(field, text, "node= and gpu= go together");
+    if (p.count("rank")) f.rank = index("rank");
+    if (p.count("node")) f.node = index("node"), f.gpu = index("gpu");
+    if (p.count("stage")) f.stage = index("stage");
+    if (f.placed() && p.count("delay"))
+      bad_spec(field, text, "a collective's late rank is given by rank=R,delay=D");
     if (p.count("x") && p.count("delay"))
       bad_spec(field, text, "give x= (training: slower compute) or delay= (collective: late)");
     if (p.count("delay")) {

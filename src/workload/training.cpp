@@ -513,10 +513,12 @@ double gemm_speedup(const GpuSpec& gpu, const TrainConfig& c) {
 
 }  // namespace
 
-TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
+TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                               const SimulateOptions& options) {
   TrainResult r;
-  check_topology(topo, c, r.warnings);
+  check_topology(topo, config, r.warnings);
+  const TrainConfig c = train_detail::with_placed_faults(topo, config);
+  r.slow_gpus = train_detail::slow_gpu_places(topo, c);
   const GpuSpec& gpu = gpu_spec(topo.traits().gpu, "gpu");
   const double peak = c.peak_flops > 0 ? c.peak_flops : gpu.bf16_dense_flops;
   r.hbm = c.hbm.count() ? c.hbm : gpu.hbm;
@@ -538,7 +540,13 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   const bool noisy = c.noisy();
   const bool trace_base = options.record_timeline && !noisy;
   const bool maybe = options.record_unless_fast_forwarded;
+  const std::uint32_t steps = noisy ? 1 + c.trials : 1;
+  auto stepped = [&](std::uint32_t done) {
+    if (options.on_step) options.on_step(done, steps);
+  };
+  stepped(0);
   Trial base = sim.run(topo, nullptr, c.seed, trace_base, true, maybe);
+  stepped(1);
   r.iteration = base.iteration;
   r.expanded_micro_batches = base.expanded_micro_batches;
   const auto mean = [&](PsSum sum) { return Time::ps(static_cast<std::int64_t>(sum / world)); };
@@ -578,6 +586,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
       r.trial_times.push_back(trial.iteration);
       r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);
+      stepped(2 + i);
       if (trace) {
         // Link ids are the trial topology's (a failed link is not in it).
         r.links =
@@ -598,6 +607,10 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
   r.waste_fraction = r.waste_gpu_seconds / (world * r.mean.seconds());
   r.waste_cost_per_step_usd = r.waste_gpu_seconds / 3600 * c.gpu_hour_usd;
   r.waste_cost_per_trillion_tokens_usd = r.waste_cost_per_step_usd * steps_per_trillion;
+  // A day of back-to-back steps of the mean (noisy) iteration.
+  const double steps_per_day = r.mean > Time::zero() ? 86'400 / r.mean.seconds() : 0;
+  r.waste_cost_per_day_usd = r.waste_cost_per_step_usd * steps_per_day;
+  r.waste_gpu_hours_per_day = r.waste_gpu_seconds / 3600 * steps_per_day;
 
   if (traced) {
     r.timeline_ranks = traced_ranks(c);
@@ -646,6 +659,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& c,
 void check_training(const Topology& topology, const TrainConfig& config) {
   std::vector<std::string> warnings;
   train_detail::check_topology(topology, config, warnings);
+  train_detail::with_placed_faults(topology, config);  // throws on a node or stage not there
 }
 
 }  // namespace lockstep

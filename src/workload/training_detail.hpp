@@ -110,6 +110,13 @@ EngineFactory default_engines();
 /// a warning when TP groups span servers.
 void check_topology(const Topology& topo, const TrainConfig& c, std::vector<std::string>& warnings);
 
+/// A copy of `c` whose slow GPUs placed by node and GPU or by stage carry their rank (rank r runs
+/// on the r-th GPU, node-major; stage S's first GPU is rank tp x cp x dp x S). InputError at the
+/// fault's field for a node, GPU or stage the job does not have.
+TrainConfig with_placed_faults(const Topology& topo, const TrainConfig& c);
+/// Where each slow GPU of `c` (ranks resolved) sits: node, GPU, stage, replica, TP rank.
+std::vector<SlowGpuPlace> slow_gpu_places(const Topology& topo, const TrainConfig& c);
+
 /// The busiest directed links' utilisation series, named by their endpoints, at the run's
 /// sample period.
 std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run, std::size_t count);

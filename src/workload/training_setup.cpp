@@ -71,4 +71,55 @@ void check_topology(const Topology& topo, const TrainConfig& c,
   }
 }
 
+TrainConfig with_placed_faults(const Topology& topo, const TrainConfig& c) {
+  TrainConfig out = c;
+  const ParallelConfig& p = c.par;
+  const std::uint32_t world = p.world();
+  const std::uint32_t gpn = std::max<std::uint32_t>(1, gpus_per_node_of(topo));
+  for (FaultSpec& f : out.faults) {
+    if (f.kind != FaultSpec::Kind::SlowGpu || !f.placed()) continue;
+    if (f.stage != kNone) {
+      if (f.stage >= p.pp) {
+        throw InputError(f.field,
+                         fmt::format("'{}': stage {} does not exist (pp {}: stages 0-{})", f.text,
+                                     f.stage, p.pp, p.pp - 1),
+                         f.where);
+      }
+      f.rank = p.tp * p.cp * p.dp * f.stage;  // t = c = d = 0
+      continue;
+    }
+    const std::uint32_t nodes = (world + gpn - 1) / gpn;
+    if (f.gpu >= gpn || f.node >= nodes) {
+      throw InputError(f.field,
+                       fmt::format("'{}': {} {} does not exist ({} nodes of {} GPUs: node 0-{}, "
+                                   "gpu 0-{})",
+                                   f.text, f.gpu >= gpn ? "gpu" : "node",
+                                   f.gpu >= gpn ? f.gpu : f.node, nodes, gpn, nodes - 1, gpn - 1),
+                       f.where);
+    }
+    f.rank = f.node * gpn + f.gpu;
+  }
+  return out;
+}
+
+std::vector<SlowGpuPlace> slow_gpu_places(const Topology& topo, const TrainConfig& c) {
+  const ParallelConfig& p = c.par;
+  const std::uint32_t gpn = std::max<std::uint32_t>(1, gpus_per_node_of(topo));
+  std::vector<SlowGpuPlace> out;
+  for (const FaultSpec& f : c.faults) {
+    if (f.kind != FaultSpec::Kind::SlowGpu) continue;
+    SlowGpuPlace s;
+    s.text = f.text;
+    s.factor = f.factor;
+    s.rank = f.rank;
+    s.node = f.rank / gpn;
+    s.gpu = f.rank % gpn;
+    s.tp_rank = f.rank % p.tp;
+    s.replica = f.rank / (p.tp * p.cp) % p.dp;
+    s.stage = f.rank / (p.tp * p.cp * p.dp);
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace lockstep::train_detail

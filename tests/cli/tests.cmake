@@ -242,3 +242,66 @@ lockstep_good(train.model_flag_overrides "llama3-8b on 8 GPUs"
 lockstep_good(train.breakdown_mean_past_range "^  compute +948844\\.175 s +100\\.0%"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 16
   --peak-tflops 0.001)
+
+# --- documentation links (issue 23): every relative link of README.md and docs/ resolves ------
+add_test(NAME cli.docs.links_resolve COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-links.sh
+                                             ${PROJECT_SOURCE_DIR})
+# The check itself can fail: a planted tree with a missing page and a missing heading (both named)
+# and a link inside a code span (skipped).
+add_test(NAME cli.docs.links_catch_broken
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-links.sh ${LOCKSTEP_CLI_DIR}/links_broken)
+set_tests_properties(cli.docs.links_catch_broken PROPERTIES
+  PASS_REGULAR_EXPRESSION "README.md:1: broken link 'docs/gone.md'.*docs/page.md:2: broken link 'page.md#nowhere'"
+  FAIL_REGULAR_EXPRESSION "x\\.md")
+set_tests_properties(cli.docs.links_resolve cli.docs.links_catch_broken PROPERTIES LABELS cli)
+
+# --- forced tiers (issue 23). 1,024 H100 on 64-port switches: 32 leaves of 32 hosts fit one pod;
+# tiers 3 splits them into 2 pods of 16 leaves, each with 32 spines (one per leaf uplink) of 16
+# down and 16 up, and 32 core planes of ceil(2 x 16 / 64) = 1 core, each using 2 x 16 = 32 ports.
+lockstep_good(topo.fat_tree_forced_3_tiers "^core +32 +1024 +1024 "
+  topo --builder fat_tree --gpus 1024 --tiers 3)
+lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
+  topo --builder rail_optimized --gpus 1024 --tiers 3)
+# Its cost as money: 1,024 GPUs x $30k + 1,024 NICs x $2k + 128 QM9700 x $30k + 4,096 SR4 x $700
+# + 2,048 DR4 x $900 + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 2.8672 + 1.8432 + 0.1536 M.
+lockstep_good(topo.cost_as_money "^approximate cost +\\$41\\.47M$"
+  topo --builder fat_tree --gpus 1024 --tiers 3)
+# tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
+lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
+  topo --builder fat_tree --gpus 1024 --tiers 2)
+# Refused with the reason: 64 leaves of 32 hosts are the most one spine tier reaches.
+lockstep_good(topo.fat_tree_2_tiers_too_large
+  "2 tiers of 64-port switches hold at most 2048 hosts \\(64 leaves x 32 hosts\\); 32768 requested"
+  topo --builder fat_tree --gpus 32768 --tiers 2)
+lockstep_bad_flags(fat_tree_3_tiers_one_leaf
+  "^lockstep: error: --tiers: 3 tiers need at least 2 pods; 8 hosts fit on one 64-port leaf$"
+  topo --builder fat_tree --gpus 8 --tiers 3)
+lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need at least 2 pods of whole SUs"
+  topo --builder rail_optimized --nodes 32 --tiers 3)
+
+# --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
+# GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
+set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --model llama3-70b --tp 8
+    --pp 4 --dp 8 --global-batch 512 --engine analytical)
+lockstep_good(train.slow_gpu_by_node
+  "^slow GPU +slow-gpu:node=12,gpu=3,x=1.5: rank 99 = node 12 GPU 3, pipeline stage 1 of 4, data-parallel replica 4, TP rank 3$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5)
+lockstep_good(train.slow_gpu_by_stage "rank 192 = node 24 GPU 0, pipeline stage 3 of 4"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=3,x=1.5)
+lockstep_bad_flags(train_slow_gpu_stage_missing
+  "^lockstep: error: --fault: 'slow-gpu:stage=4,x=1.5': stage 4 does not exist \\(pp 4: stages 0-3\\)$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=4,x=1.5)
+lockstep_bad_flags(train_slow_gpu_node_missing
+  "^lockstep: error: --fault: 'slow-gpu:node=32,gpu=1,x=1.5': node 32 does not exist"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=32,gpu=1,x=1.5)
+
+# --- progress on train and collective (issue 23): a bar with an ETA on a terminal, none with --quiet
+add_test(NAME cli.train.progress_on_terminal
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> train
+                 --system hgx-h100 --nodes 1 --model preset=llama3-8b,layers=2 --tp 8
+                 --global-batch 8 --engine analytical --trials 3 --jitter lognormal:0.05)
+add_test(NAME cli.collective.progress_on_terminal
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> collective
+                 --system hgx-h100 --nodes 2 --engine flow --max-bytes 1MiB)
+set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_terminal
+                     PROPERTIES LABELS cli)

@@ -8,6 +8,7 @@
 //   sweep.max_bytes = Bytes::gib(1);
 //   std::vector<CollectiveRow> rows = run_collective_sweep(sweep, nccl_cluster(preset), &topo);
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,9 +74,10 @@ struct CollectiveSweep {
 /// NCCL's base latency. InputError for link faults without a topology, for a late rank outside
 /// the communicator, for a size larger than one GPU's memory, and for a time past Time's range
 /// (docs/units.md): the latter two at the size's field.
-std::vector<CollectiveRow> run_collective_sweep(const CollectiveSweep& sweep,
-                                                const NcclCluster& cluster,
-                                                const Topology* topology = nullptr);
+/// `on_row`, when given, is called after each row with (rows done, rows in the sweep).
+std::vector<CollectiveRow> run_collective_sweep(
+    const CollectiveSweep& sweep, const NcclCluster& cluster, const Topology* topology = nullptr,
+    const std::function<void(std::size_t done, std::size_t total)>& on_row = {});
 
 /// run_collective_sweep's checks of its input, without running anything (for a caller that
 /// validates a whole scenario first): the engine's topology, fault ranks and links, sizes

@@ -18,4 +18,7 @@ TopoFormat parse_topo_format(const std::string& text);
 /// The whole report in one string, ending with a newline.
 std::string format_inventory(const Inventory& inv, TopoFormat format);
 
+/// Dollars at a readable magnitude, as the HTML report writes them: $37.18M, $30.0k, $2.50.
+std::string format_usd(double usd);
+
 }  // namespace lockstep::report

@@ -3,6 +3,8 @@
 // `--fault` and `job.faults`, `lockstep collective`'s `--fault` and `collectives[].faults`):
 //   slow-gpu:rank=5,x=1.3                 rank 5 computes 1.3 times slower (training only)
 //   slow-gpu:rank=5,delay=2ms             rank 5 starts its collective 2 ms late (collective only)
+//   slow-gpu:node=12,gpu=3,x=1.5          GPU 3 of node 12, whatever its rank (training only)
+//   slow-gpu:stage=2,x=1.5                the first GPU of pipeline stage 2 (training only)
 //   degraded-link:link=12,x=0.25          link 12 keeps a quarter of its bandwidth
 //   degraded-link:link=nic3-leaf3,x=0.5   the same for the link between two named devices
 //   failed-link:a=nic3,b=leaf3            that link is removed; routes go around it
@@ -29,7 +31,10 @@ namespace lockstep {
 struct FaultSpec {
   enum class Kind : std::uint8_t { SlowGpu, DegradedLink, FailedLink };
   Kind kind = Kind::SlowGpu;
-  std::uint32_t rank = 0;        // SlowGpu
+  std::uint32_t rank = 0;      // SlowGpu
+  std::uint32_t node = kNone;  // ... placed by node and GPU instead (the job maps it to a rank)
+  std::uint32_t gpu = kNone;
+  std::uint32_t stage = kNone;   // ... or by pipeline stage (its first GPU)
   std::uint32_t link = kNone;    // DegradedLink, FailedLink given by id (index of --emit's links)
   std::string a, b;              // ... or by the names of its two ends (when link is kNone)
   double factor = 1;             // SlowGpu: slowdown >= 1; DegradedLink: bandwidth fraction (0, 1]
@@ -40,6 +45,8 @@ struct FaultSpec {
   SourceLocation where;
 
   bool on_link() const { return kind != Kind::SlowGpu; }
+  /// A slow GPU given by node and GPU or by stage: its rank is known once the job's layout is.
+  bool placed() const { return node != kNone || stage != kNone; }
 };
 
 /// Parses one fault text; InputError naming `field` on anything malformed.

@@ -49,6 +49,14 @@ struct LinkTrack {
   std::vector<float> utilisation;  // 0..1 per period
 };
 
+/// A slow-gpu fault placed in the job: rank = t + tp x (c + cp x (d + dp x s)), and rank r on
+/// GPU r % gpus_per_node of node r / gpus_per_node (docs/training.md "Parallelism and placement").
+struct SlowGpuPlace {
+  std::string text;  // the fault as given
+  double factor = 1;
+  std::uint32_t rank = 0, node = 0, gpu = 0, stage = 0, replica = 0, tp_rank = 0;
+};
+
 struct TrainResult {
   std::string model;
   std::string engine;
@@ -77,6 +85,10 @@ struct TrainResult {
   double waste_fraction = 0;     // of the GPU time of a mean noisy iteration
   double waste_cost_per_step_usd = 0;
   double waste_cost_per_trillion_tokens_usd = 0;
+  double waste_cost_per_day_usd = 0;  // steps of the mean noisy iteration in 24 h
+  double waste_gpu_hours_per_day = 0;
+  // Where each slow-gpu fault sits in the job (rank, node, GPU, pipeline stage, replica).
+  std::vector<SlowGpuPlace> slow_gpus;
   std::vector<std::string> warnings;
   // Timeline of the recorded ranks (baseline, or the first trial when noisy).
   std::vector<std::uint32_t> timeline_ranks;
@@ -105,6 +117,9 @@ struct SimulateOptions {
   // With many micro-batches, run a few and extend the steady phase (docs/training.md, "Many
   // micro-batches"); false: expand every micro-batch (the reference the fast-forward must equal).
   bool fast_forward = true;
+  // Called with (0, total) before the noise-free step and (k, total) after each of the `total`
+  // simulations (the baseline, then every noisy trial): a progress bar's steps.
+  std::function<void(std::uint32_t done, std::uint32_t total)> on_step;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws

@@ -2,7 +2,11 @@
 // edge and k/2 aggregation switches, (k/2)^2 cores, k^3/4 hosts); otherwise a general 3-tier
 // Clos of the catalog switch with oversubscription per tier. Non-blocking with radix-R switches
 // it holds at most R pods x R/2 leaves x R/2 hosts = R^3/4 (65,536 with 64 ports).
+// `tiers`: auto (3, which is 2 when every leaf fits one pod), 3 (forced: at least two pods), or
+// 2 (a leaf-spine, refused beyond R leaves).
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "clos.hpp"
 #include "registrars.hpp"
@@ -40,16 +44,42 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.leaf_down = down;
   d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
   d.shape.leaf_up = up;
-  d.shape.tiers = 3;
-  d.shape.leaves_per_pod = spine_down;
-  d.shape.spine_up = spine_up;
-  const std::uint64_t pods = (d.shape.leaves + spine_down - 1) / spine_down;
-  if (pods > d.hw.radix) {
-    d.problems.push_back(fmt::format(
-        "a 3-tier Clos of {}-port switches holds at most {} hosts ({} pods x {} leaves x {} "
-        "hosts); {} requested",
-        d.hw.radix, std::uint64_t{d.hw.radix} * spine_down * down, d.hw.radix, spine_down, down,
-        hosts));
+  const std::string tiers =
+      args.find("tiers") ? args.at("tiers").as_choice({"auto", "2", "3"}) : std::string("auto");
+  std::uint64_t pods = 1;
+  if (tiers == "2") {
+    // A leaf-spine: every leaf reaches every spine, so at most `radix` leaves (clos.hpp).
+    d.shape.tiers = 2;
+    if (d.shape.leaves > d.hw.radix) {
+      d.problems.push_back(fmt::format(
+          "2 tiers of {}-port switches hold at most {} hosts ({} leaves x {} hosts); {} requested: "
+          "use tiers: 3",
+          d.hw.radix, std::uint64_t{d.hw.radix} * down, d.hw.radix, down, hosts));
+    }
+  } else {
+    d.shape.tiers = 3;
+    d.shape.leaves_per_pod = spine_down;
+    d.shape.spine_up = spine_up;
+    pods = (d.shape.leaves + spine_down - 1) / spine_down;
+    if (tiers == "3" && pods == 1) {
+      // Forced: a core tier carries traffic only between pods, so split the leaves into two
+      // pods, each spine keeping the down:up ratio asked for (issue 23).
+      if (d.shape.leaves < 2) {
+        args.at("tiers").fail(fmt::format(
+            "3 tiers need at least 2 pods; {} hosts fit on one {}-port leaf", hosts, d.hw.radix));
+      }
+      d.shape.leaves_per_pod = (d.shape.leaves + 1) / 2;
+      d.shape.spine_up =
+          static_cast<std::uint32_t>(std::ceil(d.shape.leaves_per_pod / spine_ratio - 1e-9));
+      pods = 2;
+    }
+    if (pods > d.hw.radix) {
+      d.problems.push_back(fmt::format(
+          "a 3-tier Clos of {}-port switches holds at most {} hosts ({} pods x {} leaves x {} "
+          "hosts); {} requested",
+          d.hw.radix, std::uint64_t{d.hw.radix} * spine_down * down, d.hw.radix, spine_down, down,
+          hosts));
+    }
   }
   d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {} pods, {} radix {}", d.nodes,
                          d.layout.gpus_per_node, d.hw.gpu->name, pods, d.hw.sw->name, d.hw.radix);
@@ -60,7 +90,8 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 
 void register_fat_tree_builder() {
   auto keys = node_keys();
-  for (const char* k : {"k", "oversubscription", "spine_oversubscription"}) keys.push_back(k);
+  for (const char* k : {"k", "oversubscription", "spine_oversubscription", "tiers"})
+    keys.push_back(k);
   register_builder({"fat_tree", "3-tier Clos: k-ary fat tree or general, oversubscription per tier",
                     keys, build});
 }

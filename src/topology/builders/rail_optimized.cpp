@@ -12,7 +12,8 @@
 // which has nodes_per_su downlinks and nodes_per_su / oversubscription uplinks. Two tiers when
 // all leaves fit under one spine tier (leaves <= radix): every leaf reaches every spine. Three
 // tiers otherwise: pods of whole SUs (as many as the spines' downlinks hold), one spine per leaf
-// uplink in each pod, and a core tier in planes (see clos.hpp).
+// uplink in each pod, and a core tier in planes (see clos.hpp). `tiers: 3` on what one pod
+// holds splits the SUs into two pods (a core tier carries only traffic between pods).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,10 +59,23 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   std::uint32_t pods = 1;
   if (three) {
     const auto [spine_down, spine_up] = split_ports(d.hw.radix, spine_ratio);
-    const std::uint32_t sus_per_pod = std::max<std::uint32_t>(1, spine_down / rails);
+    std::uint32_t sus_per_pod = std::max<std::uint32_t>(1, spine_down / rails);
     d.shape.tiers = 3;
-    d.shape.leaves_per_pod = sus_per_pod * rails;
     d.shape.spine_up = spine_up;
+    if (sus <= sus_per_pod) {
+      // Forced 3 tiers on what one pod holds: a core tier carries traffic only between pods, so
+      // split the SUs into two pods, each spine keeping the down:up ratio asked for (issue 23).
+      if (sus < 2) {
+        args.at("tiers").fail(fmt::format(
+            "3 tiers need at least 2 pods of whole SUs; {} nodes make 1 SU of {} (give more nodes "
+            "or a smaller nodes_per_su)",
+            d.nodes, d.nodes_per_su));
+      }
+      sus_per_pod = (sus + 1) / 2;
+      d.shape.spine_up =
+          static_cast<std::uint32_t>(std::ceil(sus_per_pod * rails / spine_ratio - 1e-9));
+    }
+    d.shape.leaves_per_pod = sus_per_pod * rails;
     pods = (sus + sus_per_pod - 1) / sus_per_pod;
     if (pods > d.hw.radix) {
       d.problems.push_back(fmt::format(

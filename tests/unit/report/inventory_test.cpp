@@ -46,8 +46,15 @@ TEST(TopoOutput, TableHasUnitsAndValues) {
   EXPECT_NE(t.find(" 3.200\n"), std::string::npos) << t;
   EXPECT_NE(t.find(" 1.500\n"), std::string::npos) << t;
   EXPECT_NE(t.find("oversubscription (down:up)"), std::string::npos);
-  // The switch line: 8 x 500 W = 4.0 kW, 8 x $20,000 = $160,000.
-  EXPECT_NE(t.find("4.0      160000\n"), std::string::npos) << t;
+  // The switch line: 8 x 500 W = 4.0 kW, 8 x $20,000 = $160,000, written as money.
+  EXPECT_NE(t.find("$20000         4.0  $160.0k\n"), std::string::npos) << t;
+}
+
+TEST(TopoOutput, MoneyAtAReadableMagnitude) {
+  EXPECT_EQ(format_usd(47'232'000), "$47.23M");
+  EXPECT_EQ(format_usd(160'000), "$160.0k");
+  EXPECT_EQ(format_usd(999.5), "$999.50");
+  EXPECT_EQ(format_usd(0), "$0.00");
 }
 
 TEST(TopoOutput, JsonIsTheResultsInventory) {

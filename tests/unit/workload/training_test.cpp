@@ -150,6 +150,52 @@ TEST(Training, OneSlowGpuWastesEveryOtherGpusTime) {
   EXPECT_NEAR(r.breakdown.straggler.seconds(), 27 * kMs / 4, 1e-9);
 }
 
+TEST(Training, SlowGpuPlacedByNodeAndGpuIsTheRankOfThatGpu) {
+  // The test above on 2 nodes of 2 GPUs: node 1 GPU 0 is rank 1 x 2 + 0 = 2 (rank r on the r-th
+  // GPU, node-major); TP 1, PP 1: stage 0, replica 2. Same 18 ms step, 27 ms of waste. A day of
+  // 18 ms steps is 86,400 / 0.018 = 4.8 M steps: 0.027 x 4.8 M / 3600 = 36 GPU-hours, at
+  // $2.50 = $90.
+  TrainConfig c = tiny_config(1, 1, 4, 4);
+  c.faults.push_back(parse_fault("slow-gpu:node=1,gpu=0,x=2", "faults"));
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  const TrainResult r = simulate_training(star_cluster(2, 2), c, opts);
+  EXPECT_NEAR(r.p50.seconds(), 18 * kMs, 1e-9);
+  EXPECT_NEAR(r.waste_gpu_seconds, 3 * 9 * kMs, 1e-9);
+  EXPECT_NEAR(r.waste_gpu_hours_per_day, 36, 1e-6);
+  EXPECT_NEAR(r.waste_cost_per_day_usd, 90, 1e-6);
+  ASSERT_EQ(r.slow_gpus.size(), 1u);
+  EXPECT_EQ(r.slow_gpus[0].rank, 2u);
+  EXPECT_EQ(r.slow_gpus[0].node, 1u);
+  EXPECT_EQ(r.slow_gpus[0].gpu, 0u);
+  EXPECT_EQ(r.slow_gpus[0].replica, 2u);
+  EXPECT_EQ(r.slow_gpus[0].stage, 0u);
+  c.faults[0] = parse_fault("slow-gpu:node=2,gpu=0,x=2", "faults");
+  EXPECT_THROW(simulate_training(star_cluster(2, 2), c, opts), InputError);  // nodes 0-1
+  c.faults[0] = parse_fault("slow-gpu:node=0,gpu=2,x=2", "faults");
+  EXPECT_THROW(simulate_training(star_cluster(2, 2), c, opts), InputError);  // GPUs 0-1
+}
+
+TEST(Training, SlowGpuPlacedByStageIsThatStagesFirstRank) {
+  // TP 2, PP 2, DP 1: stage 1's first GPU is rank tp x cp x dp x 1 = 2, and gives the very
+  // step rank=2 gives.
+  TrainConfig c = tiny_config(2, 2, 1, 4);
+  const auto opts = reference_options(Time::us(1), Bandwidth::gBps(50));
+  c.faults.push_back(parse_fault("slow-gpu:stage=1,x=2", "faults"));
+  const TrainResult by_stage = simulate_training(star_cluster(1, 4), c, opts);
+  ASSERT_EQ(by_stage.slow_gpus.size(), 1u);
+  EXPECT_EQ(by_stage.slow_gpus[0].rank, 2u);
+  EXPECT_EQ(by_stage.slow_gpus[0].stage, 1u);
+  EXPECT_EQ(by_stage.slow_gpus[0].tp_rank, 0u);
+  c.faults[0] = parse_fault("slow-gpu:rank=2,x=2", "faults");
+  const TrainResult by_rank = simulate_training(star_cluster(1, 4), c, opts);
+  EXPECT_EQ(by_stage.p50, by_rank.p50);
+  EXPECT_GT(by_stage.p50, by_stage.iteration);
+  c.faults[0] = parse_fault("slow-gpu:stage=2,x=2", "faults");
+  EXPECT_THROW(simulate_training(star_cluster(1, 4), c, opts), InputError);    // stages 0-1
+  EXPECT_THROW(parse_fault("slow-gpu:node=1,x=2", "faults"), InputError);      // gpu= missing
+  EXPECT_THROW(parse_fault("slow-gpu:rank=1,stage=1", "faults"), InputError);  // two places
+}
+
 TEST(Training, SeedExampleTenThousandGpusOneTwentyMicrosecondsLate) {
   // 10,000 GPUs meet at an all-reduce; one arrives 20 us late: 9,999 x 20 us = 0.19998 GPU-s.
   std::vector<Time> arrivals(10'000, Time::ms(5));
