@@ -87,7 +87,10 @@ RunResult PacketEngine::run(const EngineInput& input) {
   stats_.link_series.reset(input.topology->num_directed_links(), period);
   packet::Simulator sim(config_, input, stats_);
   sim.run();
-  return sim.result();
+  RunResult result = sim.result();
+  counters_ = stats_.links;
+  counters_.bytes = result.link_bytes;
+  return result;
 }
 
 std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config) {
