@@ -1,6 +1,7 @@
 #include "lockstep/telemetry/link_counters.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -21,14 +22,31 @@ double percentile(std::vector<float> v, double q) {
   return v[rank - 1];
 }
 
-bool eventful(const LinkCounters& c, std::size_t i) {
-  return at(c.drops, i) + at(c.trims, i) + at(c.ecn_marks, i) + at(c.pauses, i) +
-             at(c.credit_stalls, i) + at(c.cnps, i) + at(c.retransmissions, i) >
-         0;
+// How hard the fabric pushed back on a link, most severe first: losses, pauses, marks, then the
+// sender's reactions and credit waits (compared as a tuple).
+std::array<std::uint64_t, 6> severity(const LinkCounters& c, std::size_t i) {
+  return {at(c.drops, i) + at(c.trims, i), at(c.pauses, i), at(c.ecn_marks, i),
+          at(c.retransmissions, i),        at(c.cnps, i),   at(c.credit_stalls, i)};
+}
+
+// Nearest rank over a power-of-two histogram: the upper edge of the bucket holding it.
+double hist_percentile(const std::uint32_t* h, double q, double peak) {
+  std::uint64_t total = 0;
+  for (std::size_t b = 0; b < LinkCounters::kQueueBuckets; ++b) total += h[b];
+  if (total == 0) return 0;
+  const auto rank = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total))));
+  std::uint64_t seen = 0;
+  for (std::size_t b = 0; b < LinkCounters::kQueueBuckets; ++b) {
+    seen += h[b];
+    if (seen >= rank) return b == 0 ? 0.0 : std::min(peak, std::ldexp(1.0, static_cast<int>(b)));
+  }
+  return peak;
 }
 
 LinkReport report_of(const Topology& topo, const DeviceNames& names, const LinkCounters& c,
-                     const LinkSeriesLog* series, Time makespan, DirLinkId l) {
+                     const LinkSeriesLog* series, DirLinkId l) {
+  const Time makespan = c.makespan;
   LinkReport r;
   r.link = l;
   r.name = names.link_name(topo, l);
@@ -45,6 +63,16 @@ LinkReport report_of(const Topology& topo, const DeviceNames& names, const LinkC
   r.retransmissions = at(c.retransmissions, l);
   r.dropped_bytes = at(c.dropped_bytes, l);
   r.queue_max = at(c.peak_queue, l);
+  if (l < c.first_sent.size() && c.first_sent[l] <= c.last_sent[l]) {
+    r.first_sent = c.first_sent[l];
+    r.last_sent = c.last_sent[l];
+  }
+  const bool hist = c.queue_hist.size() >= (l + 1) * LinkCounters::kQueueBuckets;
+  if (hist) {
+    const std::uint32_t* h = &c.queue_hist[l * LinkCounters::kQueueBuckets];
+    r.queue_p50 = hist_percentile(h, 0.5, r.queue_max);
+    r.queue_p99 = hist_percentile(h, 0.99, r.queue_max);
+  }
   if (series != nullptr && series->enabled() && l < series->links()) {
     const double period = series->period().seconds();
     const std::span<const float> bytes = series->bytes(l);
@@ -55,6 +83,7 @@ LinkReport report_of(const Topology& topo, const DeviceNames& names, const LinkC
         r.peak_at = Time::ps(series->period().picoseconds() * static_cast<std::int64_t>(i));
       }
     }
+    if (hist) return r;
     // Queue percentiles over every period of the run, idle ones (depth 0) included.
     const std::span<const float> queue = series->peak_queue(l);
     const auto periods = static_cast<std::size_t>(
@@ -82,10 +111,14 @@ void LinkCounters::reset(std::size_t links, bool packet) {
   cnps.assign(n, 0);
   retransmissions.assign(n, 0);
   peak_queue.assign(n, 0.0);
+  queue_hist.assign(n * kQueueBuckets, 0);
+  first_sent.assign(n, Time::infinite());
+  last_sent.assign(n, Time::zero());
+  makespan = Time::zero();
 }
 
 std::vector<LinkReport> busiest_links(const Topology& topo, const LinkCounters& counters,
-                                      const LinkSeriesLog* series, Time makespan, std::size_t n) {
+                                      const LinkSeriesLog* series, std::size_t n) {
   const std::size_t links = std::min(counters.bytes.size(), topo.num_directed_links());
   std::vector<DirLinkId> order(links);
   std::iota(order.begin(), order.end(), DirLinkId{0});
@@ -97,17 +130,23 @@ std::vector<LinkReport> busiest_links(const Topology& topo, const LinkCounters& 
                     });
   std::vector<DirLinkId> chosen;
   for (std::size_t i = 0; i < keep && counters.bytes[order[i]] > 0; ++i) chosen.push_back(order[i]);
-  // Links where the fabric pushed back, even when they carried less.
-  std::size_t extra = 0;
-  for (DirLinkId l = 0; l < links && extra < n; ++l) {
-    if (!eventful(counters, l) || std::find(chosen.begin(), chosen.end(), l) != chosen.end())
-      continue;
-    chosen.push_back(l);
-    ++extra;
-  }
+  // The links where the fabric pushed back hardest, even when they carried less.
+  std::vector<DirLinkId> pushed;
+  constexpr std::array<std::uint64_t, 6> kCalm{};
+  for (DirLinkId l = 0; l < links; ++l)
+    if (severity(counters, l) != kCalm &&
+        std::find(chosen.begin(), chosen.end(), l) == chosen.end())
+      pushed.push_back(l);
+  const std::size_t more = std::min(n, pushed.size());
+  std::partial_sort(pushed.begin(), pushed.begin() + static_cast<std::ptrdiff_t>(more),
+                    pushed.end(), [&](DirLinkId a, DirLinkId b) {
+                      const auto sa = severity(counters, a), sb = severity(counters, b);
+                      return sa > sb || (sa == sb && a < b);
+                    });
+  chosen.insert(chosen.end(), pushed.begin(), pushed.begin() + static_cast<std::ptrdiff_t>(more));
   const DeviceNames names(topo);
   std::vector<LinkReport> out;
-  for (DirLinkId l : chosen) out.push_back(report_of(topo, names, counters, series, makespan, l));
+  for (DirLinkId l : chosen) out.push_back(report_of(topo, names, counters, series, l));
   return out;
 }
 

@@ -4,7 +4,9 @@
 // only, the packet engine every one (drops, trims, PFC, ECN, CNPs, credit stalls, retransmits).
 //
 //   const LinkCounters& c = engine.link_counters();
-//   for (const LinkReport& l : busiest_links(topo, c, makespan, 5)) fmt::print("{}\n", l.name);
+//   for (const LinkReport& l : busiest_links(topo, c, engine.link_series_log(), 5)) fmt::print("{}\n", l.name);
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,19 @@ struct LinkCounters {
   std::vector<std::uint64_t> cnps;             // DCQCN congestion notifications received
   std::vector<std::uint64_t> retransmissions;  // packets sent again
   std::vector<double> peak_queue;              // bytes queued for the link, at most
+  // Queue depth each packet found joining the link's queue (itself included), per link
+  // kQueueBuckets counts: bucket 0 an empty queue, bucket b a depth in [2^(b-1), 2^b) bytes.
+  static constexpr std::size_t kQueueBuckets = 32;
+  std::vector<std::uint32_t> queue_hist;
+  // When the link's first packet started and its last one finished leaving (infinite / zero
+  // for a link that never sent): the window its bytes fell in.
+  std::vector<Time> first_sent, last_sent;
+  Time makespan;  // of the run the counters cover
+  void note_queue(std::size_t link, double depth) {
+    const auto d = static_cast<std::uint64_t>(depth);
+    const std::size_t b = std::min<std::size_t>(std::bit_width(d), kQueueBuckets - 1);
+    ++queue_hist[link * kQueueBuckets + b];
+  }
   /// Sizes every column for `links` links (the packet columns only when `packet`), zeroed.
   void reset(std::size_t links, bool packet);
   bool packet() const { return !drops.empty(); }
@@ -44,18 +59,21 @@ struct LinkReport {
   // Over the sample periods of a link series (LinkSeriesLog), when one was recorded:
   double peak_utilisation = 0;                         // of the busiest period
   Time peak_at;                                        // that period's start
-  double queue_p50 = 0, queue_p99 = 0, queue_max = 0;  // bytes: per-period peak depth
+  // Bytes: the depth packets found (the upper edge of its power-of-two bucket, at most the
+  // peak), or without a histogram the per-period peak depth; queue_max the peak itself.
+  double queue_p50 = 0, queue_p99 = 0, queue_max = 0;
   std::uint64_t drops = 0, trims = 0, ecn_marks = 0, pauses = 0, credit_stalls = 0;
   std::uint64_t cnps = 0, retransmissions = 0;
   Time paused;
   double dropped_bytes = 0;
+  Time first_sent, last_sent;  // packet engine: the window the link was sending in
 };
 
 /// The `n` links that carried the most bytes (ties: lower id), then every link with a drop,
 /// trim, pause, ECN mark, CNP, credit stall or retransmission not already among them, up to `n`
 /// more. `series` may be null or disabled (no peak, no queue percentiles).
 std::vector<LinkReport> busiest_links(const Topology& topo, const LinkCounters& counters,
-                                      const LinkSeriesLog* series, Time makespan, std::size_t n);
+                                      const LinkSeriesLog* series, std::size_t n);
 
 /// Sums of the packet counters over every link (for one-line totals).
 LinkReport link_totals(const LinkCounters& counters);

@@ -154,6 +154,7 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
     stats_.skipped_ops = sim.skipped_ops();
     counters_.reset(0, false);
     counters_.bytes = result->link_bytes;  // the flow engine counts bytes only
+    counters_.makespan = result->makespan;
     return std::move(*result);
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");

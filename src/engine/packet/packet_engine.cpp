@@ -90,6 +90,7 @@ RunResult PacketEngine::run(const EngineInput& input) {
   RunResult result = sim.result();
   counters_ = stats_.links;
   counters_.bytes = result.link_bytes;
+  counters_.makespan = result.makespan;
   return result;
 }
 

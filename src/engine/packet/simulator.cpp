@@ -303,6 +303,9 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_in_lane = p.in_lane;
   s.last_tx = now_;
   link_bytes_[link] += p.wire;
+  Time& first = stats_.links.first_sent[link];
+  first = std::min(first, Time::ps(now_));
+  stats_.links.last_sent[link] = Time::ps(end);
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
   const std::int64_t tail = later(end, s.latency);
@@ -431,6 +434,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
   if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
+  stats_.links.note_queue(out, depth);
   stats_.link_series.note_queue(out, Time::ps(now_), depth);
   try_transmit(out);
 }
