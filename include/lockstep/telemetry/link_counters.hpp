@@ -4,7 +4,8 @@
 // only, the packet engine every one (drops, trims, PFC, ECN, CNPs, credit stalls, retransmits).
 //
 //   const LinkCounters& c = engine.link_counters();
-//   for (const LinkReport& l : busiest_links(topo, c, engine.link_series_log(), 5)) fmt::print("{}\n", l.name);
+//   for (const LinkReport& l : busiest_links(topo, c, engine.link_series_log(), 5))
+//   fmt::print("{}\n", l.name);
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -57,8 +58,8 @@ struct LinkReport {
   double bytes = 0;
   double utilisation = 0;  // mean over the run (its makespan)
   // Over the sample periods of a link series (LinkSeriesLog), when one was recorded:
-  double peak_utilisation = 0;                         // of the busiest period
-  Time peak_at;                                        // that period's start
+  double peak_utilisation = 0;  // of the busiest period
+  Time peak_at;                 // that period's start
   // Bytes: the depth packets found (the upper edge of its power-of-two bucket, at most the
   // peak), or without a histogram the per-period peak depth; queue_max the peak itself.
   double queue_p50 = 0, queue_p99 = 0, queue_max = 0;
