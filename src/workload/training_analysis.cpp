@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "lockstep/core/rng.hpp"
+#include "lockstep/topology/device_names.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep::train_detail {
@@ -265,15 +266,13 @@ std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
   std::stable_sort(series.begin(), series.end(),
                    [&](const LinkSeries* a, const LinkSeries* b) { return total(a) > total(b); });
   std::vector<LinkTrack> out;
+  const DeviceNames names(topo);
   for (std::size_t i = 0; i < std::min(count, series.size()); ++i) {
-    const DirLinkId d = series[i]->link;
-    const Device& from = topo.device(topo.source(d));
-    const Device& to = topo.device(topo.target(d));
     LinkTrack t;
-    t.name = fmt::format("link {} {}{} -> {}{}", d, to_string(from.kind), topo.source(d),
-                         to_string(to.kind), topo.target(d));
+    t.name = names.link_name(topo, series[i]->link);  // "node 3 nic 1 -> leaf 1 (rail 1)"
     t.period = period;
     t.utilisation = series[i]->utilisation;
+    t.queue_bytes = series[i]->queue_bytes;
     out.push_back(std::move(t));
   }
   return out;

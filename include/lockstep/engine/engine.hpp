@@ -67,6 +67,7 @@ struct OpTiming {
 struct LinkSeries {
   DirLinkId link = kNone;
   std::vector<float> utilisation;  // 0..1 per sample
+  std::vector<float> queue_bytes;  // packet engine: peak queue depth per sample (else empty)
 };
 
 struct RunResult {

@@ -51,6 +51,9 @@ RunResult Simulator::result() {
       const double capacity = 1e12 / links_[order[i]].ps_per_byte * period;
       for (float b : log.bytes(order[i]))
         series.utilisation.push_back(static_cast<float>(std::min(1.0, b / capacity)));
+      const std::span<const float> queue = log.peak_queue(order[i]);
+      series.queue_bytes.assign(queue.begin(), queue.end());
+      series.queue_bytes.resize(series.utilisation.size(), 0.0f);
       out.link_series.push_back(std::move(series));
     }
   }
