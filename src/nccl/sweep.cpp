@@ -126,6 +126,9 @@ void check_sweep(const CollectiveSweep& sweep, const NcclCluster& cluster,
   check_fits_in_memory(sweep, cluster);
 }
 
+// Links a row of a flow or packet run names (busiest first, then those with congestion events).
+constexpr std::size_t kBusiestLinks = 5;
+
 std::vector<CollectiveRow> run_collective_sweep(
     const CollectiveSweep& sweep, const NcclCluster& cluster, const Topology* topology,
     const std::function<void(std::size_t done, std::size_t total)>& on_row) {
@@ -179,6 +182,13 @@ std::vector<CollectiveRow> run_collective_sweep(
     row.channels = p.channels;
     row.time = nccl.time(p, sweep.op, bytes, sweep.type, every_gpu,
                          run_programs ? engine.get() : nullptr, late);
+    if (run_programs) {
+      // The engine ran on the faulted graph: a failed link is gone, so ids are that graph's.
+      const LinkCounters& counters = engine->link_counters();
+      row.links = busiest_links(faulted ? *faulted : *topology, counters, engine->link_series_log(),
+                                kBusiestLinks);
+      if (counters.packet()) row.network = link_totals(counters);
+    }
     const double seconds = row.time.seconds();
     row.algbw_GBps = seconds > 0 ? bytes.as_double() / seconds / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(sweep.op, c.ranks());

@@ -94,6 +94,45 @@ Json summary_to_json(const SummaryRow& s) {
 
 }  // namespace
 
+namespace {
+
+// One link's counters (definitions/link): the packet engine's only where it ran (`packet`).
+Json link_to_json(const LinkReport& l, bool packet) {
+  Json out = Json::object();
+  if (l.link != kNone) {
+    out["link"] = l.link;
+    out["name"] = l.name;
+    out["utilisation"] = number(l.utilisation);
+  }
+  out["bytes"] = number(l.bytes);
+  if (l.link != kNone && l.peak_utilisation > 0) {
+    out["peak_utilisation"] = number(l.peak_utilisation);
+    out["peak_at_us"] = number(l.peak_at.microseconds());
+  }
+  if (!packet) return out;
+  if (l.link != kNone) {
+    out["queue_p50_bytes"] = number(l.queue_p50);
+    out["queue_p99_bytes"] = number(l.queue_p99);
+  }
+  if (l.link != kNone && l.last_sent > Time::zero()) {
+    out["first_sent_us"] = number(l.first_sent.microseconds());
+    out["last_sent_us"] = number(l.last_sent.microseconds());
+  }
+  out["queue_max_bytes"] = number(l.queue_max);
+  out["drops"] = l.drops;
+  out["trims"] = l.trims;
+  out["dropped_bytes"] = number(l.dropped_bytes);
+  out["ecn_marks"] = l.ecn_marks;
+  out["pfc_pauses"] = l.pauses;
+  out["pfc_paused_us"] = number(l.paused.microseconds());
+  out["credit_stalls"] = l.credit_stalls;
+  out["cnps"] = l.cnps;
+  out["retransmissions"] = l.retransmissions;
+  return out;
+}
+
+}  // namespace
+
 Json sweep_to_json(const Sweep& sweep) {
   Json rows = Json::array();
   for (const auto& r : sweep.rows) {
@@ -107,6 +146,13 @@ Json sweep_to_json(const Sweep& sweep) {
                     {"time_us", number(r.time_us)},
                     {"algbw_GBps", number(r.algbw_GBps)},
                     {"busbw_GBps", number(r.busbw_GBps)}});
+    // Only engines that move bytes over links have them: analytical records stay as they were.
+    if (!r.links.empty()) {
+      Json links = Json::array();
+      for (const LinkReport& l : r.links) links.push_back(link_to_json(l, r.network.has_value()));
+      rows.back()["links"] = std::move(links);
+    }
+    if (r.network) rows.back()["network"] = link_to_json(*r.network, true);
   }
   Json out = {{"op", sweep.op}, {"algorithm", sweep.algorithm}, {"engine", sweep.engine}};
   if (!sweep.faults.empty()) out["faults"] = sweep.faults;  // only when given: healthy records stay

@@ -49,15 +49,21 @@ void coarsen_link_tracks(std::vector<LinkTrack>& links) {
     const std::size_t n = track.utilisation.size();
     if (n <= kMaxTraceSamples) continue;
     const std::size_t k = (n + kMaxTraceSamples - 1) / kMaxTraceSamples;
-    std::vector<float> coarse;
+    std::vector<float> coarse, queue;
     coarse.reserve(n / k + 1);
     for (std::size_t lo = 0; lo < n; lo += k) {
       const std::size_t hi = std::min(n, lo + k);
       double sum = 0;
       for (std::size_t i = lo; i < hi; ++i) sum += track.utilisation[i];
       coarse.push_back(static_cast<float>(sum / static_cast<double>(hi - lo)));
+      // A queue's peak stays the peak of the coarser period.
+      if (hi <= track.queue_bytes.size())
+        queue.push_back(
+            *std::max_element(track.queue_bytes.begin() + static_cast<std::ptrdiff_t>(lo),
+                              track.queue_bytes.begin() + static_cast<std::ptrdiff_t>(hi)));
     }
     track.utilisation = std::move(coarse);
+    track.queue_bytes = std::move(queue);
     track.period = track.period * static_cast<std::int64_t>(k);
   }
 }

@@ -141,19 +141,26 @@ std::string write_trace(const TrainResult& r, std::ostream* sink) {
     const std::size_t n = link.utilisation.size();
     const std::size_t per_bin =
         std::max<std::size_t>(1, (n + kMaxCounterPoints - 1) / kMaxCounterPoints);
-    double last = -1;
+    // The packet engine's peak queue depth per bin: a second counter of the same track.
+    const bool queue = link.queue_bytes.size() == n;
+    double last = -1, last_queue = -1;
     for (std::size_t b = 0; b * per_bin < n; ++b) {
-      double sum = 0;
+      double sum = 0, depth = 0;
       const std::size_t end = std::min(n, (b + 1) * per_bin);
-      for (std::size_t i = b * per_bin; i < end; ++i) sum += link.utilisation[i];
+      for (std::size_t i = b * per_bin; i < end; ++i) {
+        sum += link.utilisation[i];
+        if (queue) depth = std::max<double>(depth, link.queue_bytes[i]);
+      }
       const double value = sum / static_cast<double>(end - b * per_bin);
-      if (value == last) continue;
+      if (value == last && depth == last_queue) continue;
       last = value;
+      last_queue = depth;
       const Time ts = link.period * static_cast<std::int64_t>(b * per_bin);
       fmt::format_to(std::back_inserter(out.event()),
                      "{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{"
-                     "\"utilisation\":{}}}}}",
-                     json(link.name).dump(), links_pid, micros(ts), json(value).dump());
+                     "\"utilisation\":{}{}}}}}",
+                     json(link.name).dump(), links_pid, micros(ts), json(value).dump(),
+                     queue ? ",\"queue_bytes\":" + json(depth).dump() : "");
     }
   }
   out.text() += "\n]}\n";

@@ -99,4 +99,46 @@ std::string DeviceNames::summary() const {
   return out;
 }
 
+std::string DeviceNames::describe(const Topology& topo, DeviceId d) const {
+  const Device& dev = topo.device(d);
+  const std::uint32_t ordinal = ordinal_[d];
+  if (dev.kind != DeviceKind::Switch && dev.kind != DeviceKind::Gateway && dev.node != kNone) {
+    // In a server: its node and its index there (a GPU's index is its rail on rail fabrics).
+    if (dev.kind == DeviceKind::ScaleUpSwitch) return fmt::format("node {} nvswitch", dev.node);
+    return fmt::format("node {} {} {}", dev.node, to_string(dev.kind), dev.local_index);
+  }
+  std::string prefix = classes_[class_of_[d]].prefix;
+  if (dev.kind == DeviceKind::Switch && dev.tier > 2) prefix = fmt::format("tier {}", dev.tier);
+  std::string out = fmt::format("{} {}", prefix, ordinal);
+  if (dev.kind == DeviceKind::Switch && dev.tier == 0) {
+    // A rail leaf: every NIC below it has the same index in its server.
+    std::uint32_t rail = kNone;
+    bool one_rail = true, any = false;
+    for (const Port& p : topo.ports(d)) {
+      const Device& peer = topo.device(p.peer);
+      if (peer.kind != DeviceKind::Nic && peer.kind != DeviceKind::Gpu) continue;
+      if (any && peer.local_index != rail) one_rail = false;
+      rail = peer.local_index;
+      any = true;
+    }
+    std::uint32_t nodes = 0;
+    if (any && one_rail) {
+      std::uint32_t last = kNone;
+      for (const Port& p : topo.ports(d)) {
+        const Device& peer = topo.device(p.peer);
+        if ((peer.kind == DeviceKind::Nic || peer.kind == DeviceKind::Gpu) && peer.node != last) {
+          last = peer.node;
+          ++nodes;
+        }
+      }
+    }
+    if (any && one_rail && nodes > 1) out += fmt::format(" (rail {})", rail);
+  }
+  return out;
+}
+
+std::string DeviceNames::link_name(const Topology& topo, DirLinkId link) const {
+  return describe(topo, topo.source(link)) + " -> " + describe(topo, topo.target(link));
+}
+
 }  // namespace lockstep

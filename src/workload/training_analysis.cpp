@@ -258,25 +258,6 @@ void append_end_waits(std::vector<TimelineSlice>& out, std::size_t begin, std::u
   if (iteration > last) out.push_back({global, 0, "wait: slowest rank", "wait", last, iteration});
 }
 
-namespace {
-
-// A directed link named by its ends as a user names devices (`leaf1`, the names a fault's
-// link= takes), with the node and the index in the node of a GPU or NIC (a NIC's index is its
-// rail on a rail-optimised fabric): "nic145 (node 18, #1) -> leaf1". One function, so that a
-// topology-wide link naming can replace it.
-std::string link_label(const Topology& topo, const DeviceNames& names, DirLinkId d) {
-  auto end = [&](DeviceId id) {
-    const Device& dev = topo.device(id);
-    std::string s = names.name(id);
-    if (dev.node != kNone && dev.kind != DeviceKind::Switch)
-      s += fmt::format(" (node {}, #{})", dev.node, dev.local_index);
-    return s;
-  };
-  return fmt::format("{} -> {}", end(topo.source(d)), end(topo.target(d)));
-}
-
-}  // namespace
-
 std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
                                      std::size_t count) {
   std::vector<const LinkSeries*> series;
@@ -292,9 +273,10 @@ std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
   std::vector<LinkTrack> out;
   for (std::size_t i = 0; i < std::min(count, series.size()); ++i) {
     LinkTrack t;
-    t.name = link_label(topo, names, series[i]->link);
+    t.name = names.link_name(topo, series[i]->link);  // "node 3 nic 1 -> leaf 1 (rail 1)"
     t.period = period;
     t.utilisation = series[i]->utilisation;
+    t.queue_bytes = series[i]->queue_bytes;
     out.push_back(std::move(t));
   }
   return out;

@@ -74,3 +74,8 @@ add_test(NAME report.injection_browser
 set_tests_properties(report.injection_browser PROPERTIES
   FIXTURES_REQUIRED report_injection LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_LITERAL=<svg onload=\"window.lockstepInjected = 'title'\"></svg>\"'&amp;||<script>window.lockstepInjected = 'name'</script>")
+
+# Network counters (docs/telemetry.md): a packet-engine sweep's rows carry their busiest links
+# and the run's totals, valid against the schema.
+lockstep_report_scenario(packet_telemetry ${LOCKSTEP_REPORT_TESTS}/scenarios/packet_telemetry.yaml)
+set_tests_properties(report.packet_telemetry_schema PROPERTIES ENVIRONMENT "EXPECT_LINKS=1")

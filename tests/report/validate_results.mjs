@@ -1,6 +1,7 @@
 // Validates a results.json against docs/results.schema.json with Ajv (JSON Schema draft-07), and
 // checks the invariants a schema cannot express: breakdowns add up to the iteration time, CDF
-// samples are sorted, p50 <= p99 <= max.
+// samples are sorted, p50 <= p99 <= max, link queue percentiles ordered; with EXPECT_LINKS set,
+// every collective row carries link counters and network totals.
 // Usage: node validate_results.mjs SCHEMA.json RESULTS.json
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -35,6 +36,21 @@ for (const v of results.variants || []) {
       if (j.iteration_time_us[i] < j.iteration_time_us[i - 1]) problems.push(`${v.name}: jitter samples not sorted`);
     }
     if (!(j.p50_us <= j.p99_us && j.p99_us <= j.max_us)) problems.push(`${v.name}: p50 <= p99 <= max fails`);
+  }
+}
+// Link counters (docs/telemetry.md): queue percentiles ordered, no link above the run's totals.
+for (const v of results.variants || []) {
+  for (const sweep of v.collectives || []) {
+    for (const row of sweep.rows) {
+      for (const l of row.links || []) {
+        if ("queue_p50_bytes" in l && !(l.queue_p50_bytes <= l.queue_p99_bytes && l.queue_p99_bytes <= l.queue_max_bytes))
+          problems.push(`${v.name} ${sweep.op} ${row.bytes} B: ${l.name}: queue p50 <= p99 <= max fails`);
+        if (row.network && (l.drops > row.network.drops || l.pfc_pauses > row.network.pfc_pauses || l.bytes > row.network.bytes))
+          problems.push(`${v.name} ${sweep.op} ${row.bytes} B: ${l.name} counts more than the whole network`);
+      }
+      if (process.env.EXPECT_LINKS && !(row.links && row.links.length && row.network))
+        problems.push(`${v.name} ${sweep.op} ${row.bytes} B: no link counters (EXPECT_LINKS)`);
+    }
   }
 }
 if (problems.length) {

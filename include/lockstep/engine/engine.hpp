@@ -10,6 +10,7 @@
 
 #include "lockstep/collective/program.hpp"
 #include "lockstep/routing/router.hpp"
+#include "lockstep/telemetry/link_counters.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {
@@ -66,6 +67,7 @@ struct OpTiming {
 struct LinkSeries {
   DirLinkId link = kNone;
   std::vector<float> utilisation;  // 0..1 per sample
+  std::vector<float> queue_bytes;  // packet engine: peak queue depth per sample (else empty)
 };
 
 struct RunResult {
@@ -87,6 +89,14 @@ class Engine {
   /// Runs the programs; throws InputError for programs that cannot run (unmatched sends, a
   /// deadlock) with a message naming the ranks and operations involved.
   virtual RunResult run(const EngineInput& input) = 0;
+  /// Per-link counters of the last run() (telemetry/link_counters.hpp, docs/telemetry.md): bytes
+  /// on the flow and packet engines, every column on the packet engine; empty before a run.
+  const LinkCounters& link_counters() const { return counters_; }
+  /// Bytes and peak queue per sample period of the last run, where the engine keeps them.
+  virtual const LinkSeriesLog* link_series_log() const { return nullptr; }
+
+ protected:
+  LinkCounters counters_;
 };
 
 }  // namespace lockstep

@@ -18,6 +18,7 @@
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/telemetry/link_counters.hpp"
 #include "lockstep/topology/faults.hpp"
 #include "lockstep/topology/graph.hpp"
 
@@ -35,6 +36,10 @@ struct CollectiveRow {
   Time time;
   double algbw_GBps = 0;
   double busbw_GBps = 0;
+  // Flow and packet engines (docs/telemetry.md): the busiest links of the run and the sums of
+  // the packet engine's counters over every link; empty with the analytical engine.
+  std::vector<LinkReport> links;
+  std::optional<LinkReport> network;
 };
 
 struct CollectiveSweep {

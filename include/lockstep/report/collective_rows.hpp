@@ -22,5 +22,8 @@ Sweep sweep_record(const CollectiveSweep& spec, const std::vector<CollectiveRow>
 /// bytes,count,type,algorithm,protocol,time_us,algbw_GBps,busbw_GBps) of the sweep's rows; JSON
 /// is json_text(sweeps_to_json(...)). InputError naming `format` for another format.
 std::string format_collective_rows(const Sweep& sweep, const std::string& format);
+/// The busiest links of the sweep's largest size (flow and packet engines, docs/telemetry.md),
+/// as `#` comment lines after the table; empty when the row has none.
+std::string format_busiest_links(const Sweep& sweep);
 
 }  // namespace lockstep::report

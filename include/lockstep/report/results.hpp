@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/telemetry/link_counters.hpp"
 #include "lockstep/topology/inventory.hpp"
 
 namespace lockstep::report {
@@ -25,6 +26,10 @@ struct SweepRow {
   double busbw_GBps = 0;
   std::string redop;           // "sum" or "none", as nccl-tests prints it
   std::uint32_t channels = 0;  // NCCL channels used
+  // Flow and packet engines (docs/telemetry.md): the busiest links of the run, named; the packet
+  // engine's counters summed over every link. Empty / absent with the analytical engine.
+  std::vector<LinkReport> links;
+  std::optional<LinkReport> network;
 };
 
 /// One collective swept over message sizes.

@@ -30,6 +30,12 @@ class DeviceNames {
   DeviceId find(std::string_view name) const;
   /// Every valid name as ranges, for errors: "gpu0 .. gpu15, nic0 .. nic15, ..., dev0 .. dev42".
   std::string summary() const;
+  /// A device as a reader finds it in the machine room: "node 12 gpu 3", "node 12 nic 3",
+  /// "leaf 5 (rail 3)" (a leaf whose NICs all sit on one rail), "spine 2", "gateway 0".
+  std::string describe(const Topology& topo, DeviceId d) const;
+  /// A directed link by what it joins: "node 12 gpu 3 -> node 12 nic 3",
+  /// "node 12 nic 3 -> leaf 5 (rail 3)", "leaf 5 (rail 3) -> spine 2".
+  std::string link_name(const Topology& topo, DirLinkId link) const;
 
  private:
   struct Class {

@@ -47,6 +47,7 @@ struct LinkTrack {
   std::string name;
   Time period;
   std::vector<float> utilisation;  // 0..1 per period
+  std::vector<float> queue_bytes;  // packet engine: peak queue depth per period (else empty)
 };
 
 /// A slow-gpu fault placed in the job: rank = t + tp x (c + cp x (d + dp x s)), and rank r on

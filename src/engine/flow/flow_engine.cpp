@@ -152,6 +152,9 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
     stats_.solver_components = sim.components();
     stats_.fast_forwards = sim.fast_forwards();
     stats_.skipped_ops = sim.skipped_ops();
+    counters_.reset(0, false);
+    counters_.bytes = result->link_bytes;  // the flow engine counts bytes only
+    counters_.makespan = result->makespan;
     return std::move(*result);
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");

@@ -51,6 +51,9 @@ RunResult Simulator::result() {
       const double capacity = 1e12 / links_[order[i]].ps_per_byte * period;
       for (float b : log.bytes(order[i]))
         series.utilisation.push_back(static_cast<float>(std::min(1.0, b / capacity)));
+      const std::span<const float> queue = log.peak_queue(order[i]);
+      series.queue_bytes.assign(queue.begin(), queue.end());
+      series.queue_bytes.resize(series.utilisation.size(), 0.0f);
       out.link_series.push_back(std::move(series));
     }
   }
@@ -83,7 +86,11 @@ RunResult PacketEngine::run(const EngineInput& input) {
   stats_.link_series.reset(input.topology->num_directed_links(), period);
   packet::Simulator sim(config_, input, stats_);
   sim.run();
-  return sim.result();
+  RunResult result = sim.result();
+  counters_ = stats_.links;
+  counters_.bytes = result.link_bytes;
+  counters_.makespan = result.makespan;
+  return result;
 }
 
 std::unique_ptr<Engine> make_packet_engine(const PacketConfig& config) {

@@ -104,11 +104,7 @@ void Simulator::setup_links() {
   lane_.assign(n * lanes_, LaneState{});
   link_bytes_.assign(n, 0.0);
   incast_room_.assign(n, kNever);
-  stats_.drops_per_link.assign(n, 0);
-  stats_.pauses_per_link.assign(n, 0);
-  stats_.paused_time_per_link.assign(n, Time::zero());
-  stats_.ecn_per_link.assign(n, 0);
-  stats_.peak_queue_per_link.assign(n, 0.0);
+  stats_.links.reset(n, true);
   // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
   const std::int64_t max_wire = static_cast<std::int64_t>(
       std::max({cfg_.payload.count() + cfg_.header.count(), cfg_.board_payload.count(),
@@ -277,6 +273,7 @@ void Simulator::try_transmit(std::uint32_t link) {
     if (!can_send(link, lane, packets_[f.head].wire)) {
       if (!(s.paused & (1u << lane))) {
         ++stats_.credit_stalls;
+        ++stats_.links.credit_stalls[link];
         congestion_seen_ = true;
       }
       continue;
@@ -306,6 +303,9 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_in_lane = p.in_lane;
   s.last_tx = now_;
   link_bytes_[link] += p.wire;
+  Time& first = stats_.links.first_sent[link];
+  first = std::min(first, Time::ps(now_));
+  stats_.links.last_sent[link] = Time::ps(end);
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
   const std::int64_t tail = later(end, s.latency);
@@ -387,7 +387,8 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, p.wire)) {
     if (!cfg_.trimming) {
       ++stats_.drops;
-      ++stats_.drops_per_link[out];
+      ++stats_.links.drops[out];
+      stats_.links.dropped_bytes[out] += p.wire;
       Flow& f = flows_[p.flow];
       --f.in_network;
       const std::uint32_t flow = p.flow;
@@ -396,9 +397,11 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
       return;
     }
     ++stats_.trims;
-    ++stats_.drops_per_link[out];
+    ++stats_.links.trims[out];
     p.flags |= kTrimmed;
-    p.wire = static_cast<std::uint32_t>(cfg_.header.count());
+    const auto header = static_cast<std::uint32_t>(cfg_.header.count());
+    stats_.links.dropped_bytes[out] += p.wire - std::min(p.wire, header);
+    p.wire = header;
     q = 0;
   }
   devices_[dev].used += p.wire;
@@ -407,7 +410,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   if (inl.control == LinkControl::Pfc && !lane.xoff_sent && lane.ingress_bytes > inl.xoff) {
     lane.xoff_sent = 1;
     ++stats_.pfc_pauses;
-    ++stats_.pauses_per_link[in];
+    ++stats_.links.pauses[in];
     congestion_seen_ = true;
     events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
   }
@@ -425,12 +428,13 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     if (mark && !(p.flags & kEcn)) {
       p.flags |= kEcn;
       ++stats_.ecn_marks;
-      ++stats_.ecn_per_link[out];
+      ++stats_.links.ecn_marks[out];
     }
   }
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
-  if (depth > stats_.peak_queue_per_link[out]) stats_.peak_queue_per_link[out] = depth;
+  if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
+  stats_.links.note_queue(out, depth);
   stats_.link_series.note_queue(out, Time::ps(now_), depth);
   try_transmit(out);
 }
@@ -481,7 +485,7 @@ void Simulator::run() {
           lane_[li].pause_start = now_;
         } else {
           links_[e.a].paused &= static_cast<std::uint16_t>(~(1u << e.b));
-          stats_.paused_time_per_link[e.a] += Time::ps(now_ - lane_[li].pause_start);
+          stats_.links.paused[e.a] += Time::ps(now_ - lane_[li].pause_start);
           try_transmit(e.a);
         }
         break;

@@ -59,11 +59,9 @@ struct PacketStats {
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
 
-  std::vector<std::uint64_t> drops_per_link;   // per directed link
-  std::vector<std::uint64_t> pauses_per_link;  // PAUSE frames sent to the link's transmitter
-  std::vector<Time> paused_time_per_link;      // total time the transmitter was paused
-  std::vector<std::uint64_t> ecn_per_link;
-  std::vector<double> peak_queue_per_link;  // bytes
+  // Per directed link: drops, trims, PAUSE frames and paused time, ECN marks, credit stalls,
+  // CNPs and retransmissions (on the sender's first link), peak queue (telemetry/link_counters).
+  LinkCounters links;
 
   FlowLog flows;              // one row per transfer (device ids, payload bytes, start, end)
   LinkSeriesLog link_series;  // per link bytes and peak queue per sample period
@@ -84,6 +82,7 @@ class PacketEngine : public Engine {
   const PacketConfig& config() const { return config_; }
   /// Statistics of the last run().
   const PacketStats& stats() const { return stats_; }
+  const LinkSeriesLog* link_series_log() const override { return &stats_.link_series; }
 
  private:
   PacketConfig config_;

@@ -63,7 +63,7 @@ TEST(PacketFabric, RoceIncastPausesInsteadOfDropping) {
   EXPECT_EQ(r.stats.pfc_pauses, r.stats.pfc_resumes);  // every pause was lifted
   expect_all_delivered_once(r, in, 4);
   Time paused;
-  for (Time t : r.stats.paused_time_per_link) paused += t;
+  for (Time t : r.stats.links.paused) paused += t;
   EXPECT_GT(paused, Time::zero());
 }
 
@@ -143,7 +143,7 @@ TEST(PacketFabric, LinkSeriesShowTheBottleneckBusy) {
   ASSERT_GE(busiest.utilisation.size(), 8u);    // 4 MiB at 50 GB/s is 84 us
   for (std::size_t i = 1; i + 1 < busiest.utilisation.size(); ++i)
     EXPECT_NEAR(busiest.utilisation[i], 1.0, 1e-3) << "sample " << i;
-  EXPECT_GT(engine.stats().peak_queue_per_link[busiest.link], 0.0);
+  EXPECT_GT(engine.stats().links.peak_queue[busiest.link], 0.0);
 }
 
 // The registry's default packet engine takes its fabric model from the topology.

@@ -1,0 +1,136 @@
+// Per-link counters of the packet engine (telemetry/link_counters.hpp): bytes are conserved at
+// every switch, and a small incast gives the PAUSE and drop counts derived by hand.
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "lockstep/engine/packet/packet_engine.hpp"
+#include "lockstep/telemetry/link_counters.hpp"
+
+namespace lockstep {
+namespace {
+
+using packet_test::Outcome;
+using packet_test::simulate;
+
+const Bandwidth k400G = Bandwidth::gbps(400);
+constexpr std::uint64_t kWire = 4096 + 26;  // one full packet on the wire
+
+// N senders to host N through one switch (device N + 1), 400G links of 100 ns.
+struct Incast {
+  Topology topo;
+  MaterializedProgramSet programs;
+};
+
+Incast incast(Rank senders, std::uint64_t bytes) {
+  std::vector<packet_test::Transfer> list;
+  for (Rank s = 0; s < senders; ++s) list.push_back({s, senders, bytes});
+  return {packet_test::star(senders + 1, k400G, Time::ns(100)),
+          packet_test::transfers(senders + 1, list)};
+}
+
+// At every switch, the bytes that came in left again or were lost there (dropped, or trimmed
+// off): sum over in-links = sum over out-links + dropped bytes of the out-links.
+void expect_conserved(const Topology& topo, const LinkCounters& c) {
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    if (topo.device(d).kind != DeviceKind::Switch) continue;
+    double in = 0, out = 0, lost = 0;
+    for (const Port& p : topo.ports(d)) {
+      out += c.bytes[p.out];
+      lost += c.dropped_bytes[p.out];
+      in += c.bytes[p.out ^ 1u];  // the same cable, towards d
+    }
+    EXPECT_DOUBLE_EQ(in, out + lost) << "switch " << d;
+  }
+}
+
+LinkCounters counters_of(const Outcome& r) {
+  LinkCounters c = r.stats.links;
+  c.bytes = r.result.link_bytes;
+  return c;
+}
+
+TEST(PacketTelemetry, BytesAreConservedAtSwitchesLosslessLossyAndTrimmed) {
+  const Incast in = incast(8, 512 << 10);
+  PacketConfig roce = packet_config_for_fabric("roce");
+  roce.switch_buffer = Bytes(256 << 10);
+  PacketConfig lossy = packet_config_for_fabric("ethernet");
+  lossy.switch_buffer = Bytes(256 << 10);
+  PacketConfig trim = packet_config_for_fabric("ultra_ethernet");
+  trim.switch_buffer = Bytes(256 << 10);
+  trim.trimming = true;
+  const Outcome a = simulate(in.topo, in.programs, roce);
+  const Outcome b = simulate(in.topo, in.programs, lossy);
+  const Outcome t = simulate(in.topo, in.programs, trim, RoutingPolicy::Spray);
+  expect_conserved(in.topo, counters_of(a));
+  expect_conserved(in.topo, counters_of(b));
+  expect_conserved(in.topo, counters_of(t));
+  const LinkReport la = link_totals(counters_of(a)), lb = link_totals(counters_of(b)),
+                   lt = link_totals(counters_of(t));
+  EXPECT_EQ(la.dropped_bytes, 0.0);  // lossless
+  EXPECT_GT(lb.drops, 0u);
+  EXPECT_EQ(lb.retransmissions, b.stats.retransmissions);  // per link sums to the run's total
+  EXPECT_GT(lt.trims, 0u);
+  // A trimmed packet loses all but its header.
+  EXPECT_DOUBLE_EQ(lt.dropped_bytes, static_cast<double>(lt.trims) * (4096 + 26 - 26));
+  EXPECT_EQ(lt.trims, t.stats.trims);
+}
+
+// Lossless (RoCE, PFC, no ECN): 4 senders of 16 packets each. The egress to the receiver sends
+// one packet per 82.4 ns and the four ingresses take turns, so after k packets of each arrived an
+// ingress still holds 3k/4 of them: Xoff = 8 packets is crossed at k = 11, once per ingress. The
+// PAUSE reaches the sender 100 ns (1.2 packets) later, with at most 16 - 12 = 4 packets left to
+// send; with Xon = empty they cannot reach Xoff again: exactly one PAUSE per sender, 4 in all.
+TEST(PacketTelemetry, LosslessIncastPausesOncePerSender) {
+  const Incast in = incast(4, 16 * 4096);
+  PacketConfig cfg = packet_config_for_fabric("roce");
+  cfg.payload = Bytes(4096);
+  cfg.header = Bytes(26);
+  cfg.ecn = false;
+  cfg.congestion = CongestionControl::None;
+  cfg.switch_latency = Time::zero();
+  cfg.switch_buffer = Bytes(1 << 20);
+  cfg.pfc_xoff = Bytes(8 * kWire);
+  cfg.pfc_xon = Bytes(1);
+  const Outcome r = simulate(in.topo, in.programs, cfg);
+  EXPECT_EQ(r.stats.pfc_pauses, 4u);
+  EXPECT_EQ(r.stats.drops, 0u);
+  for (Rank s = 0; s < 4; ++s) {
+    const DirLinkId up = in.topo.ports(s).front().out;  // sender -> switch
+    EXPECT_EQ(r.stats.links.pauses[up], 1u) << "sender " << s;
+    EXPECT_GT(r.stats.links.paused[up], Time::zero());
+  }
+  const DirLinkId down = in.topo.ports(4).front().out ^ 1u;  // switch -> receiver
+  EXPECT_EQ(r.stats.links.pauses[down], 0u);
+  // The egress queue peaks below all 64 packets: the pauses held some at the senders.
+  EXPECT_LT(r.stats.links.peak_queue[down], 64.0 * kWire);
+}
+
+// Lossy: 4 senders each send their whole 10-packet initial window at once into a switch of 12
+// packets' buffer (the dynamic threshold lifted). Per 82.4 ns slot 4 packets arrive and, after
+// them (their events were queued earlier), the egress frees one. Used: slot 0 -> 4, slot 1 ->
+// 8 - 1 = 7, slot 2 -> 11 - 1 = 10, slot 3 admits 2 (drops 2), slots 4..9 admit 1 and drop 3
+// each: 2 + 6 x 3 = 20 drops, all on the switch -> receiver link, 20 retransmissions.
+TEST(PacketTelemetry, LossyIncastDropsWhatTheBufferCannotHold) {
+  const Incast in = incast(4, 10 * 4096);
+  PacketConfig cfg = packet_config_for_fabric("ethernet");
+  cfg.payload = Bytes(4096);
+  cfg.header = Bytes(26);
+  cfg.ecn = false;
+  cfg.switch_latency = Time::zero();
+  cfg.host_per_message = Time::zero();
+  cfg.host_per_byte_ps = Time::zero();
+  cfg.initial_window = 10;
+  cfg.dynamic_threshold = 1e6;
+  cfg.switch_buffer = Bytes(12 * kWire);
+  const Outcome r = simulate(in.topo, in.programs, cfg);
+  const DirLinkId down = in.topo.ports(4).front().out ^ 1u;  // switch -> receiver
+  EXPECT_EQ(r.stats.links.drops[down], 20u);
+  EXPECT_EQ(r.stats.drops, 20u);
+  EXPECT_DOUBLE_EQ(r.stats.links.dropped_bytes[down], 20.0 * kWire);
+  EXPECT_EQ(r.stats.retransmissions, 20u);
+  EXPECT_EQ(r.stats.payload_bytes_delivered, 4u * 10 * 4096);
+  expect_conserved(in.topo, counters_of(r));
+}
+
+}  // namespace
+}  // namespace lockstep
