@@ -66,6 +66,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"tp_comm_overlap", "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
     {"overlap_param_gather", "true | false: ZeRO-1/2 parameter gather in the next forward (false)"},
     {"optimizer_step", "true | false: the optimizer step's time, 38 B per shard parameter (true)"},
+    {"clip_grad", "gradient clipping norm; > 0 all-reduces the gradient norm (1.0), 0: off"},
     {"link_jitter", "relative std-dev of link latencies per trial, e.g. 0.1"},
     {"trials", "Monte Carlo trials (default 1)"},
     {"seed", "random seed (default 1)"},

@@ -214,14 +214,32 @@ void Builder::after_backward_of(std::uint32_t s, std::uint32_t layer) {
   }
 }
 
-void Builder::stage_end(std::uint32_t s) {
+void Builder::stage_reduce(std::uint32_t s) {
   if (!o_.full) return;  // reduced expansion schedules the step's end after the run
-  const bool dp = p_.replicas() >= 2;
-  if (dp && !c_.overlap_dp) {
+  if (p_.replicas() >= 2 && !c_.overlap_dp) {
     // Without overlap every bucket starts after the backward pass.
     for (const GradientBucket& b : plan_.buckets[s])
       bucket_collective(s, b, gradient_op(p_.zero), OpRole::DpComm, kDpChannel, kNone);
   }
+}
+
+// Megatron-LM clips by the global gradient norm (--clip-grad, default 1.0): each rank's squared
+// norm of its shard, then an all-reduce of one FP32 over the model- and data-parallel ranks,
+// i.e. every rank (optimizer/clip_grads.py), after the rank's kernels and gradient reduction.
+void Builder::grad_norm() {
+  if (!o_.full || c_.clip_grad <= 0) return;
+  Groups all(1);
+  std::vector<OpIndex> chains;
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    all[0].push_back(r);
+    chains.push_back(ranks_[r].chain);
+  }
+  collective(all, CollectiveOp::AllReduce, Bytes(4), Time::zero(), OpRole::GradNorm, kNormChannel,
+             kNone, kNone, &RankState::comm, &chains);
+}
+
+void Builder::stage_update(std::uint32_t s) {
+  if (!o_.full) return;
   // The optimizer step starts once the rank's kernels and its gradient reduction are done.
   const Time step = plan_.optimizer_step.empty() ? Time::zero() : plan_.optimizer_step[s];
   if (step > Time::zero()) {
@@ -232,7 +250,7 @@ void Builder::stage_end(std::uint32_t s) {
       ranks_[r].comm = add(r, op, {OpRole::Optimizer, false, kNone, kNone});
     }
   }
-  if (dp && (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients)) {
+  if (p_.replicas() >= 2 && (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients)) {
     // ZeRO-1/2: after the (sharded) optimizer step each rank gathers the updated parameters.
     for (const GradientBucket& b : plan_.buckets[s]) {
       if (!plan_.gather_exposed(s, b, c_.overlap_param_gather)) continue;
@@ -291,8 +309,10 @@ StepPrograms Builder::build() {
         backward(s, u.chunk, u.micro);
       }
     }
-    stage_end(s);
+    stage_reduce(s);
   }
+  grad_norm();
+  for (std::uint32_t s = 0; s < p_.pp; ++s) stage_update(s);
   out_.represented.resize(n);
   out_.represented_extra.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {
@@ -334,6 +354,8 @@ const char* to_string(OpRole role) {
       return "param_gather";
     case OpRole::Optimizer:
       return "optimizer";
+    case OpRole::GradNorm:
+      return "grad_norm";
     case OpRole::Join:
       return "join";
   }

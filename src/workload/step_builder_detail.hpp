@@ -20,6 +20,7 @@ constexpr std::uint16_t kDpChannel = 2000;
 constexpr std::uint16_t kEpChannel = 3000;
 constexpr std::uint16_t kGatherChannel = 4000;
 constexpr std::uint16_t kCpChannel = 5000;
+constexpr std::uint16_t kNormChannel = 6000;
 // Expert-data-parallel collectives, clear of the NCCL channels of the dense ones.
 constexpr std::uint16_t kExpertChannelOffset = 500;
 
@@ -112,7 +113,11 @@ class Builder {
   void pp_send(std::uint32_t s, std::uint32_t to_stage, std::uint16_t channel, std::uint32_t mb);
   void layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd);
   void after_backward_of(std::uint32_t s, std::uint32_t layer);
-  void stage_end(std::uint32_t s);
+  // The step's end: stage s's gradient reduction, the gradient-norm all-reduce over every
+  // rank, then stage s's optimizer step and parameter gather.
+  void stage_reduce(std::uint32_t s);
+  void grad_norm();
+  void stage_update(std::uint32_t s);
 
   Groups tp_groups(std::uint32_t s) const;
   Groups dp_groups(std::uint32_t s) const;

@@ -171,6 +171,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
   }
   c.overlap_param_gather = job.get_bool("overlap_param_gather", false);
   c.optimizer_step = job.get_bool("optimizer_step", true);
+  c.clip_grad = job.get_double("clip_grad", 1.0, 0, 1e30);
   c.jitter = parse_spec_list(
       job.find("jitter"), [](const ArgNode& n) { return parse_jitter(n.text(), n.path()); },
       "normal:5%");

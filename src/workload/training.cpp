@@ -179,47 +179,67 @@ void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& 
   const CollectiveOp op =
       p_.zero == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
   const bool gather_after = p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients;
-  std::vector<Time> end(p_.replicas());
+  // ends[s x tp + t][d]: the end of rank (t, d, s)'s communication stream.
+  std::vector<std::vector<Time>> ends(std::size_t{p_.pp} * p_.tp,
+                                      std::vector<Time>(p_.replicas(), Time::zero()));
+  auto run_bucket = [&](std::uint32_t s, std::uint32_t t, const GradientBucket& b,
+                        CollectiveOp what, std::size_t k, bool ready) {
+    std::vector<Time>& end = ends[s * p_.tp + t];
+    const std::uint32_t classes = b.expert ? p_.ep : 1;
+    const Time duration = dp_time(runner, what, b.bytes, s, b.expert);
+    for (std::uint32_t e = 0; e < classes; ++e) {
+      const auto group = dp_group(t, s, b.expert, e);
+      Time start = Time::zero();
+      for (std::uint32_t g : group) {
+        const std::uint32_t d = (g / p_.tp) % p_.replicas();
+        start = std::max(start, end[d]);
+        if (ready) {
+          start = std::max(start, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
+        }
+      }
+      for (std::uint32_t g : group) end[(g / p_.tp) % p_.replicas()] = start + duration;
+    }
+  };
+  auto global = [&](std::uint32_t t, std::uint32_t d, std::uint32_t s) {
+    return t + p_.tp * (d + p_.replicas() * s);
+  };
+  Time reduced = Time::zero();  // every rank's kernels and gradient reduction done
   for (std::uint32_t s = 0; s < p_.pp; ++s) {
     for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      std::fill(end.begin(), end.end(), Time::zero());
       const auto& buckets = plan_.buckets[s];
-      auto run_bucket = [&](const GradientBucket& b, CollectiveOp what, std::size_t k, bool ready) {
-        const std::uint32_t classes = b.expert ? p_.ep : 1;
-        const Time duration = dp_time(runner, what, b.bytes, s, b.expert);
-        for (std::uint32_t e = 0; e < classes; ++e) {
-          const auto group = dp_group(t, s, b.expert, e);
-          Time start = Time::zero();
-          for (std::uint32_t g : group) {
-            const std::uint32_t d = (g / p_.tp) % p_.replicas();
-            start = std::max(start, end[d]);
-            if (ready) {
-              start =
-                  std::max(start, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
-            }
-          }
-          for (std::uint32_t g : group) end[(g / p_.tp) % p_.replicas()] = start + duration;
-        }
-      };
       if (p_.replicas() > 1) {
-        for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(buckets[k], op, k, true);
+        for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(s, t, buckets[k], op, k, true);
       }
-      // The optimizer step follows the rank's kernels and its gradient reduction.
+      for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
+        Time& end = ends[s * p_.tp + t][d];
+        end = std::max(end, times[global(t, d, s)].chain_end);
+        reduced = std::max(reduced, end);
+      }
+    }
+  }
+  // The gradient-norm all-reduce (docs/training.md) ties every rank's end together.
+  if (c_.clip_grad > 0 && p_.world() > 1) {
+    std::vector<std::uint32_t> all(p_.world());
+    for (std::uint32_t g = 0; g < p_.world(); ++g) all[g] = g;
+    const Time norm = runner.collective(CollectiveOp::AllReduce, Bytes(4), {all},
+                                        gpus_per_node_of(runner.topology()));
+    for (auto& end : ends) std::fill(end.begin(), end.end(), reduced + norm);
+  }
+  for (std::uint32_t s = 0; s < p_.pp; ++s) {
+    for (std::uint32_t t = 0; t < p_.tp; ++t) {
+      std::vector<Time>& end = ends[s * p_.tp + t];
+      const auto& buckets = plan_.buckets[s];
+      // The optimizer step follows the rank's kernels, its gradient reduction and the norm.
       const Time step = plan_.optimizer_step.empty() ? Time::zero() : plan_.optimizer_step[s];
-      if (step > Time::zero()) {
-        for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
-          const std::uint32_t g = t + p_.tp * (d + p_.replicas() * s);
-          end[d] = std::max(end[d], times[g].chain_end) + step;
-        }
-      }
+      for (std::uint32_t d = 0; d < p_.replicas(); ++d) end[d] += step;
       if (p_.replicas() > 1 && gather_after) {
         for (std::size_t k = 0; k < buckets.size(); ++k) {
           if (plan_.gather_exposed(s, buckets[k], c_.overlap_param_gather))
-            run_bucket(buckets[k], CollectiveOp::AllGather, k, false);
+            run_bucket(s, t, buckets[k], CollectiveOp::AllGather, k, false);
         }
       }
       for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
-        const std::uint32_t g = t + p_.tp * (d + p_.replicas() * s);
+        const std::uint32_t g = global(t, d, s);
         finish[g] = std::max(times[g].engine_finish, end[d]);
       }
     }

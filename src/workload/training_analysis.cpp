@@ -161,6 +161,8 @@ std::string slice_name(const OpTag& tag) {
       return fmt::format("DP gradients (after {})", layer);
     case OpRole::Optimizer:
       return "optimizer step";
+    case OpRole::GradNorm:
+      return "gradient-norm all-reduce";
     case OpRole::Join:
       return "join";
   }
@@ -230,7 +232,8 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
         continue;
       }
     } else if (tag.role == OpRole::PpSend || tag.role == OpRole::DpComm ||
-               tag.role == OpRole::ParamGather || tag.role == OpRole::Optimizer) {
+               tag.role == OpRole::ParamGather || tag.role == OpRole::Optimizer ||
+               tag.role == OpRole::GradNorm) {
       // Off-chain communication: one slice per contiguous collective or send.
       s.stream = tag.role == OpRole::PpSend ? 2 : 1;
       s.start = times[i].start;

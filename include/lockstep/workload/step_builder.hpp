@@ -38,6 +38,7 @@ enum class OpRole : std::uint8_t {
   CpComm,       // exposed wait for the context-parallel KV ring
   ParamGather,  // ZeRO-3 parameter all-gather (and ZeRO-1/2's after the optimizer)
   Optimizer,    // the optimizer step at the end of the step, on the DP stream
+  GradNorm,     // the gradient-norm all-reduce over every rank before the optimizer step
   Join,         // zero-time bookkeeping op
 };
 const char* to_string(OpRole role);

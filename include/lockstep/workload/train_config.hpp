@@ -79,6 +79,9 @@ struct TrainConfig {
   // The optimizer step's time at the end of the step (memory-bound, docs/training.md); false
   // leaves it out (the step of hand-derived tests, or to compare with tables that exclude it).
   bool optimizer_step = true;
+  // Megatron-LM's --clip-grad (default 1.0): clipping by the global gradient norm all-reduces one
+  // FP32 over every rank before the optimizer step (optimizer/clip_grads.py); 0 turns it off.
+  double clip_grad = 1.0;
   std::vector<JitterSpec> jitter;
   double link_jitter = 0;  // relative std-dev of each link's latency, drawn per trial
   std::vector<FaultSpec> faults;

@@ -94,6 +94,24 @@ TEST(OptimizerStep, WithoutTheDistributedOptimizerUpdatesEveryParameter) {
   EXPECT_NEAR(r.iteration.seconds(), 9 * kMs + 2 * kStep, 1e-9);
 }
 
+// The gradient-norm all-reduce (Megatron-LM --clip-grad): one FP32 over both ranks, a 2-rank
+// ring of 2 B chunks: reduce-scatter step then all-gather step, each 10 us + 2 B / 27.262976
+// GB/s = 10.0000733 us (the engine rounds each to the picosecond): 20.0001467 us between the
+// reduce-scatters and the optimizer step.
+TEST(GradNorm, OneFp32AllReduceBeforeTheOptimizerStep) {
+  const SimulateOptions o =
+      reference_options(Time::us(10), Bandwidth::bytes_per_second(27'262'976'000));
+  const double norm = 2 * (10e-6 + 2 / 27'262'976'000.0);
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = zero1_config(true, false);
+    c.expansion = e;
+    const double off = simulate_training(star_cluster(1, 2), c, o).iteration.seconds();
+    c.clip_grad = 1.0;
+    const double on = simulate_training(star_cluster(1, 2), c, o).iteration.seconds();
+    EXPECT_NEAR(on - off, norm, 2e-12) << static_cast<int>(e);
+  }
+}
+
 TEST(OverlapParamGather, OnlyTheFirstLayersBucketStaysExposed) {
   // The layer-1 bucket's gather hides behind the next forward pass; the layer-0 bucket's, which
   // the next forward needs first, runs 10-11 ms after the step.
