@@ -135,8 +135,7 @@ class Simulation {
   Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false);
   // Reduced expansion: the data-parallel buckets of every (stage, tp) group, scheduled after the
   // replicas' runs; fills finish[g] for the group's ranks.
-  void schedule_buckets(Runner& runner, const std::vector<RankTimes>& times,
-                        std::vector<Time>& finish);
+  void schedule_buckets(Runner& runner, std::vector<RankTimes>& times, std::vector<Time>& finish);
 
   const Topology& topo_;
   const TrainConfig& c_;
@@ -171,7 +170,7 @@ Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint
   return runner.collective(op, bytes, groups, gpus_per_node_of(runner.topology()));
 }
 
-void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& times,
+void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
                                   std::vector<Time>& finish) {
   // Gradient buckets of each (stage, tp) group run one after the other on each rank's
   // communication stream; each starts when every member of its group has produced it (lockstep)
@@ -212,7 +211,9 @@ void Simulation::schedule_buckets(Runner& runner, const std::vector<RankTimes>& 
       }
       for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
         Time& end = ends[s * p_.tp + t][d];
-        end = std::max(end, times[global(t, d, s)].chain_end);
+        RankTimes& rank = times[global(t, d, s)];
+        end = std::max(end, rank.chain_end);
+        rank.reduced = end;
         reduced = std::max(reduced, end);
       }
     }
@@ -458,6 +459,7 @@ std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& top
     extend(t.chain_end, t2.chain_end, t3.chain_end);
     extend(t.engine_finish, t2.engine_finish, t3.engine_finish);
     extend(t.send_end, t2.send_end, t3.send_end);
+    extend(t.reduced, t2.reduced, t3.reduced);
     for (std::size_t i = 0; i < t.bucket_ready.size(); ++i)
       extend(t.bucket_ready[i], t2.bucket_ready[i], t3.bucket_ready[i]);
     TrainBreakdown& p = t.parts;
@@ -491,6 +493,12 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
   const std::uint32_t world = p_.world();
   trial.iteration = *std::max_element(trial.finish.begin(), trial.finish.end());
   check_in_range(trial, c_);
+  // The gradient-norm all-reduce starts when the last rank has reduced its gradients: until
+  // then a rank waits for the others (the pipeline's drain), not for data-parallel traffic.
+  Time norm_start = Time::zero();
+  if (c_.clip_grad > 0 && world > 1) {
+    for (const RankTimes& t : times) norm_start = std::max(norm_start, t.reduced);
+  }
   for (std::uint32_t g = 0; g < world; ++g) {
     TrainBreakdown& b = times[g].parts;
     // After the compute chain: the last pipeline send is exposed PP communication, what follows
@@ -500,6 +508,10 @@ Trial Simulation::run(const Topology& topo, const ComputeNoise* noise, std::uint
         std::clamp(times[g].send_end, chain_end, std::max(chain_end, trial.finish[g]));
     b.pp += sends - chain_end;
     b.dp += std::max(trial.finish[g], sends) - sends;
+    const Time waited =
+        std::min(b.dp, std::max(Time::zero(), norm_start - std::max(sends, times[g].reduced)));
+    b.dp -= waited;
+    (p_.pp > 1 ? b.bubble : b.imbalance) += waited;
     // Idle at the end while other ranks finish: in a pipeline that is mostly the drain of the
     // 1F1B schedule (stage s ends its last backward before stage s - 1), so it counts as bubble.
     (p_.pp > 1 ? b.bubble : b.imbalance) += trial.iteration - trial.finish[g];

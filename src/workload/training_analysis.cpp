@@ -97,6 +97,7 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
     };
     for (OpIndex i = 0; i < tags.size(); ++i) {
       if (tags[i].role == OpRole::PpSend) rt.send_end = std::max(rt.send_end, times[i].end);
+      if (tags[i].role == OpRole::DpComm) rt.reduced = std::max(rt.reduced, times[i].end);
       if (!tags[i].chain) continue;
       const Time wait = std::max(Time::zero(), between(prev, times[i].start));
       const Time busy = between(times[i].start, times[i].end);
@@ -130,6 +131,7 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
       prev = std::max(prev, times[i].end);
     }
     rt.chain_end = prev;
+    rt.reduced = std::max(rt.reduced, prev);
     rt.engine_finish = run.rank_finish[r];
     for (OpIndex k : programs.bucket_ready[r]) rt.bucket_ready.push_back(times[k].end);
   }

@@ -71,6 +71,7 @@ struct RankTimes {
   Time chain_end;                  // last op of the compute chain
   Time engine_finish;              // last op of any kind (trailing sends, full-mode DP)
   Time send_end;                   // last pipeline send
+  Time reduced;                    // kernels and gradient reduction done (the norm may start)
   std::vector<Time> bucket_ready;  // per bucket of its stage
   TrainBreakdown parts;            // compute, tp, ep, pp, bubble, dp (ZeRO-3 waits) so far
 };

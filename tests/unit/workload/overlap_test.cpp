@@ -112,6 +112,25 @@ TEST(GradNorm, OneFp32AllReduceBeforeTheOptimizerStep) {
   }
 }
 
+TEST(GradNorm, TiesTheStagesEndsWithoutMovingTheDrainOutOfTheBubble) {
+  // pp 2, one micro-batch: stage 1 ends its backward before stage 0 and waits for it (bubble);
+  // with the norm both then pay one 2-rank all-reduce (as above), counted as dp.
+  const SimulateOptions o =
+      reference_options(Time::us(10), Bandwidth::bytes_per_second(27'262'976'000));
+  const double norm = 2 * (10e-6 + 2 / 27'262'976'000.0);
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = tiny_config(1, 2, 1, 1);
+    c.expansion = e;
+    const TrainResult off = simulate_training(star_cluster(1, 2), c, o);
+    c.clip_grad = 1.0;
+    const TrainResult on = simulate_training(star_cluster(1, 2), c, o);
+    EXPECT_NEAR(on.iteration.seconds() - off.iteration.seconds(), norm, 2e-12);
+    EXPECT_NEAR(on.breakdown.bubble.seconds(), off.breakdown.bubble.seconds(), 1e-12);
+    EXPECT_GT(off.breakdown.bubble.seconds(), 1e-3);  // stage 1 waits for a whole pass
+    EXPECT_NEAR(on.breakdown.dp.seconds() - off.breakdown.dp.seconds(), norm, 2e-12);
+  }
+}
+
 TEST(OverlapParamGather, OnlyTheFirstLayersBucketStaysExposed) {
   // The layer-1 bucket's gather hides behind the next forward pass; the layer-0 bucket's, which
   // the next forward needs first, runs 10-11 ms after the step.
