@@ -645,7 +645,13 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
   r.waste_gpu_hours_per_day = r.waste_gpu_seconds / 3600 * steps_per_day;
 
   if (traced) {
+    if (traced == &base) {
+      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links);
+    }
+    // The link series are in r.links now: only the ops' times are left to draw.
+    for (auto& kept : traced->traced) kept.second.run.link_series = {};
     r.timeline_ranks = traced_ranks(c);
+    r.timeline_names = std::make_shared<SliceNames>();
     const std::uint32_t tp = c.par.tp, replicas = c.par.replicas();
     auto factor = [&](std::uint32_t g) {
       return traced->factors.empty() ? 1.0 : traced->factors[g];
@@ -675,14 +681,15 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
       const std::size_t begin = r.timeline.size();
       const auto& kept = traced->traced.at(replica);
       train_detail::append_timeline(kept.programs, kept.run, program_rank, g, r.timeline, member,
-                                    c.trace_ops);
+                                    c.trace_ops, *r.timeline_names);
       train_detail::append_end_waits(r.timeline, begin, g, traced->finish[drawn],
                                      traced->iteration);
+      // Ranks draw about as many slices as the first: room for all of them at once, rather
+      // than doubling (which holds the old and the new array together, 3x the slices).
+      if (r.timeline_slowdown.empty())
+        r.timeline.reserve(r.timeline.size() * r.timeline_ranks.size() * 17 / 16);
       r.timeline_slowdown.push_back(factor(g));
       r.timeline_drawn_as.push_back(drawn);
-    }
-    if (traced == &base) {
-      r.links = train_detail::busiest_links(topo, traced->traced.at(0).run, options.busiest_links);
     }
   }
   return r;

@@ -174,7 +174,10 @@ std::string slice_name(const OpTag& tag) {
 
 void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
                      std::uint32_t global, std::vector<TimelineSlice>& out,
-                     const MemberView& member, bool per_op) {
+                     const MemberView& member, bool per_op, SliceNames& names) {
+  auto intern = [&names](std::string name) -> std::string_view {
+    return *names.insert(std::move(name)).first;
+  };
   const auto& tags = programs.tags[r];
   const auto& times = run.ops[r];
   Time prev = Time::zero();
@@ -212,7 +215,7 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
     const OpTag& tag = tags[i];
     TimelineSlice s;
     s.rank = global;
-    s.name = slice_name(tag);
+    s.name = intern(slice_name(tag));
     s.category = to_string(tag.role);
     if (tag.chain) {
       // Zero-time chain markers stand for the wait before them (a collective, a receive).
@@ -225,9 +228,12 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
       if (kernel && member.own_fraction < 1 && s.end > s.start) {
         // The member's own kernel, then the wait for the group's slowest member.
         const Time own = (s.end - s.start).scaled(member.own_fraction);
-        TimelineSlice wait{
-            global,        0,    fmt::format("wait: TP peer rank {}", member.waits_for), "wait",
-            s.start + own, s.end};
+        TimelineSlice wait{global,
+                           0,
+                           intern(fmt::format("wait: TP peer rank {}", member.waits_for)),
+                           "wait",
+                           s.start + own,
+                           s.end};
         s.end = s.start + own;
         push(std::move(s), tag);
         push(std::move(wait), OpTag{});

@@ -92,7 +92,7 @@ struct MemberView {
 /// are one slice, named after the pass.
 void append_timeline(const StepPrograms& programs, const RunResult& run, std::uint32_t r,
                      std::uint32_t global, std::vector<TimelineSlice>& out,
-                     const MemberView& member = {}, bool per_op = true);
+                     const MemberView& member, bool per_op, SliceNames& names);
 
 /// The waits that end rank `global`'s iteration, on its compute track after its slices from
 /// out[begin]: for data-parallel communication (its own buckets and slower replicas') until

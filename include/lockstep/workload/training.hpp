@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "lockstep/engine/engine.hpp"
@@ -34,11 +35,15 @@ struct TrainBreakdown {
 };
 
 /// One slice of a rank's timeline (stream 0: compute chain, 1: DP communication, 2: PP sends).
+/// The distinct names of a timeline's slices, each stored once (a 256-rank trace has 700k slices
+/// and a few thousand names).
+using SliceNames = std::unordered_set<std::string>;
+
 struct TimelineSlice {
   std::uint32_t rank = 0;
   std::uint8_t stream = 0;
-  std::string name;
-  std::string category;  // forward, backward, tp, ep, pp, dp, bubble
+  std::string_view name;      // a literal, or one of TrainResult::timeline_names
+  std::string_view category;  // a literal: forward, backward, tp, ep, pp, dp, bubble, wait
   Time start, end;
 };
 
@@ -99,6 +104,7 @@ struct TrainResult {
   std::vector<double> timeline_slowdown;
   std::vector<std::uint32_t> timeline_drawn_as;
   std::vector<TimelineSlice> timeline;
+  std::shared_ptr<SliceNames> timeline_names;  // what the timeline's names point into
   std::vector<LinkTrack> links;
 };
 
