@@ -249,6 +249,8 @@ Json inventory_to_json(const Inventory& inv) {
           {"max_one_way_latency_us", number(inv.max_one_way_latency.microseconds())},
           {"power_w", number(inv.power_w)},
           {"cost_usd", number(inv.cost_usd)},
+          {"network_cost_usd", number(network_cost_usd(inv))},
+          {"network_cost_per_gpu_usd", number(network_cost_per_gpu_usd(inv))},
           {"feasible", inv.feasible},
           {"problems", strings(inv.problems)},
           {"graph_built", inv.graph_built}};
