@@ -290,6 +290,9 @@ set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --mod
 lockstep_good(train.slow_gpu_by_node
   "^slow GPU +slow-gpu:node=12,gpu=3,x=1.5: rank 99 = node 12 GPU 3, pipeline stage 1 of 4, data-parallel replica 4, TP rank 3$"
   ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5)
+# The same placement in --format json's slow_gpus (and results.json's training object).
+lockstep_good(train.slow_gpu_by_node_json "^ +\"rank\": 99,$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5 --format json)
 lockstep_good(train.slow_gpu_by_stage "rank 192 = node 24 GPU 0, pipeline stage 3 of 4"
   ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=3,x=1.5)
 lockstep_bad_flags(train_slow_gpu_stage_missing
