@@ -40,6 +40,9 @@ std::vector<Figure> summary(const Inventory& inv) {
       count("transceivers_count", "transceivers (count)", inv.transceivers),
       {"power_kW", "power (kW)", fixed(inv.power_w / 1e3, 1)},
       {"cost_USD", "approximate cost (USD)", fixed(inv.cost_usd, 0)},
+      {"network_cost_USD", "network cost, all but GPUs (USD)", fixed(network_cost_usd(inv), 0)},
+      {"network_cost_per_gpu_USD", "network cost per GPU (USD)",
+       fixed(network_cost_per_gpu_usd(inv), 2)},
       {"injection_per_gpu_Gbps", "injection per GPU (Gb/s)", fixed(inj_gbps, 1)},
       {"bisection_Tbps", "bisection, one direction (Tb/s)", fixed(bis_tbps, 3)},
       count("diameter_switch_hops", "diameter (switch hops)", inv.diameter_switch_hops),
@@ -88,6 +91,10 @@ std::string as_table(const Inventory& inv) {
     // Money reads as money here (the CSV keeps the plain number for spreadsheets).
     if (f.key == "cost_USD") {
       rows.push_back({"approximate cost", format_usd(inv.cost_usd)});
+    } else if (f.key == "network_cost_USD") {
+      rows.push_back({"network cost (all but GPUs)", format_usd(network_cost_usd(inv))});
+    } else if (f.key == "network_cost_per_gpu_USD") {
+      rows.push_back({"network cost per GPU", format_usd(network_cost_per_gpu_usd(inv))});
     } else {
       rows.push_back({f.label, f.text});
     }

@@ -167,6 +167,18 @@ Json sweeps_to_json(const std::vector<Sweep>& sweeps) {
 }
 
 Json training_to_json(const Training& t) {
+  Json slow = Json::array();
+  for (const TrainingSlowGpu& g : t.slow_gpus) {
+    slow.push_back({{"fault", g.fault},
+                    {"factor", number(g.factor)},
+                    {"rank", g.rank},
+                    {"node", g.node},
+                    {"gpu", g.gpu},
+                    {"stage", g.stage},
+                    {"replica", g.replica},
+                    {"tp_rank", g.tp_rank}});
+  }
+  const TrainingWaste& w = t.waste;
   Json parts = Json::array();
   for (const auto& p : t.breakdown)
     parts.push_back({{"name", p.name}, {"time_us", number(p.time_us)}});
@@ -210,7 +222,15 @@ Json training_to_json(const Training& t) {
             {"total_bytes", m.total_bytes},
             {"hbm_bytes", m.hbm_bytes}}},
           {"gpu_hours_per_trillion_tokens", number(t.gpu_hours_per_trillion_tokens)},
-          {"warnings", strings(t.warnings)}};
+          {"warnings", strings(t.warnings)},
+          {"slow_gpus", std::move(slow)},
+          {"lockstep_waste",
+           {{"gpu_s_per_step", number(w.gpu_s_per_step)},
+            {"usd_per_step", number(w.usd_per_step)},
+            {"fraction", number(w.fraction)},
+            {"usd_per_trillion_tokens", number(w.usd_per_trillion_tokens)},
+            {"gpu_hours_per_day", number(w.gpu_hours_per_day)},
+            {"usd_per_day", number(w.usd_per_day)}}}};
 }
 
 Json inventory_to_json(const Inventory& inv) {
@@ -249,6 +269,8 @@ Json inventory_to_json(const Inventory& inv) {
           {"max_one_way_latency_us", number(inv.max_one_way_latency.microseconds())},
           {"power_w", number(inv.power_w)},
           {"cost_usd", number(inv.cost_usd)},
+          {"network_cost_usd", number(network_cost_usd(inv))},
+          {"network_cost_per_gpu_usd", number(network_cost_per_gpu_usd(inv))},
           {"feasible", inv.feasible},
           {"problems", strings(inv.problems)},
           {"graph_built", inv.graph_built}};

@@ -116,6 +116,12 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
               r.memory.activations.count(), r.memory.total().count(),   r.hbm.count()};
   t.gpu_hours_per_trillion_tokens = r.gpu_hours_per_trillion_tokens;
   t.warnings = r.warnings;
+  for (const SlowGpuPlace& g : r.slow_gpus) {
+    t.slow_gpus.push_back({g.text, g.factor, g.rank, g.node, g.gpu, g.stage, g.replica, g.tp_rank});
+  }
+  t.waste = {r.waste_gpu_seconds,       r.waste_cost_per_step_usd,
+             r.waste_fraction,          r.waste_cost_per_trillion_tokens_usd,
+             r.waste_gpu_hours_per_day, r.waste_cost_per_day_usd};
   return t;
 }
 

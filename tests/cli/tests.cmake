@@ -136,6 +136,10 @@ lockstep_good(topo.default_csv "^gpus_count,256$"
   topo --format csv ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
 # Hand-derived: a k=4 fat tree has (k/2)^2 = 4 core switches (and 8 edge, 8 aggregation).
 lockstep_good(topo.fat_tree_k4 "^core +4 " topo --builder fat_tree --k 4)
+# The same fabric's network-only cost per host (16 CX-7 $32,000 + 20 QM9700 $600,000 + 64 SR4
+# $44,800 + 32 DR4 $28,800 + 48 patch cords $2,400 = $708,000; tests/unit/topology/clos_test.cpp).
+lockstep_good(topo.fat_tree_k4_network_csv "^network_cost_per_gpu_USD,44250.00$"
+  topo --format csv --builder fat_tree --k 4 --gpus_per_node 1 --scale_up none)
 # A design too large to build still gets its bill of materials, reported infeasible.
 lockstep_good(topo.full_mesh_200k "^feasible: no$" topo --builder full_mesh --gpus 200000)
 # Two sites 50 km apart: 5 us/km x 50 km = 250 us one way, plus microseconds inside the sites.
@@ -286,6 +290,9 @@ set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --mod
 lockstep_good(train.slow_gpu_by_node
   "^slow GPU +slow-gpu:node=12,gpu=3,x=1.5: rank 99 = node 12 GPU 3, pipeline stage 1 of 4, data-parallel replica 4, TP rank 3$"
   ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5)
+# The same placement in --format json's slow_gpus (and results.json's training object).
+lockstep_good(train.slow_gpu_by_node_json "^ +\"rank\": 99,$"
+  ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:node=12,gpu=3,x=1.5 --format json)
 lockstep_good(train.slow_gpu_by_stage "rank 192 = node 24 GPU 0, pipeline stage 3 of 4"
   ${LOCKSTEP_SLOW_TRAIN} --fault slow-gpu:stage=3,x=1.5)
 lockstep_bad_flags(train_slow_gpu_stage_missing

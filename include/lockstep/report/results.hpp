@@ -92,6 +92,23 @@ struct JitterStats {
   std::uint64_t seed = 0;        // of the trials' random draws
 };
 
+/// A slow-gpu fault and where it sits in the job (docs/training.md "Parallelism and placement").
+struct TrainingSlowGpu {
+  std::string fault;  // as given: "slow-gpu:node=1,gpu=3,x=1.5"
+  double factor = 1;  // its compute slowdown
+  std::uint32_t rank = 0, node = 0, gpu = 0, stage = 0, replica = 0, tp_rank = 0;
+};
+
+/// GPU time lost waiting for slower GPUs (lockstep waste), per step and per day of steps.
+struct TrainingWaste {
+  double gpu_s_per_step = 0;
+  double usd_per_step = 0;
+  double fraction = 0;  // of the GPU time of a mean (noisy) iteration
+  double usd_per_trillion_tokens = 0;
+  double gpu_hours_per_day = 0;  // back-to-back steps of the mean iteration for 24 h
+  double usd_per_day = 0;
+};
+
 /// One training step of a model with a given parallelism.
 struct Training {
   std::string model;
@@ -113,6 +130,9 @@ struct Training {
   TrainingMemory memory;
   double gpu_hours_per_trillion_tokens = 0;
   std::vector<std::string> warnings;
+  // What a slow GPU or noise costs, also with one trial (jitter is null then).
+  std::vector<TrainingSlowGpu> slow_gpus;
+  TrainingWaste waste;
 };
 
 /// Utilisation of the busiest links over time, for the heat map.

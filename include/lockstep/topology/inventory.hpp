@@ -48,4 +48,19 @@ struct Inventory {
   bool graph_built = false;           // false when computed analytically (too large to build)
 };
 
+/// The network's share of the cost: every line but the GPUs (NICs, switches including scale-up
+/// NVSwitch chips, cables, transceivers, DCI gateways), the part a fabric choice changes.
+inline double network_cost_usd(const Inventory& inv) {
+  double usd = 0;
+  for (const InventoryLine& l : inv.lines) {
+    if (l.category != "gpu") usd += l.unit_price_usd * static_cast<double>(l.count);
+  }
+  return usd;
+}
+
+/// network_cost_usd per GPU (0 without GPUs).
+inline double network_cost_per_gpu_usd(const Inventory& inv) {
+  return inv.gpus == 0 ? 0 : network_cost_usd(inv) / static_cast<double>(inv.gpus);
+}
+
 }  // namespace lockstep

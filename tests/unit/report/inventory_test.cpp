@@ -64,11 +64,26 @@ TEST(TopoOutput, JsonIsTheResultsInventory) {
   const auto ordered = nlohmann::ordered_json::parse(text);
   std::vector<std::string> keys;
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{
-                      "design", "gpus", "nodes", "nics", "tiers", "lines", "cables", "transceivers",
-                      "ports_per_gpu", "injection_per_gpu_GBps", "bisection_GBps",
-                      "diameter_switch_hops", "max_one_way_latency_us", "power_w", "cost_usd",
-                      "feasible", "problems", "graph_built"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"design",
+                                            "gpus",
+                                            "nodes",
+                                            "nics",
+                                            "tiers",
+                                            "lines",
+                                            "cables",
+                                            "transceivers",
+                                            "ports_per_gpu",
+                                            "injection_per_gpu_GBps",
+                                            "bisection_GBps",
+                                            "diameter_switch_hops",
+                                            "max_one_way_latency_us",
+                                            "power_w",
+                                            "cost_usd",
+                                            "network_cost_usd",
+                                            "network_cost_per_gpu_usd",
+                                            "feasible",
+                                            "problems",
+                                            "graph_built"}));
   EXPECT_EQ(j["gpus"], 16);
   EXPECT_EQ(j["feasible"], false);
   EXPECT_EQ(j["problems"][0], "too many ports");
@@ -84,6 +99,30 @@ TEST(TopoOutput, JsonIsTheResultsInventory) {
   // The switch line: 8 x 500 W = 4,000 W, 8 x $20,000 = $160,000.
   EXPECT_DOUBLE_EQ(j["lines"][0]["power_w"].get<double>(), 4000.0);
   EXPECT_DOUBLE_EQ(j["lines"][0]["cost_usd"].get<double>(), 160000.0);
+}
+
+// The network-only subtotal leaves out the GPU line and nothing else: sample()'s switch line
+// (8 x $20,000 = $160,000) plus a GPU line (16 x $30,000) and a NIC line (16 x $2,000 = $32,000)
+// gives $192,000 of network, $12,000 per GPU, in all three formats.
+TEST(TopoOutput, NetworkCostIsEverythingButGpus) {
+  Inventory inv = sample();
+  inv.lines.push_back({"GPU", "gpu", "", 16, 700, 30'000});
+  inv.lines.push_back({"NIC", "nic", "", 16, 25, 2'000});
+  EXPECT_DOUBLE_EQ(network_cost_usd(inv), 192'000.0);
+  EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 12'000.0);
+  const std::string t = format_inventory(inv, TopoFormat::Table);
+  EXPECT_NE(t.find("network cost (all but GPUs)      $192.0k\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("network cost per GPU              $12.0k\n"), std::string::npos) << t;
+  const std::string c = format_inventory(inv, TopoFormat::Csv);
+  EXPECT_NE(c.find("\nnetwork_cost_USD,192000\nnetwork_cost_per_gpu_USD,12000.00\n"),
+            std::string::npos)
+      << c;
+  const auto j = nlohmann::json::parse(format_inventory(inv, TopoFormat::Json));
+  EXPECT_DOUBLE_EQ(j["network_cost_usd"].get<double>(), 192'000.0);
+  EXPECT_DOUBLE_EQ(j["network_cost_per_gpu_usd"].get<double>(), 12'000.0);
+  // No GPUs: the per-GPU figure is 0, not a division by zero.
+  inv.gpus = 0;
+  EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 0.0);
 }
 
 TEST(TopoOutput, CsvQuotesTextWithCommasAndQuotes) {

@@ -80,12 +80,26 @@ TEST(TrainingRecord, TimesInMicrosecondsAndSlicesThatAddUp) {
 
 TEST(TrainingRecord, JsonKeysAndNumbers) {
   const nlohmann::ordered_json j = training_to_json(training_record(result(), config()));
-  EXPECT_EQ(keys_of(j),
-            (std::vector<std::string>{"model", "parallelism", "gpus", "iteration_time_us",
-                                      "breakdown", "mfu", "tokens_per_s", "gpu_hours_per_step",
-                                      "cost_per_step_usd", "cost_per_trillion_tokens_usd", "jitter",
-                                      "engine", "expansion", "parallel", "batch", "memory_per_gpu",
-                                      "gpu_hours_per_trillion_tokens", "warnings"}));
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"model",
+                                                  "parallelism",
+                                                  "gpus",
+                                                  "iteration_time_us",
+                                                  "breakdown",
+                                                  "mfu",
+                                                  "tokens_per_s",
+                                                  "gpu_hours_per_step",
+                                                  "cost_per_step_usd",
+                                                  "cost_per_trillion_tokens_usd",
+                                                  "jitter",
+                                                  "engine",
+                                                  "expansion",
+                                                  "parallel",
+                                                  "batch",
+                                                  "memory_per_gpu",
+                                                  "gpu_hours_per_trillion_tokens",
+                                                  "warnings",
+                                                  "slow_gpus",
+                                                  "lockstep_waste"}));
   EXPECT_EQ(j["iteration_time_us"], 2000.0);
   EXPECT_EQ(j["breakdown"][0]["time_us"], 1500.0);
   EXPECT_EQ(
@@ -110,6 +124,41 @@ TEST(TrainingRecord, JsonKeysAndNumbers) {
   EXPECT_EQ(j["memory_per_gpu"]["total_bytes"], 8589934592ull);
   EXPECT_EQ(j["memory_per_gpu"]["hbm_bytes"], 85899345920ull);
   EXPECT_EQ(j["warnings"], nlohmann::ordered_json::array({"a warning"}));
+}
+
+// A slow GPU at node 1 GPU 3 of a TP 2 DP 4 job on 4-GPU nodes: rank 1 x 4 + 3 = 7, TP rank
+// 7 % 2 = 1, replica 7 / 2 = 3, stage 0. Its waste per day with one trial (no jitter object):
+// 8 x 100 us = 8e-4 GPU-s per 2.25 ms step; 86,400 s / 2.25 ms = 38.4e6 steps a day, so
+// 8e-4 x 38.4e6 / 3600 = 8.5333 GPU-hours and, at $2/GPU-hour, $17.067 a day.
+TEST(TrainingRecord, SlowGpuPlacementAndWastePerDayWithOneTrial) {
+  TrainResult r = result();
+  r.trials = 1;
+  r.trial_times = {r.mean};
+  r.slow_gpus.push_back({"slow-gpu:node=1,gpu=3,x=1.5", 1.5, 7, 1, 3, 0, 3, 1});
+  const double steps_per_day = 86'400 / 2.25e-3;
+  r.waste_gpu_hours_per_day = r.waste_gpu_seconds / 3600 * steps_per_day;
+  r.waste_cost_per_day_usd = r.waste_gpu_hours_per_day * 2;
+  const nlohmann::ordered_json j = training_to_json(training_record(r, config()));
+  EXPECT_TRUE(j["jitter"].is_null());
+  ASSERT_EQ(j["slow_gpus"].size(), 1u);
+  const auto& g = j["slow_gpus"][0];
+  EXPECT_EQ(keys_of(g), (std::vector<std::string>{"fault", "factor", "rank", "node", "gpu", "stage",
+                                                  "replica", "tp_rank"}));
+  EXPECT_EQ(g["fault"], "slow-gpu:node=1,gpu=3,x=1.5");
+  EXPECT_EQ(g["factor"], 1.5);
+  EXPECT_EQ(g["rank"], 7);
+  EXPECT_EQ(g["node"], 1);
+  EXPECT_EQ(g["gpu"], 3);
+  EXPECT_EQ(g["stage"], 0);
+  EXPECT_EQ(g["replica"], 3);
+  EXPECT_EQ(g["tp_rank"], 1);
+  const auto& w = j["lockstep_waste"];
+  EXPECT_EQ(keys_of(w), (std::vector<std::string>{"gpu_s_per_step", "usd_per_step", "fraction",
+                                                  "usd_per_trillion_tokens", "gpu_hours_per_day",
+                                                  "usd_per_day"}));
+  EXPECT_DOUBLE_EQ(w["gpu_s_per_step"].get<double>(), 8e-4);
+  EXPECT_NEAR(w["gpu_hours_per_day"].get<double>(), 8.5333, 1e-4);
+  EXPECT_NEAR(w["usd_per_day"].get<double>(), 17.067, 1e-3);
 }
 
 TEST(TrainingRecord, OneTrialHasNoJitter) {

@@ -18,6 +18,17 @@ BuildResult fat_tree(const std::string& k, bool graph = true) {
   return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
 }
 
+// Network-only cost of the k = 4 fat tree from catalog prices: 16 ConnectX-7 NDR at $2,000
+// = $32,000; 20 QM9700 at $30,000 = $600,000; 64 OSFP 400G SR4 at $700 = $44,800 and 32 DR4 at
+// $900 = $28,800 (two per optical link); 48 MPO patch cords at $50 = $2,400. Sum $708,000,
+// $44,250 per GPU; the 16 H100s ($480,000) are the rest of the $1,188,000.
+TEST(FatTree, K4NetworkCostFromCatalogPrices) {
+  const Inventory& inv = fat_tree("4").inventory;
+  EXPECT_DOUBLE_EQ(network_cost_usd(inv), 708'000.0);
+  EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 44'250.0);
+  EXPECT_DOUBLE_EQ(inv.cost_usd - network_cost_usd(inv), 16 * 30'000.0);
+}
+
 TEST(FatTree, K4CountsByHand) {
   // k = 4: k^3/4 = 16 hosts; k pods x k/2 = 8 edge and 8 aggregation switches, (k/2)^2 = 4 cores.
   // Links: 16 host-edge + 8 edge x 2 up = 16 edge-agg + 8 agg x 2 up = 16 agg-core = 48.
