@@ -7,7 +7,9 @@
 // Constants: tuning.cc baseLat, hwLat and getNetOverhead (nccl/constants.cpp).
 #include <gtest/gtest.h>
 
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace lockstep {
@@ -55,6 +57,26 @@ TEST(RingNetOverhead, GraceHostsTakeNcclsDefaultAcrossRacks) {
   EXPECT_NEAR(p.time.microseconds(), 284.0, 1e-3);
   // LL128's NVLink step (1.9 us) is above the overhead: 14.0 + 252 x 1.9 + 2 x 4.0 = 500.8.
   EXPECT_NEAR(ring(c, 8, nccl::Proto::LL128).latency.microseconds(), 500.8, 1e-9);
+}
+
+TEST(RingNetOverhead, TheFlowEnginePaysItToo) {
+  // The flow engine's ring across nodes spreads the model's latency over its messages
+  // (engine_run.cpp price_ring_across_nodes): the same 88.0 us on 2 x DGX A100 at 8 B, where
+  // NVLink's own steps would give 48.8.
+  PresetRequest req;
+  req.system = "dgx-a100";
+  req.nodes = 2;
+  const PresetCluster preset = resolve_preset(req);
+  const BuildResult built = build_topology(rail_optimized_args(preset));
+  ASSERT_TRUE(built.graph.has_value());
+  CollectiveSweep s;
+  s.op = CollectiveOp::AllReduce;
+  s.algo = Algorithm::Ring;
+  s.proto = nccl::Proto::LL;
+  s.min_bytes = s.max_bytes = Bytes(8);
+  s.engine = "flow";
+  const auto rows = run_collective_sweep(s, nccl_cluster(preset), &*built.graph);
+  EXPECT_NEAR(rows.at(0).time.microseconds(), 88.0, 0.05);
 }
 
 TEST(RingNetOverhead, OneNodeHasNoNetworkToFeed) {
