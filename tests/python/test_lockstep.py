@@ -70,9 +70,14 @@ def test_input_error_carries_cli_message(cli, cli_args, kwargs):
     assert isinstance(info.value, ValueError)
 
 
-def test_unknown_option_names_it():
-    with pytest.raises(lockstep.InputError, match=r"^--min-byte: not an option of "):
-        lockstep.collective(min_byte="1M")
+@pytest.mark.parametrize("command,kwargs,flag", [
+    ("collective", dict(min_byte="1M"), "--min-byte"),
+    ("train", dict(global_batches=8), "--global-batches"),
+    ("topo", dict(system="hgx-h100", k=4), "--k"),  # k is a builder's key, not a preset option
+])
+def test_unknown_option_names_it(command, kwargs, flag):
+    with pytest.raises(lockstep.InputError, match=f"^{flag}: not an option of lockstep.{command}"):
+        getattr(lockstep, command)(**kwargs)
 
 
 def test_scenario_error_has_file_line_col(tmp_path):
