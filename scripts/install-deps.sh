@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockstep needs, only those missing. Safe to run any number of times.
 # Usage: scripts/install-deps.sh [--test|--bench]
-#   --test   adds what the test suite needs: chromium, and clang 14 for the sanitizer build
+#   --test   adds what the test suite needs: chromium, clang 14 for the sanitizer build, pytest and
+#            pandas for tests/python
 #   --bench  adds GNU time, with which scripts/bench.sh reads CPU time and peak memory
 set -euo pipefail
+# pybind11-dev and python3-dev: the Python module (python/, docs/python.md).
 packages=(cmake ninja-build g++ libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format pybind11-dev python3-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # clang-14's sanitizer runtimes are only a recommend (of libclang-common-14-dev), and
   # recommends are not installed below.
-  packages+=(chromium clang-14 libclang-rt-14-dev)
+  packages+=(chromium clang-14 libclang-rt-14-dev python3-pytest python3-pandas)
 elif [[ "${1:-}" == "--bench" ]]; then
   packages+=(time)
 fi

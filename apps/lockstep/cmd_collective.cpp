@@ -10,15 +10,10 @@
 
 #include "cluster_options.hpp"
 #include "command.hpp"
-#include "lockstep/core/error.hpp"
-#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/api/commands.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/progress.hpp"
-#include "lockstep/scenario/cluster_source.hpp"
-#include "lockstep/scenario/collective_sweep.hpp"
-#include "lockstep/scenario/memory_estimate.hpp"
-#include "lockstep/scenario/scenario.hpp"
 #include "memory_options.hpp"
 
 namespace lockstep::cli {
@@ -56,96 +51,31 @@ ArgNode sweep_args(const Flags& f) {
   put("channels", f.channels, "--channels");
   put("engine", f.engine, "--engine");
   put("skew", f.skew, "--skew");
-  if (f.cluster.sharp) put("sharp", "true", "--sharp");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
   return m;
 }
 
-// The scenario's `collectives:` unless the flags name a sweep themselves; --engine overrides the
-// scenario's `engine:`.
-std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scenario>& scenario) {
-  std::vector<CollectiveSweep> sweeps;
-  const bool flags_name_sweep =
-      !f.op.empty() || !f.algo.empty() || !f.min_bytes.empty() || !f.max_bytes.empty();
-  if (scenario && scenario->collectives && !flags_name_sweep) {
-    const std::string engine = !f.engine.empty()  ? f.engine
-                               : scenario->engine ? parse_engine_name(*scenario->engine)
-                                                  : std::string("analytical");
-    sweeps = parse_collectives_section(*scenario->collectives, engine);
-    // --fault replaces the sweeps' faults, as --engine their engine.
-    if (!f.faults.empty()) {
-      ArgNode m = ArgNode::map("flags");
-      m.set("faults", fault_list(f));
-      const std::vector<FaultSpec> faults = parse_collective_sweep(m).faults;
-      for (auto& s : sweeps) s.faults = faults;
-    }
-  } else {
-    CollectiveSweep s = parse_collective_sweep(sweep_args(f));
-    if (f.engine.empty() && scenario && scenario->engine)
-      s.engine = parse_engine_name(*scenario->engine);
-    sweeps.push_back(s);
-  }
-  if (scenario)
-    for (auto& s : sweeps) s.packet = scenario->packet;
-  return sweeps;
-}
-
 void run(const Flags& f) {
-  const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
-  const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
-  const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
-  // Every engine runs on the graph, the analytical one included (it prices the NCCL model on
-  // it). NCCL sees a preset through the preset's own figures, other clusters through the graph;
-  // a preset too large to build as a graph gets the NCCL model alone, unless faults need one.
-  bool need_graph = !source.preset();
-  for (const auto& s : sweeps)
-    need_graph = need_graph || s.engine != "analytical" || !s.faults.empty();
-  // The estimate from the inventory (closed form), before the graph and the engines allocate.
-  const Inventory inventory = source.build(BuildOptions{.want_graph = false}).inventory;
-  RunEstimate estimate;
-  estimate.add("lockstep", kBaseBytes);
-  add_graph_estimate(estimate, inventory.gpus);
-  add_sweeps_estimate(estimate, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
-  if (!admit(estimate, f.memory.budget(),
-             "try fewer --nodes, a smaller --max-bytes, or --engine analytical"))
-    return;
-  std::optional<Topology> graph = source.build().graph;
-  if (!graph && need_graph)
-    source.build_args().fail("the cluster is too large to build as a graph for this engine");
-  const NcclCluster cluster =
-      source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
-  const std::string title = source.title(graph ? &*graph : nullptr);
+  const std::optional<api::CollectiveRun> done =
+      api::run_collective(f.cluster, sweep_args(f), f.memory.budget(),
+                          !f.quiet && report::Progress::stderr_is_terminal());
+  if (!done) return;  // a dry run
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
-  std::vector<report::Sweep> done;
-  // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
-  // the analytical engine is instant), when stderr is a terminal, as `run` draws.
-  std::size_t rows = 0;
-  bool slow = false;
-  for (const auto& s : sweeps) {
-    rows += s.sizes(cluster.ranks()).size();
-    slow = slow || s.engine != "analytical";
+  if (f.format == "json") {
+    fmt::print("{}", report::json_text(report::sweeps_to_json(done->sweeps)));
+    return;
   }
-  report::Progress progress(slow && !f.quiet && report::Progress::stderr_is_terminal(), rows);
-  for (const auto& s : sweeps) {
-    progress.begin(fmt::format("{} on {}", to_string(s.op), s.engine));
-    const auto row_done = [&progress](std::size_t, std::size_t) { progress.advance(); };
-    const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
-    progress.finish();
-    report::Sweep sweep = report::sweep_record(s, result);
-    if (f.format == "json") {
-      done.push_back(std::move(sweep));
-      continue;
-    }
+  for (std::size_t i = 0; i < done->specs.size(); ++i) {
+    const CollectiveSweep& s = done->specs[i];
     if (f.format == "table") {
       std::string faults;
       for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
       fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
-                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "", title,
-                 s.engine, faults.empty() ? "" : ", faults " + faults);
+                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "",
+                 done->title, s.engine, faults.empty() ? "" : ", faults " + faults);
     }
-    fmt::print("{}", report::format_collective_rows(sweep, f.format));
+    fmt::print("{}", report::format_collective_rows(done->sweeps[i], f.format));
   }
-  if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
 }
 
 const RegisterCommand kCollective(30, [](CLI::App& root) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "lockstep/config/args_file.hpp"
+#include "lockstep/api/commands.hpp"
 #include "lockstep/report/csv.hpp"
 #include "lockstep/report/html.hpp"
 #include "lockstep/report/json.hpp"
@@ -21,7 +21,6 @@
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/run.hpp"
 #include "lockstep/report/summary.hpp"
-#include "lockstep/scenario/scenario.hpp"
 #include "memory_options.hpp"
 
 namespace lockstep::cli {
@@ -45,21 +44,7 @@ std::vector<std::string> output_names() {
 void run(const RunOptions& options) {
   report::install_interrupt_handler();
   const auto start = std::chrono::steady_clock::now();
-  // Read once: the scenario may be a pipe (`lockstep run <(...)`), empty on a second read.
-  report::RunInput input;
-  input.scenario_text = read_text_file(options.scenario, "scenario");
-  const Scenario scenario = parse_scenario(input.scenario_text, options.scenario);
-  input.title = scenario.name;
-  input.scenario_path = options.scenario;
-  input.lockstep_version = LOCKSTEP_VERSION;
-  input.seed = scenario.seed;
-  input.cluster = scenario.cluster;
-  input.engine = scenario.engine;
-  input.packet = scenario.packet;
-  input.collectives = scenario.collectives;
-  input.job = scenario.job;
-  input.variants = scenario.variants;
-  input.report = scenario.report;
+  const report::RunInput input = api::run_input(options.scenario, LOCKSTEP_VERSION);
   if (!admit(report::estimate_run(input), options.memory.budget(),
              "try fewer nodes, smaller max_bytes or global_batch, or the analytical engine"))
     return;

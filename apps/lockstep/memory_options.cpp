@@ -1,17 +1,11 @@
 #include "memory_options.hpp"
 
-#include "lockstep/core/units.hpp"
+#include "lockstep/api/commands.hpp"
 
 namespace lockstep::cli {
 
 MemoryBudget MemoryFlags::budget() const {
-  MemoryBudget b;
-  b.bytes = max_memory.empty()
-                ? default_memory_budget()
-                : static_cast<double>(parse_bytes(max_memory, "--max-memory").count());
-  b.max_events = max_events;
-  b.dry_run = dry_run;
-  return b;
+  return api::memory_budget(max_memory, max_events, dry_run);
 }
 
 void add_memory_options(CLI::App& cmd, MemoryFlags& flags) {
