@@ -16,6 +16,8 @@
 #include "lockstep/core/memory_budget.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/results.hpp"
+#include "lockstep/report/variants.hpp"
+#include "lockstep/topology/builder.hpp"
 
 namespace lockstep::report {
 
@@ -47,6 +49,10 @@ struct RunArtifacts {
   std::string trace_json;  // Perfetto trace of the first variant's training step; empty if none
 };
 
+/// `input` with the variant's (or sweep point's) values substituted into its sections; `seed`
+/// takes an integer. Throws InputError at the value for a path the scenario lacks.
+RunInput apply_variant(const RunInput& input, const VariantSpec& variant);
+
 /// Progress steps run_scenario will take (per variant: the topology, each sweep, the training).
 std::uint64_t count_steps(const RunInput& input);
 
@@ -54,8 +60,13 @@ std::uint64_t count_steps(const RunInput& input);
 /// expansion and timeline) and the packet events of every variant, from the sections' sizes.
 RunEstimate estimate_run(const RunInput& input);
 
+/// Reads and checks every section of one variant's input (`variants:` aside) and builds its
+/// cluster, simulating nothing: what run_scenario does for each variant before any runs.
+BuildResult check_run_input(const RunInput& input);
+
 /// Runs everything. Throws InputError (naming the variant, the field and file:line:column) for
-/// bad input in any section.
+/// bad input in any section. Every variant is checked before any runs; each then holds its
+/// cluster only while it runs, so memory is the largest variant's whatever their count.
 RunArtifacts run_scenario(const RunInput& input, Progress& progress);
 
 /// Averages `series` down to at most `buckets` values (each output value the mean of a run of
