@@ -46,20 +46,9 @@ void run(const RunOptions& options) {
   report::install_interrupt_handler();
   const auto start = std::chrono::steady_clock::now();
   // Read once: the scenario may be a pipe (`lockstep run <(...)`), empty on a second read.
-  report::RunInput input;
-  input.scenario_text = read_text_file(options.scenario, "scenario");
-  const Scenario scenario = parse_scenario(input.scenario_text, options.scenario);
-  input.title = scenario.name;
-  input.scenario_path = options.scenario;
-  input.lockstep_version = LOCKSTEP_VERSION;
-  input.seed = scenario.seed;
-  input.cluster = scenario.cluster;
-  input.engine = scenario.engine;
-  input.packet = scenario.packet;
-  input.collectives = scenario.collectives;
-  input.job = scenario.job;
-  input.variants = scenario.variants;
-  input.report = scenario.report;
+  const std::string text = read_text_file(options.scenario, "scenario");
+  const report::RunInput input = report::run_input(parse_scenario(text, options.scenario), text,
+                                                   options.scenario, LOCKSTEP_VERSION);
   if (!admit(report::estimate_run(input), options.memory.budget(),
              "try fewer nodes, smaller max_bytes or global_batch, or the analytical engine"))
     return;

@@ -38,6 +38,24 @@ auto for_variant(const std::string& name, bool several, Fn&& fn) -> decltype(fn(
 
 }  // namespace
 
+RunInput run_input(const Scenario& scenario, std::string text, std::string path,
+                   std::string lockstep_version) {
+  RunInput input;
+  input.title = scenario.name;
+  input.scenario_path = std::move(path);
+  input.scenario_text = std::move(text);
+  input.lockstep_version = std::move(lockstep_version);
+  input.seed = scenario.seed;
+  input.cluster = scenario.cluster;
+  input.engine = scenario.engine;
+  input.packet = scenario.packet;
+  input.collectives = scenario.collectives;
+  input.job = scenario.job;
+  input.variants = scenario.variants;
+  input.report = scenario.report;
+  return input;
+}
+
 RunInput apply_variant(const RunInput& input, const VariantSpec& variant) {
   RunInput out = input;
   out.variants.reset();

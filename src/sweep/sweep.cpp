@@ -121,18 +121,7 @@ SweepPlan parse_sweep(std::string_view text, const std::string& path,
         "into grid: or points:)");
   }
   plan.base_hash = fnv1a_hex(base_text);
-  report::RunInput& in = plan.base;
-  in.title = base.name;
-  in.scenario_path = plan.base_path;
-  in.scenario_text = base_text;
-  in.lockstep_version = lockstep_version;
-  in.seed = base.seed;
-  in.cluster = base.cluster;
-  in.engine = base.engine;
-  in.packet = base.packet;
-  in.collectives = base.collectives;
-  in.job = base.job;
-  in.report = base.report;
+  plan.base = report::run_input(base, base_text, plan.base_path, lockstep_version);
 
   const ArgNode* grid = root.find("grid");
   const ArgNode* points = root.find("points");

@@ -17,6 +17,7 @@
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/results.hpp"
 #include "lockstep/report/variants.hpp"
+#include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 
 namespace lockstep::report {
@@ -35,6 +36,11 @@ struct RunInput {
   std::optional<ArgNode> variants;
   std::optional<ArgNode> report;
 };
+
+/// A scenario's sections as run input; `text` is the file's text as read (once: it may be a
+/// pipe), `path` the path given.
+RunInput run_input(const Scenario& scenario, std::string text, std::string path,
+                   std::string lockstep_version);
 
 /// The `report:` section (docs/report.md).
 struct ReportOptions {
