@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -283,6 +284,10 @@ void run_points_locally(const SweepPlan& plan, const std::vector<std::size_t>& p
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed: cannot start a point's process");
       if (pid == 0) {
+        // Ctrl-C reaches the whole process group: the parent says what was left; a child just
+        // stops (its temporary point file is removed by the next sweep, its process gone).
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
         int code = 0;
         std::string message;
         try {
