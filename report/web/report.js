@@ -289,7 +289,8 @@
         y: { field: "busbw_GBps", type: "quantitative", title: "busbw (GB/s)" },
         color: { field: "series", type: "nominal", title: "variant · algorithm" },
         // Variants that coincide stay visible: each variant has its own dash and marker.
-        strokeDash: { field: "series", type: "nominal", title: "variant · algorithm", scale: { range: dashes } },
+        strokeDash: { field: "series", type: "nominal", title: "variant · algorithm",
+          scale: { range: dashesFor(new Set(values.map((x) => x.series)).size) } },
         shape: { field: "series", type: "nominal", title: "variant · algorithm" },
         tooltip: [{ field: "series" }, { field: "size" }, { field: "busbw_GBps", format: ".1f" },
           { field: "time_us", format: ".1f" }, { field: "algorithm" }, { field: "protocol" }],
@@ -303,8 +304,15 @@
     }
   }
 
-  // Dash patterns in legend order: solid, dashed, dotted, dash-dot, ... (one per series).
-  const dashes = [[1, 0], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [12, 6], [1, 5], [6, 2, 1, 2]];
+  // Dash patterns in legend order: solid, dashed, dotted, dash-dot, ... (one per series). Past
+  // these eight, dash-dot patterns with a growing dash, so that a sweep's many points that
+  // coincide (the same fabric at several TP degrees) never share a dash: Vega cycles a range.
+  const baseDashes = [[1, 0], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [12, 6], [1, 5], [6, 2, 1, 2]];
+  function dashesFor(n) {
+    const out = baseDashes.slice();
+    for (let k = 0; out.length < n; k++) out.push([3 + k, 3, 1, 3]);
+    return out;
+  }
 
   // ---- iteration time breakdown -----------------------------------------------------------
   function breakdown() {
@@ -348,7 +356,8 @@
     if (!points.length) return empty(container, "No jitter trials in this scenario.");
     const x = { field: "time", type: "quantitative", title: `iteration time (${unit})`, scale: { zero: false } };
     const color = { field: "variant", type: "nominal", title: "variant", sort: null };
-    const strokeDash = { field: "variant", type: "nominal", title: "variant", sort: null, scale: { range: dashes } };
+    const strokeDash = { field: "variant", type: "nominal", title: "variant", sort: null,
+      scale: { range: dashesFor(new Set(points.map((p) => p.variant)).size) } };
     showIdentical("jitter-notes", identicalSeries(points, "variant", "cdf", "time"), "trial's time");
     chart(container, {
       width: 640, height: 320,

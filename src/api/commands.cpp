@@ -287,21 +287,9 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
 
 report::RunInput run_input(const std::string& path, const std::string& lockstep_version) {
   // Read once: the scenario may be a pipe (`lockstep run <(...)`), empty on a second read.
-  report::RunInput input;
-  input.scenario_text = read_text_file(path, "scenario");
-  const Scenario scenario = parse_scenario(input.scenario_text, path);
-  input.title = scenario.name;
-  input.scenario_path = path;
-  input.lockstep_version = lockstep_version;
-  input.seed = scenario.seed;
-  input.cluster = scenario.cluster;
-  input.engine = scenario.engine;
-  input.packet = scenario.packet;
-  input.collectives = scenario.collectives;
-  input.job = scenario.job;
-  input.variants = scenario.variants;
-  input.report = scenario.report;
-  return input;
+  std::string text = read_text_file(path, "scenario");
+  const Scenario scenario = parse_scenario(text, path);
+  return report::run_input(scenario, std::move(text), path, lockstep_version);
 }
 
 }  // namespace lockstep::api

@@ -276,25 +276,27 @@ Json inventory_to_json(const Inventory& inv) {
           {"graph_built", inv.graph_built}};
 }
 
+Json variant_to_json(const Variant& v) {
+  Json subs = Json::object();
+  for (const auto& [key, value] : v.substitutions) subs[key] = value;
+  Json sweeps = Json::array();
+  for (const auto& s : v.sweeps) sweeps.push_back(sweep_to_json(s));
+  return {{"name", v.name},
+          {"substitutions", std::move(subs)},
+          {"inventory", inventory_to_json(v.inventory)},
+          {"collectives", std::move(sweeps)},
+          {"training", v.training ? training_to_json(*v.training) : Json(nullptr)},
+          {"link_heatmap", v.heatmap ? heatmap_to_json(*v.heatmap) : Json(nullptr)},
+          {"sensitivity", sensitivity_to_json(v)},
+          {"why", strings(v.why)},
+          {"notes", strings(v.notes)}};
+}
+
 Json results_to_json(const RunResults& results) {
   Json summary = Json::array();
   for (const auto& row : summarize(results)) summary.push_back(summary_to_json(row));
   Json variants = Json::array();
-  for (const auto& v : results.variants) {
-    Json subs = Json::object();
-    for (const auto& [key, value] : v.substitutions) subs[key] = value;
-    Json sweeps = Json::array();
-    for (const auto& s : v.sweeps) sweeps.push_back(sweep_to_json(s));
-    variants.push_back({{"name", v.name},
-                        {"substitutions", std::move(subs)},
-                        {"inventory", inventory_to_json(v.inventory)},
-                        {"collectives", std::move(sweeps)},
-                        {"training", v.training ? training_to_json(*v.training) : Json(nullptr)},
-                        {"link_heatmap", v.heatmap ? heatmap_to_json(*v.heatmap) : Json(nullptr)},
-                        {"sensitivity", sensitivity_to_json(v)},
-                        {"why", strings(v.why)},
-                        {"notes", strings(v.notes)}});
-  }
+  for (const auto& v : results.variants) variants.push_back(variant_to_json(v));
   return {{"schema_version", kResultsSchemaVersion},
           {"lockstep_version", results.lockstep_version},
           {"title", results.title},

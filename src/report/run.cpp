@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/nccl/cluster.hpp"
@@ -36,6 +38,47 @@ auto for_variant(const std::string& name, bool several, Fn&& fn) -> decltype(fn(
 
 }  // namespace
 
+RunInput run_input(const Scenario& scenario, std::string text, std::string path,
+                   std::string lockstep_version) {
+  RunInput input;
+  input.title = scenario.name;
+  input.scenario_path = std::move(path);
+  input.scenario_text = std::move(text);
+  input.lockstep_version = std::move(lockstep_version);
+  input.seed = scenario.seed;
+  input.cluster = scenario.cluster;
+  input.engine = scenario.engine;
+  input.packet = scenario.packet;
+  input.collectives = scenario.collectives;
+  input.job = scenario.job;
+  input.variants = scenario.variants;
+  input.report = scenario.report;
+  return input;
+}
+
+RunInput apply_variant(const RunInput& input, const VariantSpec& variant) {
+  RunInput out = input;
+  out.variants.reset();
+  for (const auto& [key, value] : variant.values) {
+    const std::vector<std::string> path = scenario_key_path(key, value, true);
+    if (path[0] == "seed") {
+      out.seed =
+          static_cast<std::uint64_t>(value.as_int(0, std::numeric_limits<std::int64_t>::max()));
+    } else if (path[0] == "cluster") {
+      std::optional<ArgNode> cluster = out.cluster;
+      override_section(cluster, path, value);
+      out.cluster = *cluster;
+    } else {
+      std::optional<ArgNode>& section = path[0] == "engine"        ? out.engine
+                                        : path[0] == "packet"      ? out.packet
+                                        : path[0] == "collectives" ? out.collectives
+                                                                   : out.job;
+      override_section(section, path, value);
+    }
+  }
+  return out;
+}
+
 ReportOptions parse_report_options(const std::optional<ArgNode>& section) {
   ReportOptions options;
   if (!section) return options;
@@ -49,43 +92,69 @@ ReportOptions parse_report_options(const std::optional<ArgNode>& section) {
 
 std::uint64_t count_steps(const RunInput& input) {
   std::vector<std::string> keys;
-  const std::uint64_t variants = parse_variants(input.variants, keys).size();
-  const std::uint64_t per_variant =
-      1 + (input.collectives ? count_collective_steps(input) : 0) + (input.job ? 1 : 0);
-  return variants * per_variant;
+  std::uint64_t steps = 0;
+  const std::vector<VariantSpec> specs = parse_variants(input.variants, keys);
+  for (const VariantSpec& spec : specs) {
+    for_variant(spec.name, specs.size() > 1, [&] {
+      const RunInput in = apply_variant(input, spec);
+      steps += 1 + (in.collectives ? count_collective_steps(in) : 0) + (in.job ? 1 : 0);
+    });
+  }
+  return steps;
 }
 
 RunEstimate estimate_run(const RunInput& input) {
   std::vector<std::string> keys;
-  std::vector<CollectiveSweep> sweeps;
-  if (input.collectives) {
-    const std::string engine =
-        input.engine ? parse_engine_name(*input.engine) : std::string("analytical");
-    sweeps = parse_collectives_section(*input.collectives, engine);
-  }
-  std::optional<TrainConfig> job;
-  if (input.job) job = parse_train_config(*input.job);
   // Variants run one after another: the largest one's memory, every one's events.
   RunEstimate largest;
   double events = 0;
   const std::vector<VariantSpec> specs = parse_variants(input.variants, keys);
   for (const VariantSpec& spec : specs) {
-    // An error in a variant's cluster names the variant, as run_scenario's checks do.
-    const Inventory inventory = for_variant(spec.name, specs.size() > 1, [&] {
-      return ClusterSource(apply_variant(input.cluster, spec))
-          .build(BuildOptions{.want_graph = false})
-          .inventory;
+    // An error in a variant's sections names the variant, as run_scenario's checks do.
+    for_variant(spec.name, specs.size() > 1, [&] {
+      const RunInput in = apply_variant(input, spec);
+      std::vector<CollectiveSweep> sweeps;
+      if (in.collectives) {
+        const std::string engine =
+            in.engine ? parse_engine_name(*in.engine) : std::string("analytical");
+        sweeps = parse_collectives_section(*in.collectives, engine);
+      }
+      std::optional<TrainConfig> job;
+      if (in.job) job = parse_train_config(*in.job);
+      const Inventory inventory =
+          ClusterSource(in.cluster).build(BuildOptions{.want_graph = false}).inventory;
+      RunEstimate e;
+      e.add("lockstep", kBaseBytes);
+      add_graph_estimate(e, inventory.gpus);
+      add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
+      if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
+      events += e.events;
+      if (e.total() > largest.total()) largest = e;
     });
-    RunEstimate e;
-    e.add("lockstep", kBaseBytes);
-    add_graph_estimate(e, inventory.gpus);
-    add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
-    if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
-    events += e.events;
-    if (e.total() > largest.total()) largest = e;
   }
   largest.events = events;
   return largest;
+}
+
+BuildResult check_run_input(const RunInput& in) {
+  const std::string engine = in.engine ? parse_engine_name(*in.engine) : "analytical";
+  const std::vector<CollectiveSweep> sweeps =
+      in.collectives ? parse_collectives_section(*in.collectives, engine)
+                     : std::vector<CollectiveSweep>{};
+  const std::optional<TrainConfig> job =
+      in.job ? std::optional<TrainConfig>(parse_train_config(*in.job)) : std::nullopt;
+  parse_report_options(in.report);
+  BuildResult built = ClusterSource(in.cluster).build();
+  const std::optional<Topology>& graph = built.graph;
+  if (graph && !sweeps.empty()) {
+    const NcclCluster nccl = nccl_cluster(*graph);
+    for (const CollectiveSweep& sweep : sweeps) check_sweep(sweep, nccl, &*graph);
+  }
+  if (job && graph) check_training(*graph, *job);
+  // `packet:` against this variant's fabric (its MTU range depends on the medium), even when no
+  // sweep uses the packet engine: a section that is written is checked.
+  if (in.packet && graph) packet_config_for_topology(&*in.packet, graph->traits().fabric);
+  return built;
 }
 
 std::vector<double> downsample(const std::vector<double>& series, std::size_t buckets) {
@@ -117,53 +186,39 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
 
   // The whole scenario is read and checked before anything is simulated: a typo in `job:` or
   // `engine:`, a sweep fault on a link the cluster lacks, or a variant whose cluster does not fit
-  // the job's degrees fails in a moment, not after every collective sweep has run.
-  const std::string engine = input.engine ? parse_engine_name(*input.engine) : "analytical";
-  const std::vector<CollectiveSweep> sweeps =
-      input.collectives ? parse_collectives_section(*input.collectives, engine)
-                        : std::vector<CollectiveSweep>{};
-  const std::optional<TrainConfig> job =
-      input.job ? std::optional<TrainConfig>(parse_train_config(*input.job)) : std::nullopt;
-  std::vector<BuildResult> clusters;
+  // the job's degrees fails in a moment, not after every collective sweep has run. Only one
+  // variant's cluster is held at a time (it is built again to run), so the count of variants
+  // is bounded by time alone.
+  std::vector<RunInput> inputs;
+  std::optional<BuildResult> kept;  // a lone variant's cluster, not built twice
   for (const VariantSpec& spec : specs) {
     progress.begin(spec.name + ": topology");
-    clusters.push_back(for_variant(spec.name, several, [&] {
-      return ClusterSource(apply_variant(input.cluster, spec)).build();
-    }));
-    const std::optional<Topology>& graph = clusters.back().graph;
-    if (graph && !sweeps.empty()) {
-      const NcclCluster nccl = nccl_cluster(*graph);
-      for (const CollectiveSweep& sweep : sweeps) {
-        for_variant(spec.name, several, [&] { check_sweep(sweep, nccl, &*graph); });
-      }
-    }
-    if (job && graph) {
-      for_variant(spec.name, several, [&] { check_training(*graph, *job); });
-    }
-    // `packet:` against this variant's fabric (its MTU range depends on the medium), even when
-    // no sweep uses the packet engine: a section that is written is checked.
-    if (input.packet && graph) {
-      for_variant(spec.name, several,
-                  [&] { packet_config_for_topology(&*input.packet, graph->traits().fabric); });
-    }
+    for_variant(spec.name, several, [&] {
+      inputs.push_back(apply_variant(input, spec));
+      BuildResult built = check_run_input(inputs.back());
+      if (!several) kept = std::move(built);
+    });
     progress.advance();
   }
 
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const VariantSpec& spec = specs[i];
+    const RunInput& in = inputs[i];
     Variant variant;
     variant.name = spec.name;
     variant.substitutions = spec.shown;
-    const BuildResult& built = clusters[i];
+    const BuildResult built =
+        kept ? std::move(*kept)
+             : for_variant(spec.name, several, [&] { return ClusterSource(in.cluster).build(); });
     variant.inventory = built.inventory;
-    if (input.collectives) {
-      for_variant(spec.name, several, [&] { run_collectives(input, built, variant, progress); });
+    if (in.collectives) {
+      for_variant(spec.name, several, [&] { run_collectives(in, built, variant, progress); });
     }
-    if (input.job) {
+    if (in.job) {
       progress.begin(variant.name + ": training step");
       // The trace shows the first variant only: one timeline is what a person opens.
       std::string* trace = results.variants.empty() ? &artifacts.trace_json : nullptr;
-      for_variant(spec.name, several, [&] { run_training(input, options, built, variant, trace); });
+      for_variant(spec.name, several, [&] { run_training(in, options, built, variant, trace); });
       progress.advance();
     }
     results.variants.push_back(std::move(variant));

@@ -79,3 +79,21 @@ set_tests_properties(report.injection_browser PROPERTIES
 # and the run's totals, valid against the schema.
 lockstep_report_scenario(packet_telemetry ${LOCKSTEP_REPORT_TESTS}/scenarios/packet_telemetry.yaml)
 set_tests_properties(report.packet_telemetry_schema PROPERTIES ENVIRONMENT "EXPECT_LINKS=1")
+
+# `lockstep sweep`'s merged report: 12 points (job.tp x fabric, tests/cli/sweep/tp_fabric.yaml)
+# as variants, the four TP degrees of a fabric with identical bus bandwidth (each must keep a
+# dash of its own), valid against the schema.
+add_test(NAME report.sweep_run
+  COMMAND lockstep sweep ${PROJECT_SOURCE_DIR}/tests/cli/sweep/tp_fabric.yaml --force --quiet
+          --out ${LOCKSTEP_REPORT_TEST_DIR}/sweep)
+set_tests_properties(report.sweep_run PROPERTIES FIXTURES_SETUP report_sweep LABELS report)
+add_test(NAME report.sweep_schema
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
+          ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/sweep/results.json)
+set_tests_properties(report.sweep_schema PROPERTIES FIXTURES_REQUIRED report_sweep LABELS report)
+add_test(NAME report.sweep_browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/sweep/report.html ${PROJECT_BINARY_DIR}/report-sweep-screenshot.png)
+set_tests_properties(report.sweep_browser PROPERTIES
+  FIXTURES_REQUIRED report_sweep LABELS report TIMEOUT 300
+  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart;EXPECT_VARIANTS=12")

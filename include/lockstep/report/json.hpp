@@ -24,6 +24,8 @@ nlohmann::ordered_json sweeps_to_json(const std::vector<Sweep>& sweeps);
 nlohmann::ordered_json training_to_json(const Training& training);
 /// A bill of materials with its figures of merit (definitions/inventory), as `lockstep topo`.
 nlohmann::ordered_json inventory_to_json(const Inventory& inventory);
+/// One variant of results.json (definitions/variant); report/json_read.hpp reads it back.
+nlohmann::ordered_json variant_to_json(const Variant& variant);
 nlohmann::ordered_json results_to_json(const RunResults& results);
 
 /// `value` as text, indented by two spaces, ending with a newline; invalid UTF-8 in strings

@@ -16,6 +16,9 @@
 #include "lockstep/core/memory_budget.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/results.hpp"
+#include "lockstep/report/variants.hpp"
+#include "lockstep/scenario/scenario.hpp"
+#include "lockstep/topology/builder.hpp"
 
 namespace lockstep::report {
 
@@ -34,6 +37,11 @@ struct RunInput {
   std::optional<ArgNode> report;
 };
 
+/// A scenario's sections as run input; `text` is the file's text as read (once: it may be a
+/// pipe), `path` the path given.
+RunInput run_input(const Scenario& scenario, std::string text, std::string path,
+                   std::string lockstep_version);
+
 /// The `report:` section (docs/report.md).
 struct ReportOptions {
   std::string title;                   // empty: the scenario's name
@@ -47,6 +55,10 @@ struct RunArtifacts {
   std::string trace_json;  // Perfetto trace of the first variant's training step; empty if none
 };
 
+/// `input` with the variant's (or sweep point's) values substituted into its sections; `seed`
+/// takes an integer. Throws InputError at the value for a path the scenario lacks.
+RunInput apply_variant(const RunInput& input, const VariantSpec& variant);
+
 /// Progress steps run_scenario will take (per variant: the topology, each sweep, the training).
 std::uint64_t count_steps(const RunInput& input);
 
@@ -54,8 +66,13 @@ std::uint64_t count_steps(const RunInput& input);
 /// expansion and timeline) and the packet events of every variant, from the sections' sizes.
 RunEstimate estimate_run(const RunInput& input);
 
+/// Reads and checks every section of one variant's input (`variants:` aside) and builds its
+/// cluster, simulating nothing: what run_scenario does for each variant before any runs.
+BuildResult check_run_input(const RunInput& input);
+
 /// Runs everything. Throws InputError (naming the variant, the field and file:line:column) for
-/// bad input in any section.
+/// bad input in any section. Every variant is checked before any runs; each then holds its
+/// cluster only while it runs, so memory is the largest variant's whatever their count.
 RunArtifacts run_scenario(const RunInput& input, Progress& progress);
 
 /// Averages `series` down to at most `buckets` values (each output value the mean of a run of

@@ -1,0 +1,66 @@
+#include "lockstep/report/json_read.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "lockstep/report/json.hpp"
+#include "sample_results.hpp"
+
+namespace lockstep::report {
+namespace {
+
+// The property `lockstep sweep` relies on: a variant read back writes the same record.
+void expect_round_trip(const Variant& v) {
+  const nlohmann::ordered_json written = variant_to_json(v);
+  EXPECT_EQ(json_text(variant_to_json(variant_from_json(written))), json_text(written)) << v.name;
+}
+
+TEST(JsonRead, SampleVariantsRoundTrip) {
+  for (const Variant& v : testing::sample_results().variants) expect_round_trip(v);
+}
+
+TEST(JsonRead, LinksNullsAndSensitivityRoundTrip) {
+  Variant v = testing::sample_results().variants.at(0);
+  // A packet-engine row: the busiest link with every counter, and the network totals.
+  LinkReport link;
+  link.link = 7;
+  link.name = "node 0 nic 0 -> leaf 0";
+  link.bytes = 1.5e9;
+  link.utilisation = 0.75;
+  link.peak_utilisation = 0.9;
+  link.peak_at = Time::us(12.5);
+  link.queue_p50 = 4096;
+  link.queue_p99 = 65536;
+  link.queue_max = 70000;
+  link.first_sent = Time::us(1);
+  link.last_sent = Time::us(2000.25);
+  link.drops = 3;
+  link.ecn_marks = 11;
+  link.pauses = 2;
+  link.paused = Time::ns(640);
+  link.cnps = 5;
+  link.retransmissions = 3;
+  link.dropped_bytes = 12288;
+  SweepRow row{1 << 20, 1 << 18, "float", "ring", "Simple", 10.5, 99.9, 187.3, "sum", 16, {}, {}};
+  row.links = {link};
+  row.network = link_totals(LinkCounters{});
+  v.sweeps.push_back(Sweep{"all_reduce", "auto", "packet", {"failed-link:link=3"}, {row}});
+  // A figure that was not finite is written null and reads back as NaN (null again).
+  v.training->mfu = std::numeric_limits<double>::quiet_NaN();
+  v.sensitivity_baseline_us = 1234.5;
+  v.sensitivity = {{"network_2x", "2x faster", 1000.25, ""}, {"failed_spine", "no spine", {}, "x"}};
+  expect_round_trip(v);
+  const Variant back = variant_from_json(variant_to_json(v));
+  EXPECT_TRUE(std::isnan(back.training->mfu));
+  EXPECT_EQ(back.sweeps.back().rows[0].links[0].paused, Time::ns(640));
+  EXPECT_FALSE(back.sensitivity[1].iteration_time_us.has_value());
+}
+
+TEST(JsonRead, ForeignRecordThrows) {
+  EXPECT_THROW(variant_from_json(nlohmann::ordered_json{{"name", "x"}}), nlohmann::json::exception);
+}
+
+}  // namespace
+}  // namespace lockstep::report
