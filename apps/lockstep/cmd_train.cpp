@@ -63,6 +63,7 @@ const std::vector<std::pair<std::string, std::string>> kJobFlags = {
     {"recompute", "none | selective | full (true = full, false = none; default none)"},
     {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
     {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
+    {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer (memory)"},
     {"tp_comm_overlap", "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
     {"overlap_param_gather", "true | false: ZeRO-1/2 parameter gather in the next forward (false)"},
     {"optimizer_step", "true | false: the optimizer step's time, 38 B per shard parameter (true)"},

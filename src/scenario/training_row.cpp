@@ -291,6 +291,10 @@ TrainingCase training_case(const TrainingRow& row) {
              notes.find("selective activation recomputation") != std::string::npos) {
     add("recompute", "selective");
   }
+  // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype
+  // bf16 -> Megatron-Core's grad_reduce_in_fp32 false; NeMo 2.0's scripts/performance set
+  // plugins.grad_reduce_in_fp32 = False): a BF16 gradient buffer (docs/training-calibration.md).
+  if (lower(row.source).find("nemo") != std::string::npos) add("grad_reduce_in_fp32", "false");
   const std::string precision = read_row_precision(
       row.precision.empty() ? row.source + " " + row.gpu + " " + row.notes : row.precision);
   if (precision != "bf16") add("precision", precision);

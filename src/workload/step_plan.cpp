@@ -305,7 +305,7 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
-    e.gradients = bytes(kFp32, ZeroStage::Gradients);
+    e.gradients = bytes(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
     e.optimizer = bytes(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
@@ -319,6 +319,16 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     double act = in_flight * plan.layers_in(s) * layer_activation_bytes(c, tokens);
     if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));
+    if (!c.grad_reduce_in_fp32) {
+      // BF16 gradients: the optimizer casts its shard to FP32 at the step (Megatron-Core's
+      // _copy_model_grads_to_main_grads, `.float()`; zero_grad frees it before the next
+      // forward), 4 B per shard parameter while the activations are gone. The peak is the
+      // larger of the backward's and the step's.
+      MemoryEstimate step = e;
+      step.activations = Bytes(0);
+      step.gradients = e.gradients + Bytes(static_cast<std::uint64_t>(kFp32 * shard));
+      if (step.total() > e.total()) e = step;
+    }
     if (e.total() > plan.memory.total()) plan.memory = e;
   }
   return plan;

@@ -142,8 +142,8 @@ TEST(TrainingRow, NemoRowIsItsJobWithTflopsOverTheBf16Peak) {
   EXPECT_EQ(c.gpus, 128u);
   EXPECT_EQ(c.command(),
             "lockstep train --system hgx-h100 --nodes 16 --model gpt3-175b --tp 4 --pp 8 --dp 4 "
-            "--interleave 6 --global-batch 256 --micro-batch 1 --seq 2048 --zero 1 --precision "
-            "fp8");
+            "--interleave 6 --global-batch 256 --micro-batch 1 --seq 2048 --zero 1 "
+            "--grad-reduce-in-fp32 false --precision fp8");
   EXPECT_NEAR(c.published_mfu, 782.0 / 989, 1e-12);  // H100 SXM: 989 TFLOP/s dense BF16
   EXPECT_EQ(c.mfu_basis, "782 TFLOP/s / 989 BF16 dense");
 }
@@ -189,7 +189,9 @@ TEST(TrainingRow, MegatronRowsStateMfuButNotTpAndPp) {
   r.mfu_pct = "51.4";
   EXPECT_EQ(c.mfu_basis, "mfu_pct");
   EXPECT_EQ(job_value(c, "precision"), "(absent)");  // BF16
-  EXPECT_EQ(job_value(c, "hbm"), "(absent)");        // the catalog's A100 has 80 GB
+  // Not a NeMo row: Megatron-LM's FP32 gradient buffer (the default).
+  EXPECT_EQ(job_value(c, "grad_reduce_in_fp32"), "(absent)");
+  EXPECT_EQ(job_value(c, "hbm"), "(absent)");  // the catalog's A100 has 80 GB
   r.gpu = "A100-40GB";
   EXPECT_EQ(job_value(training_case(r), "hbm"), "40GiB");
 }

@@ -5,6 +5,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/workload/model.hpp"
 #include "lockstep/workload/step_plan.hpp"
 #include "lockstep/workload/train_config.hpp"
 
@@ -117,6 +118,55 @@ TEST(Memory, SelectiveRecomputationRerunsTheAttentionCoreOnly) {
   EXPECT_NEAR(none.backward[0].microseconds(), 2 * none.forward[0].microseconds(), 2e-6);
   EXPECT_NEAR((sel.backward[0] - none.backward[0]).microseconds(), 51.539607552, 2e-6);
   EXPECT_NEAR(full.backward[0].microseconds(), 3 * full.forward[0].microseconds(), 3e-6);
+}
+
+TEST(Memory, Nemotron4On128H100FitsWithBf16GradientsAsNemoRanIt) {
+  // NeMo 24.07's Nemotron-4 340B: 128 H100, TP 8, PP 8, VP 12, DP 2, GBS 32, MBS 1, seq 4096,
+  // FP8, distributed optimizer. 96 layers over 8 x 12 chunks: one layer per chunk, stage 0
+  // holds layers 0, 8, ..., 88 and the input embedding. Per layer: attention 18432 x 192 x
+  // (2 x 96 + 2 x 8) = 736,100,352, squared-ReLU MLP 2 x 18432 x 73728 = 2,717,908,992, in all
+  // 3,454,009,344; N = 12 x 3,454,009,344 / 8 + 256000 x 18432 / 8 = 5,770,838,016 per rank.
+  const double n = 5'770'838'016.0;
+  TrainConfig c;
+  c.model = model_preset("nemotron4-340b");
+  c.par.tp = 8;
+  c.par.pp = 8;
+  c.par.dp = 2;
+  c.par.interleave = 12;
+  c.par.zero = ZeroStage::Optimizer;  // NeMo's distributed optimizer
+  c.global_batch = 32;
+  c.seq = 4096;
+  c.precision = Precision::Fp8;
+  // Activations: 27 s b h / t = 27 x 4096 x 18432 / 8 = 254,803,968 B per layer (FP8 inputs),
+  // and stage 0's interleaved warm-up (pp - 1) x 2 + (v - 1) x pp = 14 + 88 = 102 chunks, plus
+  // the one in its backward: 103 layers in flight of 16 x 12 = 192 (the 16 micro-batches of
+  // GBS 32 / DP 2 do not bind): 26,244,808,704 B.
+  const double act = 103 * 254'803'968.0;
+  const MemoryEstimate fp32 = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(fp32.weights.as_double(), 2 * n, 1);
+  EXPECT_NEAR(fp32.gradients.as_double(), 4 * n, 1);
+  EXPECT_NEAR(fp32.optimizer.as_double(), 12 * n / 2, 1);
+  EXPECT_NEAR(fp32.activations.as_double(), act, 1);
+  // 12 N + act = 95,494,864,896 B: over the 85,899,345,920 B (80 GiB) of an H100.
+  EXPECT_NEAR(fp32.total().as_double(), 95'494'864'896.0, 4);
+  // BF16 gradient buffer: 2 + 2 + 12 / 2 = 10 B per parameter = 57,708,380,160 B, + act =
+  // 83,953,188,864 B, 1.95 GB under 80 GiB. The step's FP32 copy of the rank's half of the
+  // gradients (4 x N / 2 = 11,541,676,032 B) comes after the activations are freed: 69.25 GB.
+  c.grad_reduce_in_fp32 = false;
+  const MemoryEstimate bf16 = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(bf16.gradients.as_double(), 2 * n, 1);
+  EXPECT_NEAR(bf16.activations.as_double(), act, 1);
+  EXPECT_NEAR(bf16.total().as_double(), 83'953'188'864.0, 4);
+  EXPECT_LT(bf16.total(), Bytes::gib(80));
+  // Without the distributed optimizer the step casts every gradient: 2 + 2 + 12 + 4 = 20 N =
+  // 115.4 GB, against the backward's 16 N + activations; with full recomputation (2 s b h / t =
+  // 18,874,368 B per layer, x 103 = 1.94 GB) the backward's is 94.3 GB and the step's wins.
+  c.par.zero = ZeroStage::None;
+  c.recompute = Recompute::Full;
+  const MemoryEstimate step = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(step.gradients.as_double(), 2 * n + 4 * n, 1);
+  EXPECT_EQ(step.activations.count(), 0u);
+  EXPECT_NEAR(step.total().as_double(), 20 * n, 4);
 }
 
 ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
