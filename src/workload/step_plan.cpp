@@ -63,7 +63,11 @@ double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double 
   const double h = static_cast<double>(m.hidden);
   if (c.recompute == Recompute::Full) return 2.0 * tokens * h / (sp ? t : 1.0);
   const double in = c.precision != Precision::Bf16 ? 1.0 : 2.0;  // a GEMM input's bytes
-  const double heads = m.heads, kv = m.kv_heads ? m.kv_heads : m.heads;
+  // Megatron replicates a KV head over the TP ranks when tp exceeds the KV heads: each rank keeps
+  // ceil(kv / tp) of them, i.e. kv rounded up to a multiple of tp over all t ranks.
+  const std::uint64_t kv_heads = m.kv_heads ? m.kv_heads : m.heads;
+  const double heads = m.heads,
+               kv = static_cast<double>((kv_heads + c.par.tp - 1) / c.par.tp * c.par.tp);
   const double qk = static_cast<double>(m.qk_head_size()), v = static_cast<double>(m.v_head_size());
   const double replicated = 2 * h + 2 * h + in * h + in * h + (m.dropout ? 2 * h : 0.0);
   double sharded = 2 * (heads * qk + kv * (qk + v)) + in * heads * v;

@@ -78,6 +78,21 @@ TEST(Memory, DistributedOptimizerShardsTheTwelveOptimizerBytesOverDp) {
   EXPECT_EQ(dist.activations, none.activations);
 }
 
+TEST(Memory, TpBeyondTheKvHeadsKeepsOneKvHeadPerRank) {
+  // Llama 3 8B at tp 16 with SP, one 8192-token micro-batch: 2 query heads and ceil(8 / 16) = 1
+  // KV head per rank (Megatron replicates KV heads). Per token over all ranks: norms' and GEMM
+  // inputs 8h = 32,768 B; Q, K, V 2 (32 x 128 + 16 x 256) = 16,384; the output projection's
+  // input 2 x 32 x 128 = 8,192; SwiGLU 86,016: 143,360 / 16 = 8,960 B per rank and token
+  // (8,704 if the half KV head were counted). 32 layers x 8192 x 8960 = 2,348,810,240 B, plus
+  // FP32 logits 8192 x 128256 x 4 / 16 = 262,668,288 B.
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.tp = 16;
+  c.global_batch = 1;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.activations.as_double(),
+              2'348'810'240.0 + 262'668'288.0, 2);
+}
+
 TEST(Memory, ActivationsPerLayerFollowKorthikantiTableTwo) {
   // One micro-batch on one stage: 96 layers x the per-layer bytes + FP32 logits
   // s v 4 / t = 2048 x 50257 x 4 / 8 = 51,463,168 B (tp 8).
