@@ -7,11 +7,14 @@
 // field lockstep refused). Rows become jobs through scenario/training_row.hpp
 // (docs/training-calibration.md).
 //   bench_training [--csv FILE]... [--engine analytical|flow] [--efficiency F|kernels]
-//                  [--commands] [--ignore KEY]... [--set KEY=VALUE]...
+//                  [--commands] [--ignore KEY]... [--set KEY=VALUE]... [--supplement FILE|none]
 // --efficiency sets every row's job efficiency (`kernels`: the kernel model, docs/kernel-model.md);
 // --commands prints each row's `lockstep train` line; --ignore KEY drops a job key the rows state
 // (e.g. precision, cp) to see what the rest predicts: a what-if, labelled as such; --set KEY=VALUE
 // gives every row a job key the rows do not state (e.g. tp_comm_overlap=true), a what-if too.
+// --supplement: configurations a table cites but does not print, filled into the rows' blank
+// cells (default bench/data/training_supplement.csv, Korthikanti et al. 2022's Table 3 for the
+// Megatron-LM README rows; such rows are marked "supplement" after their basis).
 #include "lockstep/workload/training.hpp"
 
 #include <fmt/format.h>
@@ -49,6 +52,7 @@ struct Options {
   bool commands = false;
   std::vector<std::string> ignore;
   std::vector<std::pair<std::string, std::string>> set;
+  std::vector<TrainingRow> supplement;
 };
 
 std::string value_of(const TrainingCase& c, const char* key) {
@@ -57,7 +61,7 @@ std::string value_of(const TrainingCase& c, const char* key) {
   return "";
 }
 
-// "16x hgx-h100 tp4 pp8 dp4 vp6 gbs256 mbs1 seq2048 fp8"
+// "16x hgx-h100 tp4 pp8 dp4 vp6 gbs256 mbs1 seq2048 fp8" (rc-selective: recompute)
 std::string describe(const TrainingCase& c) {
   std::string s = fmt::format("{}x {} tp{} pp{} dp{}", c.preset.nodes, c.preset.system,
                               value_of(c, "tp"), value_of(c, "pp"), value_of(c, "dp"));
@@ -66,6 +70,7 @@ std::string describe(const TrainingCase& c) {
   s += fmt::format(" gbs{} mbs{} seq{}", value_of(c, "global_batch"), value_of(c, "micro_batch"),
                    value_of(c, "seq"));
   if (const std::string p = value_of(c, "precision"); !p.empty()) s += " " + p;
+  if (const std::string r = value_of(c, "recompute"); !r.empty()) s += " rc-" + r;
   return s;
 }
 
@@ -108,8 +113,11 @@ Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, con
     const std::size_t line = i + 2;  // the header is line 1
     TrainingCase c;
     std::string stage = "row";
+    TrainingRow row = rows[i];
+    const std::string supplied = supplement_row(row, o.supplement);
     try {
-      c = training_case(rows[i]);
+      c = training_case(row);
+      if (!supplied.empty()) c.mfu_basis += ", config " + supplied;
       stage = "job";
       const double pred = predict(c, o);
       const double err = (pred / c.published_mfu - 1) * 100;
@@ -146,6 +154,8 @@ Figures run_file(const fs::path& path, const std::vector<TrainingRow>& rows, con
 int main(int argc, char** argv) {
   std::vector<fs::path> files;
   Options o;
+  std::string supplement =
+      (fs::path(LOCKSTEP_SOURCE_DIR) / "bench" / "data" / "training_supplement.csv").string();
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--csv") == 0 && has_value) {
@@ -162,12 +172,15 @@ int main(int argc, char** argv) {
                std::strchr(argv[i + 1], '=') != nullptr) {
       const std::string kv = argv[++i];
       o.set.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    } else if (std::strcmp(argv[i], "--supplement") == 0 && has_value) {
+      supplement = argv[++i];
     } else if (std::strcmp(argv[i], "--commands") == 0) {
       o.commands = true;
     } else {
       std::fprintf(stderr,
                    "bench_training: unknown argument '%s' (--csv FILE, --engine analytical|flow, "
-                   "--efficiency F|kernels, --commands, --ignore KEY, --set KEY=VALUE)\n",
+                   "--efficiency F|kernels, --commands, --ignore KEY, --set KEY=VALUE, "
+                   "--supplement FILE|none)\n",
                    argv[i]);
       return 2;
     }
@@ -176,6 +189,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_training: --engine: unknown engine '%s' (analytical, flow)\n",
                  o.engine.c_str());
     return 2;
+  }
+  if (supplement != "none") {
+    std::ifstream in(supplement);
+    if (!in) {
+      std::fprintf(stderr, "bench_training: --supplement: cannot read '%s'\n", supplement.c_str());
+      return 2;
+    }
+    try {
+      o.supplement = read_training_csv(in, fs::path(supplement).filename().string());
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "bench_training: --supplement: %s\n", e.what());
+      return 2;
+    }
   }
   const bool every_file = files.empty();
   if (every_file) {

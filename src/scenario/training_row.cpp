@@ -287,7 +287,14 @@ TrainingCase training_case(const TrainingRow& row) {
   if (notes.find("full recompute") != std::string::npos ||
       notes.find("full activation recomputation") != std::string::npos) {
     add("recompute", "true");
+  } else if (notes.find("selective recompute") != std::string::npos ||
+             notes.find("selective activation recomputation") != std::string::npos) {
+    add("recompute", "selective");
   }
+  // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype
+  // bf16 -> Megatron-Core's grad_reduce_in_fp32 false; NeMo 2.0's scripts/performance set
+  // plugins.grad_reduce_in_fp32 = False): a BF16 gradient buffer (docs/training-calibration.md).
+  if (lower(row.source).find("nemo") != std::string::npos) add("grad_reduce_in_fp32", "false");
   const std::string precision = read_row_precision(
       row.precision.empty() ? row.source + " " + row.gpu + " " + row.notes : row.precision);
   if (precision != "bf16") add("precision", precision);
@@ -325,6 +332,22 @@ TrainingCase training_case(const TrainingRow& row) {
     throw InputError("mfu_pct", "no MFU, TFLOP/s per GPU, tokens/s per GPU or step time");
   }
   return c;
+}
+
+std::string supplement_row(TrainingRow& row, const std::vector<TrainingRow>& supplement) {
+  const std::string key = model_key(row.model);
+  for (const TrainingRow& s : supplement) {
+    const std::string cite = trim(s.source);
+    if (cite.empty() || row.source.find(cite) == std::string::npos || model_key(s.model) != key)
+      continue;
+    for (auto member : {&TrainingRow::gpus, &TrainingRow::tp, &TrainingRow::pp, &TrainingRow::dp,
+                        &TrainingRow::cp, &TrainingRow::ep, &TrainingRow::vp, &TrainingRow::seq_len,
+                        &TrainingRow::global_batch})
+      if (trim(row.*member).empty()) row.*member = s.*member;
+    if (!trim(s.notes).empty()) row.notes += (trim(row.notes).empty() ? "" : "; ") + s.notes;
+    return cite;
+  }
+  return "";
 }
 
 bool has_training_columns(const std::vector<std::string>& header) {

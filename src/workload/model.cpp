@@ -37,6 +37,7 @@ ModelSpec gpt(std::string name, std::uint32_t layers, std::uint64_t hidden, std:
   ModelSpec m = dense(std::move(name), layers, hidden, 4 * hidden, heads, heads, vocab, 2048);
   m.gated_mlp = false;
   m.tied_embeddings = true;
+  m.dropout = true;  // Megatron-LM's GPT defaults, hidden and attention dropout 0.1
   return m;
 }
 
@@ -65,6 +66,7 @@ ModelSpec megatron(std::string name, std::uint32_t layers, std::uint64_t hidden,
 }
 
 // Nemotron-4: squared-ReLU MLP of 4 x hidden (2 matrices), GQA with 8 KV heads, vocab 256000,
+// no dropout ("dropout rate of zero", Parmar et al. 2024, section 2),
 // untied embeddings, sequence 4096.
 ModelSpec nemotron4(std::string name, std::uint32_t layers, std::uint64_t hidden,
                     std::uint32_t heads) {
@@ -328,7 +330,7 @@ const std::vector<std::string>& model_keys() {
   static const std::vector<std::string> keys = [] {
     std::istringstream text(
         "preset name "  // where to start from, what to call it
-        "layers hidden ffn heads kv_heads head_dim vocab seq gated_mlp tied_embeddings "
+        "layers hidden ffn heads kv_heads head_dim vocab seq gated_mlp tied_embeddings dropout "
         "experts top_k shared_experts expert_ffn dense_layers "  // mixtures of experts
         "q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim "  // latent attention
         "attention_params sliding_window global_every");
@@ -454,6 +456,7 @@ ModelSpec parse_model_map(const ArgNode& node) {
   u64("seq", m.seq, 1);
   m.gated_mlp = node.get_bool("gated_mlp", m.gated_mlp);
   m.tied_embeddings = node.get_bool("tied_embeddings", m.tied_embeddings);
+  m.dropout = node.get_bool("dropout", m.dropout);
   u32("experts", m.experts, 0);
   u32("top_k", m.top_k, 0);
   u32("shared_experts", m.shared_experts, 0);

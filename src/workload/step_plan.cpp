@@ -38,26 +38,51 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
   return params;
 }
 
-// Activation bytes one layer keeps per micro-batch on one rank (Korthikanti et al. 2022,
-// "Reducing Activation Recomputation in Large Transformer Models", Table 2, 16-bit activations
-// of a GPT layer with dropout): tensor and sequence parallelism 34sbh/t; tensor parallelism
-// alone sbh(10 + 24/t); full recomputation 2sbh, the layer's input, which sequence parallelism
-// shards over t. Without recomputation Table 2 adds 5as^2b/t for the attention scores, softmax
-// and dropout; FlashAttention never stores them (Dao et al. 2022: the output and the softmax's
-// row statistics only), so none keeps what selective recomputation keeps.
+// Activation bytes one layer keeps per micro-batch on one rank, Korthikanti et al. 2022
+// ("Reducing Activation Recomputation in Large Transformer Models", section 4 and Table 2)
+// tensor by tensor for the layer's own shape, 2 bytes per element unless said (b s tokens):
+//   replicated over TP without SP: the two norms' inputs 2h + 2h, QKV's input 2h, FC1's input
+//   2h, the two dropout masks h + h (1 byte; only with dropout);
+//   sharded over TP: Q, K, V for the core 2 (heads x qk + kv_heads x (qk + v)) (multi-head
+//   attention: 6h), the output projection's input 2 heads x v (2h), the activation's input
+//   2 ffn (x 2 when gated) and FC2's input 2 ffn; a MoE layer's routed experts see top_k
+//   copies of each token (their FC1 inputs too), its shared experts one.
+// A GPT layer (MHA, ffn 4h, dropout) gives Table 2's sbh (10 + 24/t), 34 sbh/t with sequence
+// parallelism (which shards the replicated part too). Without recomputation Table 2 adds
+// 5as^2b/t for the attention scores, softmax and dropout; FlashAttention never stores them (Dao
+// et al. 2022: the output and the softmax's row statistics only), so none keeps what selective
+// keeps. Full recomputation keeps the layer's input, 2 sbh, sharded over t by SP.
 // With FP8 (or FP4) weight GEMMs Transformer Engine saves the linear layers' inputs for the
 // weight-gradient GEMMs in that format, 1 byte instead of 2 (TE's Linear, LayerNormLinear and
-// LayerNormMLP keep the casted input; fp4 counted as 1 byte too, an assumption): of Table 2's
-// breakdown the QKV input 2sbh, the output projection's 2sbh, FC1's 2sbh and FC2's 8sbh halve,
-// 7 sbh less (with SP all over t; without it QKV's and FC1's are replicated: 2 + 5/t).
-double layer_activation_bytes(const TrainConfig& c, double tokens) {
-  const double sbh = tokens * static_cast<double>(c.model.hidden);
+// LayerNormMLP keep the casted input; fp4 counted as 1 byte too, an assumption): QKV's, the
+// output projection's, FC1's and FC2's inputs (GPT: 7 sbh less, 27 sbh/t with SP).
+double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double tokens) {
+  const ModelSpec& m = c.model;
   const double t = c.par.tp;
   const bool sp = c.par.sequence_parallel || c.par.tp == 1;
-  if (c.recompute == Recompute::Full) return 2.0 * sbh / (sp ? t : 1.0);
-  const bool fp8 = c.precision != Precision::Bf16;
-  if (sp) return (fp8 ? 27.0 : 34.0) * sbh / t;
-  return fp8 ? sbh * (8.0 + 19.0 / t) : sbh * (10.0 + 24.0 / t);
+  const double h = static_cast<double>(m.hidden);
+  if (c.recompute == Recompute::Full) return 2.0 * tokens * h / (sp ? t : 1.0);
+  const double in = c.precision != Precision::Bf16 ? 1.0 : 2.0;  // a GEMM input's bytes
+  // Megatron replicates a KV head over the TP ranks when tp exceeds the KV heads: each rank keeps
+  // ceil(kv / tp) of them, i.e. kv rounded up to a multiple of tp over all t ranks.
+  const std::uint64_t kv_heads = m.kv_heads ? m.kv_heads : m.heads;
+  const double heads = m.heads,
+               kv = static_cast<double>((kv_heads + c.par.tp - 1) / c.par.tp * c.par.tp);
+  const double qk = static_cast<double>(m.qk_head_size()), v = static_cast<double>(m.v_head_size());
+  const double replicated = 2 * h + 2 * h + in * h + in * h + (m.dropout ? 2 * h : 0.0);
+  double sharded = 2 * (heads * qk + kv * (qk + v)) + in * heads * v;
+  auto mlp = [&](double ffn, double copies) {
+    return copies * ((m.gated_mlp ? 2.0 : 1.0) * 2 * ffn + in * ffn);
+  };
+  if (m.is_moe_layer(layer)) {
+    const double expert_ffn = static_cast<double>(m.expert_ffn ? m.expert_ffn : m.ffn);
+    // The routed experts' inputs are top_k permuted copies of each token (FC1's input above is
+    // the router's and shared experts' one).
+    sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k) + mlp(expert_ffn, m.shared_experts);
+  } else {
+    sharded += mlp(static_cast<double>(m.ffn), 1);
+  }
+  return tokens * (replicated / (sp ? t : 1.0) + sharded / t);
 }
 
 std::string gb(double bytes) {
@@ -305,7 +330,7 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
-    e.gradients = bytes(kFp32, ZeroStage::Gradients);
+    e.gradients = bytes(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
     e.optimizer = bytes(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
@@ -316,9 +341,23 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
       peak = std::max(peak, live);
     }
     const double in_flight = static_cast<double>(peak) / p.interleave;
-    double act = in_flight * plan.layers_in(s) * layer_activation_bytes(c, tokens);
+    double per_pass = 0;  // one micro-batch through the stage's layers
+    for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
+      for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
+        per_pass += layer_activation_bytes(c, l, tokens);
+    double act = in_flight * per_pass;
     if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));
+    if (!c.grad_reduce_in_fp32) {
+      // BF16 gradients: the optimizer casts its shard to FP32 at the step (Megatron-Core's
+      // _copy_model_grads_to_main_grads, `.float()`; zero_grad frees it before the next
+      // forward), 4 B per shard parameter while the activations are gone. The peak is the
+      // larger of the backward's and the step's.
+      MemoryEstimate step = e;
+      step.activations = Bytes(0);
+      step.gradients = e.gradients + Bytes(static_cast<std::uint64_t>(kFp32 * shard));
+      if (step.total() > e.total()) e = step;
+    }
     if (e.total() > plan.memory.total()) plan.memory = e;
   }
   return plan;

@@ -160,6 +160,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.moe_imbalance = job.get_double("moe_imbalance", 1.0, 1.0, 1 << 16);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
+  c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
   // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).

@@ -58,6 +58,14 @@ RowBatch read_row_batch(const std::string& text, std::uint64_t seq);
 /// "bf16" (BF16, FP16 or nothing said). The first such word of `text` wins.
 std::string read_row_precision(const std::string& text);
 
+/// Fills the cells `row` leaves blank (gpus, tp, pp, dp, cp, ep, vp, seq_len, global_batch) from
+/// the first `supplement` row that describes the same run: the same model (model_key) and the
+/// supplement's source, a citation such as "arXiv:2205.05198", found in the row's source. The
+/// supplement's notes are appended to the row's. Returns that supplement row's source, or ""
+/// when none matched (the row is left as it was). bench_training's supplement holds the
+/// configurations a table cites but does not print (docs/training-calibration.md).
+std::string supplement_row(TrainingRow& row, const std::vector<TrainingRow>& supplement);
+
 /// A row as `lockstep train` runs it.
 struct TrainingCase {
   PresetRequest preset;  // the GPU's system preset, nodes and GPUs per node

@@ -22,6 +22,10 @@ struct ModelSpec {
   std::uint64_t seq = 0;  // default training sequence length
   bool gated_mlp = true;  // SwiGLU (3 matrices) vs GELU MLP (2 matrices)
   bool tied_embeddings = false;
+  // Dropout after attention and the MLP (Megatron-LM's GPT: hidden_dropout 0.1): the backward
+  // keeps each mask, 1 byte per element. Llama, Nemotron-4, Mixtral and most recent families
+  // train without it.
+  bool dropout = false;
   // Mixture of experts: 0 experts means a dense model.
   std::uint32_t experts = 0;
   std::uint32_t top_k = 0;

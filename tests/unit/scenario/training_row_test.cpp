@@ -142,8 +142,8 @@ TEST(TrainingRow, NemoRowIsItsJobWithTflopsOverTheBf16Peak) {
   EXPECT_EQ(c.gpus, 128u);
   EXPECT_EQ(c.command(),
             "lockstep train --system hgx-h100 --nodes 16 --model gpt3-175b --tp 4 --pp 8 --dp 4 "
-            "--interleave 6 --global-batch 256 --micro-batch 1 --seq 2048 --zero 1 --precision "
-            "fp8");
+            "--interleave 6 --global-batch 256 --micro-batch 1 --seq 2048 --zero 1 "
+            "--grad-reduce-in-fp32 false --precision fp8");
   EXPECT_NEAR(c.published_mfu, 782.0 / 989, 1e-12);  // H100 SXM: 989 TFLOP/s dense BF16
   EXPECT_EQ(c.mfu_basis, "782 TFLOP/s / 989 BF16 dense");
 }
@@ -189,9 +189,52 @@ TEST(TrainingRow, MegatronRowsStateMfuButNotTpAndPp) {
   r.mfu_pct = "51.4";
   EXPECT_EQ(c.mfu_basis, "mfu_pct");
   EXPECT_EQ(job_value(c, "precision"), "(absent)");  // BF16
-  EXPECT_EQ(job_value(c, "hbm"), "(absent)");        // the catalog's A100 has 80 GB
+  // Not a NeMo row: Megatron-LM's FP32 gradient buffer (the default).
+  EXPECT_EQ(job_value(c, "grad_reduce_in_fp32"), "(absent)");
+  EXPECT_EQ(job_value(c, "hbm"), "(absent)");  // the catalog's A100 has 80 GB
   r.gpu = "A100-40GB";
   EXPECT_EQ(job_value(training_case(r), "hbm"), "40GiB");
+}
+
+TEST(TrainingRow, SupplementFillsTheBlankCellsOfTheRunItCites) {
+  // The Megatron-LM README row as training_public.csv writes it, and bench_training's supplement
+  // row for it (Korthikanti et al. 2022, Table 3: 1T on 512 GPUs, TP 8, PP 64, batch 512).
+  TrainingRow r;
+  r.source = "NVIDIA/Megatron-LM README.md (MFU/HFU table citing arXiv:2205.05198)";
+  r.model = "GPT 1000B";
+  r.gpu = "A100-80GB";
+  r.dp = "1";
+  r.seq_len = "2048";
+  r.mfu_pct = "56.3";
+  r.notes = "quoted MFU 56.3%";
+  TrainingRow other;  // cites another paper: never used
+  other.source = "arXiv:2104.04473";
+  other.model = "GPT 1T";
+  other.tp = "2";
+  TrainingRow s;
+  s.source = "arXiv:2205.05198";
+  s.model = "GPT 1T";  // the same model as "GPT 1000B"
+  s.gpus = "512";
+  s.tp = "8";
+  s.pp = "64";
+  s.dp = "2";  // the row's own dp 1 wins
+  s.global_batch = "512 seqs (MBS 1)";
+  s.notes = "selective recompute";
+  TrainingRow unmatched = r;
+  unmatched.model = "GPT 530B";
+  EXPECT_EQ(supplement_row(unmatched, {other, s}), "");
+  EXPECT_TRUE(unmatched.tp.empty());
+  EXPECT_EQ(field_of([&] { training_case(r); }), "tp");
+  EXPECT_EQ(supplement_row(r, {other, s}), "arXiv:2205.05198");
+  EXPECT_EQ(r.notes, "quoted MFU 56.3%; selective recompute");
+  const TrainingCase c = training_case(r);
+  EXPECT_EQ(c.gpus, 512u);  // 8 x 64 x 1
+  EXPECT_EQ(c.preset.nodes, 64u);
+  EXPECT_EQ(job_value(c, "model"), "megatron-gpt-1t");
+  EXPECT_EQ(job_value(c, "dp"), "1");
+  EXPECT_EQ(job_value(c, "global_batch"), "512");
+  EXPECT_EQ(job_value(c, "recompute"), "selective");
+  EXPECT_DOUBLE_EQ(c.published_mfu, 0.563);
 }
 
 TEST(TrainingRow, GpuCountAndDegreesFillEachOther) {

@@ -5,6 +5,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/workload/model.hpp"
 #include "lockstep/workload/step_plan.hpp"
 #include "lockstep/workload/train_config.hpp"
 
@@ -40,6 +41,7 @@ TrainConfig gpt3(std::uint32_t tp, bool sp, Recompute r) {
   c.model.seq = 2048;
   c.model.gated_mlp = false;
   c.model.tied_embeddings = true;
+  c.model.dropout = true;  // Korthikanti et al.'s layer keeps two dropout masks
   c.par.tp = tp;
   c.par.sequence_parallel = sp;
   c.global_batch = 1;
@@ -67,10 +69,28 @@ TEST(Memory, DistributedOptimizerShardsTheTwelveOptimizerBytesOverDp) {
   const MemoryEstimate dist = make_step_plan(c, 1e15).memory;
   EXPECT_NEAR(dist.optimizer.as_double(), 12 * n / 8, 1);
   EXPECT_NEAR((dist.weights + dist.gradients + dist.optimizer).as_double(), 60'224'962'560.0, 3);
-  // Activations do not depend on the optimizer: 32 layers x 34 s h (tp 1) = 32 x 34 x 8192 x 4096
+  // Activations do not depend on the optimizer. Per token and layer (tp 1, no dropout): norms'
+  // and GEMM inputs 2h x 4 = 8h; Q, K, V 2 (32 x 128 + 8 x 256) = 3h; the output projection's
+  // input 2h; SwiGLU's input 2 x 2 x 14336 and FC2's 2 x 14336 = 86,016 = 21h: 34 h, GPT's
+  // count by another split. 32 layers x 34 s h = 32 x 34 x 8192 x 4096
   // = 36,507,222,016 B, plus FP32 logits 8192 x 128256 x 4 = 4,202,692,608 B.
   EXPECT_NEAR(dist.activations.as_double(), 36'507'222'016.0 + 4'202'692'608.0, 2);
   EXPECT_EQ(dist.activations, none.activations);
+}
+
+TEST(Memory, TpBeyondTheKvHeadsKeepsOneKvHeadPerRank) {
+  // Llama 3 8B at tp 16 with SP, one 8192-token micro-batch: 2 query heads and ceil(8 / 16) = 1
+  // KV head per rank (Megatron replicates KV heads). Per token over all ranks: norms' and GEMM
+  // inputs 8h = 32,768 B; Q, K, V 2 (32 x 128 + 16 x 256) = 16,384; the output projection's
+  // input 2 x 32 x 128 = 8,192; SwiGLU 86,016: 143,360 / 16 = 8,960 B per rank and token
+  // (8,704 if the half KV head were counted). 32 layers x 8192 x 8960 = 2,348,810,240 B, plus
+  // FP32 logits 8192 x 128256 x 4 / 16 = 262,668,288 B.
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.tp = 16;
+  c.global_batch = 1;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.activations.as_double(),
+              2'348'810'240.0 + 262'668'288.0, 2);
 }
 
 TEST(Memory, ActivationsPerLayerFollowKorthikantiTableTwo) {
@@ -117,6 +137,60 @@ TEST(Memory, SelectiveRecomputationRerunsTheAttentionCoreOnly) {
   EXPECT_NEAR(none.backward[0].microseconds(), 2 * none.forward[0].microseconds(), 2e-6);
   EXPECT_NEAR((sel.backward[0] - none.backward[0]).microseconds(), 51.539607552, 2e-6);
   EXPECT_NEAR(full.backward[0].microseconds(), 3 * full.forward[0].microseconds(), 3e-6);
+}
+
+TEST(Memory, Nemotron4On128H100FitsWithBf16GradientsAsNemoRanIt) {
+  // NeMo 24.07's Nemotron-4 340B: 128 H100, TP 8, PP 8, VP 12, DP 2, GBS 32, MBS 1, seq 4096,
+  // FP8, distributed optimizer. 96 layers over 8 x 12 chunks: one layer per chunk, stage 0
+  // holds layers 0, 8, ..., 88 and the input embedding. Per layer: attention 18432 x 192 x
+  // (2 x 96 + 2 x 8) = 736,100,352, squared-ReLU MLP 2 x 18432 x 73728 = 2,717,908,992, in all
+  // 3,454,009,344; N = 12 x 3,454,009,344 / 8 + 256000 x 18432 / 8 = 5,770,838,016 per rank.
+  const double n = 5'770'838'016.0;
+  TrainConfig c;
+  c.model = model_preset("nemotron4-340b");
+  c.par.tp = 8;
+  c.par.pp = 8;
+  c.par.dp = 2;
+  c.par.interleave = 12;
+  c.par.zero = ZeroStage::Optimizer;  // NeMo's distributed optimizer
+  c.global_batch = 32;
+  c.seq = 4096;
+  c.precision = Precision::Fp8;
+  // Activations per token and layer, all over t = 8 (sequence parallelism), FP8 GEMM inputs in
+  // 1 B: norms' inputs 2h + 2h, QKV's and FC1's inputs h + h; Q, K, V 2 (96 x 192 + 8 x 384) =
+  // 43,008; the output projection's input 96 x 192 = 18,432; the squared ReLU's input 2 x
+  // 73,728 and FC2's 73,728; no dropout (Korthikanti's GPT layer would be 27 h): 6 h + 43,008 +
+  // 18,432 + 221,184 = 393,216 B = 21.33 h. x 4096 tokens / 8 = 201,326,592 B per layer. Stage
+  // 0's interleaved warm-up (pp - 1) x 2 + (v - 1) x pp = 14 + 88 = 102 chunks, plus the one in
+  // its backward: 103 layers in flight of 16 x 12 = 192 (the 16 micro-batches of GBS 32 / DP 2
+  // do not bind): 20,736,638,976 B.
+  const double act = 103 * 201'326'592.0;
+  const MemoryEstimate fp32 = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(fp32.weights.as_double(), 2 * n, 1);
+  EXPECT_NEAR(fp32.gradients.as_double(), 4 * n, 1);
+  EXPECT_NEAR(fp32.optimizer.as_double(), 12 * n / 2, 1);
+  EXPECT_NEAR(fp32.activations.as_double(), act, 1);
+  // 12 N + act = 89,986,695,168 B: over the 85,899,345,920 B (80 GiB) of an H100.
+  EXPECT_NEAR(fp32.total().as_double(), 89'986'695'168.0, 4);
+  // BF16 gradient buffer: 2 + 2 + 12 / 2 = 10 B per parameter = 57,708,380,160 B, + act =
+  // 78,445,019,136 B, 7.45 GB under 80 GiB. The step's FP32 copy of the rank's half of the
+  // gradients (4 x N / 2 = 11,541,676,032 B) comes after the activations are freed: 69.25 GB.
+  c.grad_reduce_in_fp32 = false;
+  const MemoryEstimate bf16 = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(bf16.gradients.as_double(), 2 * n, 1);
+  EXPECT_NEAR(bf16.activations.as_double(), act, 1);
+  EXPECT_NEAR(bf16.total().as_double(), 78'445'019'136.0, 4);
+  EXPECT_LT(bf16.total(), Bytes::gib(80));
+  // Without the distributed optimizer the step casts every gradient: 2 + 2 + 12 + 4 = 20 N =
+  // 115.4 GB, against the backward's 16 N + activations (92.3 + 20.7 GB); with full
+  // recomputation (2 s b h / t = 18,874,368 B per layer, x 103 = 1.94 GB) the backward's is
+  // 94.3 GB and the step's wins.
+  c.par.zero = ZeroStage::None;
+  c.recompute = Recompute::Full;
+  const MemoryEstimate step = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(step.gradients.as_double(), 2 * n + 4 * n, 1);
+  EXPECT_EQ(step.activations.count(), 0u);
+  EXPECT_NEAR(step.total().as_double(), 20 * n, 4);
 }
 
 ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {

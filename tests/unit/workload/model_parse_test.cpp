@@ -26,7 +26,8 @@ std::string error_of(const std::string& yaml) {
 TEST(ModelParse, EveryFieldIsRead) {
   const ModelSpec m = parse(
       "name: tiny\nlayers: 6\nhidden: 512\nffn: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 80\n"
-      "vocab: 1000\nseq: 256\ngated_mlp: false\ntied_embeddings: true\nexperts: 16\ntop_k: 4\n"
+      "vocab: 1000\nseq: 256\ngated_mlp: false\ntied_embeddings: true\ndropout: true\nexperts: 16\n"
+      "top_k: 4\n"
       "shared_experts: 2\nexpert_ffn: 384\ndense_layers: 1\nq_lora_rank: 96\nkv_lora_rank: 64\n"
       "qk_rope_head_dim: 16\nv_head_dim: 48\nattention_params: 12345\nsliding_window: 32\n"
       "global_every: 3\n");
@@ -41,6 +42,7 @@ TEST(ModelParse, EveryFieldIsRead) {
   EXPECT_EQ(m.seq, 256U);
   EXPECT_FALSE(m.gated_mlp);
   EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_TRUE(m.dropout);
   EXPECT_EQ(m.experts, 16U);
   EXPECT_EQ(m.top_k, 4U);
   EXPECT_EQ(m.shared_experts, 2U);
