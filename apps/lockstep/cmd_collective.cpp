@@ -14,12 +14,14 @@
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
+#include "lockstep/report/nccl_tests.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "memory_options.hpp"
+#include "nccl_tests_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -28,9 +30,11 @@ struct Flags {
   ClusterFlags cluster;
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
+  std::string binary;  // positional: all_reduce_perf
   std::string format = "table";
   bool quiet = false;
   MemoryFlags memory;
+  NcclTestsFlags nccl_tests;
 };
 
 // --fault flags as a scenario's `faults:` list.
@@ -58,6 +62,7 @@ ArgNode sweep_args(const Flags& f) {
   put("skew", f.skew, "--skew");
   if (f.cluster.sharp) put("sharp", "true", "--sharp");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
+  put_nccl_tests_sweep(f.nccl_tests, m);
   return m;
 }
 
@@ -65,8 +70,8 @@ ArgNode sweep_args(const Flags& f) {
 // scenario's `engine:`.
 std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scenario>& scenario) {
   std::vector<CollectiveSweep> sweeps;
-  const bool flags_name_sweep =
-      !f.op.empty() || !f.algo.empty() || !f.min_bytes.empty() || !f.max_bytes.empty();
+  const bool flags_name_sweep = !f.op.empty() || !f.algo.empty() || !f.min_bytes.empty() ||
+                                !f.max_bytes.empty() || f.nccl_tests.names_sizes();
   if (scenario && scenario->collectives && !flags_name_sweep) {
     const std::string engine = !f.engine.empty()  ? f.engine
                                : scenario->engine ? parse_engine_name(*scenario->engine)
@@ -83,14 +88,93 @@ std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scena
     CollectiveSweep s = parse_collective_sweep(sweep_args(f));
     if (f.engine.empty() && scenario && scenario->engine)
       s.engine = parse_engine_name(*scenario->engine);
-    sweeps.push_back(s);
+    // -d all: one sweep per type, in nccl-tests' order.
+    const std::vector<std::string> types = nccl_tests_types(f.nccl_tests);
+    if (types.size() > 1) {
+      for (const std::string& type : types) {
+        s.type = nccl_tests_type(type);
+        sweeps.push_back(s);
+      }
+    } else {
+      sweeps.push_back(s);
+    }
   }
   if (scenario)
     for (auto& s : sweeps) s.packet = scenario->packet;
   return sweeps;
 }
 
-void run(const Flags& f) {
+// nccl-tests' header for a sweep (its flags, or their defaults where they change nothing).
+report::NcclTestsHeader nccl_tests_header(const NcclTestsFlags& nt, const CollectiveSweep& s,
+                                          const NcclCluster& cluster) {
+  report::NcclTestsHeader h;
+  h.program = std::string(to_string(s.op)) + "_perf";
+  auto number = [](const std::string& text, long fallback) {
+    return text.empty() ? fallback : std::stol(text);
+  };
+  h.threads = number(nt.nthreads, 1);
+  h.gpus = number(nt.ngpus, static_cast<long>(cluster.gpus_per_node) / h.threads);
+  h.min_bytes = s.min_bytes.count();
+  h.max_bytes = s.max_bytes.count();
+  h.step = s.step_bytes > 0 ? fmt::format("{}(bytes)", s.step_bytes)
+                            : fmt::format("{:g}(factor)", s.step_factor);
+  h.warmup = number(nt.warmup, 1);
+  h.iters = number(nt.iters, 20);
+  h.agg_iters = number(nt.agg_iters, 1);
+  h.graph = number(nt.cudagraph, 0);
+  h.ranks = cluster.ranks();
+  h.gpus_per_node = cluster.gpus_per_node;
+  h.gpu = cluster.gpu;
+  return h;
+}
+
+// The rows once per reduction op of -o (nccl-tests prints a block per op; the time is the same:
+// NCCL's kernels reduce at the speed of their copies whatever the op), "none" for ops without.
+std::vector<report::Sweep> per_redop(const report::Sweep& sweep, const NcclTestsFlags& nt) {
+  if (sweep.rows.empty() || sweep.rows.front().redop == "none") return {sweep};
+  std::vector<report::Sweep> out;
+  for (const std::string& redop : nccl_tests_ops(nt)) {
+    report::Sweep copy = sweep;
+    for (auto& r : copy.rows) r.redop = redop;
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// Where the op has a root (broadcast, reduce): -r, checked against the ranks; else -1.
+int root_of(const NcclTestsFlags& nt, CollectiveOp op, std::uint32_t ranks) {
+  if (op != CollectiveOp::Broadcast && op != CollectiveOp::Reduce) return -1;
+  if (nt.root.empty()) return 0;
+  long root = -1;
+  try {
+    root = std::stol(nt.root);
+  } catch (const std::exception&) {
+  }
+  if (root < 0 || root >= static_cast<long>(ranks) || std::to_string(root) != nt.root)
+    throw InputError("-r", fmt::format("'{}' is not a rank (0 .. {})", nt.root, ranks - 1));
+  return static_cast<int>(root);
+}
+
+void apply_nccl_tests_gpus(Flags& f) {
+  const std::string gpus = nccl_tests_gpus_per_node(f.nccl_tests);
+  if (gpus.empty()) return;
+  if (!f.cluster.gpus_per_node.empty() && f.cluster.gpus_per_node != gpus) {
+    throw InputError("-g", fmt::format("-t x -g is {} GPUs per node, --gpus-per-node {}: give one",
+                                       gpus, f.cluster.gpus_per_node));
+  }
+  f.cluster.gpus_per_node = gpus;
+}
+
+void run(Flags f) {
+  if (!f.binary.empty()) {
+    if (!f.op.empty()) throw InputError("--op", "give --op or the op's name, not both");
+    f.op = f.binary;
+  }
+  apply_nccl_tests_gpus(f);
+  nccl_tests_ops(f.nccl_tests);  // an unknown -o fails before anything runs
+  if (!f.quiet)
+    for (const std::string& note : nccl_tests_notes(f.nccl_tests))
+      fmt::print(stderr, "lockstep: note: {}\n", note);
   const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
   const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
@@ -131,19 +215,30 @@ void run(const Flags& f) {
     const auto row_done = [&progress](std::size_t, std::size_t) { progress.advance(); };
     const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
     progress.finish();
-    report::Sweep sweep = report::sweep_record(s, result);
-    if (f.format == "json") {
-      done.push_back(std::move(sweep));
+    const report::Sweep record = report::sweep_record(s, result);
+    const std::vector<report::Sweep> records = per_redop(record, f.nccl_tests);
+    if (f.format == "nccl-tests") {
+      std::vector<report::NcclTestsBlock> blocks;
+      const int root = root_of(f.nccl_tests, s.op, cluster.ranks());
+      for (const auto& r : records) blocks.push_back({r.rows, root});
+      fmt::print("{}",
+                 report::format_nccl_tests(nccl_tests_header(f.nccl_tests, s, cluster), blocks));
       continue;
     }
-    if (f.format == "table") {
-      std::string faults;
-      for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
-      fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
-                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "", title,
-                 s.engine, faults.empty() ? "" : ", faults " + faults);
+    for (const report::Sweep& sweep : records) {
+      if (f.format == "json") {
+        done.push_back(sweep);
+        continue;
+      }
+      if (f.format == "table") {
+        std::string faults;
+        for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
+        fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
+                   s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "", title,
+                   s.engine, faults.empty() ? "" : ", faults " + faults);
+      }
+      fmt::print("{}", report::format_collective_rows(sweep, f.format));
     }
-    fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
 }
@@ -157,7 +252,11 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
-                  "alltoallv | sendrecv");
+                  "alltoallv | sendrecv; nccl-tests' allreduce, allgather, reducescatter and "
+                  "*_perf names too");
+  cmd->add_option("binary", f->binary,
+                  "the op as nccl-tests' binary names it, instead of --op: lockstep collective "
+                  "all_reduce_perf -b 8 -e 128M -f 2 -g 8");
   cmd->add_option("--algo", f->algo,
                   "auto | ring | tree | nvls | nvls_tree | collnet | halving_doubling | direct | "
                   "pat | hierarchical | torus_ring");
@@ -174,10 +273,12 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "fault (repeatable): degraded-link:link=L,x=F | failed-link:link=L | "
                   "slow-gpu:rank=R,delay=D (rank R starts D late); L an index of topo --emit's "
                   "links or A-B device names (nic3-leaf3)");
-  cmd->add_option("--format", f->format, "table | csv | json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--format", f->format,
+                  "table | csv | json | nccl-tests (nccl-tests' own layout, docs/nccl-tests.md)")
+      ->check(CLI::IsMember({"table", "csv", "json", "nccl-tests"}));
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
+  add_nccl_tests_options(*cmd, f->nccl_tests);
   cmd->callback([f] { run(*f); });
 });
 

@@ -1,0 +1,90 @@
+// 'lockstep calibrate --from log.txt': an nccl-tests log from the user's own cluster, every size
+// predicted on the cluster the flags describe, and the error per size with its median and p90
+// (docs/nccl-tests.md).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cluster_options.hpp"
+#include "command.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/engine/registry/registry.hpp"
+#include "lockstep/nccl/sweep.hpp"
+#include "lockstep/report/nccl_tests.hpp"
+#include "lockstep/scenario/cluster_source.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/nccl_tests_log.hpp"
+#include "lockstep/scenario/scenario.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+struct Flags {
+  ClusterFlags cluster;
+  std::string from, op, algo, proto, engine = "analytical", ngpus;
+  std::string format = "table";
+};
+
+void run(Flags f) {
+  std::ifstream in(f.from);
+  if (!in) throw InputError("--from", fmt::format("cannot read '{}'", f.from));
+  std::optional<CollectiveOp> op;
+  if (!f.op.empty()) op = parse_sweep_op(f.op, "--op");
+  const NcclTestsLog log = read_nccl_tests_log(in, f.from, op);
+  CalibrationRequest request;
+  if (!f.algo.empty()) request.algo = nccl::parse_algorithm(f.algo, "--algo");
+  if (!f.proto.empty()) request.proto = nccl::parse_protocol(f.proto, "--proto");
+  request.engine = f.engine;
+  request.sharp = f.cluster.sharp;
+  if (!f.ngpus.empty()) {
+    if (!f.cluster.gpus_per_node.empty() && f.cluster.gpus_per_node != f.ngpus)
+      throw InputError("-g", "give -g or --gpus-per-node, not both");
+    f.cluster.gpus_per_node = f.ngpus;
+  }
+  const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
+  std::optional<ClusterSource> source;
+  source.emplace(scenario ? &*scenario : nullptr, f.cluster);
+  // Without --nodes the log's "#  Rank" lines say how many nodes of the preset ran.
+  if (!scenario && f.cluster.nodes.empty() && source->preset() && log.ranks > 0) {
+    const std::uint32_t per_node = nccl_cluster(*source->preset()).gpus_per_node;
+    if (log.ranks % per_node == 0 && log.ranks > per_node) {
+      f.cluster.nodes = std::to_string(log.ranks / per_node);
+      source.emplace(nullptr, f.cluster);
+    }
+  }
+  const bool need_graph = !source->preset() || request.engine != "analytical";
+  std::optional<Topology> graph = need_graph ? source->build().graph : std::optional<Topology>();
+  if (!graph && need_graph)
+    source->build_args().fail("the cluster is too large to build as a graph for this engine");
+  const NcclCluster cluster =
+      source->preset() ? nccl_cluster(*source->preset()) : nccl_cluster(*graph);
+  const auto rows = compare_nccl_tests_log(log, cluster, graph ? &*graph : nullptr, request);
+  const std::string title = fmt::format("{} ({} rows) on {}, engine {}", f.from, rows.size(),
+                                        source->title(graph ? &*graph : nullptr), request.engine);
+  fmt::print("{}", report::format_calibration(rows, title, f.format));
+}
+
+const RegisterCommand kCalibrate(35, [](CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "calibrate", "Compare an nccl-tests log from your cluster with lockstep's prediction");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--from", f->from, "the nccl-tests log (all_reduce_perf ... output)")->required();
+  add_cluster_options(*cmd, f->cluster);
+  cmd->add_option("-g,--ngpus", f->ngpus, "GPUs per node, as nccl-tests' -g (one process a node)");
+  cmd->add_option("--scenario", f->cluster.scenario, "a scenario file (its cluster)");
+  cmd->add_option("--op", f->op,
+                  "the collective when the log does not name it ('# Collective test starting')");
+  cmd->add_option("--algo", f->algo, "the algorithm the log forced (NCCL_ALGO; default: NCCL's)");
+  cmd->add_option("--proto", f->proto, "the protocol the log forced (NCCL_PROTO; default: NCCL's)");
+  cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)")
+      ->check(CLI::IsMember(engine_names()));
+  cmd->add_option("--format", f->format, "table | csv | json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->callback([f] { run(*f); });
+});
+
+}  // namespace
+}  // namespace lockstep::cli
