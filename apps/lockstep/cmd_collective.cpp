@@ -199,6 +199,7 @@ void run(Flags f) {
   const NcclCluster cluster =
       source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
   const std::string title = source.title(graph ? &*graph : nullptr);
+  for (const auto& s : sweeps) root_of(f.nccl_tests, s.op, cluster.ranks());  // before any run
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
   std::vector<report::Sweep> done;
   // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
