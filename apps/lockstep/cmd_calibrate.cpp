@@ -16,8 +16,10 @@
 #include "lockstep/report/nccl_tests.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/nccl_tests_log.hpp"
 #include "lockstep/scenario/scenario.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -26,6 +28,7 @@ struct Flags {
   ClusterFlags cluster;
   std::string from, op, algo, proto, engine = "analytical", ngpus;
   std::string format = "table";
+  MemoryFlags memory;
 };
 
 void run(Flags f) {
@@ -55,6 +58,16 @@ void run(Flags f) {
       source.emplace(nullptr, f.cluster);
     }
   }
+  // The estimate as `collective` makes it, one sweep a row, before the graph and engines allocate.
+  std::vector<CollectiveSweep> sweeps;
+  for (const NcclTestsLogRow& row : log.rows)
+    sweeps.push_back(calibration_sweep(log, row, request));
+  const Inventory inventory = source->build(BuildOptions{.want_graph = false}).inventory;
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_graph_estimate(estimate, inventory.gpus);
+  add_sweeps_estimate(estimate, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
+  if (!admit(estimate, f.memory.budget(), "try fewer --nodes or --engine analytical")) return;
   const bool need_graph = !source->preset() || request.engine != "analytical";
   std::optional<Topology> graph = need_graph ? source->build().graph : std::optional<Topology>();
   if (!graph && need_graph)
@@ -83,6 +96,7 @@ const RegisterCommand kCalibrate(35, [](CLI::App& root) {
       ->check(CLI::IsMember(engine_names()));
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });
 

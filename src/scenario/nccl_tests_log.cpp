@@ -164,6 +164,25 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
   return log;
 }
 
+CollectiveSweep calibration_sweep(const NcclTestsLog& log, const NcclTestsLogRow& row,
+                                  const CalibrationRequest& request) {
+  const SourceLocation where{log.file, row.line, 1};
+  if (row.op == CollectiveOp::Barrier)
+    throw InputError("", "the NCCL model has no barrier to compare with", where);
+  CollectiveSweep s;
+  s.op = row.op;
+  s.algo = request.algo;
+  s.proto = request.proto;
+  s.algo_field = request.algo_field;
+  s.engine = request.engine;
+  s.sharp = request.sharp;
+  s.type = row.type;
+  s.min_bytes = s.max_bytes = Bytes(row.bytes);
+  s.min_bytes_field = s.max_bytes_field = "size";
+  s.min_bytes_where = s.max_bytes_where = where;
+  return s;
+}
+
 std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
                                                    const NcclCluster& cluster,
                                                    const Topology* topology,
@@ -178,20 +197,8 @@ std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
   std::vector<CalibrationRow> out;
   for (const NcclTestsLogRow& m : log.rows) {
     const SourceLocation where{log.file, m.line, 1};
-    CollectiveSweep s;
-    s.op = m.op;
-    if (s.op == CollectiveOp::Barrier)
-      throw InputError("", "the NCCL model has no barrier to compare with", where);
-    s.algo = request.algo;
-    s.proto = request.proto;
-    s.algo_field = request.algo_field;
-    s.engine = request.engine;
-    s.sharp = request.sharp;
-    s.type = m.type;
-    s.min_bytes = s.max_bytes = Bytes(m.bytes);
-    s.min_bytes_field = s.max_bytes_field = "size";
-    s.min_bytes_where = s.max_bytes_where = where;
-    const std::vector<CollectiveRow> rows = run_collective_sweep(s, cluster, topology);
+    const std::vector<CollectiveRow> rows =
+        run_collective_sweep(calibration_sweep(log, m, request), cluster, topology);
     if (rows.empty() || rows.front().bytes != m.bytes) {
       throw InputError("size",
                        fmt::format("{} B is not a whole number of {} elements{} on {} ranks",

@@ -62,6 +62,10 @@ struct CalibrationRow {
   double error_pct = 0;     // (predicted - measured) / measured x 100
 };
 
+/// The one-size sweep that predicts `row` (its errors located at the row's line).
+CollectiveSweep calibration_sweep(const NcclTestsLog& log, const NcclTestsLogRow& row,
+                                  const CalibrationRequest& request);
+
 /// Predicts every row on `cluster` (on `topology` for the flow and packet engines). InputError
 /// at the log's rank lines when the log ran another number of ranks than the cluster has.
 std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
