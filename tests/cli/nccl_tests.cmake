@@ -13,6 +13,12 @@ foreach(case "all_reduce_perf;--nodes;2" "allgather;-g;4" "reduce_scatter_perf;-
   set_tests_properties(cli.nccl_tests.roundtrip_${op} PROPERTIES LABELS cli)
 endforeach()
 
+# The same on the flow engine, printed and read back by it.
+add_test(NAME cli.nccl_tests.roundtrip_flow
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/nccl_tests_roundtrip.sh $<TARGET_FILE:lockstep> allreduce
+                 --nodes 2 --engine flow)
+set_tests_properties(cli.nccl_tests.roundtrip_flow PROPERTIES LABELS cli)
+
 # nccl-tests' spellings give lockstep's own sweep: -b 8 -e 128M -f 2 is 8 B .. 128 MiB by 2,
 # -g 8 is 8 GPUs per node, allreduce is all_reduce, -i steps by bytes.
 function(lockstep_same name a b)
