@@ -28,6 +28,7 @@ struct Flags {
   ClusterFlags cluster;
   std::string from, op, algo, proto, engine = "analytical", ngpus;
   std::string format = "table";
+  bool in_place = false;
   MemoryFlags memory;
 };
 
@@ -36,7 +37,7 @@ void run(Flags f) {
   if (!in) throw InputError("--from", fmt::format("cannot read '{}'", f.from));
   std::optional<CollectiveOp> op;
   if (!f.op.empty()) op = parse_sweep_op(f.op, "--op");
-  const NcclTestsLog log = read_nccl_tests_log(in, f.from, op);
+  const NcclTestsLog log = read_nccl_tests_log(in, f.from, op, f.in_place);
   CalibrationRequest request;
   if (!f.algo.empty()) request.algo = nccl::parse_algorithm(f.algo, "--algo");
   if (!f.proto.empty()) request.proto = nccl::parse_protocol(f.proto, "--proto");
@@ -92,6 +93,9 @@ const RegisterCommand kCalibrate(35, [](CLI::App& root) {
                   "the collective when the log does not name it ('# Collective test starting')");
   cmd->add_option("--algo", f->algo, "the algorithm the log forced (NCCL_ALGO; default: NCCL's)");
   cmd->add_option("--proto", f->proto, "the protocol the log forced (NCCL_PROTO; default: NCCL's)");
+  cmd->add_flag("--in-place", f->in_place,
+                "compare the in-place columns (default: out-of-place; lockstep predicts one time "
+                "for both)");
   cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)")
       ->check(CLI::IsMember(engine_names()));
   cmd->add_option("--format", f->format, "table | csv | json")

@@ -79,7 +79,7 @@ int decimals(const std::string& number) {
 }  // namespace
 
 NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
-                                 std::optional<CollectiveOp> op) {
+                                 std::optional<CollectiveOp> op, bool in_place) {
   static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
   static const std::regex rank_line(R"(^#\s+Rank\s+(\d+)\s)");
   static const std::regex mpi_tag(R"(^\[\d+,\d+\]<std(out|err)>:)");
@@ -141,12 +141,16 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
     }
     row.redop = t[3].text;
     if (first_group == 5) row.root = std::stoi(t[4].text);
-    const Token& time = t[first_group];
+    const std::size_t group = first_group + (in_place ? 4 : 0);
+    if (group + 4 > n)
+      r.fail(t[n - 1].column + static_cast<int>(t[n - 1].text.size()),
+             "the row has no in-place group");
+    const Token& time = t[group];
     row.time_us = r.number(time, "time");
     if (row.time_us == 0) r.fail(time.column, "time: 0 us cannot be compared with");
     row.time_decimals = decimals(time.text);
-    row.algbw_GBps = r.number(t[first_group + 1], "algbw");
-    row.busbw_GBps = r.number(t[first_group + 2], "busbw");
+    row.algbw_GBps = r.number(t[group + 1], "algbw");
+    row.busbw_GBps = r.number(t[group + 2], "busbw");
     if (!op) {
       r.fail(t[0].column,
              "the log does not name its collective before this row (no '# Collective test "

@@ -16,7 +16,8 @@
 
 namespace lockstep {
 
-/// One result row of the log: the out-of-place group (nccl-tests' headline numbers).
+/// One result row of the log: its out-of-place group (nccl-tests' headline numbers), or its
+/// in-place group when read with `in_place`.
 struct NcclTestsLogRow {
   int line = 0;  // 1-based line in the file
   CollectiveOp op = CollectiveOp::AllReduce;
@@ -42,9 +43,11 @@ struct NcclTestsLog {
 /// group), the op from each "# Collective test starting: X_perf" line unless `op` is given, the
 /// ranks from the "#  Rank" lines; NCCL INFO / WARN lines, other comments and mpirun's
 /// "[1,0]<stdout>:" prefixes are skipped, rows of size 0 too. InputError at file:line:column for
-/// a malformed row, a type lockstep lacks, a row before any op is known, or no rows at all.
+/// a malformed row, a type lockstep lacks, a row before any op is known, no rows at all, or a row
+/// without an in-place group when `in_place` asks for it.
 NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
-                                 std::optional<CollectiveOp> op = std::nullopt);
+                                 std::optional<CollectiveOp> op = std::nullopt,
+                                 bool in_place = false);
 
 /// How to predict the log's rows: the algorithm and protocol (nullopt: as NCCL's tuner picks, as
 /// a log without NCCL_ALGO / NCCL_PROTO ran), the engine, SHARP.

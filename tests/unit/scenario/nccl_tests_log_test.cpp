@@ -79,6 +79,18 @@ TEST(NcclTestsLog, HandWrittenLogGivesHandComputedErrors) {
   EXPECT_NEAR(s.max_pct, 13.0, 1e-9);
 }
 
+// --in-place reads the second group: 39.50 us at 8 B.
+TEST(NcclTestsLog, InPlaceGroup) {
+  std::istringstream in(kLog);
+  const NcclTestsLog log = read_nccl_tests_log(in, "log.txt", std::nullopt, true);
+  EXPECT_EQ(log.rows.at(0).time_us, 39.5);
+  std::istringstream one("# Collective test starting: all_reduce_perf\n8 2 float sum -1 4 0 0 0\n");
+  EXPECT_NE(error_of([&] {
+              read_nccl_tests_log(one, "log.txt", std::nullopt, true);
+            }).find("log.txt:2:25: the row has no in-place group"),
+            std::string::npos);
+}
+
 TEST(NcclTestsLog, RankCountMustMatchTheCluster) {
   PresetRequest r;
   r.system = "hgx-h100";
