@@ -38,6 +38,11 @@ void run(Flags f) {
   std::optional<CollectiveOp> op;
   if (!f.op.empty()) op = parse_sweep_op(f.op, "--op");
   const NcclTestsLog log = read_nccl_tests_log(in, f.from, op, f.in_place);
+  if (log.unmodelled_rows > 0) {
+    fmt::print(stderr,
+               "lockstep: note: {} rows of {} passed over (types lockstep has no size for)\n",
+               log.unmodelled_rows, fmt::join(log.unmodelled_types, ", "));
+  }
   CalibrationRequest request;
   if (!f.algo.empty()) request.algo = nccl::parse_algorithm(f.algo, "--algo");
   if (!f.proto.empty()) request.proto = nccl::parse_protocol(f.proto, "--proto");

@@ -82,7 +82,8 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
                                  std::optional<CollectiveOp> op, bool in_place) {
   static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
   static const std::regex rank_line(R"(^#\s+Rank\s+(\d+)\s)");
-  static const std::regex mpi_tag(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  // Launchers' tags in front of a line: mpirun --tag-output "[1,0]<stdout>:", srun -l "0: ".
+  static const std::regex launcher_tag(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
   NcclTestsLog log;
   log.file = file;
   const bool op_given = op.has_value();
@@ -92,15 +93,20 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::smatch m;
-    if (std::regex_search(line, m, mpi_tag)) line = m.suffix();
+    int offset = 0;  // columns stay the file's with a tag cut off
+    if (std::regex_search(line, m, launcher_tag)) {
+      offset = static_cast<int>(m.length(0));
+      line = m.suffix();
+    }
     if (std::regex_search(line, m, starting)) {
       if (!op_given) {
         const std::string name = m[1];
         try {
           op = parse_sweep_op(name, "collective");
         } catch (const InputError& e) {
-          throw InputError("", e.bare_message(),
-                           SourceLocation{file, number, static_cast<int>(m.position(1)) + 1});
+          throw InputError(
+              "", e.bare_message(),
+              SourceLocation{file, number, offset + static_cast<int>(m.position(1)) + 1});
         }
       }
       continue;
@@ -111,7 +117,8 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
       log.ranks = std::max(log.ranks, rank + 1);
       continue;
     }
-    const std::vector<Token> t = tokens_of(line);
+    std::vector<Token> t = tokens_of(line);
+    for (Token& token : t) token.column += offset;
     // A result row starts with two whole numbers (size, count); anything else is another
     // program's chatter (NCCL INFO, warnings, comments) and skipped.
     if (t.size() < 2 || !all_digits(t[0].text) || !all_digits(t[1].text)) continue;
@@ -136,8 +143,12 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
     try {
       row.type = nccl_tests_type(t[2].text);
     } catch (const std::invalid_argument&) {
-      r.fail(t[2].column, fmt::format("type '{}' is not one lockstep models ({})", t[2].text,
-                                      fmt::join(nccl_tests_type_names(), ", ")));
+      // -d all logs carry half, uint64 and fp8 rows: those are passed over, and counted.
+      if (std::find(log.unmodelled_types.begin(), log.unmodelled_types.end(), t[2].text) ==
+          log.unmodelled_types.end())
+        log.unmodelled_types.push_back(t[2].text);
+      ++log.unmodelled_rows;
+      continue;
     }
     row.redop = t[3].text;
     if (first_group == 5) row.root = std::stoi(t[4].text);
@@ -158,6 +169,14 @@ NcclTestsLog read_nccl_tests_log(std::istream& in, const std::string& file,
     }
     row.op = *op;
     log.rows.push_back(row);
+  }
+  if (log.rows.empty() && log.unmodelled_rows > 0) {
+    throw InputError(
+        "",
+        fmt::format("no rows of a type lockstep models ({} rows of {}; lockstep has {})",
+                    log.unmodelled_rows, fmt::join(log.unmodelled_types, ", "),
+                    fmt::join(nccl_tests_type_names(), ", ")),
+        SourceLocation{file, std::max(number, 1), 1});
   }
   if (log.rows.empty()) {
     throw InputError("",

@@ -61,6 +61,22 @@ TEST(NcclTestsLog, ReadsRowsAndSkipsChatter) {
   EXPECT_EQ(log.rows[2].time_decimals, 2);
 }
 
+// srun -l's "12: " tag is cut, and columns stay the file's; half rows are counted and passed.
+TEST(NcclTestsLog, SrunTagsAndUnmodelledTypes) {
+  const NcclTestsLog log = read(
+      "# Collective test starting: all_reduce_perf\n"
+      " 0:            8             2     float     sum      -1    40.00    0.00    0.00      0\n"
+      " 0:            8             4      half     sum      -1    40.00    0.00    0.00      0\n");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.rows[0].time_us, 40.0);
+  EXPECT_EQ(log.unmodelled_rows, 1u);
+  EXPECT_EQ(log.unmodelled_types, std::vector<std::string>{"half"});
+  const std::string e = error_of([] {
+    read("# Collective test starting: all_reduce_perf\n12: 8 2 float sum -1 fast 0 0 0\n");
+  });
+  EXPECT_NE(e.find("log.txt:2:22: time: 'fast'"), std::string::npos) << e;
+}
+
 // 8, 16 and 32 B all-reduce on 2 x 8 H100 by hand (tests/unit/nccl/transport_test.cpp): tree LL,
 // 20 launch + baseLat 6.8 + 2 x (7 x 0.6 + 5.0) = 45.20 us (the bytes take under 1 ns). Against
 // 40, 45.2 and 50 us: (45.2 - 40) / 40 = +13%, 0, (45.2 - 50) / 50 = -9.6%; |error| median 9.6,
@@ -118,7 +134,9 @@ TEST(NcclTestsLog, MalformedLogsFailAtTheirLine) {
             std::string::npos);
   EXPECT_NE(error("8 2 float sum -1 fast 0 0 0 1 0 0 0\n").find("log.txt:2:18: time: 'fast'"),
             std::string::npos);
-  EXPECT_NE(error("8 4 half sum -1 4 0 0 0 4 0 0 0\n").find("log.txt:2:5: type 'half'"),
+  // Only types lockstep lacks: nothing to compare (a -d all log's half rows are passed over).
+  EXPECT_NE(error("8 4 half sum -1 4 0 0 0 4 0 0 0\n8 4 half sum -1 4 0 0 0 4 0 0 0\n")
+                .find("log.txt:3:1: no rows of a type lockstep models (2 rows of half;"),
             std::string::npos);
   EXPECT_NE(error("# nothing ran\n").find("log.txt:2:1: no nccl-tests result rows"),
             std::string::npos);
