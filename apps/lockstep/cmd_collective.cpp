@@ -172,9 +172,9 @@ void run(Flags f) {
   }
   apply_nccl_tests_gpus(f);
   nccl_tests_ops(f.nccl_tests);  // an unknown -o fails before anything runs
+  const std::vector<std::string> notes = nccl_tests_notes(f.nccl_tests);
   if (!f.quiet)
-    for (const std::string& note : nccl_tests_notes(f.nccl_tests))
-      fmt::print(stderr, "lockstep: note: {}\n", note);
+    for (const std::string& note : notes) fmt::print(stderr, "lockstep: note: {}\n", note);
   const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
   const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
@@ -202,6 +202,9 @@ void run(Flags f) {
   for (const auto& s : sweeps) root_of(f.nccl_tests, s.op, cluster.ranks());  // before any run
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
   std::vector<report::Sweep> done;
+  // -d all is one nccl-tests log of every type's rows, as nccl-tests prints it.
+  const bool one_log = f.format == "nccl-tests" && f.nccl_tests.datatype == "all";
+  std::vector<report::NcclTestsBlock> log_blocks;
   // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
   // the analytical engine is instant), when stderr is a terminal, as `run` draws.
   std::size_t rows = 0;
@@ -219,11 +222,13 @@ void run(Flags f) {
     const report::Sweep record = report::sweep_record(s, result);
     const std::vector<report::Sweep> records = per_redop(record, f.nccl_tests);
     if (f.format == "nccl-tests") {
-      std::vector<report::NcclTestsBlock> blocks;
       const int root = root_of(f.nccl_tests, s.op, cluster.ranks());
-      for (const auto& r : records) blocks.push_back({r.rows, root});
-      fmt::print("{}",
-                 report::format_nccl_tests(nccl_tests_header(f.nccl_tests, s, cluster), blocks));
+      for (const auto& r : records) log_blocks.push_back({r.rows, root});
+      if (!one_log || &s == &sweeps.back()) {
+        fmt::print("{}", report::format_nccl_tests(nccl_tests_header(f.nccl_tests, s, cluster),
+                                                   log_blocks));
+        log_blocks.clear();
+      }
       continue;
     }
     for (const report::Sweep& sweep : records) {

@@ -170,6 +170,9 @@ std::vector<std::string> nccl_tests_types(const NcclTestsFlags& f) {
 
 std::vector<std::string> nccl_tests_notes(const NcclTestsFlags& f) {
   std::vector<std::string> notes;
+  // nccl-tests reads each of these as an integer (strtol): so does lockstep, before it ignores it.
+  for (const Ignored& i : kIgnored)
+    if (!(f.*(i.value)).empty()) parse_int(f.*(i.value), i.flag);
   for (const Ignored& i : kIgnored) {
     if (!(f.*(i.value)).empty())
       notes.push_back(fmt::format("{} {} ({}) ignored: {}", i.flag, f.*(i.value), i.name, i.why));

@@ -37,7 +37,8 @@ std::string nccl_tests_gpus_per_node(const NcclTestsFlags& flags);
 std::vector<std::string> nccl_tests_ops(const NcclTestsFlags& flags);
 /// The datatypes to sweep (-d, "all" is nccl-tests' list that lockstep has), empty when not given.
 std::vector<std::string> nccl_tests_types(const NcclTestsFlags& flags);
-/// One note per flag given that a prediction ignores, as "-n 20 (iters): why".
+/// One note per flag given that a prediction ignores, as "-n 20 (iters): why"; InputError naming
+/// the flag when one is not an integer.
 std::vector<std::string> nccl_tests_notes(const NcclTestsFlags& flags);
 /// nccl-tests' size syntax (parsesize): digits with an optional K, M or G (either case,
 /// binary multiples); "B" or "iB" may follow the letter. InputError naming `flag` otherwise.

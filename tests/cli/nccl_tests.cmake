@@ -35,15 +35,33 @@ lockstep_same(op_names "collective allreduce --format csv -b 8 -e 1M -f 2"
 lockstep_same(datatype "collective --format csv -d bfloat16 -b 8 -e 64K -f 2"
               "collective --format csv --type bfloat16 --max-bytes 64KiB")
 
-lockstep_good(nccl_tests_step_bytes "\n     3145736        786434     float     sum      -1 .*N/A\n"
-              collective --format nccl-tests -b 8 -e 3145736 -i 1M)
-lockstep_good(nccl_tests_footer "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : [0-9.]+ \n"
-              collective --format nccl-tests -b 8 -e 1M -f 4)
-lockstep_good(nccl_tests_redop_all "\n        1024           256     float     avg      -1 "
-              collective --format nccl-tests -b 1K -e 1K -o all)
-lockstep_good(nccl_tests_root "\n        1024           256     float    none      3 "
-              collective broadcast_perf --format nccl-tests -b 1K -e 1K -r 3)
-
+# Exactly COUNT lines of the output match REGEX (one line each: grep reads a "\n" in a pattern
+# as two patterns).
+function(lockstep_lines name regex count)
+  add_test(NAME cli.nccl_tests.${name}
+           COMMAND sh ${LOCKSTEP_CLI_DIR}/expect_lines.sh $<TARGET_FILE:lockstep> "${regex}"
+                   ${count} ${ARGN})
+  set_tests_properties(cli.nccl_tests.${name} PROPERTIES LABELS cli)
+endfunction()
+# -i 1M from 8 B: 8, 1048584, 2097160, 3145736 (786,434 floats).
+lockstep_lines(step_bytes "^     3145736        786434     float     sum      -1 .* N/A$" 1
+               collective --format nccl-tests -b 8 -e 3145736 -i 1M)
+lockstep_lines(step_bytes_rows "^ +[0-9]+ +[0-9]+ +float +sum +-1 " 4
+               collective --format nccl-tests -b 8 -e 3145736 -i 1M)
+lockstep_lines(footer "^# Avg bus bandwidth    : [0-9.]+ $" 1
+               collective --format nccl-tests -b 8 -e 1M -f 4)
+# -o all: a block per op in nccl-tests' order, the same time in each.
+lockstep_lines(redop_all "^        1024           256     float +(sum|prod|max|min|avg) +-1 " 5
+               collective --format nccl-tests -b 1K -e 1K -o all)
+lockstep_lines(root "^        1024           256     float    none       3 " 1
+               collective broadcast_perf --format nccl-tests -b 1K -e 1K -r 3)
+# -d all: one log (one footer) with a row per type lockstep has.
+lockstep_lines(datatype_all "^        1024 +[0-9]+ +(int8|uint8|int32|uint32|int64|float|double|bfloat16) " 8
+               collective --format nccl-tests -b 1K -e 1K -d all -q)
+lockstep_lines(datatype_all_one_footer "^# Avg bus bandwidth" 1
+               collective --format nccl-tests -b 1K -e 1K -d all -q)
+lockstep_bad_flags(nccl_tests_iters "^lockstep: error: -n: 'many' is not an integer$"
+  collective -n many)
 lockstep_bad_flags(nccl_tests_size "^lockstep: error: -b: '8x' is not an nccl-tests size"
   collective -b 8x)
 lockstep_bad_flags(nccl_tests_max_below_min "^lockstep: error: -e: maxbytes 1024 is below minbytes"
