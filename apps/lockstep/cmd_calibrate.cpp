@@ -86,6 +86,16 @@ void run(Flags f) {
   fmt::print("{}", report::format_calibration(rows, title, f.format));
 }
 
+// Errors at --gpus-per-node name -g when -g gave it.
+void run_naming_g(const Flags& f) {
+  try {
+    run(f);
+  } catch (const InputError& e) {
+    if (e.field() != "--gpus-per-node" || f.ngpus.empty()) throw;
+    throw InputError("-g", e.bare_message(), e.where());
+  }
+}
+
 const RegisterCommand kCalibrate(35, [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "calibrate", "Compare an nccl-tests log from your cluster with lockstep's prediction");
@@ -106,7 +116,7 @@ const RegisterCommand kCalibrate(35, [](CLI::App& root) {
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   add_memory_options(*cmd, f->memory);
-  cmd->callback([f] { run(*f); });
+  cmd->callback([f] { run_naming_g(*f); });
 });
 
 }  // namespace

@@ -249,6 +249,16 @@ void run(Flags f) {
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
 }
 
+// Errors at --gpus-per-node name -g when -g (and -t) gave it.
+void run_naming_g(const Flags& f) {
+  try {
+    run(f);
+  } catch (const InputError& e) {
+    if (e.field() != "--gpus-per-node" || nccl_tests_gpus_per_node(f.nccl_tests).empty()) throw;
+    throw InputError("-g", e.bare_message() + " (-t x -g is the GPUs per node)", e.where());
+  }
+}
+
 const RegisterCommand kCollective(30, [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "collective", "Predict nccl-tests output (time, algbw, busbw per size) for a cluster");
@@ -285,7 +295,7 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   add_nccl_tests_options(*cmd, f->nccl_tests);
-  cmd->callback([f] { run(*f); });
+  cmd->callback([f] { run_naming_g(*f); });
 });
 
 }  // namespace

@@ -74,6 +74,11 @@ lockstep_bad_flags(nccl_tests_root "^lockstep: error: -r: '8' is not a rank \\(0
   collective broadcast -b 8 -e 8 -r 8)
 lockstep_bad_flags(nccl_tests_gpus "^lockstep: error: -g: -t x -g is 4 GPUs per node"
   collective -g 4 --gpus-per-node 8)
+lockstep_bad_flags(nccl_tests_gpus_too_many
+  "^lockstep: error: -g: gb200-nvl72 ships 4 GPUs per node, cannot use 8 \\(-t x -g is the GPUs"
+  collective -g 8 -b 8 -e 8 --system gb200-nvl72)
+lockstep_bad_flags(calibrate_gpus_too_many "^lockstep: error: -g: hgx-h100 ships 8 GPUs per node"
+  calibrate --from ${LOCKSTEP_NT_DIR}/eight_ranks.txt -g 16)
 lockstep_bad_flags(unexpected_flag
   "^lockstep: error: lockstep collective: unexpected '-x' \\(see 'lockstep collective --help'\\)$"
   collective -b 8 -x 3)
