@@ -11,10 +11,13 @@
 #include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/api/commands.hpp"
+#include "lockstep/core/error.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
+#include "lockstep/report/nccl_tests.hpp"
 #include "lockstep/report/progress.hpp"
 #include "memory_options.hpp"
+#include "nccl_tests_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -23,9 +26,11 @@ struct Flags {
   ClusterFlags cluster;
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
+  std::string binary;  // positional: all_reduce_perf
   std::string format = "table";
   bool quiet = false;
   MemoryFlags memory;
+  NcclTestsFlags nccl_tests;
 };
 
 // --fault flags as a scenario's `faults:` list.
@@ -52,29 +57,133 @@ ArgNode sweep_args(const Flags& f) {
   put("engine", f.engine, "--engine");
   put("skew", f.skew, "--skew");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
+  put_nccl_tests_sweep(f.nccl_tests, m);
   return m;
 }
 
-void run(const Flags& f) {
+// nccl-tests' header for a sweep (its flags, or their defaults where they change nothing).
+report::NcclTestsHeader nccl_tests_header(const NcclTestsFlags& nt, const CollectiveSweep& s,
+                                          const NcclCluster& cluster) {
+  report::NcclTestsHeader h;
+  h.program = std::string(to_string(s.op)) + "_perf";
+  auto number = [](const std::string& text, long fallback) {
+    return text.empty() ? fallback : std::stol(text);
+  };
+  h.threads = number(nt.nthreads, 1);
+  h.gpus = number(nt.ngpus, static_cast<long>(cluster.gpus_per_node) / h.threads);
+  h.min_bytes = s.min_bytes.count();
+  h.max_bytes = s.max_bytes.count();
+  h.step = s.step_bytes > 0 ? fmt::format("{}(bytes)", s.step_bytes)
+                            : fmt::format("{:g}(factor)", s.step_factor);
+  h.warmup = number(nt.warmup, 1);
+  h.iters = number(nt.iters, 20);
+  h.agg_iters = number(nt.agg_iters, 1);
+  h.graph = number(nt.cudagraph, 0);
+  h.ranks = cluster.ranks();
+  h.gpus_per_node = cluster.gpus_per_node;
+  h.gpu = cluster.gpu;
+  return h;
+}
+
+// The rows once per reduction op of -o (nccl-tests prints a block per op; the time is the same:
+// NCCL's kernels reduce at the speed of their copies whatever the op), "none" for ops without.
+std::vector<report::Sweep> per_redop(const report::Sweep& sweep, const NcclTestsFlags& nt) {
+  if (sweep.rows.empty() || sweep.rows.front().redop == "none") return {sweep};
+  std::vector<report::Sweep> out;
+  for (const std::string& redop : nccl_tests_ops(nt)) {
+    report::Sweep copy = sweep;
+    for (auto& r : copy.rows) r.redop = redop;
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// Where the op has a root (broadcast, reduce): -r, checked against the ranks; else -1.
+int root_of(const NcclTestsFlags& nt, CollectiveOp op, std::uint32_t ranks) {
+  if (op != CollectiveOp::Broadcast && op != CollectiveOp::Reduce) return -1;
+  if (nt.root.empty()) return 0;
+  long root = -1;
+  try {
+    root = std::stol(nt.root);
+  } catch (const std::exception&) {
+  }
+  if (root < 0 || root >= static_cast<long>(ranks) || std::to_string(root) != nt.root)
+    throw InputError("-r", fmt::format("'{}' is not a rank (0 .. {})", nt.root, ranks - 1));
+  return static_cast<int>(root);
+}
+
+void apply_nccl_tests_gpus(Flags& f) {
+  const std::string gpus = nccl_tests_gpus_per_node(f.nccl_tests);
+  if (gpus.empty()) return;
+  if (!f.cluster.gpus_per_node.empty() && f.cluster.gpus_per_node != gpus) {
+    throw InputError("-g", fmt::format("-t x -g is {} GPUs per node, --gpus-per-node {}: give one",
+                                       gpus, f.cluster.gpus_per_node));
+  }
+  f.cluster.gpus_per_node = gpus;
+}
+
+void run(Flags f) {
+  if (!f.binary.empty()) {
+    if (!f.op.empty()) throw InputError("--op", "give --op or the op's name, not both");
+    f.op = f.binary;
+  }
+  apply_nccl_tests_gpus(f);
+  nccl_tests_ops(f.nccl_tests);  // an unknown -o fails before anything runs
+  const std::vector<std::string> notes = nccl_tests_notes(f.nccl_tests);
+  if (!f.quiet)
+    for (const std::string& note : notes) fmt::print(stderr, "lockstep: note: {}\n", note);
+  const auto check_roots = [&f](const std::vector<CollectiveSweep>& sweeps,
+                                const NcclCluster& cluster) {
+    for (const auto& s : sweeps) root_of(f.nccl_tests, s.op, cluster.ranks());
+  };
   const std::optional<api::CollectiveRun> done =
       api::run_collective(f.cluster, sweep_args(f), f.memory.budget(),
-                          !f.quiet && report::Progress::stderr_is_terminal());
+                          !f.quiet && report::Progress::stderr_is_terminal(),
+                          nccl_tests_types(f.nccl_tests), check_roots);
   if (!done) return;  // a dry run
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
-  if (f.format == "json") {
-    fmt::print("{}", report::json_text(report::sweeps_to_json(done->sweeps)));
-    return;
-  }
+  std::vector<report::Sweep> json;
+  // -d all is one nccl-tests log of every type's rows, as nccl-tests prints it.
+  const bool one_log = f.format == "nccl-tests" && f.nccl_tests.datatype == "all";
+  std::vector<report::NcclTestsBlock> log_blocks;
   for (std::size_t i = 0; i < done->specs.size(); ++i) {
     const CollectiveSweep& s = done->specs[i];
-    if (f.format == "table") {
-      std::string faults;
-      for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
-      fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
-                 s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "",
-                 done->title, s.engine, faults.empty() ? "" : ", faults " + faults);
+    const std::vector<report::Sweep> records = per_redop(done->sweeps[i], f.nccl_tests);
+    if (f.format == "nccl-tests") {
+      const int root = root_of(f.nccl_tests, s.op, done->cluster.ranks());
+      for (const auto& r : records) log_blocks.push_back({r.rows, root});
+      if (!one_log || i + 1 == done->specs.size()) {
+        fmt::print("{}", report::format_nccl_tests(
+                             nccl_tests_header(f.nccl_tests, s, done->cluster), log_blocks));
+        log_blocks.clear();
+      }
+      continue;
     }
-    fmt::print("{}", report::format_collective_rows(done->sweeps[i], f.format));
+    for (const report::Sweep& sweep : records) {
+      if (f.format == "json") {
+        json.push_back(sweep);
+        continue;
+      }
+      if (f.format == "table") {
+        std::string faults;
+        for (const FaultSpec& fault : s.faults) faults += (faults.empty() ? "" : ", ") + fault.text;
+        fmt::print("# lockstep collective: {}{} on {}, engine {}{}\n", to_string(s.op),
+                   s.op == CollectiveOp::AllToAllV ? fmt::format(" (skew {})", s.skew) : "",
+                   done->title, s.engine, faults.empty() ? "" : ", faults " + faults);
+      }
+      fmt::print("{}", report::format_collective_rows(sweep, f.format));
+    }
+  }
+  if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(json)));
+}
+
+// Errors at --gpus-per-node name -g when -g (and -t) gave it.
+void run_naming_g(const Flags& f) {
+  try {
+    run(f);
+  } catch (const InputError& e) {
+    if (e.field() != "--gpus-per-node" || nccl_tests_gpus_per_node(f.nccl_tests).empty()) throw;
+    throw InputError("-g", e.bare_message() + " (-t x -g is the GPUs per node)", e.where());
   }
 }
 
@@ -87,7 +196,11 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
-                  "alltoallv | sendrecv");
+                  "alltoallv | sendrecv; nccl-tests' allreduce, allgather, reducescatter and "
+                  "*_perf names too");
+  cmd->add_option("binary", f->binary,
+                  "the op as nccl-tests' binary names it, instead of --op: lockstep collective "
+                  "all_reduce_perf -b 8 -e 128M -f 2 -g 8");
   cmd->add_option("--algo", f->algo,
                   "auto | ring | tree | nvls | nvls_tree | collnet | halving_doubling | direct | "
                   "pat | hierarchical | torus_ring");
@@ -104,11 +217,13 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "fault (repeatable): degraded-link:link=L,x=F | failed-link:link=L | "
                   "slow-gpu:rank=R,delay=D (rank R starts D late); L an index of topo --emit's "
                   "links or A-B device names (nic3-leaf3)");
-  cmd->add_option("--format", f->format, "table | csv | json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--format", f->format,
+                  "table | csv | json | nccl-tests (nccl-tests' own layout, docs/nccl-tests.md)")
+      ->check(CLI::IsMember({"table", "csv", "json", "nccl-tests"}));
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
-  cmd->callback([f] { run(*f); });
+  add_nccl_tests_options(*cmd, f->nccl_tests);
+  cmd->callback([f] { run_naming_g(*f); });
 });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "command.hpp"
 #include "lockstep/core/error.hpp"
@@ -39,6 +40,18 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists the unexpected words last to first ("8 -g 2 -f"): name the first one, and the
+    // command whose --help lists what it takes.
+    std::string words = e.what();
+    words = words.substr(words.find(": ") == std::string::npos ? 0 : words.find(": ") + 2);
+    const std::string first = words.substr(words.rfind(' ') + 1);
+    std::string command = "lockstep";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    const std::string what = "'" + first + "'";
+    std::fprintf(stderr, "lockstep: error: %s: unexpected %s (see '%s --help')\n", command.c_str(),
+                 what.c_str(), command.c_str());
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "lockstep: error: %s (see 'lockstep --help')\n", e.what());
     return 2;

@@ -68,7 +68,8 @@ namespace {
 // The scenario's `collectives:` unless the flags name a sweep themselves; --engine overrides the
 // scenario's `engine:`, --fault the sweeps' faults.
 std::vector<CollectiveSweep> sweeps_of(const ArgNode& flags,
-                                       const std::optional<Scenario>& scenario) {
+                                       const std::optional<Scenario>& scenario,
+                                       const std::vector<std::string>& types) {
   std::vector<CollectiveSweep> sweeps;
   const bool flags_name_sweep =
       flags.has("op") || flags.has("algo") || flags.has("min_bytes") || flags.has("max_bytes");
@@ -88,7 +89,14 @@ std::vector<CollectiveSweep> sweeps_of(const ArgNode& flags,
     CollectiveSweep s = parse_collective_sweep(flags);
     if (engine_flag.empty() && scenario && scenario->engine)
       s.engine = parse_engine_name(*scenario->engine);
-    sweeps.push_back(s);
+    if (types.size() > 1) {
+      for (const std::string& type : types) {
+        s.type = nccl_tests_type(type);
+        sweeps.push_back(s);
+      }
+    } else {
+      sweeps.push_back(s);
+    }
   }
   if (scenario)
     for (auto& s : sweeps) s.packet = scenario->packet;
@@ -98,12 +106,14 @@ std::vector<CollectiveSweep> sweeps_of(const ArgNode& flags,
 }  // namespace
 
 std::optional<CollectiveRun> run_collective(const ClusterFlags& flags, const ArgNode& sweep_args,
-                                            const MemoryBudget& budget, bool progress_bar) {
+                                            const MemoryBudget& budget, bool progress_bar,
+                                            const std::vector<std::string>& types,
+                                            const CollectiveCheck& check) {
   const std::optional<Scenario> scenario = load_cluster_scenario(flags, "--scenario");
   ArgNode args = sweep_args;
   if (flags.sharp && !args.has("sharp")) args.set("sharp", ArgNode::scalar("true", "--sharp"));
   CollectiveRun run;
-  run.specs = sweeps_of(args, scenario);
+  run.specs = sweeps_of(args, scenario, types);
   const ClusterSource source(scenario ? &*scenario : nullptr, flags);
   // Every engine runs on the graph, the analytical one included (it prices the NCCL model on
   // it). NCCL sees a preset through the preset's own figures, other clusters through the graph;
@@ -122,9 +132,10 @@ std::optional<CollectiveRun> run_collective(const ClusterFlags& flags, const Arg
   std::optional<Topology> graph = source.build().graph;
   if (!graph && need_graph)
     source.build_args().fail("the cluster is too large to build as a graph for this engine");
-  const NcclCluster cluster =
-      source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
+  run.cluster = source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
+  const NcclCluster& cluster = run.cluster;
   run.title = source.title(graph ? &*graph : nullptr);
+  if (check) check(run.specs, cluster);  // before any row runs
   // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
   // the analytical engine is instant), as `run` draws.
   std::size_t rows = 0;

@@ -96,7 +96,7 @@ std::vector<Bytes> CollectiveSweep::sizes(std::uint32_t ranks) const {
   while (s <= max_bytes.as_double() * (1 + 1e-12)) {
     const auto rounded = static_cast<std::uint64_t>(s) / unit * unit;
     if (rounded > 0 && (out.empty() || out.back().count() != rounded)) out.emplace_back(rounded);
-    s *= step_factor;
+    s = step_bytes > 0 ? s + static_cast<double>(step_bytes) : s * step_factor;
   }
   return out;
 }

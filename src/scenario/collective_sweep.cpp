@@ -13,12 +13,36 @@
 
 namespace lockstep {
 
+CollectiveOp parse_sweep_op(std::string_view name, std::string_view field) {
+  // nccl-tests' binaries are lockstep's names with _perf (all_reduce_perf); its docs and users
+  // also write them without underscores (allreduce).
+  std::string s(name);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, "_perf") == 0) s.resize(s.size() - 5);
+  std::string squashed;
+  for (char ch : s)
+    if (ch != '_') squashed += ch;
+  for (int i = 0; i < kNumCollectiveOps; ++i) {
+    const auto op = static_cast<CollectiveOp>(i);
+    std::string known;
+    for (char ch : std::string(to_string(op)))
+      if (ch != '_') known += ch;
+    if (squashed == known) return op;
+  }
+  try {
+    return parse_collective_op(name, field);
+  } catch (const InputError& e) {
+    throw InputError(std::string(field), e.bare_message() +
+                                             "; nccl-tests' allreduce, allgather, reducescatter or "
+                                             "*_perf names read too");
+  }
+}
+
 CollectiveSweep parse_collective_sweep(const ArgNode& args) {
   if (args.kind() != ArgNode::Kind::Map) args.fail("expected a map (op, min_bytes, ...)");
   CollectiveSweep s;
   if (const ArgNode* op = args.find("op")) {
     try {
-      s.op = parse_collective_op(op->text(), op->path());
+      s.op = parse_sweep_op(op->text(), op->path());
     } catch (const InputError& e) {
       op->fail(e.bare_message());
     }
@@ -60,6 +84,14 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
     args.fail(message);
   }
   s.step_factor = args.get_double("step_factor", s.step_factor, 1.0001, 1e6);
+  if (const ArgNode* n = args.find("step_bytes")) {
+    if (args.has("step_factor")) n->fail("give step_factor or step_bytes, not both");
+    s.step_bytes = n->as_bytes().count();
+    if (s.step_bytes == 0) n->fail("must be at least 1 byte");
+    if ((s.max_bytes.as_double() - s.min_bytes.as_double()) / static_cast<double>(s.step_bytes) >
+        4096)
+      n->fail("the sweep has more than 4096 sizes; raise step_bytes");
+  }
   if (const ArgNode* n = args.find("type"))
     s.type = nccl_tests_type(n->as_choice(nccl_tests_type_names()));
   s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
@@ -84,7 +116,8 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
                        f.where);
   }
   // Rows past 2^40 sizes would take forever and say nothing new.
-  if (std::log(s.max_bytes.as_double() / s.min_bytes.as_double()) / std::log(s.step_factor) > 4096)
+  if (s.step_bytes == 0 &&
+      std::log(s.max_bytes.as_double() / s.min_bytes.as_double()) / std::log(s.step_factor) > 4096)
     args.fail("the sweep has more than 4096 sizes; raise step_factor");
   args.check_all_used();
   return s;

@@ -313,3 +313,4 @@ add_test(NAME cli.collective.progress_on_terminal
                  --system hgx-h100 --nodes 2 --engine flow --max-bytes 1MiB)
 set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_terminal
                      PROPERTIES LABELS cli)
+include(${LOCKSTEP_CLI_DIR}/nccl_tests.cmake)

@@ -6,6 +6,7 @@
 //
 //   api::CollectiveRun run = *api::run_collective(flags, sweep_args, budget, /*progress=*/false);
 //   for (const auto& sweep : run.sweeps) ...  // report::sweeps_to_json(run.sweeps)
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/memory_budget.hpp"
+#include "lockstep/nccl/cluster.hpp"
 #include "lockstep/report/results.hpp"
 #include "lockstep/report/run.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
@@ -36,6 +38,7 @@ Inventory topo(const ArgNode& cluster);
 /// `lockstep collective`.
 struct CollectiveRun {
   std::string title;                   // the cluster: "2 x hgx-h100 (16 GPUs), ib-ndr"
+  NcclCluster cluster;                 // as NCCL sees it (ranks, GPUs per node, GPU)
   std::vector<CollectiveSweep> specs;  // what ran, one per sweep
   std::vector<report::Sweep> sweeps;   // its rows, as --format json prints them
 };
@@ -43,9 +46,15 @@ struct CollectiveRun {
 /// step_factor, type, channels, engine, skew, faults: a list), each located at its flag; with a
 /// scenario and none of op, algo, min_bytes, max_bytes, the scenario's `collectives:` run
 /// (engine and faults given replace theirs). Empty when the budget is a dry run. `progress`
-/// draws a bar on stderr while the flow or packet engine runs the rows.
+/// draws a bar on stderr while the flow or packet engine runs the rows. `types`, when it names
+/// more than one datatype (nccl-tests' -d all), runs the flags' sweep once per type, in order.
+/// `check` sees the sweeps and the cluster before anything runs (a caller's own input checks).
+using CollectiveCheck =
+    std::function<void(const std::vector<CollectiveSweep>&, const NcclCluster&)>;
 std::optional<CollectiveRun> run_collective(const ClusterFlags& cluster, const ArgNode& sweep_args,
-                                            const MemoryBudget& budget, bool progress);
+                                            const MemoryBudget& budget, bool progress,
+                                            const std::vector<std::string>& types = {},
+                                            const CollectiveCheck& check = {});
 
 /// `lockstep train`: its job options (scenario keys, e.g. global_batch for --global-batch) with
 /// their help texts, in --help's order.

@@ -49,6 +49,7 @@ struct CollectiveSweep {
   Bytes min_bytes{8};
   Bytes max_bytes = Bytes::gib(8);
   double step_factor = 2;             // multiply the size by this each row (> 1)
+  std::uint64_t step_bytes = 0;       // nccl-tests -i: add this each row instead (0: factor)
   DataType type = DataType::Float32;  // nccl-tests' default "float"
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
@@ -67,9 +68,9 @@ struct CollectiveSweep {
   std::string min_bytes_field = "min_bytes", max_bytes_field = "max_bytes";
   SourceLocation min_bytes_where, max_bytes_where;
 
-  /// The sizes of the sweep, nccl-tests style: min, min x f, ... up to max, each rounded down
-  /// to whole elements (and, for all_gather / reduce_scatter / alltoall, whole elements per
-  /// rank); sizes that round to zero are dropped.
+  /// The sizes of the sweep, nccl-tests style: min, min x f (or min + step_bytes), ... up to
+  /// max, each rounded down to whole elements (and, for all_gather / reduce_scatter / alltoall,
+  /// whole elements per rank); sizes that round to zero are dropped.
   std::vector<Bytes> sizes(std::uint32_t ranks) const;
 };
 

@@ -5,6 +5,7 @@
 //
 //   CollectiveSweep sweep = parse_collective_sweep(args);  // {op: all_reduce, max_bytes: 1GiB}
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/config/arg_node.hpp"
@@ -12,9 +13,13 @@
 
 namespace lockstep {
 
+/// A collective's name as a sweep takes it: lockstep's (all_reduce), nccl-tests' binary
+/// (all_reduce_perf) or without underscores (allreduce). InputError naming `field` otherwise.
+CollectiveOp parse_sweep_op(std::string_view name, std::string_view field);
 /// Reads one sweep from a map with keys op, algo, proto, min_bytes, max_bytes, step_factor,
-/// type, channels, sharp, skew (alltoallv), engine, faults (link faults only); every error names
-/// the key and file:line:column. Checks that no unknown key remains.
+/// step_bytes (instead of step_factor: nccl-tests -i), type, channels, sharp, skew (alltoallv),
+/// engine, faults (link faults only); every error names the key and file:line:column. Checks that
+/// no unknown key remains.
 CollectiveSweep parse_collective_sweep(const ArgNode& args);
 /// A scenario's `collectives:` section: one sweep map or a list of them. `engine` (from the
 /// `engine:` section, see parse_engine_name) is the default engine of each sweep.

@@ -90,3 +90,41 @@ TEST(CollectiveSweep, ReadsLinkFaultsAndRefusesSlowGpus) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// nccl-tests' names for the ops: its binaries (all_reduce_perf) and the names without '_'.
+TEST(CollectiveSweep, ReadsNcclTestsOpNames) {
+  EXPECT_EQ(parse_sweep_op("allreduce", "--op"), CollectiveOp::AllReduce);
+  EXPECT_EQ(parse_sweep_op("all_reduce_perf", "--op"), CollectiveOp::AllReduce);
+  EXPECT_EQ(parse_sweep_op("allgather", "--op"), CollectiveOp::AllGather);
+  EXPECT_EQ(parse_sweep_op("reducescatter", "--op"), CollectiveOp::ReduceScatter);
+  EXPECT_EQ(parse_sweep_op("alltoall_perf", "--op"), CollectiveOp::AllToAll);
+  EXPECT_EQ(parse_sweep_op("sendrecv_perf", "--op"), CollectiveOp::SendRecv);
+  EXPECT_EQ(parse_sweep_op("broadcast", "--op"), CollectiveOp::Broadcast);
+  EXPECT_EQ(parse_sweep_op("reduce_perf", "--op"), CollectiveOp::Reduce);
+  EXPECT_THROW(parse_sweep_op("all_reduce_perf_perf", "--op"), InputError);
+  EXPECT_THROW(parse_sweep_op("_perf", "--op"), InputError);
+}
+
+// nccl-tests -i: sizes grow by a fixed step (8, 8 + 1 MiB, ...), never with a factor too.
+TEST(CollectiveSweep, StepBytesAddsInsteadOfMultiplying) {
+  ArgNode m = ArgNode::map("flags");
+  m.set("min_bytes", ArgNode::scalar("8", "-b"));
+  m.set("max_bytes", ArgNode::scalar("3145736", "-e"));  // 3 MiB + 8
+  m.set("step_bytes", ArgNode::scalar("1MiB", "-i"));
+  const auto sizes = parse_collective_sweep(m).sizes(8);
+  ASSERT_EQ(sizes.size(), 4u);
+  EXPECT_EQ(sizes[1], Bytes(1048584));
+  EXPECT_EQ(sizes[3], Bytes(3145736));
+  m.set("step_factor", ArgNode::scalar("2", "-f"));
+  EXPECT_THROW(parse_collective_sweep(m), InputError);
+  ArgNode tiny = ArgNode::map("flags");
+  tiny.set("max_bytes", ArgNode::scalar("1GiB", "-e"));
+  tiny.set("step_bytes", ArgNode::scalar("1KiB", "-i"));  // a million rows
+  EXPECT_THROW(parse_collective_sweep(tiny), InputError);
+}
+
+}  // namespace
+}  // namespace lockstep
