@@ -66,8 +66,9 @@ struct OpTiming {
 /// Utilisation of one directed link over time: bytes carried per sample period.
 struct LinkSeries {
   DirLinkId link = kNone;
-  std::vector<float> utilisation;  // 0..1 per sample
-  std::vector<float> queue_bytes;  // packet engine: peak queue depth per sample (else empty)
+  std::vector<float> utilisation;    // 0..1 per sample
+  std::vector<float> queue_bytes;    // packet engine: peak queue depth per sample (else empty)
+  std::vector<PeriodEvents> events;  // packet engine: the samples with congestion events
 };
 
 struct RunResult {

@@ -54,6 +54,8 @@ RunResult Simulator::result() {
       const std::span<const float> queue = log.peak_queue(order[i]);
       series.queue_bytes.assign(queue.begin(), queue.end());
       series.queue_bytes.resize(series.utilisation.size(), 0.0f);
+      const std::span<const PeriodEvents> events = log.events(order[i]);
+      series.events.assign(events.begin(), events.end());
       out.link_series.push_back(std::move(series));
     }
   }
