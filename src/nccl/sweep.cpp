@@ -180,6 +180,12 @@ std::vector<CollectiveRow> run_collective_sweep(
     row.algorithm = nccl::algorithm_name(p.algo);
     row.protocol = nccl::to_string(p.proto);
     row.channels = p.channels;
+    // The busiest links' utilisation over time: about kSeriesPoints periods of the model's
+    // prediction (a run that takes longer gets more, summed into that many when reported).
+    if (run_programs) {
+      engine->sample_links(
+          std::max(Time::ns(1), p.time / static_cast<std::int64_t>(LinkReport::kSeriesPoints)));
+    }
     row.time = nccl.time(p, sweep.op, bytes, sweep.type, every_gpu,
                          run_programs ? engine.get() : nullptr, late);
     if (run_programs) {

@@ -95,9 +95,31 @@ class Engine {
   const LinkCounters& link_counters() const { return counters_; }
   /// Bytes and peak queue per sample period of the last run, where the engine keeps them.
   virtual const LinkSeriesLog* link_series_log() const { return nullptr; }
+  /// The flow and packet engines sample the busiest links' utilisation every `period` in the
+  /// runs that follow, into link_counters().series, whatever the runs' options say (zero: off).
+  void sample_links(Time period) { sample_links_ = period; }
 
  protected:
+  /// The input with the link series on at the sample_links() period, where one was set.
+  EngineInput with_link_samples(const EngineInput& input) const {
+    EngineInput out = input;
+    if (sample_links_ > Time::zero()) {
+      out.options.record_link_series = true;
+      out.options.link_sample_period = sample_links_;
+    }
+    return out;
+  }
+  /// Keeps the run's series in counters_ when sample_links() asked for them.
+  void keep_link_series(const RunResult& run) {
+    counters_.series.clear();
+    counters_.series_period = Time::zero();
+    if (sample_links_ <= Time::zero()) return;
+    counters_.series_period =
+        run.link_sample_period > Time::zero() ? run.link_sample_period : sample_links_;
+    for (const LinkSeries& s : run.link_series) counters_.series.push_back({s.link, s.utilisation});
+  }
   LinkCounters counters_;
+  Time sample_links_ = Time::zero();
 };
 
 }  // namespace lockstep
