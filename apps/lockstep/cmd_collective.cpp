@@ -3,6 +3,7 @@
 // or a timing engine run of the algorithm's programs (flow, packet).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/progress.hpp"
+#include "lockstep/report/trace.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
@@ -29,7 +31,8 @@ struct Flags {
   std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
   std::vector<std::string> faults;
   std::string format = "table";
-  bool quiet = false;
+  std::string trace;
+  bool quiet = false, force = false;
   MemoryFlags memory;
 };
 
@@ -93,6 +96,22 @@ std::vector<CollectiveSweep> sweeps_of(const Flags& f, const std::optional<Scena
 void run(const Flags& f) {
   const std::optional<Scenario> scenario = load_cluster_scenario(f.cluster, "--scenario");
   const std::vector<CollectiveSweep> sweeps = sweeps_of(f, scenario);
+  // The trace draws the links the flow and packet engines sampled; its place is checked first.
+  if (!f.trace.empty()) {
+    for (const auto& s : sweeps)
+      if (s.engine == "analytical")
+        throw InputError("--trace",
+                         "needs --engine flow or packet (the analytical engine has no "
+                         "link traffic over time)");
+    const std::filesystem::path path(f.trace);
+    std::error_code ec;
+    if (!path.has_filename() || std::filesystem::is_directory(path, ec))
+      throw InputError("--trace", "'" + f.trace + "' is a directory");
+    if (!f.force && std::filesystem::exists(path, ec) && !report::is_lockstep_trace(path))
+      throw InputError("--trace", "'" + f.trace +
+                                      "' exists and is not a trace lockstep wrote; give --force "
+                                      "to replace it");
+  }
   const ClusterSource source(scenario ? &*scenario : nullptr, f.cluster);
   // Every engine runs on the graph, the analytical one included (it prices the NCCL model on
   // it). NCCL sees a preset through the preset's own figures, other clusters through the graph;
@@ -116,7 +135,7 @@ void run(const Flags& f) {
       source.preset() ? nccl_cluster(*source.preset()) : nccl_cluster(*graph);
   const std::string title = source.title(graph ? &*graph : nullptr);
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
-  std::vector<report::Sweep> done;
+  std::vector<report::Sweep> done, traced;
   // A bar with an ETA on stderr while the flow or packet engine runs the rows (one step each;
   // the analytical engine is instant), when stderr is a terminal, as `run` draws.
   std::size_t rows = 0;
@@ -132,6 +151,7 @@ void run(const Flags& f) {
     const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
     progress.finish();
     report::Sweep sweep = report::sweep_record(s, result);
+    if (!f.trace.empty()) traced.push_back(sweep);
     if (f.format == "json") {
       done.push_back(std::move(sweep));
       continue;
@@ -146,6 +166,10 @@ void run(const Flags& f) {
     fmt::print("{}", report::format_collective_rows(sweep, f.format));
   }
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(done)));
+  if (!f.trace.empty()) {
+    report::write_collective_trace(traced, f.trace);
+    if (f.format == "table") fmt::print("# trace {}\n", f.trace);
+  }
 }
 
 const RegisterCommand kCollective(30, [](CLI::App& root) {
@@ -176,6 +200,10 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "links or A-B device names (nic3-leaf3)");
   cmd->add_option("--format", f->format, "table | csv | json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--trace", f->trace,
+                  "flow | packet engine: write the largest size's busiest links as Perfetto "
+                  "counter tracks here (utilisation, queue depth, PFC, ECN, drops)");
+  cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });

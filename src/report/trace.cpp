@@ -202,7 +202,40 @@ std::string write_trace(const TrainResult& r, std::ostream* sink) {
   return std::move(out.text());
 }
 
+// A step of no rank with the sweeps' largest rows' links as its tracks: the same writer.
+TrainResult collective_as_step(const std::vector<Sweep>& sweeps) {
+  TrainResult r;
+  r.engine = sweeps.empty() ? "" : sweeps.front().engine;
+  double longest_us = 0;
+  for (const Sweep& s : sweeps) {
+    if (s.rows.empty()) continue;
+    const SweepRow& row = s.rows.back();
+    r.model += fmt::format("{}{} {} B", r.model.empty() ? "" : ", ", s.op, row.bytes);
+    longest_us = std::max(longest_us, row.time_us);
+    for (const LinkReport& l : row.links) {
+      if (l.series.empty()) continue;
+      LinkTrack t;
+      t.name = sweeps.size() > 1 ? s.op + ": " + l.name : l.name;
+      t.period = l.series_period;
+      t.utilisation = l.series;
+      t.queue_bytes = l.queue_series;
+      t.events = l.events;
+      r.links.push_back(std::move(t));
+    }
+  }
+  r.iteration = Time::s(longest_us / 1e6);
+  return r;
+}
+
 }  // namespace
+
+std::string collective_trace_json(const std::vector<Sweep>& sweeps) {
+  return write_trace(collective_as_step(sweeps), nullptr);
+}
+
+void write_collective_trace(const std::vector<Sweep>& sweeps, const std::string& path) {
+  write_training_trace(collective_as_step(sweeps), path);
+}
 
 std::string training_trace_json(const TrainResult& result) {
   return write_trace(result, nullptr);

@@ -115,13 +115,21 @@ void add_series(const LinkCounters& c, LinkReport& r) {
       1, (u.size() + LinkReport::kSeriesPoints - 1) / LinkReport::kSeriesPoints);
   r.series_period = c.series_period * static_cast<std::int64_t>(k);
   r.series.clear();
+  r.queue_series.clear();
+  const std::vector<float>& queue = it->queue_bytes;
   for (std::size_t lo = 0; lo < u.size(); lo += k) {
     const std::size_t hi = std::min(u.size(), lo + k);
     double sum = 0;
     for (std::size_t i = lo; i < hi; ++i) sum += u[i];
+    // A queue's peak stays the peak of the longer period.
+    if (hi <= queue.size()) {
+      r.queue_series.push_back(*std::max_element(queue.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                 queue.begin() + static_cast<std::ptrdiff_t>(hi)));
+    }
     // A last, partial period counts over its whole width, as the link was idle past the end.
     r.series.push_back(static_cast<float>(sum / static_cast<double>(k)));
   }
+  r.events = coarsen_events(it->events, k);
 }
 
 }  // namespace

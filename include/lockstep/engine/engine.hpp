@@ -116,7 +116,8 @@ class Engine {
     if (sample_links_ <= Time::zero()) return;
     counters_.series_period =
         run.link_sample_period > Time::zero() ? run.link_sample_period : sample_links_;
-    for (const LinkSeries& s : run.link_series) counters_.series.push_back({s.link, s.utilisation});
+    for (const LinkSeries& s : run.link_series)
+      counters_.series.push_back({s.link, s.utilisation, s.queue_bytes, s.events});
   }
   LinkCounters counters_;
   Time sample_links_ = Time::zero();

@@ -22,7 +22,9 @@ namespace lockstep {
 /// Utilisation (bytes / capacity) per sample period of one link.
 struct LinkUtilisation {
   DirLinkId link = kNone;
-  std::vector<float> utilisation;  // 0..1 per period
+  std::vector<float> utilisation;    // 0..1 per period
+  std::vector<float> queue_bytes;    // packet engine: peak queue depth per period
+  std::vector<PeriodEvents> events;  // packet engine: the periods with congestion events
 };
 
 /// Columns indexed by directed link id; empty where the engine does not count that quantity.
@@ -76,6 +78,8 @@ struct LinkReport {
   Time above_90;
   Time series_period;
   std::vector<float> series;
+  std::vector<float> queue_series;   // peak queue depth per period of series_period
+  std::vector<PeriodEvents> events;  // congestion events per period of series_period
   // Bytes: the depth packets found (the upper edge of its power-of-two bucket, at most the
   // peak), or without a histogram the per-period peak depth; queue_max the peak itself.
   double queue_p50 = 0, queue_p99 = 0, queue_max = 0;

@@ -140,3 +140,42 @@ TEST(TraceCounters, LossyIncastShowsTwentyDrops) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// collective --trace: a sweep's largest row, its link sampled in two 1 us periods (busy, then
+// half busy) with one PAUSE in the second: utilisation points 1 at 0 us and 0.5 at 1 us, the
+// PAUSE at 1 us and back to 0 at 2 us; with two sweeps the tracks name their op.
+TEST(TraceCounters, CollectiveTraceDrawsTheLargestRowsLinks) {
+  LinkReport l;
+  l.link = 3;
+  l.name = "node 0 nic 0 -> leaf 0";
+  l.series_period = Time::us(1);
+  l.series = {1.0f, 0.5f};
+  l.queue_series = {0.0f, 4122.0f};
+  PeriodEvents pause;
+  pause.period = 1;
+  pause.count[PeriodEvents::Pause] = 1;
+  l.events = {pause};
+  report::Sweep sweep;
+  sweep.op = "all_reduce";
+  sweep.engine = "packet";
+  report::SweepRow small, large;
+  small.bytes = 8;
+  large.bytes = 1 << 20;
+  large.time_us = 2;
+  large.links = {l};
+  sweep.rows = {small, large};
+  const Tracks one = counter_tracks(report::collective_trace_json({sweep}));
+  expect_forward_in_time(one);
+  using Points = std::vector<std::pair<double, double>>;
+  EXPECT_EQ(one.at({l.name, "utilisation"}), (Points{{0.0, 1.0}, {1.0, 0.5}}));
+  EXPECT_EQ(one.at({l.name, "queue_bytes"}), (Points{{0.0, 0.0}, {1.0, 4122.0}}));
+  EXPECT_EQ(one.at({l.name, "pfc_pauses"}), (Points{{1.0, 1.0}, {2.0, 0.0}}));
+  const Tracks two = counter_tracks(report::collective_trace_json({sweep, sweep}));
+  EXPECT_EQ(two.count({"all_reduce: " + l.name, "utilisation"}), 1u);
+}
+
+}  // namespace
+}  // namespace lockstep
