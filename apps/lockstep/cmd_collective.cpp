@@ -3,6 +3,7 @@
 // or a timing engine run of the algorithm's programs (flow, packet).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/nccl_tests.hpp"
 #include "lockstep/report/progress.hpp"
+#include "lockstep/report/trace.hpp"
 #include "memory_options.hpp"
 #include "nccl_tests_options.hpp"
 
@@ -28,7 +30,8 @@ struct Flags {
   std::vector<std::string> faults;
   std::string binary;  // positional: all_reduce_perf
   std::string format = "table";
-  bool quiet = false;
+  std::string trace;
+  bool quiet = false, force = false;
   MemoryFlags memory;
   NcclTestsFlags nccl_tests;
 };
@@ -132,14 +135,31 @@ void run(Flags f) {
   const std::vector<std::string> notes = nccl_tests_notes(f.nccl_tests);
   if (!f.quiet)
     for (const std::string& note : notes) fmt::print(stderr, "lockstep: note: {}\n", note);
-  const auto check_roots = [&f](const std::vector<CollectiveSweep>& sweeps,
-                                const NcclCluster& cluster) {
-    for (const auto& s : sweeps) root_of(f.nccl_tests, s.op, cluster.ranks());
+  // The trace draws the links the flow and packet engines sampled; its place is checked first.
+  if (!f.trace.empty()) {
+    const std::filesystem::path path(f.trace);
+    std::error_code ec;
+    if (!path.has_filename() || std::filesystem::is_directory(path, ec))
+      throw InputError("--trace", "'" + f.trace + "' is a directory");
+    if (!f.force && std::filesystem::exists(path, ec) && !report::is_lockstep_trace(path))
+      throw InputError("--trace", "'" + f.trace +
+                                      "' exists and is not a trace lockstep wrote; give --force "
+                                      "to replace it");
+  }
+  const auto check_before_rows = [&f](const std::vector<CollectiveSweep>& sweeps,
+                                      const NcclCluster& cluster) {
+    for (const auto& s : sweeps) {
+      root_of(f.nccl_tests, s.op, cluster.ranks());
+      if (!f.trace.empty() && s.engine == "analytical")
+        throw InputError("--trace",
+                         "needs --engine flow or packet (the analytical engine has no "
+                         "link traffic over time)");
+    }
   };
   const std::optional<api::CollectiveRun> done =
       api::run_collective(f.cluster, sweep_args(f), f.memory.budget(),
                           !f.quiet && report::Progress::stderr_is_terminal(),
-                          nccl_tests_types(f.nccl_tests), check_roots);
+                          nccl_tests_types(f.nccl_tests), check_before_rows);
   if (!done) return;  // a dry run
   // JSON is one document: the list of sweeps, as a variant's `collectives` in results.json.
   std::vector<report::Sweep> json;
@@ -175,6 +195,10 @@ void run(Flags f) {
     }
   }
   if (f.format == "json") fmt::print("{}", report::json_text(report::sweeps_to_json(json)));
+  if (!f.trace.empty()) {
+    report::write_collective_trace(done->sweeps, f.trace);
+    if (f.format == "table") fmt::print("# trace {}\n", f.trace);
+  }
 }
 
 // Errors at --gpus-per-node name -g when -g (and -t) gave it.
@@ -220,6 +244,10 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_option("--format", f->format,
                   "table | csv | json | nccl-tests (nccl-tests' own layout, docs/nccl-tests.md)")
       ->check(CLI::IsMember({"table", "csv", "json", "nccl-tests"}));
+  cmd->add_option("--trace", f->trace,
+                  "flow | packet engine: write the largest size's busiest links as Perfetto "
+                  "counter tracks here (utilisation, queue depth, PFC, ECN, drops)");
+  cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
   add_memory_options(*cmd, f->memory);
   add_nccl_tests_options(*cmd, f->nccl_tests);

@@ -180,6 +180,17 @@ std::vector<CollectiveRow> run_collective_sweep(
     row.algorithm = nccl::algorithm_name(p.algo);
     row.protocol = nccl::to_string(p.proto);
     row.channels = p.channels;
+    // The busiest links' utilisation over time: about kSeriesPoints periods of the model's
+    // prediction (a run that takes longer gets more, summed into that many when reported). The
+    // flow engine draws its series from a log of every link-rate change, which grows with the
+    // ranks and steps (a 1 GiB ring on 512 H100s: 81 -> 168 MiB): it samples up to 128 ranks.
+    constexpr Rank kFlowSeriesRanks = 128;
+    if (run_programs) {
+      const bool sample = sweep.engine != "flow" || c.ranks() <= kFlowSeriesRanks;
+      engine->sample_links(sample ? std::max(Time::ns(1), p.time / static_cast<std::int64_t>(
+                                                                       LinkReport::kSeriesPoints))
+                                  : Time::zero());
+    }
     row.time = nccl.time(p, sweep.op, bytes, sweep.type, every_gpu,
                          run_programs ? engine.get() : nullptr, late);
     if (run_programs) {

@@ -57,8 +57,9 @@ std::string format_busiest_links(const Sweep& sweep) {
     out +=
         fmt::format("#   {}: {}, {:.1f}% busy", l.name, bytes_text(l.bytes), 100 * l.utilisation);
     if (l.peak_utilisation > 0)
-      out += fmt::format(" (peak {:.0f}% at {:.2f} us)", 100 * l.peak_utilisation,
-                         l.peak_at.microseconds());
+      out += fmt::format(
+          " (peak {:.0f}% at {:.2f} us{})", 100 * l.peak_utilisation, l.peak_at.microseconds(),
+          l.series.empty() ? "" : fmt::format(", >= 90% for {:.2f} us", l.above_90.microseconds()));
     if (l.last_sent > Time::zero())
       out += fmt::format(", sending {:.2f}-{:.2f} us", l.first_sent.microseconds(),
                          l.last_sent.microseconds());

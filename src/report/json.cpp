@@ -109,6 +109,13 @@ Json link_to_json(const LinkReport& l, bool packet) {
     out["peak_utilisation"] = number(l.peak_utilisation);
     out["peak_at_us"] = number(l.peak_at.microseconds());
   }
+  if (l.link != kNone && !l.series.empty()) {
+    Json values = Json::array();
+    for (float u : l.series) values.push_back(number(u));
+    out["utilisation_series"] = {{"period_us", number(l.series_period.microseconds())},
+                                 {"values", std::move(values)}};
+    out["above_90_us"] = number(l.above_90.microseconds());
+  }
   if (!packet) return out;
   if (l.link != kNone) {
     out["queue_p50_bytes"] = number(l.queue_p50);

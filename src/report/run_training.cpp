@@ -64,6 +64,7 @@ void coarsen_link_tracks(std::vector<LinkTrack>& links) {
     }
     track.utilisation = std::move(coarse);
     track.queue_bytes = std::move(queue);
+    track.events = coarsen_events(track.events, k);
     track.period = track.period * static_cast<std::int64_t>(k);
   }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -80,6 +81,39 @@ void slice(Out& out, const TimelineSlice& s, bool slow) {
                  "\"dur\":{}{}}}",
                  s.name, s.category, s.rank, s.stream, micros(s.start), micros(s.end - s.start),
                  cname);
+}
+
+// The packet engine's congestion events of a link, per bin of `per_bin` sample periods: a point
+// for each bin that had any, then a zero where the next bin is quiet, so that summing a track's
+// points gives the run's count. Only the kinds the link ever saw get a track (docs/telemetry.md).
+void event_counters(Out& out, const LinkTrack& link, std::size_t per_bin, std::uint32_t pid) {
+  static constexpr std::array<const char*, PeriodEvents::kKinds> kNames = {
+      "pfc_pauses", "ecn_marks", "drops", "trims", "cnps", "retransmissions"};
+  const std::vector<PeriodEvents> bins = coarsen_events(link.events, per_bin);
+  std::array<bool, PeriodEvents::kKinds> seen{};
+  bool paused = false;
+  for (const PeriodEvents& e : bins) {
+    for (std::size_t k = 0; k < seen.size(); ++k) seen[k] = seen[k] || e.count[k] > 0;
+    paused = paused || e.paused_us > 0;
+  }
+  const std::string name = json(link.name).dump();
+  const Time width = link.period * static_cast<std::int64_t>(per_bin);
+  auto point = [&](std::uint32_t bin, const PeriodEvents* e) {
+    std::string args;
+    for (std::size_t k = 0; k < seen.size(); ++k)
+      if (seen[k]) args += fmt::format(",\"{}\":{}", kNames[k], e ? e->count[k] : 0);
+    if (paused) args += ",\"pfc_paused_us\":" + json(e ? e->paused_us : 0.0f).dump();
+    args[0] = '{';
+    fmt::format_to(std::back_inserter(out.event()),
+                   "{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{}}}}}",
+                   name, pid, micros(width * static_cast<std::int64_t>(bin)), args);
+  };
+  if (!paused && std::none_of(seen.begin(), seen.end(), [](bool b) { return b; })) return;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    point(bins[i].period, &bins[i]);
+    if (i + 1 == bins.size() || bins[i + 1].period != bins[i].period + 1)
+      point(bins[i].period + 1, nullptr);
+  }
 }
 
 // Writes the document to `sink` as it goes (null: keeps it all) and returns what is left.
@@ -162,12 +196,46 @@ std::string write_trace(const TrainResult& r, std::ostream* sink) {
                      json(link.name).dump(), links_pid, micros(ts), json(value).dump(),
                      queue ? ",\"queue_bytes\":" + json(depth).dump() : "");
     }
+    event_counters(out, link, per_bin, links_pid);
   }
   out.text() += "\n]}\n";
   return std::move(out.text());
 }
 
+// A step of no rank with the sweeps' largest rows' links as its tracks: the same writer.
+TrainResult collective_as_step(const std::vector<Sweep>& sweeps) {
+  TrainResult r;
+  r.engine = sweeps.empty() ? "" : sweeps.front().engine;
+  double longest_us = 0;
+  for (const Sweep& s : sweeps) {
+    if (s.rows.empty()) continue;
+    const SweepRow& row = s.rows.back();
+    r.model += fmt::format("{}{} {} B", r.model.empty() ? "" : ", ", s.op, row.bytes);
+    longest_us = std::max(longest_us, row.time_us);
+    for (const LinkReport& l : row.links) {
+      if (l.series.empty()) continue;
+      LinkTrack t;
+      t.name = sweeps.size() > 1 ? s.op + ": " + l.name : l.name;
+      t.period = l.series_period;
+      t.utilisation = l.series;
+      t.queue_bytes = l.queue_series;
+      t.events = l.events;
+      r.links.push_back(std::move(t));
+    }
+  }
+  r.iteration = Time::s(longest_us / 1e6);
+  return r;
+}
+
 }  // namespace
+
+std::string collective_trace_json(const std::vector<Sweep>& sweeps) {
+  return write_trace(collective_as_step(sweeps), nullptr);
+}
+
+void write_collective_trace(const std::vector<Sweep>& sweeps, const std::string& path) {
+  write_training_trace(collective_as_step(sweeps), path);
+}
 
 std::string training_trace_json(const TrainResult& result) {
   return write_trace(result, nullptr);

@@ -96,6 +96,42 @@ LinkReport report_of(const Topology& topo, const DeviceNames& names, const LinkC
   return r;
 }
 
+// The link's sampled utilisation, where the engine kept one: its peak period, the time at 90% or
+// more, and the series in at most kSeriesPoints periods (means of k consecutive ones).
+void add_series(const LinkCounters& c, LinkReport& r) {
+  const auto it = std::find_if(c.series.begin(), c.series.end(),
+                               [&](const LinkUtilisation& s) { return s.link == r.link; });
+  if (c.series_period <= Time::zero() || it == c.series.end()) return;
+  const std::vector<float>& u = it->utilisation;
+  r.peak_utilisation = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (u[i] > r.peak_utilisation) {
+      r.peak_utilisation = std::min(1.0f, u[i]);
+      r.peak_at = c.series_period * static_cast<std::int64_t>(i);
+    }
+    if (u[i] >= 0.9f) r.above_90 += c.series_period;
+  }
+  const std::size_t k = std::max<std::size_t>(
+      1, (u.size() + LinkReport::kSeriesPoints - 1) / LinkReport::kSeriesPoints);
+  r.series_period = c.series_period * static_cast<std::int64_t>(k);
+  r.series.clear();
+  r.queue_series.clear();
+  const std::vector<float>& queue = it->queue_bytes;
+  for (std::size_t lo = 0; lo < u.size(); lo += k) {
+    const std::size_t hi = std::min(u.size(), lo + k);
+    double sum = 0;
+    for (std::size_t i = lo; i < hi; ++i) sum += u[i];
+    // A queue's peak stays the peak of the longer period.
+    if (hi <= queue.size()) {
+      r.queue_series.push_back(*std::max_element(queue.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                 queue.begin() + static_cast<std::ptrdiff_t>(hi)));
+    }
+    // A last, partial period counts over its whole width, as the link was idle past the end.
+    r.series.push_back(static_cast<float>(sum / static_cast<double>(k)));
+  }
+  r.events = coarsen_events(it->events, k);
+}
+
 }  // namespace
 
 void LinkCounters::reset(std::size_t links, bool packet) {
@@ -146,7 +182,10 @@ std::vector<LinkReport> busiest_links(const Topology& topo, const LinkCounters& 
   chosen.insert(chosen.end(), pushed.begin(), pushed.begin() + static_cast<std::ptrdiff_t>(more));
   const DeviceNames names(topo);
   std::vector<LinkReport> out;
-  for (DirLinkId l : chosen) out.push_back(report_of(topo, names, counters, series, l));
+  for (DirLinkId l : chosen) {
+    out.push_back(report_of(topo, names, counters, series, l));
+    add_series(counters, out.back());
+  }
   return out;
 }
 

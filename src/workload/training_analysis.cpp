@@ -288,6 +288,7 @@ std::vector<LinkTrack> busiest_links(const Topology& topo, const RunResult& run,
     t.period = period;
     t.utilisation = series[i]->utilisation;
     t.queue_bytes = series[i]->queue_bytes;
+    t.events = series[i]->events;
     out.push_back(std::move(t));
   }
   return out;

@@ -124,3 +124,11 @@ lockstep_bad_flags(collective.past_time_range_min
   "^lockstep: error: --min-bytes: a 177.883 GiB alltoall would take longer than lockstep's time range"
   collective --scenario ${LOCKSTEP_CLI_DIR}/collective_past_time_range.yaml --op alltoall
   --min-bytes 191GB --max-bytes 192GB)
+# --trace (issue 23): the largest size's busiest links as Perfetto counter tracks; the analytical
+# engine has none to draw.
+lockstep_good(collective.trace "^# trace .*cli-collective-trace.json$"
+              collective --system hgx-h100 --fabric roce-400g --nodes 2 --min-bytes 1MiB
+              --max-bytes 1MiB --engine packet --trace ${CMAKE_BINARY_DIR}/cli-collective-trace.json)
+lockstep_bad_flags(collective.trace_analytical "--trace: needs --engine flow or packet"
+                   collective --system hgx-h100 --max-bytes 1MiB
+                   --trace ${CMAKE_BINARY_DIR}/cli-collective-trace-analytical.json)

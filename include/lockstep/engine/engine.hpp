@@ -66,8 +66,9 @@ struct OpTiming {
 /// Utilisation of one directed link over time: bytes carried per sample period.
 struct LinkSeries {
   DirLinkId link = kNone;
-  std::vector<float> utilisation;  // 0..1 per sample
-  std::vector<float> queue_bytes;  // packet engine: peak queue depth per sample (else empty)
+  std::vector<float> utilisation;    // 0..1 per sample
+  std::vector<float> queue_bytes;    // packet engine: peak queue depth per sample (else empty)
+  std::vector<PeriodEvents> events;  // packet engine: the samples with congestion events
 };
 
 struct RunResult {
@@ -94,9 +95,32 @@ class Engine {
   const LinkCounters& link_counters() const { return counters_; }
   /// Bytes and peak queue per sample period of the last run, where the engine keeps them.
   virtual const LinkSeriesLog* link_series_log() const { return nullptr; }
+  /// The flow and packet engines sample the busiest links' utilisation every `period` in the
+  /// runs that follow, into link_counters().series, whatever the runs' options say (zero: off).
+  void sample_links(Time period) { sample_links_ = period; }
 
  protected:
+  /// The input with the link series on at the sample_links() period, where one was set.
+  EngineInput with_link_samples(const EngineInput& input) const {
+    EngineInput out = input;
+    if (sample_links_ > Time::zero()) {
+      out.options.record_link_series = true;
+      out.options.link_sample_period = sample_links_;
+    }
+    return out;
+  }
+  /// Keeps the run's series in counters_ when sample_links() asked for them.
+  void keep_link_series(const RunResult& run) {
+    counters_.series.clear();
+    counters_.series_period = Time::zero();
+    if (sample_links_ <= Time::zero()) return;
+    counters_.series_period =
+        run.link_sample_period > Time::zero() ? run.link_sample_period : sample_links_;
+    for (const LinkSeries& s : run.link_series)
+      counters_.series.push_back({s.link, s.utilisation, s.queue_bytes, s.events});
+  }
   LinkCounters counters_;
+  Time sample_links_ = Time::zero();
 };
 
 }  // namespace lockstep

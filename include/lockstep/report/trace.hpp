@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "lockstep/report/results.hpp"
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::report {
@@ -21,6 +22,11 @@ std::string training_trace_json(const TrainResult& result);
 /// Writes training_trace_json to `path` atomically (report/output.hpp's StagedOutput); an
 /// unwritable path is an InputError naming "trace".
 void write_training_trace(const TrainResult& result, const std::string& path);
+
+/// `collective --trace`: the busiest links' counter tracks of each sweep's largest size (flow
+/// and packet engines), named "<op>: <link>" when there are several sweeps, in one process.
+std::string collective_trace_json(const std::vector<Sweep>& sweeps);
+void write_collective_trace(const std::vector<Sweep>& sweeps, const std::string& path);
 
 /// True when the file at `path` begins as training_trace_json's output does: a file lockstep
 /// may replace without --force.

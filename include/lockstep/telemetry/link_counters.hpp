@@ -19,6 +19,14 @@
 
 namespace lockstep {
 
+/// Utilisation (bytes / capacity) per sample period of one link.
+struct LinkUtilisation {
+  DirLinkId link = kNone;
+  std::vector<float> utilisation;    // 0..1 per period
+  std::vector<float> queue_bytes;    // packet engine: peak queue depth per period
+  std::vector<PeriodEvents> events;  // packet engine: the periods with congestion events
+};
+
 /// Columns indexed by directed link id; empty where the engine does not count that quantity.
 struct LinkCounters {
   std::vector<double> bytes;             // wire bytes the link's transmitter sent
@@ -41,6 +49,10 @@ struct LinkCounters {
   // for a link that never sent): the window its bytes fell in.
   std::vector<Time> first_sent, last_sent;
   Time makespan;  // of the run the counters cover
+  // The busiest links' utilisation per period, when the engine was asked to sample them
+  // (Engine::sample_links); series_period zero when not.
+  Time series_period;
+  std::vector<LinkUtilisation> series;
   void note_queue(std::size_t link, double depth) {
     const auto d = static_cast<std::uint64_t>(depth);
     const std::size_t b = std::min<std::size_t>(std::bit_width(d), kQueueBuckets - 1);
@@ -60,6 +72,14 @@ struct LinkReport {
   // Over the sample periods of a link series (LinkSeriesLog), when one was recorded:
   double peak_utilisation = 0;  // of the busiest period
   Time peak_at;                 // that period's start
+  // With a sampled series (LinkCounters::series): the time the link spent at 90% or more of
+  // its bandwidth, and the series in at most kSeriesPoints periods of series_period.
+  static constexpr std::size_t kSeriesPoints = 64;
+  Time above_90;
+  Time series_period;
+  std::vector<float> series;
+  std::vector<float> queue_series;   // peak queue depth per period of series_period
+  std::vector<PeriodEvents> events;  // congestion events per period of series_period
   // Bytes: the depth packets found (the upper edge of its power-of-two bucket, at most the
   // peak), or without a histogram the per-period peak depth; queue_max the peak itself.
   double queue_p50 = 0, queue_p99 = 0, queue_max = 0;

@@ -51,8 +51,9 @@ struct TimelineSlice {
 struct LinkTrack {
   std::string name;
   Time period;
-  std::vector<float> utilisation;  // 0..1 per period
-  std::vector<float> queue_bytes;  // packet engine: peak queue depth per period (else empty)
+  std::vector<float> utilisation;    // 0..1 per period
+  std::vector<float> queue_bytes;    // packet engine: peak queue depth per period (else empty)
+  std::vector<PeriodEvents> events;  // packet engine: the periods with congestion events
 };
 
 /// A slow-gpu fault placed in the job: rank = t + tp x (c + cp x (d + dp x s)), and rank r on

@@ -101,7 +101,8 @@ FlowEngineConfig derived_config(const FlowEngineConfig& config, const ProgramSet
 
 }  // namespace
 
-RunResult FlowEngine::run(const EngineInput& input) {
+RunResult FlowEngine::run(const EngineInput& given) {
+  const EngineInput input = with_link_samples(given);
   validate(input);
   // Channels that share nothing but links run as one class once split into ranks
   // (ProgramSet::split_channels); the split run's per-rank finishes fold back onto the ranks.
@@ -117,10 +118,13 @@ RunResult FlowEngine::run(const EngineInput& input) {
       for (Rank v = n; v < result.rank_finish.size(); ++v)
         result.rank_finish[v % n] = std::max(result.rank_finish[v % n], result.rank_finish[v]);
       result.rank_finish.resize(n);
+      keep_link_series(result);
       return result;
     }
   }
-  return run_programs(input);
+  RunResult result = run_programs(input);
+  keep_link_series(result);
+  return result;
 }
 
 RunResult FlowEngine::run_programs(const EngineInput& input) {

@@ -44,6 +44,7 @@ RunResult Simulator::result() {
                         return link_bytes_[a] > link_bytes_[b] ||
                                (link_bytes_[a] == link_bytes_[b] && a < b);
                       });
+    out.link_sample_period = log.period();
     const double period = log.period().seconds();
     for (std::size_t i = 0; i < keep && link_bytes_[order[i]] > 0; ++i) {
       LinkSeries series;
@@ -54,6 +55,8 @@ RunResult Simulator::result() {
       const std::span<const float> queue = log.peak_queue(order[i]);
       series.queue_bytes.assign(queue.begin(), queue.end());
       series.queue_bytes.resize(series.utilisation.size(), 0.0f);
+      const std::span<const PeriodEvents> events = log.events(order[i]);
+      series.events.assign(events.begin(), events.end());
       out.link_series.push_back(std::move(series));
     }
   }
@@ -72,7 +75,8 @@ PacketEngine::PacketEngine(const ArgNode& section)
   if (!fabric_from_topology_) config_ = packet_config_from_args(section);
 }
 
-RunResult PacketEngine::run(const EngineInput& input) {
+RunResult PacketEngine::run(const EngineInput& given) {
+  const EngineInput input = with_link_samples(given);
   if (input.topology == nullptr) throw InputError("engine.topology", "no topology given");
   if (input.programs == nullptr) throw InputError("engine.programs", "no programs given");
   stats_ = PacketStats{};
@@ -90,6 +94,7 @@ RunResult PacketEngine::run(const EngineInput& input) {
   counters_ = stats_.links;
   counters_.bytes = result.link_bytes;
   counters_.makespan = result.makespan;
+  keep_link_series(result);
   return result;
 }
 

@@ -388,6 +388,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     if (!cfg_.trimming) {
       ++stats_.drops;
       ++stats_.links.drops[out];
+      stats_.link_series.count(out, Time::ps(now_), PeriodEvents::Drop);
       stats_.links.dropped_bytes[out] += p.wire;
       Flow& f = flows_[p.flow];
       --f.in_network;
@@ -398,6 +399,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     }
     ++stats_.trims;
     ++stats_.links.trims[out];
+    stats_.link_series.count(out, Time::ps(now_), PeriodEvents::Trim);
     p.flags |= kTrimmed;
     const auto header = static_cast<std::uint32_t>(cfg_.header.count());
     stats_.links.dropped_bytes[out] += p.wire - std::min(p.wire, header);
@@ -411,6 +413,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     lane.xoff_sent = 1;
     ++stats_.pfc_pauses;
     ++stats_.links.pauses[in];
+    stats_.link_series.count(in, Time::ps(now_), PeriodEvents::Pause);
     congestion_seen_ = true;
     events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
   }
@@ -429,6 +432,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
       p.flags |= kEcn;
       ++stats_.ecn_marks;
       ++stats_.links.ecn_marks[out];
+      stats_.link_series.count(out, Time::ps(now_), PeriodEvents::EcnMark);
     }
   }
   enqueue(out, q, pkt);
@@ -486,6 +490,7 @@ void Simulator::run() {
         } else {
           links_[e.a].paused &= static_cast<std::uint16_t>(~(1u << e.b));
           stats_.links.paused[e.a] += Time::ps(now_ - lane_[li].pause_start);
+          stats_.link_series.add_paused(e.a, Time::ps(lane_[li].pause_start), Time::ps(now_));
           try_transmit(e.a);
         }
         break;

@@ -330,7 +330,10 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
     if (!fresh) {
       --f.retx_pending;
       ++stats_.retransmissions;
-      if (f.inject_link != kNil) ++stats_.links.retransmissions[f.inject_link];
+      if (f.inject_link != kNil) {
+        ++stats_.links.retransmissions[f.inject_link];
+        stats_.link_series.count(f.inject_link, Time::ps(now_), PeriodEvents::Retransmission);
+      }
     }
     st = static_cast<std::uint8_t>(PacketState::Inflight);
     f.sent_at[seq] = now_;
@@ -423,7 +426,10 @@ void Simulator::on_control(const Event& e) {
   if (e.c & kCtlCnp) {
     // DCQCN reaction point (Zhu et al. 2015, Algorithm 1).
     ++stats_.cnps;
-    if (f.inject_link != kNil) ++stats_.links.cnps[f.inject_link];
+    if (f.inject_link != kNil) {
+      ++stats_.links.cnps[f.inject_link];
+      stats_.link_series.count(f.inject_link, Time::ps(now_), PeriodEvents::Cnp);
+    }
     f.target_rate = f.rate;
     f.rate = std::max(f.rate * (1 - f.alpha / 2), f.line_rate * cfg_.dcqcn_min_rate_fraction);
     f.alpha = (1 - cfg_.dcqcn_g) * f.alpha + cfg_.dcqcn_g;

@@ -1,0 +1,51 @@
+// The busiest links' utilisation over time in `collective` rows (LinkReport::series) on the flow
+// and packet engines: each series integrates to the link's bytes / bandwidth, and its summary
+// (peak, time at 90% or more) agrees with it.
+#include <gtest/gtest.h>
+
+#include "../topology/topology_test_util.hpp"
+#include "lockstep/nccl/sweep.hpp"
+
+namespace lockstep {
+namespace {
+
+TEST(CollectiveLinkSeries, SeriesIntegrateToTheLinksBytes) {
+  const PresetCluster p = resolve_preset({.system = "hgx-h100", .fabric = "ib-ndr", .nodes = 2});
+  const Topology t = test::hgx_h100(2);
+  for (const char* engine : {"flow", "packet"}) {
+    SCOPED_TRACE(engine);
+    CollectiveSweep s;
+    s.algo = Algorithm::Ring;
+    s.engine = engine;
+    s.min_bytes = Bytes::mib(4);
+    s.max_bytes = Bytes::mib(4);
+    const std::vector<CollectiveRow> rows = run_collective_sweep(s, nccl_cluster(p), &t);
+    ASSERT_EQ(rows.size(), 1u);
+    ASSERT_FALSE(rows[0].links.empty());
+    for (const LinkReport& l : rows[0].links) {
+      SCOPED_TRACE(l.name);
+      ASSERT_FALSE(l.series.empty());
+      EXPECT_LE(l.series.size(), LinkReport::kSeriesPoints);
+      double integral_s = 0, peak = 0;
+      for (float u : l.series) {
+        EXPECT_GE(u, 0.0f);
+        EXPECT_LE(u, 1.0f + 1e-6f);
+        integral_s += u * l.series_period.seconds();
+        peak = std::max<double>(peak, u);
+      }
+      // Sum of u x period = bytes / bandwidth (the series' float sums, to 1e-5).
+      const double bps = t.link(Topology::link_of(l.link)).bandwidth.bytes_per_second();
+      EXPECT_NEAR(integral_s, l.bytes / bps, 1e-5 * l.bytes / bps);
+      // The peak of the fine periods is at least that of their means, and the time at 90% or
+      // more is at most the run, and positive where a mean period reached 90%.
+      EXPECT_GE(l.peak_utilisation, peak - 1e-6);
+      EXPECT_LE(l.above_90, l.series_period * static_cast<std::int64_t>(l.series.size()));
+      if (peak >= 0.9) {
+        EXPECT_GT(l.above_90, Time::zero());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
