@@ -129,7 +129,8 @@ void run(const Flags& f) {
   for (const auto& s : sweeps) {
     progress.begin(fmt::format("{} on {}", to_string(s.op), s.engine));
     const auto row_done = [&progress](std::size_t, std::size_t) { progress.advance(); };
-    const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
+    const auto result =
+        run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done, progress.hook());
     progress.finish();
     report::Sweep sweep = report::sweep_record(s, result);
     if (f.format == "json") {

@@ -159,6 +159,7 @@ void run(const TrainFlags& f) {
       progress.begin(done == 0 ? "noise-free step"
                                : fmt::format("trial {} of {}", done, total - 1));
   };
+  options.progress = progress.hook();
   const TrainResult result = simulate_training(*topo, config, options);
   progress.finish();
   if (f.format == "json") {

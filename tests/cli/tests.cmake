@@ -310,5 +310,18 @@ add_test(NAME cli.train.progress_on_terminal
 add_test(NAME cli.collective.progress_on_terminal
          COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> collective
                  --system hgx-h100 --nodes 2 --engine flow --max-bytes 1MiB)
+# Inside one simulation: the packet engine reports its ops done (a 16 MiB all-reduce on 2 nodes
+# passes 4,096 events, so the first poll draws "0/1" with an ETA); train reports its replicas
+# (trial 1 of 2 with 2 replicas: 1.5 of 3 steps = 50%); piped: stderr empty, the same stdout.
+add_test(NAME cli.collective.progress_within_run
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_within_run.sh $<TARGET_FILE:lockstep>
+                 " 0/1  ETA [0-9]" collective --system hgx-h100 --nodes 2 --engine packet
+                 --min-bytes 16MiB --max-bytes 16MiB)
+add_test(NAME cli.train.progress_within_run
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_within_run.sh $<TARGET_FILE:lockstep>
+                 " 50%  1/3  ETA" train --system hgx-h100 --nodes 2
+                 --model preset=llama3-8b,layers=2 --tp 8 --dp 2 --global-batch 8
+                 --expansion reduced --trials 2 --jitter lognormal:0.05)
 set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_terminal
+                     cli.collective.progress_within_run cli.train.progress_within_run
                      PROPERTIES LABELS cli)

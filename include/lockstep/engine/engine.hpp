@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockstep/collective/program.hpp"
+#include "lockstep/core/progress_hook.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/telemetry/link_counters.hpp"
 #include "lockstep/topology/graph.hpp"
@@ -94,9 +95,14 @@ class Engine {
   const LinkCounters& link_counters() const { return counters_; }
   /// Bytes and peak queue per sample period of the last run, where the engine keeps them.
   virtual const LinkSeriesLog* link_series_log() const { return nullptr; }
+  /// Where later run()s report the share of their ops done (core/progress_hook.hpp); not owned,
+  /// null (the default) reports nothing. The flow and packet engines report; the analytical
+  /// engine is done before a bar would show.
+  void set_progress(ProgressHook* hook) { progress_ = hook; }
 
  protected:
   LinkCounters counters_;
+  ProgressHook* progress_ = nullptr;
 };
 
 }  // namespace lockstep
