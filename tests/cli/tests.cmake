@@ -270,6 +270,14 @@ lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
 # + 2,048 DR4 x $900 + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 2.8672 + 1.8432 + 0.1536 M.
 lockstep_good(topo.cost_as_money "^approximate cost +\\$41\\.47M$"
   topo --builder fat_tree --gpus 1024 --tiers 3)
+# NVSwitch chips (4 per HGX H100 node, 8 nodes: 32) sit on the HGX baseboard the GPU price pays
+# for: "included", with the note below the table; in CSV a price_note row.
+lockstep_good(topo.nvswitch_included
+  "^switch +scale_up +NVSwitch gen3 chip .* 32 +100\\.0 +included +3\\.2 +included$"
+  topo --builder rail_optimized --gpus 64)
+lockstep_good(topo.nvswitch_included_csv
+  "^switch\\.scale_up\\.NVSwitch gen3 chip .*price_note,\"included in NVIDIA H100 SXM5 80GB \\(on the HGX baseboard"
+  topo --builder rail_optimized --gpus 64 --format csv)
 # tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
 lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
   topo --builder fat_tree --gpus 1024 --tiers 2)
