@@ -60,8 +60,9 @@ double layer_activation_bytes(const TrainConfig& c, double tokens) {
   return fp8 ? sbh * (8.0 + 19.0 / t) : sbh * (10.0 + 24.0 / t);
 }
 
+// In GiB, as `train` prints memory and as GPU memory is sold (an "80 GB" H100 holds 80 GiB).
 std::string gb(double bytes) {
-  return fmt::format("{:.1f} GB", bytes / 1e9);
+  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
 }  // namespace

@@ -291,6 +291,13 @@ lockstep_bad_flags(fat_tree_3_tiers_one_leaf
 lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need at least 2 pods of whole SUs"
   topo --builder rail_optimized --nodes 32 --tiers 3)
 
+# Memory in GiB, as train prints it: the catalog's H100 has Bytes::gib(80) = 80.0 GiB (it read
+# "85.9 GB" for an 80 GB GPU).
+lockstep_bad_flags(train_memory_in_gib
+  "^lockstep: error: memory: llama3-405b needs [0-9.]+ GiB per GPU \\(weights [0-9.]+ GiB,.* but the GPU has 80\\.0 GiB: [0-9.]+ GiB over"
+  train --system hgx-h100 --nodes 2048 --model llama3-405b --tp 8 --pp 16 --dp 128
+  --global-batch 2048)
+
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
 # GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
 set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --model llama3-70b --tp 8
