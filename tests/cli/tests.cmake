@@ -278,6 +278,10 @@ lockstep_good(topo.nvswitch_included
 lockstep_good(topo.nvswitch_included_csv
   "^switch\\.scale_up\\.NVSwitch gen3 chip .*price_note,\"included in NVIDIA H100 SXM5 80GB \\(on the HGX baseboard"
   topo --builder rail_optimized --gpus 64 --format csv)
+# auto: 1,024 hosts / 32 per leaf = 32 leaves, one pod of 32: no core, and the design says so.
+lockstep_good(topo.fat_tree_auto_says_its_tiers
+  "^design: fat_tree: 128 nodes x 8 h100 GPUs, 2 tiers \\(one pod, no core; tiers: 3 adds one\\)"
+  topo --builder fat_tree --gpus 1024)
 # tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
 lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
   topo --builder fat_tree --gpus 1024 --tiers 2)
