@@ -32,4 +32,28 @@ class ScaledProgress final : public ProgressHook {
   double lo_, hi_;
 };
 
+/// One of `total` equal sub-steps under way, `done` finished before it: a share f of the current
+/// one reports (done + f) / total to the outer hook (the rows of a sweep, a training step's
+/// simulations, each one step of `run`'s bar).
+class StepShare final : public ProgressHook {
+ public:
+  explicit StepShare(ProgressHook* outer) : outer_(outer) {}
+  void at(std::uint64_t done, std::uint64_t total) {
+    done_ = done;
+    total_ = std::max<std::uint64_t>(total, 1);
+    fraction(0);
+  }
+  void fraction(double done) override {
+    if (outer_)
+      outer_->fraction((static_cast<double>(done_) + std::clamp(done, 0.0, 1.0)) /
+                       static_cast<double>(total_));
+  }
+  /// This share as a hook for an engine, null without an outer one (nothing polled).
+  ProgressHook* hook() { return outer_ ? this : nullptr; }
+
+ private:
+  ProgressHook* outer_;
+  std::uint64_t done_ = 0, total_ = 1;
+};
+
 }  // namespace lockstep
