@@ -73,5 +73,17 @@ TEST(EngineProgress, ScaledProgressMapsIntoItsShare) {
   none.fraction(0.5);  // no outer hook: nothing to call
 }
 
+TEST(EngineProgress, StepShareCountsFinishedSubSteps) {
+  // Row 2 of 4 under way (1 done): starting it reads 1 / 4, half of it (1 + 0.5) / 4 = 0.375.
+  Recorder heard;
+  StepShare rows(&heard);
+  EXPECT_EQ(rows.hook(), &rows);
+  rows.at(1, 4);
+  rows.fraction(0.5);
+  EXPECT_EQ(heard.seen, (std::vector<double>{0.25, 0.375}));
+  StepShare none(nullptr);
+  EXPECT_EQ(none.hook(), nullptr);  // an engine given it polls nothing
+}
+
 }  // namespace
 }  // namespace lockstep
