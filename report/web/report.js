@@ -26,6 +26,15 @@
     if (Math.abs(x) >= 1e3) return "$" + fmtNumber(x / 1e3, 1) + "k";
     return "$" + fmtNumber(x, 2);
   }
+  // A bill-of-materials line another line pays for (an HGX baseboard's NVSwitch chips come with
+  // its GPUs) reads "included in ...", not $0; an estimated price says so.
+  function included(l) {
+    return (l.price_note || "").startsWith("included");
+  }
+  function priceCell(l) {
+    if (included(l)) return l.price_note;
+    return fmtUsd(l.unit_price_usd) + (l.price_note ? ` (${l.price_note})` : "");
+  }
   // Three significant digits in the unit that keeps the number short: 21.4 s, 87.9 ms, 12.5 µs.
   function fmtTime(us) {
     if (us === null || us === undefined) return "–";
@@ -262,8 +271,8 @@
       const d = el("details", i === 0 ? { open: "" } : {});
       d.appendChild(el("summary", {}, `${v.name}: ${v.inventory.design}`));
       d.appendChild(table(["item", "category", "tier", "count", "unit price", "cost", "power"],
-        v.inventory.lines.map((l) => [l.item, l.category, l.tier, fmtNumber(l.count, 0), fmtUsd(l.unit_price_usd),
-          fmtUsd(l.cost_usd), fmtNumber(l.power_w / 1e3, 1) + " kW"]), [0, 1, 2]));
+        v.inventory.lines.map((l) => [l.item, l.category, l.tier, fmtNumber(l.count, 0), priceCell(l),
+          included(l) ? "included" : fmtUsd(l.cost_usd), fmtNumber(l.power_w / 1e3, 1) + " kW"]), [0, 1, 2]));
       tables.appendChild(d);
     });
   }

@@ -148,7 +148,8 @@ std::optional<CollectiveRun> run_collective(const ClusterFlags& flags, const Arg
   for (const auto& s : run.specs) {
     progress.begin(fmt::format("{} on {}", to_string(s.op), s.engine));
     const auto row_done = [&progress](std::size_t, std::size_t) { progress.advance(); };
-    const auto result = run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done);
+    const auto result =
+        run_collective_sweep(s, cluster, graph ? &*graph : nullptr, row_done, progress.hook());
     progress.finish();
     run.sweeps.push_back(report::sweep_record(s, result));
   }
@@ -287,6 +288,7 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
       progress.begin(done == 0 ? "noise-free step"
                                : fmt::format("trial {} of {}", done, total - 1));
   };
+  options.progress = progress.hook();
   run.result = simulate_training(*topo, config, options);
   progress.finish();
   if (trace_out) {

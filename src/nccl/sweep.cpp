@@ -131,10 +131,12 @@ constexpr std::size_t kBusiestLinks = 5;
 
 std::vector<CollectiveRow> run_collective_sweep(
     const CollectiveSweep& sweep, const NcclCluster& cluster, const Topology* topology,
-    const std::function<void(std::size_t done, std::size_t total)>& on_row) {
+    const std::function<void(std::size_t done, std::size_t total)>& on_row,
+    ProgressHook* progress) {
   // An unknown engine fails before any work. The model's own engine prints its predictions.
   const std::unique_ptr<Engine> engine =
       make_engine(sweep.engine, sweep.packet ? &*sweep.packet : nullptr);
+  engine->set_progress(progress);
   const bool run_programs = sweep.engine != kNcclModelEngine;
   check_sweep(sweep, cluster, topology);
   // The engines run on the faulted graph (the analytical one prices the model on it); NCCL's

@@ -37,7 +37,7 @@ CsvTable summary_table(const RunResults& results) {
 void add_inventory_tables(const RunResults& results, std::vector<CsvTable>& out) {
   CsvTable bom{"bill_of_materials",
                {"variant", "item", "category", "tier", "count", "unit_power_w", "unit_price_usd",
-                "power_w", "cost_usd"},
+                "power_w", "cost_usd", "price_note"},
                {}};
   CsvTable tiers{
       "tiers", {"variant", "tier", "switches", "ports_used", "ports_free", "oversubscription"}, {}};
@@ -46,7 +46,8 @@ void add_inventory_tables(const RunResults& results, std::vector<CsvTable>& out)
       const double n = static_cast<double>(l.count);
       bom.rows.push_back({v.name, l.item, l.category, l.tier, integer(l.count),
                           csv_number(l.unit_power_w), csv_number(l.unit_price_usd),
-                          csv_number(n * l.unit_power_w), csv_number(n * l.unit_price_usd)});
+                          csv_number(n * l.unit_power_w), csv_number(n * l.unit_price_usd),
+                          l.price_note});
     }
     for (const auto& tier : v.inventory.tiers) {
       tiers.rows.push_back({v.name, tier.tier, integer(tier.switches), integer(tier.ports_used),

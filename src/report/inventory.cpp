@@ -112,16 +112,24 @@ std::string as_table(const Inventory& inv) {
                rows, 1);
 
   rows.clear();
+  std::string notes;
   for (const InventoryLine& l : inv.lines) {
     const double n = static_cast<double>(l.count);
+    // A part another line pays for reads "included", not $0; its note says in what.
+    const bool included = l.price_note.starts_with("included");
     rows.push_back({l.category, l.tier, l.item, std::to_string(l.count), fixed(l.unit_power_w, 1),
-                    "$" + fixed(l.unit_price_usd, 0), fixed(l.unit_power_w * n / 1e3, 1),
-                    format_usd(l.unit_price_usd * n)});
+                    included ? "included"
+                             : "$" + fixed(l.unit_price_usd, 0) +
+                                   (l.price_note.starts_with("estimate") ? " (est.)" : ""),
+                    fixed(l.unit_power_w * n / 1e3, 1),
+                    included ? "included" : format_usd(l.unit_price_usd * n)});
+    if (!l.price_note.empty()) notes += fmt::format("  {}: {}\n", l.item, l.price_note);
   }
   out += "\nbill of materials\n";
   out += table(
       {"category", "tier", "item", "count", "unit power (W)", "unit price", "power (kW)", "cost"},
       rows, 3);
+  if (!notes.empty()) out += "prices:\n" + notes;
   return out;
 }
 
@@ -144,6 +152,8 @@ std::string as_csv(const Inventory& inv) {
     out += fmt::format("{},{}\n", csv_field(base + ".count"), l.count);
     out += fmt::format("{},{}\n", csv_field(base + ".unit_power_W"), fixed(l.unit_power_w, 1));
     out += fmt::format("{},{}\n", csv_field(base + ".unit_price_USD"), fixed(l.unit_price_usd, 0));
+    if (!l.price_note.empty())
+      out += fmt::format("{},{}\n", csv_field(base + ".price_note"), csv_field(l.price_note));
   }
   return out;
 }

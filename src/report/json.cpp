@@ -259,7 +259,8 @@ Json inventory_to_json(const Inventory& inv) {
                      {"unit_power_w", number(l.unit_power_w)},
                      {"unit_price_usd", number(l.unit_price_usd)},
                      {"power_w", number(n * l.unit_power_w)},
-                     {"cost_usd", number(n * l.unit_price_usd)}});
+                     {"cost_usd", number(n * l.unit_price_usd)},
+                     {"price_note", l.price_note}});
   }
   return {{"design", inv.design},
           {"gpus", inv.gpus},

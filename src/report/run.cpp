@@ -218,7 +218,8 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
       progress.begin(variant.name + ": training step");
       // The trace shows the first variant only: one timeline is what a person opens.
       std::string* trace = results.variants.empty() ? &artifacts.trace_json : nullptr;
-      for_variant(spec.name, several, [&] { run_training(in, options, built, variant, trace); });
+      for_variant(spec.name, several,
+                  [&] { run_training(in, options, built, variant, trace, progress.hook()); });
       progress.advance();
     }
     results.variants.push_back(std::move(variant));

@@ -30,7 +30,12 @@ void run_collectives(const RunInput& input, const BuildResult& cluster, Variant&
   const NcclCluster nccl = nccl_cluster(*cluster.graph);
   for (const CollectiveSweep& spec : sweeps) {
     progress.begin(variant.name + ": " + to_string(spec.op) + " sweep");
-    variant.sweeps.push_back(sweep_record(spec, run_collective_sweep(spec, nccl, &*cluster.graph)));
+    // The sweep is one step of the bar; its rows, and the engine inside each, move it.
+    StepShare rows(progress.hook());
+    rows.at(0, spec.sizes(nccl.ranks()).size());
+    const auto row_done = [&rows](std::size_t done, std::size_t total) { rows.at(done, total); };
+    variant.sweeps.push_back(sweep_record(
+        spec, run_collective_sweep(spec, nccl, &*cluster.graph, row_done, rows.hook())));
     progress.advance();
   }
 }

@@ -19,8 +19,8 @@ void run_collectives(const RunInput& input, const BuildResult& cluster, Variant&
 std::uint64_t count_collective_steps(const RunInput& input);
 
 /// Simulates the `job:` section's training step on the variant's cluster; fills `trace_json`
-/// when it is non-null.
+/// when it is non-null; `progress` (may be null) hears how far its simulations have got.
 void run_training(const RunInput& input, const ReportOptions& options, const BuildResult& cluster,
-                  Variant& variant, std::string* trace_json);
+                  Variant& variant, std::string* trace_json, ProgressHook* progress = nullptr);
 
 }  // namespace lockstep::report

@@ -72,7 +72,7 @@ void coarsen_link_tracks(std::vector<LinkTrack>& links) {
 }  // namespace
 
 void run_training(const RunInput& input, const ReportOptions& options, const BuildResult& cluster,
-                  Variant& variant, std::string* trace_json) {
+                  Variant& variant, std::string* trace_json, ProgressHook* progress) {
   TrainConfig config = parse_train_config(*input.job);
   if (!input.job->has("seed")) config.seed = input.seed;  // the scenario's master seed
   if (!cluster.graph) {
@@ -85,6 +85,11 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
   simulate.record_unless_fast_forwarded = trace_json == nullptr;
   simulate.busiest_links = options.busiest_links;
   simulate.engines = scenario_engines(input.packet);
+  // The training step is one step of run's bar: the noise-free step and each trial share it.
+  StepShare steps(progress);
+  simulate.progress = steps.hook();
+  if (progress)
+    simulate.on_step = [&steps](std::uint32_t done, std::uint32_t total) { steps.at(done, total); };
   TrainResult result = simulate_training(*cluster.graph, config, simulate);
   variant.training = training_record(result, config);
   variant.heatmap = to_heatmap(result, config, options);

@@ -273,53 +273,61 @@ const std::vector<SwitchSpec>& switches() {
 
 const std::vector<ScaleUpSpec>& scale_ups() {
   // NVSwitch chip power and price are not published: ~100 W (gen2/gen3) and ~150 W (gen4) are
-  // estimates; HGX chips are priced into the GPU baseboard (0 here), NVL72 switch trays at an
-  // estimated ~$10,000 per chip. One-way GPU-to-GPU hardware latency through NVSwitch ~500 ns
-  // (estimate; NCCL adds its own per-step protocol latency on top, see HARDWARE.md).
-  // NVLink per-link rate per direction: NVLink 3 = 600 GB/s / 12 links / 2 directions = 25 GB/s
-  // (A100 datasheet); NVLink 4 = 900 / 18 / 2 = 25 GB/s (H100 datasheet); NVLink 5 =
-  // 1,800 / 18 / 2 = 50 GB/s (Blackwell datasheets). Infinity Fabric: 128 GB/s bidirectional per
-  // link = 64 GB/s per direction (MI300X datasheet), 153.6 = 76.8 per direction on MI355X. NVSwitch
-  // buffer sizes are not published.
+  // estimates. HGX chips sit on the HGX baseboard that NVIDIA sells with its 8 GPUs (NVIDIA HGX
+  // A100 / H100 / B200 datasheets: "8 GPUs ... NVSwitch" as one board), and the GPUs' street
+  // prices above are per GPU of such a board: the chips are priced 0 and the bill of materials
+  // says "included in <GPU>". NVLink Switch trays (NVL72) are not sold alone and have no
+  // published price: ~$10,000 per chip is an estimate, shown as one. One-way GPU-to-GPU hardware
+  // latency through NVSwitch ~500 ns (estimate; NCCL adds its own per-step protocol latency on top,
+  // see HARDWARE.md). NVLink per-link rate per direction: NVLink 3 = 600 GB/s / 12 links / 2
+  // directions = 25 GB/s (A100 datasheet); NVLink 4 = 900 / 18 / 2 = 25 GB/s (H100 datasheet);
+  // NVLink 5 = 1,800 / 18 / 2 = 50 GB/s (Blackwell datasheets). Infinity Fabric: 128 GB/s
+  // bidirectional per link = 64 GB/s per direction (MI300X datasheet), 153.6 = 76.8 per direction
+  // on MI355X. NVSwitch buffer sizes are not published.
   constexpr Bandwidth kNvlink3Port = Bandwidth::gBps(25);
   constexpr Bandwidth kNvlink4Port = Bandwidth::gBps(25);
   constexpr Bandwidth kNvlink5Port = Bandwidth::gBps(50);
   static const std::vector<ScaleUpSpec> table = {
       // NVIDIA HGX A100 / DGX A100 user guide: 8 GPUs, 6 NVSwitch (gen2, 36 NVLink3 ports).
       {"hgx_a100", "HGX A100 8-GPU (6x NVSwitch gen2)", "NVSwitch gen2", 8, 8, 8, 36, kNvlink3Port,
-       6, Time::ns(500), 100, 0, false},
+       6, Time::ns(500), 100, 0, false, true,
+       "on the HGX baseboard, sold with its 8 GPUs: NVIDIA HGX A100 datasheet"},
       // NVIDIA DGX H100 user guide / Hopper whitepaper: 8 GPUs, 4 NVSwitch gen3 (64 NVLink4
       // ports each), NVLink SHARP.
       {"hgx_h100", "HGX H100 8-GPU (4x NVSwitch gen3)", "NVSwitch gen3", 8, 8, 8, 64, kNvlink4Port,
-       4, Time::ns(500), 100, 0, true},
+       4, Time::ns(500), 100, 0, true, true,
+       "on the HGX baseboard, sold with its 8 GPUs: NVIDIA HGX H100 datasheet"},
       // NVIDIA HGX B200 datasheet / DGX B200 user guide: 8 GPUs, 2 NVSwitch gen4 (72 ports).
       {"hgx_b200", "HGX B200 8-GPU (2x NVSwitch gen4)", "NVSwitch gen4", 8, 8, 8, 72, kNvlink5Port,
-       2, Time::ns(500), 150, 0, true},
+       2, Time::ns(500), 150, 0, true, true,
+       "on the HGX baseboard, sold with its 8 GPUs: NVIDIA HGX B200 datasheet"},
       // NVIDIA GB200 NVL72 datasheet: 72 GPUs in 18 compute trays of 4, 9 NVLink switch trays of
       // 2 NVLink Switch chips = 18 chips (72 GPUs x 18 links / 72 ports).
       {"nvl72", "GB200 NVL72 rack (18x NVLink Switch chips)", "NVLink Switch gen4", 72, 72, 4, 72,
-       kNvlink5Port, 18, Time::ns(500), 150, 10'000, true},
+       kNvlink5Port, 18, Time::ns(500), 150, 10'000, true, false,
+       "estimate: NVIDIA publishes no price for NVLink Switch chips or trays"},
       // NVIDIA Blackwell architecture brief: NVLink Switch domains up to 576 GPUs. Beyond 72
       // GPUs the domain needs a second switch level (chips_for() derives the count).
       {"nvlink_domain", "NVLink Switch domain (gen4 chips)", "NVLink Switch gen4", 0, 576, 4, 72,
-       kNvlink5Port, 0, Time::ns(500), 150, 10'000, true},
+       kNvlink5Port, 0, Time::ns(500), 150, 10'000, true, false,
+       "estimate: NVIDIA publishes no price for NVLink Switch chips or trays"},
       // NVIDIA H100 PCIe product brief: NVLink bridges join two GPUs (3 bridges, 12 NVLink 4
       // links, 600 GB/s bidirectional); other GPUs of the server are reached over PCIe. A mesh
       // of 2: no switch chip.
       {"nvlink_bridge", "NVLink bridge pairs (H100 PCIe)", "", 2, 2, 8, 0, kNvlink4Port, 0,
-       Time::ns(500), 0, 0, false},
+       Time::ns(500), 0, 0, false, false, ""},
       // HPE Cray EX254n blade (HPE QuickSpecs; CSCS Alps docs): 4 GH200 joined all-to-all by
       // NVLink 4, 6 links (150 GB/s per direction) per pair; no NVSwitch.
       {"gh200_quad", "HPE Cray EX254n 4 x GH200 NVLink mesh", "", 4, 4, 4, 0, kNvlink4Port, 0,
-       Time::ns(500), 0, 0, false},
+       Time::ns(500), 0, 0, false, false, ""},
       // AMD Instinct MI300X platform brief: 8 GPUs fully connected by Infinity Fabric (no
       // switch), the MI325X's the same. Latency ~500 ns, estimate as above.
       {"xgmi_mesh", "AMD Infinity Fabric 8-GPU mesh", "", 8, 8, 8, 0, Bandwidth::gBps(64), 0,
-       Time::ns(500), 0, 0, false},
+       Time::ns(500), 0, 0, false, false, ""},
       // AMD Instinct MI355X datasheet: the same 8-GPU full mesh at 76.8 GB/s per link and
       // direction (153.6 GB/s bidirectional).
       {"xgmi_mesh_mi355x", "AMD Infinity Fabric 8-GPU mesh (MI355X UBB)", "", 8, 8, 8, 0,
-       Bandwidth::gBps(76.8), 0, Time::ns(500), 0, 0, false},
+       Bandwidth::gBps(76.8), 0, Time::ns(500), 0, 0, false, false, ""},
   };
   return table;
 }

@@ -18,6 +18,20 @@ void add_line(Inventory& inv, std::string item, std::string category, std::strin
       {std::move(item), std::move(category), std::move(tier), count, power_w, price_usd});
 }
 
+// "included in <the GPU whose board carries the chips> (<basis>)", or the catalog's note.
+std::string scale_up_price_note(const ScaleUpSpec& s,
+                                const std::map<std::uint16_t, std::uint64_t>& gpus) {
+  if (!s.chips_in_gpu_price) return s.price_note;
+  std::string gpu = "the GPUs' price";
+  for (const auto& [model, count] : gpus) {
+    if (gpu_catalog()[model].default_scale_up == s.name) {
+      gpu = gpu_catalog()[model].display;
+      break;
+    }
+  }
+  return "included in " + gpu + " (" + s.price_note + ")";
+}
+
 }  // namespace
 
 void BomTally::add_gpus(std::uint16_t model, std::uint64_t count) {
@@ -73,6 +87,7 @@ void BomTally::finish(Inventory& inv) const {
     if (chips != 0) {
       add_line(inv, s.switch_chip + " chip (" + s.display + ")", "switch", "scale_up", chips,
                s.chip_power_w, s.chip_price_usd);
+      inv.lines.back().price_note = scale_up_price_note(s, gpus_);
     }
     TierFigures tier;
     tier.tier = "scale_up";

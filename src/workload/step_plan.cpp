@@ -85,8 +85,9 @@ double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double 
   return tokens * (replicated / (sp ? t : 1.0) + sharded / t);
 }
 
+// In GiB, as `train` prints memory and as GPU memory is sold (an "80 GB" H100 holds 80 GiB).
 std::string gb(double bytes) {
-  return fmt::format("{:.1f} GB", bytes / 1e9);
+  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
 }  // namespace

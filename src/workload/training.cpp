@@ -89,7 +89,7 @@ std::vector<std::uint32_t> traced_ranks(const TrainConfig& c) {
 class Simulation {
  public:
   Simulation(const Topology& topo, const TrainConfig& c, const StepPlan& plan, bool full,
-             EngineFactory engines, bool nccl, bool fast_forward)
+             EngineFactory engines, bool nccl, bool fast_forward, ProgressHook* progress)
       : topo_(topo),
         c_(c),
         p_(c.par),
@@ -97,7 +97,8 @@ class Simulation {
         full_(full),
         engines_(std::move(engines)),
         nccl_(nccl),
-        fast_forward_(fast_forward) {}
+        fast_forward_(fast_forward),
+        progress_(progress) {}
 
   /// `cacheable`: `topo` lives as long as the simulation and is the same in every trial (the
   /// cluster itself, or its faulted copy without link jitter), so results on it can be reused.
@@ -145,6 +146,7 @@ class Simulation {
   EngineFactory engines_;
   bool nccl_;  // collectives as NCCL runs them
   bool fast_forward_;
+  ProgressHook* progress_;  // null: no reports
   // Across trials on a cacheable topology: collective durations, and the outcome of a
   // replica whose ranks drew the same slowdown factors and no per-kernel jitter (a replica
   // without stragglers is the same in every trial).
@@ -353,7 +355,9 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
 
   if (full_) {
     StepPrograms programs = build_step_programs(c_, plan, o);
+    engine->set_progress(progress_);
     RunResult result = runner.run(*programs.programs, programs.global_rank, true, trace);
+    engine->set_progress(nullptr);
     collect(programs, result, trace, 0);
     for (std::uint32_t g = 0; g < world; ++g) trial.finish[g] = times[g].engine_finish;
   } else {
@@ -364,6 +368,7 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
     const std::vector<std::uint32_t> traced =
         trace ? traced_ranks(c_) : std::vector<std::uint32_t>{};
     for (std::uint32_t j = 0; j < replicas; ++j) {
+      if (progress_) progress_->fraction(static_cast<double>(j) / replicas);
       const bool keep =
           trace && (j == 0 || std::any_of(traced.begin(), traced.end(), [&](std::uint32_t g) {
                       return (g / p_.tp) % p_.replicas() == j;
@@ -385,8 +390,13 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
       }
       o.replica = j;
       StepPrograms programs = build_step_programs(c_, plan, o);
+      // A replica's run is its share of the step's progress (the replicas take alike).
+      ScaledProgress share(progress_, static_cast<double>(j) / replicas,
+                           static_cast<double>(j + 1) / replicas);
+      if (progress_) engine->set_progress(&share);
       RunResult result =
           runner.run(*programs.programs, programs.global_rank, true, trace && j == 0);
+      engine->set_progress(nullptr);
       if (reusable) {
         ReplicaOutcome out;
         for (const auto& globals : programs.represented) {
@@ -562,7 +572,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
   const bool full = c.expansion == Expansion::Full ||
                     (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
-                 options.nccl, options.fast_forward);
+                 options.nccl, options.fast_forward, options.progress);
   r.model = c.model.name;
   r.engine = c.engine;
   r.expansion = full ? "full" : "reduced";

@@ -271,6 +271,18 @@ lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
 # + 2,048 DR4 x $900 + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 2.8672 + 1.8432 + 0.1536 M.
 lockstep_good(topo.cost_as_money "^approximate cost +\\$41\\.47M$"
   topo --builder fat_tree --gpus 1024 --tiers 3)
+# NVSwitch chips (4 per HGX H100 node, 8 nodes: 32) sit on the HGX baseboard the GPU price pays
+# for: "included", with the note below the table; in CSV a price_note row.
+lockstep_good(topo.nvswitch_included
+  "^switch +scale_up +NVSwitch gen3 chip .* 32 +100\\.0 +included +3\\.2 +included$"
+  topo --builder rail_optimized --gpus 64)
+lockstep_good(topo.nvswitch_included_csv
+  "^switch\\.scale_up\\.NVSwitch gen3 chip .*price_note,\"included in NVIDIA H100 SXM5 80GB \\(on the HGX baseboard"
+  topo --builder rail_optimized --gpus 64 --format csv)
+# auto: 1,024 hosts / 32 per leaf = 32 leaves, one pod of 32: no core, and the design says so.
+lockstep_good(topo.fat_tree_auto_says_its_tiers
+  "^design: fat_tree: 128 nodes x 8 h100 GPUs, 2 tiers \\(one pod, no core; tiers: 3 adds one\\)"
+  topo --builder fat_tree --gpus 1024)
 # tiers 2: a leaf-spine of 32 leaves x 32 uplinks over 32 x 32 / 64 = 16 spines, full.
 lockstep_good(topo.fat_tree_forced_2_tiers "^spine +16 +1024 +0 "
   topo --builder fat_tree --gpus 1024 --tiers 2)
@@ -283,6 +295,13 @@ lockstep_bad_flags(fat_tree_3_tiers_one_leaf
   topo --builder fat_tree --gpus 8 --tiers 3)
 lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need at least 2 pods of whole SUs"
   topo --builder rail_optimized --nodes 32 --tiers 3)
+
+# Memory in GiB, as train prints it: the catalog's H100 has Bytes::gib(80) = 80.0 GiB (it read
+# "85.9 GB" for an 80 GB GPU).
+lockstep_bad_flags(train_memory_in_gib
+  "^lockstep: error: memory: llama3-405b needs [0-9.]+ GiB per GPU \\(weights [0-9.]+ GiB,.* but the GPU has 80\\.0 GiB: [0-9.]+ GiB over"
+  train --system hgx-h100 --nodes 2048 --model llama3-405b --tp 8 --pp 16 --dp 128
+  --global-batch 2048)
 
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
 # GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
@@ -311,6 +330,19 @@ add_test(NAME cli.train.progress_on_terminal
 add_test(NAME cli.collective.progress_on_terminal
          COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_on_terminal.sh $<TARGET_FILE:lockstep> collective
                  --system hgx-h100 --nodes 2 --engine flow --max-bytes 1MiB)
+# Inside one simulation: the packet engine reports its ops done (a 16 MiB all-reduce on 2 nodes
+# passes 4,096 events, so the first poll draws "0/1" with an ETA); train reports its replicas
+# (trial 1 of 2 with 2 replicas: 1.5 of 3 steps = 50%); piped: stderr empty, the same stdout.
+add_test(NAME cli.collective.progress_within_run
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_within_run.sh $<TARGET_FILE:lockstep>
+                 " 0/1  ETA [0-9]" collective --system hgx-h100 --nodes 2 --engine packet
+                 --min-bytes 16MiB --max-bytes 16MiB)
+add_test(NAME cli.train.progress_within_run
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/progress_within_run.sh $<TARGET_FILE:lockstep>
+                 " 50%  1/3  ETA" train --system hgx-h100 --nodes 2
+                 --model preset=llama3-8b,layers=2 --tp 8 --dp 2 --global-batch 8
+                 --expansion reduced --trials 2 --jitter lognormal:0.05)
 set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_terminal
+                     cli.collective.progress_within_run cli.train.progress_within_run
                      PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/nccl_tests.cmake)

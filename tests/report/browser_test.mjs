@@ -112,6 +112,11 @@ try {
     if (seen.injected !== undefined) fail(`a script from the scenario ran: ${seen.injected}`);
     if (seen.elements) fail(`${seen.elements} elements from the scenario's text were created`);
   }
+  // Issue 23: a part another line pays for (an HGX board's NVSwitch chips come with its GPUs)
+  // reads "included in ...", never $0, in every variant's bill of materials.
+  const bomRows = await page.evaluate(() => [...document.querySelectorAll("#bom-tables tr")]
+    .map((tr) => [...tr.children].map((td) => td.textContent)));
+  for (const row of bomRows) if (row[4] === "$0") fail(`bill of materials: ${row[0]} is priced $0`);
   // Issue 23: charts that cannot hide a line, a heat map over the whole step, a why-section.
   const seen = await page.evaluate(() => {
     const out = { lines: [], heatmaps: [], why: document.getElementById("why-text")?.innerText || "" };

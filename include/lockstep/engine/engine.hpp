@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockstep/collective/program.hpp"
+#include "lockstep/core/progress_hook.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/telemetry/link_counters.hpp"
 #include "lockstep/topology/graph.hpp"
@@ -98,6 +99,10 @@ class Engine {
   /// The flow and packet engines sample the busiest links' utilisation every `period` in the
   /// runs that follow, into link_counters().series, whatever the runs' options say (zero: off).
   void sample_links(Time period) { sample_links_ = period; }
+  /// Where later run()s report the share of their ops done (core/progress_hook.hpp); not owned,
+  /// null (the default) reports nothing. The flow and packet engines report; the analytical
+  /// engine is done before a bar would show.
+  void set_progress(ProgressHook* hook) { progress_ = hook; }
 
  protected:
   /// The input with the link series on at the sample_links() period, where one was set.
@@ -121,6 +126,7 @@ class Engine {
   }
   LinkCounters counters_;
   Time sample_links_ = Time::zero();
+  ProgressHook* progress_ = nullptr;
 };
 
 }  // namespace lockstep

@@ -16,6 +16,7 @@
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/config/arg_node.hpp"
+#include "lockstep/core/progress_hook.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/telemetry/link_counters.hpp"
@@ -80,10 +81,12 @@ struct CollectiveSweep {
 /// NCCL's base latency. InputError for link faults without a topology, for a late rank outside
 /// the communicator, for a size larger than one GPU's memory, and for a time past Time's range
 /// (docs/units.md): the latter two at the size's field.
-/// `on_row`, when given, is called after each row with (rows done, rows in the sweep).
+/// `on_row`, when given, is called after each row with (rows done, rows in the sweep);
+/// `progress`, when given, hears the engine's share of a row's ops done while it runs.
 std::vector<CollectiveRow> run_collective_sweep(
     const CollectiveSweep& sweep, const NcclCluster& cluster, const Topology* topology = nullptr,
-    const std::function<void(std::size_t done, std::size_t total)>& on_row = {});
+    const std::function<void(std::size_t done, std::size_t total)>& on_row = {},
+    ProgressHook* progress = nullptr);
 
 /// run_collective_sweep's checks of its input, without running anything (for a caller that
 /// validates a whole scenario first): the engine's topology, fault ranks and links, sizes

@@ -106,6 +106,10 @@ struct ScaleUpSpec {
   double chip_power_w;
   double chip_price_usd;
   bool nvls;  // NVLink SHARP (in-switch reduction)
+  // The chips come with the GPUs (an HGX baseboard's NVSwitches): priced 0 here because the
+  // GPU's price covers them, and the bill of materials says "included in <GPU>".
+  bool chips_in_gpu_price;
+  std::string price_note;  // the chip price's basis as the bill of materials shows it
   /// Switch chips for a domain of `gpus` GPUs with `links_per_gpu` NVLinks each.
   std::uint64_t chips_for(std::uint64_t gpus, std::uint32_t links_per_gpu) const;
 };

@@ -17,6 +17,10 @@ struct InventoryLine {
   std::uint64_t count = 0;
   double unit_power_w = 0;
   double unit_price_usd = 0;
+  // Where the price comes from when it is not a catalog price of the item's own: "included in
+  // NVIDIA H100 SXM5 80GB (on the HGX baseboard, ...)" for a part priced 0 because another line
+  // pays for it, "estimate: ..." for an unpublished price; empty otherwise.
+  std::string price_note;
 };
 
 struct TierFigures {

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "lockstep/core/progress_hook.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/topology/graph.hpp"
 #include "lockstep/workload/step_plan.hpp"
@@ -128,6 +129,9 @@ struct SimulateOptions {
   // Called with (0, total) before the noise-free step and (k, total) after each of the `total`
   // simulations (the baseline, then every noisy trial): a progress bar's steps.
   std::function<void(std::uint32_t done, std::uint32_t total)> on_step;
+  // Hears the share of the simulation under way done (replicas and the engine's ops; not
+  // owned): a progress bar inside one long step. Null: nothing is polled.
+  ProgressHook* progress = nullptr;
 };
 
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws

@@ -141,7 +141,7 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
     if (classes.turns() > 1 && classes.period() == skip_rotations_of) continue;
     ++stats_.attempts;
     flow_detail::Simulation sim(input, config, paths, classes);
-    std::optional<RunResult> result = sim.run();
+    std::optional<RunResult> result = sim.run(progress_);
     if (!result) {
       // Some members of a class are distinguishable: try finer classes.
       if (sim.asymmetry() == flow_detail::Asymmetry::Overload && classes.turns() > 1)

@@ -89,7 +89,16 @@ bool Simulation::solve() {
   return !gave_up();
 }
 
-std::optional<RunResult> Simulation::run() {
+double Simulation::ops_done_share() const {
+  std::uint64_t done = 0, total = 0;
+  for (Rank r = 0; r < ranks_.count(); ++r) {
+    done += ranks_.cursor(r).base;
+    total += ranks_.cursor(r).num_ops;
+  }
+  return total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+}
+
+std::optional<RunResult> Simulation::run(ProgressHook* progress) {
   // An asymmetry ends the attempt where it is found (the state is then of no use).
   for (Rank r = 0; r < ranks_.count(); ++r) {
     ranks_.advance(r);
@@ -98,8 +107,10 @@ std::optional<RunResult> Simulation::run() {
   if (!solve()) return std::nullopt;
   // With events of now queued (the initial load's, or flows the last solve finished at once)
   // the next instant is now again.
+  std::uint64_t instants = 0;
   while (!events_.empty()) {
     if (events_.only_infinite_left()) return result();
+    if (progress && ++instants % kProgressPoll == 0) progress->fraction(ops_done_share());
     const bool instant_run = events_.run_instant([this](const Event& e) {
       dispatch(e);
       return !gave_up();

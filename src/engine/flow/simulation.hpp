@@ -48,7 +48,8 @@ class Simulation final : public LinkLoadView {
   Simulation(const EngineInput& input, const FlowEngineConfig& config, PathCache& paths,
              const ClassMap& classes);
   // The result, or nothing when the classes turned out not to hold (asymmetry() says why).
-  std::optional<RunResult> run();
+  // `progress`, when set, hears the share of the simulated ranks' ops done now and then.
+  std::optional<RunResult> run(ProgressHook* progress = nullptr);
   Asymmetry asymmetry() const { return asymmetry_; }
   // The load adaptive routing sees on a link: the flows crossing it.
   double load(DirLinkId link) const override { return solver_.weight(link); }
@@ -65,6 +66,7 @@ class Simulation final : public LinkLoadView {
   // Solves the rates; false when that found an asymmetry.
   bool solve();
   RunResult result();
+  double ops_done_share() const;
 
   const EngineInput& in_;
   const FlowEngineConfig& config_;

@@ -89,7 +89,7 @@ RunResult PacketEngine::run(const EngineInput& given) {
                                                            : Time::zero();
   stats_.link_series.reset(input.topology->num_directed_links(), period);
   packet::Simulator sim(config_, input, stats_);
-  sim.run();
+  sim.run(progress_);
   RunResult result = sim.result();
   counters_ = stats_.links;
   counters_.bytes = result.link_bytes;

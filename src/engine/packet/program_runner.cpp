@@ -60,6 +60,7 @@ void ProgramRunner::init(Simulator& sim, const EngineInput& input) {
   for (Rank r = 0; r < n; ++r) {
     RankState& rs = ranks_[r];
     rs.num_ops = programs_->num_ops(r);
+    ops_total_ += rs.num_ops;
     rs.pending.assign(rs.num_ops, 0);
     ordinals_[r].assign(rs.num_ops, kNil);
     std::unordered_map<std::uint32_t, std::uint32_t> net_ordinal;  // per group, for this rank
@@ -255,6 +256,7 @@ void ProgramRunner::finish_op(Rank r, OpIndex i, std::int64_t now) {
   if (record_ops_) op_times_[r][i].end = Time::ps(now);
   rs.pending[i] = kDone;
   ++rs.done;
+  ++ops_done_;
   rs.finish = std::max(rs.finish, now);
   for (std::uint32_t k = rs.dep_offset[i]; k < rs.dep_offset[i + 1]; ++k) {
     const OpIndex j = rs.dependents[k];

@@ -32,6 +32,10 @@ class ProgramRunner {
   /// The transfer's last packet arrived at `now`; `network`: it crossed the fabric.
   void transfer_done(std::uint32_t transfer, std::int64_t now, bool network);
   bool all_done() const { return ranks_done_ == ranks_.size(); }
+  /// The share of every rank's ops finished (a progress report's figure).
+  double ops_done_share() const {
+    return ops_total_ == 0 ? 1.0 : static_cast<double>(ops_done_) / static_cast<double>(ops_total_);
+  }
   void fill_result(RunResult& out) const;
   std::string describe_stuck() const;
   const Transfer& transfer(std::uint32_t id) const { return transfers_[id]; }
@@ -64,6 +68,7 @@ class ProgramRunner {
   std::vector<RankState> ranks_;
   std::vector<Rank> dirty_;  // ranks with ready ops
   std::size_t ranks_done_ = 0;
+  std::uint64_t ops_done_ = 0, ops_total_ = 0;
   std::unordered_map<std::uint64_t, Channel> channels_;
   std::vector<std::vector<std::uint32_t>> ordinals_;  // per rank and op: index in its channel
   std::vector<Transfer> transfers_;

@@ -443,7 +443,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   try_transmit(out);
 }
 
-void Simulator::run() {
+void Simulator::run(ProgressHook* progress) {
   programs_.start_ready_ops(now_);
   while (!events_.empty() && !stopped_) {
     stats_.peak_pending_events =
@@ -456,6 +456,8 @@ void Simulator::run() {
     }
     now_ = e.time;
     ++stats_.events;
+    if (progress && stats_.events % kProgressPoll == 0)
+      progress->fraction(programs_.ops_done_share());
     // The run is bound by cache misses on packets and links scattered over large arrays: start
     // loading what the next event will touch while this one is handled.
     if (const Event* next = events_.peek()) {

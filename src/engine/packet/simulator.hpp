@@ -242,7 +242,8 @@ class CreditReturns {
 class Simulator {
  public:
   Simulator(const PacketConfig& config, const EngineInput& input, PacketStats& stats);
-  void run();
+  /// `progress`, when set, hears the share of the programs' ops done now and then.
+  void run(ProgressHook* progress = nullptr);
   RunResult result();
 
   // Called by the program layer.

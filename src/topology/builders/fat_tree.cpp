@@ -81,8 +81,14 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
           hosts));
     }
   }
-  d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {} pods, {} radix {}", d.nodes,
-                         d.layout.gpus_per_node, d.hw.gpu->name, pods, d.hw.sw->name, d.hw.radix);
+  // The tiers built, said in the design line: auto on one pod has no core (it builds 2 tiers,
+  // which a user asking for a fat tree would not guess; issue 23).
+  const bool core = d.shape.tiers == 3 && pods > 1;
+  const std::string shape = d.shape.tiers == 2 ? std::string("2 tiers (leaf-spine)")
+                            : core             ? fmt::format("3 tiers ({} pods)", pods)
+                                   : std::string("2 tiers (one pod, no core; tiers: 3 adds one)");
+  d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {}, {} radix {}", d.nodes,
+                         d.layout.gpus_per_node, d.hw.gpu->name, shape, d.hw.sw->name, d.hw.radix);
   return build_clos(args, d, options);
 }
 

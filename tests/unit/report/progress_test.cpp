@@ -26,13 +26,23 @@ TEST(Progress, ClampsOverrunAndZeroTotal) {
   EXPECT_EQ(render_progress(0, 0, 0.0, "", 2), "[--]   0%  0/1  ETA --:--  ");
 }
 
+TEST(Progress, WithinAStep) {
+  // 1 whole step of 3 done and half of the second: 1.5 / 3 = 50%, 2 of 4 cells; 15 s for 1.5
+  // steps, 1.5 left -> ETA 0:15; the count still shows whole steps.
+  EXPECT_EQ(render_progress_within(1, 0.5, 3, 15.0, "x", 4), "[##--]  50%  1/3  ETA 0:15  x");
+  // Nothing done but a tenth of the first step in 2 s: 0.9 steps left -> 18 s.
+  EXPECT_EQ(render_progress_within(0, 0.1, 1, 2.0, "", 10), "[#---------]  10%  0/1  ETA 0:18  ");
+}
+
 TEST(Progress, DisabledBarWritesNothing) {
   ::testing::internal::CaptureStderr();
   {
     Progress p(false, 3);
     p.begin("a");
+    p.fraction(0.5);
     p.advance();
     p.finish();
+    EXPECT_EQ(p.hook(), nullptr);  // engines poll nothing
   }
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }

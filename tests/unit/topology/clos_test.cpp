@@ -1,6 +1,8 @@
 // Clos builders (fat_tree, leaf_spine, single_switch): counts derived by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "lockstep/core/error.hpp"
 #include "topology_test_util.hpp"
 
@@ -161,6 +163,102 @@ TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   EXPECT_TRUE(says_why);
   // 64 GPUs fit: 8 nodes x 8 NICs on 64 ports.
   EXPECT_TRUE(build({{"builder", "single_switch"}, {"gpus", "64"}}).inventory.feasible);
+}
+
+// Every switch line of a tier, with its tier's free ports.
+std::uint64_t bom_switches(const Inventory& inv, const std::string& tier) {
+  std::uint64_t n = 0;
+  for (const auto& l : inv.lines)
+    if (l.category == "switch" && l.tier == tier) n += l.count;
+  return n;
+}
+
+TEST(FatTree, ForcedThreeTiersCountedByHand) {
+  // 64 single-GPU hosts on 16-port switches: a leaf takes 8 hosts and 8 uplinks, so 8 leaves,
+  // which one pod of k / 2 = 8 leaves holds (two tiers would do). tiers 3 splits them into 2
+  // pods of 4 leaves; each pod has 8 spines (one per leaf uplink) of 4 down + 4 up, 8 of 16 ports
+  // free; 8 core planes (one per spine position) of ceil(2 pods x 4 / 16) = 1 core using 2 x 4 =
+  // 8 ports, 8 free. Leaves 8 x 16 used, 0 free; spines 16 x 8 used, 128 free; cores 8 x 8 used,
+  // 64 free. Links: 64 host + 8 x 8 leaf-spine + 16 x 4 spine-core = 192 cables.
+  const test::Kv design = {{"builder", "fat_tree"}, kHost[0],        kHost[1],
+                           {"gpus", "64"},          {"radix", "16"}, {"tiers", "3"}};
+  const BuildResult r = build(design);
+  const Inventory& inv = r.inventory;
+  ASSERT_TRUE(inv.feasible);
+  const std::tuple<const char*, std::uint64_t, std::uint64_t, std::uint64_t> want[] = {
+      {"leaf", 8, 128, 0}, {"spine", 16, 128, 128}, {"core", 8, 64, 64}};
+  for (const auto& [tier, switches, used, free] : want) {
+    const TierFigures* t = test::tier_of(inv, tier);
+    ASSERT_NE(t, nullptr) << tier;
+    EXPECT_EQ(t->switches, switches) << tier;
+    EXPECT_EQ(t->ports_used, used) << tier;
+    EXPECT_EQ(t->ports_free, free) << tier;
+    EXPECT_EQ(bom_switches(inv, tier), switches) << tier;  // every tier is bought
+  }
+  EXPECT_EQ(inv.cables, 192u);
+  EXPECT_EQ(inv.diameter_switch_hops, 4u);
+  // The built graph counts the same (the closed form is what larger designs get).
+  const Inventory closed = build(design, false).inventory;
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(closed.cables, 192u);
+  for (const auto& [tier, switches, used, free] : want) {
+    EXPECT_EQ(test::tier_of(closed, tier)->switches, switches) << tier;
+    EXPECT_EQ(test::tier_of(closed, tier)->ports_free, free) << tier;
+  }
+  // Two tiers of 16-port switches hold at most 16 leaves x 8 hosts = 128: 256 are refused with
+  // that reason; a single pod cannot be split (8 hosts on one leaf).
+  const Inventory big = build({{"builder", "fat_tree"},
+                               kHost[0],
+                               kHost[1],
+                               {"gpus", "256"},
+                               {"radix", "16"},
+                               {"tiers", "2"}},
+                              false)
+                            .inventory;
+  EXPECT_FALSE(big.feasible);
+  ASSERT_FALSE(big.problems.empty());
+  EXPECT_EQ(big.problems[0],
+            "2 tiers of 16-port switches hold at most 128 hosts (16 leaves x 8 hosts); 256 "
+            "requested: use tiers: 3");
+  EXPECT_THROW(build({{"builder", "fat_tree"},
+                      kHost[0],
+                      kHost[1],
+                      {"gpus", "8"},
+                      {"radix", "16"},
+                      {"tiers", "3"}}),
+               InputError);
+}
+
+const InventoryLine* scale_up_line(const Inventory& inv) {
+  for (const auto& l : inv.lines)
+    if (l.tier == "scale_up") return &l;
+  return nullptr;
+}
+
+TEST(FatTree, NvSwitchChipsComeWithTheHgxGpusAndNvl72ChipsAreAnEstimate) {
+  // 16 HGX H100 nodes: 4 NVSwitch gen3 chips each = 64 chips on the HGX baseboards, which the
+  // H100's per-GPU price pays for: $0 on their own line, named as included in the GPU.
+  const Inventory hgx = build({{"builder", "fat_tree"}, {"gpus", "128"}}, false).inventory;
+  const InventoryLine* chips = scale_up_line(hgx);
+  ASSERT_NE(chips, nullptr);
+  EXPECT_EQ(chips->count, 64u);
+  EXPECT_EQ(chips->unit_price_usd, 0.0);
+  EXPECT_EQ(chips->price_note,
+            "included in NVIDIA H100 SXM5 80GB (on the HGX baseboard, sold with its 8 GPUs: "
+            "NVIDIA HGX H100 datasheet)");
+  for (const auto& l : hgx.lines) {
+    if (&l != chips) {
+      EXPECT_EQ(l.price_note, "") << l.item;  // catalog prices of their own
+    }
+  }
+  // GB200 NVL72, 2 racks of 18 chips: priced at the catalog's estimate, which says so.
+  const Inventory nvl =
+      build({{"builder", "fat_tree"}, {"gpu", "gb200"}, {"gpus", "144"}}, false).inventory;
+  chips = scale_up_line(nvl);
+  ASSERT_NE(chips, nullptr);
+  EXPECT_EQ(chips->count, 36u);
+  EXPECT_EQ(chips->unit_price_usd, 10'000.0);
+  EXPECT_EQ(chips->price_note.rfind("estimate: ", 0), 0u) << chips->price_note;
 }
 
 // A counted graph and the closed-form tally of the same design must agree line for line.
