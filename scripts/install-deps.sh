@@ -5,7 +5,7 @@
 #   --bench  adds GNU time, with which scripts/bench.sh reads CPU time and peak memory
 set -euo pipefail
 packages=(cmake ninja-build g++ libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format protobuf-compiler libprotobuf-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # clang-14's sanitizer runtimes are only a recommend (of libclang-common-14-dev), and
   # recommends are not installed below.
