@@ -9,6 +9,7 @@
 
 #include "cluster_options.hpp"
 #include "command.hpp"
+#include "lockstep/chakra/export.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/report/json.hpp"
@@ -35,6 +36,7 @@ struct TrainFlags {
   std::string format = "text";
   bool force = false;
   bool quiet = false;
+  std::string chakra_out;  // a directory for the step as Chakra traces
   MemoryFlags memory;
 };
 
@@ -168,6 +170,11 @@ void run(const TrainFlags& f) {
   } else {
     fmt::print("{}", report::format_training_text(result, config));
   }
+  if (!f.chakra_out.empty()) {
+    // The noise-free step, every rank, as ASTRA-sim reads it (docs/chakra.md "Export").
+    chakra::write_traces(chakra::export_training(*topo, config), f.chakra_out, "step");
+    if (f.format != "json") fmt::print("chakra traces      {}/step.<rank>.et\n", f.chakra_out);
+  }
   if (trace_out) {
     trace_out->add(trace_path.filename().string(), report::training_trace_json(result));
     trace_out->commit();
@@ -198,6 +205,8 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
+  cmd->add_option("--chakra-out", f->chakra_out,
+                  "write the noise-free step as Chakra traces DIR/step.<rank>.et (docs/chakra.md)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <regex>
 #include <stdexcept>
 
 #include "lockstep/core/error.hpp"
@@ -96,10 +97,19 @@ std::vector<RankTrace> export_training(const Topology& topology, const TrainConf
 
 void write_traces(const std::vector<RankTrace>& traces, const std::filesystem::path& dir,
                   const std::string& prefix) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw InputError("", fmt::format("{}: cannot be created ({})", dir.string(), ec.message()));
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec)) {
+    throw InputError("", fmt::format("{}: cannot be created as a directory", dir.string()));
+  }
+  // A previous export of more ranks would leave files a reader takes for ranks of this one.
+  const std::regex mine(R"(\.\d+\.et)");
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && std::regex_match(name.substr(prefix.size()), mine))
+      fs::remove(entry.path(), ec);
+  }
   for (const RankTrace& t : traces) write_trace_file(t, dir, prefix);
 }
 

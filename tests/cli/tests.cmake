@@ -166,6 +166,7 @@ add_test(NAME cli.topo.emit_roundtrip.torus
 set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.rail_optimized
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
+include(${LOCKSTEP_CLI_DIR}/chakra.cmake)
 include(${LOCKSTEP_CLI_DIR}/malformed.cmake)
 include(${LOCKSTEP_CLI_DIR}/output.cmake)
 
