@@ -111,6 +111,9 @@ Node convert(const pb::Node& n, const std::string& file) {
         out.has_duration = true;
         out.duration = Time::ps(v);
       }
+      if (!out.duration.is_finite()) {
+        fail(file, fmt::format("{}: duration past lockstep's time range ({})", where, kTimeRange));
+      }
       if (const auto* a = attrs.find("num_ops")) {
         std::int64_t ops = 0;
         if (integer_of(*a, ops) && ops >= 0) {
@@ -277,14 +280,17 @@ std::vector<std::filesystem::path> trace_files(const std::string& prefix_or_dir)
 }
 
 RankTrace read_trace_file(const std::filesystem::path& path, std::uint32_t rank) {
-  RankTrace trace;
-  trace.rank = rank;
-  trace.file = path.string();
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(trace.file, "cannot be read");
+  if (!in) fail(path.string(), "cannot be read");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  const std::string data = buffer.str();
+  return read_trace_bytes(buffer.str(), path.string(), rank);
+}
+
+RankTrace read_trace_bytes(const std::string& data, const std::string& file, std::uint32_t rank) {
+  RankTrace trace;
+  trace.rank = rank;
+  trace.file = file;
   std::size_t pos = 0;
   bool metadata = true;
   std::size_t index = 0;

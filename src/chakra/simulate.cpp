@@ -364,17 +364,23 @@ TraceResult run_traces(const std::vector<RankTrace>& traces, const Topology& top
   std::vector<Activity> activity(ranks);
   result.rank_finish.assign(ranks, Time::zero());
 
-  auto compute_time = [&](const Node& n) {
+  auto compute_time = [&](std::uint32_t r, const Node& n) {
     if (n.has_duration) return n.duration;
-    if (n.flops > 0) return Time::from_ps(n.flops / peak * 1e12);
-    return Time::zero();
+    if (n.flops <= 0) return Time::zero();
+    const Time t = Time::from_ps(n.flops / peak * 1e12);
+    if (!t.is_finite()) {
+      fail(traces[r], n,
+           fmt::format("{:g} FLOPs at {:g} TFLOP/s are past lockstep's time range ({})", n.flops,
+                       peak / 1e12, kTimeRange));
+    }
+    return t;
   };
   auto start_compute = [&](std::uint32_t r, Time now) {
     if (gpu_busy[r] || gpu_queue[r].empty()) return;
     const std::uint32_t i = std::get<2>(gpu_queue[r].top());
     gpu_queue[r].pop();
     gpu_busy[r] = 1;
-    const Time end = now + compute_time(traces[r].nodes[i]);
+    const Time end = now + compute_time(r, traces[r].nodes[i]);
     activity[r].compute.emplace_back(now, end);
     events.push({end, seq++, r, i});
   };
@@ -452,6 +458,10 @@ TraceResult run_traces(const std::vector<RankTrace>& traces, const Topology& top
     throw InputError("", "the trace deadlocks: collectives or transfers wait for each other");
   }
   for (Time t : result.rank_finish) result.step = std::max(result.step, t);
+  if (!result.step.is_finite()) {
+    throw InputError(
+        "", fmt::format("the trace's step is past lockstep's time range ({})", kTimeRange));
+  }
 
   std::map<std::string, Time> comm;
   const auto n = static_cast<std::int64_t>(ranks);

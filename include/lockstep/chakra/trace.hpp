@@ -64,6 +64,8 @@ std::vector<std::filesystem::path> trace_files(const std::string& prefix_or_dir)
 /// Reads one rank's file. InputError "<file>: ..." for a truncated varint or message, a message
 /// that does not parse, or a node of a kind lockstep prices with missing attributes.
 RankTrace read_trace_file(const std::filesystem::path& file, std::uint32_t rank);
+/// The same for a file's contents (`file` names it in messages).
+RankTrace read_trace_bytes(const std::string& data, const std::string& file, std::uint32_t rank);
 std::vector<RankTrace> read_traces(const std::string& prefix_or_dir);
 /// Writes `trace` as `<dir>/<prefix>.<rank>.et` (metadata, then the nodes in order).
 std::filesystem::path write_trace_file(const RankTrace& trace, const std::filesystem::path& dir,

@@ -219,6 +219,38 @@ TEST(Chakra, BadTracesNameTheFileAndNode) {
                   (dir / "t.0.et").string() + " (node 0)");
   }
   {
+    // Rank 0 issues collective 0 then 1; rank 1's collective 0 waits for its collective 1.
+    const fs::path dir = scratch("deadlock");
+    write_rank(dir, 0, {coll(0, pb::ALL_REDUCE, 1024), coll(1, pb::ALL_REDUCE, 1024, {0})});
+    pb::Node first = coll(0, pb::ALL_REDUCE, 1024, {1});
+    write_rank(dir, 1, {first, coll(1, pb::ALL_REDUCE, 1024)});
+    EXPECT_EQ(error_of(dir, topo),
+              (dir / "t.0.et").string() + ": node 0 'nccl': deadlock: waits for " +
+                  (dir / "t.1.et").string() + " node 0 'nccl', which never becomes ready");
+  }
+  {
+    const fs::path dir = scratch("unmatched_send");
+    pb::Node send;
+    send.set_id(3);
+    send.set_name("send");
+    send.set_type(pb::COMM_SEND_NODE);
+    attr_int(send, "comm_dst", 1);
+    attr_int(send, "comm_size", 8);
+    write_rank(dir, 0, {send});
+    write_rank(dir, 1, {comp(0, 1)});
+    EXPECT_EQ(error_of(dir, topo), (dir / "t.0.et").string() +
+                                       ": node 3 'send': send has no matching receive in " +
+                                       (dir / "t.1.et").string() + " (tag 0)");
+  }
+  {
+    // 2^64 - 1 us is past Time's 2^63 ps.
+    const fs::path dir = scratch("too_long");
+    write_rank(dir, 0, {comp(0, 0xFFFFFFFFFFFFFFFFull)});
+    EXPECT_EQ(error_of(dir, topo),
+              (dir / "t.0.et").string() +
+                  ": node 0 'gemm': duration past lockstep's time range (106.75 days, 2^63 ps)");
+  }
+  {
     const fs::path dir = scratch("missing_rank");
     write_rank(dir, 0, {comp(0, 1)});
     write_rank(dir, 2, {comp(0, 1)});
