@@ -265,12 +265,16 @@ Breakdown attribute(const Activity& a, Time step, std::map<std::string, Time>& c
     int what;  // -1: compute, else the index into a.comm
     bool start;
   };
+  // Zero-length intervals take no time (and their end, sorted before their start, would leave
+  // them in flight).
   std::vector<Edge> edges;
   for (const auto& [s, e] : a.compute) {
+    if (e <= s) continue;
     edges.push_back({s, -1, true});
     edges.push_back({e, -1, false});
   }
   for (std::size_t i = 0; i < a.comm.size(); ++i) {
+    if (std::get<1>(a.comm[i]) <= std::get<0>(a.comm[i])) continue;
     edges.push_back({std::get<0>(a.comm[i]), static_cast<int>(i), true});
     edges.push_back({std::get<1>(a.comm[i]), static_cast<int>(i), false});
   }

@@ -143,6 +143,25 @@ TEST(Chakra, CollectivesWaitForTheLastMemberAndKernelsShareTheGpu) {
   EXPECT_EQ(r.mean.idle, Time::us(100));     // (200 + 0) / 2
 }
 
+// An empty all-reduce takes no time and is not left in flight: rank 0 waits 100 us for rank 1's
+// kernel (idle), both all-reduce 1 MiB (c), then rank 1 computes 50 us more while rank 0 idles.
+// Means: compute (0 + 150) / 2 = 75 us, idle (100 + 50) / 2 = 75 us, all_reduce c.
+TEST(Chakra, EmptyCollectivesTakeNoTime) {
+  const fs::path dir = scratch("empty");
+  write_rank(dir, 0, {coll(0, pb::ALL_REDUCE, 0), coll(1, pb::ALL_REDUCE, 1 << 20, {0})});
+  write_rank(dir, 1,
+             {comp(0, 100), coll(1, pb::ALL_REDUCE, 0, {0}), coll(2, pb::ALL_REDUCE, 1 << 20, {1}),
+              comp(3, 50, {2})});
+  const Topology topo = hgx(1, 2);
+  const TraceResult r = run_traces(read_traces((dir / "t").string()), topo);
+  const Time c = r.step - Time::us(150);
+  EXPECT_GT(c, Time::zero());
+  EXPECT_EQ(r.mean.compute, Time::us(75));
+  EXPECT_EQ(r.mean.idle, Time::us(75));
+  ASSERT_EQ(r.mean.comm.size(), 1u);
+  EXPECT_EQ(r.mean.comm[0].second, c);
+}
+
 // A compute node with FLOPs and no duration runs at the GPU's dense BF16 peak (H100: 989
 // TFLOP/s): 989e9 FLOPs take 1 ms; with a duration too, the measured duration wins.
 TEST(Chakra, FlopsAtThePeakWhenNoDuration) {
