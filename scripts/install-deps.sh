@@ -7,7 +7,8 @@
 set -euo pipefail
 # pybind11-dev and python3-dev: the Python module (python/, docs/python.md).
 packages=(cmake ninja-build g++ libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format pybind11-dev python3-dev)
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format pybind11-dev python3-dev
+  protobuf-compiler libprotobuf-dev)
 # `lockstep sweep` under mpirun (docs/sweeps.md): OpenMPI's library to build with, mpirun to run
 # (the test suite runs a sweep on two ranks).
 packages+=(libopenmpi-dev openmpi-bin)

@@ -9,6 +9,7 @@
 #include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/api/commands.hpp"
+#include "lockstep/chakra/export.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/training.hpp"
@@ -21,6 +22,7 @@ struct TrainFlags {
   api::TrainRequest request;
   std::string format = "text";
   bool quiet = false;
+  std::string chakra_out;  // a directory for the step as Chakra traces
   MemoryFlags memory;
 };
 
@@ -37,6 +39,12 @@ void run(TrainFlags& f) {
   } else {
     fmt::print("{}", report::format_training_text(done->result, done->config));
     if (!done->trace_path.empty()) fmt::print("trace              {}\n", done->trace_path);
+  }
+  if (!f.chakra_out.empty()) {
+    // The noise-free step, every rank, as ASTRA-sim reads it (docs/chakra.md "Export").
+    chakra::write_traces(chakra::export_training(done->topology, done->config), f.chakra_out,
+                         "step");
+    if (f.format != "json") fmt::print("chakra traces      {}/step.<rank>.et\n", f.chakra_out);
   }
 }
 
@@ -64,6 +72,8 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->request.force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
+  cmd->add_option("--chakra-out", f->chakra_out,
+                  "write the noise-free step as Chakra traces DIR/step.<rank>.et (docs/chakra.md)");
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });

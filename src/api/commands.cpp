@@ -296,6 +296,7 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
     trace_out->commit();
     run.trace_path = trace_path.string();
   }
+  run.topology = std::move(*topo);
   return run;
 }
 

@@ -555,6 +555,16 @@ double gemm_speedup(const GpuSpec& gpu, const TrainConfig& c) {
 
 }  // namespace
 
+StepPlan training_plan(const Topology& topo, const TrainConfig& config) {
+  std::vector<std::string> warnings;
+  check_topology(topo, config, warnings);
+  const GpuSpec& gpu = gpu_spec(topo.traits().gpu, "gpu");
+  const double peak = config.peak_flops > 0 ? config.peak_flops : gpu.bf16_dense_flops;
+  StepPlan plan = make_step_plan(config, peak, peak * gemm_speedup(gpu, config), &gpu);
+  check_memory(plan, config.hbm.count() ? config.hbm : gpu.hbm, config);
+  return plan;
+}
+
 TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                               const SimulateOptions& options) {
   TrainResult r;

@@ -167,6 +167,7 @@ set_tests_properties(cli.topo.emit_roundtrip.fat_tree cli.topo.emit_roundtrip.ra
                      cli.topo.emit_roundtrip.torus PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/collective.cmake OPTIONAL)
 include(${LOCKSTEP_CLI_DIR}/sweep.cmake)
+include(${LOCKSTEP_CLI_DIR}/chakra.cmake)
 include(${LOCKSTEP_CLI_DIR}/malformed.cmake)
 include(${LOCKSTEP_CLI_DIR}/output.cmake)
 

@@ -15,7 +15,8 @@ set(fuzz_targets
     units:lockstep_core
     noise_faults:lockstep_workload
     rank_list:lockstep_workload
-    job:lockstep_workload)
+    job:lockstep_workload
+    chakra:lockstep_chakra)
 foreach(entry ${fuzz_targets})
   string(REPLACE ":" ";" parts "${entry}")
   list(GET parts 0 name)

@@ -77,6 +77,7 @@ struct TrainRun {
   TrainConfig config;
   TrainResult result;
   std::string trace_path;  // the Perfetto trace written, or empty
+  Topology topology;       // the cluster it ran on (train --chakra-out exports on it)
 };
 /// Simulates the step and writes the trace the job names. Empty when the budget is a dry run.
 std::optional<TrainRun> run_train(const TrainRequest& request);

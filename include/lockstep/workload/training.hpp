@@ -144,4 +144,8 @@ TrainResult simulate_training(const Topology& topology, const TrainConfig& confi
 /// ranks and links), for a caller that validates a whole scenario before simulating any of it.
 void check_training(const Topology& topology, const TrainConfig& config);
 
+/// The step plan simulate_training makes for `config` on `topology` (its GPU's peaks, the memory
+/// check), for a caller that builds the step's programs itself (a Chakra export).
+StepPlan training_plan(const Topology& topology, const TrainConfig& config);
+
 }  // namespace lockstep
