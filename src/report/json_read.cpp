@@ -179,6 +179,7 @@ Inventory inventory_from_json(const Json& j) {
   for (const Json& l : j.at("lines")) {
     inv.lines.push_back({text(l, "item"), text(l, "category"), text(l, "tier"), count(l, "count"),
                          number(l, "unit_power_w"), number(l, "unit_price_usd")});
+    if (l.contains("price_note")) inv.lines.back().price_note = text(l, "price_note");
   }
   inv.cables = count(j, "cables");
   inv.transceivers = count(j, "transceivers");

@@ -301,7 +301,7 @@ lockstep_bad_flags(rail_3_tiers_one_su "^lockstep: error: --tiers: 3 tiers need 
 # "85.9 GB" for an 80 GB GPU).
 lockstep_bad_flags(train_memory_in_gib
   "^lockstep: error: memory: llama3-405b needs [0-9.]+ GiB per GPU \\(weights [0-9.]+ GiB,.* but the GPU has 80\\.0 GiB: [0-9.]+ GiB over"
-  train --system hgx-h100 --nodes 2048 --model llama3-405b --tp 8 --pp 16 --dp 128
+  train --system hgx-h100 --nodes 1024 --model llama3-405b --tp 8 --pp 8 --dp 128
   --global-batch 2048)
 
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12

@@ -58,6 +58,18 @@ TEST(JsonRead, LinksNullsAndSensitivityRoundTrip) {
   EXPECT_FALSE(back.sensitivity[1].iteration_time_us.has_value());
 }
 
+TEST(JsonRead, PriceNotesRoundTrip) {
+  // An HGX NVSwitch line is priced inside its GPU's price: the note travels with the line (the
+  // sweep's merged report read it back as a $0 line before).
+  Variant v = testing::sample_results().variants.at(0);
+  InventoryLine line{"NVSwitch gen3 chip", "nvswitch", "scale-up", 4, 0, 0};
+  line.price_note = "included in NVIDIA H100 SXM5 80GB";
+  v.inventory.lines.push_back(line);
+  expect_round_trip(v);
+  EXPECT_EQ(variant_from_json(variant_to_json(v)).inventory.lines.back().price_note,
+            "included in NVIDIA H100 SXM5 80GB");
+}
+
 TEST(JsonRead, ForeignRecordThrows) {
   EXPECT_THROW(variant_from_json(nlohmann::ordered_json{{"name", "x"}}), nlohmann::json::exception);
 }
