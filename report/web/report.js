@@ -174,13 +174,95 @@
   }
 
   // ---- why: the sentences lockstep generated from the numbers (report/why.cpp) ------------
+  // plus one per sweep whose fabric pushed back at its largest size (pushbackSentence).
   function why() {
     const host = document.getElementById("why-text");
-    const explained = variants.filter((v) => v.why && v.why.length);
-    if (!explained.length) return empty(host, "No training step in this scenario: nothing to explain.");
-    explained.forEach((v) => {
+    const explained = variants.map((v) => ({ v, lines: (v.why || []).concat(
+      measuredSweeps(v).map(pushbackSentence).filter(Boolean)) })).filter((x) => x.lines.length);
+    if (!explained.length) return empty(host, "No training step in this scenario and no fabric push-back: nothing to explain.");
+    explained.forEach(({ v, lines }) => {
       host.appendChild(el("h3", {}, v.name));
-      v.why.forEach((line) => host.appendChild(el("p", { class: "why" }, line)));
+      lines.forEach((line) => host.appendChild(el("p", { class: "why" }, line)));
+    });
+  }
+
+  // ---- links under load: the flow / packet engine's counters (docs/telemetry.md) ----------
+  // Each sweep of a variant whose rows carry `links` (flow and packet engines), at its largest
+  // message: the row nccl-tests users read, and the one whose busiest links the engine kept.
+  function measuredSweeps(v) {
+    return (v.collectives || []).map((s) => {
+      const rows = s.rows.filter((r) => r.links && r.links.length);
+      if (!rows.length) return null;
+      const row = rows.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+      return { sweep: s, row, label: `${fmtBytes(row.bytes)} ${s.op}` };
+    }).filter(Boolean);
+  }
+  const count = (x) => fmtNumber(x || 0, 0);
+  // One sentence when the fabric pushed back (PAUSEs, ECN marks, drops, trims, retransmissions,
+  // CNPs, credit stalls summed over every link: the row's `network`), naming the link paused
+  // longest (or, without pauses, the one with most drops, trims or marks).
+  function pushbackSentence(m) {
+    const n = m.row.network;
+    if (!n) return null;
+    const parts = [];
+    if (n.pfc_pauses > 0) parts.push(`PFC paused links ${count(n.pfc_pauses)} times for ${fmtTime(n.pfc_paused_us)} in all`);
+    if (n.drops > 0) parts.push(`${count(n.drops)} packets were dropped (${fmtBytes(n.dropped_bytes)})`);
+    if (n.trims > 0) parts.push(`${count(n.trims)} packets were trimmed`);
+    if (n.retransmissions > 0) parts.push(`${count(n.retransmissions)} retransmitted`);
+    if (n.ecn_marks > 0) parts.push(`ECN marked ${count(n.ecn_marks)} packets`);
+    if (n.cnps > 0) parts.push(`receivers sent ${count(n.cnps)} CNPs`);
+    if (n.credit_stalls > 0) parts.push(`senders waited for credits ${count(n.credit_stalls)} times`);
+    if (!parts.length) return null;
+    const score = (l) => [l.pfc_paused_us || 0, (l.drops || 0) + (l.trims || 0), l.ecn_marks || 0];
+    const worst = m.row.links.reduce((a, b) => {
+      const sa = score(a), sb = score(b);
+      for (let i = 0; i < sa.length; i++) if (sa[i] !== sb[i]) return sb[i] > sa[i] ? b : a;
+      return a;
+    });
+    const ws = score(worst);
+    let most = "";
+    if (ws[0] > 0) most = `; most on ${worst.name}: paused ${count(worst.pfc_pauses)} times for ${fmtTime(worst.pfc_paused_us)}`;
+    else if (ws[1] > 0) most = `; most on ${worst.name}: ${count(worst.drops)} drops, ${count(worst.trims)} trims`;
+    else if (ws[2] > 0) most = `; most on ${worst.name}: ${count(worst.ecn_marks)} ECN marks`;
+    if (most && worst.peak_at_us !== undefined && worst.peak_at_us !== null) {
+      most += `, its peak ${pct(worst.peak_utilisation)} at ${fmtTime(worst.peak_at_us)}`;
+    }
+    return `The fabric pushed back in the ${m.label} (${m.sweep.engine} engine): ${parts.join(", ")}${most}.`;
+  }
+  // Counter columns: left out when zero (or absent: the flow engine has no packet counters) in
+  // every row of the table.
+  const linkColumns = [
+    { h: "link", f: (l) => l.name || `link ${l.link}`, always: true, text: true },
+    { h: "collective", f: (l, m) => m.label, always: true, text: true },
+    { h: "bytes", f: (l) => fmtBytes(l.bytes), always: true },
+    { h: "utilisation", f: (l) => pct(l.utilisation), always: true },
+    { h: "peak (when)", v: (l) => l.peak_utilisation,
+      f: (l) => `${pct(l.peak_utilisation)} at ${fmtTime(l.peak_at_us)}` },
+    { h: "time ≥ 90%", v: (l) => l.above_90_us, f: (l) => fmtTime(l.above_90_us) },
+    { h: "queue p99", v: (l) => l.queue_p99_bytes, f: (l) => fmtBytes(l.queue_p99_bytes) },
+    { h: "PFC pauses", v: (l) => l.pfc_pauses, f: (l) => count(l.pfc_pauses) },
+    { h: "paused", v: (l) => l.pfc_paused_us, f: (l) => fmtTime(l.pfc_paused_us) },
+    { h: "ECN marks", v: (l) => l.ecn_marks, f: (l) => count(l.ecn_marks) },
+    { h: "drops", v: (l) => l.drops, f: (l) => count(l.drops) },
+    { h: "trims", v: (l) => l.trims, f: (l) => count(l.trims) },
+    { h: "retransmissions", v: (l) => l.retransmissions, f: (l) => count(l.retransmissions) },
+    { h: "CNPs", v: (l) => l.cnps, f: (l) => count(l.cnps) },
+    { h: "credit stalls", v: (l) => l.credit_stalls, f: (l) => count(l.credit_stalls) },
+  ];
+  function pushback() {
+    const host = document.getElementById("pushback-tables");
+    const measured = variants.map((v) => ({ v, sweeps: measuredSweeps(v) })).filter((x) => x.sweeps.length);
+    if (!measured.length) {
+      return empty(host, "No collective sweep ran on the flow or packet engine: the analytical engine has no per-link counters.");
+    }
+    measured.forEach(({ v, sweeps }) => {
+      const rows = sweeps.flatMap((m) => m.row.links.map((l) => ({ l, m })));
+      const cols = linkColumns.filter((c) => c.always || rows.some(({ l }) => c.v(l)));
+      host.appendChild(el("h3", {}, v.name));
+      const t = table(cols.map((c) => c.h), rows.map(({ l, m }) => cols.map((c) => c.f(l, m))),
+        cols.map((c, i) => (c.text ? i : -1)).filter((i) => i >= 0));
+      t.setAttribute("data-variant", v.name);
+      host.appendChild(t);
     });
   }
 
@@ -446,6 +528,7 @@
   topology();
   bom();
   busbw();
+  pushback();
   breakdown();
   jitter();
   heatmap();

@@ -163,6 +163,54 @@ try {
     const top = v.training.breakdown.reduce((a, b) => (b.time_us > a.time_us ? b : a));
     if (!seen.why.includes(`${words[top.name]} dominates`)) fail(`why-section does not name ${v.name}'s dominant part (${top.name})`);
   }
+  // Issue 23: the links-under-load table shows, per variant, the counters of results.json's
+  // largest flow / packet row, leaves out all-zero columns, and is absent (not empty) without
+  // such rows; a sweep whose fabric paused links says so in the why-section with its total.
+  const pushback = await page.evaluate(() => [...document.querySelectorAll("#pushback-tables table")].map((t) => ({
+    variant: t.getAttribute("data-variant"),
+    rows: [...t.querySelectorAll("tr")].map((tr) => [...tr.children].map((c) => c.textContent)) })));
+  const largest = (v) => (v.collectives || []).map((s) => {
+    const rows = s.rows.filter((r) => r.links && r.links.length);
+    return rows.length ? { op: s.op, row: rows.reduce((a, b) => (b.bytes > a.bytes ? b : a)) } : null;
+  }).filter(Boolean);
+  const measured = data.variants.filter((v) => largest(v).length);
+  if (pushback.length !== measured.length) fail(`links-under-load: ${pushback.length} tables for ${measured.length} variants with flow / packet rows`);
+  for (const t of pushback) if (t.rows.length < 2) fail(`links-under-load table of ${t.variant} has no rows`);
+  const counters = { "PFC pauses": "pfc_pauses", "ECN marks": "ecn_marks", drops: "drops", trims: "trims",
+    retransmissions: "retransmissions", CNPs: "cnps", "credit stalls": "credit_stalls" };
+  for (const v of measured) {
+    const t = pushback.find((x) => x.variant === v.name);
+    if (!t) continue;
+    const links = largest(v).flatMap((m) => m.row.links);
+    const header = t.rows[0];
+    if (t.rows.length - 1 !== links.length) fail(`links-under-load ${v.name}: ${t.rows.length - 1} rows, results.json has ${links.length} links`);
+    for (const [h, key] of Object.entries(counters)) {
+      const col = header.indexOf(h);
+      const any = links.some((l) => l[key]);
+      if (any !== (col >= 0)) fail(`links-under-load ${v.name}: column ${h} ${col >= 0 ? "shown" : "missing"} with ${any ? "non-zero" : "all-zero"} counts`);
+      if (col < 0) continue;
+      links.forEach((l, i) => {
+        const cell = t.rows[i + 1][col], want = (l[key] || 0).toLocaleString("en-US");
+        if (cell !== want) fail(`links-under-load ${v.name}: ${l.name} ${h} reads ${cell}, results.json ${want}`);
+      });
+    }
+    const names = t.rows.slice(1).map((r) => r[0]);
+    if (names.join("|") !== links.map((l) => l.name).join("|")) fail(`links-under-load ${v.name}: links ${names} are not results.json's`);
+    for (const m of largest(v)) {
+      const n = m.row.network;
+      if (n && n.pfc_pauses > 0 && !seen.why.includes(`PFC paused links ${n.pfc_pauses.toLocaleString("en-US")} times`)) {
+        fail(`why-section does not say ${v.name}'s ${m.op} paused links ${n.pfc_pauses} times`);
+      }
+    }
+  }
+  const expectPauses = Number(process.env.EXPECT_PAUSED_LINKS || 0);
+  if (expectPauses) {
+    const paused = pushback.flatMap((t) => {
+      const col = t.rows[0].indexOf("PFC pauses");
+      return col < 0 ? [] : t.rows.slice(1).filter((r) => r[col] !== "0");
+    });
+    if (paused.length < expectPauses) fail(`links-under-load: ${paused.length} paused links shown, expected at least ${expectPauses}`);
+  }
   await page.screenshot({ path: screenshotPath, fullPage: true });
   console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
 } catch (err) {

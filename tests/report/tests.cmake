@@ -97,3 +97,14 @@ add_test(NAME report.sweep_browser
 set_tests_properties(report.sweep_browser PROPERTIES
   FIXTURES_REQUIRED report_sweep LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart;EXPECT_VARIANTS=12")
+
+# Issue 23: a packet all-to-all on a small RoCE fabric with a low PFC Xoff (16 KiB: the 4 nodes'
+# rail traffic meets at one spine, an incast) pauses links; the report's links-under-load table
+# shows results.json's counts and the why-section says how often PFC paused.
+lockstep_report_scenario(pushback ${LOCKSTEP_REPORT_TESTS}/scenarios/packet_pushback.yaml)
+add_test(NAME report.pushback_browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/pushback/report.html ${PROJECT_BINARY_DIR}/report-pushback-screenshot.png)
+set_tests_properties(report.pushback_browser PROPERTIES
+  FIXTURES_REQUIRED report_pushback LABELS report TIMEOUT 300
+  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_PAUSED_LINKS=5")
