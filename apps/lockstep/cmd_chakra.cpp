@@ -30,6 +30,14 @@ std::string ms(Time t) {
   return fmt::format("{:.3f} ms", t.seconds() * 1e3);
 }
 
+/// "TP comm" for a parallel dimension, the collective type otherwise.
+std::string label(const std::string& kind) {
+  if (kind.size() != 2) return kind;
+  std::string up = kind;
+  for (char& c : up) c = static_cast<char>(c - 'a' + 'A');
+  return up + " comm";
+}
+
 void print_text(const chakra::TraceResult& r, const std::string& trace, const std::string& title) {
   fmt::print("# lockstep chakra: {} ({} ranks) on {}, engine {}\n", trace, r.ranks, title,
              r.engine);
@@ -39,11 +47,12 @@ void print_text(const chakra::TraceResult& r, const std::string& trace, const st
       r.compute_nodes, r.flops_timed, r.collectives, r.groups, r.transfers, r.skipped);
   fmt::print("\nstep time          {}\n", ms(r.step));
   const double step = r.step.seconds() > 0 ? r.step.seconds() : 1;
+  // train's layout: "exposed TP comm" for a dimension, the type for a group without one.
   auto line = [&](const std::string& what, Time t) {
-    fmt::print("  {:<22} {:>12}  {:5.1f}%\n", what, ms(t), 100 * t.seconds() / step);
+    fmt::print("  {:<16} {:>14}  {:5.1f}%\n", what, ms(t), 100 * t.seconds() / step);
   };
   line("compute", r.mean.compute);
-  for (const auto& [kind, t] : r.mean.comm) line("exposed " + kind, t);
+  for (const auto& [kind, t] : r.mean.comm) line("exposed " + label(kind), t);
   line("idle (waiting)", r.mean.idle);
   fmt::print("(mean per rank; exposed: in flight while the GPU computes nothing)\n");
 }
@@ -62,12 +71,14 @@ void print_json(const chakra::TraceResult& r, const std::string& trace, const st
                 {"skipped", r.skipped}};
   j["process_groups"] = r.groups;
   j["step_us"] = r.step.microseconds();
-  nlohmann::ordered_json b;
-  b["compute_us"] = r.mean.compute.microseconds();
-  nlohmann::ordered_json comm = nlohmann::ordered_json::object();
-  for (const auto& [kind, t] : r.mean.comm) comm[kind] = t.microseconds();
-  b["exposed_comm_us"] = comm;
-  b["idle_us"] = r.mean.idle.microseconds();
+  // train's breakdown records: {"name": "exposed_tp", "time_us": ...}.
+  nlohmann::ordered_json b = nlohmann::ordered_json::array();
+  auto part = [&](const std::string& name, Time t) {
+    b.push_back({{"name", name}, {"time_us", t.microseconds()}});
+  };
+  part("compute", r.mean.compute);
+  for (const auto& [kind, t] : r.mean.comm) part("exposed_" + kind, t);
+  part("idle", r.mean.idle);
   j["breakdown"] = b;
   nlohmann::ordered_json finish = nlohmann::ordered_json::array();
   for (Time t : r.rank_finish) finish.push_back(t.microseconds());

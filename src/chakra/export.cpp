@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <regex>
 #include <stdexcept>
 
@@ -22,6 +23,20 @@ struct Recorded {
   Bytes bytes;
   std::string group;
 };
+
+/// The parallel dimension of a collective of `role`, as train's breakdown counts it.
+const char* dimension(OpRole role) {
+  switch (role) {
+    case OpRole::TpComm:
+      return "tp";
+    case OpRole::EpComm:
+      return "ep";
+    case OpRole::CpComm:
+      return "cp";
+    default:  // DP buckets, ZeRO gathers and the gradient norm: train's exposed DP
+      return "dp";
+  }
+}
 
 std::string node_name(const OpTag& tag) {
   std::string name = to_string(tag.role);
@@ -53,6 +68,23 @@ std::vector<RankTrace> export_training(const Topology& topology, const TrainConf
   };
   const StepPrograms step = build_step_programs(config, plan, o);
   const ProgramSet& programs = *step.programs;
+  // Each process group named by its dimension and its order of first use in that dimension
+  // ("tp0", "tp1", "dp0"), so that a reader classes its time as train does.
+  std::vector<const char*> dims(calls.size(), "dp");
+  for (Rank r = 0; r < programs.num_ranks(); ++r) {
+    for (OpIndex i = 0; i < programs.num_ops(r); ++i) {
+      const Op op = programs.op(r, i);
+      if (op.kind == OpKind::Compute && op.src.buffer == Buffer::Scratch && op.src.offset > 0)
+        dims.at(op.src.offset - 1) = dimension(step.tags[r][i].role);
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::string> names;  // (dim, ranks) -> name
+  std::map<std::string, std::size_t> used;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    auto [it, fresh] = names.try_emplace({dims[k], calls[k].group});
+    if (fresh) it->second = fmt::format("{}{}", dims[k], used[dims[k]]++);
+    calls[k].group = it->second;
+  }
   std::vector<RankTrace> traces(programs.num_ranks());
   for (Rank r = 0; r < programs.num_ranks(); ++r) {
     const std::uint32_t global = step.global_rank[r];

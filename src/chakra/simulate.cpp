@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <queue>
@@ -25,8 +26,12 @@ constexpr std::uint32_t kNone = 0xFFFFFFFFu;
   throw InputError("", fmt::format("{}: node {} '{}': {}", t.file, n.id, n.name, what));
 }
 
+/// What a node's exposed time counts as: its group's parallel dimension when the group's name
+/// says it, a pipeline transfer as "pp", else the collective's type.
 std::string kind_of(const Node& n) {
-  return n.kind == NodeKind::Collective ? to_string(n.op) : "send_recv";
+  if (n.kind != NodeKind::Collective) return "pp";
+  const std::string dim = dimension_of(n.group);
+  return dim.empty() ? to_string(n.op) : dim;
 }
 
 /// A collective or transfer as every participant sees it: its members' (rank, node index).
@@ -314,6 +319,28 @@ Breakdown attribute(const Activity& a, Time step, std::map<std::string, Time>& c
 
 }  // namespace
 
+std::string dimension_of(const std::string& group) {
+  std::string g;
+  for (char c : group) g += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // lockstep's own export and short names: "tp0", "dp_3", "pp", "ep-1".
+  for (const char* dim : {"tp", "dp", "pp", "ep", "cp"}) {
+    if (g.rfind(dim, 0) == 0 && (g.size() == 2 || !std::isalpha(static_cast<unsigned char>(g[2]))))
+      return dim;
+  }
+  // Megatron-LM's group descriptions (parallel_state.py: TENSOR_MODEL_PARALLEL_GROUP, ...);
+  // the expert and combined groups first, as their names contain the plain ones.
+  const std::pair<const char*, const char*> words[] = {{"expert_model_parallel", "ep"},
+                                                       {"expert_data_parallel", "dp"},
+                                                       {"tensor_and", ""},
+                                                       {"context_parallel", "cp"},
+                                                       {"tensor_model_parallel", "tp"},
+                                                       {"pipeline_model_parallel", "pp"},
+                                                       {"data_parallel", "dp"}};
+  for (const auto& [word, dim] : words)
+    if (g.find(word) != std::string::npos) return dim;
+  return "";
+}
+
 void check_traces(const std::vector<RankTrace>& traces) {
   build(traces);
 }
@@ -477,8 +504,18 @@ TraceResult run_traces(const std::vector<RankTrace>& traces, const Topology& top
   }
   result.mean.compute = Time::ps(compute.picoseconds() / n);
   result.mean.idle = Time::ps(idle.picoseconds() / n);
+  // train's order (tp, ep, cp, pp, dp), then the collective types of unnamed groups.
+  auto rank_of = [](const std::string& kind) {
+    const char* dims[] = {"tp", "ep", "cp", "pp", "dp"};
+    for (int i = 0; i < 5; ++i)
+      if (kind == dims[i]) return i;
+    return 5;
+  };
   for (const auto& [kind, t] : comm)
     result.mean.comm.emplace_back(kind, Time::ps(t.picoseconds() / n));
+  std::stable_sort(
+      result.mean.comm.begin(), result.mean.comm.end(),
+      [&](const auto& a, const auto& b) { return rank_of(a.first) < rank_of(b.first); });
   return result;
 }
 

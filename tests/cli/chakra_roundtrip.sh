@@ -24,4 +24,9 @@ if ! awk -v a="$train" -v b="$step" 'BEGIN { d = a - b; if (d < 0) d = -d; exit 
   echo "train $train us, chakra run $step us: differ by more than 1e-6"
   exit 1
 fi
+# The export names its groups by dimension: the breakdown reads them back as train's DP.
+if ! grep -q '"name": "exposed_dp"' "$dir/chakra.json"; then
+  echo "chakra run's breakdown has no exposed_dp record"
+  exit 1
+fi
 echo "ok: train $train us, chakra run $step us"

@@ -22,7 +22,9 @@ struct RunOptions {
 /// to the step time.
 struct Breakdown {
   Time compute;
-  std::vector<std::pair<std::string, Time>> comm;  // exposed, by kind ("all_reduce", "send_recv")
+  // Exposed, by parallel dimension ("tp", "ep", "cp", "pp", "dp": dimension_of the group's
+  // name, send / receive as "pp"), else by collective type ("all_reduce"); train's order.
+  std::vector<std::pair<std::string, Time>> comm;
   Time idle;  // nothing running: waiting for other ranks to reach a collective or a send
 };
 
@@ -43,6 +45,11 @@ struct TraceResult {
 /// bad trace.
 TraceResult run_traces(const std::vector<RankTrace>& traces, const Topology& topology,
                        const RunOptions& options = {});
+
+/// The parallel dimension a process group's name states ("tp", "dp", "pp", "ep", "cp"), or ""
+/// when it states none: lockstep's export names ("tp0", "dp3"), or Megatron-LM's group
+/// descriptions ("TENSOR_MODEL_PARALLEL_GROUP", ...), in any case.
+std::string dimension_of(const std::string& group);
 
 /// Only the checks of run_traces.
 void check_traces(const std::vector<RankTrace>& traces);

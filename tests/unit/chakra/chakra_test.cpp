@@ -54,7 +54,7 @@ void attr_int(pb::Node& n, const char* name, std::int64_t v) {
 }
 
 pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::uint64_t bytes,
-              std::vector<std::uint64_t> deps = {}) {
+              std::vector<std::uint64_t> deps = {}, const std::string& group = "") {
   pb::Node n;
   n.set_id(id);
   n.set_name("nccl");
@@ -65,6 +65,11 @@ pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::uint64_t bytes
   auto* a = n.add_attr();
   a->set_name("comm_size");
   a->set_uint64_val(bytes);
+  if (!group.empty()) {
+    auto* g = n.add_attr();
+    g->set_name("pg_name");
+    g->set_string_val(group);
+  }
   return n;
 }
 
@@ -86,6 +91,13 @@ void write_rank(const fs::path& dir, int rank, const std::vector<pb::Node>& node
   meta.set_version("0.0.4");
   put(out, meta);
   for (const auto& n : nodes) put(out, n);
+}
+
+/// A breakdown's exposed time of `kind` ("tp", "all_reduce"), zero when it has none.
+Time exposed(const TraceResult& r, const std::string& kind) {
+  for (const auto& [k, t] : r.mean.comm)
+    if (k == kind) return t;
+  return Time::zero();
 }
 
 std::string error_of(const fs::path& dir, const Topology& topo) {
@@ -162,6 +174,64 @@ TEST(Chakra, EmptyCollectivesTakeNoTime) {
   EXPECT_EQ(r.mean.comm[0].second, c);
 }
 
+// Four ranks on one HGX H100 (4 GPUs), TP groups {0,1} {2,3} and DP groups {0,2} {1,3}: each
+// rank computes A (100 us; rank 3 300 us), all-reduces 1 GiB in its TP group, then computes B
+// (50 us) while its DP group all-reduces 2 GiB (the DP all-reduce depends on the TP one only).
+// Two GPUs of one NVSwitch node as in ComputeThenAllReduceByHand: T(S) = 20 + 15.2 + S / 370.8e9.
+// TP {0,1} runs at [100, 100 + Ttp], {2,3} at [300, 300 + Ttp]; both DP groups wait for rank 2
+// or 3 and run at [300 + Ttp, 300 + Ttp + Tdp] = the step.
+//   rank 0, 1: compute 150, TP Ttp, idle 150 (after B until DP starts), DP Tdp
+//   rank 2:    compute 150, idle 200 (waits for rank 3's A), TP Ttp, DP Tdp - 50 (B hides 50)
+//   rank 3:    compute 350, TP Ttp, DP Tdp - 50
+// Means: compute 200 us, idle 125 us, exposed TP Ttp, exposed DP Tdp - 25 us.
+TEST(Chakra, ExposedCommunicationByParallelDimension) {
+  const Topology topo = hgx(1, 4);
+  const double tp = 20 + 15.2 + 1073741824.0 / 370.8e9 * 1e6;
+  const double dp = 20 + 15.2 + 2147483648.0 / 370.8e9 * 1e6;
+  auto write = [](const fs::path& dir, const std::vector<std::string>& groups) {
+    for (int r = 0; r < 4; ++r) {
+      write_rank(
+          dir, r,
+          {comp(0, r == 3 ? 300 : 100), coll(1, pb::ALL_REDUCE, 1u << 30, {0}, groups[r / 2]),
+           comp(2, 50, {1}), coll(3, pb::ALL_REDUCE, 2u << 30, {1}, groups[2 + r % 2])});
+    }
+  };
+  const fs::path dir = scratch("dims");
+  write(dir, {"tp0", "tp1", "DATA_PARALLEL_GROUP_0", "DATA_PARALLEL_GROUP_1"});
+  const TraceResult r = run_traces(read_traces((dir / "t").string()), topo);
+  EXPECT_NEAR(r.step.microseconds(), 300 + tp + dp, 0.01);
+  EXPECT_NEAR(r.mean.compute.microseconds(), 200, 1e-6);
+  EXPECT_NEAR(r.mean.idle.microseconds(), 125, 1e-6);
+  ASSERT_EQ(r.mean.comm.size(), 2u);
+  EXPECT_EQ(r.mean.comm[0].first, "tp");
+  EXPECT_NEAR(r.mean.comm[0].second.microseconds(), tp, 0.01);
+  EXPECT_EQ(r.mean.comm[1].first, "dp");
+  EXPECT_NEAR(r.mean.comm[1].second.microseconds(), dp - 25, 0.01);
+  // Groups whose names state no dimension (PyTorch's numbered groups) fall back to the type.
+  const fs::path plain = scratch("dims_plain");
+  write(plain, {"1", "2", "3", "4"});
+  const TraceResult p = run_traces(read_traces((plain / "t").string()), topo);
+  ASSERT_EQ(p.mean.comm.size(), 1u);
+  EXPECT_EQ(p.mean.comm[0].first, "all_reduce");
+  EXPECT_NEAR(p.mean.comm[0].second.microseconds(), tp + dp - 25, 0.01);
+}
+
+TEST(Chakra, GroupNamesStateTheirDimension) {
+  EXPECT_EQ(dimension_of("tp0"), "tp");
+  EXPECT_EQ(dimension_of("DP_3"), "dp");
+  EXPECT_EQ(dimension_of("pp"), "pp");
+  EXPECT_EQ(dimension_of("TENSOR_MODEL_PARALLEL_GROUP"), "tp");
+  EXPECT_EQ(dimension_of("PIPELINE_MODEL_PARALLEL_GROUP"), "pp");
+  EXPECT_EQ(dimension_of("CONTEXT_PARALLEL_GROUP"), "cp");
+  EXPECT_EQ(dimension_of("EXPERT_MODEL_PARALLEL_GROUP"), "ep");
+  EXPECT_EQ(dimension_of("EXPERT_DATA_PARALLEL_GROUP"), "dp");
+  // Megatron's combined groups span two dimensions: none is stated alone.
+  EXPECT_EQ(dimension_of("TENSOR_AND_DATA_PARALLEL_GROUP"), "");
+  EXPECT_EQ(dimension_of("tpu"), "");
+  EXPECT_EQ(dimension_of("0"), "");
+  EXPECT_EQ(dimension_of(""), "");
+}
+
 // A compute node with FLOPs and no duration runs at the GPU's dense BF16 peak (H100: 989
 // TFLOP/s): 989e9 FLOPs take 1 ms; with a duration too, the measured duration wins.
 TEST(Chakra, FlopsAtThePeakWhenNoDuration) {
@@ -195,7 +265,7 @@ TEST(Chakra, SendWaitsForItsReceive) {
   EXPECT_GT(r.step, Time::us(110));
   EXPECT_EQ(r.rank_finish[1], r.rank_finish[0] + Time::us(10));
   ASSERT_EQ(r.mean.comm.size(), 1u);
-  EXPECT_EQ(r.mean.comm[0].first, "send_recv");
+  EXPECT_EQ(r.mean.comm[0].first, "pp");  // a pipeline transfer, as train counts it
 }
 
 TEST(Chakra, BadTracesNameTheFileAndNode) {
@@ -307,6 +377,10 @@ TEST(Chakra, ExportedTrainingStepRoundTrips) {
   // by a picosecond).
   EXPECT_NEAR(back.step.seconds(), train.iteration.seconds(), 1e-9);
   EXPECT_NEAR(back.mean.compute.seconds(), train.breakdown.compute.seconds(), 1e-9);
+  // The export names its groups by dimension ("dp0"): the exposed DP time comes back as train's.
+  ASSERT_EQ(back.mean.comm.size(), 1u);
+  EXPECT_GT(train.breakdown.dp, Time::zero());
+  EXPECT_NEAR(exposed(back, "dp").seconds(), train.breakdown.dp.seconds(), 1e-9);
 }
 
 // tp 2, pp 2, dp 2 on two 4-GPU nodes: the kernels agree exactly; the step within 0.1%, as the
@@ -331,6 +405,18 @@ TEST(Chakra, ExportedThreeDimensionalStepRoundTripsWithinTransferCosts) {
   EXPECT_GT(back.transfers, 0u);
   EXPECT_NEAR(back.mean.compute.seconds(), train.breakdown.compute.seconds(), 1e-12);
   EXPECT_NEAR(back.step.seconds(), train.iteration.seconds(), 1e-3 * train.iteration.seconds());
+  // Train's categories: DP within the same 0.1% of the step; TP, PP and the waits within 1%, as
+  // a wait at a TP collective is idle here (train: TP) and a transfer is an NCCL send/recv, seen
+  // from both ends (train: the receive's raw transfer); tp + pp + idle agree within 0.1%.
+  const double T = train.iteration.seconds();
+  for (const auto& [kind, t] : back.mean.comm) EXPECT_EQ(kind.size(), 2u) << kind;
+  const TrainBreakdown& b = train.breakdown;
+  EXPECT_NEAR(exposed(back, "dp").seconds(), b.dp.seconds(), 1e-3 * T);
+  EXPECT_NEAR(exposed(back, "tp").seconds(), b.tp.seconds(), 1e-2 * T);
+  EXPECT_NEAR(exposed(back, "pp").seconds(), b.pp.seconds(), 1e-2 * T);
+  EXPECT_NEAR(back.mean.idle.seconds(), (b.bubble + b.imbalance).seconds(), 1e-2 * T);
+  EXPECT_NEAR((exposed(back, "tp") + exposed(back, "pp") + back.mean.idle).seconds(),
+              (b.tp + b.pp + b.bubble + b.imbalance).seconds(), 1e-3 * T);
 }
 
 }  // namespace
