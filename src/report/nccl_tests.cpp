@@ -68,7 +68,7 @@ std::string format_nccl_tests(const NcclTestsHeader& h, const std::vector<NcclTe
   return out;
 }
 
-std::string format_calibration(const std::vector<CalibrationRow>& rows, const std::string& title,
+std::string format_calibration(const std::vector<LogComparison>& rows, const std::string& title,
                                const std::string& format) {
   const CalibrationSummary s = summarise(rows);
   std::string out;
@@ -79,7 +79,7 @@ std::string format_calibration(const std::vector<CalibrationRow>& rows, const st
         "{:>8}\n",
         "line", "op", "size(B)", "type", "redop", "measured(us)", "predicted(us)", "error%",
         "meas busbw", "pred busbw", "algorithm", "protocol");
-    for (const CalibrationRow& r : rows) {
+    for (const LogComparison& r : rows) {
       const NcclTestsLogRow& m = r.measured;
       out += fmt::format(
           " {:>5} {:>14} {:>12} {:>8} {:>6} {:>12.{}f} {:>12.{}f} {:>+8.1f} {:>11.2f} "
@@ -95,7 +95,7 @@ std::string format_calibration(const std::vector<CalibrationRow>& rows, const st
     out +=
         "line,op,bytes,count,type,redop,measured_us,predicted_us,error_pct,measured_busbw_GBps,"
         "predicted_busbw_GBps,algorithm,protocol\n";
-    for (const CalibrationRow& r : rows) {
+    for (const LogComparison& r : rows) {
       const NcclTestsLogRow& m = r.measured;
       out += fmt::format("{},{},{},{},{},{},{},{},{:.3f},{},{:.2f},{},{}\n", m.line,
                          to_string(m.op), m.bytes, m.count, nccl_tests_type_name(m.type), m.redop,
@@ -106,7 +106,7 @@ std::string format_calibration(const std::vector<CalibrationRow>& rows, const st
     nlohmann::ordered_json j;
     j["title"] = title;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const CalibrationRow& r : rows) {
+    for (const LogComparison& r : rows) {
       const NcclTestsLogRow& m = r.measured;
       list.push_back({{"line", m.line},
                       {"op", to_string(m.op)},

@@ -206,10 +206,10 @@ CollectiveSweep calibration_sweep(const NcclTestsLog& log, const NcclTestsLogRow
   return s;
 }
 
-std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
-                                                   const NcclCluster& cluster,
-                                                   const Topology* topology,
-                                                   const CalibrationRequest& request) {
+std::vector<LogComparison> compare_nccl_tests_log(const NcclTestsLog& log,
+                                                  const NcclCluster& cluster,
+                                                  const Topology* topology,
+                                                  const CalibrationRequest& request) {
   if (log.ranks != 0 && log.ranks != cluster.ranks()) {
     throw InputError("",
                      fmt::format("the log ran {} ranks ('#  Rank' lines), the cluster has {}; "
@@ -217,7 +217,7 @@ std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
                                  log.ranks, cluster.ranks()),
                      SourceLocation{log.file, log.ranks_line, 1});
   }
-  std::vector<CalibrationRow> out;
+  std::vector<LogComparison> out;
   for (const NcclTestsLogRow& m : log.rows) {
     const SourceLocation where{log.file, m.line, 1};
     const std::vector<CollectiveRow> rows =
@@ -229,7 +229,7 @@ std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
                                    rows.empty() ? "" : " per rank", cluster.ranks()),
                        where);
     }
-    CalibrationRow c;
+    LogComparison c;
     c.measured = m;
     c.predicted = rows.front();
     // The measurement is only known to its printed digits: the prediction is rounded alike, so
@@ -243,12 +243,12 @@ std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
   return out;
 }
 
-CalibrationSummary summarise(const std::vector<CalibrationRow>& rows) {
+CalibrationSummary summarise(const std::vector<LogComparison>& rows) {
   CalibrationSummary s;
   s.rows = rows.size();
   if (rows.empty()) return s;
   std::vector<double> e;
-  for (const CalibrationRow& r : rows) e.push_back(std::abs(r.error_pct));
+  for (const LogComparison& r : rows) e.push_back(std::abs(r.error_pct));
   std::sort(e.begin(), e.end());
   const std::size_t n = e.size();
   s.median_pct = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;

@@ -43,7 +43,7 @@ std::string nccl_tests_time(double us);
 
 /// `lockstep calibrate`'s output of the compared rows: "table" (with a summary line), "csv" or
 /// "json" (rows and summary). `title` names the log and cluster in the table's first line.
-std::string format_calibration(const std::vector<CalibrationRow>& rows, const std::string& title,
+std::string format_calibration(const std::vector<LogComparison>& rows, const std::string& title,
                                const std::string& format);
 
 }  // namespace lockstep::report

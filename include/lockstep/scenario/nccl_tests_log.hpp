@@ -63,7 +63,9 @@ struct CalibrationRequest {
   std::string algo_field = "--algo";
 };
 
-struct CalibrationRow {
+/// One size of a log beside lockstep's prediction (not scenario/calibration_row.hpp's
+/// CalibrationRow, a row of the calibration CSVs: one name for two types broke the ODR).
+struct LogComparison {
   NcclTestsLogRow measured;
   CollectiveRow predicted;  // its time rounded as the log prints it (time_decimals)
   double error_pct = 0;     // (predicted - measured) / measured x 100
@@ -75,10 +77,10 @@ CollectiveSweep calibration_sweep(const NcclTestsLog& log, const NcclTestsLogRow
 
 /// Predicts every row on `cluster` (on `topology` for the flow and packet engines). InputError
 /// at the log's rank lines when the log ran another number of ranks than the cluster has.
-std::vector<CalibrationRow> compare_nccl_tests_log(const NcclTestsLog& log,
-                                                   const NcclCluster& cluster,
-                                                   const Topology* topology,
-                                                   const CalibrationRequest& request);
+std::vector<LogComparison> compare_nccl_tests_log(const NcclTestsLog& log,
+                                                  const NcclCluster& cluster,
+                                                  const Topology* topology,
+                                                  const CalibrationRequest& request);
 
 struct CalibrationSummary {
   std::size_t rows = 0;
@@ -86,6 +88,6 @@ struct CalibrationSummary {
   double p90_pct = 0;     // nearest rank: the smallest |error| 90% of rows do not exceed
   double max_pct = 0;
 };
-CalibrationSummary summarise(const std::vector<CalibrationRow>& rows);
+CalibrationSummary summarise(const std::vector<LogComparison>& rows);
 
 }  // namespace lockstep
