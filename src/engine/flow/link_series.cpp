@@ -4,10 +4,10 @@
 
 namespace lockstep::flow_detail {
 
-void fill_link_series(const Topology& topo, const std::vector<RateChange>& log,
+void fill_link_series(const std::vector<double>& capacities, const std::vector<RateChange>& log,
                       const std::vector<double>& link_bytes, std::uint32_t series_links,
                       Time sample_period, RunResult& result) {
-  std::vector<char> logged(topo.num_directed_links(), 0);
+  std::vector<char> logged(capacities.size(), 0);
   for (const RateChange& c : log) logged[c.link] = 1;
   std::vector<DirLinkId> links;
   for (DirLinkId l = 0; l < logged.size(); ++l)
@@ -23,7 +23,7 @@ void fill_link_series(const Topology& topo, const std::vector<RateChange>& log,
   if (span / period.picoseconds() + 1 > kMaxBins) period = Time::ps(span / (kMaxBins - 1) + 1);
   result.link_sample_period = period;
   const std::int64_t bins = span / period.picoseconds() + 1;
-  std::vector<std::int32_t> slot_of(topo.num_directed_links(), -1);
+  std::vector<std::int32_t> slot_of(capacities.size(), -1);
   result.link_series.resize(links.size());
   for (std::size_t k = 0; k < links.size(); ++k) {
     slot_of[links[k]] = static_cast<std::int32_t>(k);
@@ -34,7 +34,7 @@ void fill_link_series(const Topology& topo, const std::vector<RateChange>& log,
   std::vector<double> rate(links.size(), 0.0);
   std::vector<Time> since(links.size(), Time::zero());
   auto integrate = [&](std::size_t k, Time until) {
-    const double cap = topo.link(Topology::link_of(links[k])).bandwidth.bytes_per_second();
+    const double cap = capacities[links[k]];
     Time t = since[k];
     while (t < until && rate[k] > 0) {
       const std::int64_t b = t.picoseconds() / period.picoseconds();

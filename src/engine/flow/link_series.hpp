@@ -11,8 +11,10 @@
 namespace lockstep::flow_detail {
 
 // Fills result.link_series from `log` (in time order) for the `series_links` links carrying the
-// most bytes; result.makespan must be set.
-void fill_link_series(const Topology& topo, const std::vector<RateChange>& log,
+// most bytes; result.makespan must be set. `capacities` are the solver's, per directed link, in
+// the rates' units (a network link's is scaled by its transfer efficiency: the raw bandwidth
+// would read a saturated RoCE link as 0.96 / 0.824 = 117% busy).
+void fill_link_series(const std::vector<double>& capacities, const std::vector<RateChange>& log,
                       const std::vector<double>& link_bytes, std::uint32_t series_links,
                       Time sample_period, RunResult& result);
 

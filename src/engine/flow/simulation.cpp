@@ -140,8 +140,8 @@ RunResult Simulation::result() {
   std::vector<double>& link_bytes = transfers_.link_bytes();
   routes_.add_link_bytes(link_bytes);
   if (in_.options.record_link_series) {
-    fill_link_series(*in_.topology, flows_.rate_log(), link_bytes, config_.series_links,
-                     in_.options.link_sample_period, result);
+    fill_link_series(link_capacities(*in_.topology, in_.options), flows_.rate_log(), link_bytes,
+                     config_.series_links, in_.options.link_sample_period, result);
   }
   result.link_bytes = std::move(link_bytes);
   return result;

@@ -47,5 +47,33 @@ TEST(CollectiveLinkSeries, SeriesIntegrateToTheLinksBytes) {
   }
 }
 
+// A network link whose fabric has its own transfer efficiency (RoCE) has its solver capacity
+// scaled by network / GPU efficiency; the series divides by that capacity, not the raw
+// bandwidth, or a saturated RoCE link read 117% busy (alltoall of 4 MiB on 4 nodes: 1.165).
+TEST(CollectiveLinkSeries, SaturatedRoceLinksReadAtMostFull) {
+  PresetRequest request;
+  request.system = "hgx-h100";
+  request.fabric = "roce-400g";
+  request.nodes = 4;
+  const PresetCluster p = resolve_preset(request);
+  const Topology t = std::move(*build_topology(rail_optimized_args(p)).graph);
+  CollectiveSweep s;
+  s.op = CollectiveOp::AllToAll;
+  s.engine = "flow";
+  s.min_bytes = Bytes::mib(4);
+  s.max_bytes = Bytes::mib(4);
+  const std::vector<CollectiveRow> rows = run_collective_sweep(s, nccl_cluster(p), &t);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_FALSE(rows[0].links.empty());
+  float peak = 0;
+  for (const LinkReport& l : rows[0].links) {
+    for (float u : l.series) {
+      EXPECT_LE(u, 1.0f + 1e-6f) << l.name;
+      peak = std::max(peak, u);
+    }
+  }
+  EXPECT_GT(peak, 0.99f);  // the busiest links are saturated in some period
+}
+
 }  // namespace
 }  // namespace lockstep
