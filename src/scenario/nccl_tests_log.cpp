@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/error_stats.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 
 namespace lockstep {
@@ -249,12 +250,9 @@ CalibrationSummary summarise(const std::vector<LogComparison>& rows) {
   if (rows.empty()) return s;
   std::vector<double> e;
   for (const LogComparison& r : rows) e.push_back(std::abs(r.error_pct));
-  std::sort(e.begin(), e.end());
-  const std::size_t n = e.size();
-  s.median_pct = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
-  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(n)));
-  s.p90_pct = e[std::max<std::size_t>(rank, 1) - 1];
-  s.max_pct = e.back();
+  s.median_pct = median(e);
+  s.p90_pct = p90(e);
+  s.max_pct = *std::max_element(e.begin(), e.end());
   return s;
 }
 
