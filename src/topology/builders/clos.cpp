@@ -15,14 +15,24 @@ bool three_tier(const ClosShape& s) {
 
 }  // namespace
 
+std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix) {
+  if (leaf_up == 0) return 0;
+  const std::uint32_t need = ceil_div(std::uint64_t{leaves} * leaf_up, radix);
+  for (std::uint32_t s = std::max<std::uint32_t>(need, 1); s < leaf_up; ++s) {
+    if (leaf_up % s == 0) return s;
+  }
+  return leaf_up;
+}
+
 ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
   ClosCounts c;
   c.pods = 1;
   if (shape.leaves <= 1) return c;
   if (!three_tier(shape)) {
-    // Every leaf must reach every spine: at most leaf_up spines (overfull beyond `radix` leaves).
-    c.spines =
-        std::min(ceil_div(std::uint64_t{shape.leaves} * shape.leaf_up, radix), shape.leaf_up);
+    // Every leaf must reach every spine with the same number of links (NVIDIA DGX SuperPOD H100
+    // RA: 3 SUs take 16 spines, 2 links from each leaf to each, not 12): the fewest spines that
+    // hold the uplinks and divide leaf_up (at most leaf_up; overfull beyond `radix` leaves).
+    c.spines = equal_links_spines(shape.leaves, shape.leaf_up, radix);
     c.links = std::uint64_t{shape.leaves} * shape.leaf_up;
     return c;
   }

@@ -1,9 +1,10 @@
 #pragma once
 // The switch tiers of a folded Clos, shared by leaf_spine, fat_tree and rail_optimized.
 //
-// 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = ceil(leaves * leaf_up / radix),
-//   and leaf l's uplink j goes to spine (l * leaf_up + j) mod spines, so every leaf reaches every
-//   spine (parallel links when spines < leaf_up) and spine ports fill evenly. Non-blocking needs
+// 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = the smallest divisor of leaf_up
+//   that is at least ceil(leaves * leaf_up / radix) (equal_links_spines), and leaf l's uplink j
+//   goes to spine (l * leaf_up + j) mod spines, so every leaf has leaf_up / spines links to every
+//   spine (as the DGX SuperPOD reference architectures wire them). Non-blocking needs
 //   leaves <= radix; beyond that every leaf still reaches every spine and the spines overflow
 //   their radix (reported as infeasible).
 // 3 tiers: leaves are grouped into pods of `leaves_per_pod`; each pod has `leaf_up` spines and
@@ -36,6 +37,12 @@ struct ClosCounts {
   std::uint64_t links = 0;  // inter-switch links
 };
 
+/// Spines of a 2-tier Clos: the fewest that hold leaves x leaf_up uplinks on `radix` ports and
+/// give every leaf the same number of links to every spine (a divisor of leaf_up). NVIDIA DGX
+/// SuperPOD H100 RA, compute fabric table: 8 / 16 / 24 / 32 leaves of 32 uplinks on 64-port
+/// QM9700 spines take 4 / 8 / 16 / 16 spines.
+std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix);
+
 /// Counts without building (to check sizes before allocating).
 ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix);
 
@@ -56,9 +63,16 @@ struct ClosDesign {
   NodeLayout layout;
   std::uint32_t nodes = 0;
   ClosShape shape;
-  std::uint32_t leaf_down = 0;        // host ports per leaf
-  std::uint32_t nodes_per_su = 0;     // rail fabrics: NIC r of node n -> leaf (n / nodes_per_su,
-                                      // r); 0: NICs fill leaves in order, leaf_down each
+  std::uint32_t leaf_down = 0;     // host ports per leaf
+  std::uint32_t nodes_per_su = 0;  // rail fabrics: NIC r of node n -> leaf (n / nodes_per_su,
+                                   // r); 0: NICs fill leaves in order, leaf_down each
+  // Cables from fabric-management appliances (UFM) into the last SU's free leaf ports, spread
+  // over its rails; counted in the bill of materials, not wired in the graph (no job traffic).
+  std::uint32_t management_links = 0;
+  // Transceivers per pluggable module rather than per link end: switch cages per
+  // switch_ports_per_cage(), `nic_ports_per_module` NIC ports per node-side cage.
+  bool optics_per_module = false;
+  std::uint32_t nic_ports_per_module = 1;
   std::string design;                 // Inventory::design
   std::vector<std::string> problems;  // feasibility problems found while planning
 };

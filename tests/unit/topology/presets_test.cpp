@@ -171,9 +171,11 @@ TEST(Presets, FewerAmdGpusLeaveXgmiLinksIdle) {
 }
 
 // A preset smaller than one 32-node scalable unit is sized for its own nodes: each of the 8 rail
-// leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700).
-// 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports -> 3 spines. 32 nodes:
-// the full SU, 256 ports -> 4 spines (the DGX SuperPOD H100 SU).
+// leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700)
+// with equal links from every leaf to every spine (a divisor of the leaf's uplinks).
+// 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports need 3 spines, and
+// 20 uplinks split evenly over 4 (5 links to each). 32 nodes: the full SU, 256 ports -> 4
+// spines (the DGX SuperPOD H100 SU).
 TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
   auto count = [](std::uint32_t nodes) {
     ArgNode m = ArgNode::map("cluster");
@@ -187,7 +189,7 @@ TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
     return leaves_spines;
   };
   EXPECT_EQ(count(1), (std::array<std::uint32_t, 2>{8, 1}));
-  EXPECT_EQ(count(20), (std::array<std::uint32_t, 2>{8, 3}));
+  EXPECT_EQ(count(20), (std::array<std::uint32_t, 2>{8, 4}));
   EXPECT_EQ(count(32), (std::array<std::uint32_t, 2>{8, 4}));
 }
 
