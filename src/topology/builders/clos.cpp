@@ -32,7 +32,10 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
     // Every leaf must reach every spine with the same number of links (NVIDIA DGX SuperPOD H100
     // RA: 3 SUs take 16 spines, 2 links from each leaf to each, not 12): the fewest spines that
     // hold the uplinks and divide leaf_up (at most leaf_up; overfull beyond `radix` leaves).
-    c.spines = equal_links_spines(shape.leaves, shape.leaf_up, radix);
+    // Rail-planed: each plane's leaves (one per SU) have their own spines.
+    const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
+    c.spines_per_plane = equal_links_spines(ceil_div(shape.leaves, planes), shape.leaf_up, radix);
+    c.spines = c.spines_per_plane * planes;
     c.links = std::uint64_t{shape.leaves} * shape.leaf_up;
     return c;
   }
@@ -47,7 +50,7 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
 
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
                                         const ClosShape& shape, ClosCounts& counts) {
-  counts = plan_clos(shape, hw.radix);
+  counts = plan_clos(shape, hw.upper_radix);
   std::vector<DeviceId> leaves(shape.leaves);
   for (auto& l : leaves) l = add_switch(b, hw, 0);
   std::vector<DeviceId> spines(counts.spines);
@@ -57,10 +60,13 @@ std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
   const Bandwidth port = hw.port_speed;
   if (counts.spines == 0) return leaves;
   if (!three_tier(shape)) {
+    const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
+    const std::uint32_t spp = counts.spines_per_plane;
     for (std::uint32_t l = 0; l < shape.leaves; ++l) {
+      const std::uint32_t plane = l % planes, i = l / planes;
       for (std::uint32_t j = 0; j < shape.leaf_up; ++j) {
         const auto s =
-            static_cast<std::uint32_t>((std::uint64_t{l} * shape.leaf_up + j) % counts.spines);
+            plane * spp + static_cast<std::uint32_t>((std::uint64_t{i} * shape.leaf_up + j) % spp);
         b.add_link(fabric_link(hw, leaves[l], spines[s], port, hw.fabric_link_m, 2));
       }
     }

@@ -27,6 +27,9 @@ struct ClosShape {
   std::uint32_t tiers = 2;           // 2 or 3; a single leaf needs no spines whatever this says
   std::uint32_t leaves_per_pod = 0;  // 3 tiers only
   std::uint32_t spine_up = 0;        // 3 tiers only
+  // 2 tiers: leaf l belongs to plane l % planes (a rail fabric's rail) and reaches only its
+  // plane's spines: rail-planed, each rail its own leaf-spine fabric.
+  std::uint32_t planes = 1;
 };
 
 struct ClosCounts {
@@ -34,7 +37,8 @@ struct ClosCounts {
   std::uint32_t cores = 0;
   std::uint32_t pods = 0;  // 3 tiers; 1 otherwise
   std::uint32_t cores_per_plane = 0;
-  std::uint64_t links = 0;  // inter-switch links
+  std::uint32_t spines_per_plane = 0;  // 2 tiers: spines of each rail plane
+  std::uint64_t links = 0;             // inter-switch links
 };
 
 /// Spines of a 2-tier Clos: the fewest that hold leaves x leaf_up uplinks on `radix` ports and
@@ -43,7 +47,7 @@ struct ClosCounts {
 /// QM9700 spines take 4 / 8 / 16 / 16 spines.
 std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix);
 
-/// Counts without building (to check sizes before allocating).
+/// Counts without building (to check sizes before allocating); `radix`: the spines' and cores'.
 ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix);
 
 /// Adds the leaves (returned, in order), spines, cores and the links between them.
