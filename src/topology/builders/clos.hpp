@@ -86,6 +86,12 @@ struct ClosDesign {
 /// bisection, oversubscription, diameter and latency.
 BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options);
 
+/// Reads `optics` (per_port | per_module) and `nic_ports_per_module` (1 or 2) into `design`.
+void read_optics(const ArgNode& args, ClosDesign& design);
+
+/// The keys read_optics() reads, for BuilderInfo::keys.
+std::vector<std::string> optics_keys();
+
 /// Sets TierFigures::oversubscription of the tier named `tier` (if present).
 void set_tier_ratio(Inventory& inv, const std::string& tier, double ratio);
 

@@ -209,4 +209,16 @@ BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& 
   return result;
 }
 
+void read_optics(const ArgNode& args, ClosDesign& d) {
+  if (args.find("optics")) {
+    d.optics_per_module = args.at("optics").as_choice({"per_port", "per_module"}) == "per_module";
+  }
+  d.nic_ports_per_module =
+      static_cast<std::uint32_t>(args.get_int("nic_ports_per_module", 1, 1, 2));
+}
+
+std::vector<std::string> optics_keys() {
+  return {"optics", "nic_ports_per_module"};
+}
+
 }  // namespace lockstep::builders

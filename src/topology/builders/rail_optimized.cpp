@@ -78,11 +78,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       args.find("tiers") ? args.at("tiers").as_choice({"auto", "2", "3"}) : std::string("auto");
   d.management_links =
       static_cast<std::uint32_t>(args.get_int("management_links", 0, 0, 1'000'000));
-  if (args.find("optics")) {
-    d.optics_per_module = args.at("optics").as_choice({"per_port", "per_module"}) == "per_module";
-  }
-  d.nic_ports_per_module =
-      static_cast<std::uint32_t>(args.get_int("nic_ports_per_module", 1, 1, 2));
+  read_optics(args, d);
   read_spine_switch(args, d.hw);
   const std::uint32_t spine_radix = d.hw.upper_radix;
   d.leaf_down = d.nodes_per_su;
@@ -156,11 +152,11 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 
 void register_rail_optimized_builder() {
   auto keys = node_keys();
-  for (const char* k :
-       {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription", "tiers",
-        "management_links", "optics", "nic_ports_per_module", "spine_switch"}) {
+  for (const char* k : {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription",
+                        "tiers", "management_links", "spine_switch"}) {
     keys.push_back(k);
   }
+  for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder({"rail_optimized",
                     "DGX SuperPOD-style rail-optimised scalable units (leaf per rail per SU)", keys,
                     build});
