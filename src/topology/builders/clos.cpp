@@ -24,7 +24,7 @@ std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, st
   return leaf_up;
 }
 
-ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
+ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uint32_t core_radix) {
   ClosCounts c;
   c.pods = 1;
   if (shape.leaves <= 1) return c;
@@ -34,7 +34,8 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
     // hold the uplinks and divide leaf_up (at most leaf_up; overfull beyond `radix` leaves).
     // Rail-planed: each plane's leaves (one per SU) have their own spines.
     const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
-    c.spines_per_plane = equal_links_spines(ceil_div(shape.leaves, planes), shape.leaf_up, radix);
+    c.spines_per_plane =
+        equal_links_spines(ceil_div(shape.leaves, planes), shape.leaf_up, spine_radix);
     c.spines = c.spines_per_plane * planes;
     c.links = std::uint64_t{shape.leaves} * shape.leaf_up;
     return c;
@@ -42,7 +43,7 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
   c.pods = ceil_div(shape.leaves, shape.leaves_per_pod);
   c.spines = c.pods * shape.leaf_up;
   c.cores_per_plane =
-      std::min(ceil_div(std::uint64_t{c.pods} * shape.spine_up, radix), shape.spine_up);
+      std::min(ceil_div(std::uint64_t{c.pods} * shape.spine_up, core_radix), shape.spine_up);
   c.cores = c.cores_per_plane * shape.leaf_up;
   c.links = std::uint64_t{shape.leaves} * shape.leaf_up + std::uint64_t{c.spines} * shape.spine_up;
   return c;
@@ -50,7 +51,7 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
 
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
                                         const ClosShape& shape, ClosCounts& counts) {
-  counts = plan_clos(shape, hw.upper_radix);
+  counts = plan_clos(shape, hw.spine.radix, hw.core.radix);
   std::vector<DeviceId> leaves(shape.leaves);
   for (auto& l : leaves) l = add_switch(b, hw, 0);
   std::vector<DeviceId> spines(counts.spines);

@@ -47,8 +47,9 @@ struct ClosCounts {
 /// QM9700 spines take 4 / 8 / 16 / 16 spines.
 std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix);
 
-/// Counts without building (to check sizes before allocating); `radix`: the spines' and cores'.
-ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix);
+/// Counts without building (to check sizes before allocating), for spines and cores of these
+/// radixes.
+ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uint32_t core_radix);
 
 /// Adds the leaves (returned, in order), spines, cores and the links between them.
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,

@@ -27,9 +27,10 @@ void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_
   if (count == 0) return;
   const std::uint64_t lo = total / count, extra = total % count;
   std::uint64_t overfull = 0;
-  if (lo + (extra ? 1 : 0) > hw.upper_radix) overfull += extra;
-  if (lo > hw.upper_radix) overfull += count - extra;
-  t.add_switches(hw.upper_model, tier, count, total, hw.upper_radix, overfull);
+  const Hardware::TierSwitch& s = tier == 1 ? hw.spine : hw.core;
+  if (lo + (extra ? 1 : 0) > s.radix) overfull += extra;
+  if (lo > s.radix) overfull += count - extra;
+  t.add_switches(s.model, tier, count, total, s.radix, overfull);
 }
 
 // Leaves hold `full` hosts each except the last group; returns per-leaf host ports as
@@ -64,7 +65,8 @@ std::uint64_t modules_even(std::uint64_t count, std::uint64_t total, std::uint64
 void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   const Hardware& hw = d.hw;
   const std::uint64_t sw = switch_ports_per_cage(*hw.sw);
-  const std::uint64_t upper = switch_ports_per_cage(*hw.upper_sw);
+  const std::uint64_t upper = switch_ports_per_cage(*hw.spine.sw);
+  const std::uint64_t core = switch_ports_per_cage(*hw.core.sw);
   auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n) {
     const LinkMedium medium = medium_for_length(speed, m);
     if (medium == LinkMedium::Optical || medium == LinkMedium::LongHaulFibre) {
@@ -91,8 +93,8 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   add(port, hw.fabric_link_m, upper,
       (c.pods - 1) * up * ceil_div(lpp, upper) + up * ceil_div(last, upper));
   add(port, hw.core_link_m, upper, std::uint64_t{c.spines} * ceil_div(d.shape.spine_up, upper));
-  add(port, hw.core_link_m, upper,
-      up * modules_even(c.cores_per_plane, std::uint64_t{c.pods} * d.shape.spine_up, upper));
+  add(port, hw.core_link_m, core,
+      up * modules_even(c.cores_per_plane, std::uint64_t{c.pods} * d.shape.spine_up, core));
 }
 
 void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
@@ -120,7 +122,7 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     for (const auto& [down, pods] : {std::pair{lpp, std::uint64_t{c.pods} - 1}, {last, 1}}) {
       const std::uint64_t n = pods * lu, per = down + su;
       if (n) {
-        t.add_switches(hw.upper_model, 1, n, n * per, hw.upper_radix, per > hw.upper_radix ? n : 0);
+        t.add_switches(hw.spine.model, 1, n, n * per, hw.spine.radix, per > hw.spine.radix ? n : 0);
       }
     }
     for (std::uint64_t plane = 0; plane < lu; ++plane) {
@@ -156,7 +158,7 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
 
 BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& options) {
   const Hardware& hw = d.hw;
-  const ClosCounts planned = plan_clos(d.shape, hw.upper_radix);
+  const ClosCounts planned = plan_clos(d.shape, hw.spine.radix, hw.core.radix);
   const std::uint64_t hosts = hosts_of(d);
   BuildResult result;
   ClosCounts counts = planned;

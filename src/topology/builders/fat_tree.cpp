@@ -24,7 +24,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     if (k % 2 != 0) kn->fail(fmt::format("must be even (got {})", k));
     if (args.has("radix")) kn->fail("give either k or radix, not both");
     d.hw.radix = static_cast<std::uint32_t>(k);
-    d.hw.upper_radix = d.hw.radix;
+    d.hw.spine.radix = d.hw.core.radix = d.hw.radix;
   }
   d.layout = read_node_layout(args, d.hw);
   if (k != 0 && !args.has("nodes") && !args.has("gpus")) {

@@ -12,6 +12,7 @@
 //   optics             per_port (one transceiver per link end) | per_module (twin-port cages)
 //   nic_ports_per_module  NIC ports per node-side cage (2 on DGX H100 / B200 OSFP cages; 1)
 //   spine_switch       the switch above the leaves (default: `switch`), same port speed
+//   core_switch        the core tier's (default: spine_switch)
 // `tiers: 2` beyond one spine tier builds rail-planed: each rail its own leaf-spine plane.
 // Structure: SU s has one leaf per rail; NIC r of every server of SU s plugs into leaf (s, r),
 // which has nodes_per_su downlinks and nodes_per_su / oversubscription uplinks. Two tiers when
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "clos.hpp"
 #include "registrars.hpp"
@@ -30,14 +32,16 @@
 namespace lockstep::builders {
 namespace {
 
-// spine_switch: the switch of every tier above the leaves (a chassis or 128-port spine); its
-// ports must run at the leaves' uplink speed and speak the leaves' fabric.
-void read_spine_switch(const ArgNode& args, Hardware& hw) {
-  const ArgNode* node = args.find("spine_switch");
-  if (node == nullptr) return;
+// spine_switch (spines, and cores unless core_switch says otherwise) and core_switch: a
+// chassis or 128-port switch above the leaves; its ports must run at the leaves' uplink speed
+// and speak the leaves' fabric.
+std::optional<Hardware::TierSwitch> read_tier_switch(const ArgNode& args, const Hardware& hw,
+                                                     const std::string& key) {
+  const ArgNode* node = args.find(key);
+  if (node == nullptr) return std::nullopt;
   const SwitchSpec* spine = nullptr;
   try {
-    spine = &switch_spec(node->text(), "spine_switch");
+    spine = &switch_spec(node->text(), key);
   } catch (const InputError& e) {
     node->fail(e.bare_message());
   }
@@ -50,9 +54,13 @@ void read_spine_switch(const ArgNode& args, Hardware& hw) {
                            spine->name, spine->port_speed.gigabits_per_second(),
                            hw.port_speed.gigabits_per_second()));
   }
-  hw.upper_sw = spine;
-  hw.upper_model = static_cast<std::uint16_t>(spine - switch_catalog().data());
-  hw.upper_radix = spine->radix;
+  return Hardware::TierSwitch{spine, static_cast<std::uint16_t>(spine - switch_catalog().data()),
+                              spine->radix};
+}
+
+void read_tier_switches(const ArgNode& args, Hardware& hw) {
+  if (auto spine = read_tier_switch(args, hw, "spine_switch")) hw.spine = hw.core = *spine;
+  if (auto core = read_tier_switch(args, hw, "core_switch")) hw.core = *core;
 }
 
 BuildResult build(const ArgNode& args, const BuildOptions& options) {
@@ -79,8 +87,8 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.management_links =
       static_cast<std::uint32_t>(args.get_int("management_links", 0, 0, 1'000'000));
   read_optics(args, d);
-  read_spine_switch(args, d.hw);
-  const std::uint32_t spine_radix = d.hw.upper_radix;
+  read_tier_switches(args, d.hw);
+  const std::uint32_t spine_radix = d.hw.spine.radix, core_radix = d.hw.core.radix;
   d.leaf_down = d.nodes_per_su;
   d.shape.leaves = sus * rails;
   d.shape.leaf_up = static_cast<std::uint32_t>(std::ceil(d.nodes_per_su / leaf_ratio - 1e-9));
@@ -112,13 +120,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     }
     d.shape.leaves_per_pod = sus_per_pod * rails;
     pods = (sus + sus_per_pod - 1) / sus_per_pod;
-    if (pods > spine_radix) {
+    if (pods > core_radix) {
       d.problems.push_back(fmt::format(
           "a 3-tier rail fabric of {}-port switches holds at most {} pods of {} SUs ({} GPUs); "
           "{} pods requested",
-          spine_radix, spine_radix, sus_per_pod,
-          std::uint64_t{spine_radix} * sus_per_pod * d.nodes_per_su * d.layout.gpus_per_node,
-          pods));
+          core_radix, core_radix, sus_per_pod,
+          std::uint64_t{core_radix} * sus_per_pod * d.nodes_per_su * d.layout.gpus_per_node, pods));
     }
   } else if (d.shape.leaves > spine_radix && tiers == "2") {
     // Two tiers asked for beyond one spine tier: rail-planed, each rail its own leaf-spine
@@ -142,8 +149,11 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       sus, d.nodes_per_su, d.layout.gpus_per_node, d.hw.gpu->name, rails, three ? 3 : 2,
       d.shape.planes > 1 ? fmt::format(" (rail-planed: {} planes)", d.shape.planes) : "",
       d.hw.sw->name, d.hw.radix);
-  if (d.hw.upper_sw != d.hw.sw) {
-    d.design += fmt::format(", spines {} radix {}", d.hw.upper_sw->name, spine_radix);
+  if (d.hw.spine.sw != d.hw.sw) {
+    d.design += fmt::format(", spines {} radix {}", d.hw.spine.sw->name, spine_radix);
+  }
+  if (three && d.hw.core.sw != d.hw.spine.sw) {
+    d.design += fmt::format(", cores {} radix {}", d.hw.core.sw->name, core_radix);
   }
   return build_clos(args, d, options);
 }
@@ -153,7 +163,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 void register_rail_optimized_builder() {
   auto keys = node_keys();
   for (const char* k : {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription",
-                        "tiers", "management_links", "spine_switch"}) {
+                        "tiers", "management_links", "spine_switch", "core_switch"}) {
     keys.push_back(k);
   }
   for (const std::string& k : optics_keys()) keys.push_back(k);

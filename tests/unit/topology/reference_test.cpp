@@ -9,6 +9,7 @@
 #include <set>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "topology_test_util.hpp"
 
 namespace lockstep {
@@ -158,6 +159,33 @@ TEST(SpineSwitch, OneTierOf128PortSpinesByHand) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("spine_switch"), std::string::npos) << e.what();
   }
+}
+
+// A core model of its own: 32 SUs of 400GbE rail leaves (64 ports), 128-port SN5600 spines and
+// 128-port Tomahawk 5 cores, 3 tiers. Spines split 64 down / 64 up: pods of 64 / 8 rails = 8
+// SUs, 4 pods, 4 x 32 leaf uplinks = 128 spines (64 + 64 ports each, full); each of the 32 core
+// planes joins 4 pods x 64 uplinks = 256 ports on ceil(256 / 128) = 2 cores: 64 Tomahawk 5,
+// full. Cables: 8,192 NIC-leaf + 256 x 32 leaf-spine + 128 x 64 spine-core = 24,576.
+TEST(SpineSwitch, CoreSwitchOfItsOwnByHand) {
+  const test::Kv kv = {{"builder", "rail_optimized"},   {"sus", "32"},
+                       {"switch", "sn5600_400g"},       {"radix", "64"},
+                       {"nic", "cx7_400gbe"},           {"tiers", "3"},
+                       {"spine_switch", "sn5600_400g"}, {"core_switch", "tomahawk5_400g"}};
+  const Inventory inv = build(kv, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 256u);
+  EXPECT_EQ(switches_in(inv, "spine"), 128u);
+  EXPECT_EQ(switches_in(inv, "core"), 64u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 0u);
+  EXPECT_EQ(inv.cables, 24'576u);
+  std::map<std::string, std::uint64_t> core_lines;
+  for (const InventoryLine& l : inv.lines) {
+    if (l.tier == "core") core_lines[l.item] = l.count;
+  }
+  EXPECT_EQ(core_lines,
+            (std::map<std::string, std::uint64_t>{{switch_spec("tomahawk5_400g").display, 64}}));
+  EXPECT_NE(inv.design.find("cores tomahawk5_400g radix 128"), std::string::npos) << inv.design;
 }
 
 // Every reference reproduces its document's numbers exactly (the numbers and their tables are
