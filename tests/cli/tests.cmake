@@ -362,3 +362,7 @@ lockstep_bad_flags(reference_unknown
   topo --reference dgx-h100)
 lockstep_bad_flags(reference_with_builder "^lockstep: error: --reference: give a reference alone"
   topo --reference dgx-superpod-h100-1su --builder fat_tree)
+# A spine of another fabric than the leaves is refused, naming the flag.
+lockstep_bad_flags(spine_switch_fabric
+  "^lockstep: error: --spine-switch: a sn5600 is an ethernet switch and the leaves \\(qm9700\\) are infiniband$"
+  topo --builder rail_optimized --sus 1 --spine-switch sn5600)
