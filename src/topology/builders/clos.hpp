@@ -4,7 +4,9 @@
 // 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = the smallest divisor of leaf_up
 //   that is at least ceil(leaves * leaf_up / radix) (equal_links_spines), and leaf l's uplink j
 //   goes to spine (l * leaf_up + j) mod spines, so every leaf has leaf_up / spines links to every
-//   spine (as the DGX SuperPOD reference architectures wire them). Non-blocking needs
+//   spine (as the DGX SuperPOD reference architectures wire them); build_clos first pads a
+//   leaf's uplinks to a multiple of the spines' need where it has free ports and is not
+//   oversubscribed (pad_uplinks in clos_build.cpp). Non-blocking needs
 //   leaves <= radix; beyond that every leaf still reaches every spine and the spines overflow
 //   their radix (reported as infeasible).
 // 3 tiers: leaves are grouped into pods of `leaves_per_pod`; each pod has `leaf_up` spines and

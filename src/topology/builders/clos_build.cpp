@@ -156,7 +156,8 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
 
 }  // namespace
 
-BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& options) {
+static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
+                                     const BuildOptions& options) {
   const Hardware& hw = d.hw;
   const ClosCounts planned = plan_clos(d.shape, hw.spine.radix, hw.core.radix);
   const std::uint64_t hosts = hosts_of(d);
@@ -209,6 +210,40 @@ BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& 
     set_tier_ratio(inv, "spine", static_cast<double>(d.shape.leaves_per_pod) / d.shape.spine_up);
   }
   return result;
+}
+
+// The equal-links rule with the fewest spines (docs/topology.md): where the uplinks' count has no
+// divisor at the spines' need (a partial SU's 13 uplinks need 2 spines; 13 is prime), a leaf
+// that is not oversubscribed takes a few more uplinks into its free ports, up to a multiple of
+// the need (14 over 2 spines), rather than more spines (13, one link each). Leaves without free
+// ports (a full SU: 32 down + 32 up) and oversubscribed ones (their ratio was asked for) keep the
+// divisor rule (3 SUs: 16 spines).
+static ClosShape pad_uplinks(const ClosDesign& d) {
+  ClosShape s = d.shape;
+  const bool three = s.tiers == 3 && s.leaves > s.leaves_per_pod;
+  if (three || s.leaves <= 1 || s.leaf_up == 0) return s;
+  const std::uint64_t per_plane = ceil_div(s.leaves, std::max<std::uint32_t>(s.planes, 1));
+  const std::uint64_t need =
+      std::max<std::uint64_t>(1, ceil_div(per_plane * s.leaf_up, d.hw.spine.radix));
+  if (need >= s.leaf_up || s.leaf_up % need == 0) return s;
+  const std::uint64_t padded = ceil_div(s.leaf_up, need) * need;
+  std::uint64_t load = 0;
+  for (const auto& [ports, leaves] : leaf_loads(d)) {
+    if (leaves != 0) load = std::max(load, ports);
+  }
+  const bool oversubscribed = s.leaf_up < std::max<std::uint64_t>(load, d.leaf_down);
+  if (oversubscribed || load + padded > d.hw.radix ||
+      per_plane * padded > need * d.hw.spine.radix) {
+    return s;
+  }
+  s.leaf_up = static_cast<std::uint32_t>(padded);
+  return s;
+}
+
+BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options) {
+  ClosDesign d = design;
+  d.shape = pad_uplinks(design);
+  return build_clos_shaped(args, d, options);
 }
 
 void read_optics(const ArgNode& args, ClosDesign& d) {
