@@ -21,6 +21,7 @@
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "lockstep/topology/reference.hpp"
 #include "memory_options.hpp"
 
 namespace lockstep::cli {
@@ -28,6 +29,7 @@ namespace {
 
 struct TopoOptions {
   std::string builder;
+  std::string reference;
   std::string format = "table";
   std::string emit;
   MemoryFlags memory;
@@ -71,10 +73,44 @@ bool is_lockstep_graph(const std::filesystem::path& path) {
          head.find("\n  \"traits\": {\"gpu\":") != std::string::npos;
 }
 
+// The reference architectures, one a line.
+void print_references() {
+  for (const ReferenceDesign& d : reference_designs()) {
+    fmt::print("{:<26} {}\n", d.name, d.title);
+  }
+}
+
+// The document's counts beside the built ones, in the document's categories.
+std::string reference_table(const ReferenceDesign& d, const Inventory& inv) {
+  std::string out = fmt::format("{}\nsource: {}\n\n{:<16} {:<34} {:>9} {:>9}\n", d.title, d.source,
+                                "category", "item", "lockstep", "document");
+  bool all_same = true;
+  for (const ReferenceFigure& f : d.figures) {
+    const std::uint64_t built = reference_value(inv, f.what);
+    std::string doc = "-", mark = "(not stated)";
+    if (f.document) {
+      doc = std::to_string(*f.document);
+      mark = built == *f.document ? "same" : "DIFFERS";
+      all_same = all_same && built == *f.document;
+    }
+    out += fmt::format("{:<16} {:<34} {:>9} {:>9}  {}\n", f.category, f.item, built, doc, mark);
+  }
+  out += fmt::format("matches the document: {}\nnotes: {}\n\n", all_same ? "yes" : "no", d.notes);
+  return out;
+}
+
 void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
   const report::TopoFormat format = report::parse_topo_format(o.format);
   ArgNode cluster;
-  if (!o.builder.empty()) {
+  const ReferenceDesign* reference = nullptr;
+  if (!o.reference.empty()) {
+    if (!o.builder.empty() || !extras.empty()) {
+      throw InputError("--reference", "give a reference alone, without --builder or a scenario");
+    }
+    if (o.reference == "list") return print_references();
+    reference = &reference_design(o.reference, "--reference");
+    cluster = reference_args(*reference);
+  } else if (!o.builder.empty()) {
     cluster = args_from_flags(o.builder, extras);
   } else {
     if (extras.empty()) {
@@ -121,13 +157,17 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
     emit_out->add(emit_path.filename().string(), text.str());
     emit_out->commit();
   }
+  if (reference != nullptr && format == report::TopoFormat::Table) {
+    fmt::print("{}", reference_table(*reference, result.inventory));
+  }
   fmt::print("{}", report::format_inventory(result.inventory, format));
 }
 
 std::string builders_footer() {
   std::string out =
       "\nUsage:\n  lockstep topo SCENARIO.yaml [--format table|json|csv] [--emit graph.json]\n"
-      "  lockstep topo --builder NAME [--KEY VALUE ...] [--format ...] [--emit ...]\n\n"
+      "  lockstep topo --builder NAME [--KEY VALUE ...] [--format ...] [--emit ...]\n"
+      "  lockstep topo --reference NAME|list [--format ...]\n\n"
       "Builders and their keys (docs/topology.md, docs/scenario.md):\n";
   for (const BuilderInfo* b : all_builders()) {
     out += fmt::format("  {:<15} {}\n", b->name, b->summary);
@@ -144,6 +184,9 @@ const RegisterCommand kTopo(10, [](CLI::App& root) {
   auto o = std::make_shared<TopoOptions>();
   cmd->add_option("--builder", o->builder,
                   "build from flags: the builder name; other --KEY VALUE flags are its arguments");
+  cmd->add_option("--reference", o->reference,
+                  "build a published reference architecture and print its counts beside the "
+                  "document's ('list' names them)");
   cmd->add_option("--format", o->format, "table (default), json or csv");
   cmd->add_option("--emit", o->emit, "also write the graph (devices, links) as JSON to this file");
   cmd->add_flag("--force", o->force, "replace an --emit file that lockstep did not write");

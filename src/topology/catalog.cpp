@@ -505,6 +505,18 @@ CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m) {
   return {fastest, static_cast<std::uint32_t>(std::max(1.0, lanes))};
 }
 
+std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
+  // NVIDIA Quantum-2 QM9700 datasheet: 64 NDR 400G ports "in 32 OSFP cages" (each cage a
+  // twin-port 2 x 400G module, NVIDIA LinkX MMA4Z00-NS 2xSR4 / MMS4X00-NM 2xDR4). Spectrum-4
+  // SN5600 datasheet and Broadcom Tomahawk 5 brief: 64 x 800G OSFP cages, 128 x 400G by
+  // splitting each cage's module into two 400G ports. Quantum-X800 Q3400 cages are twin-port
+  // too (72 OSFP for 144 XDR ports), but the catalog has no 1.6T module: counted per port.
+  for (const char* twin : {"qm9700", "sn5600_400g", "tomahawk5_400g"}) {
+    if (sw.name == twin) return 2;
+  }
+  return 1;
+}
+
 const CableSpec& fibre_patch_cord() {
   // MPO-12/APC multimode or single-mode patch cord, ~$50 approximate street price (fs.com
   // list prices, 2024); passive. Long-haul fibre is leased and not priced here.

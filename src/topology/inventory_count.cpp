@@ -61,8 +61,16 @@ void BomTally::add_scale_up(std::uint16_t model, std::uint64_t domains, std::uin
   p += ports_used;
 }
 
-void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count) {
-  links_[LinkKey{medium, speed.bytes_per_second(), length_m}] += count;
+void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count,
+                         bool ends_counted) {
+  const LinkKey key{medium, speed.bytes_per_second(), length_m};
+  links_[key] += count;
+  if (!ends_counted) auto_ends_[key] += 2 * count;
+}
+
+void BomTally::add_modules(LinkMedium medium, Bandwidth speed, double length_m,
+                           std::uint32_t ports_per_module, std::uint64_t modules) {
+  modules_[LinkKey{medium, speed.bytes_per_second() * ports_per_module, length_m}] += modules;
 }
 
 void BomTally::finish(Inventory& inv) const {
@@ -120,28 +128,36 @@ void BomTally::finish(Inventory& inv) const {
   for (auto& [tier, figures] : tiers) inv.tiers.push_back(figures);
 
   std::uint64_t fibres = 0;
-  std::map<const CableSpec*, std::uint64_t> parts;
+  std::map<const CableSpec*, std::uint64_t> parts;   // cables (DAC / AEC)
+  std::map<const CableSpec*, std::uint64_t> optics;  // transceivers
+  std::map<LinkKey, std::uint64_t> modules = modules_;
   for (const auto& [key, count] : links_) {
     const CableChoice choice =
         cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
     if (choice.spec == nullptr) continue;  // NVLink / PCIe: board traces, not cables
     const std::uint64_t n = count * choice.parallel;
-    parts[choice.spec] += n;
     if (choice.spec->transceivers_per_link != 0) {
-      inv.transceivers += n * choice.spec->transceivers_per_link;
+      if (auto it = auto_ends_.find(key); it != auto_ends_.end()) modules[key] += it->second;
       if (key.medium == LinkMedium::Optical) fibres += n;
       inv.cables += n;  // the fibre (patch cord or long-haul strand pair)
     } else {
+      parts[choice.spec] += n;
       inv.cables += n;
     }
   }
+  // A module carries its ports' total speed: a twin-port 2 x 400G end takes one 800G 2xSR4.
+  for (const auto& [key, count] : modules) {
+    const CableChoice choice =
+        cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
+    if (choice.spec == nullptr || choice.spec->transceivers_per_link == 0) continue;
+    optics[choice.spec] += count * choice.parallel;
+    inv.transceivers += count * choice.parallel;
+  }
   for (const CableSpec& c : cable_catalog()) {
-    auto it = parts.find(&c);
-    if (it == parts.end()) continue;
-    if (c.transceivers_per_link != 0) {
-      add_line(inv, c.display, "transceiver", "", it->second * c.transceivers_per_link, c.power_w,
-               c.price_usd);
-    } else {
+    if (auto it = optics.find(&c); it != optics.end()) {
+      add_line(inv, c.display, "transceiver", "", it->second, c.power_w, c.price_usd);
+    }
+    if (auto it = parts.find(&c); it != parts.end()) {
       add_line(inv, c.display, "cable", "", it->second, c.power_w, c.price_usd);
     }
   }

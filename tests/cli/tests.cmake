@@ -347,3 +347,22 @@ set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_t
                      cli.collective.progress_within_run cli.train.progress_within_run
                      PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/nccl_tests.cmake)
+
+# topo --reference: the DGX SuperPOD H100 RA's 3-SU fabric, whose 16 spines come from the
+# equal-links rule (12 would hold the ports but not split 32 uplinks evenly); the list; a name
+# lockstep does not know is named with the known ones.
+lockstep_good(topo.reference_h100_3su "spine switches \\(QM9700\\) +16 +16  same$"
+  topo --reference dgx-superpod-h100-3su)
+lockstep_good(topo.reference_h100_4su_matches "^matches the document: yes$"
+  topo --reference dgx-superpod-h100-4su)
+lockstep_good(topo.reference_list "^dgx-superpod-h100-4su +NVIDIA DGX SuperPOD H100, 4 SUs"
+  topo --reference list)
+lockstep_bad_flags(reference_unknown
+  "^lockstep: error: --reference: unknown reference architecture 'dgx-h100' \\(known: list, dgx-superpod-h100-1su"
+  topo --reference dgx-h100)
+lockstep_bad_flags(reference_with_builder "^lockstep: error: --reference: give a reference alone"
+  topo --reference dgx-superpod-h100-1su --builder fat_tree)
+# A spine of another fabric than the leaves is refused, naming the flag.
+lockstep_bad_flags(spine_switch_fabric
+  "^lockstep: error: --spine-switch: a sn5600 is an ethernet switch and the leaves \\(qm9700\\) are infiniband$"
+  topo --builder rail_optimized --sus 1 --spine-switch sn5600)

@@ -186,6 +186,11 @@ Bytes board_packet_payload(LinkMedium medium);
 /// Light in fibre: about 5 ns per metre one way (refractive index ~1.47). Copper is similar.
 inline constexpr double kPropagationNsPerMetre = 5.0;
 
+/// Ports of a switch that share one pluggable cage, so one transceiver module (twin-port OSFP,
+/// or an 800G cage broken out into two 400G ports): 2 on Quantum-2 QM9700 (64 NDR ports on 32
+/// OSFP cages) and on the 128 x 400G configurations of 64-cage 800G switches; 1 elsewhere.
+std::uint32_t switch_ports_per_cage(const SwitchSpec& sw);
+
 /// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
 const NicSpec& default_nic_for(const SwitchSpec& sw);
 

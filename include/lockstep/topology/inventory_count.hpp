@@ -25,8 +25,15 @@ class BomTally {
   /// `domains` logical scale-up switches standing for `chips` switch chips in total.
   void add_scale_up(std::uint16_t model, std::uint64_t domains, std::uint64_t chips,
                     std::uint64_t ports_used);
-  /// `count` links of this medium, speed and length (cables/optics chosen by cable_for()).
-  void add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count);
+  /// `count` links of this medium, speed and length (cables/optics chosen by cable_for()). An
+  /// optical link takes one transceiver at each end unless `ends_counted` (the builder then
+  /// gives the modules at its ends with add_modules()).
+  void add_links(LinkMedium medium, Bandwidth speed, double length_m, std::uint64_t count,
+                 bool ends_counted = false);
+  /// `modules` pluggable optics, each carrying `ports_per_module` ports of `speed` over
+  /// `length_m` (a twin-port OSFP on a QM9700 cage: 2 x 400G in one 800G 2xSR4 module).
+  void add_modules(LinkMedium medium, Bandwidth speed, double length_m,
+                   std::uint32_t ports_per_module, std::uint64_t modules);
   /// Writes counts, lines, power, cost, tiers (ports used/free) and radix problems into `inv`.
   void finish(Inventory& inv) const;
 
@@ -44,6 +51,8 @@ class BomTally {
   std::map<std::pair<std::uint8_t, std::uint16_t>, SwitchCount> switches_;  // (tier, model)
   std::map<std::uint16_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> scale_up_;
   std::map<LinkKey, std::uint64_t> links_;
+  std::map<LinkKey, std::uint64_t> auto_ends_;  // link ends that take one module each
+  std::map<LinkKey, std::uint64_t> modules_;    // speed = what one module carries
 };
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with

@@ -15,21 +15,35 @@ bool three_tier(const ClosShape& s) {
 
 }  // namespace
 
-ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
+std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix) {
+  if (leaf_up == 0) return 0;
+  const std::uint32_t need = ceil_div(std::uint64_t{leaves} * leaf_up, radix);
+  for (std::uint32_t s = std::max<std::uint32_t>(need, 1); s < leaf_up; ++s) {
+    if (leaf_up % s == 0) return s;
+  }
+  return leaf_up;
+}
+
+ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uint32_t core_radix) {
   ClosCounts c;
   c.pods = 1;
   if (shape.leaves <= 1) return c;
   if (!three_tier(shape)) {
-    // Every leaf must reach every spine: at most leaf_up spines (overfull beyond `radix` leaves).
-    c.spines =
-        std::min(ceil_div(std::uint64_t{shape.leaves} * shape.leaf_up, radix), shape.leaf_up);
+    // Every leaf must reach every spine with the same number of links (NVIDIA DGX SuperPOD H100
+    // RA: 3 SUs take 16 spines, 2 links from each leaf to each, not 12): the fewest spines that
+    // hold the uplinks and divide leaf_up (at most leaf_up; overfull beyond `radix` leaves).
+    // Rail-planed: each plane's leaves (one per SU) have their own spines.
+    const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
+    c.spines_per_plane =
+        equal_links_spines(ceil_div(shape.leaves, planes), shape.leaf_up, spine_radix);
+    c.spines = c.spines_per_plane * planes;
     c.links = std::uint64_t{shape.leaves} * shape.leaf_up;
     return c;
   }
   c.pods = ceil_div(shape.leaves, shape.leaves_per_pod);
   c.spines = c.pods * shape.leaf_up;
   c.cores_per_plane =
-      std::min(ceil_div(std::uint64_t{c.pods} * shape.spine_up, radix), shape.spine_up);
+      std::min(ceil_div(std::uint64_t{c.pods} * shape.spine_up, core_radix), shape.spine_up);
   c.cores = c.cores_per_plane * shape.leaf_up;
   c.links = std::uint64_t{shape.leaves} * shape.leaf_up + std::uint64_t{c.spines} * shape.spine_up;
   return c;
@@ -37,7 +51,7 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix) {
 
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
                                         const ClosShape& shape, ClosCounts& counts) {
-  counts = plan_clos(shape, hw.radix);
+  counts = plan_clos(shape, hw.spine.radix, hw.core.radix);
   std::vector<DeviceId> leaves(shape.leaves);
   for (auto& l : leaves) l = add_switch(b, hw, 0);
   std::vector<DeviceId> spines(counts.spines);
@@ -47,10 +61,13 @@ std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
   const Bandwidth port = hw.port_speed;
   if (counts.spines == 0) return leaves;
   if (!three_tier(shape)) {
+    const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
+    const std::uint32_t spp = counts.spines_per_plane;
     for (std::uint32_t l = 0; l < shape.leaves; ++l) {
+      const std::uint32_t plane = l % planes, i = l / planes;
       for (std::uint32_t j = 0; j < shape.leaf_up; ++j) {
         const auto s =
-            static_cast<std::uint32_t>((std::uint64_t{l} * shape.leaf_up + j) % counts.spines);
+            plane * spp + static_cast<std::uint32_t>((std::uint64_t{i} * shape.leaf_up + j) % spp);
         b.add_link(fabric_link(hw, leaves[l], spines[s], port, hw.fabric_link_m, 2));
       }
     }

@@ -1,9 +1,12 @@
 #pragma once
 // The switch tiers of a folded Clos, shared by leaf_spine, fat_tree and rail_optimized.
 //
-// 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = ceil(leaves * leaf_up / radix),
-//   and leaf l's uplink j goes to spine (l * leaf_up + j) mod spines, so every leaf reaches every
-//   spine (parallel links when spines < leaf_up) and spine ports fill evenly. Non-blocking needs
+// 2 tiers: `leaves` leaves with `leaf_up` uplinks each; spines = the smallest divisor of leaf_up
+//   that is at least ceil(leaves * leaf_up / radix) (equal_links_spines), and leaf l's uplink j
+//   goes to spine (l * leaf_up + j) mod spines, so every leaf has leaf_up / spines links to every
+//   spine (as the DGX SuperPOD reference architectures wire them); build_clos first pads a
+//   leaf's uplinks to a multiple of the spines' need where it has free ports and is not
+//   oversubscribed (pad_uplinks in clos_build.cpp). Non-blocking needs
 //   leaves <= radix; beyond that every leaf still reaches every spine and the spines overflow
 //   their radix (reported as infeasible).
 // 3 tiers: leaves are grouped into pods of `leaves_per_pod`; each pod has `leaf_up` spines and
@@ -26,6 +29,9 @@ struct ClosShape {
   std::uint32_t tiers = 2;           // 2 or 3; a single leaf needs no spines whatever this says
   std::uint32_t leaves_per_pod = 0;  // 3 tiers only
   std::uint32_t spine_up = 0;        // 3 tiers only
+  // 2 tiers: leaf l belongs to plane l % planes (a rail fabric's rail) and reaches only its
+  // plane's spines: rail-planed, each rail its own leaf-spine fabric.
+  std::uint32_t planes = 1;
 };
 
 struct ClosCounts {
@@ -33,11 +39,19 @@ struct ClosCounts {
   std::uint32_t cores = 0;
   std::uint32_t pods = 0;  // 3 tiers; 1 otherwise
   std::uint32_t cores_per_plane = 0;
-  std::uint64_t links = 0;  // inter-switch links
+  std::uint32_t spines_per_plane = 0;  // 2 tiers: spines of each rail plane
+  std::uint64_t links = 0;             // inter-switch links
 };
 
-/// Counts without building (to check sizes before allocating).
-ClosCounts plan_clos(const ClosShape& shape, std::uint32_t radix);
+/// Spines of a 2-tier Clos: the fewest that hold leaves x leaf_up uplinks on `radix` ports and
+/// give every leaf the same number of links to every spine (a divisor of leaf_up). NVIDIA DGX
+/// SuperPOD H100 RA, compute fabric table: 8 / 16 / 24 / 32 leaves of 32 uplinks on 64-port
+/// QM9700 spines take 4 / 8 / 16 / 16 spines.
+std::uint32_t equal_links_spines(std::uint32_t leaves, std::uint32_t leaf_up, std::uint32_t radix);
+
+/// Counts without building (to check sizes before allocating), for spines and cores of these
+/// radixes.
+ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uint32_t core_radix);
 
 /// Adds the leaves (returned, in order), spines, cores and the links between them.
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
@@ -56,9 +70,16 @@ struct ClosDesign {
   NodeLayout layout;
   std::uint32_t nodes = 0;
   ClosShape shape;
-  std::uint32_t leaf_down = 0;        // host ports per leaf
-  std::uint32_t nodes_per_su = 0;     // rail fabrics: NIC r of node n -> leaf (n / nodes_per_su,
-                                      // r); 0: NICs fill leaves in order, leaf_down each
+  std::uint32_t leaf_down = 0;     // host ports per leaf
+  std::uint32_t nodes_per_su = 0;  // rail fabrics: NIC r of node n -> leaf (n / nodes_per_su,
+                                   // r); 0: NICs fill leaves in order, leaf_down each
+  // Cables from fabric-management appliances (UFM) into the last SU's free leaf ports, spread
+  // over its rails; counted in the bill of materials, not wired in the graph (no job traffic).
+  std::uint32_t management_links = 0;
+  // Transceivers per pluggable module rather than per link end: switch cages per
+  // switch_ports_per_cage(), `nic_ports_per_module` NIC ports per node-side cage.
+  bool optics_per_module = false;
+  std::uint32_t nic_ports_per_module = 1;
   std::string design;                 // Inventory::design
   std::vector<std::string> problems;  // feasibility problems found while planning
 };
@@ -67,6 +88,12 @@ struct ClosDesign {
 /// options.max_links) tallies the same design analytically without a graph; then sets injection,
 /// bisection, oversubscription, diameter and latency.
 BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options);
+
+/// Reads `optics` (per_port | per_module) and `nic_ports_per_module` (1 or 2) into `design`.
+void read_optics(const ArgNode& args, ClosDesign& design);
+
+/// The keys read_optics() reads, for BuilderInfo::keys.
+std::vector<std::string> optics_keys();
 
 /// Sets TierFigures::oversubscription of the tier named `tier` (if present).
 void set_tier_ratio(Inventory& inv, const std::string& tier, double ratio);

@@ -27,13 +27,14 @@ void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_
   if (count == 0) return;
   const std::uint64_t lo = total / count, extra = total % count;
   std::uint64_t overfull = 0;
-  if (lo + (extra ? 1 : 0) > hw.radix) overfull += extra;
-  if (lo > hw.radix) overfull += count - extra;
-  t.add_switches(hw.switch_model, tier, count, total, hw.radix, overfull);
+  const Hardware::TierSwitch& s = tier == 1 ? hw.spine : hw.core;
+  if (lo + (extra ? 1 : 0) > s.radix) overfull += extra;
+  if (lo > s.radix) overfull += count - extra;
+  t.add_switches(s.model, tier, count, total, s.radix, overfull);
 }
 
-// Leaves hold `full` hosts each except the last group; returns per-leaf host counts as
-// (hosts, leaves) pairs.
+// Leaves hold `full` hosts each except the last group; returns per-leaf host ports as
+// (ports, leaves) pairs. Management links take the last SU's free ports, rail by rail.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign& d) {
   const std::uint64_t hosts = hosts_of(d);
   if (d.nodes_per_su == 0) {
@@ -41,8 +42,59 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign
     return {{d.leaf_down, full}, {rest, rest ? 1 : 0}};
   }
   const std::uint64_t rails = d.layout.nics_per_node;
-  const std::uint64_t full_sus = d.nodes / d.nodes_per_su, rest = d.nodes % d.nodes_per_su;
-  return {{d.nodes_per_su, full_sus * rails}, {rest, rest ? rails : 0}};
+  const std::uint64_t sus = (d.nodes + d.nodes_per_su - 1) / d.nodes_per_su;
+  const std::uint64_t last = d.nodes - (sus - 1) * d.nodes_per_su;
+  const std::uint64_t more = d.management_links % rails, base = last + d.management_links / rails;
+  return {{d.nodes_per_su, (sus - 1) * rails}, {base + 1, more}, {base, rails - more}};
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Modules on `count` switches sharing `total` ports as evenly as the builder spreads them.
+std::uint64_t modules_even(std::uint64_t count, std::uint64_t total, std::uint64_t share) {
+  if (count == 0) return 0;
+  const std::uint64_t lo = total / count, extra = total % count;
+  return extra * ceil_div(lo + 1, share) + (count - extra) * ceil_div(lo, share);
+}
+
+// Transceiver modules per link end (docs/topology.md "Transceivers per module"): a NIC cage of
+// `nic_ports_per_module` ports, a switch cage of switch_ports_per_cage() ports; a module serves
+// the ports of one link class on one device (down ports apart from up ports, as cabled).
+void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
+  const Hardware& hw = d.hw;
+  const std::uint64_t sw = switch_ports_per_cage(*hw.sw);
+  const std::uint64_t upper = switch_ports_per_cage(*hw.spine.sw);
+  const std::uint64_t core = switch_ports_per_cage(*hw.core.sw);
+  auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n) {
+    const LinkMedium medium = medium_for_length(speed, m);
+    if (medium == LinkMedium::Optical || medium == LinkMedium::LongHaulFibre) {
+      t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n);
+    }
+  };
+  const Bandwidth host = hw.host_link_bandwidth();
+  const std::uint64_t nic_share = d.nic_ports_per_module;
+  add(host, hw.host_link_m, nic_share, d.nodes * ceil_div(d.layout.nics_per_node, nic_share));
+  add(host, hw.host_link_m, 1, d.management_links);
+  const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
+  for (const auto& [load, leaves] : leaf_loads(d)) {
+    add(host, hw.host_link_m, sw, leaves * ceil_div(load, sw));
+  }
+  if (up == 0) return;
+  const Bandwidth port = hw.port_speed;
+  add(port, hw.fabric_link_m, sw, std::uint64_t{d.shape.leaves} * ceil_div(up, sw));
+  if (c.cores == 0) {
+    add(port, hw.fabric_link_m, upper,
+        modules_even(c.spines, std::uint64_t{d.shape.leaves} * up, upper));
+    return;
+  }
+  const std::uint64_t lpp = d.shape.leaves_per_pod, last = d.shape.leaves - (c.pods - 1) * lpp;
+  add(port, hw.fabric_link_m, upper,
+      (c.pods - 1) * up * ceil_div(lpp, upper) + up * ceil_div(last, upper));
+  add(port, hw.core_link_m, upper, std::uint64_t{c.spines} * ceil_div(d.shape.spine_up, upper));
+  add(port, hw.core_link_m, core,
+      up * modules_even(c.cores_per_plane, std::uint64_t{c.pods} * d.shape.spine_up, core));
 }
 
 void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
@@ -56,11 +108,12 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     const std::uint64_t per = load + up;
     t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
   }
+  const bool ends = d.optics_per_module;
   t.add_links(medium_for_length(hw.host_link_bandwidth(), hw.host_link_m), hw.host_link_bandwidth(),
-              hw.host_link_m, hosts);
+              hw.host_link_m, hosts + d.management_links, ends);
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
-              leaf_links);
+              leaf_links, ends);
   if (c.cores == 0) {
     tally_even(t, hw, 1, c.spines, leaf_links);
   } else {
@@ -68,14 +121,17 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     const std::uint64_t su = d.shape.spine_up, lu = d.shape.leaf_up;
     for (const auto& [down, pods] : {std::pair{lpp, std::uint64_t{c.pods} - 1}, {last, 1}}) {
       const std::uint64_t n = pods * lu, per = down + su;
-      if (n) t.add_switches(hw.switch_model, 1, n, n * per, hw.radix, per > hw.radix ? n : 0);
+      if (n) {
+        t.add_switches(hw.spine.model, 1, n, n * per, hw.spine.radix, per > hw.spine.radix ? n : 0);
+      }
     }
     for (std::uint64_t plane = 0; plane < lu; ++plane) {
       tally_even(t, hw, 2, c.cores_per_plane, std::uint64_t{c.pods} * su);
     }
     t.add_links(medium_for_length(hw.port_speed, hw.core_link_m), hw.port_speed, hw.core_link_m,
-                std::uint64_t{c.spines} * su);
+                std::uint64_t{c.spines} * su, ends);
   }
+  if (ends) tally_modules(t, d, c);
   t.finish(inv);
   inv.nodes = d.nodes;
   inv.graph_built = false;
@@ -100,9 +156,10 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
 
 }  // namespace
 
-BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& options) {
+static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
+                                     const BuildOptions& options) {
   const Hardware& hw = d.hw;
-  const ClosCounts planned = plan_clos(d.shape, hw.radix);
+  const ClosCounts planned = plan_clos(d.shape, hw.spine.radix, hw.core.radix);
   const std::uint64_t hosts = hosts_of(d);
   BuildResult result;
   ClosCounts counts = planned;
@@ -121,6 +178,16 @@ BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& 
     }
     b.set_traits(make_traits(hw, d.layout));
     finish_inventory(result, std::move(b).build(), options);
+    if (d.management_links != 0 || d.optics_per_module) {
+      // What the graph does not hold (management cables, modules shared by ports): the bill of
+      // materials in closed form, the paths as measured on the graph.
+      const Inventory counted = std::move(result.inventory);
+      result.inventory = Inventory{};
+      tally_clos(d, counts, result.inventory);
+      result.inventory.diameter_switch_hops = counted.diameter_switch_hops;
+      result.inventory.max_one_way_latency = counted.max_one_way_latency;
+      result.inventory.graph_built = true;
+    }
   } else {
     tally_clos(d, counts, result.inventory);
   }
@@ -143,6 +210,52 @@ BuildResult build_clos(const ArgNode&, const ClosDesign& d, const BuildOptions& 
     set_tier_ratio(inv, "spine", static_cast<double>(d.shape.leaves_per_pod) / d.shape.spine_up);
   }
   return result;
+}
+
+// The equal-links rule with the fewest spines (docs/topology.md): where the uplinks' count has no
+// divisor at the spines' need (a partial SU's 13 uplinks need 2 spines; 13 is prime), a leaf
+// that is not oversubscribed takes a few more uplinks into its free ports, up to a multiple of
+// the need (14 over 2 spines), rather than more spines (13, one link each). Leaves without free
+// ports (a full SU: 32 down + 32 up) and oversubscribed ones (their ratio was asked for) keep the
+// divisor rule (3 SUs: 16 spines).
+static ClosShape pad_uplinks(const ClosDesign& d) {
+  ClosShape s = d.shape;
+  const bool three = s.tiers == 3 && s.leaves > s.leaves_per_pod;
+  if (three || s.leaves <= 1 || s.leaf_up == 0) return s;
+  const std::uint64_t per_plane = ceil_div(s.leaves, std::max<std::uint32_t>(s.planes, 1));
+  const std::uint64_t need =
+      std::max<std::uint64_t>(1, ceil_div(per_plane * s.leaf_up, d.hw.spine.radix));
+  if (need >= s.leaf_up || s.leaf_up % need == 0) return s;
+  const std::uint64_t padded = ceil_div(s.leaf_up, need) * need;
+  std::uint64_t load = 0;
+  for (const auto& [ports, leaves] : leaf_loads(d)) {
+    if (leaves != 0) load = std::max(load, ports);
+  }
+  const bool oversubscribed = s.leaf_up < std::max<std::uint64_t>(load, d.leaf_down);
+  if (oversubscribed || load + padded > d.hw.radix ||
+      per_plane * padded > need * d.hw.spine.radix) {
+    return s;
+  }
+  s.leaf_up = static_cast<std::uint32_t>(padded);
+  return s;
+}
+
+BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options) {
+  ClosDesign d = design;
+  d.shape = pad_uplinks(design);
+  return build_clos_shaped(args, d, options);
+}
+
+void read_optics(const ArgNode& args, ClosDesign& d) {
+  if (args.find("optics")) {
+    d.optics_per_module = args.at("optics").as_choice({"per_port", "per_module"}) == "per_module";
+  }
+  d.nic_ports_per_module =
+      static_cast<std::uint32_t>(args.get_int("nic_ports_per_module", 1, 1, 2));
+}
+
+std::vector<std::string> optics_keys() {
+  return {"optics", "nic_ports_per_module"};
 }
 
 }  // namespace lockstep::builders

@@ -47,6 +47,8 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
                  [](const std::string& n) { return &switch_spec(n, "switch"); });
   hw.switch_model = static_cast<std::uint16_t>(hw.sw - switch_catalog().data());
   hw.radix = static_cast<std::uint32_t>(args.get_int("radix", hw.sw->radix, 2, 65'535));
+  hw.spine = {hw.sw, hw.switch_model, hw.radix};
+  hw.core = hw.spine;
   hw.port_speed = args.get_bandwidth("port_speed", hw.sw->port_speed);
   if (!(hw.port_speed.bytes_per_second() > 0)) args.at("port_speed").fail("must be positive");
   std::string default_nic = default_nic_for(*hw.sw).name;
@@ -327,8 +329,11 @@ DeviceId add_switch(TopologyBuilder& b, const Hardware& hw, std::uint8_t tier) {
   Device d;
   d.kind = DeviceKind::Switch;
   d.tier = tier;
-  d.model = hw.switch_model;
-  d.radix = static_cast<std::uint16_t>(hw.radix);
+  const Hardware::TierSwitch& s = tier == 0 ? Hardware::TierSwitch{hw.sw, hw.switch_model, hw.radix}
+                                  : tier == 1 ? hw.spine
+                                              : hw.core;
+  d.model = s.model;
+  d.radix = static_cast<std::uint16_t>(s.radix);
   return b.add_device(d);
 }
 

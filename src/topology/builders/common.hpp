@@ -26,6 +26,14 @@ struct Hardware {
   const SwitchSpec* sw = nullptr;
   std::uint16_t switch_model = 0;
   std::uint32_t radix = 0;
+  // The spine (tier 1) and core (tier 2) switches: the leaf's unless a builder reads another
+  // (rail_optimized's spine_switch / core_switch: a chassis or 128-port switch).
+  struct TierSwitch {
+    const SwitchSpec* sw = nullptr;
+    std::uint16_t model = 0;
+    std::uint32_t radix = 0;
+  };
+  TierSwitch spine, core;
   Bandwidth port_speed;
   Time switch_latency;
   std::optional<Time> link_latency;  // overrides the propagation latency of scale-out cables

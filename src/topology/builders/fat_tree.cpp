@@ -24,6 +24,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     if (k % 2 != 0) kn->fail(fmt::format("must be even (got {})", k));
     if (args.has("radix")) kn->fail("give either k or radix, not both");
     d.hw.radix = static_cast<std::uint32_t>(k);
+    d.hw.spine.radix = d.hw.core.radix = d.hw.radix;
   }
   d.layout = read_node_layout(args, d.hw);
   if (k != 0 && !args.has("nodes") && !args.has("gpus")) {
@@ -89,6 +90,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
                                    : std::string("2 tiers (one pod, no core; tiers: 3 adds one)");
   d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {}, {} radix {}", d.nodes,
                          d.layout.gpus_per_node, d.hw.gpu->name, shape, d.hw.sw->name, d.hw.radix);
+  read_optics(args, d);
   return build_clos(args, d, options);
 }
 
@@ -98,6 +100,7 @@ void register_fat_tree_builder() {
   auto keys = node_keys();
   for (const char* k : {"k", "oversubscription", "spine_oversubscription", "tiers"})
     keys.push_back(k);
+  for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder({"fat_tree", "3-tier Clos: k-ary fat tree or general, oversubscription per tier",
                     keys, build});
 }

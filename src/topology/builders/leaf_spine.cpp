@@ -23,6 +23,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
   d.shape.leaf_up = up;
   d.shape.tiers = 2;
+  read_optics(args, d);
   if (d.shape.leaves > d.hw.radix) {
     d.problems.push_back(fmt::format(
         "a 2-tier leaf-spine of {}-port switches holds at most {} hosts at {}:1 ({} leaves x {} "
@@ -42,6 +43,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 void register_leaf_spine_builder() {
   auto keys = node_keys();
   keys.push_back("oversubscription");
+  for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder(
       {"leaf_spine", "2-tier leaf-spine Clos with a leaf oversubscription ratio", keys, build});
 }

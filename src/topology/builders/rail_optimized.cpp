@@ -8,6 +8,12 @@
 //   oversubscription   leaf downlink:uplink (1), spine_oversubscription (3 tiers, 1)
 //   tiers              auto | 2 | 3
 //   link_latency, switch_latency, host_link_m, fabric_link_m, core_link_m, pcie
+//   management_links   UFM appliance cables into the last SU's free leaf ports (0)
+//   optics             per_port (one transceiver per link end) | per_module (twin-port cages)
+//   nic_ports_per_module  NIC ports per node-side cage (2 on DGX H100 / B200 OSFP cages; 1)
+//   spine_switch       the switch above the leaves (default: `switch`), same port speed
+//   core_switch        the core tier's (default: spine_switch)
+// `tiers: 2` beyond one spine tier builds rail-planed: each rail its own leaf-spine plane.
 // Structure: SU s has one leaf per rail; NIC r of every server of SU s plugs into leaf (s, r),
 // which has nodes_per_su downlinks and nodes_per_su / oversubscription uplinks. Two tiers when
 // all leaves fit under one spine tier (leaves <= radix): every leaf reaches every spine. Three
@@ -18,12 +24,44 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "clos.hpp"
 #include "registrars.hpp"
 
 namespace lockstep::builders {
 namespace {
+
+// spine_switch (spines, and cores unless core_switch says otherwise) and core_switch: a
+// chassis or 128-port switch above the leaves; its ports must run at the leaves' uplink speed
+// and speak the leaves' fabric.
+std::optional<Hardware::TierSwitch> read_tier_switch(const ArgNode& args, const Hardware& hw,
+                                                     const std::string& key) {
+  const ArgNode* node = args.find(key);
+  if (node == nullptr) return std::nullopt;
+  const SwitchSpec* spine = nullptr;
+  try {
+    spine = &switch_spec(node->text(), key);
+  } catch (const InputError& e) {
+    node->fail(e.bare_message());
+  }
+  if (spine->fabric != hw.sw->fabric) {
+    node->fail(fmt::format("a {} is an {} switch and the leaves ({}) are {}", spine->name,
+                           spine->fabric, hw.sw->name, hw.sw->fabric));
+  }
+  if (spine->port_speed.bytes_per_second() != hw.port_speed.bytes_per_second()) {
+    node->fail(fmt::format("a {} port runs at {} Gb/s and the leaves' uplinks at {} Gb/s",
+                           spine->name, spine->port_speed.gigabits_per_second(),
+                           hw.port_speed.gigabits_per_second()));
+  }
+  return Hardware::TierSwitch{spine, static_cast<std::uint16_t>(spine - switch_catalog().data()),
+                              spine->radix};
+}
+
+void read_tier_switches(const ArgNode& args, Hardware& hw) {
+  if (auto spine = read_tier_switch(args, hw, "spine_switch")) hw.spine = hw.core = *spine;
+  if (auto core = read_tier_switch(args, hw, "core_switch")) hw.core = *core;
+}
 
 BuildResult build(const ArgNode& args, const BuildOptions& options) {
   ClosDesign d;
@@ -46,6 +84,11 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   const double spine_ratio = read_ratio(args, "spine_oversubscription");
   const std::string tiers =
       args.find("tiers") ? args.at("tiers").as_choice({"auto", "2", "3"}) : std::string("auto");
+  d.management_links =
+      static_cast<std::uint32_t>(args.get_int("management_links", 0, 0, 1'000'000));
+  read_optics(args, d);
+  read_tier_switches(args, d.hw);
+  const std::uint32_t spine_radix = d.hw.spine.radix, core_radix = d.hw.core.radix;
   d.leaf_down = d.nodes_per_su;
   d.shape.leaves = sus * rails;
   d.shape.leaf_up = static_cast<std::uint32_t>(std::ceil(d.nodes_per_su / leaf_ratio - 1e-9));
@@ -55,10 +98,10 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
         "{} has {}",
         d.leaf_down + d.shape.leaf_up, d.leaf_down, d.shape.leaf_up, d.hw.sw->name, d.hw.radix));
   }
-  const bool three = tiers == "3" || (tiers == "auto" && d.shape.leaves > d.hw.radix);
+  const bool three = tiers == "3" || (tiers == "auto" && d.shape.leaves > spine_radix);
   std::uint32_t pods = 1;
   if (three) {
-    const auto [spine_down, spine_up] = split_ports(d.hw.radix, spine_ratio);
+    const auto [spine_down, spine_up] = split_ports(spine_radix, spine_ratio);
     std::uint32_t sus_per_pod = std::max<std::uint32_t>(1, spine_down / rails);
     d.shape.tiers = 3;
     d.shape.spine_up = spine_up;
@@ -77,24 +120,41 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     }
     d.shape.leaves_per_pod = sus_per_pod * rails;
     pods = (sus + sus_per_pod - 1) / sus_per_pod;
-    if (pods > d.hw.radix) {
+    if (pods > core_radix) {
       d.problems.push_back(fmt::format(
           "a 3-tier rail fabric of {}-port switches holds at most {} pods of {} SUs ({} GPUs); "
           "{} pods requested",
-          d.hw.radix, d.hw.radix, sus_per_pod,
-          std::uint64_t{d.hw.radix} * sus_per_pod * d.nodes_per_su * d.layout.gpus_per_node, pods));
+          core_radix, core_radix, sus_per_pod,
+          std::uint64_t{core_radix} * sus_per_pod * d.nodes_per_su * d.layout.gpus_per_node, pods));
     }
-  } else if (d.shape.leaves > d.hw.radix) {
+  } else if (d.shape.leaves > spine_radix && tiers == "2") {
+    // Two tiers asked for beyond one spine tier: rail-planed, each rail its own leaf-spine
+    // plane of one leaf per SU; traffic between rails crosses the scale-up domain (PXN).
+    d.shape.planes = rails;
+    if (sus > spine_radix) {
+      d.problems.push_back(
+          fmt::format("{} SUs do not fit under rail-planed {}-port spines (at most {} SUs, one "
+                      "leaf per SU in each rail's plane); use tiers: 3",
+                      sus, spine_radix, spine_radix));
+    }
+  } else if (d.shape.leaves > spine_radix) {
     d.problems.push_back(
         fmt::format("{} rail leaves do not fit under one tier of {}-port spines; "
                     "use tiers: 3",
-                    d.shape.leaves, d.hw.radix));
+                    d.shape.leaves, spine_radix));
   }
   d.design = fmt::format(
-      "rail_optimized: {} SUs x {} nodes x {} {} GPUs, {} rails, {} tiers, {} "
+      "rail_optimized: {} SUs x {} nodes x {} {} GPUs, {} rails, {} tiers{}, {} "
       "radix {}",
       sus, d.nodes_per_su, d.layout.gpus_per_node, d.hw.gpu->name, rails, three ? 3 : 2,
+      d.shape.planes > 1 ? fmt::format(" (rail-planed: {} planes)", d.shape.planes) : "",
       d.hw.sw->name, d.hw.radix);
+  if (d.hw.spine.sw != d.hw.sw) {
+    d.design += fmt::format(", spines {} radix {}", d.hw.spine.sw->name, spine_radix);
+  }
+  if (three && d.hw.core.sw != d.hw.spine.sw) {
+    d.design += fmt::format(", cores {} radix {}", d.hw.core.sw->name, core_radix);
+  }
   return build_clos(args, d, options);
 }
 
@@ -102,10 +162,11 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 
 void register_rail_optimized_builder() {
   auto keys = node_keys();
-  for (const char* k :
-       {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription", "tiers"}) {
+  for (const char* k : {"sus", "nodes_per_su", "oversubscription", "spine_oversubscription",
+                        "tiers", "management_links", "spine_switch", "core_switch"}) {
     keys.push_back(k);
   }
+  for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder({"rail_optimized",
                     "DGX SuperPOD-style rail-optimised scalable units (leaf per rail per SU)", keys,
                     build});

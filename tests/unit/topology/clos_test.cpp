@@ -31,6 +31,26 @@ TEST(FatTree, K4NetworkCostFromCatalogPrices) {
   EXPECT_DOUBLE_EQ(inv.cost_usd - network_cost_usd(inv), 16 * 30'000.0);
 }
 
+// The same k = 4 fat tree with transceivers per module (QM9700 cages are twin-port): each
+// switch's 2 down and 2 up ports share one module each. NIC end: 16 single OSFP 400G SR4; leaf
+// down 8, leaf up 8, spine down 8 x 1 = 24 OSFP 800G 2xSR4 (10 m and 30 m); spine up 8 and
+// core 4 x 2 = 16 OSFP 800G 2xDR4 (100 m): 56 modules, against 96 per link end. Network cost:
+// $32,000 NICs + $600,000 switches + 16 x $700 + 24 x $1,100 + 16 x $1,500 = $61,600 optics +
+// $2,400 patch cords = $696,000, $43,500 per GPU.
+TEST(FatTree, K4PerModuleOpticsByHand) {
+  for (const bool graph : {true, false}) {
+    const Inventory inv =
+        build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"optics", "per_module"}},
+              graph)
+            .inventory;
+    EXPECT_EQ(inv.transceivers, 56u);
+    EXPECT_EQ(inv.cables, 48u);
+    EXPECT_DOUBLE_EQ(network_cost_usd(inv), 696'000.0);
+    EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 43'500.0);
+    EXPECT_EQ(inv.graph_built, graph);
+  }
+}
+
 TEST(FatTree, K4CountsByHand) {
   // k = 4: k^3/4 = 16 hosts; k pods x k/2 = 8 edge and 8 aggregation switches, (k/2)^2 = 4 cores.
   // Links: 16 host-edge + 8 edge x 2 up = 16 edge-agg + 8 agg x 2 up = 16 agg-core = 48.

@@ -112,14 +112,15 @@ namespace {
 TEST(ScaleUp, Nvl72RackPairOnALeafSpine) {
   // Two GB200 NVL72 racks: 36 compute trays x 4 GPUs = 144 GPUs in 2 NVLink domains of 72
   // (2 x 18 = 36 NVLink Switch chips), 144 NICs (one per GPU). 144 NICs / 32 per leaf = 5 leaves,
-  // 5 x 32 uplinks / 64 ports = 3 spines (rounded up).
+  // 5 x 32 uplinks need 160 / 64 -> 3 spines, and every leaf has equal links to every spine:
+  // the smallest divisor of 32 from 3 up is 4 spines, 8 links from each leaf to each.
   const BuildResult r = test::build({{"builder", "leaf_spine"}, {"gpu", "gb200"}, {"nodes", "36"}});
   const Inventory& inv = r.inventory;
   EXPECT_EQ(inv.gpus, 144u);
   EXPECT_EQ(inv.nics, 144u);
   EXPECT_EQ(test::switches_in(inv, "scale_up"), 36u);
   EXPECT_EQ(test::switches_in(inv, "leaf"), 5u);
-  EXPECT_EQ(test::switches_in(inv, "spine"), 3u);
+  EXPECT_EQ(test::switches_in(inv, "spine"), 4u);
   const Topology& t = *r.graph;
   EXPECT_EQ(t.traits().scale_up, "nvl72");
   EXPECT_EQ(t.traits().gpus_per_node, 4u);

@@ -171,9 +171,13 @@ TEST(Presets, FewerAmdGpusLeaveXgmiLinksIdle) {
 }
 
 // A preset smaller than one 32-node scalable unit is sized for its own nodes: each of the 8 rail
-// leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700).
-// 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports -> 3 spines. 32 nodes:
-// the full SU, 256 ports -> 4 spines (the DGX SuperPOD H100 SU).
+// leaves has one uplink per node, and the spines hold leaves x uplinks ports (64-port QM9700)
+// with equal links from every leaf to every spine.
+// 1 node: 8 leaves x 1 uplink = 8 ports -> 1 spine. 20 nodes: 160 ports need 3 spines; 20
+// uplinks do not split over 3, and a leaf of 20 down + 20 up has free ports, so it takes 21, 7
+// to each spine (3 spines, 168 links). 13 nodes: 104 ports need 2 spines, 13 is prime: 14
+// uplinks, 7 to each (not 13 spines). 32 nodes: the full SU, 256 ports -> 4 spines (the DGX
+// SuperPOD H100 SU).
 TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
   auto count = [](std::uint32_t nodes) {
     ArgNode m = ArgNode::map("cluster");
@@ -181,14 +185,19 @@ TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
     m.set("system", ArgNode::scalar("hgx-h100", "cluster.system"));
     m.set("nodes", ArgNode::scalar(std::to_string(nodes), "cluster.nodes"));
     const BuildResult r = build_topology(m);
-    std::array<std::uint32_t, 2> leaves_spines{};
+    std::array<std::uint32_t, 3> leaves_spines_links{};
     for (const Device& d : r.graph->devices())
-      if (d.kind == DeviceKind::Switch && d.tier < 2) ++leaves_spines[d.tier];
-    return leaves_spines;
+      if (d.kind == DeviceKind::Switch && d.tier < 2) ++leaves_spines_links[d.tier];
+    for (const Link& l : r.graph->links()) {
+      leaves_spines_links[2] += r.graph->device(l.a).kind == DeviceKind::Switch &&
+                                r.graph->device(l.b).kind == DeviceKind::Switch;
+    }
+    return leaves_spines_links;
   };
-  EXPECT_EQ(count(1), (std::array<std::uint32_t, 2>{8, 1}));
-  EXPECT_EQ(count(20), (std::array<std::uint32_t, 2>{8, 3}));
-  EXPECT_EQ(count(32), (std::array<std::uint32_t, 2>{8, 4}));
+  EXPECT_EQ(count(1), (std::array<std::uint32_t, 3>{8, 1, 8}));
+  EXPECT_EQ(count(13), (std::array<std::uint32_t, 3>{8, 2, 8 * 14}));
+  EXPECT_EQ(count(20), (std::array<std::uint32_t, 3>{8, 3, 8 * 21}));
+  EXPECT_EQ(count(32), (std::array<std::uint32_t, 3>{8, 4, 8 * 32}));
 }
 
 }  // namespace

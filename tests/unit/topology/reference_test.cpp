@@ -1,0 +1,233 @@
+// Reference architectures (topo --reference) and the rules they need: equal links from every
+// leaf to every spine, management links, transceivers per twin-port module. Counts by hand in
+// the comments; document numbers cited where they come from a document.
+#include "lockstep/topology/reference.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
+#include "topology_test_util.hpp"
+
+namespace lockstep {
+namespace {
+
+using test::build;
+using test::switches_in;
+
+// The equal-links rule by hand, DGX H100 SUs of 32 nodes on 64-port QM9700 (8 rail leaves per
+// SU, each with 32 uplinks): spines = the smallest divisor of 32 holding leaves x 32 uplinks.
+//   1 SU:  8 leaves x 32 =   256 ports -> >= 4 spines; 4 divides 32: 4 (8 links leaf-spine)
+//   2 SUs: 16 x 32       =   512       -> >= 8; 8 divides 32:       8 (4 links)
+//   3 SUs: 24 x 32       =   768       -> >= 12; 12 does not divide 32, 16 does: 16 (2 links)
+//   4 SUs: 32 x 32       = 1,024       -> >= 16:                    16 (2 links)
+// (NVIDIA DGX SuperPOD H100 RA, compute fabric component counts: 4 / 8 / 16 / 16 spines.)
+TEST(EqualLinks, SpinesForOneToFourSusByHand) {
+  const std::map<int, std::uint64_t> spines = {{1, 4}, {2, 8}, {3, 16}, {4, 16}};
+  for (const auto& [sus, expect] : spines) {
+    const BuildResult r = build({{"builder", "rail_optimized"}, {"sus", std::to_string(sus)}});
+    EXPECT_EQ(switches_in(r.inventory, "leaf"), 8u * sus) << sus;
+    EXPECT_EQ(switches_in(r.inventory, "spine"), expect) << sus;
+    // Every leaf has the same number of links to every spine: 32 / spines.
+    const Topology& t = *r.graph;
+    std::map<std::pair<DeviceId, DeviceId>, std::uint32_t> links;
+    for (const Link& l : t.links()) {
+      const Device& a = t.device(l.a);
+      const Device& b = t.device(l.b);
+      if (a.kind == DeviceKind::Switch && b.kind == DeviceKind::Switch) ++links[{l.a, l.b}];
+    }
+    EXPECT_EQ(links.size(), 8u * sus * expect) << sus;
+    for (const auto& [pair, n] : links) EXPECT_EQ(n, 32u / expect) << sus;
+    // 3 SUs: 16 spines use 24 leaves x 2 links = 48 of their 64 ports, 16 free each.
+    if (sus == 3) {
+      EXPECT_EQ(test::tier_of(r.inventory, "spine")->ports_free, 16u * 16u);
+    }
+  }
+}
+
+// One SU of the DGX SuperPOD H100 with transceivers per module, by hand. 31 DGX H100 (one
+// position for the UFM), 4 UFM links into the free port of rails 0-3. Modules:
+//   DGX side: 31 nodes x 4 twin-port OSFP cages (8 NDR ports / 2)        = 124 twin (2xSR4)
+//   UFM side: 4 single-port modules                                       =   4 OSFP 400G SR4
+//   leaf down: 4 leaves of 32 ports + 4 of 31 -> 16 cages each            = 128 twin
+//   leaf up: 8 leaves x 32 uplinks / 2                                    = 128 twin
+//   spine down: 4 spines x 64 ports / 2                                   = 128 twin
+// 508 twin-port 800G 2xSR4 modules + 4 single 400G = 512 transceivers (per link end: 2 x 508
+// links = 1,016). Cables: 248 + 4 = 252 to the leaves, 256 leaf-spine = 508 fibres.
+TEST(TwinPort, OneH100SuByHand) {
+  const ReferenceDesign& ref = reference_design("dgx-superpod-h100-1su", "--reference");
+  for (const bool graph : {true, false}) {
+    const Inventory inv = build_topology(reference_args(ref), {.want_graph = graph}).inventory;
+    EXPECT_EQ(inv.nodes, 31u);
+    EXPECT_EQ(inv.cables, 508u);
+    EXPECT_EQ(inv.transceivers, 512u);
+    std::map<std::string, std::uint64_t> optics;
+    for (const InventoryLine& l : inv.lines) {
+      if (l.category == "transceiver") optics[l.item] = l.count;
+    }
+    EXPECT_EQ(optics["OSFP 800G 2xSR4 transceiver"], 508u);
+    EXPECT_EQ(optics["OSFP 400G SR4 transceiver"], 4u);
+    EXPECT_EQ(optics.size(), 2u);
+    // Leaf ports: 4 x (32 + 32) + 4 x (31 + 32) = 508 of 512 used.
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_used, 508u);
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 4u);
+    EXPECT_TRUE(inv.feasible);
+  }
+  // The same fabric counted per link end: every optical link takes two modules.
+  test::Kv per_port = ref.args;
+  for (auto& [k, v] : per_port) {
+    if (k == "optics") v = "per_port";
+  }
+  EXPECT_EQ(build(per_port).inventory.transceivers, 2u * 508u);
+}
+
+// tiers: 2 beyond one spine tier: rail-planed. 16 SUs of DGX H100 = 128 rail leaves, more than
+// a 64-port spine reaches, so each rail is its own plane of 16 leaves (one per SU): 16 x 32
+// uplinks = 512 ports -> 8 spines per plane (8 divides 32: 4 links from each leaf to each),
+// 8 planes x 8 = 64 spines, each full (16 x 4 = 64 ports); 4,096 + 4,096 cables, no core.
+// (tiers: auto builds 3 tiers: 4 pods x 32 spines = 128 spines, 32 planes x 2 = 64 cores.)
+TEST(RailPlanes, TwoTiersOfSixteenSusByHand) {
+  const BuildResult r = build({{"builder", "rail_optimized"}, {"sus", "16"}, {"tiers", "2"}}, true);
+  const Inventory& inv = r.inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 128u);
+  EXPECT_EQ(switches_in(inv, "spine"), 64u);
+  EXPECT_EQ(switches_in(inv, "core"), 0u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+  EXPECT_EQ(inv.cables, 8'192u);
+  EXPECT_NE(inv.design.find("rail-planed: 8 planes"), std::string::npos) << inv.design;
+  // Every leaf reaches exactly 8 spines, 4 links each, and only spines of its own rail.
+  const Topology& t = *r.graph;
+  std::map<DeviceId, std::map<DeviceId, std::uint32_t>> up;
+  std::map<DeviceId, std::uint32_t> rail_of_leaf;
+  for (const Link& l : t.links()) {
+    const Device& a = t.device(l.a);
+    const Device& b = t.device(l.b);
+    if (a.kind == DeviceKind::Nic && b.kind == DeviceKind::Switch)
+      rail_of_leaf[l.b] = a.local_index;
+    if (a.kind == DeviceKind::Switch && b.kind == DeviceKind::Switch) ++up[l.a][l.b];
+  }
+  std::map<DeviceId, std::set<std::uint32_t>> rails_of_spine;
+  ASSERT_EQ(up.size(), 128u);
+  for (const auto& [leaf, spines] : up) {
+    EXPECT_EQ(spines.size(), 8u);
+    for (const auto& [spine, n] : spines) {
+      EXPECT_EQ(n, 4u);
+      rails_of_spine[spine].insert(rail_of_leaf.at(leaf));
+    }
+  }
+  for (const auto& [spine, rails] : rails_of_spine) EXPECT_EQ(rails.size(), 1u);
+  // The closed form counts the same.
+  const Inventory closed =
+      build({{"builder", "rail_optimized"}, {"sus", "16"}, {"tiers", "2"}}, false).inventory;
+  EXPECT_EQ(switches_in(closed, "spine"), 64u);
+  EXPECT_EQ(closed.cables, 8'192u);
+  // 65 SUs exceed 64-port spines even rail-planed: infeasible with the reason.
+  const Inventory big =
+      build({{"builder", "rail_optimized"}, {"sus", "65"}, {"tiers", "2"}}, false).inventory;
+  EXPECT_FALSE(big.feasible);
+  EXPECT_NE(big.problems.front().find("65 SUs do not fit under rail-planed 64-port spines"),
+            std::string::npos);
+}
+
+// A spine model of its own: 16 SUs of 400GbE rail leaves (128-port SN5600 held to 64 ports)
+// under 128-port SN5600 spines: 128 leaves fit one spine tier; 128 x 32 uplinks / 128 ports
+// = 32 spines (32 divides 32: one link from each leaf to each), all 128 ports used.
+TEST(SpineSwitch, OneTierOf128PortSpinesByHand) {
+  const test::Kv kv = {{"builder", "rail_optimized"}, {"sus", "16"},
+                       {"switch", "sn5600_400g"},     {"radix", "64"},
+                       {"nic", "cx7_400gbe"},         {"spine_switch", "sn5600_400g"}};
+  const Inventory inv = build(kv, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 128u);
+  EXPECT_EQ(switches_in(inv, "spine"), 32u);
+  EXPECT_EQ(switches_in(inv, "core"), 0u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 4'096u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 0u);
+  // A spine of another port speed or fabric is refused, naming the key.
+  test::Kv bad = kv;
+  bad.back().second = "sn5600";
+  EXPECT_THROW(build(bad, false), InputError);
+  bad.back().second = "qm9700";
+  try {
+    build(bad, false);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("spine_switch"), std::string::npos) << e.what();
+  }
+}
+
+// A core model of its own: 32 SUs of 400GbE rail leaves (64 ports), 128-port SN5600 spines and
+// 128-port Tomahawk 5 cores, 3 tiers. Spines split 64 down / 64 up: pods of 64 / 8 rails = 8
+// SUs, 4 pods, 4 x 32 leaf uplinks = 128 spines (64 + 64 ports each, full); each of the 32 core
+// planes joins 4 pods x 64 uplinks = 256 ports on ceil(256 / 128) = 2 cores: 64 Tomahawk 5,
+// full. Cables: 8,192 NIC-leaf + 256 x 32 leaf-spine + 128 x 64 spine-core = 24,576.
+TEST(SpineSwitch, CoreSwitchOfItsOwnByHand) {
+  const test::Kv kv = {{"builder", "rail_optimized"},   {"sus", "32"},
+                       {"switch", "sn5600_400g"},       {"radix", "64"},
+                       {"nic", "cx7_400gbe"},           {"tiers", "3"},
+                       {"spine_switch", "sn5600_400g"}, {"core_switch", "tomahawk5_400g"}};
+  const Inventory inv = build(kv, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 256u);
+  EXPECT_EQ(switches_in(inv, "spine"), 128u);
+  EXPECT_EQ(switches_in(inv, "core"), 64u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 0u);
+  EXPECT_EQ(inv.cables, 24'576u);
+  std::map<std::string, std::uint64_t> core_lines;
+  for (const InventoryLine& l : inv.lines) {
+    if (l.tier == "core") core_lines[l.item] = l.count;
+  }
+  EXPECT_EQ(core_lines,
+            (std::map<std::string, std::uint64_t>{{switch_spec("tomahawk5_400g").display, 64}}));
+  EXPECT_NE(inv.design.find("cores tomahawk5_400g radix 128"), std::string::npos) << inv.design;
+}
+
+// Every reference reproduces its document's numbers exactly (the numbers and their tables are
+// cited in src/topology/reference.cpp next to each design).
+TEST(Reference, EachReproducesItsDocument) {
+  ASSERT_GE(reference_designs().size(), 4u);
+  for (const ReferenceDesign& ref : reference_designs()) {
+    const Inventory inv = build_topology(reference_args(ref), {.want_graph = false}).inventory;
+    EXPECT_TRUE(inv.feasible) << ref.name;
+    std::size_t checked = 0;
+    for (const ReferenceFigure& f : ref.figures) {
+      if (!f.document) continue;
+      ++checked;
+      EXPECT_EQ(reference_value(inv, f.what), *f.document) << ref.name << ": " << f.item;
+    }
+    EXPECT_GE(checked, 4u) << ref.name;
+  }
+}
+
+// The 4-SU SuperPOD from the document's table: 127 nodes, 32 leaves, 16 spines, 1,020 + 1,024
+// cables.
+TEST(Reference, FourSuH100Numbers) {
+  const ReferenceDesign& ref = reference_design("dgx-superpod-h100-4su", "--reference");
+  const Inventory inv = build_topology(reference_args(ref)).inventory;
+  EXPECT_EQ(inv.nodes, 127u);
+  EXPECT_EQ(inv.gpus, 1'016u);
+  EXPECT_EQ(switches_in(inv, "leaf"), 32u);
+  EXPECT_EQ(switches_in(inv, "spine"), 16u);
+  EXPECT_EQ(reference_value(inv, ReferenceQuantity::NodeLeafCables), 1'020u);
+  EXPECT_EQ(reference_value(inv, ReferenceQuantity::LeafSpineCables), 1'024u);
+  EXPECT_EQ(inv.cables, 2'044u);
+}
+
+TEST(Reference, UnknownNameListsTheKnownOnes) {
+  try {
+    reference_design("dgx-superpod-h100-9su", "--reference");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--reference");
+    EXPECT_NE(std::string(e.what()).find("dgx-superpod-h100-4su"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
