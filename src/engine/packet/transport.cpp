@@ -291,6 +291,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
 
 std::uint32_t Simulator::choose_path(Flow& f) {
   if (f.paths.count <= 1) return f.paths.first;
+  if (cfg_.switch_adaptive) return f.paths.first;  // the switches choose (adaptive.cpp)
   if (!cfg_.adaptive) return f.paths.first + (f.spray_cursor++ % f.paths.count);
   // Adaptive: the less loaded of two candidates (one rotating, one random), by bytes queued
   // along the path -- the "power of two choices" stand-in for per-switch adaptive routing.

@@ -46,6 +46,10 @@ struct PacketStats {
   std::uint64_t cnps = 0;        // DCQCN congestion notifications delivered to senders
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
+  // `buffers: {model: as_built}`: the most bytes one priority group's PFC headroom absorbed
+  // after its XOFF, and the packets that found it full (a switch would drop them).
+  std::int64_t peak_headroom = 0;
+  std::uint64_t headroom_overflows = 0;
   std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
   std::uint64_t lane_changes = 0;   // packets moved up a lane level at a down-up turn
   std::uint64_t max_reorder = 0;    // most packets ever held out of order by one receiver
