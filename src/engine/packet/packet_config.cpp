@@ -169,6 +169,9 @@ void PacketConfig::validate() const {
   if (dynamic_threshold <= 0) bad("packet.dynamic_threshold", "must be positive");
   if (switch_adaptive && flow_control != FlowControl::Credit)
     bad("packet.adaptive", "'switch' is InfiniBand's adaptive routing (flow_control: credit)");
+  if (ib_cc && flow_control != FlowControl::Credit)
+    bad("packet.ib_cc", "InfiniBand congestion control needs credit flow control");
+  if (ib_cc && ib_cc_timer <= Time::zero()) bad("packet.ib_cc.ccti_timer", "must be positive");
   if (trimming && flow_control != FlowControl::None)
     bad("packet.trimming", "needs a lossy fabric (flow_control: none)");
   if (congestion == CongestionControl::Reno || congestion == CongestionControl::Delay ||
@@ -288,6 +291,18 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
       bytes(*ecn, "kmax", c.ecn_kmax);
       c.ecn_pmax = ecn->get_double("pmax", c.ecn_pmax, 0.0, 1.0);
       ecn->check_all_used();
+    }
+  }
+  if (const ArgNode* cc = node.find("ib_cc")) {
+    if (cc->kind() == ArgNode::Kind::Scalar) {
+      c.ib_cc = cc->as_bool();
+    } else {
+      c.ib_cc = cc->get_bool("enabled", true);
+      bytes(*cc, "threshold", c.ib_cc_threshold);
+      time(*cc, "ccti_timer", c.ib_cc_timer);
+      c.ib_cc_limit =
+          static_cast<std::uint32_t>(cc->get_int("ccti_limit", c.ib_cc_limit, 1, 16383));
+      cc->check_all_used();
     }
   }
   if (const ArgNode* d = node.find("dcqcn")) {

@@ -297,7 +297,8 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t ser = Time::from_ps(p.wire * s.ps_per_byte).picoseconds();
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
   const std::int64_t end = std::max(later(now_, ser), p.tail);
-  if (s.control == LinkControl::Credit) lane_[lidx(link, p.lane)].credits -= p.wire;
+  if (s.control == LinkControl::Credit && (lane_[lidx(link, p.lane)].credits -= p.wire) < 0)
+    ++stats_.negative_credits;
   s.busy = true;
   s.cur_ingress = ingress;
   s.cur_wire = p.wire;
@@ -462,6 +463,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
       stats_.link_series.count(out, Time::ps(now_), PeriodEvents::EcnMark);
     }
   }
+  if (cfg_.ib_cc && q != 0) mark_fecn(p, dev, out, f.bytes);
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
   if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;

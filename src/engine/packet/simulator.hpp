@@ -177,6 +177,7 @@ struct Flow {
   std::uint32_t increase_stage = 0;
   bool cc_timer_armed = false;
   std::int64_t last_cnp_seen = -1;
+  std::uint32_t ccti = 0;             // IB CC: congestion control table index (ib_cc.cpp)
   std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
   std::vector<std::uint8_t> got;      // receiver per packet
   std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
@@ -308,6 +309,10 @@ class Simulator {
   void on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack);
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
+  // InfiniBand congestion control (ib_cc.cpp).
+  void mark_fecn(Packet& p, std::uint32_t dev, std::uint32_t out, std::int64_t queued);
+  void on_becn(std::uint32_t flow);
+  void on_ib_cc_timer(std::uint32_t flow, std::uint32_t gen);
   void detect_losses(Flow& f);
   void congestion_signal(Flow& f, bool severe);
   void arm_rto(Flow& f);

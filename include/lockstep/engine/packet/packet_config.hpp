@@ -107,6 +107,16 @@ struct PacketConfig {
   Bytes ecn_kmax = Bytes(400 * 1024);
   double ecn_pmax = 0.2;
 
+  // InfiniBand congestion control (IBTA Vol. 1 Annex A10; `ib_cc: true` or a map): a switch
+  // marks FECN on packets it queues behind `ib_cc_threshold` bytes of an output, the receiver
+  // returns a BECN, and the sender raises its congestion control table index by one (at most
+  // `ib_cc_limit`), which every `ib_cc_timer` falls by one again. The table is linear: index i
+  // puts i packet times between packets (rate / (1 + i)). docs/packet-engine.md.
+  bool ib_cc = false;
+  Bytes ib_cc_threshold = Bytes(64 * 1024);
+  Time ib_cc_timer = Time::us(10);
+  std::uint32_t ib_cc_limit = 127;
+
   // DCQCN parameters (names as in the paper).
   double dcqcn_g = 1.0 / 256;
   Time dcqcn_timer = Time::us(55);         // rate increase and alpha decay period

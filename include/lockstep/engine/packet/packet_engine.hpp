@@ -62,6 +62,7 @@ struct PacketStats {
   // run (should equal the initial total once every buffer has drained).
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
+  std::uint64_t negative_credits = 0;  // packets sent on credits they did not have (a defect)
 
   // Per directed link: drops, trims, PAUSE frames and paused time, ECN marks, credit stalls,
   // CNPs and retransmissions (on the sender's first link), peak queue (telemetry/link_counters).
