@@ -123,7 +123,8 @@ bool Buffers::add_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wire,
   const std::int64_t c = cells(dev, wire);
   if (paused) {
     g.headroom += c;
-    peak_headroom = std::max(peak_headroom, g.headroom);
+    g.since_xoff += c;
+    peak_headroom = std::max(peak_headroom, g.since_xoff);
     if (g.headroom > headroom_[pg / lanes_]) ++headroom_overflows;
     return false;
   }
@@ -140,16 +141,18 @@ bool Buffers::remove_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wi
   SwitchPool& p = pools_[dev];
   PriorityGroup& g = pg_[pg];
   std::int64_t c = cells(dev, wire);
-  const std::int64_t from_pool = std::min(c, g.bytes);
+  const std::int64_t from_headroom = std::min(c, g.headroom);
+  g.headroom -= from_headroom;
+  c -= from_headroom;
   p.used -= shared_part(g.bytes, p.reserved_pg);
-  g.bytes -= from_pool;
+  g.bytes -= std::min(c, g.bytes);
   p.used += shared_part(g.bytes, p.reserved_pg);
-  c -= from_pool;
-  g.headroom -= std::min(c, g.headroom);
   if (g.headroom > 0) return false;
-  if (xon > 0) return g.bytes <= xon;
-  const double limit = p.ingress_alpha * static_cast<double>(p.shared - p.used);
-  return static_cast<double>(shared_part(g.bytes, p.reserved_pg) + xon_gap) <= limit;
+  const bool below = xon > 0 ? g.bytes <= xon
+                             : static_cast<double>(shared_part(g.bytes, p.reserved_pg) + xon_gap) <=
+                                   p.ingress_alpha * static_cast<double>(p.shared - p.used);
+  if (below) g.since_xoff = 0;  // the next XOFF starts a new count
+  return below;
 }
 
 }  // namespace lockstep::packet

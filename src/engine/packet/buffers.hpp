@@ -28,8 +28,9 @@ struct SwitchPool {
 
 /// One ingress priority group (a link's lane at its far switch) under PFC.
 struct PriorityGroup {
-  std::int64_t bytes = 0;     // charged to its reserve and the shared pool
-  std::int64_t headroom = 0;  // arrived after its XOFF, not yet gone
+  std::int64_t bytes = 0;       // charged to its reserve and the shared pool
+  std::int64_t headroom = 0;    // charged to its headroom: arrived after its XOFF, not yet gone
+  std::int64_t since_xoff = 0;  // every byte that arrived since its XOFF (gone or not)
 };
 
 class Buffers {
@@ -57,16 +58,19 @@ class Buffers {
   /// else ingress_alpha x the free pool beyond its reserve).
   bool add_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wire, bool paused,
                    std::int64_t xoff);
-  /// The packet leaves: the group's oldest bytes (charged to the pool) go first, then its
-  /// headroom. True when the paused group may resume: its headroom empty and its bytes at or
-  /// below `xon` when positive, else `xon_gap` below its dynamic threshold.
+  /// The packet leaves: its cells return to the group's headroom first (so that it is free for
+  /// the next PAUSE), then to the pool. True when the paused group may resume: its headroom
+  /// empty and its bytes at or below `xon` when positive, else `xon_gap` below its dynamic
+  /// threshold.
   bool remove_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wire, std::int64_t xon,
                       std::int64_t xon_gap);
   std::int64_t headroom_size(std::uint32_t link) const { return headroom_[link]; }
   const PriorityGroup& group(std::size_t pg) const { return pg_[pg]; }
 
-  // Headroom: the most bytes one group absorbed after its XOFF, and the packets that found it
-  // full (a switch drops them; the engine keeps them and counts, as lossless runs cannot lose).
+  // Headroom: the most bytes that reached one group between its XOFF and its XON (what the
+  // headroom must hold when nothing leaves: the bytes in flight), and the packets that found
+  // its headroom full (a switch drops them; the engine keeps and counts them, as its lossless
+  // runs have no retransmission).
   std::int64_t peak_headroom = 0;
   std::uint64_t headroom_overflows = 0;
 

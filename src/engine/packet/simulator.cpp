@@ -348,9 +348,10 @@ void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t 
   if (buffers_.on() && !devices_[dev].endpoint) {
     if (in.control == LinkControl::Lossy) buffers_.remove_egress(dev, qidx(link, queue), wire);
     if (in.control == LinkControl::Pfc) {
-      resume =
-          buffers_.remove_ingress(dev, lidx(ingress, lane), wire,
-                                  static_cast<std::int64_t>(cfg_.pfc_xon.count()), 2 * max_wire_);
+      // A static Xoff keeps its Xon (pfc.xon, or two packets below it); else the dynamic one.
+      const std::int64_t static_xon =
+          cfg_.pfc_xoff.count() != 0 ? std::max<std::int64_t>(in.xon, 1) : 0;
+      resume = buffers_.remove_ingress(dev, lidx(ingress, lane), wire, static_xon, 2 * max_wire_);
     }
   }
   if (in.control == LinkControl::Credit) {

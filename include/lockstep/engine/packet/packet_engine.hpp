@@ -46,8 +46,9 @@ struct PacketStats {
   std::uint64_t cnps = 0;        // DCQCN congestion notifications delivered to senders
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
-  // `buffers: {model: as_built}`: the most bytes one priority group's PFC headroom absorbed
-  // after its XOFF, and the packets that found it full (a switch would drop them).
+  // `buffers: {model: as_built}`: the most bytes that reached one priority group between its
+  // XOFF and its XON (the bytes in flight its PFC headroom absorbs), and the packets that found
+  // its headroom full (a switch would drop them).
   std::int64_t peak_headroom = 0;
   std::uint64_t headroom_overflows = 0;
   std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
