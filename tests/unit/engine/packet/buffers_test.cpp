@@ -313,5 +313,36 @@ TEST(SwitchBuffers, EveryFabricDeliversEverythingAsBuilt) {
   }
 }
 
+// A 2-to-1 incast into a 1 Gb/s port, 86 packets of 4,178 B from each 400 Gb/s sender: while
+// the groups fill (86 x 83.56 ns = 7.2 us) only the first packet is on the output (33.4 us), so
+// the pool S = 1 MiB = 250.97 packets empties by arrivals alone. With alpha = 1 a group passes
+// its threshold when its n w > S - U, U the two groups' bytes: at its 84th packet (3 x 84 - 1 >
+// 250.97 for the first, 3 x 84 > 250.97 for the second, not at 83), and the PAUSE, 100 ns away,
+// lets packets 85 and 86 (started 83.56 and 167.12 ns after the 84th) still arrive: 2 pauses.
+// With alpha = 2 the threshold is at the 101st packet (5 k - 2 > 2 x 250.97): no pause at all.
+TEST(SwitchBuffers, IncastPausesForGivenBufferAndAlpha) {
+  TopologyBuilder b("slow_sink");
+  for (std::uint32_t i = 0; i < 3; ++i) b.add_device(packet_test::gpu(i));
+  const DeviceId sw = b.add_device(packet_test::fabric_switch(0));
+  b.add_link(packet_test::link(0, sw, k400G, Time::ns(100)));
+  b.add_link(packet_test::link(1, sw, k400G, Time::ns(100)));
+  b.add_link(packet_test::link(2, sw, Bandwidth::gbps(1), Time::ns(100)));
+  const Topology topo = std::move(b).build();
+  const std::uint64_t bytes = 86 * 4096;
+  const auto programs = packet_test::transfers(3, {{0, 2, bytes}, {1, 2, bytes}});
+  for (const auto& [alpha, pauses] : {std::pair{1.0, 2u}, {2.0, 0u}}) {
+    PacketConfig cfg = as_built(FlowControl::Pfc, Bytes((1 << 20) + 3 * 10'000));
+    cfg.buffers.headroom = Bytes(10'000);  // 3 ports: the pool is 1 MiB
+    cfg.buffers.ingress_alpha = alpha;
+    cfg.congestion = CongestionControl::None;
+    cfg.ecn = false;
+    const Outcome r = simulate(topo, programs, cfg);
+    EXPECT_EQ(r.stats.pfc_pauses, pauses) << "alpha " << alpha;
+    EXPECT_EQ(r.stats.pfc_resumes, pauses) << "alpha " << alpha;
+    EXPECT_EQ(r.stats.peak_headroom, pauses ? 2 * 4178 : 0) << "alpha " << alpha;
+    EXPECT_EQ(r.stats.payload_bytes_delivered, 2 * bytes);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
