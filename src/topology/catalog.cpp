@@ -262,6 +262,21 @@ const std::vector<SwitchSpec>& switches() {
       {"tomahawk5_400g", "Broadcom Tomahawk 5 switch (128x400GbE)", "ethernet", 128,
        Bandwidth::gbps(400), Time::ns(700), Bytes(165'000'000), 1'200, 40'000, false, 0,
        Time::zero()},
+      // Earlier Broadcom and NVIDIA Ethernet generations, for their buffers (the packet engine's
+      // `buffers: {model: as_built}`). Tomahawk 3 (BCM56980) product brief: 12.8 Tb/s, 32 x
+      // 400GbE, 64 MB shared buffer. Tomahawk 4 (BCM56990) product brief: 25.6 Tb/s, 64 x
+      // 400GbE, 113 MB shared buffer. Latency, power and price are estimates as for Tomahawk 5.
+      {"tomahawk3", "Broadcom Tomahawk 3 switch (32x400GbE)", "ethernet", 32, Bandwidth::gbps(400),
+       Time::ns(700), Bytes(64'000'000), 600, 20'000, false, 0, Time::zero()},
+      {"tomahawk4", "Broadcom Tomahawk 4 switch (64x400GbE)", "ethernet", 64, Bandwidth::gbps(400),
+       Time::ns(700), Bytes(113'000'000), 900, 30'000, false, 0, Time::zero()},
+      // NVIDIA Spectrum-2 SN3700 datasheet: 32 x 200GbE, 12.8 Tb/s, 42 MB fully shared buffer.
+      // NVIDIA Spectrum-3 SN4700 datasheet: 32 x 400GbE, 25.6 Tb/s, 64 MB fully shared buffer.
+      // Latency ~600 ns, power and price are estimates as for SN5600.
+      {"sn3700", "NVIDIA Spectrum-2 SN3700 (32x200GbE)", "ethernet", 32, Bandwidth::gbps(200),
+       Time::ns(600), Bytes(42'000'000), 450, 20'000, false, 0, Time::zero()},
+      {"sn4700", "NVIDIA Spectrum-3 SN4700 (32x400GbE)", "ethernet", 32, Bandwidth::gbps(400),
+       Time::ns(600), Bytes(64'000'000), 700, 30'000, false, 0, Time::zero()},
       // HPE Slingshot Rosetta switch (De Sensi et al., "An In-Depth Analysis of the Slingshot
       // Interconnect", SC20): 64 x 200 Gb/s ports, 12.8 Tb/s, ~350 ns port-to-port. Buffer
       // (32 MiB), power (~250 W) and price (~$30,000) are estimates.

@@ -182,6 +182,12 @@ lockstep_bad_flags(packet_window_on_lossless
                    "packet_window_on_lossless.yaml:6:15: packet.congestion: window controllers run on the lossy"
                    run -q --out ${CMAKE_BINARY_DIR}/cli-packet-bad
                    ${LOCKSTEP_BAD_DIR}/packet_window_on_lossless.yaml)
+lockstep_bad_flags(packet_ib_cc_on_roce
+                   "packet_ib_cc_on_roce.yaml:5:10: packet.ib_cc: InfiniBand congestion control needs"
+                   run -q --out ${CMAKE_BINARY_DIR}/cli-packet-bad
+                   ${LOCKSTEP_BAD_DIR}/packet_ib_cc_on_roce.yaml)
+lockstep_good(packet_as_built "^1048576,16384,float,"
+              collective --scenario ${LOCKSTEP_CLI_DIR}/packet_as_built.yaml --format csv)
 lockstep_good(packet_section "^1048576,262144,float,ring,Simple,"
               collective --scenario ${LOCKSTEP_CLI_DIR}/packet_mtu.yaml --format csv)
 lockstep_good(packet_section_run "^Report: "

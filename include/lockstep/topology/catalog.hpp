@@ -89,6 +89,21 @@ struct SwitchSpec {
   Time sharp_level_latency;  // aggregation latency per tree level (beyond port-to-port)
 };
 
+/// How a switch chip buffers packets, as the packet engine's `buffers: {model: as_built}` uses
+/// it (docs/packet-engine.md "Buffers as built"). The buffer's size is SwitchSpec::buffer; this
+/// adds the allocation cell (a packet takes whole cells) and the ECN marking thresholds of the
+/// vendor's RoCE configuration. Zero = not published (the engine's setting applies).
+struct SwitchBufferSpec {
+  std::string_view switch_name;  // a SwitchSpec::name
+  Bytes cell;
+  Bytes ecn_kmin, ecn_kmax;
+  double ecn_pmax;
+  std::string_view source;
+};
+
+/// The buffer details of switch `name`, or nullptr when the catalog has none.
+const SwitchBufferSpec* switch_buffer_spec(std::string_view name);
+
 /// A scale-up system: how GPUs of one domain reach each other without the scale-out network.
 /// The graph models one logical ScaleUpSwitch device per domain; `chips_for()` says how many real
 /// NVSwitch chips that stands for (the inventory counts those).

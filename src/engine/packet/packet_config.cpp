@@ -167,6 +167,11 @@ void PacketConfig::validate() const {
   if (rto_min <= Time::zero()) bad("packet.rto_min", "must be positive");
   if (switch_latency < Time::zero()) bad("packet.switch_latency", "must not be negative");
   if (dynamic_threshold <= 0) bad("packet.dynamic_threshold", "must be positive");
+  if (switch_adaptive && flow_control != FlowControl::Credit)
+    bad("packet.adaptive", "'switch' is InfiniBand's adaptive routing (flow_control: credit)");
+  if (ib_cc && flow_control != FlowControl::Credit)
+    bad("packet.ib_cc", "InfiniBand congestion control needs credit flow control");
+  if (ib_cc && ib_cc_timer <= Time::zero()) bad("packet.ib_cc.ccti_timer", "must be positive");
   if (trimming && flow_control != FlowControl::None)
     bad("packet.trimming", "needs a lossy fabric (flow_control: none)");
   if (congestion == CongestionControl::Reno || congestion == CongestionControl::Delay ||
@@ -253,7 +258,24 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   time(node, "host_per_message", c.host_per_message);
   time(node, "host_per_byte", c.host_per_byte_ps);
   c.spray = node.get_bool("spray", c.spray);
-  c.adaptive = node.get_bool("adaptive", c.adaptive);
+  if (const ArgNode* v = node.find("adaptive");
+      v && v->kind() == ArgNode::Kind::Scalar && v->text() == "switch") {
+    c.adaptive = false;
+    c.switch_adaptive = true;
+  } else {
+    c.adaptive = node.get_bool("adaptive", c.adaptive);
+  }
+  if (const ArgNode* b = node.find("buffers")) {
+    auto& m = c.buffers;
+    if (const ArgNode* v = b->find("model"))
+      m.as_built = v->as_choice(std::vector<std::string>{"shared", "as_built"}) == "as_built";
+    bytes(*b, "cell", m.cell);
+    bytes(*b, "reserved_queue", m.reserved_queue);
+    bytes(*b, "reserved_pg", m.reserved_pg);
+    m.ingress_alpha = b->get_double("ingress_alpha", m.ingress_alpha, 1e-3, 1e3);
+    bytes(*b, "headroom", m.headroom);
+    b->check_all_used();
+  }
   if (const ArgNode* pfc = node.find("pfc")) {
     bytes(*pfc, "xoff", c.pfc_xoff);
     bytes(*pfc, "xon", c.pfc_xon);
@@ -264,10 +286,23 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
       c.ecn = ecn->as_bool();
     } else {
       c.ecn = ecn->get_bool("enabled", true);
+      c.ecn_thresholds_set = ecn->find("kmin") || ecn->find("kmax") || ecn->find("pmax");
       bytes(*ecn, "kmin", c.ecn_kmin);
       bytes(*ecn, "kmax", c.ecn_kmax);
       c.ecn_pmax = ecn->get_double("pmax", c.ecn_pmax, 0.0, 1.0);
       ecn->check_all_used();
+    }
+  }
+  if (const ArgNode* cc = node.find("ib_cc")) {
+    if (cc->kind() == ArgNode::Kind::Scalar) {
+      c.ib_cc = cc->as_bool();
+    } else {
+      c.ib_cc = cc->get_bool("enabled", true);
+      bytes(*cc, "threshold", c.ib_cc_threshold);
+      time(*cc, "ccti_timer", c.ib_cc_timer);
+      c.ib_cc_limit =
+          static_cast<std::uint32_t>(cc->get_int("ccti_limit", c.ib_cc_limit, 1, 16383));
+      cc->check_all_used();
     }
   }
   if (const ArgNode* d = node.find("dcqcn")) {

@@ -65,7 +65,7 @@ Simulator::Simulator(const PacketConfig& config, const EngineInput& input, Packe
   lanes_ = classes_ * levels_;
   queues_ = lanes_ + 1;
   reliable_ = lossy_;
-  multipath_ = cfg_.spray || cfg_.adaptive;
+  multipath_ = cfg_.spray || cfg_.adaptive || cfg_.switch_adaptive;
   router_ = input.router;
   if (router_ == nullptr) throw InputError("engine.router", "the packet engine needs a router");
   if (multipath_ && router_->policy() != RoutingPolicy::Spray) {
@@ -106,7 +106,7 @@ void Simulator::setup_links() {
   incast_room_.assign(n, kNever);
   stats_.links.reset(n, true);
   // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
-  const std::int64_t max_wire = static_cast<std::int64_t>(
+  const std::int64_t max_wire = max_wire_ = static_cast<std::int64_t>(
       std::max({cfg_.payload.count() + cfg_.header.count(), cfg_.board_payload.count(),
                 board_packet_payload(LinkMedium::NvLink).count(),
                 board_packet_payload(LinkMedium::Pcie).count()}));
@@ -173,6 +173,7 @@ void Simulator::setup_links() {
     s.xon = cfg_.pfc_xon.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xon.count())
                                       : std::max<std::int64_t>(s.xoff - 2 * max_wire, 0);
   }
+  buffers_.setup(cfg_, t, queues_, lanes_, max_wire);
   packets_.reserve(1 << 16);
   events_.reserve(1 << 16);
 }
@@ -296,11 +297,13 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t ser = Time::from_ps(p.wire * s.ps_per_byte).picoseconds();
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
   const std::int64_t end = std::max(later(now_, ser), p.tail);
-  if (s.control == LinkControl::Credit) lane_[lidx(link, p.lane)].credits -= p.wire;
+  if (s.control == LinkControl::Credit && (lane_[lidx(link, p.lane)].credits -= p.wire) < 0)
+    ++stats_.negative_credits;
   s.busy = true;
   s.cur_ingress = ingress;
   s.cur_wire = p.wire;
   s.cur_in_lane = p.in_lane;
+  s.cur_queue = p.flags & kTrimmed ? 0 : static_cast<std::uint8_t>(p.lane + 1);
   s.last_tx = now_;
   link_bytes_[link] += p.wire;
   Time& first = stats_.links.first_sent[link];
@@ -330,26 +333,39 @@ void Simulator::on_link_free(std::uint32_t link, std::uint32_t ingress) {
   }
   LinkState& s = links_[link];
   s.busy = false;
-  if (s.cur_ingress != kNil) release(s.cur_ingress, s.cur_in_lane, s.cur_wire, s.src);
+  if (s.cur_ingress != kNil)
+    release(s.cur_ingress, s.cur_in_lane, s.cur_wire, s.src, link, s.cur_queue);
   try_transmit(link);
 }
 
 void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire,
-                        std::uint32_t dev) {
+                        std::uint32_t dev, std::uint32_t link, std::uint32_t queue) {
   devices_[dev].used -= wire;
   LaneState& r = lane_[lidx(ingress, lane)];
   r.ingress_bytes -= wire;
   const LinkState& in = links_[ingress];
+  bool resume = r.ingress_bytes <= in.xon;
+  if (buffers_.on() && !devices_[dev].endpoint) {
+    if (in.control == LinkControl::Lossy) buffers_.remove_egress(dev, qidx(link, queue), wire);
+    if (in.control == LinkControl::Pfc) {
+      // A static Xoff keeps its Xon (pfc.xon, or two packets below it); else the dynamic one.
+      const std::int64_t static_xon =
+          cfg_.pfc_xoff.count() != 0 ? std::max<std::int64_t>(in.xon, 1) : 0;
+      resume = buffers_.remove_ingress(dev, lidx(ingress, lane), wire, static_xon, 2 * max_wire_);
+    }
+  }
   if (in.control == LinkControl::Credit) {
     return_credits(ingress, lane, wire);
-  } else if (in.control == LinkControl::Pfc && r.xoff_sent && r.ingress_bytes <= in.xon) {
+  } else if (in.control == LinkControl::Pfc && r.xoff_sent && resume) {
     r.xoff_sent = 0;
     ++stats_.pfc_resumes;
     events_.push(later(now_, in.latency), EventKind::Pfc, ingress, lane, 0);
   }
 }
 
-bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire) {
+bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue,
+                      std::uint32_t wire) {
+  if (buffers_.on()) return buffers_.admit(dev, qidx(out, queue), wire);
   const DeviceState& d = devices_[dev];
   if (d.used + wire > d.buffer) return false;
   std::int64_t queued = 0;
@@ -375,6 +391,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     return;
   }
   const std::uint32_t dev = inl.dst;
+  if (cfg_.switch_adaptive) out = adaptive_next_hop(p, in, out);
   // Lane change at turns: a packet that came down and goes up again takes the next lane level
   // (the top one is kept beyond it), so that each level's routes only climb then descend.
   const std::uint8_t in_lane = p.lane;
@@ -384,7 +401,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     ++stats_.lane_changes;
   }
   std::uint32_t q = p.flags & kTrimmed ? 0u : p.lane + 1u;
-  if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, p.wire)) {
+  if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, q, p.wire)) {
     if (!cfg_.trimming) {
       ++stats_.drops;
       ++stats_.links.drops[out];
@@ -409,7 +426,15 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   devices_[dev].used += p.wire;
   LaneState& lane = lane_[lidx(in, in_lane)];
   lane.ingress_bytes += p.wire;
-  if (inl.control == LinkControl::Pfc && !lane.xoff_sent && lane.ingress_bytes > inl.xoff) {
+  bool xoff = lane.ingress_bytes > inl.xoff;
+  if (buffers_.on()) {
+    if (inl.control == LinkControl::Lossy) buffers_.add_egress(dev, qidx(out, q), p.wire);
+    if (inl.control == LinkControl::Pfc) {
+      xoff = buffers_.add_ingress(dev, lidx(in, in_lane), p.wire, lane.xoff_sent,
+                                  static_cast<std::int64_t>(cfg_.pfc_xoff.count()));
+    }
+  }
+  if (inl.control == LinkControl::Pfc && !lane.xoff_sent && xoff) {
     lane.xoff_sent = 1;
     ++stats_.pfc_pauses;
     ++stats_.links.pauses[in];
@@ -420,12 +445,16 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   ++p.hop;
   Fifo& f = fifos_[qidx(out, q)];
   if (cfg_.ecn && q != 0 && !devices_[dev].endpoint && inl.control != LinkControl::Credit) {
-    const auto kmin = static_cast<std::int64_t>(cfg_.ecn_kmin.count());
-    const auto kmax = static_cast<std::int64_t>(cfg_.ecn_kmax.count());
+    const bool own = buffers_.on();  // the switch model's thresholds (buffers.cpp)
+    const auto kmin =
+        own ? buffers_.pool(dev).ecn_kmin : static_cast<std::int64_t>(cfg_.ecn_kmin.count());
+    const auto kmax =
+        own ? buffers_.pool(dev).ecn_kmax : static_cast<std::int64_t>(cfg_.ecn_kmax.count());
+    const double pmax = own ? buffers_.pool(dev).ecn_pmax : cfg_.ecn_pmax;
     bool mark = f.bytes > kmax;
     if (!mark && f.bytes > kmin) {
       const double prob =
-          cfg_.ecn_pmax * static_cast<double>(f.bytes - kmin) / static_cast<double>(kmax - kmin);
+          pmax * static_cast<double>(f.bytes - kmin) / static_cast<double>(kmax - kmin);
       mark = rng_.uniform() < prob;
     }
     if (mark && !(p.flags & kEcn)) {
@@ -435,6 +464,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
       stats_.link_series.count(out, Time::ps(now_), PeriodEvents::EcnMark);
     }
   }
+  if (cfg_.ib_cc && q != 0) mark_fecn(p, dev, out, f.bytes);
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
   if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
@@ -521,6 +551,8 @@ void Simulator::run(ProgressHook* progress) {
     }
     programs_.start_ready_ops(now_);
   }
+  stats_.peak_headroom = buffers_.peak_headroom;
+  stats_.headroom_overflows = buffers_.headroom_overflows;
   stats_.makespan = past_range_ ? Time::infinite() : Time::ps(now_);
   stats_.peak_packets = packets_.size();
   if (past_range_) return;

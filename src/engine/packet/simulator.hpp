@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "buffers.hpp"
 #include "event_queue.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/engine/engine.hpp"
@@ -75,6 +76,7 @@ struct LinkState {
   std::uint32_t cur_ingress = kNil;
   std::uint32_t cur_wire = 0;
   std::uint8_t cur_in_lane = 0;  // its lane on the link it came in over
+  std::uint8_t cur_queue = 0;    // the output queue it left (0 control, else lane + 1)
   std::int64_t last_tx = 0;
   std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
 };
@@ -175,6 +177,7 @@ struct Flow {
   std::uint32_t increase_stage = 0;
   bool cc_timer_armed = false;
   std::int64_t last_cnp_seen = -1;
+  std::uint32_t ccti = 0;             // IB CC: congestion control table index (ib_cc.cpp)
   std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
   std::vector<std::uint8_t> got;      // receiver per packet
   std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
@@ -265,8 +268,13 @@ class Simulator {
   /// `in` is the link the packet arrives on, `out` the next one on its route (kNil at the
   /// destination): the event carries them so that their state loads alongside the packet's.
   void on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out);
-  void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev);
-  bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t wire);
+  /// The packet of `wire` bytes that came over (ingress, lane) has left `dev` by (link, queue).
+  void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev,
+               std::uint32_t link, std::uint32_t queue);
+  bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue, std::uint32_t wire);
+  /// `adaptive: switch`: the least-loaded output among the packet's equal-cost next hops at the
+  /// switch it reached over `in` (moves the packet onto that path); `out` when there is no other.
+  std::uint32_t adaptive_next_hop(Packet& p, std::uint32_t in, std::uint32_t out);
   void enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt);
   std::uint32_t dequeue(std::uint32_t link, std::uint32_t q);
   /// True when `wire` bytes may leave on (link, lane) now; collects credits that have come back
@@ -301,6 +309,10 @@ class Simulator {
   void on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack);
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
+  // InfiniBand congestion control (ib_cc.cpp).
+  void mark_fecn(Packet& p, std::uint32_t dev, std::uint32_t out, std::int64_t queued);
+  void on_becn(std::uint32_t flow);
+  void on_ib_cc_timer(std::uint32_t flow, std::uint32_t gen);
   void detect_losses(Flow& f);
   void congestion_signal(Flow& f, bool severe);
   void arm_rto(Flow& f);
@@ -335,7 +347,9 @@ class Simulator {
 
   std::vector<LinkState> links_;
   std::vector<DeviceState> devices_;
-  std::vector<Fifo> fifos_;  // link x (control + lanes)
+  Buffers buffers_;            // `buffers: {model: as_built}` (buffers.cpp)
+  std::int64_t max_wire_ = 0;  // the largest packet on any link
+  std::vector<Fifo> fifos_;    // link x (control + lanes)
   // Everything kept per link x lane, in two adjacent cache lines: at 8,192 hosts the per-link
   // state no longer fits in cache, and each hop touched four separate arrays (and the heap
   // block of a vector of credit returns) for it.

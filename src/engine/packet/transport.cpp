@@ -291,6 +291,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
 
 std::uint32_t Simulator::choose_path(Flow& f) {
   if (f.paths.count <= 1) return f.paths.first;
+  if (cfg_.switch_adaptive) return f.paths.first;  // the switches choose (adaptive.cpp)
   if (!cfg_.adaptive) return f.paths.first + (f.spray_cursor++ % f.paths.count);
   // Adaptive: the less loaded of two candidates (one rotating, one random), by bytes queued
   // along the path -- the "power of two choices" stand-in for per-switch adaptive routing.
@@ -387,8 +388,10 @@ void Simulator::on_deliver(std::uint32_t pkt) {
       const bool ecn = p.flags & kEcn;
       if (reliable(f)) {
         events_.push(back, EventKind::Control, flow, p.seq, tag | (ecn ? kCtlEcn : 0u));
-      } else if (ecn && cfg_.congestion == CongestionControl::Dcqcn &&
-                 (f.last_cnp < 0 || now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())) {
+      } else if (ecn && (cfg_.ib_cc ||  // a BECN for every FECN (ib_cc.cpp)
+                         (cfg_.congestion == CongestionControl::Dcqcn &&
+                          (f.last_cnp < 0 ||
+                           now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())))) {
         f.last_cnp = now_;
         events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlCnp);
       }
@@ -423,6 +426,10 @@ void Simulator::maybe_free_flow(std::uint32_t flow) {
 void Simulator::on_control(const Event& e) {
   Flow& f = flows_[e.a];
   if ((e.c >> 8) != f.incarnation || f.sender_done) return;
+  if ((e.c & kCtlCnp) && cfg_.ib_cc) {
+    on_becn(e.a);
+    return;
+  }
   if (e.c & kCtlCnp) {
     // DCQCN reaction point (Zhu et al. 2015, Algorithm 1).
     ++stats_.cnps;
@@ -451,6 +458,7 @@ void Simulator::on_control(const Event& e) {
 }
 
 void Simulator::on_cc_timer(std::uint32_t flow, std::uint32_t gen) {
+  if (cfg_.ib_cc) return on_ib_cc_timer(flow, gen);
   Flow& f = flows_[flow];
   if (gen != f.timer_gen || f.sender_done) return;
   const std::int64_t period = cfg_.dcqcn_timer.picoseconds();

@@ -69,6 +69,20 @@ struct PacketConfig {
   // dragonfly's routers), else 1 (a Clos routed up then down never turns).
   std::uint32_t lane_levels = 0;
   double dynamic_threshold = 1.0;  // drop-tail: an output queue may use alpha x free buffer
+  // Switch buffers as built (`buffers:`, docs/packet-engine.md "Buffers as built"). Off: one
+  // shared pool per switch and a static PFC Xoff per port (the model before). On: the catalog
+  // switch's buffer in cells, a reserve per egress queue (lossy) or ingress priority group (PFC)
+  // with PFC headroom per (port, priority), the rest a pool shared under dynamic thresholds
+  // (alpha = dynamic_threshold for egress queues, ingress_alpha for PFC), the catalog's ECN.
+  struct BufferModel {
+    bool as_built = false;
+    Bytes cell = Bytes(0);            // 0: the catalog switch's (1 B where it has none)
+    Bytes reserved_queue = Bytes(0);  // per egress queue and lane, before the shared pool
+    Bytes reserved_pg = Bytes(0);     // per ingress port and lane (PFC)
+    double ingress_alpha = 1.0;       // XOFF once a group's shared use passes alpha x free pool
+    Bytes headroom = Bytes(0);        // per ingress port and lane; 0: 802.1Qbb's (docs)
+  } buffers;
+  bool ecn_thresholds_set = false;  // the scenario's ecn: {kmin, kmax, pmax} (else the catalog's)
 
   // Host side. RDMA has no host cost; kernel TCP pays per message and per byte at the sender.
   Time host_per_message;
@@ -78,6 +92,9 @@ struct PacketConfig {
   // Path selection.
   bool spray = false;     // per-packet spraying over all equal-cost paths
   bool adaptive = false;  // per-packet least-loaded choice (power of two choices) among paths
+  // `adaptive: switch`: each switch sends a packet to the least-loaded of its equal-cost next
+  // hops (InfiniBand adaptive routing as in Quantum switches); the sender keeps one path.
+  bool switch_adaptive = false;
 
   // PFC (per ingress port and priority), in bytes of that ingress' buffered packets.
   Bytes pfc_xoff = Bytes(0);  // 0 = derived from port buffer
@@ -89,6 +106,16 @@ struct PacketConfig {
   Bytes ecn_kmin = Bytes(100 * 1024);
   Bytes ecn_kmax = Bytes(400 * 1024);
   double ecn_pmax = 0.2;
+
+  // InfiniBand congestion control (IBTA Vol. 1 Annex A10; `ib_cc: true` or a map): a switch
+  // marks FECN on packets it queues behind `ib_cc_threshold` bytes of an output, the receiver
+  // returns a BECN, and the sender raises its congestion control table index by one (at most
+  // `ib_cc_limit`), which every `ib_cc_timer` falls by one again. The table is linear: index i
+  // puts i packet times between packets (rate / (1 + i)). docs/packet-engine.md.
+  bool ib_cc = false;
+  Bytes ib_cc_threshold = Bytes(64 * 1024);
+  Time ib_cc_timer = Time::us(10);
+  std::uint32_t ib_cc_limit = 127;
 
   // DCQCN parameters (names as in the paper).
   double dcqcn_g = 1.0 / 256;

@@ -46,6 +46,11 @@ struct PacketStats {
   std::uint64_t cnps = 0;        // DCQCN congestion notifications delivered to senders
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
+  // `buffers: {model: as_built}`: the most bytes that reached one priority group between its
+  // XOFF and its XON (the bytes in flight its PFC headroom absorbs), and the packets that found
+  // its headroom full (a switch would drop them).
+  std::int64_t peak_headroom = 0;
+  std::uint64_t headroom_overflows = 0;
   std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
   std::uint64_t lane_changes = 0;   // packets moved up a lane level at a down-up turn
   std::uint64_t max_reorder = 0;    // most packets ever held out of order by one receiver
@@ -58,6 +63,7 @@ struct PacketStats {
   // run (should equal the initial total once every buffer has drained).
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
+  std::uint64_t negative_credits = 0;  // packets sent on credits they did not have (a defect)
 
   // Per directed link: drops, trims, PAUSE frames and paused time, ECN marks, credit stalls,
   // CNPs and retransmissions (on the sender's first link), peak queue (telemetry/link_counters).
