@@ -1,5 +1,5 @@
 // Control packets on the wire (docs/packet-engine.md "Control packets"): ACKs take the reverse
-// route, are serialised and queue like data.
+// route, are serialised and queue like data; and a slow link is never taken for a deadlock.
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -77,6 +77,26 @@ TEST(PacketControl, AckBehindADataQueueWaitsForItsDrainTime) {
   };
   EXPECT_EQ(fct(false), Time::ps(8'370'600));
   EXPECT_EQ(fct(true), Time::ps(6'227'160));
+}
+
+// GPU0 -> switch at 400 Gb/s, switch -> GPU1 at 1 kb/s (125 B/s): 20,000 B are 4 packets of
+// 4096 + 26 B and one of 3,616 + 26 B (InfiniBand), 20,130 wire bytes, 161.04 s on the slow
+// link. Each packet is still serialising when the watchdog looks (its period is stretched to
+// the longest hop, 33 s here), which is progress, not a deadlock: the last packet lands at
+// L + 161.04 s + L, and its ACK goes back over the slow link afterwards.
+TEST(PacketControl, SlowLinkIsNotADeadlock) {
+  TopologyBuilder b("slow");
+  b.add_device(packet_test::gpu(0));
+  b.add_device(packet_test::gpu(1));
+  const DeviceId sw = b.add_device(packet_test::fabric_switch(0));
+  b.add_link(packet_test::link(0, sw, k400G, Time::ns(100)));
+  b.add_link(packet_test::link(1, sw, Bandwidth::bytes_per_second(125), Time::ns(100)));
+  const Topology topo = std::move(b).build();
+  const auto programs = packet_test::transfers(2, {{0, 1, 20'000}});
+  const Outcome r = simulate(topo, programs, packet_config_for_fabric("infiniband"));
+  EXPECT_FALSE(r.stats.deadlock.detected);
+  EXPECT_EQ(r.result.makespan, Time::ps(161'040'000'200'000));
+  EXPECT_EQ(r.stats.control_delivered, 1u);
 }
 
 }  // namespace
