@@ -318,8 +318,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   }
   p.tail = tail;
   events_.push(end, EventKind::LinkFree, link, ingress);
-  events_.push(arrive, EventKind::Arrive, pkt, link,
-               p.hop + 1 < p.hops ? arena_[paths_[p.route].offset + p.hop + 1] : kNil);
+  events_.push(arrive, EventKind::Arrive, pkt, link, p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
@@ -427,6 +426,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
   }
   ++p.hop;
+  ++p.at;
   Fifo& f = fifos_[qidx(out, q)];
   if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
       inl.control != LinkControl::Credit) {

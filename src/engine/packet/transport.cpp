@@ -75,10 +75,6 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
   return set;
 }
 
-const PathRef& Simulator::path_of(const Packet& p) const {
-  return paths_[p.route];
-}
-
 void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
                                std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at,
                                double cap_share) {
@@ -315,8 +311,9 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.seq = seq;
   p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
-  p.route = choose_path(f);
-  p.hops = paths_[p.route].len;
+  const PathRef& path = paths_[choose_path(f)];
+  p.at = path.offset;
+  p.hops = path.len;
   p.hop = 0;
   p.lane = p.in_lane = f.lane;
   p.flags = 0;
@@ -449,8 +446,10 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   p.payload = cum;
   p.wire = static_cast<std::uint32_t>(flags & kCnp ? cfg_.cnp_wire.count() : cfg_.ack_wire.count());
   // Over the reverse routes, sprayed as the data are.
-  p.route = f.ack_paths.first + (f.ack_paths.count > 1 ? f.ack_cursor++ % f.ack_paths.count : 0);
-  p.hops = paths_[p.route].len;
+  const PathRef& path =
+      paths_[f.ack_paths.first + (f.ack_paths.count > 1 ? f.ack_cursor++ % f.ack_paths.count : 0)];
+  p.at = path.offset;
+  p.hops = path.len;
   p.hop = 0;
   p.lane = p.in_lane = f.lane;
   p.flags = static_cast<std::uint8_t>(kCtl | flags);
@@ -458,7 +457,7 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   p.next = kNil;
   ++f.in_network;  // the flow's slot is kept until its control packets are through
   ++stats_.control_sent;
-  const std::uint32_t link = arena_[paths_[p.route].offset];
+  const std::uint32_t link = arena_[p.at];
   enqueue(link, cfg_.control_priority ? 0u : p.lane + 1u, pkt);
   try_transmit(link);
 }
