@@ -427,6 +427,9 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   }
   ++p.hop;
   ++p.at;
+  // When it leaves, the links before and after it on its route are looked up: most packets
+  // leave soon after they arrive, so start that load now.
+  __builtin_prefetch(&arena_[p.at]);
   Fifo& f = fifos_[qidx(out, q)];
   if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
       inl.control != LinkControl::Credit) {
