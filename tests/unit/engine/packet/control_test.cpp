@@ -99,5 +99,49 @@ TEST(PacketControl, SlowLinkIsNotADeadlock) {
   EXPECT_EQ(r.stats.control_delivered, 1u);
 }
 
+// A lost ACK is recovered by the next one. GPU0 and GPU1 are wired to two switches, A and B;
+// GPU1's 41 packets to GPU0 go through A, their ACKs back through B (the routes' hashes on
+// channel 2 pick them; the test checks), in a window of 40: packet 40 leaves when packet 0 is
+// acknowledged. GPU2 and GPU3, wired to B alone, each send 40 packets to GPU0 at once, so B's
+// buffer (16 packets, no dynamic threshold) fills while their two packets per slot meet one
+// leaving, and GPU0's ACKs, here 8,000 B so that they never fit in the room one leaving packet
+// makes, are dropped there while it stays full (4 of them). Every ACK carries the receiver's
+// cumulative point, so the first that gets through acknowledges every packet before it: GPU1
+// resends nothing and finishes long before its 1 ms RTO would have fired. (Were each ACK to
+// acknowledge its own packet only, packet 0's would be lost for good and the RTO would resend it.)
+TEST(PacketControl, LostAckIsRecoveredByTheNextCumulativeAck) {
+  TopologyBuilder b("two_switches");
+  for (std::uint32_t i = 0; i < 4; ++i) b.add_device(packet_test::gpu(i));
+  const DeviceId a = b.add_device(packet_test::fabric_switch(0));
+  const DeviceId sb = b.add_device(packet_test::fabric_switch(0));
+  for (DeviceId g : {0u, 1u}) b.add_link(packet_test::link(g, a, k400G, Time::us(1)));
+  for (DeviceId g : {0u, 1u, 2u, 3u}) b.add_link(packet_test::link(g, sb, k400G, Time::us(1)));
+  const Topology topo = std::move(b).build();
+  const auto programs =
+      packet_test::transfers(4, {{1, 0, 41 * 4096, 2}, {2, 0, 40 * 4096}, {3, 0, 40 * 4096}});
+  PacketConfig cfg = fixed_window(40, 1);
+  cfg.switch_buffer = Bytes(16 * 4122);
+  cfg.dynamic_threshold = 1e6;
+  cfg.ack_wire = Bytes(8000);
+  const Outcome r = simulate(topo, programs, cfg);
+  auto out = [&](DeviceId from, DeviceId to) {
+    for (const Port& p : topo.ports(from))
+      if (p.peer == to) return p.out;
+    return DirLinkId{0};
+  };
+  // GPU1's data through A; B carries only its ACKs to GPU1.
+  ASSERT_DOUBLE_EQ(r.result.link_bytes[out(1, a)], 41 * 4122.0);
+  const std::uint64_t lost_acks = r.stats.links.drops[out(sb, 1)];
+  EXPECT_DOUBLE_EQ(r.result.link_bytes[out(sb, 1)], (41.0 - lost_acks) * 8000);
+  EXPECT_GT(lost_acks, 0u);
+  EXPECT_EQ(r.stats.links.drops[out(a, 0)], 0u);
+  EXPECT_EQ(r.stats.links.retransmissions[out(1, a)], 0u);
+  std::size_t flow = r.stats.flows.size();
+  for (std::size_t i = 0; i < r.stats.flows.size(); ++i)
+    if (r.stats.flows.src(i) == 1) flow = i;
+  ASSERT_LT(flow, r.stats.flows.size());
+  EXPECT_LT(r.stats.flows.end(flow), cfg.rto_min);
+}
+
 }  // namespace
 }  // namespace lockstep
