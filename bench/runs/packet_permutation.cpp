@@ -5,12 +5,13 @@
 // time is printed beside CPU time; the simulation is single-threaded).
 //
 //   bench_packet_permutation [k ...] [--fabric infiniband|roce|ethernet|ultra_ethernet]
-//                            [--cm FILE] [--write-cm FILE]
+//                            [--cm FILE] [--write-cm FILE] [--ack-every N]
 //   (default k = 8 16 32: 128, 1,024 and 8,192 hosts)
 // --cm runs the connections of an htsim connection-matrix file instead (htsim's
 // datacenter/connection_matrices format: docs/packet-engine.md "Speed"), on the fat tree whose
 // k^3 / 4 hosts are its Nodes; --write-cm writes the built-in permutation of each k in that
 // format (FILE gets -k<k>.cm appended when several k are given), so htsim runs the same pairs.
+// --ack-every N overrides the preset's ACK coalescing (docs/packet-engine.md "Control packets").
 #include <fmt/format.h>
 
 #include <chrono>
@@ -150,6 +151,8 @@ std::vector<Connection> permutation(Rank hosts) {
   return conns;
 }
 
+int ack_every = -1;  // --ack-every; -1: the preset's
+
 void run(std::uint32_t k, const std::string& fabric, const std::vector<Connection>& conns) {
   const auto t0 = std::chrono::steady_clock::now();
   BuildResult built = build_topology(fat_tree_args(k));
@@ -172,6 +175,7 @@ void run(std::uint32_t k, const std::string& fabric, const std::vector<Connectio
     programs.add(c.dst, make_recv(c.src, {Buffer::Output, 0, c.bytes}, RecvMode::Copy, channel[i]));
   }
   PacketConfig cfg = packet_config_for_fabric(fabric);
+  if (ack_every >= 0) cfg.ack_every = static_cast<std::uint32_t>(ack_every);
   const bool spray = cfg.spray;
   auto router =
       make_router(topo, RouterOptions{spray ? RoutingPolicy::Spray : RoutingPolicy::Ecmp, 1, 1});
@@ -215,6 +219,8 @@ int main(int argc, char** argv) {
       cm = argv[++i];
     } else if (a == "--write-cm" && i + 1 < argc) {
       write = argv[++i];
+    } else if (a == "--ack-every" && i + 1 < argc) {
+      ack_every = static_cast<int>(std::strtoul(argv[++i], nullptr, 10));
     } else {
       ks.push_back(static_cast<std::uint32_t>(std::strtoul(a.c_str(), nullptr, 10)));
     }
