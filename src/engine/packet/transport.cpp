@@ -400,11 +400,12 @@ void Simulator::on_deliver(std::uint32_t pkt) {
 void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t before, bool fresh,
                             bool ecn) {
   Flow& f = flows_[flow];
-  // In order: single-path transfers of a lossless fabric keep no per-packet record, and their
-  // packets cannot overtake each other. A packet that fills (part of) a gap, with later ones
-  // already there, is acknowledged at once like one that opens a gap (RFC 5681, 4.2).
+  // The reliable transport acknowledges at once a packet that opens a gap, fills (part of) one
+  // with later packets already there, or came twice (RFC 5681, 4.2): the sender's loss
+  // detection needs them. A lossless fabric's RC responder has no such rule (nothing is lost;
+  // adaptive routing's reordering is its NIC's business), only the message's end and ack_every.
   const std::uint32_t beyond = f.received - (fresh ? 1u : 0u) - before;
-  const bool in_order = f.got.empty() || (seq == before && beyond == 0);
+  const bool in_order = !reliable(f) || (seq == before && beyond == 0);
   const std::uint32_t cum = f.got.empty() ? f.received : f.contiguous;
   // DCTCP's receiver acknowledges at once when the CE mark changes, so that each ACK's echo
   // stands for every packet it covers (RFC 8257, 3.2).
@@ -416,7 +417,7 @@ void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t
   f.rx_ce = ecn;
   f.rx_last = seq;
   ++f.rx_unacked;
-  const bool due = f.received == f.packets || !in_order || !fresh ||
+  const bool due = f.received == f.packets || !in_order ||
                    (cfg_.ack_every != 0 && f.rx_unacked >= cfg_.ack_every);
   if (due) {
     send_control(flow, ecn ? kEcn : 0, seq, cum);
