@@ -107,9 +107,10 @@ struct PacketConfig {
 
   // Control packets on the wire (docs/packet-engine.md "Control packets"): ACKs, NACKs and CNPs
   // take the reverse route, queue, hold buffer and credits, and on lossy fabrics can be dropped.
-  // The receiver of a fabric transfer acknowledges the transfer's last packet, every
-  // `ack_every`-th packet (0: the last one only, one ACK per message), and at once any packet
-  // that arrives out of order or twice and, on the reliable transport, a change of ECN state.
+  // The receiver of a fabric transfer acknowledges the transfer's last packet and every
+  // `ack_every`-th packet (0: the last one only, one ACK per message); on the reliable transport
+  // also at once a packet that arrives out of order, fills a gap or twice, and with
+  // `congestion: ecn` a change of CE mark.
   std::uint32_t ack_every = 0;
   Bytes ack_wire = Bytes(30);  // an ACK or NACK on the wire (preset per transport)
   Bytes cnp_wire = Bytes(98);  // a RoCEv2 CNP on the wire
