@@ -72,7 +72,7 @@ bool Simulator::find_deadlock(bool force) {
       for (std::uint32_t p = fifos_[qidx(m, q)].head; p != kNil; p = packets_[p].next) {
         const Packet& pk = packets_[p];
         if (pk.hop == 0) continue;
-        const std::uint32_t l = arena_[paths_[pk.route].offset + pk.hop - 1];
+        const std::uint32_t l = arena_[pk.at - 1];
         if (blocked[l]) edges.emplace_back(l, m);
       }
     }

@@ -28,7 +28,7 @@ enum class EventKind : std::uint8_t {
   CreditReturn,  // a: link, b: lane — credits a waiting transmitter needs are back
   Pfc,           // a: link, b: lane, c: 1 pause / 0 resume — reaches the transmitter
   Wake,          // a: link, b: generation — an injecting flow became eligible
-  Control,       // a: flow, b: seq, c: incarnation<<8 | flags — ACK/NACK/CNP
+  AckTimer,      // a: flow, b: generation — a receiver's delayed ACK is due
   FlowTimer,     // a: flow, b: generation — retransmission timeout
   CcTimer,       // a: flow, b: generation — DCQCN rate increase / alpha decay
   OpDone,        // a: rank, b: op

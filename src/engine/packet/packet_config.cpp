@@ -61,6 +61,11 @@ PacketConfig infiniband() {
   c.congestion = CongestionControl::None;
   c.payload = Bytes(4096);
   c.header = Bytes(26);
+  // An RC responder acknowledges at least each message and may coalesce (IBTA Vol. 1, 9.7.5.1):
+  // one ACK per message. ACK: LRH 8 + BTH 12 + AETH 4 + ICRC 4 + VCRC 2 = 30 B. ACKs ride
+  // their QP's service level, i.e. the data's virtual lane: no priority.
+  c.ack_every = 0;
+  c.ack_wire = Bytes(30);
   return c;
 }
 
@@ -73,6 +78,15 @@ PacketConfig roce() {
   c.payload = Bytes(4096);
   c.header = Bytes(82);
   c.ecn = true;
+  // One ACK per message as on InfiniBand (IBTA Vol. 1, 9.7.5.1). ACK: Ethernet 14 + IPv4 20 +
+  // UDP 8 + BTH 12 + AETH 4 + ICRC 4 + FCS 4 + preamble/SFD 8 + IFG 12 = 86 B. CNP (IBTA RoCEv2
+  // Annex A17.9.2: BTH opcode 0x81 and 16 reserved bytes): 14 + 20 + 8 + 12 + 16 + 4 + 4 + 20 =
+  // 98 B. NVIDIA's RoCE configuration guides give CNPs a strict-priority class (priority 6,
+  // DSCP 48): control_priority on.
+  c.ack_every = 0;
+  c.ack_wire = Bytes(86);
+  c.cnp_wire = Bytes(98);
+  c.control_priority = true;
   return c;
 }
 
@@ -90,6 +104,12 @@ PacketConfig tcp() {
   // scenario inputs; the defaults model an idle, well-tuned host.
   c.host_per_message = Time::us(5);
   c.host_per_byte_ps = Time::ps(0);
+  // Delayed ACKs: at least every second full-sized segment (RFC 1122 4.2.3.2, RFC 5681 4.2), at
+  // once for an out-of-order or duplicate segment (RFC 5681 4.2). ACK: Ethernet 14 + IPv4 20 +
+  // TCP 20 + timestamps 12 + FCS 4 = 70 B frame + preamble/SFD 8 + IFG 12 = 90 B. Data centre
+  // switches queue ACKs with the data (one traffic class).
+  c.ack_every = 2;
+  c.ack_wire = Bytes(90);
   return c;
 }
 
@@ -107,6 +127,12 @@ PacketConfig ultra_ethernet() {
   c.rto_min = Time::us(100);
   c.reorder_threshold = 64;  // spraying reorders; only a large gap means loss
   c.initial_window = 0;      // start at one bandwidth-delay product, as UEC's NSCC does
+  // Every packet acknowledged (the transport's coalescing policy is the UEC preset's); an ACK is
+  // taken as large as a data header (UET's PDS ACK plus SES response, rounded the same way).
+  // Trimmed headers and control packets in a strict-priority class.
+  c.ack_every = 1;
+  c.ack_wire = Bytes(110);
+  c.control_priority = true;
   return c;
 }
 
@@ -172,6 +198,11 @@ void PacketConfig::validate() const {
   if (ib_cc && flow_control != FlowControl::Credit)
     bad("packet.ib_cc", "InfiniBand congestion control needs credit flow control");
   if (ib_cc && ib_cc_timer <= Time::zero()) bad("packet.ib_cc.ccti_timer", "must be positive");
+  if (ack_wire.count() == 0 || ack_wire.count() > 9216)
+    bad("packet.ack_wire", "must be 1 to 9216 B");
+  if (cnp_wire.count() == 0 || cnp_wire.count() > 9216)
+    bad("packet.cnp_wire", "must be 1 to 9216 B");
+  if (ack_delay <= Time::zero()) bad("packet.ack_delay", "must be positive");
   if (trimming && flow_control != FlowControl::None)
     bad("packet.trimming", "needs a lossy fabric (flow_control: none)");
   if (congestion == CongestionControl::Reno || congestion == CongestionControl::Delay ||
@@ -320,6 +351,11 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
       node.get_int("reorder_threshold", c.reorder_threshold, 1, 1 << 20));
   time(node, "delay_target", c.delay_target);
   c.trimming = node.get_bool("trimming", c.trimming);
+  c.ack_every = static_cast<std::uint32_t>(node.get_int("ack_every", c.ack_every, 0, 1 << 20));
+  bytes(node, "ack_wire", c.ack_wire);
+  bytes(node, "cnp_wire", c.cnp_wire);
+  time(node, "ack_delay", c.ack_delay);
+  c.control_priority = node.get_bool("control_priority", c.control_priority);
   time(node, "watchdog", c.watchdog);
   c.throw_on_deadlock = node.get_bool("throw_on_deadlock", c.throw_on_deadlock);
   time(node, "sample_period", c.sample_period);

@@ -88,37 +88,15 @@ void Simulator::detect_losses(Flow& f) {
   if (lost) congestion_signal(f, true);
 }
 
-void Simulator::on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack) {
+void Simulator::acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn) {
   std::uint8_t& st = f.state[seq];
-  if (nack) {  // a trimmed packet: resend it at once, and treat it as a congestion signal
-    if (st == kInflight) {
-      st = kLost;
-      --f.inflight;
-      ++f.retx_pending;
-      f.retx_cursor = std::min(f.retx_cursor, seq);
-      congestion_signal(f, true);
-    }
-    return;
-  }
-  if (st == kAcked) return;
   if (st == kInflight) --f.inflight;
   if (st == kLost) --f.retx_pending;
   st = kAcked;
   ++f.acked;
-  // RTT estimate and RTO (RFC 6298).
-  // The sample is from the latest transmission of seq (Karn's ambiguity is ignored).
-  const auto rtt = static_cast<double>(now_ - f.sent_at[seq]);
-  if (f.srtt == 0) {
-    f.srtt = rtt;
-    f.rttvar = rtt / 2;
-  } else {
-    f.rttvar = 0.75 * f.rttvar + 0.25 * std::abs(f.srtt - rtt);
-    f.srtt = 0.875 * f.srtt + 0.125 * rtt;
-  }
-  f.rto = std::max(cfg_.rto_min.picoseconds(), static_cast<std::int64_t>(f.srtt + 4 * f.rttvar));
   f.highest_acked = std::max(f.highest_acked, seq);
-  while (f.lowest_unacked < f.packets && f.state[f.lowest_unacked] == kAcked) ++f.lowest_unacked;
-
+  // The window grows per packet acknowledged, not per ACK (appropriate byte counting, RFC 3465),
+  // so that coalesced ACKs do not slow it.
   switch (cfg_.congestion) {
     case CongestionControl::Reno:
       f.cwnd += f.cwnd < f.ssthresh ? 1.0 : 1.0 / f.cwnd;
@@ -139,8 +117,12 @@ void Simulator::on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack) {
     }
     case CongestionControl::Delay: {
       const PathRef& path = paths_[f.paths.first];
-      const double base = 2.0 * static_cast<double>(path.latency) +
-                          static_cast<double>(cfg_.payload.count() + f.header) * 1e12 / path.min_bw;
+      // The idle round trip: the data packet out, its ACK back, each serialised once at the
+      // path's bottleneck (cut-through).
+      const double base =
+          2.0 * static_cast<double>(path.latency) +
+          static_cast<double>(cfg_.payload.count() + f.header + cfg_.ack_wire.count()) * 1e12 /
+              path.min_bw;
       const double target = base + static_cast<double>(cfg_.delay_target.picoseconds());
       if (rtt < target) {
         f.cwnd += 1.0 / f.cwnd;
@@ -155,6 +137,40 @@ void Simulator::on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack) {
     case CongestionControl::Dcqcn:
       break;
   }
+}
+
+void Simulator::on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack) {
+  if (nack) {  // a trimmed packet: resend it at once, and treat it as a congestion signal
+    std::uint8_t& st = f.state[seq];
+    if (st == kInflight) {
+      st = kLost;
+      --f.inflight;
+      ++f.retx_pending;
+      f.retx_cursor = std::min(f.retx_cursor, seq);
+      congestion_signal(f, true);
+    }
+    return;
+  }
+  // RTT estimate and RTO (RFC 6298), from the packet whose arrival sent this ACK, unless it was
+  // acknowledged before (a duplicate ACK). The sample is from its latest transmission (Karn's
+  // ambiguity is ignored).
+  double rtt = f.srtt;
+  if (f.state[seq] != kAcked) {
+    rtt = static_cast<double>(now_ - f.sent_at[seq]);
+    if (f.srtt == 0) {
+      f.srtt = rtt;
+      f.rttvar = rtt / 2;
+    } else {
+      f.rttvar = 0.75 * f.rttvar + 0.25 * std::abs(f.srtt - rtt);
+      f.srtt = 0.875 * f.srtt + 0.125 * rtt;
+    }
+    f.rto = std::max(cfg_.rto_min.picoseconds(), static_cast<std::int64_t>(f.srtt + 4 * f.rttvar));
+  }
+  // Every packet below the cumulative point, and the one that sent the ACK (its SACK block).
+  for (std::uint32_t s = f.lowest_unacked; s < cum && s < f.packets; ++s)
+    if (f.state[s] != kAcked) acked_one(f, s, rtt, ecn);
+  if (f.state[seq] != kAcked) acked_one(f, seq, rtt, ecn);
+  while (f.lowest_unacked < f.packets && f.state[f.lowest_unacked] == kAcked) ++f.lowest_unacked;
   detect_losses(f);
   if (f.acked == f.packets) {
     f.sender_done = true;

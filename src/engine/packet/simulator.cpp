@@ -260,12 +260,16 @@ void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint3
 void Simulator::try_transmit(std::uint32_t link) {
   LinkState& s = links_[link];
   if (s.busy || stopped_) return;
-  // Control traffic (trimmed headers) first; it is tiny and never flow-controlled.
-  if (fifos_[qidx(link, 0)].head != kNil) {
-    const std::uint32_t pkt = dequeue(link, 0);
-    const Packet& p = packets_[pkt];
-    start_tx(link, pkt, arena_[paths_[p.route].offset + p.hop - 1]);
-    return;
+  // The control queue first (trimmed headers, and ACKs, NACKs and CNPs under control_priority):
+  // strict priority, within the credits of the packet's lane on a credit-controlled link.
+  if (const std::uint32_t head = fifos_[qidx(link, 0)].head; head != kNil) {
+    const Packet& p = packets_[head];
+    if (!(s.paused & (1u << p.lane)) &&
+        (s.control != LinkControl::Credit || can_send(link, p.lane, p.wire))) {
+      const std::uint32_t pkt = dequeue(link, 0);
+      start_tx(link, pkt, ingress_of(packets_[pkt]));
+      return;
+    }
   }
   for (std::uint32_t k = 0; k < lanes_; ++k) {
     const auto lane = static_cast<std::uint8_t>((s.rr_lane + k) % lanes_);
@@ -281,8 +285,7 @@ void Simulator::try_transmit(std::uint32_t link) {
     }
     s.rr_lane = static_cast<std::uint8_t>((lane + 1) % lanes_);
     const std::uint32_t pkt = dequeue(link, lane + 1u);
-    const Packet& p = packets_[pkt];
-    start_tx(link, pkt, arena_[paths_[p.route].offset + p.hop - 1]);
+    start_tx(link, pkt, ingress_of(packets_[pkt]));
     return;
   }
   if (s.inject != kNil) {
@@ -318,8 +321,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   }
   p.tail = tail;
   events_.push(end, EventKind::LinkFree, link, ingress);
-  events_.push(arrive, EventKind::Arrive, pkt, link,
-               p.hop + 1 < p.hops ? arena_[paths_[p.route].offset + p.hop + 1] : kNil);
+  events_.push(arrive, EventKind::Arrive, pkt, link, p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
@@ -387,7 +389,11 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   if (out == kNil) {
     // The destination consumes at once: credits go straight back.
     if (inl.control == LinkControl::Credit) return_credits(in, p.lane, p.wire);
-    on_deliver(pkt);
+    if (p.flags & kCtl) {
+      on_control(pkt);
+    } else {
+      on_deliver(pkt);
+    }
     return;
   }
   const std::uint32_t dev = inl.dst;
@@ -400,10 +406,12 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     p.lane = static_cast<std::uint8_t>(p.lane + classes_);
     ++stats_.lane_changes;
   }
-  std::uint32_t q = p.flags & kTrimmed ? 0u : p.lane + 1u;
-  if (inl.control == LinkControl::Lossy && q != 0 && !admit(dev, out, q, p.wire)) {
-    if (!cfg_.trimming) {
-      ++stats_.drops;
+  const bool control = p.flags & kCtl;
+  std::uint32_t q = p.flags & kTrimmed || (control && cfg_.control_priority) ? 0u : p.lane + 1u;
+  // A trimmed header passes on (it is what was left where its packet did not fit).
+  if (inl.control == LinkControl::Lossy && !(p.flags & kTrimmed) && !admit(dev, out, q, p.wire)) {
+    if (control || !cfg_.trimming) {
+      ++(control ? stats_.control_drops : stats_.drops);
       ++stats_.links.drops[out];
       stats_.link_series.count(out, Time::ps(now_), PeriodEvents::Drop);
       stats_.links.dropped_bytes[out] += p.wire;
@@ -443,8 +451,13 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
   }
   ++p.hop;
+  ++p.at;
+  // When it leaves, the links before and after it on its route are looked up: most packets
+  // leave soon after they arrive, so start that load now.
+  __builtin_prefetch(&arena_[p.at]);
   Fifo& f = fifos_[qidx(out, q)];
-  if (cfg_.ecn && q != 0 && !devices_[dev].endpoint && inl.control != LinkControl::Credit) {
+  if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
+      inl.control != LinkControl::Credit) {
     const bool own = buffers_.on();  // the switch model's thresholds (buffers.cpp)
     const auto kmin =
         own ? buffers_.pool(dev).ecn_kmin : static_cast<std::int64_t>(cfg_.ecn_kmin.count());
@@ -464,7 +477,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
       stats_.link_series.count(out, Time::ps(now_), PeriodEvents::EcnMark);
     }
   }
-  if (cfg_.ib_cc && q != 0) mark_fecn(p, dev, out, f.bytes);
+  if (cfg_.ib_cc && q != 0 && !control) mark_fecn(p, dev, out, f.bytes);
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
   if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
@@ -533,8 +546,8 @@ void Simulator::run(ProgressHook* progress) {
           try_transmit(e.a);
         }
         break;
-      case EventKind::Control:
-        on_control(e);
+      case EventKind::AckTimer:
+        on_ack_timer(e.a, e.b);
         break;
       case EventKind::FlowTimer:
         on_flow_timer(e.a, e.b);

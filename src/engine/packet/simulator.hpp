@@ -29,7 +29,11 @@ inline std::int64_t later(std::int64_t t, std::int64_t delay) {
   return __builtin_add_overflow(t, delay, &sum) ? kNever : sum;
 }
 
-enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
+// kCtl marks a control packet (ACK, or NACK / CNP with those flags; kEcn on an ACK echoes the
+// congestion marks of the packets it acknowledges). A control packet carries no payload: its
+// `payload` field holds the receiver's cumulative point (every packet below it has arrived) and
+// `seq` the packet whose arrival sent it.
+enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2, kCtl = 4, kNack = 8, kCnp = 16 };
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
 /// 40 bytes: the run is bound by cache misses on packets, so keep them small.
@@ -37,7 +41,10 @@ struct Packet {
   std::int64_t tail = 0;  // when its last bit reaches the device it is at (cut-through bound)
   std::uint32_t flow = kNil;
   std::uint32_t seq = 0;
-  std::uint32_t route = 0;    // index of its path (PathRef) in paths_
+  // Its position in the route arena: the link it is queued for or travelling on. (Not the
+  // path's index: finding the link it came in over and the next one would then read the
+  // path's PathRef first, a dependent cache miss per hop at 8,192 hosts.)
+  std::uint32_t at = 0;
   std::uint32_t next = kNil;  // intrusive FIFO link
   std::uint32_t wire = 0;     // bytes on the wire
   std::uint32_t payload = 0;
@@ -117,7 +124,6 @@ struct PathSet {
 /// One transfer (a matched send/recv) on the wire, sender and receiver state together.
 struct Flow {
   std::uint32_t transfer = kNil;
-  std::uint32_t incarnation = 0;
   DeviceId src = kNone, dst = kNone;
   std::uint32_t inject_link = kNil;
   std::uint32_t next = kNil, prev = kNil;  // ring of flows on inject_link
@@ -152,6 +158,14 @@ struct Flow {
   std::uint32_t received = 0;
   std::uint32_t contiguous = 0;
   std::int64_t last_cnp = -1;
+  // Acknowledgements: the reverse routes, packets arrived since the last ACK (the latest one and
+  // whether they were ECN-marked), the delayed-ACK timer's generation.
+  PathSet ack_paths;
+  std::uint32_t ack_cursor = 0;
+  std::uint32_t rx_unacked = 0;
+  std::uint32_t rx_last = 0;
+  std::uint32_t ack_gen = 0;
+  bool rx_ce = false;
   // Reliable transport (lossy fabrics) and windows.
   std::uint32_t inflight = 0;
   std::uint32_t acked = 0;
@@ -305,8 +319,20 @@ class Simulator {
   void ring_remove(std::uint32_t flow);
   void wake_link(std::uint32_t link, std::int64_t at);
   void on_deliver(std::uint32_t pkt);
-  void on_control(const Event& e);
-  void on_ack(Flow& f, std::uint32_t seq, bool ecn, bool nack);
+  /// The receiver's acknowledgement policy for a data packet that arrived (`before`: its
+  /// cumulative point before this one).
+  void acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t before, bool fresh,
+                   bool ecn);
+  /// Puts a control packet (`flags`: 0 for an ACK, kNack, kCnp, plus kEcn) on the reverse route.
+  void send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq, std::uint32_t cum);
+  void on_ack_timer(std::uint32_t flow, std::uint32_t gen);
+  /// A control packet reached the sender.
+  void on_control(std::uint32_t pkt);
+  void on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack);
+  /// One packet newly acknowledged: window and congestion control (`rtt`: the ACK's sample).
+  void acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn);
+  /// The link a packet came in over (kNil at its first hop).
+  std::uint32_t ingress_of(const Packet& p) const { return p.hop == 0 ? kNil : arena_[p.at - 1]; }
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
   // InfiniBand congestion control (ib_cc.cpp).
@@ -318,7 +344,6 @@ class Simulator {
   void arm_rto(Flow& f);
   void receiver_complete(std::uint32_t flow);
   void maybe_free_flow(std::uint32_t flow);
-  const PathRef& path_of(const Packet& p) const;
   /// Acknowledged, windowed transport: on lossy fabrics, for transfers that use the fabric.
   bool reliable(const Flow& f) const { return reliable_ && f.fabric; }
   PathSet path_set(DeviceId src, DeviceId dst, std::uint64_t label);

@@ -3,8 +3,8 @@
 // (reordering, duplicates, ACK/NACK/CNP generation) and sender congestion control (DCQCN for
 // RoCE, Reno for TCP, delay- or ECN-based windows for Ultra Ethernet).
 //
-// ACKs, NACKs and CNPs are not simulated as packets: they reach the sender after the path's idle
-// one-way latency (a control-priority packet of negligible size); docs/packet-engine.md says so.
+// ACKs, NACKs and CNPs are packets: they take the reverse route through the same queues, buffers
+// and flow control as data (docs/packet-engine.md "Control packets").
 #include <algorithm>
 #include <cmath>
 
@@ -16,7 +16,6 @@
 namespace lockstep::packet {
 
 namespace {
-enum ControlFlag : std::uint32_t { kCtlEcn = 1, kCtlNack = 2, kCtlCnp = 4 };
 // How far a channel's pacer lets its packets run behind its speed limit and catch up: a packet
 // that finds its port busy when the channel's turn comes does not lose that turn for good.
 constexpr double kPacerSlackPackets = 8;
@@ -76,22 +75,18 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
   return set;
 }
 
-const PathRef& Simulator::path_of(const Packet& p) const {
-  return paths_[p.route];
-}
-
 void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
                                std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at,
                                double cap_share) {
   const std::uint32_t id = take_slot(flows_, free_flows_);
   Flow& f = flows_[id];
-  const std::uint32_t incarnation = f.incarnation + 1;
-  const std::uint32_t gen = f.timer_gen + 1;
+  // Timers of the slot's former transfer may still be pending: their generations move on.
+  const std::uint32_t gen = f.timer_gen + 1, ack_gen = f.ack_gen + 1;
   std::vector<std::uint8_t> state = std::move(f.state), got = std::move(f.got);
   std::vector<std::int64_t> sent_at = std::move(f.sent_at);
   f = Flow{};
-  f.incarnation = incarnation & 0xFFFFFF;
   f.timer_gen = gen;
+  f.ack_gen = ack_gen;
   f.transfer = transfer;
   f.src = src;
   f.dst = dst;
@@ -167,6 +162,8 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   }
   f.label = label;
   f.setup = f.ready_at - now_;
+  // A transfer of the fabric's transport is acknowledged over the reverse routes.
+  if (f.fabric) f.ack_paths = path_set(dst, src, label);
   // One connection streams one transfer at a time (a QP executes its work requests in order,
   // an NCCL channel's slots are a FIFO): a later transfer waits until this one's last packet is
   // out, rather than sharing the port with it round robin and delaying both ends.
@@ -315,8 +312,9 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.seq = seq;
   p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
-  p.route = choose_path(f);
-  p.hops = paths_[p.route].len;
+  const PathRef& path = paths_[choose_path(f)];
+  p.at = path.offset;
+  p.hops = path.len;
   p.hop = 0;
   p.lane = p.in_lane = f.lane;
   p.flags = 0;
@@ -359,50 +357,113 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
 }
 
 void Simulator::on_deliver(std::uint32_t pkt) {
+  // Copied out: sending an ACK takes a packet from the pool, which may move it.
   const Packet& p = packets_[pkt];
-  const std::uint32_t flow = p.flow;
+  const std::uint32_t flow = p.flow, seq = p.seq, payload = p.payload;
+  const std::uint8_t flags = p.flags;
   Flow& f = flows_[flow];
-  const std::int64_t back = later(now_, paths_[p.route].latency);
-  const std::uint32_t tag = f.incarnation << 8;
-  ++stats_.packets_delivered;
-  ++progress_;
-  if (!f.receiver_done) {
-    if (p.flags & kTrimmed) {
-      events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlNack);
-    } else {
-      bool fresh = true;
-      if (!f.got.empty()) {
-        fresh = !f.got[p.seq];
-        f.got[p.seq] = 1;
-        while (f.contiguous < f.packets && f.got[f.contiguous]) ++f.contiguous;
-      }
-      if (fresh) {
-        ++f.received;
-        stats_.payload_bytes_delivered += p.payload;
-        if (!f.got.empty())
-          stats_.max_reorder =
-              std::max<std::uint64_t>(stats_.max_reorder, f.received - f.contiguous);
-      } else {
-        ++stats_.duplicate_packets;
-      }
-      const bool ecn = p.flags & kEcn;
-      if (reliable(f)) {
-        events_.push(back, EventKind::Control, flow, p.seq, tag | (ecn ? kCtlEcn : 0u));
-      } else if (ecn && (cfg_.ib_cc ||  // a BECN for every FECN (ib_cc.cpp)
-                         (cfg_.congestion == CongestionControl::Dcqcn &&
-                          (f.last_cnp < 0 ||
-                           now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())))) {
-        f.last_cnp = now_;
-        events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlCnp);
-      }
-      if (f.received == f.packets) receiver_complete(flow);
-    }
-  } else {
-    ++stats_.duplicate_packets;
-  }
   --f.in_network;
   free_packet(pkt);
+  ++stats_.packets_delivered;
+  ++progress_;
+  if (f.receiver_done) {
+    ++stats_.duplicate_packets;
+  } else if (flags & kTrimmed) {
+    send_control(flow, kNack, seq, f.got.empty() ? f.received : f.contiguous);
+  } else {
+    const std::uint32_t before = f.contiguous;
+    bool fresh = true;
+    if (!f.got.empty()) {
+      fresh = !f.got[seq];
+      f.got[seq] = 1;
+      while (f.contiguous < f.packets && f.got[f.contiguous]) ++f.contiguous;
+    }
+    if (fresh) {
+      ++f.received;
+      stats_.payload_bytes_delivered += payload;
+      if (!f.got.empty())
+        stats_.max_reorder = std::max<std::uint64_t>(stats_.max_reorder, f.received - f.contiguous);
+    } else {
+      ++stats_.duplicate_packets;
+    }
+    const bool ecn = flags & kEcn;
+    if (f.fabric) acknowledge(flow, seq, before, fresh, ecn);
+    if (!reliable(f) && ecn &&
+        (cfg_.ib_cc ||  // a BECN for every FECN (ib_cc.cpp)
+         (cfg_.congestion == CongestionControl::Dcqcn &&
+          (f.last_cnp < 0 || now_ - f.last_cnp >= cfg_.dcqcn_cnp_interval.picoseconds())))) {
+      f.last_cnp = now_;
+      send_control(flow, kCnp, seq, 0);
+    }
+    if (f.received == f.packets) receiver_complete(flow);
+  }
   maybe_free_flow(flow);
+}
+
+void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t before, bool fresh,
+                            bool ecn) {
+  Flow& f = flows_[flow];
+  // The reliable transport acknowledges at once a packet that opens a gap, fills (part of) one
+  // with later packets already there, or came twice (RFC 5681, 4.2): the sender's loss
+  // detection needs them. A lossless fabric's RC responder has no such rule (nothing is lost;
+  // adaptive routing's reordering is its NIC's business), only the message's end and ack_every.
+  const std::uint32_t beyond = f.received - (fresh ? 1u : 0u) - before;
+  const bool in_order = !reliable(f) || (seq == before && beyond == 0);
+  const std::uint32_t cum = f.got.empty() ? f.received : f.contiguous;
+  // DCTCP's receiver acknowledges at once when the CE mark changes, so that each ACK's echo
+  // stands for every packet it covers (RFC 8257, 3.2).
+  if (reliable(f) && cfg_.congestion == CongestionControl::Ecn && f.rx_unacked > 0 &&
+      ecn != f.rx_ce) {
+    send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, before);
+    f.rx_unacked = 0;
+  }
+  f.rx_ce = ecn;
+  f.rx_last = seq;
+  ++f.rx_unacked;
+  const bool due = f.received == f.packets || !in_order ||
+                   (cfg_.ack_every != 0 && f.rx_unacked >= cfg_.ack_every);
+  if (due) {
+    send_control(flow, ecn ? kEcn : 0, seq, cum);
+    f.rx_unacked = 0;
+    ++f.ack_gen;
+  } else if (reliable(f) && f.rx_unacked == 1) {
+    // The held ACK goes out at the latest after the delayed-ACK timer (RFC 1122, 4.2.3.2).
+    events_.push(later(now_, cfg_.ack_delay.picoseconds()), EventKind::AckTimer, flow, f.ack_gen);
+  }
+}
+
+void Simulator::on_ack_timer(std::uint32_t flow, std::uint32_t gen) {
+  Flow& f = flows_[flow];
+  if (gen != f.ack_gen || f.rx_unacked == 0 || f.receiver_done) return;
+  send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, f.got.empty() ? f.received : f.contiguous);
+  f.rx_unacked = 0;
+  ++f.ack_gen;
+}
+
+void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq,
+                             std::uint32_t cum) {
+  const std::uint32_t pkt = alloc_packet();
+  Flow& f = flows_[flow];
+  Packet& p = packets_[pkt];
+  p.flow = flow;
+  p.seq = seq;
+  p.payload = cum;
+  p.wire = static_cast<std::uint32_t>(flags & kCnp ? cfg_.cnp_wire.count() : cfg_.ack_wire.count());
+  // Over the reverse routes, sprayed as the data are.
+  const PathRef& path =
+      paths_[f.ack_paths.first + (f.ack_paths.count > 1 ? f.ack_cursor++ % f.ack_paths.count : 0)];
+  p.at = path.offset;
+  p.hops = path.len;
+  p.hop = 0;
+  p.lane = p.in_lane = f.lane;
+  p.flags = static_cast<std::uint8_t>(kCtl | flags);
+  p.tail = 0;
+  p.next = kNil;
+  ++f.in_network;  // the flow's slot is kept until its control packets are through
+  ++stats_.control_sent;
+  const std::uint32_t link = arena_[p.at];
+  enqueue(link, cfg_.control_priority ? 0u : p.lane + 1u, pkt);
+  try_transmit(link);
 }
 
 void Simulator::receiver_complete(std::uint32_t flow) {
@@ -423,14 +484,24 @@ void Simulator::maybe_free_flow(std::uint32_t flow) {
   }
 }
 
-void Simulator::on_control(const Event& e) {
-  Flow& f = flows_[e.a];
-  if ((e.c >> 8) != f.incarnation || f.sender_done) return;
-  if ((e.c & kCtlCnp) && cfg_.ib_cc) {
-    on_becn(e.a);
+void Simulator::on_control(std::uint32_t pkt) {
+  const Packet& p = packets_[pkt];
+  const std::uint32_t flow = p.flow, seq = p.seq, cum = p.payload;
+  const std::uint8_t flags = p.flags;
+  Flow& f = flows_[flow];
+  --f.in_network;
+  free_packet(pkt);
+  ++stats_.control_delivered;
+  ++progress_;
+  if (f.sender_done) {
+    maybe_free_flow(flow);
     return;
   }
-  if (e.c & kCtlCnp) {
+  if ((flags & kCnp) && cfg_.ib_cc) {  // a BECN (ib_cc.cpp)
+    on_becn(flow);
+    return;
+  }
+  if (flags & kCnp) {
     // DCQCN reaction point (Zhu et al. 2015, Algorithm 1).
     ++stats_.cnps;
     if (f.inject_link != kNil) {
@@ -444,15 +515,15 @@ void Simulator::on_control(const Event& e) {
     f.last_cnp_seen = now_;
     if (!f.cc_timer_armed) {
       f.cc_timer_armed = true;
-      events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, e.a,
+      events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, flow,
                    f.timer_gen);
     }
     return;
   }
-  on_ack(f, e.b, e.c & kCtlEcn, e.c & kCtlNack);
-  const std::uint32_t id = e.a;
+  if (!reliable(f)) return;  // an RC ACK: the work request completes, nothing more to send
+  on_ack(f, seq, cum, flags & kEcn, flags & kNack);
   if (!f.sender_done && (f.retx_pending > 0 || f.next_new < f.packets)) {
-    ring_add(id);
+    ring_add(flow);
     try_transmit(f.inject_link);
   }
 }

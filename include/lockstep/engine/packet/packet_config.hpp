@@ -132,6 +132,22 @@ struct PacketConfig {
   Time delay_target = Time::us(4);      // queueing delay target of the Delay controller
   bool trimming = false;                // trim to header instead of dropping (UEC)
 
+  // Control packets on the wire (docs/packet-engine.md "Control packets"): ACKs, NACKs and CNPs
+  // take the reverse route, queue, hold buffer and credits, and on lossy fabrics can be dropped.
+  // The receiver of a fabric transfer acknowledges the transfer's last packet and every
+  // `ack_every`-th packet (0: the last one only, one ACK per message); on the reliable transport
+  // also at once a packet that arrives out of order, fills a gap or twice, and with
+  // `congestion: ecn` a change of CE mark.
+  std::uint32_t ack_every = 0;
+  Bytes ack_wire = Bytes(30);  // an ACK or NACK on the wire (preset per transport)
+  Bytes cnp_wire = Bytes(98);  // a RoCEv2 CNP on the wire
+  // Reliable transport: a held ACK goes out at the latest this long after the packet it covers
+  // (TCP's delayed-ACK timer; Linux's TCP_DELACK_MIN, 40 ms).
+  Time ack_delay = Time::ms(40);
+  // Switches (and NICs) send control packets before data, strict priority; false: in the data
+  // lane of their flow, behind its queue. Trimmed headers always go first.
+  bool control_priority = false;
+
   // Deadlock watchdog: no packet progress for this long while packets wait => analyse.
   Time watchdog = Time::us(500);
   bool throw_on_deadlock = true;  // false: stop and report through PacketStats only

@@ -43,7 +43,11 @@ struct PacketStats {
   std::uint64_t retransmissions = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t ecn_marks = 0;
-  std::uint64_t cnps = 0;        // DCQCN congestion notifications delivered to senders
+  std::uint64_t cnps = 0;  // DCQCN congestion notifications delivered to senders
+  // Control packets (ACK, NACK, CNP) put on the wire, delivered to senders, dropped on the way.
+  std::uint64_t control_sent = 0;
+  std::uint64_t control_delivered = 0;
+  std::uint64_t control_drops = 0;
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
   // `buffers: {model: as_built}`: the most bytes that reached one priority group between its

@@ -61,6 +61,33 @@ TEST(PacketConfig, ArgsOverrideThePreset) {
             3u);
 }
 
+// Control packets: each preset's ACK size is its header definition added up (docs/packet-engine.md
+// "Control packets"); the keys override them, and a zero size names its field.
+TEST(PacketConfig, ControlPacketKeys) {
+  EXPECT_EQ(packet_config_for_fabric("ib").ack_wire, Bytes(8 + 12 + 4 + 4 + 2));
+  const PacketConfig roce = packet_config_for_fabric("roce");
+  EXPECT_EQ(roce.ack_wire, Bytes(14 + 20 + 8 + 12 + 4 + 4 + 4 + 8 + 12));
+  EXPECT_EQ(roce.cnp_wire, Bytes(14 + 20 + 8 + 12 + 16 + 4 + 4 + 8 + 12));
+  EXPECT_TRUE(roce.control_priority);
+  EXPECT_EQ(packet_config_for_fabric("tcp").ack_wire, Bytes(14 + 20 + 20 + 12 + 4 + 8 + 12));
+  EXPECT_EQ(packet_config_for_fabric("tcp").ack_every, 2u);
+  const PacketConfig c = packet_config_from_args(node({{"fabric", "tcp"},
+                                                       {"ack_every", "4"},
+                                                       {"ack_wire", "64B"},
+                                                       {"ack_delay", "200us"},
+                                                       {"control_priority", "true"}}));
+  EXPECT_EQ(c.ack_every, 4u);
+  EXPECT_EQ(c.ack_wire, Bytes(64));
+  EXPECT_EQ(c.ack_delay, Time::us(200));
+  EXPECT_TRUE(c.control_priority);
+  try {
+    packet_config_from_args(node({{"ack_wire", "0"}}));
+    ADD_FAILURE() << "ack_wire 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ack_wire"), std::string::npos) << e.what();
+  }
+}
+
 // 8 lane classes x 4 levels would need 32 lanes; InfiniBand has at most 15 data VLs, and the
 // engine's lane masks hold 16.
 TEST(PacketConfig, TooManyLanesNameTheField) {

@@ -106,13 +106,14 @@ TEST(PacketFabric, SameSeedSameOutput) {
 }
 
 // Every directed link carries exactly the wire bytes of the packets that crossed it: on a
-// lossless star each byte crosses two links, so the sum is 2 x (payload + headers).
+// lossless star each byte crosses two links, so the sum is 2 x (payload + headers), plus each
+// message's one ACK of 30 B (IB RC, one per message) over the two links back.
 TEST(PacketFabric, LinkBytesCountEveryWireByteOnce) {
   const Incast in = incast(3, 100'000);  // 25 packets: 24 x 4096 + 1696
   const Outcome r = simulate(in.topo, in.programs, packet_config_for_fabric("infiniband"));
   double sum = 0;
   for (double b : r.result.link_bytes) sum += b;
-  EXPECT_DOUBLE_EQ(sum, 2.0 * 3 * (100'000 + 25 * 26));
+  EXPECT_DOUBLE_EQ(sum, 2.0 * 3 * (100'000 + 25 * 26 + 30));
 }
 
 TEST(PacketFabric, FlowCompletionPercentiles) {

@@ -115,7 +115,10 @@ TEST(PacketTelemetry, LosslessIncastPausesOncePerSender) {
 // packets' buffer (the dynamic threshold lifted). Per 82.4 ns slot 4 packets arrive and, after
 // them (their events were queued earlier), the egress frees one. Used: slot 0 -> 4, slot 1 ->
 // 8 - 1 = 7, slot 2 -> 11 - 1 = 10, slot 3 admits 2 (drops 2), slots 4..9 admit 1 and drop 3
-// each: 2 + 6 x 3 = 20 drops, all on the switch -> receiver link, 20 retransmissions.
+// each: 2 + 6 x 3 = 20 drops, all on the switch -> receiver link, 20 retransmissions. Every
+// packet is acknowledged: with TCP's ACK every second packet, a sender whose last packet to
+// arrive was an odd one in order has its ACK held for the 40 ms delayed-ACK timer, past the
+// 1 ms RTO, which then resends that packet too (3 more retransmissions, all duplicates).
 PacketConfig lossy_incast() {
   PacketConfig cfg = packet_config_for_fabric("ethernet");
   cfg.payload = Bytes(4096);
@@ -127,6 +130,7 @@ PacketConfig lossy_incast() {
   cfg.initial_window = 10;
   cfg.dynamic_threshold = 1e6;
   cfg.switch_buffer = Bytes(12 * kWire);
+  cfg.ack_every = 1;
   return cfg;
 }
 
