@@ -19,21 +19,22 @@ std::uint32_t Simulator::adaptive_next_hop(Packet& p, std::uint32_t in, std::uin
     return bytes;
   };
   // The equal-cost routes through this switch at this hop: those that arrived over `in` at the
-  // same index (their rest leads from here to the destination in as many hops).
-  const std::uint16_t len = paths_[p.route].len;
-  std::uint32_t best = p.route;
+  // same index (their rest leads from here to the destination in as many hops). `p.at` is the
+  // position of `in` in the route arena; the packet moves to the chosen route's position.
+  if (p.flags & kCtl) return out;  // control packets ride their reverse route
+  std::uint32_t best = p.at;
   std::int64_t best_load = load(out);
   for (std::uint32_t k = f.paths.first; k < f.paths.first + f.paths.count && best_load > 0; ++k) {
     const PathRef& r = paths_[k];
-    if (r.len != len || arena_[r.offset + p.hop] != in) continue;
+    if (r.len != p.hops || arena_[r.offset + p.hop] != in) continue;
     const std::uint32_t next = arena_[r.offset + p.hop + 1];
     if (const std::int64_t l = load(next); l < best_load) {
-      best = k;
+      best = r.offset + p.hop;
       best_load = l;
     }
   }
-  p.route = best;
-  return arena_[paths_[best].offset + p.hop + 1];
+  p.at = best;
+  return arena_[best + 1];
 }
 
 }  // namespace lockstep::packet
