@@ -367,6 +367,14 @@ lockstep_good(topo.reference_h100_4su_matches "^matches the document: yes$"
   topo --reference dgx-superpod-h100-4su)
 lockstep_good(topo.reference_list "^dgx-superpod-h100-4su +NVIDIA DGX SuperPOD H100, 4 SUs"
   topo --reference list)
+# topo --racks (docs/topology.md "Racks and power"): 36 GB200 trays are ceil(36 / 18) = 2 NVL72
+# racks at 120-132 kW each; 31 DGX H100 at 4 per rack are 8 racks of 4 x 10.2 = 40.8 kW.
+lockstep_good(topo.racks_gb200 "^  compute racks kW +240\\.0-264\\.0$"
+  topo --builder preset --system gb200-nvl72 --nodes 36 --racks)
+lockstep_good(topo.racks_h100 "^  compute racks +8$"
+  topo --builder preset --system hgx-h100 --nodes 31 --racks)
+lockstep_bad_flags(racks_not_a_table "^lockstep: error: --racks: prints a table"
+  topo --builder preset --system hgx-h100 --racks --format json)
 lockstep_bad_flags(reference_unknown
   "^lockstep: error: --reference: unknown reference architecture 'dgx-h100' \\(known: list, dgx-superpod-h100-1su"
   topo --reference dgx-h100)
