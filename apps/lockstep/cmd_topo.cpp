@@ -21,6 +21,7 @@
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "lockstep/topology/racks.hpp"
 #include "lockstep/topology/reference.hpp"
 #include "memory_options.hpp"
 
@@ -34,6 +35,7 @@ struct TopoOptions {
   std::string emit;
   MemoryFlags memory;
   bool force = false;
+  bool racks = false;
 };
 
 // Builder arguments from the flags CLI11 did not recognise.
@@ -101,6 +103,9 @@ std::string reference_table(const ReferenceDesign& d, const Inventory& inv) {
 
 void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
   const report::TopoFormat format = report::parse_topo_format(o.format);
+  if (o.racks && format != report::TopoFormat::Table) {
+    throw InputError("--racks", "prints a table: give it without --format json or csv");
+  }
   ArgNode cluster;
   const ReferenceDesign* reference = nullptr;
   if (!o.reference.empty()) {
@@ -161,6 +166,9 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
     fmt::print("{}", reference_table(*reference, result.inventory));
   }
   fmt::print("{}", report::format_inventory(result.inventory, format));
+  if (o.racks) {
+    fmt::print("{}", format_rack_plan(rack_plan(result.inventory)));
+  }
 }
 
 std::string builders_footer() {
@@ -190,6 +198,9 @@ const RegisterCommand kTopo(10, [](CLI::App& root) {
   cmd->add_option("--format", o->format, "table (default), json or csv");
   cmd->add_option("--emit", o->emit, "also write the graph (devices, links) as JSON to this file");
   cmd->add_flag("--force", o->force, "replace an --emit file that lockstep did not write");
+  cmd->add_flag("--racks", o->racks,
+                "also print compute racks, kW per rack and cooling where the system's documents "
+                "state them");
   add_memory_options(*cmd, o->memory);
   cmd->allow_extras();
   cmd->footer(builders_footer());

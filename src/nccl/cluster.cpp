@@ -268,11 +268,17 @@ NcclCluster nccl_cluster(const Topology& topo) {
   // The NIC line rate: the fastest link between a NIC and the fabric as built (a NIC run below
   // its rated speed, e.g. a 400G NIC on 100G ports, runs at the port speed), else the catalog's
   // rating when the traits name one; graphs without NICs (a torus of accelerators) use each
-  // GPU's fastest link that does not go to its scale-up switch, one per GPU.
+  // GPU's fastest link that does not go to its scale-up switch, one per GPU. A NIC's fabric
+  // links add up: a dual-ToR NIC (Alibaba HPN, SIGCOMM 2024) has two ports, one to each ToR of
+  // a pair, and NCCL drives the NIC (one device, both ports bonded) at their sum.
+  std::vector<double> nic_fabric(topo.num_devices(), 0.0);
   for (const Link& l : topo.links()) {
     const NicSide side = nic_side(topo, l);
-    if (side == NicSide::NicToFabric)
-      c.nic_GBps = std::max(c.nic_GBps, l.bandwidth.gigabytes_per_second());
+    if (side == NicSide::NicToFabric) {
+      const DeviceId nic = topo.device(l.a).kind == DeviceKind::Nic ? l.a : l.b;
+      nic_fabric[nic] += l.bandwidth.gigabytes_per_second();
+      c.nic_GBps = std::max(c.nic_GBps, nic_fabric[nic]);
+    }
     // The GPU's PCIe link to its NIC, which NCCL's path search also sees.
     if (side == NicSide::GpuToNic)
       c.gpu_nic_GBps = std::max(c.gpu_nic_GBps, l.bandwidth.gigabytes_per_second());

@@ -273,7 +273,15 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   // A SuperPOD scalable unit holds 32 nodes (or half a smaller switch's ports); a cluster smaller
   // than one SU gets an SU of its own size, so its leaves' uplinks and spines are sized for the
   // nodes it has rather than for 32 (one node would otherwise buy four spines it never uses).
-  const std::uint32_t su = std::min<std::uint32_t>(32, sw.radix / 2);
+  std::uint32_t su = std::min<std::uint32_t>(32, sw.radix / 2);
+  // Rack-scale systems (NVL72): an SU is whole racks, as the GB200 SuperPOD RA builds it (an SU
+  // of 8 NVL72 racks, 576 GPUs), as many as a leaf's half ports hold and at most 8; a rack is
+  // the NVLink domain as filled (32 trays: two of 16), so no rack straddles two SUs' leaves.
+  if (system_preset(c.system.name).domain_nodes > 1) {
+    const std::uint32_t rack = c.domain_gpus() / c.gpus_per_node;
+    const std::uint32_t cap = std::max<std::uint32_t>(sw.radix / 2, rack);
+    su = rack * std::clamp<std::uint32_t>(cap / rack, 1, 8);
+  }
   put("nodes_per_su", std::to_string(std::clamp<std::uint32_t>(c.nodes, 1, su)));
   put("gpu", c.system.gpu);
   put("scale_up", c.system.scale_up);

@@ -136,10 +136,14 @@ lockstep_good(topo.default_csv "^gpus_count,256$"
   topo --format csv ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
 # Hand-derived: a k=4 fat tree has (k/2)^2 = 4 core switches (and 8 edge, 8 aggregation).
 lockstep_good(topo.fat_tree_k4 "^core +4 " topo --builder fat_tree --k 4)
-# The same fabric's network-only cost per host (16 CX-7 $32,000 + 20 QM9700 $600,000 + 64 SR4
-# $44,800 + 32 DR4 $28,800 + 48 patch cords $2,400 = $708,000; tests/unit/topology/clos_test.cpp).
-lockstep_good(topo.fat_tree_k4_network_csv "^network_cost_per_gpu_USD,44250.00$"
+# The same fabric's network-only cost per host, QM9700's twin-port modules counted by default
+# (16 CX-7 $32,000 + 20 QM9700 $600,000 + 16 SR4 $11,200 + 24 2xSR4 $26,400 + 16 2xDR4 $24,000
+# + 48 patch cords $2,400 = $696,000; tests/unit/topology/clos_test.cpp); per port, 64 SR4
+# $44,800 + 32 DR4 $28,800 instead: $708,000.
+lockstep_good(topo.fat_tree_k4_network_csv "^network_cost_per_gpu_USD,43500.00$"
   topo --format csv --builder fat_tree --k 4 --gpus_per_node 1 --scale_up none)
+lockstep_good(topo.fat_tree_k4_per_port_csv "^network_cost_per_gpu_USD,44250.00$"
+  topo --format csv --builder fat_tree --k 4 --gpus_per_node 1 --scale_up none --optics per_port)
 # A design too large to build still gets its bill of materials, reported infeasible.
 lockstep_good(topo.full_mesh_200k "^feasible: no$" topo --builder full_mesh --gpus 200000)
 # Two sites 50 km apart: 5 us/km x 50 km = 250 us one way, plus microseconds inside the sites.
@@ -154,12 +158,15 @@ foreach(scenario default two_sites_50km)
 endforeach()
 
 # --emit writes a graph that from_file reads back into the same bill of materials.
+# An emitted graph holds links, not how their ends share twin-port modules: the round trip is
+# per port (docs/topology.md "Transceivers per module").
 add_test(NAME cli.topo.emit_roundtrip.fat_tree
          COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
-                 ${PROJECT_BINARY_DIR}/cli_emit_fat_tree --builder fat_tree --k 4)
+                 ${PROJECT_BINARY_DIR}/cli_emit_fat_tree --builder fat_tree --k 4 --optics per_port)
 add_test(NAME cli.topo.emit_roundtrip.rail_optimized
          COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
-                 ${PROJECT_BINARY_DIR}/cli_emit_rail --builder rail_optimized --nodes 32)
+                 ${PROJECT_BINARY_DIR}/cli_emit_rail --builder rail_optimized --nodes 32
+                 --optics per_port)
 add_test(NAME cli.topo.emit_roundtrip.torus
          COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
                  ${PROJECT_BINARY_DIR}/cli_emit_torus --builder torus --dims 4x4x4)
@@ -274,9 +281,12 @@ lockstep_good(topo.fat_tree_forced_3_tiers "^core +32 +1024 +1024 "
   topo --builder fat_tree --gpus 1024 --tiers 3)
 lockstep_good(topo.rail_forced_3_tiers "^core +32 +1024 +1024 "
   topo --builder rail_optimized --gpus 1024 --tiers 3)
-# Its cost as money: 1,024 GPUs x $30k + 1,024 NICs x $2k + 128 QM9700 x $30k + 4,096 SR4 x $700
-# + 2,048 DR4 x $900 + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 2.8672 + 1.8432 + 0.1536 M.
-lockstep_good(topo.cost_as_money "^approximate cost +\\$41\\.47M$"
+# Its cost as money: 1,024 GPUs x $30k + 1,024 NICs x $2k + 128 QM9700 x $30k + transceivers by
+# module (QM9700 cages are twin-port): 1,024 NIC-end SR4 x $700; 32 leaves x (16 + 16) twin
+# 2xSR4 and 64 spines x 8 down = 1,536 2xSR4 x $1,100; 64 spines x 8 up + 32 cores x 16 = 1,024
+# 2xDR4 x $1,500; + 3,072 cords x $50 = 30.72 + 2.048 + 3.84 + 0.7168 + 1.6896 + 1.536 + 0.1536
+# M = 40.704 M (per port, 4,096 SR4 + 2,048 DR4: 41.47 M).
+lockstep_good(topo.cost_as_money "^approximate cost +\\$40\\.70M$"
   topo --builder fat_tree --gpus 1024 --tiers 3)
 # NVSwitch chips (4 per HGX H100 node, 8 nodes: 32) sit on the HGX baseboard the GPU price pays
 # for: "included", with the note below the table; in CSV a price_note row.
@@ -363,6 +373,14 @@ lockstep_good(topo.reference_h100_4su_matches "^matches the document: yes$"
   topo --reference dgx-superpod-h100-4su)
 lockstep_good(topo.reference_list "^dgx-superpod-h100-4su +NVIDIA DGX SuperPOD H100, 4 SUs"
   topo --reference list)
+# topo --racks (docs/topology.md "Racks and power"): 36 GB200 trays are ceil(36 / 18) = 2 NVL72
+# racks at 120-132 kW each; 31 DGX H100 at 4 per rack are 8 racks of 4 x 10.2 = 40.8 kW.
+lockstep_good(topo.racks_gb200 "^  compute racks kW +240\\.0-264\\.0$"
+  topo --builder preset --system gb200-nvl72 --nodes 36 --racks)
+lockstep_good(topo.racks_h100 "^  compute racks +8$"
+  topo --builder preset --system hgx-h100 --nodes 31 --racks)
+lockstep_bad_flags(racks_not_a_table "^lockstep: error: --racks: prints a table"
+  topo --builder preset --system hgx-h100 --racks --format json)
 lockstep_bad_flags(reference_unknown
   "^lockstep: error: --reference: unknown reference architecture 'dgx-h100' \\(known: list, dgx-superpod-h100-1su"
   topo --reference dgx-h100)

@@ -15,6 +15,7 @@
 //   (p * spine_up + m) mod cores_per_plane. The k-ary fat tree is the case radix = k,
 //   leaf_up = spine_up = leaves_per_pod = k/2. Non-blocking needs pods <= radix.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,10 @@ struct ClosDesign {
   // over its rails; counted in the bill of materials, not wired in the graph (no job traffic).
   std::uint32_t management_links = 0;
   // Transceivers per pluggable module rather than per link end: switch cages per
-  // switch_ports_per_cage(), `nic_ports_per_module` NIC ports per node-side cage.
-  bool optics_per_module = false;
+  // switch_ports_per_cage(), `nic_ports_per_module` NIC ports per node-side cage. Unset (no
+  // `optics` key): per module where a tier's switch has twin-port cages, as a real bill of
+  // materials counts them; per port otherwise (the same count with single-port cages).
+  std::optional<bool> optics_per_module;
   std::uint32_t nic_ports_per_module = 1;
   std::string design;                 // Inventory::design
   std::vector<std::string> problems;  // feasibility problems found while planning
@@ -89,7 +92,8 @@ struct ClosDesign {
 /// bisection, oversubscription, diameter and latency.
 BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options);
 
-/// Reads `optics` (per_port | per_module) and `nic_ports_per_module` (1 or 2) into `design`.
+/// Reads `optics` (per_port | per_module; absent: per_module where a switch tier has twin-port
+/// cages, decided in build_clos) and `nic_ports_per_module` (1 or 2) into `design`.
 void read_optics(const ArgNode& args, ClosDesign& design);
 
 /// The keys read_optics() reads, for BuilderInfo::keys.

@@ -108,7 +108,7 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     const std::uint64_t per = load + up;
     t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
   }
-  const bool ends = d.optics_per_module;
+  const bool ends = d.optics_per_module.value_or(false);
   t.add_links(medium_for_length(hw.host_link_bandwidth(), hw.host_link_m), hw.host_link_bandwidth(),
               hw.host_link_m, hosts + d.management_links, ends);
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
@@ -178,7 +178,7 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
     }
     b.set_traits(make_traits(hw, d.layout));
     finish_inventory(result, std::move(b).build(), options);
-    if (d.management_links != 0 || d.optics_per_module) {
+    if (d.management_links != 0 || d.optics_per_module.value_or(false)) {
       // What the graph does not hold (management cables, modules shared by ports): the bill of
       // materials in closed form, the paths as measured on the graph.
       const Inventory counted = std::move(result.inventory);
@@ -243,6 +243,15 @@ static ClosShape pad_uplinks(const ClosDesign& d) {
 BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const BuildOptions& options) {
   ClosDesign d = design;
   d.shape = pad_uplinks(design);
+  if (!d.optics_per_module) {
+    // docs/topology.md "Transceivers per module": the default counts modules where a cage holds
+    // two ports (QM9700, SN5600 / Tomahawk 5 at 400G); `optics: per_port` keeps one per end.
+    bool twin = false;
+    for (const SwitchSpec* sw : {d.hw.sw, d.hw.spine.sw, d.hw.core.sw}) {
+      if (sw != nullptr && switch_ports_per_cage(*sw) > 1) twin = true;
+    }
+    d.optics_per_module = twin;
+  }
   return build_clos_shaped(args, d, options);
 }
 

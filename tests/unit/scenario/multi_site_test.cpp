@@ -106,12 +106,13 @@ TEST(MultiSite, UplinksUseTheFreeSpinePorts) {
 TEST(MultiSite, InventoryAgreesWithCountingItsOwnGraph) {
   // Re-reading the merged graph with from_file counts every part from the graph; the figures
   // multi_site derives must match it. Small sites (one 32-port-used leaf each) keep this fast.
+  // Per port: a graph holds links, not which link ends share a twin-port module.
   const BuildResult r = build_yaml(R"(  builder: multi_site
   distance: 20km
   capacity: 800Gbps
   sites:
-    - {builder: leaf_spine, nodes: 4}
-    - {builder: leaf_spine, nodes: 2}
+    - {builder: leaf_spine, nodes: 4, optics: per_port}
+    - {builder: leaf_spine, nodes: 2, optics: per_port}
 )");
   ASSERT_TRUE(r.graph.has_value());
   std::ostringstream json;

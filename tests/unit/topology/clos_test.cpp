@@ -20,12 +20,16 @@ BuildResult fat_tree(const std::string& k, bool graph = true) {
   return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
 }
 
-// Network-only cost of the k = 4 fat tree from catalog prices: 16 ConnectX-7 NDR at $2,000
-// = $32,000; 20 QM9700 at $30,000 = $600,000; 64 OSFP 400G SR4 at $700 = $44,800 and 32 DR4 at
-// $900 = $28,800 (two per optical link); 48 MPO patch cords at $50 = $2,400. Sum $708,000,
-// $44,250 per GPU; the 16 H100s ($480,000) are the rest of the $1,188,000.
+// Network-only cost of the k = 4 fat tree from catalog prices, one transceiver per link end
+// (optics: per_port): 16 ConnectX-7 NDR at $2,000 = $32,000; 20 QM9700 at $30,000 = $600,000;
+// 64 OSFP 400G SR4 at $700 = $44,800 and 32 DR4 at $900 = $28,800 (two per optical link); 48 MPO
+// patch cords at $50 = $2,400. Sum $708,000, $44,250 per GPU; the 16 H100s ($480,000) are the
+// rest of the $1,188,000.
 TEST(FatTree, K4NetworkCostFromCatalogPrices) {
-  const Inventory& inv = fat_tree("4").inventory;
+  const Inventory inv =
+      build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"optics", "per_port"}})
+          .inventory;
+  EXPECT_EQ(inv.transceivers, 96u);
   EXPECT_DOUBLE_EQ(network_cost_usd(inv), 708'000.0);
   EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 44'250.0);
   EXPECT_DOUBLE_EQ(inv.cost_usd - network_cost_usd(inv), 16 * 30'000.0);
@@ -36,18 +40,20 @@ TEST(FatTree, K4NetworkCostFromCatalogPrices) {
 // down 8, leaf up 8, spine down 8 x 1 = 24 OSFP 800G 2xSR4 (10 m and 30 m); spine up 8 and
 // core 4 x 2 = 16 OSFP 800G 2xDR4 (100 m): 56 modules, against 96 per link end. Network cost:
 // $32,000 NICs + $600,000 switches + 16 x $700 + 24 x $1,100 + 16 x $1,500 = $61,600 optics +
-// $2,400 patch cords = $696,000, $43,500 per GPU.
+// $2,400 patch cords = $696,000, $43,500 per GPU. Per module is the default for QM9700 (no
+// optics key) and the same as asking for it.
 TEST(FatTree, K4PerModuleOpticsByHand) {
   for (const bool graph : {true, false}) {
-    const Inventory inv =
-        build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"optics", "per_module"}},
-              graph)
-            .inventory;
-    EXPECT_EQ(inv.transceivers, 56u);
-    EXPECT_EQ(inv.cables, 48u);
-    EXPECT_DOUBLE_EQ(network_cost_usd(inv), 696'000.0);
-    EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 43'500.0);
-    EXPECT_EQ(inv.graph_built, graph);
+    for (const char* optics : {"", "per_module"}) {
+      test::Kv args = {{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}};
+      if (*optics != '\0') args.emplace_back("optics", optics);
+      const Inventory inv = build(args, graph).inventory;
+      EXPECT_EQ(inv.transceivers, 56u) << optics;
+      EXPECT_EQ(inv.cables, 48u);
+      EXPECT_DOUBLE_EQ(network_cost_usd(inv), 696'000.0);
+      EXPECT_DOUBLE_EQ(network_cost_per_gpu_usd(inv), 43'500.0);
+      EXPECT_EQ(inv.graph_built, graph);
+    }
   }
 }
 
@@ -80,8 +86,9 @@ TEST(FatTree, K4CountsByHand) {
   EXPECT_EQ(inv.diameter_switch_hops, 4u);
   // Non-blocking: bisection = 16 / 2 hosts x 400 Gb/s = 8 x 50 GB/s.
   EXPECT_DOUBLE_EQ(inv.bisection.bytes_per_second(), 8 * 50e9);
-  // 48 optical cables (10/30/100 m) need 96 transceivers.
-  EXPECT_EQ(inv.transceivers, 96u);
+  // 48 optical cables (10/30/100 m): 96 link ends, in 56 modules by default since QM9700 cages
+  // are twin-port (K4PerModuleOpticsByHand; 96 with optics: per_port).
+  EXPECT_EQ(inv.transceivers, 56u);
 }
 
 TEST(FatTree, K64IsCountedWithoutBuilding) {

@@ -35,6 +35,13 @@ Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpu
   return std::move(*preset_build(system, nodes, gpus).graph);
 }
 
+std::uint64_t test_tier_ports(const Inventory& inv, const char* tier) {
+  for (const TierFigures& t : inv.tiers) {
+    if (t.tier == tier) return t.ports_used;
+  }
+  return 0;
+}
+
 double gBps(Bandwidth b) {
   return b.gigabytes_per_second();
 }
@@ -240,6 +247,24 @@ TEST(Nvl72Fill, ThirtyTwoTraysAreTwoRacksOfSixteen) {
   EXPECT_EQ(t.gpus().size(), 128u);
   // 37 trays: 13 + 12 + 12 trays.
   EXPECT_EQ(domain_gpus(preset_graph("gb200-nvl72", 37)), (std::vector<std::uint32_t>{52, 48, 48}));
+}
+
+// Scalable units of whole racks (derived from the rule, docs/presets.md): 36 trays are 2 racks
+// of 18; a QM9700 leaf's 32 down ports hold one rack, so 2 SUs of 18 trays, each rail leaf 18
+// down + 18 up: 8 leaves x 36 = 288 leaf ports (SUs of 32 trays gave 4 x 64 + 4 x (4 + 32) =
+// 400). 32 trays fill 2 racks of 16, both in one SU (2 x 16 <= 32). GB300 on Q3400 (144
+// ports, 72 down): 4 racks of 18 per SU, 288 trays = 4 SUs.
+TEST(Nvl72Fill, ScalableUnitsAreWholeRacks) {
+  const BuildResult two = preset_build("gb200-nvl72", 36);
+  EXPECT_NE(two.inventory.design.find("2 SUs x 18 nodes"), std::string::npos)
+      << two.inventory.design;
+  EXPECT_EQ(test_tier_ports(two.inventory, "leaf"), 288u);
+  const BuildResult pair = preset_build("gb200-nvl72", 32);
+  EXPECT_NE(pair.inventory.design.find("1 SUs x 32 nodes"), std::string::npos)
+      << pair.inventory.design;
+  const BuildResult gb300 = preset_build("gb300-nvl72", 288);
+  EXPECT_NE(gb300.inventory.design.find("4 SUs x 72 nodes"), std::string::npos)
+      << gb300.inventory.design;
 }
 
 TEST(Nvl72Fill, PartialRackIsOneNvlsDomain) {

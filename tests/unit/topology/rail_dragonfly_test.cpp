@@ -19,7 +19,9 @@ TEST(RailOptimized, OneScalableUnitByHand) {
   // 1 SU = 32 DGX H100 nodes x 8 GPUs = 256 GPUs and 256 ConnectX-7 NICs, 32 x 4 = 128 NVSwitch
   // chips. One leaf per rail: 8 leaves, each 32 servers down + 32 up (64 of 64 ports). Spines:
   // 8 x 32 uplinks / 64 ports = 4, each full. Cables: 256 NIC-leaf + 256 leaf-spine = 512, all
-  // optical (10 m and 30 m), so 1,024 transceivers.
+  // optical (10 m and 30 m): 1,024 link ends. QM9700 cages are twin-port, so by default modules:
+  // 256 single at the NICs (nic_ports_per_module 1), 8 leaves x (32 / 2 down + 32 / 2 up) = 256
+  // and 4 spines x 64 / 2 = 128 twin modules: 640 (1,024 with optics: per_port).
   const BuildResult r = build({{"builder", "rail_optimized"}, {"sus", "1"}});
   const Inventory& inv = r.inventory;
   EXPECT_EQ(inv.gpus, 256u);
@@ -31,7 +33,10 @@ TEST(RailOptimized, OneScalableUnitByHand) {
   EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 0u);
   EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
   EXPECT_EQ(inv.cables, 512u);
-  EXPECT_EQ(inv.transceivers, 1'024u);
+  EXPECT_EQ(inv.transceivers, 640u);
+  EXPECT_EQ(build({{"builder", "rail_optimized"}, {"sus", "1"}, {"optics", "per_port"}})
+                .inventory.transceivers,
+            1'024u);
   EXPECT_TRUE(inv.feasible);
   // Bisection: min(128 GPUs x 50 GB/s, 8 x 32 x 50 GB/s / 2) = 6.4 TB/s.
   EXPECT_DOUBLE_EQ(inv.bisection.bytes_per_second(), 6.4e12);
