@@ -108,7 +108,10 @@ std::string gpu_without_preset(const std::string& s) {
   static const std::regex model(
       R"((?:^|[^a-z0-9])(v100|p100|a10g?|a30|a40|a16|l40s?|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
   std::smatch m;
-  return std::regex_search(s, m, model) ? m[1].str() : std::string();
+  if (std::regex_search(s, m, model)) return m[1].str();
+  // A100 PCIe cards (bridged pairs at most, PCIe Gen4 between them): no DGX A100 board.
+  if (has(s, "a100") && has(s, "pcie") && !has(s, "sxm")) return "a100 pcie";
+  return "";
 }
 
 // GPU names, most specific first ("gb200" before "b200", "h200" before "h20").
@@ -123,7 +126,10 @@ std::string preset_of_gpu(const std::string& s) {
   if (has(s, "h800")) return "hgx-h800";
   if (has(s, "a800")) return "hgx-a800";
   if (has_model(s, "h20")) return "hgx-h20";
-  if (has(s, "h100")) return has(s, "pcie") ? "h100-pcie" : "hgx-h100";
+  // "H100 NVL" is the PCIe card with NVLink bridges (NVIDIA H100 NVL product brief).
+  static const std::regex h100_nvl(R"(h100[ -]?nvl\b)");
+  if (has(s, "h100"))
+    return has(s, "pcie") || std::regex_search(s, h100_nvl) ? "h100-pcie" : "hgx-h100";
   if (has(s, "a100")) return "dgx-a100";
   if (has(s, "mi355")) return "mi355x";
   if (has(s, "mi325")) return "mi325x";
@@ -399,7 +405,7 @@ std::string read_row_nccl_version(const std::string& system, const std::string& 
   // nccl-tests' own version, a plugin's ("aws-ofi-nccl v1.7.3": NCCL is 2.x), or a version
   // a README only recommends.
   static const std::regex named(
-      R"((?:nccl|rccl)(-tests?|_tests?)?[^0-9;,()]{0,12}?\b(2)\.(\d{1,2})(?:\.(\d{1,2}))?)");
+      R"((?:nccl|rccl)2?(-tests?|_tests?)?[^0-9;,()]{0,12}?(2)\.(\d{1,2})(?:\.(\d{1,2}))?)");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), named); it != std::sregex_iterator();
        ++it) {
     const std::smatch& v = *it;
