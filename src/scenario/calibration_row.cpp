@@ -131,7 +131,9 @@ std::string preset_of_gpu(const std::string& s) {
   if (has(s, "h100"))
     return has(s, "pcie") || std::regex_search(s, h100_nvl) ? "h100-pcie" : "hgx-h100";
   if (has(s, "a100")) return "dgx-a100";
-  if (has(s, "mi355")) return "mi355x";
+  // MI350X: the MI355X's board, xGMI links and NICs at lower clocks (AMD Instinct MI350 series
+  // datasheet): collectives see the same links.
+  if (has(s, "mi355") || has(s, "mi350")) return "mi355x";
   if (has(s, "mi325")) return "mi325x";
   if (has(s, "mi300")) return "mi300x";
   return "";
@@ -152,10 +154,14 @@ std::uint32_t node_gpus_of(const std::string& s) {
     const auto n = static_cast<std::uint32_t>(std::stoul((*it)[1].str()));
     return unit == "superchip" && (gpu == "gb200" || gpu == "gb300") ? 2 * n : n;
   }
+  // A count standing alone: not the "100" of "H100 GPUs per node".
   static const std::regex per_node(
-      R"((?:^|[^\d.])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|/\s*node|each))");
+      R"((?:^|[^\d.a-z])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|/\s*node|each))");
   static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
-  for (const std::regex* r : {&per_node, &x_count})
+  // "8 H100 GPUs per node", "4 NVIDIA A100-SXM4 GPUs".
+  static const std::regex count_named(
+      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abh]\d00|h20|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
+  for (const std::regex* r : {&per_node, &x_count, &count_named})
     if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
   return 0;
 }
