@@ -451,6 +451,20 @@ std::optional<Algorithm> read_row_algorithm(const std::string& text) {
   return std::nullopt;  // "default (not stated)", "n/a (alltoall)", "auto"
 }
 
+std::optional<nccl::Proto> read_row_protocol(const std::string& algorithm,
+                                             const std::string& other) {
+  static const std::regex set(R"(nccl_proto\s*=\s*(ll128|ll|simple)\b)");
+  static const std::regex word(R"((?:^|[^a-z0-9_])(ll128|ll|simple)(?=[^a-z0-9_]|$))");
+  std::smatch m;
+  const std::string all = lower(algorithm + " " + other);
+  if (!std::regex_search(all, m, set)) {
+    const std::string alg = lower(algorithm);
+    if (!std::regex_search(alg, m, word)) return std::nullopt;
+  }
+  const std::string p = m[1].str();
+  return p == "ll" ? nccl::Proto::LL : p == "ll128" ? nccl::Proto::LL128 : nccl::Proto::Simple;
+}
+
 CollectiveOp read_row_collective(const std::string& text) {
   std::string s = lower(text);
   if (s.size() > 5 && s.substr(s.size() - 5) == "_perf") s.resize(s.size() - 5);
@@ -562,6 +576,7 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   req.qps_per_connection = read_row_qps(row.system, row.interconnect, req.fabric);
 
   c.tuner.algo = read_row_algorithm(row.algorithm);
+  c.tuner.proto = read_row_protocol(row.algorithm, row.system + " " + row.interconnect);
   const std::string fabric = req.fabric.empty() ? preset->fabric : req.fabric;
   // A CollNet row ran with SHARP on; only InfiniBand switches have it.
   req.sharp = fab.sharp || (c.tuner.algo == Algorithm::CollNet && fabric.rfind("ib-", 0) == 0);

@@ -66,6 +66,10 @@ std::string read_row_nccl_version(const std::string& system, const std::string& 
 /// The algorithm column: the first algorithm name in it ("Ring (default)", "NVLSTree (...)");
 /// nullopt ("auto") when it names none ("default (not stated)", "n/a (alltoall)").
 std::optional<Algorithm> read_row_algorithm(const std::string& text);
+/// The protocol a row forced: NCCL_PROTO=LL128 anywhere in the row's text, or LL, LL128 or
+/// Simple named in the algorithm column ("Ring / LL128"); nullopt (NCCL's choice) otherwise.
+std::optional<nccl::Proto> read_row_protocol(const std::string& algorithm,
+                                             const std::string& other);
 /// The collective: all_reduce, allreduce, all_reduce_perf, AllReduce, bcast, ...
 CollectiveOp read_row_collective(const std::string& text);
 

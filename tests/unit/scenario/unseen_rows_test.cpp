@@ -2,8 +2,9 @@
 // H100 PCIe, MI300X / MI325X, B200 / B300, GB200 / GB300 partial and multi-rack, EFA, TCPX(O),
 // Slingshot, SHARP, nccl-tests column variants), each with the reading its text implies: the
 // preset, nodes and GPUs per node, fabric, NICs and their speed, SHARP, NVLS as the stated NCCL
-// version has it, and the measured time. The times are invented: this file tests reading only
-// (bench_calibration never runs it). A row whose GPU has no preset must fail at `system`.
+// version has it, a forced algorithm and protocol, the size and the measured time. The times are
+// invented: this file tests reading only (bench_calibration never runs it). A row whose GPU has no
+// preset must fail at `system`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -65,6 +66,8 @@ std::map<std::string, std::string> reading(const CalibrationRow& row) {
     r["expect_nvls"] = n.nvls ? "1" : "0";
     r["expect_nccl"] = c.nccl_version;
     r["expect_bytes"] = std::to_string(c.tuner.bytes.count());
+    r["expect_algo"] = c.tuner.algo ? nccl::algorithm_name(c.tuner.algo) : "auto";
+    r["expect_proto"] = c.tuner.proto ? nccl::to_string(*c.tuner.proto) : "auto";
     r["expect_time_us"] = std::to_string(std::lround(c.measured_time_us * 100));
   } catch (const InputError& e) {
     r["expect_error"] = e.field();
@@ -151,6 +154,15 @@ TEST(UnseenRows, AGpuWithoutAPresetIsNamedInOneLine) {
   EXPECT_EQ(read_row_system("8x A100 80GB").preset, "dgx-a100");
   EXPECT_EQ(read_row_system("GB200 NVL72; 3x NVL4 partitions").preset, "gb200-nvl72");
   EXPECT_EQ(read_row_system("8x A800 80GB").preset, "hgx-a800");
+}
+
+TEST(UnseenRows, ForcedProtocolFromTheAlgorithmColumnOrNcclProto) {
+  EXPECT_EQ(read_row_protocol("Ring / LL128", ""), nccl::Proto::LL128);
+  EXPECT_EQ(read_row_protocol("ring (LL)", ""), nccl::Proto::LL);
+  EXPECT_EQ(read_row_protocol("Tree", "InfiniBand; NCCL_PROTO=Simple"), nccl::Proto::Simple);
+  EXPECT_EQ(read_row_protocol("default (not stated)", "HDR"), std::nullopt);
+  // Only NCCL_PROTO= counts outside the algorithm column: "LL" in a system name is no protocol.
+  EXPECT_EQ(read_row_protocol("Ring", "ALL nodes; LL cluster"), std::nullopt);
 }
 
 TEST(UnseenRows, NcclVersionAsRowsStateIt) {
