@@ -616,13 +616,14 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
 NcclCluster calibration_nccl_cluster(const CalibrationCase& c, const PresetCluster& preset) {
   NcclCluster cluster = nccl_cluster(preset);
   if (c.nvls_off) cluster.nvls = false;
-  // NVLS arrived in NCCL 2.17 (one node; across nodes only with CollNet) and NVLS tree across
-  // nodes in 2.18 (NCCL release notes 2.17.1, 2.18.1): an older NCCL runs without it.
+  // NCCL's documentation of NCCL_ALGO: NVLS since 2.17 (one node; across nodes only with
+  // CollNet), NVLSTree since 2.18, PAT since 2.23: an older NCCL runs without them.
   static const std::regex minor_of(R"(2\.(\d+))");
   std::smatch m;
   if (std::regex_search(c.nccl_version, m, minor_of)) {
     const int minor = std::stoi(m[1].str());
     if (minor < 17 || (minor < 18 && cluster.nodes > 1 && !cluster.sharp)) cluster.nvls = false;
+    if (minor < 23) cluster.pat = false;
   }
   return cluster;
 }

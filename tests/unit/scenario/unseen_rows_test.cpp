@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../core/error_of.hpp"
@@ -163,6 +164,36 @@ TEST(UnseenRows, ForcedProtocolFromTheAlgorithmColumnOrNcclProto) {
   EXPECT_EQ(read_row_protocol("default (not stated)", "HDR"), std::nullopt);
   // Only NCCL_PROTO= counts outside the algorithm column: "LL" in a system name is no protocol.
   EXPECT_EQ(read_row_protocol("Ring", "ALL nodes; LL cluster"), std::nullopt);
+}
+
+// NCCL_ALGO's documentation: NVLS since 2.17 (one node), NVLSTree since 2.18, PAT since 2.23.
+TEST(UnseenRows, AlgorithmsOlderNcclsLacked) {
+  auto cluster = [](const char* system, const char* gpus, const char* nodes, const char* net) {
+    CalibrationRow row;
+    row.system = system;
+    row.gpus = gpus;
+    row.nodes = nodes;
+    row.interconnect = net;
+    row.collective = "all_gather";
+    row.bytes = "1M";
+    row.time_us = "100";
+    const CalibrationCase c = calibration_case(row);
+    return std::make_pair(calibration_nccl_cluster(c, resolve_preset(c.preset)), c.tuner);
+  };
+  EXPECT_FALSE(cluster("8x H100", "8", "1", "NVSwitch; NCCL 2.16.5").first.nvls);
+  EXPECT_TRUE(cluster("8x H100", "8", "1", "NVSwitch; NCCL 2.17.1").first.nvls);
+  EXPECT_FALSE(cluster("8x H100", "16", "2", "InfiniBand NDR; NCCL 2.17.1").first.nvls);
+  EXPECT_TRUE(cluster("8x H100", "16", "2", "InfiniBand NDR; NCCL 2.18.1").first.nvls);
+  EXPECT_TRUE(cluster("8x H100", "16", "2", "InfiniBand NDR").first.nvls);  // none stated
+  // One GPU per node: PAT all-gather only from 2.23; forcing it on 2.21 finds no algorithm.
+  auto [old_nccl, request] = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.21.5");
+  EXPECT_FALSE(old_nccl.pat);
+  request.algo = Algorithm::Pat;
+  EXPECT_EQ(field_of([&] { predict(old_nccl, request); }), "algo");
+  auto [new_nccl, same] = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.23.4");
+  EXPECT_TRUE(new_nccl.pat);
+  same.algo = Algorithm::Pat;
+  EXPECT_EQ(predict(new_nccl, same).algo, Algorithm::Pat);
 }
 
 TEST(UnseenRows, NcclVersionAsRowsStateIt) {
