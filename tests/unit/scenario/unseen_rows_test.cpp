@@ -186,14 +186,15 @@ TEST(UnseenRows, AlgorithmsOlderNcclsLacked) {
   EXPECT_TRUE(cluster("8x H100", "16", "2", "InfiniBand NDR; NCCL 2.18.1").first.nvls);
   EXPECT_TRUE(cluster("8x H100", "16", "2", "InfiniBand NDR").first.nvls);  // none stated
   // One GPU per node: PAT all-gather only from 2.23; forcing it on 2.21 finds no algorithm.
-  auto [old_nccl, request] = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.21.5");
-  EXPECT_FALSE(old_nccl.pat);
-  request.algo = Algorithm::Pat;
-  EXPECT_EQ(field_of([&] { predict(old_nccl, request); }), "algo");
-  auto [new_nccl, same] = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.23.4");
-  EXPECT_TRUE(new_nccl.pat);
-  same.algo = Algorithm::Pat;
-  EXPECT_EQ(predict(new_nccl, same).algo, Algorithm::Pat);
+  // (Plain variables: clang 14 cannot capture structured bindings in a lambda.)
+  const auto old_nccl = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.21.5");
+  EXPECT_FALSE(old_nccl.first.pat);
+  TunerRequest pat = old_nccl.second;
+  pat.algo = Algorithm::Pat;
+  EXPECT_EQ(field_of([&] { predict(old_nccl.first, pat); }), "algo");
+  const auto new_nccl = cluster("H100 (1 per node)", "8", "8", "InfiniBand NDR; NCCL 2.23.4");
+  EXPECT_TRUE(new_nccl.first.pat);
+  EXPECT_EQ(predict(new_nccl.first, pat).algo, Algorithm::Pat);
 }
 
 TEST(UnseenRows, NcclVersionAsRowsStateIt) {
