@@ -24,7 +24,7 @@ bool xgmi_gpu(const std::string& gpu) {
 }
 
 nccl::Generation generation_of(const std::string& gpu) {
-  if (gpu == "a100") return nccl::Generation::Ampere;
+  if (gpu == "a100" || gpu == "a800") return nccl::Generation::Ampere;
   // Blackwell Ultra (B300, GB300: sm_103) and GB10 (sm_121) have compute capability >= 10.0,
   // where NCCL takes its Blackwell tables.
   if (gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300" || gpu == "gb10")

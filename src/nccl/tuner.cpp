@@ -64,7 +64,7 @@ bool algo_possible(const NcclCluster& c, Coll op, Algorithm a) {
     case A::CollNet:
       return c.sharp && multi && op == Coll::AllReduce;
     case A::Pat:
-      return !local && multi && is_one_of(op, {Coll::AllGather, Coll::ReduceScatter});
+      return c.pat && !local && multi && is_one_of(op, {Coll::AllGather, Coll::ReduceScatter});
     case A::HalvingDoubling:
       return op == Coll::AllReduce;
     case A::Direct:

@@ -99,6 +99,21 @@ bool names_shape(const std::string& s, std::string_view shape) {
   return false;
 }
 
+// GPUs that real clusters publish nccl-tests / rccl-tests rows for but no system preset
+// expresses (no NVSwitch board of theirs is modelled, or another vendor's collective library):
+// such a row fails naming its GPU, instead of reading as the nearest name ("MI300A" is an APU
+// of 4 per node, not an MI300X). Whole model words only: "a10" is not in "a100", "l4" not in
+// "nvl4".
+std::string gpu_without_preset(const std::string& s) {
+  static const std::regex model(
+      R"((?:^|[^a-z0-9])(v100|p100|a10g?|a30|a40|a16|l40s?|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
+  std::smatch m;
+  if (std::regex_search(s, m, model)) return m[1].str();
+  // A100 PCIe cards (bridged pairs at most, PCIe Gen4 between them): no DGX A100 board.
+  if (has(s, "a100") && has(s, "pcie") && !has(s, "sxm")) return "a100 pcie";
+  return "";
+}
+
 // GPU names, most specific first ("gb200" before "b200", "h200" before "h20").
 std::string preset_of_gpu(const std::string& s) {
   if (has(s, "gb300")) return "gb300-nvl72";
@@ -109,10 +124,16 @@ std::string preset_of_gpu(const std::string& s) {
   if (has(s, "b200")) return "hgx-b200";
   if (has(s, "h200")) return "hgx-h200";
   if (has(s, "h800")) return "hgx-h800";
+  if (has(s, "a800")) return "hgx-a800";
   if (has_model(s, "h20")) return "hgx-h20";
-  if (has(s, "h100")) return has(s, "pcie") ? "h100-pcie" : "hgx-h100";
+  // "H100 NVL" is the PCIe card with NVLink bridges (NVIDIA H100 NVL product brief).
+  static const std::regex h100_nvl(R"(h100[ -]?nvl\b)");
+  if (has(s, "h100"))
+    return has(s, "pcie") || std::regex_search(s, h100_nvl) ? "h100-pcie" : "hgx-h100";
   if (has(s, "a100")) return "dgx-a100";
-  if (has(s, "mi355")) return "mi355x";
+  // MI350X: the MI355X's board, xGMI links and NICs at lower clocks (AMD Instinct MI350 series
+  // datasheet): collectives see the same links.
+  if (has(s, "mi355") || has(s, "mi350")) return "mi355x";
   if (has(s, "mi325")) return "mi325x";
   if (has(s, "mi300")) return "mi300x";
   return "";
@@ -120,13 +141,27 @@ std::string preset_of_gpu(const std::string& s) {
 
 // "8x H100", "4x NVIDIA H100 per node", "4 per node", "1 GPU each", "x8 per node",
 // "2 hosts x 4 GPUs"; a count before a shape ("2x p5.48xlarge") is a node count, not read.
+// "2x GB200 Superchip" is 4 GPUs (a GB200 or GB300 superchip carries two Blackwell GPUs and one
+// Grace, NVIDIA GB200 NVL72 datasheet; a GH200 one GPU); "2x GB200 NVL72 racks" counts racks.
 std::uint32_t node_gpus_of(const std::string& s) {
-  static const std::regex times_gpu(
-      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(?:a100|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|mi3\d\d))");
+  static const std::regex times_named(
+      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(a100|a800|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|mi3\d\d\w?)[^a-z0-9]*(superchip|nvl\d+|racks?)?)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), times_named);
+       it != std::sregex_iterator(); ++it) {
+    const std::string unit = (*it)[3].str();
+    const std::string gpu = (*it)[2].str();
+    if (unit.rfind("nvl", 0) == 0 || unit.rfind("rack", 0) == 0) continue;
+    const auto n = static_cast<std::uint32_t>(std::stoul((*it)[1].str()));
+    return unit == "superchip" && (gpu == "gb200" || gpu == "gb300") ? 2 * n : n;
+  }
+  // A count standing alone: not the "100" of "H100 GPUs per node".
   static const std::regex per_node(
-      R"((?:^|[^\d.])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|/\s*node|each))");
+      R"((?:^|[^\d.a-z])(\d+)\s*(?:gpus?\s*)?(?:per\s+node|/\s*node|each))");
   static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
-  for (const std::regex* r : {&times_gpu, &per_node, &x_count})
+  // "8 H100 GPUs per node", "4 NVIDIA A100-SXM4 GPUs".
+  static const std::regex count_named(
+      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abh]\d00|h20|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
+  for (const std::regex* r : {&per_node, &x_count, &count_named})
     if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
   return 0;
 }
@@ -169,7 +204,8 @@ bool sharp_on(const std::string& s) {
   static const std::regex off(R"((?:no|without|disabled?)\s+sharp|sharp\s*(?:=\s*0|off|disabled))");
   if (has(s, "collnet_enable=1")) return true;
   if (has(s, "collnet_enable=0") || std::regex_search(s, off)) return false;
-  return has_word(s, "sharp");
+  static const std::regex versioned(R"(\bsharpv\d)");  // "SHARPv3"
+  return has_word(s, "sharp") || std::regex_search(s, versioned);
 }
 bool nvls_off(const std::string& s) {
   static const std::regex off(
@@ -203,6 +239,33 @@ double number(const std::string& text, const char* field) {
   return v;
 }
 
+// A size as nccl-tests' parsesize reads -b / -e: a number and K, M or G (a trailing B too:
+// "1GB" is 1 G) in binary multiples, since nccl-tests' sizes are powers of two; KiB / kB and
+// the rest as parse_bytes.
+Bytes row_bytes(const std::string& text) {
+  static const std::regex nccl_size(R"(\s*(\d+)\s*([kmgt])b?\s*)", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_match(text, m, nccl_size)) return parse_bytes(text, "bytes");
+  const std::string unit = lower(m[2].str());
+  const int shift = unit == "k" ? 10 : unit == "m" ? 20 : unit == "g" ? 30 : 40;
+  const std::uint64_t n = std::stoull(m[1].str());
+  if (n >= (std::uint64_t{1} << (63 - shift)))
+    throw InputError("bytes", "'" + text + "' is too large");
+  return Bytes(n << shift);
+}
+
+// A time in microseconds, or with its unit ("2.85 ms", "850 us", "850µs", "0.01 s").
+double row_time_us(const std::string& text, const char* field) {
+  static const std::regex with_unit(R"(\s*([0-9.eE+-]+)\s*(us|µs|usec|ms|msec|s|sec)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, with_unit)) return number(text, field);
+  const double v = number(m[1].str(), field);
+  const std::string unit = m[2].str();
+  if (unit == "ms" || unit == "msec") return v * 1e3;
+  if (unit == "s" || unit == "sec") return v * 1e6;
+  return v;
+}
+
 }  // namespace
 
 RowSystem read_row_system(const std::string& text) {
@@ -216,6 +279,8 @@ RowSystem read_row_system(const std::string& text) {
     r.shape_nic_speed = Bandwidth::gbps(shape.gbps);
   }
   // A GPU named in the text wins over the shape's (p5.48xlarge (8x H100) agree anyway).
+  if (const std::string gpu = gpu_without_preset(s); !gpu.empty())
+    throw InputError("system", "no system preset has the " + gpu + " of '" + text + "'");
   if (std::string gpu = preset_of_gpu(s); !gpu.empty()) r.preset = gpu;
   if (r.preset.empty()) throw InputError("system", "no GPU or cloud shape named in '" + text + "'");
   r.node_gpus = node_gpus_of(s);
@@ -234,7 +299,9 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
       R"((?:(?:hdr|ndr|xdr|edr)\s*(\d+)|(\d+)\s*(?:g|gb/s|gbps|gbe))\s*x\s*(\d+)\b)");
   static const std::regex count(
       R"(\b(\d+|single|one|two|dual)(?:\s+|\s*x\s*)(?:efa|mlx5|hcas?\b|nics?\b|rails?\b|ports?\b|qsfp|cx-?\d|connectx))");
-  static const std::regex per_gpu(R"((\d+)\s+(?:(?:nics?|efas?|hcas?)\s+)?per\s+gpu)");
+  static const std::regex per_gpu(
+      R"((\d+|single|one|two|dual)\s+(?:(?:nics?|efas?|hcas?)\s+)?per\s+gpu)");
+  static const std::regex one_per_gpu(R"(\b(?:single|one|two|dual)\s+(?:nics?|hcas?)\s+per\s+gpu)");
   // A speed not in parentheses: "(3200 Gbps)" after a count is the node's total.
   static const std::regex speed(R"((?:^|[^(\d])\s*(\d+)\s*(?:g\b|gbe|gb/s|gbps|gbit|g\s))");
   static const std::regex generation_speed(R"(\b(?:hdr|ndr|xdr|edr)(\d+)\b)");  // "NDR400"
@@ -252,7 +319,11 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system) {
     f.nics = static_cast<std::uint32_t>(std::stoul(m[3].str()));
   } else {
     f.nics = first_number(s, count);
-    if (f.nics == 0) f.nics_per_gpu = first_number(s, per_gpu);
+    // "one NIC per GPU": the count is per GPU, not the node's.
+    if (f.nics == 0 || std::regex_search(s, one_per_gpu)) {
+      f.nics = 0;
+      f.nics_per_gpu = first_number(s, per_gpu);
+    }
     gbps = first_number(s, speed);
     if (gbps == 0) gbps = first_number(s, generation_speed);
     if (standard_speed(gbps).bytes_per_second() == 0) gbps = 0;
@@ -327,6 +398,34 @@ std::uint32_t read_row_qps(const std::string& system, const std::string& interco
   return has_word(s, "oci") || has(s, "bm.gpu") ? 4 : 0;
 }
 
+std::string read_row_nccl_version(const std::string& system, const std::string& interconnect) {
+  const std::string s = lower(system + " " + interconnect);
+  // NCCL's version code as nccl-tests prints it ("nccl-library=23102": 2.31.2; NCCL_VERSION_CODE
+  // is major x 10000 + minor x 100 + patch since 2.9, nccl.h).
+  static const std::regex code(R"(nccl[-_ ]library\s*=\s*(\d)(\d\d)(\d\d)\b)");
+  std::smatch m;
+  if (std::regex_search(s, m, code))
+    return fmt::format("{}.{}.{}", std::stoi(m[1].str()), std::stoi(m[2].str()),
+                       std::stoi(m[3].str()));
+  // "NCCL 2.21.5", "NCCL version 2.19.3+cuda12.3", "nccl-2.26.6-1", "RCCL 2.20.5"; not
+  // nccl-tests' own version, a plugin's ("aws-ofi-nccl v1.7.3": NCCL is 2.x), or a version
+  // a README only recommends.
+  static const std::regex named(
+      R"((?:nccl|rccl)2?(-tests?|_tests?)?[^0-9;,()]{0,12}?(2)\.(\d{1,2})(?:\.(\d{1,2}))?)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), named); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch& v = *it;
+    if (v[1].matched) continue;
+    const auto at = static_cast<std::size_t>(v.position(0));
+    if (s.substr(at >= 12 ? at - 12 : 0, std::min<std::size_t>(at, 12)).find("recommend") !=
+        std::string::npos)
+      continue;
+    return v[4].matched ? fmt::format("2.{}.{}", v[3].str(), v[4].str())
+                        : fmt::format("2.{}", v[3].str());
+  }
+  return "";
+}
+
 std::optional<Algorithm> read_row_algorithm(const std::string& text) {
   const std::string s = lower(text);
   std::string w;
@@ -350,6 +449,20 @@ std::optional<Algorithm> read_row_algorithm(const std::string& text) {
     w.clear();
   }
   return std::nullopt;  // "default (not stated)", "n/a (alltoall)", "auto"
+}
+
+std::optional<nccl::Proto> read_row_protocol(const std::string& algorithm,
+                                             const std::string& other) {
+  static const std::regex set(R"(nccl_proto\s*=\s*(ll128|ll|simple)\b)");
+  static const std::regex word(R"((?:^|[^a-z0-9_])(ll128|ll|simple)(?=[^a-z0-9_]|$))");
+  std::smatch m;
+  const std::string all = lower(algorithm + " " + other);
+  if (!std::regex_search(all, m, set)) {
+    const std::string alg = lower(algorithm);
+    if (!std::regex_search(alg, m, word)) return std::nullopt;
+  }
+  const std::string p = m[1].str();
+  return p == "ll" ? nccl::Proto::LL : p == "ll128" ? nccl::Proto::LL128 : nccl::Proto::Simple;
 }
 
 CollectiveOp read_row_collective(const std::string& text) {
@@ -444,6 +557,12 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   // NICs stated per tray serve a partition's trays.
   std::uint32_t nics = fab.nics != 0 ? fab.nics * trays_per_node : fab.nics_per_gpu * node_gpus;
   req.nic_speed = fab.nic_speed;
+  // A speed stated with no count that equals the shape's NICs x their speed is the node's total
+  // ("p4d ... EFA 400 Gbps": 4 x 100G, AWS's instance page), not one NIC's.
+  if (req.fabric == sys.shape_fabric && nics == 0 && sys.shape_nics > 0 &&
+      std::lround(req.nic_speed.gigabits_per_second()) ==
+          std::lround(sys.shape_nics * sys.shape_nic_speed.gigabits_per_second()))
+    req.nic_speed = Bandwidth{};
   if (req.fabric == sys.shape_fabric && !req.fabric.empty()) {
     if (nics == 0) nics = sys.shape_nics;
     if (req.nic_speed.bytes_per_second() == 0) req.nic_speed = sys.shape_nic_speed;
@@ -453,14 +572,16 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
     nics = std::max<std::uint32_t>(1, (nics * req.gpus_per_node + node_gpus - 1) / node_gpus);
   req.nics_per_node = nics;
   c.nvls_off = fab.nvls_off;
+  c.nccl_version = read_row_nccl_version(row.system, row.interconnect);
   req.qps_per_connection = read_row_qps(row.system, row.interconnect, req.fabric);
 
   c.tuner.algo = read_row_algorithm(row.algorithm);
+  c.tuner.proto = read_row_protocol(row.algorithm, row.system + " " + row.interconnect);
   const std::string fabric = req.fabric.empty() ? preset->fabric : req.fabric;
   // A CollNet row ran with SHARP on; only InfiniBand switches have it.
   req.sharp = fab.sharp || (c.tuner.algo == Algorithm::CollNet && fabric.rfind("ib-", 0) == 0);
   c.tuner.op = read_row_collective(row.collective);
-  c.tuner.bytes = parse_bytes(row.bytes, "bytes");  // nccl-tests prints bytes; "1GiB" reads too
+  c.tuner.bytes = row_bytes(row.bytes);  // nccl-tests prints bytes; "1G", "1GiB" read too
   if (c.tuner.bytes.count() == 0) throw InputError("bytes", "must be at least 1");
 
   const double size = c.tuner.bytes.as_double();
@@ -472,7 +593,7 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
   };
   std::optional<InputError> bad_time;
   try {
-    c.measured_time_us = positive(row.time_us, "time_us");
+    c.measured_time_us = row.time_us.empty() ? 0.0 : row_time_us(row.time_us, "time_us");
   } catch (const InputError& e) {
     bad_time = e;
   }
@@ -495,6 +616,15 @@ CalibrationCase calibration_case(const CalibrationRow& row) {
 NcclCluster calibration_nccl_cluster(const CalibrationCase& c, const PresetCluster& preset) {
   NcclCluster cluster = nccl_cluster(preset);
   if (c.nvls_off) cluster.nvls = false;
+  // NCCL's documentation of NCCL_ALGO: NVLS since 2.17 (one node; across nodes only with
+  // CollNet), NVLSTree since 2.18, PAT since 2.23: an older NCCL runs without them.
+  static const std::regex minor_of(R"(2\.(\d+))");
+  std::smatch m;
+  if (std::regex_search(c.nccl_version, m, minor_of)) {
+    const int minor = std::stoi(m[1].str());
+    if (minor < 17 || (minor < 18 && cluster.nodes > 1 && !cluster.sharp)) cluster.nvls = false;
+    if (minor < 23) cluster.pat = false;
+  }
   return cluster;
 }
 
@@ -527,20 +657,59 @@ std::string trimmed(const std::string& text) {
   const auto e = std::find_if_not(text.rbegin(), text.rend(), space).base();
   return b < e ? std::string(b, e) : std::string();
 }
-// Column names as any spreadsheet writes them: " Time_us" is time_us.
+// A column name as any spreadsheet writes it: " Time (us)", "out-of-place time_us" and
+// "algbw GB/s" are time_us, out_of_place_time_us and algbw_gb_s.
+std::string column_key(const std::string& h) {
+  std::string key;
+  for (char ch : lower(trimmed(h))) {
+    if (ch == '(' || ch == ')') continue;
+    const char c = ch == ' ' || ch == '-' || ch == '/' || ch == '.' ? '_' : ch;
+    if (c == '_' && (key.empty() || key.back() == '_')) continue;
+    key += c;
+  }
+  while (!key.empty() && key.back() == '_') key.pop_back();
+  return key;
+}
+// The names one column goes by in nccl-tests tables: the first column found of the list. A table
+// of both the out-of-place and the in-place columns is read out-of-place, as calibrate reads a
+// log (nccl-tests prints out-of-place first).
+const std::vector<std::vector<std::string>>& column_names() {
+  static const std::vector<std::vector<std::string>> names = {
+      {"system"},
+      {"gpus", "ranks", "num_gpus", "world_size"},
+      {"nodes", "num_nodes"},
+      {"interconnect"},
+      {"collective"},
+      {"bytes", "size", "size_bytes", "size_b", "message_size", "msg_size"},
+      {"time_us", "time", "time_usec", "avg_time_us", "out_of_place_time_us", "out_of_place_time",
+       "oop_time_us", "oop_time"},
+      {"time_ms", "avg_time_ms", "out_of_place_time_ms", "oop_time_ms"},
+      {"algbw_gbps", "algbw", "algbw_gb_s", "out_of_place_algbw_gbps", "out_of_place_algbw",
+       "out_of_place_algbw_gb_s", "oop_algbw_gbps", "oop_algbw"},
+      {"busbw_gbps", "busbw", "busbw_gb_s", "out_of_place_busbw_gbps", "out_of_place_busbw",
+       "out_of_place_busbw_gb_s", "oop_busbw_gbps", "oop_busbw"},
+      {"algorithm", "algo"},
+      {"source"},
+  };
+  return names;
+}
 int column(const std::vector<std::string>& header, const char* name) {
   const std::string want = lower(name);
-  const auto it = std::find_if(header.begin(), header.end(),
-                               [&](const std::string& h) { return lower(trimmed(h)) == want; });
-  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  for (const std::vector<std::string>& aliases : column_names()) {
+    if (aliases.front() != want) continue;
+    for (const std::string& alias : aliases)
+      for (std::size_t i = 0; i < header.size(); ++i)
+        if (column_key(header[i]) == alias) return static_cast<int>(i);
+  }
+  return -1;
 }
 }  // namespace
 
 bool has_nccl_tests_columns(const std::vector<std::string>& header) {
   for (const char* name : {"system", "gpus", "nodes", "interconnect", "collective", "bytes"})
     if (column(header, name) < 0) return false;
-  return column(header, "time_us") >= 0 || column(header, "algbw_GBps") >= 0 ||
-         column(header, "busbw_GBps") >= 0;
+  return column(header, "time_us") >= 0 || column(header, "time_ms") >= 0 ||
+         column(header, "algbw_GBps") >= 0 || column(header, "busbw_GBps") >= 0;
 }
 
 std::vector<CalibrationRow> read_calibration_csv(std::istream& in, const std::string& name) {
@@ -568,6 +737,8 @@ std::vector<CalibrationRow> read_calibration_csv(std::istream& in, const std::st
     r.collective = at("collective");
     r.bytes = at("bytes");
     r.time_us = at("time_us");
+    // A table in milliseconds: its time with the unit, which calibration_case reads.
+    if (r.time_us.empty() && !at("time_ms").empty()) r.time_us = at("time_ms") + " ms";
     r.algbw_GBps = at("algbw_GBps");
     r.busbw_GBps = at("busbw_GBps");
     r.algorithm = at("algorithm");

@@ -64,6 +64,10 @@ const std::vector<GpuSpec>& gpus() {
       // Kernel model: 108 SMs (NVIDIA A100 whitepaper, 2020), HBM2e 2,039 GB/s (datasheet).
       {"a100", "NVIDIA A100 SXM4 80GB", Bandwidth::gBps(300), 12, Bytes::gib(80), 312 * kTera, 400,
        15'000, "hgx_a100", 8, 0, 0, ampere(108, 2039)},
+      // NVIDIA A800 40GB/80GB SXM4 product brief (2022): the A100 with NVLink cut to 400 GB/s
+      // bidirectional (8 of NVLink 3's links at 50 GB/s); compute, memory and power as the A100.
+      {"a800", "NVIDIA A800 SXM4 80GB", Bandwidth::gBps(200), 8, Bytes::gib(80), 312 * kTera, 400,
+       15'000, "hgx_a100", 8, 0, 0, ampere(108, 2039)},
       // NVIDIA H100 Tensor Core GPU datasheet (2023): SXM5 80GB HBM3, NVLink 4 at 900 GB/s
       // bidirectional over 18 links, BF16 1,979 TFLOPS with sparsity = 989 dense, 700 W.
       // FP8 3,958 TFLOPS with sparsity = 1,979 dense; no FP4.
@@ -486,7 +490,7 @@ const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
 // Blackwell Ultra (B300, GB300) and ConnectX-8 are PCIe Gen6 (HGX B300 / GB300 NVL72
 // datasheets; ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16 with a built-in PCIe switch).
 const PcieSpec& default_gpu_nic_pcie(std::string_view gpu) {
-  if (gpu == "a100") return pcie_spec("gen4_x16");
+  if (gpu == "a100" || gpu == "a800") return pcie_spec("gen4_x16");
   if (gpu == "b300" || gpu == "gb300") return pcie_spec("gen6_x16");
   return pcie_spec("gen5_x16");
 }

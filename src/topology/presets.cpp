@@ -41,6 +41,12 @@ const std::vector<SystemPreset>& system_presets() {
       // ConnectX-7 400G (DeepSeek-V3 report: 8 GPUs per node, one 400G InfiniBand NIC each).
       {"hgx-h800", "h800", "hgx_h100", 8, 8, "ib-ndr", 1, false,
        "HGX H800: 8 x H800, NVLink 400 GB/s (8 links) via NVSwitch gen3, 8 x NDR 400G"},
+      // HGX A800 (NVIDIA A800 SXM4 product brief, 2022): the HGX A100 8-GPU board (NVSwitch
+      // gen2) with NVLink cut to 400 GB/s; servers ship HDR 200G NICs as DGX A100 (8; rows
+      // state 4 where a server has 4).
+      // Intel or AMD hosts by vendor: the host overhead stays NCCL's default.
+      {"hgx-a800", "a800", "hgx_a100", 8, 8, "ib-hdr", 1, false,
+       "HGX A800: 8 x A800, NVLink 400 GB/s via NVSwitch gen2, 8 x HDR 200G"},
       // H100 PCIe servers (NVIDIA H100 PCIe product brief; NVIDIA-Certified mainstream servers):
       // 8 x H100 PCIe joined in pairs by NVLink bridges, PCIe Gen5 between pairs, one 400G
       // ConnectX-7 per pair under the pair's PCIe switch (4 per server).

@@ -32,6 +32,7 @@ struct NcclCluster {
   double gpu_nic_GBps = 0;          // PCIe between a GPU and its NIC as NCCL rates it (0: none)
   bool sharp = false;               // CollNet (InfiniBand SHARP) available
   bool nvls = false;                // NVLink SHARP available
+  bool pat = true;                  // NCCL's PAT algorithm available (NCCL 2.23 on)
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
   bool ll128_network = true;        // LL128 over the network (false for TCP sockets)
   double extra_net_step_us = 0;     // fabric latency per network step beyond NCCL's IB table

@@ -59,9 +59,17 @@ RowFabric read_row_fabric(const std::string& text, const SystemPreset& system);
 /// scripts set it), else 0 (NCCL's default, 1). Other fabrics: 0.
 std::uint32_t read_row_qps(const std::string& system, const std::string& interconnect,
                            const std::string& fabric);
+/// The NCCL (or RCCL) version the row states: "2.21.5" from "NCCL 2.21.5+cuda12.4", "RCCL
+/// version 2.21.5", "nccl-2.26.6-1", "nccl-library=23102" (2.31.2); empty when none is stated
+/// (nccl-tests' own version and plugins' do not count).
+std::string read_row_nccl_version(const std::string& system, const std::string& interconnect);
 /// The algorithm column: the first algorithm name in it ("Ring (default)", "NVLSTree (...)");
 /// nullopt ("auto") when it names none ("default (not stated)", "n/a (alltoall)").
 std::optional<Algorithm> read_row_algorithm(const std::string& text);
+/// The protocol a row forced: NCCL_PROTO=LL128 anywhere in the row's text, or LL, LL128 or
+/// Simple named in the algorithm column ("Ring / LL128"); nullopt (NCCL's choice) otherwise.
+std::optional<nccl::Proto> read_row_protocol(const std::string& algorithm,
+                                             const std::string& other);
 /// The collective: all_reduce, allreduce, all_reduce_perf, AllReduce, bcast, ...
 CollectiveOp read_row_collective(const std::string& text);
 
@@ -70,6 +78,7 @@ struct CalibrationCase {
   PresetRequest preset;
   TunerRequest tuner;
   bool nvls_off = false;
+  std::string nccl_version;        // "2.21.5" as the row states NCCL's (or RCCL's); empty: not
   std::uint32_t ranks = 0;         // the row's gpus
   double measured_time_us = 0;     // time_us, or S / algbw, or S x factor / busbw
   double measured_busbw_GBps = 0;  // S / time x nccl-tests' busbw factor

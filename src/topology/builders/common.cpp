@@ -128,7 +128,7 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   } else if (choice == "nvswitch") {
     if (hw.gpu->default_scale_up.rfind("xgmi_mesh", 0) == 0)
       fail_su(gpu + " has no NVSwitch; use scale_up: mesh");
-    spec = gpu == "a100" ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
+    spec = gpu == "a100" || gpu == "a800" ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
   } else if (choice == "nvl72") {
     if (!blackwell) fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
     spec = "nvl72";

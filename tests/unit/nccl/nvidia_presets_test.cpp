@@ -26,6 +26,11 @@ TEST(NvidiaPresetsNccl, NvlinkBandwidthFollowsTheLinksTheGpuHas) {
   // NCCL: links x per-link figure (topo.h: SM90 20.6 GB/s, SM100 40.1 GB/s).
   EXPECT_DOUBLE_EQ(from_preset("hgx-h20", 1).intra_GBps, 18 * 20.6);
   EXPECT_DOUBLE_EQ(from_preset("hgx-h800", 1).intra_GBps, 8 * 20.6);  // 164.8
+  // A800: 8 NVLink 3 links at SM80's 20.0 (an A100 has 12: 240 GB/s).
+  const NcclCluster a800 = from_preset("hgx-a800", 1);
+  EXPECT_EQ(a800.generation, nccl::Generation::Ampere);
+  EXPECT_DOUBLE_EQ(a800.intra_GBps, 8 * 20.0);  // 160
+  EXPECT_DOUBLE_EQ(from_preset("dgx-a100", 1).intra_GBps, 12 * 20.0);
   EXPECT_DOUBLE_EQ(from_preset("hgx-h100", 1).intra_GBps, 18 * 20.6);
   const NcclCluster b300 = from_preset("hgx-b300", 1);
   EXPECT_EQ(b300.generation, nccl::Generation::Blackwell);

@@ -88,6 +88,21 @@ TEST(NvidiaPresets, H20AndH800AreHopperWithOtherComputeOrNvlink) {
   EXPECT_EQ(h800.fabric.name, "ib-ndr");
 }
 
+TEST(NvidiaPresets, A800IsAnA100WithEightNvlinks) {
+  // A800 SXM4: NVLink 400 GB/s bidirectional = 8 NVLink 3 links of 25 GB/s per direction = 200
+  // (the A100's 12 give 300); A100's 312 TFLOPS and 80 GB; HDR 200G NICs, PCIe Gen4 to them.
+  const PresetCluster a800 = preset("hgx-a800", 2);
+  const GpuSpec& g = gpu_spec(a800.system.gpu);
+  EXPECT_DOUBLE_EQ(gBps(g.scale_up_bandwidth), 200.0);
+  EXPECT_EQ(g.scale_up_links, 8u);
+  EXPECT_DOUBLE_EQ(g.bf16_dense_flops, 312e12);
+  EXPECT_EQ(g.hbm, Bytes::gib(80));
+  EXPECT_EQ(a800.fabric.name, "ib-hdr");
+  EXPECT_EQ(a800.nics_per_node, 8u);
+  EXPECT_FALSE(a800.nvls);
+  EXPECT_EQ(default_gpu_nic_pcie("a800").name, "gen4_x16");
+}
+
 TEST(NvidiaPresets, H100PcieIsBridgedPairsOverPcie) {
   // 600 GB/s bidirectional per bridged pair = 300 per direction over 12 links; 756 TFLOPS dense
   // (1,513 with sparsity), 350 W; 8 GPUs and one NIC per pair = 4.
