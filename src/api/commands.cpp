@@ -180,6 +180,9 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"precision", "bf16 | fp8 | fp4: the layers' weight GEMMs (default bf16)"},
       {"hbm", "override the GPU's memory, e.g. 80GB"},
       {"recompute", "none | selective | full (true = full, false = none; default none)"},
+      {"recompute_modules",
+       "selective recompute of core_attn (default), mlp, moe, moe_act, layernorm, mla_up_proj, "
+       "shared_experts, e.g. layernorm,mla_up_proj"},
       {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
       {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
       {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer (memory)"},

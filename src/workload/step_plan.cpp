@@ -69,18 +69,42 @@ double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double 
   const double heads = m.heads,
                kv = static_cast<double>((kv_heads + c.par.tp - 1) / c.par.tp * c.par.tp);
   const double qk = static_cast<double>(m.qk_head_size()), v = static_cast<double>(m.v_head_size());
-  const double replicated = 2 * h + 2 * h + in * h + in * h + (m.dropout ? 2 * h : 0.0);
-  double sharded = 2 * (heads * qk + kv * (qk + v)) + in * heads * v;
-  auto mlp = [&](double ffn, double copies) {
-    return copies * ((m.gated_mlp ? 2.0 : 1.0) * 2 * ffn + in * ffn);
+  // Selective recomputation by module (Megatron-Core's recompute_modules): a module rerun in the
+  // backward pass keeps only its input, which the tensors below already count.
+  const bool norms = c.recomputes(kRecomputeLayernorm);
+  // The two norms' inputs; their outputs are QKV's and FC1's inputs (the router's and shared
+  // experts' in a MoE layer), not kept when the norms are recomputed.
+  double replicated = 2 * h + 2 * h + (norms ? 0.0 : in * h) + (m.dropout ? 2 * h : 0.0);
+  const bool moe = m.is_moe_layer(layer);
+  const bool mlp_rerun = moe ? c.recomputes(kRecomputeMoe) : c.recomputes(kRecomputeMlp);
+  // A recomputed MLP or MoE block keeps its input, the norm's BF16 output, whatever the norms do.
+  replicated += mlp_rerun ? 2 * h : norms ? 0.0 : in * h;
+  double sharded = in * heads * v;  // the output projection's input
+  if (!c.recomputes(kRecomputeMlaUpProj) || !m.is_mla())
+    sharded += 2 * (heads * qk + kv * (qk + v));  // Q, K, V for the core
+  if (m.is_mla()) {
+    // MLA's latents (DeepSeek-V2, arXiv:2405.04434, section 2.1): the down-projections' outputs
+    // are the latent norms' inputs (2 B), the norms' outputs the up-projections' inputs; the
+    // shared rotary key goes through RoPE, which keeps nothing. Counted like the replicated
+    // part over TP (an assumption: Megatron-Core's down-projections are not TP-split).
+    const double latent = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
+    replicated += 2 * latent + (norms ? 0.0 : in * latent);
+  }
+  auto mlp = [&](double ffn, double copies, bool act_rerun) {
+    return copies * ((m.gated_mlp ? 2.0 : 1.0) * 2 * ffn + (act_rerun ? 0.0 : in * ffn));
   };
-  if (m.is_moe_layer(layer)) {
+  if (moe) {
     const double expert_ffn = static_cast<double>(m.expert_ffn ? m.expert_ffn : m.ffn);
     // The routed experts' inputs are top_k permuted copies of each token (FC1's input above is
-    // the router's and shared experts' one).
-    sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k) + mlp(expert_ffn, m.shared_experts);
-  } else {
-    sharded += mlp(static_cast<double>(m.ffn), 1);
+    // the router's and shared experts' one); moe_act reruns their activation, so FC2's input
+    // is not kept.
+    if (!mlp_rerun) {
+      sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k, c.recomputes(kRecomputeMoeAct));
+      if (!c.recomputes(kRecomputeSharedExperts))
+        sharded += mlp(expert_ffn, m.shared_experts, false);
+    }
+  } else if (!mlp_rerun) {
+    sharded += mlp(static_cast<double>(m.ffn), 1, false);
   }
   return tokens * (replicated / (sp ? t : 1.0) + sharded / t);
 }
@@ -138,6 +162,37 @@ double expert_imbalance_flops_per_token(const TrainConfig& c, std::uint32_t laye
   return (c.moe_imbalance - 1.0) * 2.0 * m.top_k * static_cast<double>(m.expert_params());
 }
 
+// Weight-GEMM forward FLOPs per token that selective recomputation reruns in the backward pass,
+// by block (Megatron-Core's recompute_modules; core_attn is the attention core, counted apart):
+// mla_up_proj the up-projections W_UQ, W_UK, W_UV (DeepSeek-V2 section 2.1); mlp a dense layer's
+// MLP; moe the router, the routed experts on the busiest rank and the shared experts;
+// shared_experts these alone. Norms and the activation (layernorm, moe_act) are element-wise
+// kernels without FLOPs in this count.
+struct RerunFlops {
+  double attention = 0, mlp = 0;
+};
+RerunFlops rerun_flops_per_token(const TrainConfig& c, std::uint32_t layer) {
+  const ModelSpec& m = c.model;
+  RerunFlops r;
+  if (c.recompute != Recompute::Selective) return r;
+  if (c.recomputes(kRecomputeMlaUpProj) && m.is_mla()) {
+    const double heads = m.heads;
+    r.attention = 2.0 * heads *
+                  static_cast<double>(m.q_lora_rank * m.qk_head_size() +
+                                      m.kv_lora_rank * (m.head_size() + m.v_head_size()));
+  }
+  const double expert = 2.0 * static_cast<double>(m.expert_params());
+  if (!m.is_moe_layer(layer)) {
+    if (c.recomputes(kRecomputeMlp)) r.mlp = 2.0 * static_cast<double>(m.dense_mlp_params());
+  } else if (c.recomputes(kRecomputeMoe)) {
+    r.mlp = 2.0 * static_cast<double>(m.hidden * m.experts) +
+            expert * (m.top_k + m.shared_experts) + expert_imbalance_flops_per_token(c, layer);
+  } else if (c.recomputes(kRecomputeSharedExperts)) {
+    r.mlp = expert * m.shared_experts;
+  }
+  return r;
+}
+
 // Kernel times from one efficiency: FLOPs / (tp x peak x efficiency), the weight GEMMs at the
 // precision's peak (the `efficiency` override, docs/kernel-model.md).
 void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
@@ -154,9 +209,15 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
     const double flops = m.layer_forward_flops_per_token(l, seq) * tokens + extra;
     const double fwd = (flops - (flops - core_flops) * saved) / rate;
     plan.forward.push_back(Time::s(fwd));
-    const double redo = c.recompute == Recompute::Full        ? fwd
-                        : c.recompute == Recompute::Selective ? core
-                                                              : 0.0;
+    double redo = 0;  // the forward work the backward pass reruns
+    if (c.recompute == Recompute::Full) {
+      redo = fwd;
+    } else if (c.recompute == Recompute::Selective) {
+      if (c.recomputes(kRecomputeCoreAttn)) redo += core;
+      const RerunFlops rerun = rerun_flops_per_token(c, l);
+      if (rerun.attention + rerun.mlp > 0)
+        redo += (rerun.attention + rerun.mlp) * tokens / plan.gemm_speedup / rate;
+    }
     plan.backward.push_back(Time::s(2.0 * fwd + redo));
     // The attention block's share: its weight GEMMs scaled down by their speed-up, and the core.
     const double per_token = m.attention_score_flops_per_token(l, seq);
@@ -178,19 +239,35 @@ void kernel_model_times(const TrainConfig& c, const KernelModel& km, StepPlan& p
   km.embedding(c, tokens, embed_fwd, embed_bwd);
   for (std::uint32_t l = 0; l < c.model.layers; ++l) {
     LayerKernelTimes t = km.layer(c, l, tokens);
+    // Selective recomputation's modules: their weight GEMMs' share of the block's forward time,
+    // by FLOPs (taken before the embedding joins the first layer's attention block).
+    const RerunFlops rerun = rerun_flops_per_token(c, l);
+    const ModelSpec& m = c.model;
+    const double attention_flops = 2.0 * static_cast<double>(m.attention_params_per_layer());
+    const double mlp_flops =
+        2.0 * static_cast<double>(m.layer_active_params(l) - m.attention_params_per_layer()) +
+        expert_imbalance_flops_per_token(c, l);
+    const double attention_rerun =
+        rerun.attention > 0 ? (t.attention_fwd - t.core_fwd) * rerun.attention / attention_flops
+                            : 0.0;
+    const double mlp_rerun = rerun.mlp > 0 ? t.mlp_fwd * rerun.mlp / mlp_flops : 0.0;
     if (l == 0) {  // the lookup precedes the first layer's attention on the first stage
       t.attention_fwd += embed_fwd;
       t.attention_bwd += embed_bwd;
     }
     // Full recomputation reruns the layer's forward before its backward, selective the core
-    // (Korthikanti et al. 2022, section 5).
+    // (Korthikanti et al. 2022, section 5) when core_attn is named, and the modules above.
     if (c.recompute == Recompute::Full) {
       t.attention_bwd += t.attention_fwd;
       t.mlp_bwd += t.mlp_fwd;
       t.core_bwd += t.core_fwd;
     } else if (c.recompute == Recompute::Selective) {
-      t.attention_bwd += t.core_fwd;
-      t.core_bwd += t.core_fwd;
+      if (c.recomputes(kRecomputeCoreAttn)) {
+        t.attention_bwd += t.core_fwd;
+        t.core_bwd += t.core_fwd;
+      }
+      t.attention_bwd += attention_rerun;
+      t.mlp_bwd += mlp_rerun;
     }
     plan.forward.push_back(Time::s(t.forward()));
     plan.backward.push_back(Time::s(t.backward()));

@@ -4,6 +4,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/spec_text.hpp"
@@ -52,6 +55,67 @@ const char* to_string(Recompute r) {
       return "full";
   }
   return "?";
+}
+
+namespace {
+
+// Megatron-Core's names (TransformerConfig.recompute_modules).
+constexpr std::pair<const char*, RecomputeModule> kRecomputeModules[] = {
+    {"core_attn", kRecomputeCoreAttn},
+    {"mlp", kRecomputeMlp},
+    {"moe", kRecomputeMoe},
+    {"moe_act", kRecomputeMoeAct},
+    {"layernorm", kRecomputeLayernorm},
+    {"mla_up_proj", kRecomputeMlaUpProj},
+    {"shared_experts", kRecomputeSharedExperts},
+};
+
+// A list, or one scalar of names separated by commas (the CLI's --recompute-modules a,b).
+std::uint8_t parse_recompute_modules(const ArgNode& node) {
+  std::vector<std::pair<std::string, const ArgNode*>> names;
+  if (node.kind() == ArgNode::Kind::List) {
+    for (const ArgNode& item : node.items()) names.emplace_back(item.text(), &item);
+  } else {
+    std::string_view text = node.text();
+    while (!text.empty()) {
+      const std::size_t comma = text.find(',');
+      std::string_view name = text.substr(0, comma);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      names.emplace_back(std::string(name), &node);
+      text = comma == std::string_view::npos ? "" : text.substr(comma + 1);
+    }
+  }
+  std::uint8_t bits = 0;
+  for (const auto& [name, where] : names) {
+    bool known = false;
+    for (const auto& [key, bit] : kRecomputeModules) {
+      if (name == key) {
+        bits |= bit;
+        known = true;
+      }
+    }
+    if (!known) {
+      where->fail(
+          fmt::format("unknown module '{}' (expected core_attn, mlp, moe, moe_act, "
+                      "layernorm, mla_up_proj or shared_experts)",
+                      name));
+    }
+  }
+  if (bits == 0) node.fail("names no module");
+  return bits;
+}
+
+}  // namespace
+
+std::string recompute_module_names(std::uint8_t modules) {
+  std::string out;
+  for (const auto& [key, bit] : kRecomputeModules) {
+    if ((modules & bit) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += key;
+  }
+  return out;
 }
 
 const char* to_string(Precision p) {
@@ -150,6 +214,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.recompute = v == "selective"             ? Recompute::Selective
                   : v == "full" || v == "true" ? Recompute::Full
                                                : Recompute::None;
+  }
+  if (const ArgNode* mods = job.find("recompute_modules")) {
+    // Megatron-Core reads the list with recompute_granularity selective only.
+    if (job.has("recompute") && c.recompute != Recompute::Selective)
+      mods->fail(
+          fmt::format("needs recompute: selective (recompute is {})", to_string(c.recompute)));
+    c.recompute = Recompute::Selective;
+    c.recompute_modules = parse_recompute_modules(*mods);
   }
   if (const ArgNode* pr = job.find("precision")) {
     const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});

@@ -158,5 +158,30 @@ TEST(TrainConfig, TpCommOverlapNeedsSequenceParallelism) {
   EXPECT_FALSE(c.overlap_param_gather);
   EXPECT_TRUE(c.optimizer_step);
 }
+TEST(TrainConfig, RecomputeModulesAreMegatronCoresNamesWithSelective) {
+  const TrainConfig c = parse_train_config(job({{"model", "deepseek-v3"},
+                                                {"global_batch", "8"},
+                                                {"recompute_modules", "layernorm, mla_up_proj"}}));
+  EXPECT_EQ(c.recompute, Recompute::Selective);  // the list implies Megatron's granularity
+  EXPECT_EQ(c.recompute_modules, kRecomputeLayernorm | kRecomputeMlaUpProj);
+  EXPECT_TRUE(c.recomputes(kRecomputeMlaUpProj));
+  EXPECT_FALSE(c.recomputes(kRecomputeCoreAttn));
+  EXPECT_EQ(recompute_module_names(c.recompute_modules), "layernorm,mla_up_proj");
+  // Selective without a list is Megatron-Core's default, ["core_attn"].
+  const TrainConfig d = parse_train_config(
+      job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"recompute", "selective"}}));
+  EXPECT_EQ(d.recompute_modules, kRecomputeCoreAttn);
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"global_batch", "8"},
+                          {"recompute_modules", "layernorm,mlp_act"}})),
+            "s.yaml:6:3: job.recompute_modules: unknown module 'mlp_act' (expected core_attn, "
+            "mlp, moe, moe_act, layernorm, mla_up_proj or shared_experts)");
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"global_batch", "8"},
+                          {"recompute", "full"},
+                          {"recompute_modules", "mlp"}})),
+            "s.yaml:7:3: job.recompute_modules: needs recompute: selective (recompute is full)");
+}
+
 }  // namespace
 }  // namespace lockstep
