@@ -293,12 +293,21 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // (from virtual stage 1), since stage 0 holds the most activations and the last stage computes
   // the output layer (the Llama 3 paper removes one layer each from the first and last stages
   // for the same reason).
+  // With the embedding or the loss counted as a layer (Megatron-LM's account_for_*_in_pipeline_
+  // _split; parse_train_config checks the even split) the first / last virtual stage holds one
+  // layer fewer.
   const std::uint32_t vstages = p.pp * p.interleave;
-  const std::uint32_t base = m.layers / vstages, extra = m.layers % vstages;
+  const std::uint32_t e = c.embedding_in_pipeline_split ? 1 : 0,
+                      l = c.loss_in_pipeline_split ? 1 : 0;
+  const bool accounted = e + l > 0;
+  const std::uint32_t units = m.layers + e + l;
+  const std::uint32_t base = units / vstages, extra = accounted ? 0 : m.layers % vstages;
   plan.chunk_first_layer.push_back(0);
   for (std::uint32_t k = 0; k < vstages; ++k) {
     const bool bigger = k >= 1 && k <= extra;
-    plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0));
+    const std::uint32_t fewer = (k == 0 ? e : 0) + (k + 1 == vstages ? l : 0);
+    plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0) -
+                                     fewer);
   }
   plan.micro_batches = c.micro_batches();
   const std::uint64_t seq = c.sequence_length();
@@ -352,12 +361,13 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   plan.buckets.resize(p.pp);
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     std::uint64_t dense = 0, expert = 0;
+    const std::uint32_t stage_first = plan.stage_first_layer(s);
     for (std::uint32_t ch = p.interleave; ch-- > 0;) {
       const std::uint32_t first = plan.first_layer(s, ch);
       for (std::uint32_t l = plan.end_layer(s, ch); l-- > first;) {
         dense += plan.layer_grad_bytes[l].count();
         expert += plan.layer_expert_grad_bytes[l].count();
-        const bool last = l == first && ch == 0;
+        const bool last = l == stage_first;
         if (dense > 0 && (dense >= bucket || last)) {
           plan.buckets[s].push_back({Bytes(dense), l, false});
           dense = 0;
@@ -413,17 +423,18 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
-    std::uint64_t peak = 0, live = 0;
-    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
-      live = u.forward ? live + 1 : live - 1;
-      peak = std::max(peak, live);
-    }
-    const double in_flight = static_cast<double>(peak) / p.interleave;
-    double per_pass = 0;  // one micro-batch through the stage's layers
+    // Each chunk in flight holds its own layers' activations (chunks differ when the layers do
+    // not split evenly, or with the embedding or loss counted as a layer).
+    std::vector<double> chunk_bytes(p.interleave, 0.0);
     for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
       for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
-        per_pass += layer_activation_bytes(c, l, tokens);
-    double act = in_flight * per_pass;
+        chunk_bytes[ch] += layer_activation_bytes(c, l, tokens);
+    double peak = 0, live = 0;
+    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
+      live += u.forward ? chunk_bytes[u.chunk] : -chunk_bytes[u.chunk];
+      peak = std::max(peak, live);
+    }
+    double act = peak;
     if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));
     if (!c.grad_reduce_in_fp32) {

@@ -232,6 +232,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.moe_imbalance = job.get_double("moe_imbalance", 1.0, 1.0, 1 << 16);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
+  c.embedding_in_pipeline_split = job.get_bool("account_for_embedding_in_pipeline_split", false);
+  c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
@@ -322,7 +324,19 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail_tokens(fmt::format("a micro-batch's keys and values would take {:.3g} bytes",
                             static_cast<double>(kv_bytes)));
   }
-  if (c.model.layers < p.pp * p.interleave) {
+  const std::uint32_t vstages = p.pp * p.interleave;
+  if (c.embedding_in_pipeline_split || c.loss_in_pipeline_split) {
+    // Megatron-LM asserts an even split when either counts as a layer (arguments.py).
+    const std::uint64_t units = c.model.layers + (c.embedding_in_pipeline_split ? 1 : 0) +
+                                (c.loss_in_pipeline_split ? 1 : 0);
+    if (units % vstages != 0) {
+      fail(c.embedding_in_pipeline_split ? "account_for_embedding_in_pipeline_split"
+                                         : "account_for_loss_in_pipeline_split",
+           fmt::format("{} layers with the embedding / loss make {} units, which do not split "
+                       "evenly over pp={} x interleave={} = {} virtual stages",
+                       c.model.layers, units, p.pp, p.interleave, vstages));
+    }
+  } else if (c.model.layers < vstages) {
     fail("pp", fmt::format("{} layers cannot fill pp={} x interleave={} stages", c.model.layers,
                            p.pp, p.interleave));
   }

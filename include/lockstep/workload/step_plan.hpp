@@ -105,7 +105,14 @@ struct StepPlan {
   // overlap_param_gather only those holding the stage's first layer (the rest hide behind the
   // next forward pass).
   bool gather_exposed(std::uint32_t stage, const GradientBucket& b, bool overlap) const {
-    return !overlap || b.ready_after_layer == first_layer(stage, 0);
+    return !overlap || b.ready_after_layer == stage_first_layer(stage);
+  }
+  // The stage's lowest layer: its first chunk's, or the next chunk's when a chunk is empty (the
+  // embedding counted as a layer); the last gradient bucket completes there.
+  std::uint32_t stage_first_layer(std::uint32_t stage) const {
+    for (std::uint32_t c = 0; c < chunks; ++c)
+      if (end_layer(stage, c) > first_layer(stage, c)) return first_layer(stage, c);
+    return first_layer(stage, 0);
   }
   std::uint32_t layers_in(std::uint32_t stage) const {
     std::uint32_t n = 0;

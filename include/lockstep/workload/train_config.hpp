@@ -76,6 +76,12 @@ struct TrainConfig {
   double efficiency = 0.5;
   double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
   Bytes hbm;              // per GPU; 0: from the hardware catalog
+  // Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  // the input embedding and the output layer with its loss count as one layer each when the
+  // layers are split over the pp x interleave virtual stages (evenly; the first / last virtual
+  // stage holds one transformer layer fewer), as the Llama 3 paper's pipeline did (section 3.3.2).
+  bool embedding_in_pipeline_split = false;
+  bool loss_in_pipeline_split = false;
   Recompute recompute = Recompute::None;
   // RecomputeModule bits, used with Recompute::Selective only.
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
