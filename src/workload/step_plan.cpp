@@ -358,6 +358,9 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   const std::uint64_t bucket =
       c.bucket.count() ? c.bucket.count()
                        : std::max<std::uint64_t>(40'000'000, 1'000'000ULL * p.replicas()) * 2;
+  // The reduction sends the gradient buffer's dtype: FP32 (twice the BF16 bytes) with
+  // grad_reduce_in_fp32, Megatron-LM's default with --bf16.
+  const std::uint64_t grad_scale = c.grad_reduce_in_fp32 ? 2 : 1;
   plan.buckets.resize(p.pp);
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     std::uint64_t dense = 0, expert = 0;
@@ -369,11 +372,11 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
         expert += plan.layer_expert_grad_bytes[l].count();
         const bool last = l == stage_first;
         if (dense > 0 && (dense >= bucket || last)) {
-          plan.buckets[s].push_back({Bytes(dense), l, false});
+          plan.buckets[s].push_back({Bytes(dense), Bytes(dense * grad_scale), l, false});
           dense = 0;
         }
         if (expert > 0 && (expert >= bucket || last)) {
-          plan.buckets[s].push_back({Bytes(expert), l, true});
+          plan.buckets[s].push_back({Bytes(expert), Bytes(expert * grad_scale), l, true});
           expert = 0;
         }
       }

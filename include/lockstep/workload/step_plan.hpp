@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/core/units.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -27,10 +28,18 @@ struct MemoryEstimate {
 /// Expert buckets hold routed-expert gradients, which only the dp / ep ranks holding the same
 /// experts share (Megatron's expert-data-parallel group); the others reduce over all dp ranks.
 struct GradientBucket {
-  Bytes bytes;
+  Bytes bytes;       // the parameters in BF16: what ZeRO's all-gather sends
+  Bytes grad_bytes;  // the gradients in the buffer's dtype: what the reduce-scatter sends
+  // (FP32 with grad_reduce_in_fp32, Megatron-Core's param_and_grad_buffer reduces grad_data)
   std::uint32_t ready_after_layer = 0;  // global layer index
   bool expert = false;
 };
+
+/// What a bucket's collective sends: the gradients' dtype for the reduction, the parameters'
+/// BF16 for ZeRO's all-gather.
+inline Bytes bucket_bytes(const GradientBucket& b, CollectiveOp op) {
+  return op == CollectiveOp::AllGather ? b.bytes : b.grad_bytes;
+}
 
 /// One step of a pipeline stage's schedule: a forward or backward pass of model chunk `chunk`
 /// (0 without interleaving) on micro-batch `micro`.

@@ -58,6 +58,7 @@ TrainConfig four_layer_pipeline(std::uint32_t interleave) {
   TrainConfig c = tiny_config(1, 2, 1, 4);
   c.model.layers = 4;
   c.par.interleave = interleave;
+  c.grad_reduce_in_fp32 = true;  // Megatron-LM's FP32 buffer, as the memory tests count it
   return c;
 }
 
