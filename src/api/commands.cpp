@@ -189,7 +189,7 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
        "shared_experts, e.g. layernorm,mla_up_proj"},
       {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
       {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
-      {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer (memory)"},
+      {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer and reduction"},
       {"tp_comm_overlap",
        "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
       {"overlap_param_gather",

@@ -93,7 +93,7 @@ struct TrainConfig {
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
   // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32: the gradient buffer in
   // FP32 (Megatron-LM forces it with --bf16) or in the parameters' BF16 (NeMo's optim
-  // grad_sync_dtype: bf16). Memory only: the DP messages are BF16 either way (docs/training.md).
+  // grad_sync_dtype: bf16). The memory check and the DP reduction's bytes (docs/training.md).
   bool grad_reduce_in_fp32 = true;
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
   // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
