@@ -187,6 +187,8 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"recompute_modules",
        "selective recompute of core_attn (default), mlp, moe, moe_act, layernorm, mla_up_proj, "
        "shared_experts, e.g. layernorm,mla_up_proj"},
+      {"lora_rank", "LoRA fine-tuning: adapters of this rank, frozen base (default 0: full)"},
+      {"lora_targets", "attention (default: QKV and output projection) | attention_mlp"},
       {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
       {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
       {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer and reduction"},

@@ -207,7 +207,12 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
     // The busiest expert-parallel rank's extra routed tokens: weight GEMMs too.
     const double extra = expert_imbalance_flops_per_token(c, l) * tokens;
     const double flops = m.layer_forward_flops_per_token(l, seq) * tokens + extra;
-    const double fwd = (flops - (flops - core_flops) * saved) / rate;
+    double fwd = (flops - (flops - core_flops) * saved) / rate;
+    // LoRA: the frozen base computes no weight gradients (its weight GEMMs' forward time less in
+    // the backward pass); the BF16 adapters run forward, data- and weight-gradient GEMMs.
+    const double frozen = c.lora_rank > 0 ? (flops - core_flops) * (1.0 - saved) / rate : 0.0;
+    const double adapters = c.lora_rank > 0 ? 2.0 * c.lora_params(l) * tokens / rate : 0.0;
+    fwd += adapters;
     plan.forward.push_back(Time::s(fwd));
     double redo = 0;  // the forward work the backward pass reruns
     if (c.recompute == Recompute::Full) {
@@ -218,7 +223,7 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
       if (rerun.attention + rerun.mlp > 0)
         redo += (rerun.attention + rerun.mlp) * tokens / plan.gemm_speedup / rate;
     }
-    plan.backward.push_back(Time::s(2.0 * fwd + redo));
+    plan.backward.push_back(Time::s(2.0 * fwd + redo - frozen));
     // The attention block's share: its weight GEMMs scaled down by their speed-up, and the core.
     const double per_token = m.attention_score_flops_per_token(l, seq);
     const double attn =
@@ -229,7 +234,7 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
   }
   const double head = m.head_forward_flops_per_token() * tokens / rate;
   plan.head_forward = Time::s(head);
-  plan.head_backward = Time::s(2.0 * head);
+  plan.head_backward = Time::s(c.lora_rank > 0 ? head : 2.0 * head);  // LoRA: no weight gradient
 }
 
 // Kernel times from the per-operation kernel model (kernel_model.hpp).
@@ -347,9 +352,11 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // layer with the last (that is when their gradients are complete).
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const RankParams params = layer_params_per_rank(m, p, l, l + 1, l == 0, l + 1 == m.layers);
-    plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(params.dense * kBf16)));
-    plan.layer_expert_grad_bytes.push_back(
-        Bytes(static_cast<std::uint64_t>(params.expert * kBf16)));
+    // LoRA: only the adapters have gradients (the embedding and output layer are frozen too).
+    const double dense = c.lora_rank > 0 ? c.lora_params(l) / p.tp : params.dense;
+    const double expert = c.lora_rank > 0 ? 0.0 : params.expert;
+    plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(dense * kBf16)));
+    plan.layer_expert_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(expert * kBf16)));
   }
   // Megatron-LM's DDP bucket: max(40M, 1M x dp) parameters (distributed/distributed_data_parallel
   // _config.py, bucket_size default, over the data-parallel group with context parallel). Dense and
@@ -383,8 +390,16 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     }
   }
 
-  plan.model_flops_per_iteration =
-      m.train_flops_per_token(seq) * static_cast<double>(c.tokens_per_iteration());
+  // LoRA: the base's weight-gradient GEMMs are not run (2 FLOPs per active weight and token
+  // fewer, the output layer's too); the adapters' forward and two backward GEMMs are.
+  double flops_per_token = m.train_flops_per_token(seq);
+  if (c.lora_rank > 0) {
+    flops_per_token -= m.head_forward_flops_per_token();
+    for (std::uint32_t l = 0; l < m.layers; ++l)
+      flops_per_token +=
+          -2.0 * static_cast<double>(m.layer_active_params(l)) + 6.0 * c.lora_params(l);
+  }
+  plan.model_flops_per_iteration = flops_per_token * static_cast<double>(c.tokens_per_iteration());
 
   // Memory: mixed-precision Adam as Megatron-LM keeps it with BF16 parameters: 2 (BF16 weights)
   // + 4 (FP32 gradients: Megatron accumulates and reduces BF16 models' gradients in FP32) + 12
@@ -417,12 +432,25 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     const double hbm = gpu && c.optimizer_step ? gpu->kernels.hbm_bandwidth.bytes_per_second() *
                                                      gpu->kernels.hbm_fraction
                                                : 0.0;
-    const double shard = bytes(1.0, ZeroStage::Optimizer).as_double();
+    // LoRA: the frozen base keeps its BF16 weights only; gradients and Adam's state are the
+    // adapters' (Hu et al. 2021, section 4), sharded as ZeRO shards the rest.
+    double adapters = 0;
+    for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
+      for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
+        adapters += c.lora_params(l) / p.tp;
+    auto trained = [&](double per_param, ZeroStage sharded_from) {
+      if (c.lora_rank == 0) return bytes(per_param, sharded_from);
+      return Bytes(
+          static_cast<std::uint64_t>(adapters * per_param / (p.zero >= sharded_from ? dp : 1.0)));
+    };
+    const double shard = trained(1.0, ZeroStage::Optimizer).as_double();
     plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
-    e.gradients = bytes(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
-    e.optimizer = bytes(3 * kFp32, ZeroStage::Optimizer);
+    if (c.lora_rank > 0)
+      e.weights = e.weights + Bytes(static_cast<std::uint64_t>(adapters * kBf16));
+    e.gradients = trained(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
+    e.optimizer = trained(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).

@@ -108,6 +108,20 @@ std::uint8_t parse_recompute_modules(const ArgNode& node) {
 
 }  // namespace
 
+double TrainConfig::lora_params(std::uint32_t layer) const {
+  if (lora_rank == 0) return 0;
+  const ModelSpec& m = model;
+  const double r = lora_rank, h = static_cast<double>(m.hidden);
+  const double out_in = static_cast<double>(m.heads * m.v_head_size());  // O's input
+  const double qkv_out = static_cast<double>(m.attention_params_per_layer()) / h - out_in;
+  double n = r * (h + qkv_out) + r * (out_in + h);  // QKV (fused) and the output projection
+  if (lora_mlp && !m.is_moe_layer(layer)) {
+    const double ffn = static_cast<double>(m.ffn);
+    n += r * (h + (m.gated_mlp ? 2.0 : 1.0) * ffn) + r * (ffn + h);  // FC1 (fused gate) and FC2
+  }
+  return n;
+}
+
 std::string recompute_module_names(std::uint8_t modules) {
   std::string out;
   for (const auto& [key, bit] : kRecomputeModules) {
@@ -233,6 +247,9 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
   c.embedding_in_pipeline_split = job.get_bool("account_for_embedding_in_pipeline_split", false);
+  c.lora_rank = static_cast<std::uint32_t>(job.get_int("lora_rank", 0, 0, 1 << 16));
+  if (const ArgNode* t = job.find("lora_targets"))
+    c.lora_mlp = t->as_choice({"attention", "attention_mlp"}) == "attention_mlp";
   c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
@@ -324,6 +341,13 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail_tokens(fmt::format("a micro-batch's keys and values would take {:.3g} bytes",
                             static_cast<double>(kv_bytes)));
   }
+  if (job.has("lora_targets") && c.lora_rank == 0)
+    fail("lora_targets", "needs lora_rank (the adapters' rank, e.g. 16)");
+  // The kernel model prices every GEMM's weight gradient; LoRA's frozen base has none.
+  if (c.lora_rank > 0 && c.efficiency == 0)
+    fail("lora_rank",
+         "needs a single efficiency (the kernel model prices the base's weight "
+         "gradients)");
   const std::uint32_t vstages = p.pp * p.interleave;
   if (c.embedding_in_pipeline_split || c.loss_in_pipeline_split) {
     // Megatron-LM asserts an even split when either counts as a layer (arguments.py).

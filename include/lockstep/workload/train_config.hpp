@@ -81,6 +81,10 @@ struct TrainConfig {
   // layers are split over the pp x interleave virtual stages (evenly; the first / last virtual
   // stage holds one transformer layer fewer), as the Llama 3 paper's pipeline did (section 3.3.2).
   bool embedding_in_pipeline_split = false;
+  // LoRA fine-tuning (Hu et al. 2021, arXiv:2106.09685): rank-r adapters beside the frozen base
+  // weights of the attention projections (and the dense MLP's with lora_mlp); 0 = full training.
+  std::uint32_t lora_rank = 0;
+  bool lora_mlp = false;
   bool loss_in_pipeline_split = false;
   Recompute recompute = Recompute::None;
   // RecomputeModule bits, used with Recompute::Selective only.
@@ -132,6 +136,8 @@ struct TrainConfig {
   SourceLocation precision_where;
 
   std::uint64_t sequence_length() const { return seq ? seq : model.seq; }
+  /// LoRA adapter parameters of `layer` (before TP): r x (in + out) per adapted matrix.
+  double lora_params(std::uint32_t layer) const;
   bool recomputes(RecomputeModule module) const {
     return recompute == Recompute::Selective && (recompute_modules & module) != 0;
   }

@@ -183,5 +183,23 @@ TEST(TrainConfig, RecomputeModulesAreMegatronCoresNamesWithSelective) {
             "s.yaml:7:3: job.recompute_modules: needs recompute: selective (recompute is full)");
 }
 
+TEST(TrainConfig, LoraNeedsARankAndASingleEfficiency) {
+  const TrainConfig c = parse_train_config(job({{"model", "llama2-70b"},
+                                                {"global_batch", "8"},
+                                                {"lora_rank", "16"},
+                                                {"lora_targets", "attention_mlp"}}));
+  EXPECT_EQ(c.lora_rank, 16u);
+  EXPECT_TRUE(c.lora_mlp);
+  EXPECT_EQ(error_of(job(
+                {{"model", "llama2-70b"}, {"global_batch", "8"}, {"lora_targets", "attention"}})),
+            "s.yaml:6:3: job.lora_targets: needs lora_rank (the adapters' rank, e.g. 16)");
+  EXPECT_NE(error_of(job({{"model", "llama2-70b"},
+                          {"global_batch", "8"},
+                          {"efficiency", "kernels"},
+                          {"lora_rank", "16"}}))
+                .find("job.lora_rank: needs a single efficiency"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -297,5 +297,36 @@ TEST(Memory, RecomputedModulesCostTheirForwardGemmsInTheBackward) {
   EXPECT_NEAR(extra(kRecomputeLayernorm | kRecomputeMoeAct, 3), 0.0, 2e-6);
 }
 
+TEST(Memory, LoraKeepsGradientsAndAdamStateForItsAdaptersOnly) {
+  // Llama 2 70B, MLPerf Training's LoRA benchmark shape: rank 16 on the fused QKV (8192 ->
+  // 64 x 128 + 2 x 8 x 128 = 10,240) and the output projection (8192 -> 8192): 16 x (8192 +
+  // 10,240) + 16 x (8192 + 8192) = 557,056 adapter parameters per layer, 44,564,480 in 80
+  // layers, / tp 4 = 11,141,120 per rank. Adam's 12 B over dp 2 (ZeRO-1): 66,846,720 B; FP32
+  // gradients 4 B: 44,564,480 B. The frozen base stays in BF16: 80 x (150,994,944 + 3 x 8192 x
+  // 28,672) + 2 x 32,000 x 8192 = 68,975,329,280 parameters / 4 x 2 B, plus the adapters' 2 B:
+  // 34,509,946,880 B. (Full training's Adam state alone would be 12 x 17.2 G / 2 = 103.5 GB.)
+  TrainConfig c;
+  c.model = model_preset("llama2-70b");
+  c.par.tp = 4;
+  c.par.dp = 2;
+  c.par.zero = ZeroStage::Optimizer;
+  c.global_batch = 2;
+  c.seq = 8192;
+  c.lora_rank = 16;
+  const StepPlan plan = make_step_plan(c, 1e15);
+  EXPECT_NEAR(plan.memory.optimizer.as_double(), 66'846'720.0, 1);
+  EXPECT_NEAR(plan.memory.gradients.as_double(), 44'564'480.0, 1);
+  EXPECT_NEAR(plan.memory.weights.as_double(), 34'509'946'880.0, 2);
+  // The DP buckets carry the adapters' BF16 gradients only: 2 x 11,141,120 B in all.
+  std::uint64_t dp_bytes = 0;
+  for (const GradientBucket& b : plan.buckets[0]) dp_bytes += b.bytes.count();
+  EXPECT_EQ(dp_bytes, 2u * 11'141'120u);
+  // Time (BF16, 1e15 x 0.5 per GPU, tp 4: 2e15 FLOP/s per layer): the backward runs the data
+  // gradients (the weight GEMMs' forward FLOPs once), the attention core twice and the adapters
+  // twice, so backward - forward = (core + adapters) x tokens / rate = (2 x 8192 x 64 x 256 +
+  // 2 x 557,056) x 8192 / 2e15 = 1,104.075030528 us.
+  EXPECT_NEAR((plan.backward[0] - plan.forward[0]).microseconds(), 1'104.075030528, 2e-6);
+}
+
 }  // namespace
 }  // namespace lockstep
