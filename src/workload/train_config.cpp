@@ -373,6 +373,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
                                    p.pp, c.micro_batches()));
   }
+  // and a last group of 0 < M mod N < pp micro-batches (N = pp, the group size): "it introduces
+  // dependency bubbles" (schedules.py raises a RuntimeError; lockstep's programs deadlock on it).
+  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
+    fail("interleave",
+         fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
+                     "interleaved schedule refuses a last group of {}",
+                     c.micro_batches(), p.pp, c.micro_batches() % p.pp));
+  }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).
   if (p.cp > 1 && c.sequence_length() % (2 * p.cp) != 0) {

@@ -156,6 +156,15 @@ ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
   return m;
 }
 
+std::string error_of(const ArgNode& node) {
+  try {
+    parse_train_config(node);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Interleave, AtLeastPpMicroBatches) {
   // 6 sequences / dp 2 = 3 micro-batches, fewer than a group of pp = 4: Megatron-core refuses.
   try {
@@ -170,12 +179,20 @@ TEST(Interleave, AtLeastPpMicroBatches) {
     EXPECT_NE(std::string(e.what()).find("at least pp (4) micro-batches, got 3"), std::string::npos)
         << e.what();
   }
-  // 6 micro-batches, not a multiple of 4: a last group of 2 (Megatron-core's schedule table).
+  // 6 micro-batches, not a multiple of 4: Megatron-Core refuses the last group of 2 (schedules.py:
+  // 0 < M mod N < pp "introduces dependency bubbles"); 8 are two whole groups.
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"pp", "4"},
+                          {"dp", "2"},
+                          {"interleave", "2"},
+                          {"global_batch", "12"}})),
+            "s.yaml:7:3: job.interleave: 6 micro-batches per replica are not a multiple of pp (4): "
+            "Megatron-Core's interleaved schedule refuses a last group of 2");
   EXPECT_EQ(parse_train_config(job({{"model", "llama3-8b"},
                                     {"pp", "4"},
                                     {"dp", "2"},
                                     {"interleave", "2"},
-                                    {"global_batch", "12"}}))
+                                    {"global_batch", "16"}}))
                 .par.interleave,
             2u);
   EXPECT_THROW(
