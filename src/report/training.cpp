@@ -135,9 +135,11 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
       fmt::format("batch              {} sequences x {} tokens, micro-batch {}, {} micro-batches "
                   "per replica",
                   c.global_batch, c.sequence_length(), c.micro_batch, c.micro_batches()));
-  const std::string recompute = c.recompute == Recompute::None
-                                    ? ""
-                                    : fmt::format(", {} recomputation", to_string(c.recompute));
+  std::string recompute = c.recompute == Recompute::None
+                              ? ""
+                              : fmt::format(", {} recomputation", to_string(c.recompute));
+  if (c.recompute == Recompute::Selective && c.recompute_modules != kRecomputeCoreAttn)
+    recompute += fmt::format(" of {}", recompute_module_names(c.recompute_modules));
   line(
       fmt::format("memory per GPU     {} of {} (weights {}, gradients {}, optimizer {}, "
                   "activations {}{})",

@@ -291,6 +291,15 @@ TrainingCase training_case(const TrainingRow& row) {
              notes.find("selective activation recomputation") != std::string::npos) {
     add("recompute", "selective");
   }
+  // Megatron-Core's names of the modules a run recomputed ("recompute_modules=layernorm+
+  // mla_up_proj": DeepSeek-V3's RMSNorm and MLA up-projections, its section 3.3.4).
+  static const std::regex modules(R"(recompute_modules\s*=\s*([a-z_]+(?:\+[a-z_]+)*))");
+  std::smatch listed;
+  if (std::regex_search(notes, listed, modules)) {
+    std::string list = listed[1].str();
+    std::replace(list.begin(), list.end(), '+', ',');
+    add("recompute_modules", list);
+  }
   // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype
   // bf16 -> Megatron-Core's grad_reduce_in_fp32 false; NeMo 2.0's scripts/performance set
   // plugins.grad_reduce_in_fp32 = False): a BF16 gradient buffer (docs/training-calibration.md).

@@ -253,7 +253,7 @@ void Builder::bucket_collective(std::uint32_t s, const GradientBucket& b, Collec
   std::vector<OpIndex> after;  // in group order
   for (const auto& g : groups)
     for (std::uint32_t r : g) after.push_back(ranks_[r].chain);
-  collective(groups, op, b.bytes, Time::zero(), role,
+  collective(groups, op, bucket_bytes(b, op), Time::zero(), role,
              static_cast<std::uint16_t>(channel + (b.expert ? kExpertChannelOffset : 0)), layer,
              kNone, &RankState::comm, &after);
 }

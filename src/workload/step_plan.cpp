@@ -69,18 +69,42 @@ double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double 
   const double heads = m.heads,
                kv = static_cast<double>((kv_heads + c.par.tp - 1) / c.par.tp * c.par.tp);
   const double qk = static_cast<double>(m.qk_head_size()), v = static_cast<double>(m.v_head_size());
-  const double replicated = 2 * h + 2 * h + in * h + in * h + (m.dropout ? 2 * h : 0.0);
-  double sharded = 2 * (heads * qk + kv * (qk + v)) + in * heads * v;
-  auto mlp = [&](double ffn, double copies) {
-    return copies * ((m.gated_mlp ? 2.0 : 1.0) * 2 * ffn + in * ffn);
+  // Selective recomputation by module (Megatron-Core's recompute_modules): a module rerun in the
+  // backward pass keeps only its input, which the tensors below already count.
+  const bool norms = c.recomputes(kRecomputeLayernorm);
+  // The two norms' inputs; their outputs are QKV's and FC1's inputs (the router's and shared
+  // experts' in a MoE layer), not kept when the norms are recomputed.
+  double replicated = 2 * h + 2 * h + (norms ? 0.0 : in * h) + (m.dropout ? 2 * h : 0.0);
+  const bool moe = m.is_moe_layer(layer);
+  const bool mlp_rerun = moe ? c.recomputes(kRecomputeMoe) : c.recomputes(kRecomputeMlp);
+  // A recomputed MLP or MoE block keeps its input, the norm's BF16 output, whatever the norms do.
+  replicated += mlp_rerun ? 2 * h : norms ? 0.0 : in * h;
+  double sharded = in * heads * v;  // the output projection's input
+  if (!c.recomputes(kRecomputeMlaUpProj) || !m.is_mla())
+    sharded += 2 * (heads * qk + kv * (qk + v));  // Q, K, V for the core
+  if (m.is_mla()) {
+    // MLA's latents (DeepSeek-V2, arXiv:2405.04434, section 2.1): the down-projections' outputs
+    // are the latent norms' inputs (2 B), the norms' outputs the up-projections' inputs; the
+    // shared rotary key goes through RoPE, which keeps nothing. Counted like the replicated
+    // part over TP (an assumption: Megatron-Core's down-projections are not TP-split).
+    const double latent = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
+    replicated += 2 * latent + (norms ? 0.0 : in * latent);
+  }
+  auto mlp = [&](double ffn, double copies, bool act_rerun) {
+    return copies * ((m.gated_mlp ? 2.0 : 1.0) * 2 * ffn + (act_rerun ? 0.0 : in * ffn));
   };
-  if (m.is_moe_layer(layer)) {
+  if (moe) {
     const double expert_ffn = static_cast<double>(m.expert_ffn ? m.expert_ffn : m.ffn);
     // The routed experts' inputs are top_k permuted copies of each token (FC1's input above is
-    // the router's and shared experts' one).
-    sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k) + mlp(expert_ffn, m.shared_experts);
-  } else {
-    sharded += mlp(static_cast<double>(m.ffn), 1);
+    // the router's and shared experts' one); moe_act reruns their activation, so FC2's input
+    // is not kept.
+    if (!mlp_rerun) {
+      sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k, c.recomputes(kRecomputeMoeAct));
+      if (!c.recomputes(kRecomputeSharedExperts))
+        sharded += mlp(expert_ffn, m.shared_experts, false);
+    }
+  } else if (!mlp_rerun) {
+    sharded += mlp(static_cast<double>(m.ffn), 1, false);
   }
   return tokens * (replicated / (sp ? t : 1.0) + sharded / t);
 }
@@ -138,6 +162,37 @@ double expert_imbalance_flops_per_token(const TrainConfig& c, std::uint32_t laye
   return (c.moe_imbalance - 1.0) * 2.0 * m.top_k * static_cast<double>(m.expert_params());
 }
 
+// Weight-GEMM forward FLOPs per token that selective recomputation reruns in the backward pass,
+// by block (Megatron-Core's recompute_modules; core_attn is the attention core, counted apart):
+// mla_up_proj the up-projections W_UQ, W_UK, W_UV (DeepSeek-V2 section 2.1); mlp a dense layer's
+// MLP; moe the router, the routed experts on the busiest rank and the shared experts;
+// shared_experts these alone. Norms and the activation (layernorm, moe_act) are element-wise
+// kernels without FLOPs in this count.
+struct RerunFlops {
+  double attention = 0, mlp = 0;
+};
+RerunFlops rerun_flops_per_token(const TrainConfig& c, std::uint32_t layer) {
+  const ModelSpec& m = c.model;
+  RerunFlops r;
+  if (c.recompute != Recompute::Selective) return r;
+  if (c.recomputes(kRecomputeMlaUpProj) && m.is_mla()) {
+    const double heads = m.heads;
+    r.attention = 2.0 * heads *
+                  static_cast<double>(m.q_lora_rank * m.qk_head_size() +
+                                      m.kv_lora_rank * (m.head_size() + m.v_head_size()));
+  }
+  const double expert = 2.0 * static_cast<double>(m.expert_params());
+  if (!m.is_moe_layer(layer)) {
+    if (c.recomputes(kRecomputeMlp)) r.mlp = 2.0 * static_cast<double>(m.dense_mlp_params());
+  } else if (c.recomputes(kRecomputeMoe)) {
+    r.mlp = 2.0 * static_cast<double>(m.hidden * m.experts) +
+            expert * (m.top_k + m.shared_experts) + expert_imbalance_flops_per_token(c, layer);
+  } else if (c.recomputes(kRecomputeSharedExperts)) {
+    r.mlp = expert * m.shared_experts;
+  }
+  return r;
+}
+
 // Kernel times from one efficiency: FLOPs / (tp x peak x efficiency), the weight GEMMs at the
 // precision's peak (the `efficiency` override, docs/kernel-model.md).
 void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
@@ -152,12 +207,23 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
     // The busiest expert-parallel rank's extra routed tokens: weight GEMMs too.
     const double extra = expert_imbalance_flops_per_token(c, l) * tokens;
     const double flops = m.layer_forward_flops_per_token(l, seq) * tokens + extra;
-    const double fwd = (flops - (flops - core_flops) * saved) / rate;
+    double fwd = (flops - (flops - core_flops) * saved) / rate;
+    // LoRA: the frozen base computes no weight gradients (its weight GEMMs' forward time less in
+    // the backward pass); the BF16 adapters run forward, data- and weight-gradient GEMMs.
+    const double frozen = c.lora_rank > 0 ? (flops - core_flops) * (1.0 - saved) / rate : 0.0;
+    const double adapters = c.lora_rank > 0 ? 2.0 * c.lora_params(l) * tokens / rate : 0.0;
+    fwd += adapters;
     plan.forward.push_back(Time::s(fwd));
-    const double redo = c.recompute == Recompute::Full        ? fwd
-                        : c.recompute == Recompute::Selective ? core
-                                                              : 0.0;
-    plan.backward.push_back(Time::s(2.0 * fwd + redo));
+    double redo = 0;  // the forward work the backward pass reruns
+    if (c.recompute == Recompute::Full) {
+      redo = fwd;
+    } else if (c.recompute == Recompute::Selective) {
+      if (c.recomputes(kRecomputeCoreAttn)) redo += core;
+      const RerunFlops rerun = rerun_flops_per_token(c, l);
+      if (rerun.attention + rerun.mlp > 0)
+        redo += (rerun.attention + rerun.mlp) * tokens / plan.gemm_speedup / rate;
+    }
+    plan.backward.push_back(Time::s(2.0 * fwd + redo - frozen));
     // The attention block's share: its weight GEMMs scaled down by their speed-up, and the core.
     const double per_token = m.attention_score_flops_per_token(l, seq);
     const double attn =
@@ -168,7 +234,7 @@ void single_efficiency_times(const TrainConfig& c, StepPlan& plan) {
   }
   const double head = m.head_forward_flops_per_token() * tokens / rate;
   plan.head_forward = Time::s(head);
-  plan.head_backward = Time::s(2.0 * head);
+  plan.head_backward = Time::s(c.lora_rank > 0 ? head : 2.0 * head);  // LoRA: no weight gradient
 }
 
 // Kernel times from the per-operation kernel model (kernel_model.hpp).
@@ -178,19 +244,35 @@ void kernel_model_times(const TrainConfig& c, const KernelModel& km, StepPlan& p
   km.embedding(c, tokens, embed_fwd, embed_bwd);
   for (std::uint32_t l = 0; l < c.model.layers; ++l) {
     LayerKernelTimes t = km.layer(c, l, tokens);
+    // Selective recomputation's modules: their weight GEMMs' share of the block's forward time,
+    // by FLOPs (taken before the embedding joins the first layer's attention block).
+    const RerunFlops rerun = rerun_flops_per_token(c, l);
+    const ModelSpec& m = c.model;
+    const double attention_flops = 2.0 * static_cast<double>(m.attention_params_per_layer());
+    const double mlp_flops =
+        2.0 * static_cast<double>(m.layer_active_params(l) - m.attention_params_per_layer()) +
+        expert_imbalance_flops_per_token(c, l);
+    const double attention_rerun =
+        rerun.attention > 0 ? (t.attention_fwd - t.core_fwd) * rerun.attention / attention_flops
+                            : 0.0;
+    const double mlp_rerun = rerun.mlp > 0 ? t.mlp_fwd * rerun.mlp / mlp_flops : 0.0;
     if (l == 0) {  // the lookup precedes the first layer's attention on the first stage
       t.attention_fwd += embed_fwd;
       t.attention_bwd += embed_bwd;
     }
     // Full recomputation reruns the layer's forward before its backward, selective the core
-    // (Korthikanti et al. 2022, section 5).
+    // (Korthikanti et al. 2022, section 5) when core_attn is named, and the modules above.
     if (c.recompute == Recompute::Full) {
       t.attention_bwd += t.attention_fwd;
       t.mlp_bwd += t.mlp_fwd;
       t.core_bwd += t.core_fwd;
     } else if (c.recompute == Recompute::Selective) {
-      t.attention_bwd += t.core_fwd;
-      t.core_bwd += t.core_fwd;
+      if (c.recomputes(kRecomputeCoreAttn)) {
+        t.attention_bwd += t.core_fwd;
+        t.core_bwd += t.core_fwd;
+      }
+      t.attention_bwd += attention_rerun;
+      t.mlp_bwd += mlp_rerun;
     }
     plan.forward.push_back(Time::s(t.forward()));
     plan.backward.push_back(Time::s(t.backward()));
@@ -216,12 +298,21 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // (from virtual stage 1), since stage 0 holds the most activations and the last stage computes
   // the output layer (the Llama 3 paper removes one layer each from the first and last stages
   // for the same reason).
+  // With the embedding or the loss counted as a layer (Megatron-LM's account_for_*_in_pipeline_
+  // _split; parse_train_config checks the even split) the first / last virtual stage holds one
+  // layer fewer.
   const std::uint32_t vstages = p.pp * p.interleave;
-  const std::uint32_t base = m.layers / vstages, extra = m.layers % vstages;
+  const std::uint32_t e = c.embedding_in_pipeline_split ? 1 : 0,
+                      l = c.loss_in_pipeline_split ? 1 : 0;
+  const bool accounted = e + l > 0;
+  const std::uint32_t units = m.layers + e + l;
+  const std::uint32_t base = units / vstages, extra = accounted ? 0 : m.layers % vstages;
   plan.chunk_first_layer.push_back(0);
   for (std::uint32_t k = 0; k < vstages; ++k) {
     const bool bigger = k >= 1 && k <= extra;
-    plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0));
+    const std::uint32_t fewer = (k == 0 ? e : 0) + (k + 1 == vstages ? l : 0);
+    plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0) -
+                                     fewer);
   }
   plan.micro_batches = c.micro_batches();
   const std::uint64_t seq = c.sequence_length();
@@ -261,9 +352,11 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // layer with the last (that is when their gradients are complete).
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const RankParams params = layer_params_per_rank(m, p, l, l + 1, l == 0, l + 1 == m.layers);
-    plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(params.dense * kBf16)));
-    plan.layer_expert_grad_bytes.push_back(
-        Bytes(static_cast<std::uint64_t>(params.expert * kBf16)));
+    // LoRA: only the adapters have gradients (the embedding and output layer are frozen too).
+    const double dense = c.lora_rank > 0 ? c.lora_params(l) / p.tp : params.dense;
+    const double expert = c.lora_rank > 0 ? 0.0 : params.expert;
+    plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(dense * kBf16)));
+    plan.layer_expert_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(expert * kBf16)));
   }
   // Megatron-LM's DDP bucket: max(40M, 1M x dp) parameters (distributed/distributed_data_parallel
   // _config.py, bucket_size default, over the data-parallel group with context parallel). Dense and
@@ -272,29 +365,41 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   const std::uint64_t bucket =
       c.bucket.count() ? c.bucket.count()
                        : std::max<std::uint64_t>(40'000'000, 1'000'000ULL * p.replicas()) * 2;
+  // The reduction sends the gradient buffer's dtype: FP32 (twice the BF16 bytes) with
+  // grad_reduce_in_fp32, Megatron-LM's default with --bf16.
+  const std::uint64_t grad_scale = c.grad_reduce_in_fp32 ? 2 : 1;
   plan.buckets.resize(p.pp);
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     std::uint64_t dense = 0, expert = 0;
+    const std::uint32_t stage_first = plan.stage_first_layer(s);
     for (std::uint32_t ch = p.interleave; ch-- > 0;) {
       const std::uint32_t first = plan.first_layer(s, ch);
       for (std::uint32_t l = plan.end_layer(s, ch); l-- > first;) {
         dense += plan.layer_grad_bytes[l].count();
         expert += plan.layer_expert_grad_bytes[l].count();
-        const bool last = l == first && ch == 0;
+        const bool last = l == stage_first;
         if (dense > 0 && (dense >= bucket || last)) {
-          plan.buckets[s].push_back({Bytes(dense), l, false});
+          plan.buckets[s].push_back({Bytes(dense), Bytes(dense * grad_scale), l, false});
           dense = 0;
         }
         if (expert > 0 && (expert >= bucket || last)) {
-          plan.buckets[s].push_back({Bytes(expert), l, true});
+          plan.buckets[s].push_back({Bytes(expert), Bytes(expert * grad_scale), l, true});
           expert = 0;
         }
       }
     }
   }
 
-  plan.model_flops_per_iteration =
-      m.train_flops_per_token(seq) * static_cast<double>(c.tokens_per_iteration());
+  // LoRA: the base's weight-gradient GEMMs are not run (2 FLOPs per active weight and token
+  // fewer, the output layer's too); the adapters' forward and two backward GEMMs are.
+  double flops_per_token = m.train_flops_per_token(seq);
+  if (c.lora_rank > 0) {
+    flops_per_token -= m.head_forward_flops_per_token();
+    for (std::uint32_t l = 0; l < m.layers; ++l)
+      flops_per_token +=
+          -2.0 * static_cast<double>(m.layer_active_params(l)) + 6.0 * c.lora_params(l);
+  }
+  plan.model_flops_per_iteration = flops_per_token * static_cast<double>(c.tokens_per_iteration());
 
   // Memory: mixed-precision Adam as Megatron-LM keeps it with BF16 parameters: 2 (BF16 weights)
   // + 4 (FP32 gradients: Megatron accumulates and reduces BF16 models' gradients in FP32) + 12
@@ -327,26 +432,40 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     const double hbm = gpu && c.optimizer_step ? gpu->kernels.hbm_bandwidth.bytes_per_second() *
                                                      gpu->kernels.hbm_fraction
                                                : 0.0;
-    const double shard = bytes(1.0, ZeroStage::Optimizer).as_double();
+    // LoRA: the frozen base keeps its BF16 weights only; gradients and Adam's state are the
+    // adapters' (Hu et al. 2021, section 4), sharded as ZeRO shards the rest.
+    double adapters = 0;
+    for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
+      for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
+        adapters += c.lora_params(l) / p.tp;
+    auto trained = [&](double per_param, ZeroStage sharded_from) {
+      if (c.lora_rank == 0) return bytes(per_param, sharded_from);
+      return Bytes(
+          static_cast<std::uint64_t>(adapters * per_param / (p.zero >= sharded_from ? dp : 1.0)));
+    };
+    const double shard = trained(1.0, ZeroStage::Optimizer).as_double();
     plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
-    e.gradients = bytes(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
-    e.optimizer = bytes(3 * kFp32, ZeroStage::Optimizer);
+    if (c.lora_rank > 0)
+      e.weights = e.weights + Bytes(static_cast<std::uint64_t>(adapters * kBf16));
+    e.gradients = trained(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
+    e.optimizer = trained(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
-    std::uint64_t peak = 0, live = 0;
-    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
-      live = u.forward ? live + 1 : live - 1;
-      peak = std::max(peak, live);
-    }
-    const double in_flight = static_cast<double>(peak) / p.interleave;
-    double per_pass = 0;  // one micro-batch through the stage's layers
+    // Each chunk in flight holds its own layers' activations (chunks differ when the layers do
+    // not split evenly, or with the embedding or loss counted as a layer).
+    std::vector<double> chunk_bytes(p.interleave, 0.0);
     for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
       for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
-        per_pass += layer_activation_bytes(c, l, tokens);
-    double act = in_flight * per_pass;
+        chunk_bytes[ch] += layer_activation_bytes(c, l, tokens);
+    double peak = 0, live = 0;
+    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
+      live += u.forward ? chunk_bytes[u.chunk] : -chunk_bytes[u.chunk];
+      peak = std::max(peak, live);
+    }
+    double act = peak;
     if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
     e.activations = Bytes(static_cast<std::uint64_t>(act));
     if (!c.grad_reduce_in_fp32) {

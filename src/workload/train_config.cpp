@@ -4,6 +4,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/spec_text.hpp"
@@ -52,6 +55,81 @@ const char* to_string(Recompute r) {
       return "full";
   }
   return "?";
+}
+
+namespace {
+
+// Megatron-Core's names (TransformerConfig.recompute_modules).
+constexpr std::pair<const char*, RecomputeModule> kRecomputeModules[] = {
+    {"core_attn", kRecomputeCoreAttn},
+    {"mlp", kRecomputeMlp},
+    {"moe", kRecomputeMoe},
+    {"moe_act", kRecomputeMoeAct},
+    {"layernorm", kRecomputeLayernorm},
+    {"mla_up_proj", kRecomputeMlaUpProj},
+    {"shared_experts", kRecomputeSharedExperts},
+};
+
+// A list, or one scalar of names separated by commas (the CLI's --recompute-modules a,b).
+std::uint8_t parse_recompute_modules(const ArgNode& node) {
+  std::vector<std::pair<std::string, const ArgNode*>> names;
+  if (node.kind() == ArgNode::Kind::List) {
+    for (const ArgNode& item : node.items()) names.emplace_back(item.text(), &item);
+  } else {
+    std::string_view text = node.text();
+    while (!text.empty()) {
+      const std::size_t comma = text.find(',');
+      std::string_view name = text.substr(0, comma);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      names.emplace_back(std::string(name), &node);
+      text = comma == std::string_view::npos ? "" : text.substr(comma + 1);
+    }
+  }
+  std::uint8_t bits = 0;
+  for (const auto& [name, where] : names) {
+    bool known = false;
+    for (const auto& [key, bit] : kRecomputeModules) {
+      if (name == key) {
+        bits |= bit;
+        known = true;
+      }
+    }
+    if (!known) {
+      where->fail(
+          fmt::format("unknown module '{}' (expected core_attn, mlp, moe, moe_act, "
+                      "layernorm, mla_up_proj or shared_experts)",
+                      name));
+    }
+  }
+  if (bits == 0) node.fail("names no module");
+  return bits;
+}
+
+}  // namespace
+
+double TrainConfig::lora_params(std::uint32_t layer) const {
+  if (lora_rank == 0) return 0;
+  const ModelSpec& m = model;
+  const double r = lora_rank, h = static_cast<double>(m.hidden);
+  const double out_in = static_cast<double>(m.heads * m.v_head_size());  // O's input
+  const double qkv_out = static_cast<double>(m.attention_params_per_layer()) / h - out_in;
+  double n = r * (h + qkv_out) + r * (out_in + h);  // QKV (fused) and the output projection
+  if (lora_mlp && !m.is_moe_layer(layer)) {
+    const double ffn = static_cast<double>(m.ffn);
+    n += r * (h + (m.gated_mlp ? 2.0 : 1.0) * ffn) + r * (ffn + h);  // FC1 (fused gate) and FC2
+  }
+  return n;
+}
+
+std::string recompute_module_names(std::uint8_t modules) {
+  std::string out;
+  for (const auto& [key, bit] : kRecomputeModules) {
+    if ((modules & bit) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += key;
+  }
+  return out;
 }
 
 const char* to_string(Precision p) {
@@ -151,6 +229,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
                   : v == "full" || v == "true" ? Recompute::Full
                                                : Recompute::None;
   }
+  if (const ArgNode* mods = job.find("recompute_modules")) {
+    // Megatron-Core reads the list with recompute_granularity selective only.
+    if (job.has("recompute") && c.recompute != Recompute::Selective)
+      mods->fail(
+          fmt::format("needs recompute: selective (recompute is {})", to_string(c.recompute)));
+    c.recompute = Recompute::Selective;
+    c.recompute_modules = parse_recompute_modules(*mods);
+  }
   if (const ArgNode* pr = job.find("precision")) {
     const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});
     c.precision = v == "fp8" ? Precision::Fp8 : v == "fp4" ? Precision::Fp4 : Precision::Bf16;
@@ -160,6 +246,11 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.moe_imbalance = job.get_double("moe_imbalance", 1.0, 1.0, 1 << 16);
   if (const ArgNode* bucket = job.find("bucket")) c.bucket = bucket->as_bytes();
   c.overlap_dp = job.get_bool("overlap_dp", true);
+  c.embedding_in_pipeline_split = job.get_bool("account_for_embedding_in_pipeline_split", false);
+  c.lora_rank = static_cast<std::uint32_t>(job.get_int("lora_rank", 0, 0, 1 << 16));
+  if (const ArgNode* t = job.find("lora_targets"))
+    c.lora_mlp = t->as_choice({"attention", "attention_mlp"}) == "attention_mlp";
+  c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
@@ -250,7 +341,26 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail_tokens(fmt::format("a micro-batch's keys and values would take {:.3g} bytes",
                             static_cast<double>(kv_bytes)));
   }
-  if (c.model.layers < p.pp * p.interleave) {
+  if (job.has("lora_targets") && c.lora_rank == 0)
+    fail("lora_targets", "needs lora_rank (the adapters' rank, e.g. 16)");
+  // The kernel model prices every GEMM's weight gradient; LoRA's frozen base has none.
+  if (c.lora_rank > 0 && c.efficiency == 0)
+    fail("lora_rank",
+         "needs a single efficiency (the kernel model prices the base's weight "
+         "gradients)");
+  const std::uint32_t vstages = p.pp * p.interleave;
+  if (c.embedding_in_pipeline_split || c.loss_in_pipeline_split) {
+    // Megatron-LM asserts an even split when either counts as a layer (arguments.py).
+    const std::uint64_t units = c.model.layers + (c.embedding_in_pipeline_split ? 1 : 0) +
+                                (c.loss_in_pipeline_split ? 1 : 0);
+    if (units % vstages != 0) {
+      fail(c.embedding_in_pipeline_split ? "account_for_embedding_in_pipeline_split"
+                                         : "account_for_loss_in_pipeline_split",
+           fmt::format("{} layers with the embedding / loss make {} units, which do not split "
+                       "evenly over pp={} x interleave={} = {} virtual stages",
+                       c.model.layers, units, p.pp, p.interleave, vstages));
+    }
+  } else if (c.model.layers < vstages) {
     fail("pp", fmt::format("{} layers cannot fill pp={} x interleave={} stages", c.model.layers,
                            p.pp, p.interleave));
   }
@@ -262,6 +372,14 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (p.interleave > 1 && c.micro_batches() < p.pp) {
     fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
                                    p.pp, c.micro_batches()));
+  }
+  // and a last group of 0 < M mod N < pp micro-batches (N = pp, the group size): "it introduces
+  // dependency bubbles" (schedules.py raises a RuntimeError; lockstep's programs deadlock on it).
+  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
+    fail("interleave",
+         fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
+                     "interleaved schedule refuses a last group of {}",
+                     c.micro_batches(), p.pp, c.micro_batches() % p.pp));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).

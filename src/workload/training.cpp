@@ -187,7 +187,7 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
                         CollectiveOp what, std::size_t k, bool ready) {
     std::vector<Time>& end = ends[s * p_.tp + t];
     const std::uint32_t classes = b.expert ? p_.ep : 1;
-    const Time duration = dp_time(runner, what, b.bytes, s, b.expert);
+    const Time duration = dp_time(runner, what, bucket_bytes(b, what), s, b.expert);
     for (std::uint32_t e = 0; e < classes; ++e) {
       const auto group = dp_group(t, s, b.expert, e);
       Time start = Time::zero();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/core/units.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -27,10 +28,18 @@ struct MemoryEstimate {
 /// Expert buckets hold routed-expert gradients, which only the dp / ep ranks holding the same
 /// experts share (Megatron's expert-data-parallel group); the others reduce over all dp ranks.
 struct GradientBucket {
-  Bytes bytes;
+  Bytes bytes;       // the parameters in BF16: what ZeRO's all-gather sends
+  Bytes grad_bytes;  // the gradients in the buffer's dtype: what the reduce-scatter sends
+  // (FP32 with grad_reduce_in_fp32, Megatron-Core's param_and_grad_buffer reduces grad_data)
   std::uint32_t ready_after_layer = 0;  // global layer index
   bool expert = false;
 };
+
+/// What a bucket's collective sends: the gradients' dtype for the reduction, the parameters'
+/// BF16 for ZeRO's all-gather.
+inline Bytes bucket_bytes(const GradientBucket& b, CollectiveOp op) {
+  return op == CollectiveOp::AllGather ? b.bytes : b.grad_bytes;
+}
 
 /// One step of a pipeline stage's schedule: a forward or backward pass of model chunk `chunk`
 /// (0 without interleaving) on micro-batch `micro`.
@@ -105,7 +114,14 @@ struct StepPlan {
   // overlap_param_gather only those holding the stage's first layer (the rest hide behind the
   // next forward pass).
   bool gather_exposed(std::uint32_t stage, const GradientBucket& b, bool overlap) const {
-    return !overlap || b.ready_after_layer == first_layer(stage, 0);
+    return !overlap || b.ready_after_layer == stage_first_layer(stage);
+  }
+  // The stage's lowest layer: its first chunk's, or the next chunk's when a chunk is empty (the
+  // embedding counted as a layer); the last gradient bucket completes there.
+  std::uint32_t stage_first_layer(std::uint32_t stage) const {
+    for (std::uint32_t c = 0; c < chunks; ++c)
+      if (end_layer(stage, c) > first_layer(stage, c)) return first_layer(stage, c);
+    return first_layer(stage, 0);
   }
   std::uint32_t layers_in(std::uint32_t stage) const {
     std::uint32_t n = 0;

@@ -25,6 +25,19 @@ enum class ZeroStage : std::uint8_t { None = 0, Optimizer = 1, Gradients = 2, Pa
 /// Full keeps each layer's input only and reruns the layer's whole forward pass.
 enum class Recompute : std::uint8_t { None, Selective, Full };
 
+/// Megatron-Core's `recompute_modules` (TransformerConfig; with recompute_granularity selective,
+/// default ["core_attn"]): the submodules whose outputs are not kept but rerun in the backward
+/// pass. A bit each; docs/training.md "Selective recomputation by module".
+enum RecomputeModule : std::uint8_t {
+  kRecomputeCoreAttn = 1,        // core_attn: QK^T, softmax, attention over V
+  kRecomputeMlp = 2,             // mlp: a dense layer's MLP, keeping its input only
+  kRecomputeMoe = 4,             // moe: a MoE layer's router, experts and shared experts
+  kRecomputeMoeAct = 8,          // moe_act: the routed experts' activation (FC2's input)
+  kRecomputeLayernorm = 16,      // layernorm: the norms' outputs (the next GEMM's input)
+  kRecomputeMlaUpProj = 32,      // mla_up_proj: MLA's up-projected Q, K, V
+  kRecomputeSharedExperts = 64,  // shared_experts: the shared experts' MLP
+};
+
 /// The number format of the layers' weight GEMMs (QKV, output projection, MLP, experts), as
 /// Transformer Engine's FP8 / NVFP4 recipes run them; attention's score and value products, the
 /// output layer and everything else stay BF16 (docs/training.md).
@@ -63,7 +76,19 @@ struct TrainConfig {
   double efficiency = 0.5;
   double peak_flops = 0;  // per GPU, FLOP/s; 0: from the hardware catalog
   Bytes hbm;              // per GPU; 0: from the hardware catalog
+  // Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  // the input embedding and the output layer with its loss count as one layer each when the
+  // layers are split over the pp x interleave virtual stages (evenly; the first / last virtual
+  // stage holds one transformer layer fewer), as the Llama 3 paper's pipeline did (section 3.3.2).
+  bool embedding_in_pipeline_split = false;
+  // LoRA fine-tuning (Hu et al. 2021, arXiv:2106.09685): rank-r adapters beside the frozen base
+  // weights of the attention projections (and the dense MLP's with lora_mlp); 0 = full training.
+  std::uint32_t lora_rank = 0;
+  bool lora_mlp = false;
+  bool loss_in_pipeline_split = false;
   Recompute recompute = Recompute::None;
+  // RecomputeModule bits, used with Recompute::Selective only.
+  std::uint8_t recompute_modules = kRecomputeCoreAttn;
   Precision precision = Precision::Bf16;
   // Tokens routed to the busiest of the ep ranks over the mean (1: balanced, at most ep): its
   // expert GEMMs and its all-to-all traffic set every rank's pace (docs/training.md).
@@ -72,7 +97,7 @@ struct TrainConfig {
   bool overlap_dp = true;   // overlap gradient communication with the backward pass
   // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32: the gradient buffer in
   // FP32 (Megatron-LM forces it with --bf16) or in the parameters' BF16 (NeMo's optim
-  // grad_sync_dtype: bf16). Memory only: the DP messages are BF16 either way (docs/training.md).
+  // grad_sync_dtype: bf16). The memory check and the DP reduction's bytes (docs/training.md).
   bool grad_reduce_in_fp32 = true;
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
   // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
@@ -111,6 +136,11 @@ struct TrainConfig {
   SourceLocation precision_where;
 
   std::uint64_t sequence_length() const { return seq ? seq : model.seq; }
+  /// LoRA adapter parameters of `layer` (before TP): r x (in + out) per adapted matrix.
+  double lora_params(std::uint32_t layer) const;
+  bool recomputes(RecomputeModule module) const {
+    return recompute == Recompute::Selective && (recompute_modules & module) != 0;
+  }
   std::uint64_t micro_batches() const { return global_batch / (micro_batch * par.dp); }
   std::uint64_t tokens_per_iteration() const { return global_batch * sequence_length(); }
   bool noisy() const;
@@ -126,6 +156,8 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
 
 const char* to_string(ZeroStage z);
 const char* to_string(Recompute r);
+/// "core_attn,layernorm" in Megatron-Core's names and order of RecomputeModule.
+std::string recompute_module_names(std::uint8_t modules);
 const char* to_string(Precision p);
 
 }  // namespace lockstep

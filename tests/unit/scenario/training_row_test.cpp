@@ -300,6 +300,14 @@ TEST(TrainingRow, ContextParallelRowKeepsCpAsAJobKey) {
   EXPECT_EQ(c.preset.nodes, 8u);
 }
 
+TEST(TrainingRow, RecomputeModulesInTheNotesBecomeTheJobsList) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "RMSNorm and MLA up-projections recomputed (recompute_modules=layernorm+mla_up_proj)";
+  EXPECT_EQ(job_value(training_case(r), "recompute_modules"), "layernorm,mla_up_proj");
+  r.notes = "recompute of the norms";
+  EXPECT_EQ(job_value(training_case(r), "recompute_modules"), "(absent)");
+}
+
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
   std::istringstream in(
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"

@@ -158,5 +158,48 @@ TEST(TrainConfig, TpCommOverlapNeedsSequenceParallelism) {
   EXPECT_FALSE(c.overlap_param_gather);
   EXPECT_TRUE(c.optimizer_step);
 }
+TEST(TrainConfig, RecomputeModulesAreMegatronCoresNamesWithSelective) {
+  const TrainConfig c = parse_train_config(job({{"model", "deepseek-v3"},
+                                                {"global_batch", "8"},
+                                                {"recompute_modules", "layernorm, mla_up_proj"}}));
+  EXPECT_EQ(c.recompute, Recompute::Selective);  // the list implies Megatron's granularity
+  EXPECT_EQ(c.recompute_modules, kRecomputeLayernorm | kRecomputeMlaUpProj);
+  EXPECT_TRUE(c.recomputes(kRecomputeMlaUpProj));
+  EXPECT_FALSE(c.recomputes(kRecomputeCoreAttn));
+  EXPECT_EQ(recompute_module_names(c.recompute_modules), "layernorm,mla_up_proj");
+  // Selective without a list is Megatron-Core's default, ["core_attn"].
+  const TrainConfig d = parse_train_config(
+      job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"recompute", "selective"}}));
+  EXPECT_EQ(d.recompute_modules, kRecomputeCoreAttn);
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"global_batch", "8"},
+                          {"recompute_modules", "layernorm,mlp_act"}})),
+            "s.yaml:6:3: job.recompute_modules: unknown module 'mlp_act' (expected core_attn, "
+            "mlp, moe, moe_act, layernorm, mla_up_proj or shared_experts)");
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"global_batch", "8"},
+                          {"recompute", "full"},
+                          {"recompute_modules", "mlp"}})),
+            "s.yaml:7:3: job.recompute_modules: needs recompute: selective (recompute is full)");
+}
+
+TEST(TrainConfig, LoraNeedsARankAndASingleEfficiency) {
+  const TrainConfig c = parse_train_config(job({{"model", "llama2-70b"},
+                                                {"global_batch", "8"},
+                                                {"lora_rank", "16"},
+                                                {"lora_targets", "attention_mlp"}}));
+  EXPECT_EQ(c.lora_rank, 16u);
+  EXPECT_TRUE(c.lora_mlp);
+  EXPECT_EQ(error_of(job(
+                {{"model", "llama2-70b"}, {"global_batch", "8"}, {"lora_targets", "attention"}})),
+            "s.yaml:6:3: job.lora_targets: needs lora_rank (the adapters' rank, e.g. 16)");
+  EXPECT_NE(error_of(job({{"model", "llama2-70b"},
+                          {"global_batch", "8"},
+                          {"efficiency", "kernels"},
+                          {"lora_rank", "16"}}))
+                .find("job.lora_rank: needs a single efficiency"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep

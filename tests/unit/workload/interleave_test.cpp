@@ -58,6 +58,7 @@ TrainConfig four_layer_pipeline(std::uint32_t interleave) {
   TrainConfig c = tiny_config(1, 2, 1, 4);
   c.model.layers = 4;
   c.par.interleave = interleave;
+  c.grad_reduce_in_fp32 = true;  // Megatron-LM's FP32 buffer, as the memory tests count it
   return c;
 }
 
@@ -155,6 +156,15 @@ ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
   return m;
 }
 
+std::string error_of(const ArgNode& node) {
+  try {
+    parse_train_config(node);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Interleave, AtLeastPpMicroBatches) {
   // 6 sequences / dp 2 = 3 micro-batches, fewer than a group of pp = 4: Megatron-core refuses.
   try {
@@ -169,12 +179,20 @@ TEST(Interleave, AtLeastPpMicroBatches) {
     EXPECT_NE(std::string(e.what()).find("at least pp (4) micro-batches, got 3"), std::string::npos)
         << e.what();
   }
-  // 6 micro-batches, not a multiple of 4: a last group of 2 (Megatron-core's schedule table).
+  // 6 micro-batches, not a multiple of 4: Megatron-Core refuses the last group of 2 (schedules.py:
+  // 0 < M mod N < pp "introduces dependency bubbles"); 8 are two whole groups.
+  EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
+                          {"pp", "4"},
+                          {"dp", "2"},
+                          {"interleave", "2"},
+                          {"global_batch", "12"}})),
+            "s.yaml:7:3: job.interleave: 6 micro-batches per replica are not a multiple of pp (4): "
+            "Megatron-Core's interleaved schedule refuses a last group of 2");
   EXPECT_EQ(parse_train_config(job({{"model", "llama3-8b"},
                                     {"pp", "4"},
                                     {"dp", "2"},
                                     {"interleave", "2"},
-                                    {"global_batch", "12"}}))
+                                    {"global_batch", "16"}}))
                 .par.interleave,
             2u);
   EXPECT_THROW(
@@ -187,6 +205,69 @@ TEST(Interleave, AtLeastPpMicroBatches) {
                                     {"global_batch", "16"}}))
                 .par.interleave,
             2u);
+}
+
+TEST(Interleave, EmbeddingAndLossCountAsALayerInTheSplit) {
+  // 6 layers + embedding + loss = 8 units over pp 2 x v 2 = 4 virtual stages, 2 each: virtual
+  // stage 0 = the embedding and layer 0, 1 = layers 1-2, 2 = layers 3-4, 3 = layer 5 and the
+  // loss. Stage 0 holds virtual stages 0 and 2, stage 1 holds 1 and 3.
+  TrainConfig c = four_layer_pipeline(2);
+  c.model.layers = 6;
+  c.embedding_in_pipeline_split = c.loss_in_pipeline_split = true;
+  const StepPlan plan = make_step_plan(c, 1e15);
+  EXPECT_EQ(plan.chunk_first_layer, (std::vector<std::uint32_t>{0, 1, 3, 5, 6}));
+  // Without: 6 over 4, the 2 left to virtual stages 1 and 2: 1, 2, 2, 1 layers, the same here.
+  c.embedding_in_pipeline_split = c.loss_in_pipeline_split = false;
+  EXPECT_EQ(make_step_plan(c, 1e15).chunk_first_layer, (std::vector<std::uint32_t>{0, 1, 3, 5, 6}));
+  // Llama 3 405B as the Llama 3 paper split it (section 3.3.2): 126 layers + 2 over 16 x 8
+  // virtual stages, one unit each: the first chunk of stage 0 holds the embedding alone, the
+  // last of stage 15 the output layer alone (refused without the two units: 126 < 128).
+  TrainConfig l = c;
+  l.model = model_preset("llama3-405b");
+  l.par.tp = 8;
+  l.par.pp = 16;
+  l.par.interleave = 8;
+  l.par.dp = 128;
+  l.par.zero = ZeroStage::Optimizer;  // Megatron's distributed optimizer
+  l.global_batch = 2048;
+  l.embedding_in_pipeline_split = l.loss_in_pipeline_split = true;
+  const StepPlan meta = make_step_plan(l, 1e15);
+  EXPECT_EQ(meta.first_layer(0, 0), meta.end_layer(0, 0));  // the embedding only
+  EXPECT_EQ(meta.first_layer(15, 7), 126u);                 // the loss only
+  EXPECT_EQ(meta.layers_in(0), 7u);
+  EXPECT_EQ(meta.layers_in(1), 8u);
+  EXPECT_EQ(meta.stage_first_layer(0), 15u);  // chunk 1's layer: virtual stage 16 - 1
+  // Memory on a middle stage, 16 micro-batches per replica (dp 128). Per layer and rank (tp 8):
+  // attention 16384 x 128 x (2 x 128 + 2 x 8) = 570,425,344 and SwiGLU 3 x 16384 x 53248 =
+  // 2,617,245,696 parameters, / 8 = 398,458,880; 8 layers 3,187,671,040 x (2 + 4 + 12 / 128)
+  // = 19,424,870,400 B. Activations per token and layer over the 8 ranks (SP): norms' inputs
+  // 4h, QKV's and FC1's inputs 4h, Q 2h, K and V 2 x 8 x 256 = 4,096 B, the output projection's
+  // input 2h, SwiGLU's input 4 x 53248, FC2's 2 x 53248 (31.75 h = 520,192 B), / 8 x 8192
+  // tokens = 532,676,608 B per layer and micro-batch. With m = pp = 16, Megatron-core runs every
+  // forward first (warm-up = m v = 128 chunks of one layer): 68,182,605,824 B. Total
+  // 87,607,476,224 B = 81.6 GiB: over an H100's 80 GiB by 1,708,130,304 B.
+  EXPECT_NEAR(meta.memory.activations.as_double(), 128 * 532'676'608.0, 4);
+  EXPECT_NEAR(meta.memory.total().as_double(), 87'607'476'224.0, 8);
+  // 8,192 GPUs (dp 64, m = 32): stage 1's warm-up (pp - 2) x 2 + (v - 1) pp = 140 chunks + the
+  // one in flight = 141 layers: 75,107,401,728 B, the optimizer's 12 / 64: 94,831,116,288 B.
+  l.par.dp = 64;
+  EXPECT_NEAR(make_step_plan(l, 1e15).memory.total().as_double(), 94'831'116'288.0, 8);
+}
+
+TEST(Interleave, AnUnevenSplitWithTheEmbeddingAsALayerNamesTheKey) {
+  try {
+    parse_train_config(job({{"model", "llama3-405b"},
+                            {"pp", "16"},
+                            {"interleave", "8"},
+                            {"global_batch", "16"},
+                            {"account_for_embedding_in_pipeline_split", "true"}}));
+    FAIL() << "127 units over 128 virtual stages";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:8:3: job.account_for_embedding_in_pipeline_split: 126 layers with the "
+              "embedding / loss make 127 units, which do not split evenly over pp=16 x "
+              "interleave=8 = 128 virtual stages");
+  }
 }
 
 }  // namespace

@@ -221,5 +221,112 @@ TEST(Memory, DistributedOptimizerByDefaultAndRecomputeByName) {
   }
 }
 
+// DeepSeek-V3 as its report ran it (arXiv:2412.19437, sections 3.2-3.4): 2,048 H800, PP 16, EP
+// 64, DP 128, ZeRO-1, seq 4096, micro-batch 1, FP8, RMSNorm and MLA up-projections recomputed,
+// the MoE SwiGLU's output recomputed from its cached input (section 3.3.4: moe_act).
+TrainConfig deepseek_v3(std::uint8_t modules) {
+  TrainConfig c;
+  c.model = model_preset("deepseek-v3");
+  c.par.pp = 16;
+  c.par.dp = 128;
+  c.par.ep = 64;
+  c.par.zero = ZeroStage::Optimizer;
+  c.global_batch = 15360;
+  c.seq = 4096;
+  c.precision = Precision::Fp8;
+  if (modules != 0) {
+    c.recompute = Recompute::Selective;
+    c.recompute_modules = modules;
+  }
+  return c;
+}
+
+TEST(Memory, DeepSeekV3FitsWithItsReportsRecomputation) {
+  // 61 layers over 16 stages: 3 each, the 13 left to stages 1-13, so stage 1 holds layers 3-6,
+  // four MoE layers, and keeps min(pp - 1, m) = 15 micro-batches in flight (1F1B); it is the
+  // peak (stage 0's 3 dense layers x 16 micro-batches keep less).
+  // Parameters per MoE layer on one rank (tp 1): MLA 7168 x 1536 + 1536 x 128 x 192 +
+  // 7168 x 576 + 512 x 128 x 256 + 128 x 128 x 7168 = 187,105,280; router 7168 x 256 =
+  // 1,835,008; shared expert 3 x 7168 x 2048 = 44,040,192: dense 232,980,480; routed 256 / 64
+  // experts x 44,040,192 = 176,160,768. Four layers: dense 931,921,920, expert 704,643,072.
+  const double dense = 931'921'920.0, expert = 704'643'072.0;
+  // Per token and MoE layer, FP8 GEMM inputs in 1 B: norms' inputs 2h + 2h = 28,672; MLA's
+  // latents: the latent norms' inputs 2 (1536 + 512) = 4,096 (their outputs, 2,048 in FP8, and
+  // QKV's and the router's inputs, 7,168 each, go with the norms); Q, K, V 2 (128 x 192 + 128 x
+  // (192 + 128)) = 131,072 go with mla_up_proj; the output projection's input 128 x 128 =
+  // 16,384; the 8 routed copies 8 x 7168 = 57,344 and their SwiGLU inputs 8 x 2 x 2 x 2048 =
+  // 65,536 (FC2's inputs, 8 x 2048, go with moe_act); the shared expert 2 x 2 x 2048 + 2048 =
+  // 10,240. Kept: 28,672 + 4,096 + 16,384 + 57,344 + 65,536 + 10,240 = 182,272 B; all of them
+  // without recomputation: 182,272 + 14,336 + 2,048 + 131,072 + 16,384 = 346,112 B.
+  const double act = 15 * 4 * 4096 * 182'272.0, act_none = 15 * 4 * 4096 * 346'112.0;
+  const MemoryEstimate e =
+      make_step_plan(deepseek_v3(kRecomputeLayernorm | kRecomputeMlaUpProj | kRecomputeMoeAct),
+                     1e15)
+          .memory;
+  EXPECT_NEAR(e.weights.as_double(), 2 * (dense + expert), 1);
+  EXPECT_NEAR(e.gradients.as_double(), 4 * (dense + expert), 1);
+  // ZeRO-1 over dp 128 for the dense part, over dp / ep = 2 for the routed experts.
+  EXPECT_NEAR(e.optimizer.as_double(), 12 * dense / 128 + 12 * expert / 2, 1);
+  EXPECT_NEAR(e.activations.as_double(), act, 1);
+  // 3,273,129,984 + 6,546,259,968 + 4,315,226,112 + 44,795,166,720 = 58,929,782,784 B
+  // (54.9 GiB) of the H800's 80 GiB; without recomputation 99,195,101,184 B (92.4 GiB).
+  EXPECT_NEAR(e.total().as_double(), 58'929'782'784.0, 4);
+  const MemoryEstimate none = make_step_plan(deepseek_v3(0), 1e15).memory;
+  EXPECT_NEAR(none.activations.as_double(), act_none, 1);
+  EXPECT_NEAR(none.total().as_double(), 99'195'101'184.0, 4);
+}
+
+TEST(Memory, RecomputedModulesCostTheirForwardGemmsInTheBackward) {
+  // mla_up_proj alone, BF16, one 4096-token micro-batch at 1e15 x 0.5 FLOP/s (tp 1): the
+  // up-projections W_UQ (1536 x 128 x 192) and W_UK, W_UV (512 x 128 x (128 + 128)) are
+  // 2 x 128 x (294,912 + 131,072) = 109,051,904 FLOPs per token, x 4096 / 5e14 = 893.353197568
+  // us more than 2 x forward in every layer's backward; the attention core (not named) is not
+  // rerun. moe adds a MoE layer's router and 8 + 1 experts: 2 (7168 x 256 + 9 x 44,040,192) =
+  // 796,393,472 FLOPs per token, 6,524.055322624 us; a dense layer's is mlp's, not moe's.
+  auto extra = [](std::uint8_t modules, std::uint32_t layer) {
+    TrainConfig c = deepseek_v3(modules);
+    c.precision = Precision::Bf16;
+    const StepPlan p = make_step_plan(c, 1e15);
+    return (p.backward[layer] - p.forward[layer] - p.forward[layer]).microseconds();
+  };
+  EXPECT_NEAR(extra(kRecomputeMlaUpProj, 3), 893.353197568, 2e-6);
+  EXPECT_NEAR(extra(kRecomputeMlaUpProj, 0), 893.353197568, 2e-6);
+  EXPECT_NEAR(extra(kRecomputeMoe, 3), 6'524.055322624, 2e-6);
+  EXPECT_NEAR(extra(kRecomputeMoe, 0), 0.0, 2e-6);
+  // Element-wise reruns (norms, the activation) add no FLOPs in this count.
+  EXPECT_NEAR(extra(kRecomputeLayernorm | kRecomputeMoeAct, 3), 0.0, 2e-6);
+}
+
+TEST(Memory, LoraKeepsGradientsAndAdamStateForItsAdaptersOnly) {
+  // Llama 2 70B, MLPerf Training's LoRA benchmark shape: rank 16 on the fused QKV (8192 ->
+  // 64 x 128 + 2 x 8 x 128 = 10,240) and the output projection (8192 -> 8192): 16 x (8192 +
+  // 10,240) + 16 x (8192 + 8192) = 557,056 adapter parameters per layer, 44,564,480 in 80
+  // layers, / tp 4 = 11,141,120 per rank. Adam's 12 B over dp 2 (ZeRO-1): 66,846,720 B; FP32
+  // gradients 4 B: 44,564,480 B. The frozen base stays in BF16: 80 x (150,994,944 + 3 x 8192 x
+  // 28,672) + 2 x 32,000 x 8192 = 68,975,329,280 parameters / 4 x 2 B, plus the adapters' 2 B:
+  // 34,509,946,880 B. (Full training's Adam state alone would be 12 x 17.2 G / 2 = 103.5 GB.)
+  TrainConfig c;
+  c.model = model_preset("llama2-70b");
+  c.par.tp = 4;
+  c.par.dp = 2;
+  c.par.zero = ZeroStage::Optimizer;
+  c.global_batch = 2;
+  c.seq = 8192;
+  c.lora_rank = 16;
+  const StepPlan plan = make_step_plan(c, 1e15);
+  EXPECT_NEAR(plan.memory.optimizer.as_double(), 66'846'720.0, 1);
+  EXPECT_NEAR(plan.memory.gradients.as_double(), 44'564'480.0, 1);
+  EXPECT_NEAR(plan.memory.weights.as_double(), 34'509'946'880.0, 2);
+  // The DP buckets carry the adapters' BF16 gradients only: 2 x 11,141,120 B in all.
+  std::uint64_t dp_bytes = 0;
+  for (const GradientBucket& b : plan.buckets[0]) dp_bytes += b.bytes.count();
+  EXPECT_EQ(dp_bytes, 2u * 11'141'120u);
+  // Time (BF16, 1e15 x 0.5 per GPU, tp 4: 2e15 FLOP/s per layer): the backward runs the data
+  // gradients (the weight GEMMs' forward FLOPs once), the attention core twice and the adapters
+  // twice, so backward - forward = (core + adapters) x tokens / rate = (2 x 8192 x 64 x 256 +
+  // 2 x 557,056) x 8192 / 2e15 = 1,104.075030528 us.
+  EXPECT_NEAR((plan.backward[0] - plan.forward[0]).microseconds(), 1'104.075030528, 2e-6);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -75,6 +75,9 @@ inline TrainConfig tiny_config(std::uint32_t tp, std::uint32_t pp, std::uint32_t
   c.peak_flops = 28.0 * 1024 * 1024 * 1024 * 1000;  // 28 Gi FLOP per ms
   c.optimizer_step = false;  // the hand-derived steps leave it out (OptimizerStep tests add it)
   c.clip_grad = 0;           // and the gradient-norm all-reduce (GradNorm tests add it)
+  // A BF16 gradient buffer: the hand-derived steps send 2 B per parameter (the FP32 buffer's
+  // twice that: Training.Fp32GradientBufferReducesTwiceTheBytes).
+  c.grad_reduce_in_fp32 = false;
   return c;
 }
 

@@ -72,6 +72,30 @@ TEST(Training, UnoverlappedGradientAllReduceIsFullyExposed) {
   EXPECT_NEAR(r.breakdown.dp.seconds(), 4 * kMs, 1e-9);
 }
 
+TEST(Training, Fp32GradientBufferReducesTwiceTheBytes) {
+  // Megatron-LM's FP32 gradient buffer (grad_reduce_in_fp32, its default with --bf16) reduces
+  // the buffer itself: each bucket is 2 x 54,525,952 B, its 2-rank ring all-reduce 2 steps of
+  // 54,525,952 B at 27.262976 GB/s = 2 ms each: 9 + 4 + 4 = 17 ms, 8 ms of it DP.
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(27'262'976'000));
+  TrainConfig c = overlap_config(false);
+  c.grad_reduce_in_fp32 = true;
+  TrainResult r = simulate_training(star_cluster(1, 2), c, opts);
+  EXPECT_NEAR(r.iteration.seconds(), 17 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.dp.seconds(), 8 * kMs, 1e-9);
+  // The distributed optimizer: a reduce-scatter of the FP32 bucket is one step of 54,525,952 B
+  // (2 ms), the parameters' all-gather after the step one of the BF16 27,262,976 B (1 ms):
+  // 9 + 2 + 2 + 1 + 1 = 15 ms (13 with a BF16 buffer).
+  c.par.zero = ZeroStage::Optimizer;
+  r = simulate_training(star_cluster(1, 2), c, opts);
+  EXPECT_NEAR(r.iteration.seconds(), 15 * kMs, 1e-9);
+  c.expansion = Expansion::Reduced;  // the buckets scheduled after the run: the same sizes
+  r = simulate_training(star_cluster(1, 2), c, opts);
+  EXPECT_NEAR(r.iteration.seconds(), 15 * kMs, 1e-9);
+  c.grad_reduce_in_fp32 = false;
+  r = simulate_training(star_cluster(1, 2), c, opts);
+  EXPECT_NEAR(r.iteration.seconds(), 13 * kMs, 1e-9);
+}
+
 TEST(Training, ReducedAndFullExpansionsAgree) {
   // tp 2, pp 2, dp 2 on 2 nodes of 4 GPUs: the reduced run (one replica, TP collectives as
   // measured delays, DP buckets scheduled across replicas) must give the full run's answer.
