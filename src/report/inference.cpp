@@ -48,8 +48,10 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
                    c.prompt.text, c.output.text,
                    c.rate > 0 ? fmt::format("Poisson at {:g} req/s", c.rate)
                               : fmt::format("closed loop of {} clients", c.concurrency)));
-  line(fmt::format("batching           {}, max_batch {} (mean decode batch {})", r.policy,
-                   c.max_batch, r.mean_decode_batch));
+  line(
+      fmt::format("batching           {}, max_batch {}, {} prompt tokens per prefill step "
+                  "(mean decode batch {})",
+                  r.policy, c.max_batch, c.max_prefill_tokens, r.mean_decode_batch));
   line(
       fmt::format("memory per GPU     weights {:.1f} GiB, KV cache {:.1f} GiB free ({} tokens "
                   "per replica)",
@@ -87,7 +89,7 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
                   r.requests_per_s));
   line(
       fmt::format("GPU time           {:.1f}% in steps: {:.1f}% kernels, {:.1f}% communication; "
-                  "MFU {:.1f}%, HBM {:.1f}% of peak",
+                  "MFU {:.1f}% (of the BF16 peak), HBM {:.1f}% of peak",
                   100 * r.gpu_busy, 100 * r.compute_share, 100 * r.network_share, 100 * r.mfu,
                   100 * r.hbm_utilisation));
   line(
@@ -111,6 +113,7 @@ json inference_to_json(const InferenceResult& r, const InferenceConfig& c) {
   j["replicas"] = c.disaggregated() ? c.prefill_replicas() + c.decode_replicas() : c.replicas;
   j["precision"] = to_string(c.precision);
   j["max_batch"] = c.max_batch;
+  j["max_prefill_tokens"] = c.max_prefill_tokens;
   j["requests"] = r.requests;
   j["prompt_tokens"] = r.prompt_tokens;
   j["output_tokens"] = r.output_tokens;

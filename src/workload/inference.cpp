@@ -231,7 +231,12 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         rep.waiting.pop_front();
       }
     } else if (admit && !rep.waiting.empty() && rep.running.size() < c.max_batch) {
-      while (!rep.waiting.empty() && rep.running.size() + rep.step_members.size() < c.max_batch) {
+      // vLLM's budget of tokens per step; the first prompt always goes.
+      std::uint64_t tokens = 0;
+      while (!rep.waiting.empty() && rep.running.size() + rep.step_members.size() < c.max_batch &&
+             (rep.step_members.empty() ||
+              tokens + reqs[rep.waiting.front()].prompt <= c.max_prefill_tokens)) {
+        tokens += reqs[rep.waiting.front()].prompt;
         rep.step_members.push_back(rep.waiting.front());
         rep.waiting.pop_front();
       }

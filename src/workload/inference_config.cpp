@@ -127,12 +127,15 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
 
   c.max_batch = 256;  // vLLM's max_num_seqs default
   if (const ArgNode* b = job.find("batching")) {
-    if (b->kind() != ArgNode::Kind::Map) b->fail("expected a map: max_batch, policy");
+    if (b->kind() != ArgNode::Kind::Map)
+      b->fail("expected a map: max_batch, max_prefill_tokens, policy");
     if (const ArgNode* m = b->find("max_batch")) {
       c.max_batch = static_cast<std::uint32_t>(m->as_int(1, 1 << 20));
       c.max_batch_field = m->path();
       c.max_batch_where = m->where();
     }
+    c.max_prefill_tokens =
+        static_cast<std::uint64_t>(b->get_int("max_prefill_tokens", 0, 1, kMaxTokens));
     if (const ArgNode* p = b->find("policy"))
       c.policy = p->as_choice({"static", "continuous"}) == "static" ? BatchPolicy::Static
                                                                     : BatchPolicy::Continuous;
@@ -198,6 +201,7 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
   }
+  if (c.max_prefill_tokens == 0) c.max_prefill_tokens = std::max<std::uint64_t>(c.model.seq, 2048);
   return c;
 }
 

@@ -364,3 +364,7 @@ lockstep_bad_flags(serve.training_job
 lockstep_bad_flags(train.inference_job
   "serve_llama3_70b.yaml:7:9: job.type: an inference job: run it with lockstep serve or lockstep run"
   train ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
+lockstep_good(serve.trace
+  "trace +.*serve_trace.json"
+  serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml --trace
+  ${PROJECT_BINARY_DIR}/serve_trace.json --force)

@@ -45,6 +45,9 @@ struct InferenceConfig {
   std::uint32_t concurrency = 0;  // closed loop: clients each with one request in flight
   std::uint64_t count = 0;        // requests simulated
   std::uint32_t max_batch = 0;    // sequences in a replica's running batch
+  // Prompt tokens one prefill step takes at most (vLLM's max_num_batched_tokens; 0: its default
+  // without chunked prefill, max(the model's context, 2048)); a longer prompt runs alone.
+  std::uint64_t max_prefill_tokens = 0;
   BatchPolicy policy = BatchPolicy::Continuous;
   // Disaggregated serving (prefill and decode pools); 0: every replica does both.
   std::uint32_t prefill_gpus = 0, decode_gpus = 0;

@@ -173,6 +173,37 @@ TEST(InferenceServe, LatencyGrowsAboveCapacity) {
   EXPECT_EQ(over200.mean_decode_batch, 8u);
 }
 
+// vLLM's token budget: prompts of 1,024 tokens go two to a prefill step of 2,048. Static batching
+// starts a batch only when the last one has finished: between two prefill steps the batch
+// decodes its longest output (60 tokens at most) and nothing else joins.
+TEST(InferenceServe, PrefillBudgetAndStaticBatches) {
+  InferenceConfig c = config(
+      "type: inference\nmodel: llama3-8b\ntp: 8\n"
+      "requests: {prompt: 1024, output: uniform:20-60, rate: 100, count: 40}\n"
+      "batching: {max_batch: 8, max_prefill_tokens: 2048}\n");
+  InferenceOptions o;
+  o.record_steps = true;
+  const InferenceResult r = simulate_inference(hgx(), c, o);
+  std::uint64_t most = 0;
+  for (const StepRecord& s : r.steps)
+    if (s.prefill) most = std::max(most, s.tokens);
+  EXPECT_EQ(most, 2048u);
+  c.policy = BatchPolicy::Static;
+  const InferenceResult st = simulate_inference(hgx(), c, o);
+  std::uint32_t batch = 0, decodes = 0;
+  for (const StepRecord& s : st.steps) {
+    if (s.prefill) {
+      EXPECT_TRUE(batch == 0 || decodes >= 19) << decodes;  // the last batch ran to its end
+      batch = s.batch;
+      decodes = 0;
+    } else {
+      EXPECT_LE(s.batch, batch);  // nobody joins a static batch
+      ++decodes;
+    }
+  }
+  EXPECT_GT(st.e2e.p50, r.e2e.p50);  // waiting for a whole batch to drain costs latency
+}
+
 TEST(InferenceServe, DeterministicWithTheSeed) {
   const InferenceConfig c = config(load(20, 60));
   const InferenceResult a = simulate_inference(hgx(), c);
