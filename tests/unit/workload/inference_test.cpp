@@ -254,5 +254,60 @@ TEST(InferenceServe, RefusesALayoutThatMissesTheGpus) {
   EXPECT_THROW(simulate_inference(hgx(), c), InputError);
 }
 
+// The contract moe26's DeepEP-style primitives fill in: a fixed-time stand-in, and what the step
+// and the request simulation make of its times and sizes.
+class FixedComm : public InferenceComm {
+ public:
+  Time moe_dispatch(const MoeExchange& x) override {
+    last = x;
+    return Time::us(3);
+  }
+  Time moe_combine(const MoeExchange&) override { return Time::us(5); }
+  Time kv_transfer(const KvTransfer& x) override {
+    kv_bytes = x.bytes.count();
+    pairs = x.from.size();
+    return Time::ms(1);
+  }
+  MoeExchange last;
+  std::uint64_t kv_bytes = 0;
+  std::size_t pairs = 0;
+};
+
+// Mixtral 8x7B (32 layers, all MoE, 8 experts, top 2) at TP 8 = EP 8, a decode batch of 16:
+// each layer one attention all-reduce, one dispatch (3 us) and one combine (5 us): 32 x 8 us.
+TEST(InferenceStep, ExpertParallelLayersCallDispatchAndCombine) {
+  const InferenceConfig c = config(
+      "type: inference\nmodel: mixtral-8x7b\ntp: 8\nep: 8\n"
+      "requests: {prompt: 512, output: 8, rate: 1, count: 1}\nbatching: {max_batch: 16}\n");
+  auto comm = std::make_shared<FixedComm>();
+  InferenceStepModel m(hgx(), c, comm);
+  const StepCost d = m.decode(std::vector<std::uint64_t>(16, 512));
+  EXPECT_NEAR(d.ep, 32 * 8e-6, 1e-12);
+  EXPECT_NEAR(d.tp, 32 * m.tp_all_reduce(16 * 4096 * 2), 1e-12);
+  EXPECT_EQ(comm->last.tokens_per_rank, 2u);  // 16 tokens over 8 ranks
+  EXPECT_EQ(comm->last.top_k, 2u);
+  EXPECT_EQ(comm->last.ranks.size(), 8u);
+}
+
+// Disaggregated Llama 3 8B on 2 servers (8 + 8 GPUs, TP 8): one request's KV cache is
+// 32 layers x 8 KV heads x (128 + 128) x 2 B = 131,072 B per token, x 1,024 = 128 MiB, sent over
+// 8 GPU pairs; its second token comes one transfer (1 ms here) and one decode step after the first.
+TEST(InferenceServe, DisaggregatedRequestWaitsForItsKvCache) {
+  static const Topology two = testing::ndr_h100_nodes(2, 8);
+  const InferenceConfig c = config(
+      "type: inference\nmodel: llama3-8b\ntp: 8\n"
+      "requests: {prompt: 1024, output: 2, concurrency: 1, count: 1}\n"
+      "disaggregated: {prefill_gpus: 8, decode_gpus: 8}\n");
+  auto comm = std::make_shared<FixedComm>();
+  InferenceOptions o;
+  o.comm = comm;
+  const InferenceResult r = simulate_inference(two, c, o);
+  InferenceStepModel m(two, c, comm);
+  EXPECT_EQ(comm->kv_bytes, 134'217'728u);
+  EXPECT_EQ(comm->pairs, 8u);
+  EXPECT_DOUBLE_EQ(r.ttft.p50, m.prefill({1024}).seconds);
+  EXPECT_NEAR(r.e2e.p50, r.ttft.p50 + 1e-3 + m.decode({1025}).seconds, 1e-12);
+}
+
 }  // namespace
 }  // namespace lockstep
