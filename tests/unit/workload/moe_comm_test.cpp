@@ -1,0 +1,129 @@
+// MoE dispatch / combine and KV-cache transfers on engines: link bytes by medium against the
+// hand count, transfer times against size / bandwidth + latency (docs/moe-dispatch.md).
+#include "lockstep/workload/moe_comm.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/nccl/engine_run.hpp"
+#include "test_cluster.hpp"
+
+namespace lockstep {
+namespace {
+
+using testing::ndr_h100_nodes;
+
+// collective/moe_test.cpp's case: 8 experts, top-2, 2 nodes of 2 GPUs, 28 tokens of H = 128.
+// Per rank: normal dispatch sends 22 tokens x 132 B over the network (once to the other node)
+// and 2 x 13 x 132 B over NVLink (its own 13 for the node peer, 13 forwarded); low latency
+// 2 x 14 x 132 B over the network (one message per expert on each of the other node's GPUs)
+// and 14 x 132 B over NVLink.
+MoeSpec small() {
+  MoeSpec s;
+  s.tokens = 28;
+  s.hidden = 128;
+  s.topk = 2;
+  s.experts = 8;
+  s.ranks = 4;
+  s.ranks_per_node = 2;
+  s.chunks = 2;
+  return s;
+}
+
+TEST(MoeComm, DispatchMovesTheHandCountedBytesByMedium) {
+  const Topology topo = ndr_h100_nodes(2, 2);
+  for (const char* engine : {"analytical", "flow"}) {
+    MoeSpec s = small();
+    const CommRun normal = run_moe(s, MoePhase::Dispatch, topo, engine);
+    EXPECT_DOUBLE_EQ(normal.network_bytes, 4.0 * 22 * 132) << engine;
+    EXPECT_DOUBLE_EQ(normal.nvlink_bytes, 4.0 * 26 * 132) << engine;
+    s.kernel = MoeKernel::LowLatency;
+    const CommRun ll = run_moe(s, MoePhase::Dispatch, topo, engine);
+    EXPECT_DOUBLE_EQ(ll.network_bytes, 4.0 * 28 * 132) << engine;
+    EXPECT_DOUBLE_EQ(ll.nvlink_bytes, 4.0 * 14 * 132) << engine;
+    // The forwarding factor: 28 / 22 = (K G / R) / P(node).
+    EXPECT_DOUBLE_EQ(ll.network_bytes / normal.network_bytes, 28.0 / 22) << engine;
+  }
+  // The packet engine counts wire bytes: the payload plus its packets' headers (a few percent).
+  const CommRun packet = run_moe(small(), MoePhase::Dispatch, topo, "packet");
+  EXPECT_GE(packet.network_bytes, 4.0 * 22 * 132);
+  EXPECT_LT(packet.network_bytes, 1.1 * 4 * 22 * 132);
+}
+
+TEST(MoeComm, CombineMovesTheSameTokensInBf16) {
+  const Topology topo = ndr_h100_nodes(2, 2);
+  const CommRun c = run_moe(small(), MoePhase::Combine, topo, "flow");
+  EXPECT_DOUBLE_EQ(c.network_bytes, 4.0 * 22 * 256);
+  EXPECT_DOUBLE_EQ(c.nvlink_bytes, 4.0 * 26 * 256);
+  EXPECT_GT(c.time, run_moe(small(), MoePhase::Dispatch, topo, "flow").time);
+}
+
+TEST(MoeComm, NodesMustMatchTheTopology) {
+  MoeSpec s = small();
+  s.ranks_per_node = 4;
+  s.ranks = 4;
+  EXPECT_THROW(run_moe(s, MoePhase::Dispatch, ndr_h100_nodes(2, 2), "flow"), InputError);
+}
+
+// Llama-style cache: 1024 tokens x 2 (K, V) x 2 layers x 8 KV heads x 128 x 2 B = 8 MiB.
+KvTransferSpec kv(std::vector<std::uint32_t> prefill, std::vector<std::uint32_t> decode) {
+  KvTransferSpec s;
+  s.prompt = 1024;
+  s.layers = 2;
+  s.kv_heads = 8;
+  s.head_dim = 128;
+  s.prefill_gpus = std::move(prefill);
+  s.decode_gpus = std::move(decode);
+  return s;
+}
+
+// 8 MiB over one NDR NIC (400 Gb/s = 50 GB/s, the narrowest link of the path): 167.77216 us.
+constexpr std::int64_t kEightMiBPs = 167'772'160;
+
+TEST(MoeComm, KvTransferTakesSizeOverPathBandwidthPlusLatency) {
+  const Topology topo = ndr_h100_nodes(2, 2);
+  EXPECT_EQ(kv_cache_bytes(kv({0}, {2})), 8u << 20);
+  const Time latency = gpu_path_latency(topo, 0, 2);
+  for (const char* engine : {"analytical", "flow"}) {
+    // TP 1 to TP 1: the whole cache through one NIC pair.
+    const CommRun one = run_kv_transfer(kv({0}, {2}), topo, engine);
+    EXPECT_EQ(one.time, Time::ps(kEightMiBPs) + latency) << engine;
+    EXPECT_DOUBLE_EQ(one.network_bytes, 8.0 * (1 << 20)) << engine;
+    // TP 2 to TP 2: each shard's 4 heads on its own rail, at once: half the time.
+    const CommRun two = run_kv_transfer(kv({0, 1}, {2, 3}), topo, engine);
+    EXPECT_EQ(two.time, Time::ps(kEightMiBPs / 2) + latency) << engine;
+    // TP 2 to TP 1: both shards into the one decode GPU's NIC, the whole cache through it; GPU
+    // 1's half crosses rails (through a spine), the longer path.
+    const CommRun in = run_kv_transfer(kv({0, 1}, {2}), topo, engine);
+    EXPECT_NEAR(in.time.seconds(), (Time::ps(kEightMiBPs) + gpu_path_latency(topo, 1, 2)).seconds(),
+                1e-9)
+        << engine;
+  }
+}
+
+TEST(MoeComm, LayerWiseTransferHidesBehindPrefill) {
+  // Each layer computes 1 ms, then sends its 4 MiB (83.88608 us): only the last layer's transfer
+  // shows, 2 ms + 83.88608 us + latency.
+  const Topology topo = ndr_h100_nodes(2, 2);
+  KvTransferSpec s = kv({0}, {2});
+  s.layer_compute = Time::ms(1);
+  const CommRun r = run_kv_transfer(s, topo, "flow");
+  EXPECT_EQ(r.time, Time::ms(2) + Time::ps(kEightMiBPs / 2) + gpu_path_latency(topo, 0, 2));
+}
+
+TEST(MoeComm, KvHeadsFewerThanGpusAreReplicated) {
+  // 2 KV heads on TP 4: GPUs 0, 1 hold head 0 and 2, 3 head 1; a TP 2 decode GPU j needs head
+  // j, from one copy: 1024 x 2 x 2 x 128 x 2 B = 1 MiB each, 2 MiB in all.
+  KvTransferSpec s = kv({0, 1, 2, 3}, {4, 5});
+  s.kv_heads = 2;
+  const auto p = make_kv_transfer_programs(s);
+  std::uint64_t sent = 0;
+  for (Rank r = 0; r < 4; ++r)
+    for (OpIndex i = 0; i < p->num_ops(r); ++i)
+      if (p->op(r, i).kind == OpKind::Send) sent += p->op(r, i).src.bytes;
+  EXPECT_EQ(sent, 2u << 20);
+  EXPECT_THROW(run_kv_transfer(kv({0}, {0}), ndr_h100_nodes(2, 2), "flow"), InputError);
+}
+
+}  // namespace
+}  // namespace lockstep
