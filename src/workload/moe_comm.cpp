@@ -71,10 +71,6 @@ CommRun run_programs(const ProgramSet& programs, const Topology& topo, std::stri
 CommRun run_moe(const MoeSpec& spec, MoePhase phase, const Topology& topo,
                 std::string_view engine) {
   validate(spec);
-  const std::uint32_t per_node = topo.traits().gpus_per_node;
-  if (per_node != 0 && per_node != spec.ranks_per_node)
-    throw InputError("ranks_per_node", fmt::format("{} GPUs per node; the topology's nodes have {}",
-                                                   spec.ranks_per_node, per_node));
   return run_programs(*make_moe_programs(spec, phase), topo, engine);
 }
 

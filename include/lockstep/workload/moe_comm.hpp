@@ -36,8 +36,8 @@ void count_link_bytes(const Topology& topology, const std::vector<double>& link_
 CommRun run_programs(const ProgramSet& programs, const Topology& topology, std::string_view engine,
                      const std::vector<std::uint32_t>& placement = {});
 
-/// One MoE dispatch or combine over the first spec.ranks GPUs of `topology`, whose nodes must
-/// have spec.ranks_per_node GPUs (InputError at ranks_per_node otherwise).
+/// One MoE dispatch or combine over the first spec.ranks GPUs of `topology`, spec.ranks_per_node
+/// to an NVLink domain (the caller's to match: NCCL's nodes, an NVL72 rack's 72 GPUs).
 CommRun run_moe(const MoeSpec& spec, MoePhase phase, const Topology& topology,
                 std::string_view engine);
 
