@@ -78,7 +78,15 @@ std::uint64_t chunk(std::uint64_t bytes, std::uint32_t chunks, std::uint32_t c) 
   return bytes / chunks + (c < bytes % chunks ? 1 : 0);
 }
 
-constexpr std::uint16_t kNetChannel = 0, kNvlChannel = 1;
+// Chunk c of a network message travels on channel c, of an NVLink one on channel chunks + c: a
+// channel then carries messages of one size only, so that sends matching their receives in the
+// order they start (a forwarded chunk starts when its input arrives) still pair equal sizes.
+std::uint16_t net_channel(std::uint32_t c) {
+  return static_cast<std::uint16_t>(c);
+}
+std::uint16_t nvl_channel(const MoeSpec& s, std::uint32_t c) {
+  return static_cast<std::uint16_t>(s.chunks + c);
+}
 
 void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
   const Rank g = s.ranks_per_node, nodes = s.nodes();
@@ -89,25 +97,25 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     // The network hop: once per other node, to this GPU's rail peer there.
     for (Rank dn = 1; dn < nodes; ++dn)
       for (std::uint32_t c = 0; c < s.chunks; ++c)
-        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), kNetChannel);
+        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
     // This node's tokens go to its other GPUs directly.
     for (std::uint32_t c = 0; c < s.chunks; ++c)
       for (Rank dl = 1; dl < g; ++dl)
-        b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), kNvlChannel);
+        b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
     for (Rank dn = 1; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         const OpIndex in =
-            b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), kNetChannel);
+            b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
         for (Rank dl = 1; dl < g; ++dl)
-          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), kNvlChannel, in);
+          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c), in);
       }
     }
     // What the other GPUs of the node pass on: their own tokens, then node - 1's, node - 2's...
     for (Rank dl = 1; dl < g; ++dl)
       for (Rank dn = 0; dn < nodes; ++dn)
         for (std::uint32_t c = 0; c < s.chunks; ++c)
-          b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c), kNvlChannel);
+          b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
   }
 }
 
@@ -122,23 +130,23 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     for (Rank dl = 1; dl < g; ++dl)
       for (Rank dn = 0; dn < nodes; ++dn)
         for (std::uint32_t c = 0; c < s.chunks; ++c)
-          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), kNvlChannel);
+          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
     for (Rank dn = 0; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         std::vector<OpIndex> parts;
         for (Rank dl = 1; dl < g; ++dl)
-          parts.push_back(
-              b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c), kNvlChannel));
+          parts.push_back(b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c),
+                                 nvl_channel(s, c)));
         if (dn == 0) continue;  // this node's own tokens end here
-        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), kNetChannel,
+        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c),
                parts.empty() ? kNoDep : b.join(parts));
       }
     }
     for (Rank dn = 1; dn < nodes; ++dn)
       for (std::uint32_t c = 0; c < s.chunks; ++c)
-        b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), kNetChannel);
+        b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
   }
 }
 
@@ -153,11 +161,11 @@ void low_latency(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     // times nothing: every op is posted at once).
     for (Rank st = 1; st < n; ++st) {
       const Rank to = (r + st) % n;
-      b.send(to, to / g == node ? t.nvlink_message : t.network_message, kNetChannel);
+      b.send(to, to / g == node ? t.nvlink_message : t.network_message, 0);
     }
     for (Rank st = 1; st < n; ++st) {
       const Rank from = (r + n - st) % n;
-      b.recv(from, from / g == node ? t.nvlink_message : t.network_message, kNetChannel);
+      b.recv(from, from / g == node ? t.nvlink_message : t.network_message, 0);
     }
   }
 }

@@ -91,7 +91,8 @@ struct MoeTraffic {
 MoeTraffic moe_traffic(const MoeSpec& spec, MoePhase phase);
 
 /// The programs of one dispatch or combine over spec.ranks ranks (rank r on node r / G as local
-/// GPU r % G). Normal: network messages on channel 0, NVLink ones on channel 1; a forwarded
+/// GPU r % G). Normal: chunk c of a network message on channel c, of an NVLink one on channel
+/// chunks + c (one size per channel); a forwarded
 /// chunk waits for its network chunk (dispatch) or for every local GPU's part of it (combine).
 /// Translation by G ranks maps the programs onto themselves (ProgramSet::symmetry_period).
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& spec, MoePhase phase);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/engine_run.hpp"
 #include "test_cluster.hpp"
@@ -56,6 +58,23 @@ TEST(MoeComm, CombineMovesTheSameTokensInBf16) {
   EXPECT_DOUBLE_EQ(c.network_bytes, 4.0 * 22 * 256);
   EXPECT_DOUBLE_EQ(c.nvlink_bytes, 4.0 * 26 * 256);
   EXPECT_GT(c.time, run_moe(small(), MoePhase::Dispatch, topo, "flow").time);
+}
+
+TEST(MoeComm, UnevenChunksForwardInAnyOrder) {
+  // 4 nodes of 2 GPUs, 16 experts, top-2, 28 tokens: P(node) = 1 - C(12, 2) / C(16, 2) = 54/120,
+  // 12.6 tokens x 132 B = 1663 B to each other node, in chunks of 832 and 831 B; P(GPU) =
+  // 1 - C(14, 2) / C(16, 2) = 29/120, 893 B per forwarded message, 4 (N (G - 1)) per rank. The
+  // forwarded chunks start as their inputs arrive, out of program order: still matched.
+  MoeSpec s = small();
+  s.ranks = 8;
+  s.experts = 16;
+  const Topology topo = ndr_h100_nodes(4, 2);
+  for (MoePhase phase : {MoePhase::Dispatch, MoePhase::Combine}) {
+    const double b = phase == MoePhase::Dispatch ? 1.0 : 256.0 / 132;
+    const CommRun r = run_moe(s, phase, topo, "flow");
+    EXPECT_NEAR(r.network_bytes, 8 * 3 * std::round(1663.2 * b), 1e-9);
+    EXPECT_NEAR(r.nvlink_bytes, 8 * 4 * std::round(893.2 * b), 1e-9);
+  }
 }
 
 // Llama-style cache: 1024 tokens x 2 (K, V) x 2 layers x 8 KV heads x 128 x 2 B = 8 MiB.
