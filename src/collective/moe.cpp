@@ -94,14 +94,25 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     Builder b{set, r};
     const Rank node = r / g, l = r % g;
     const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
-    // The network hop: once per other node, to this GPU's rail peer there.
-    for (Rank dn = 1; dn < nodes; ++dn)
-      for (std::uint32_t c = 0; c < s.chunks; ++c)
-        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
-    // This node's tokens go to its other GPUs directly.
-    for (std::uint32_t c = 0; c < s.chunks; ++c)
+    // The network hop: once per other node, to this GPU's rail peer there; then this node's
+    // tokens to its other GPUs. Each stream sends its chunks in order (DeepEP's senders walk the
+    // tokens in order), so the first chunks arrive, and forward, while the later ones travel.
+    OpIndex after = kNoDep;
+    for (std::uint32_t c = 0; c < s.chunks && nodes > 1; ++c) {
+      std::vector<OpIndex> sent;
+      for (Rank dn = 1; dn < nodes; ++dn)
+        sent.push_back(
+            b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c), after));
+      after = b.join(sent);
+    }
+    after = kNoDep;
+    for (std::uint32_t c = 0; c < s.chunks && g > 1; ++c) {
+      std::vector<OpIndex> sent;
       for (Rank dl = 1; dl < g; ++dl)
-        b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
+        sent.push_back(b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c),
+                              nvl_channel(s, c), after));
+      after = b.join(sent);
+    }
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
     for (Rank dn = 1; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
@@ -126,11 +137,17 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     const Rank node = r / g, l = r % g;
     const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
     // This GPU's summed outputs go to the forwarding GPU of each token's rail: for its own node's
-    // tokens that is their owner, for node + dn's the GPU that brought them over.
-    for (Rank dl = 1; dl < g; ++dl)
-      for (Rank dn = 0; dn < nodes; ++dn)
-        for (std::uint32_t c = 0; c < s.chunks; ++c)
-          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
+    // tokens that is their owner, for node + dn's the GPU that brought them over. Chunks in
+    // order, as in dispatch, so that the forwarders can send the first ones on early.
+    OpIndex after = kNoDep;
+    for (std::uint32_t c = 0; c < s.chunks && g > 1; ++c) {
+      std::vector<OpIndex> sent;
+      for (Rank dl = 1; dl < g; ++dl)
+        for (Rank dn = 0; dn < nodes; ++dn)
+          sent.push_back(b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c),
+                                nvl_channel(s, c), after));
+      after = b.join(sent);
+    }
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
     for (Rank dn = 0; dn < nodes; ++dn) {
