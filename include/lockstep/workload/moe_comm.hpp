@@ -41,6 +41,19 @@ CommRun run_programs(const ProgramSet& programs, const Topology& topology, std::
 CommRun run_moe(const MoeSpec& spec, MoePhase phase, const Topology& topology,
                 std::string_view engine);
 
+/// The NVLink domain of each GPU of `gpus` (topology GPU indices): 0 for the first GPU's, then
+/// in order of first appearance; two GPUs share one when the routed path between them crosses
+/// no NIC (an HGX server's 8 GPUs, an NVL72 rack's 72).
+std::vector<std::uint32_t> nvlink_domains(const Topology& topology,
+                                          const std::vector<std::uint32_t>& gpus);
+
+/// One dispatch or combine of an expert-parallel group placed on `gpus` (topology GPU indices,
+/// any order): spec.ranks and ranks_per_node come from the group (its GPUs per NVLink domain
+/// when every domain holds as many, else 1: each GPU alone), experts round up to a multiple of
+/// the ranks and topk down to the experts reachable. Zero tokens take no time.
+CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint32_t>& gpus,
+                      const Topology& topology, std::string_view engine);
+
 /// One request's KV cache moving from a prefill instance's GPUs (its TP shards) to a decode
 /// instance's. Bytes = prompt x 2 (K and V) x layers x kv_heads x head_dim x bytes_per_element.
 /// KV head h lives on prefill GPU h x P / kv_heads (P = prefill_gpus.size()) and goes to decode
@@ -65,5 +78,9 @@ std::uint64_t kv_cache_bytes(const KvTransferSpec& spec);
 std::unique_ptr<ProgramSet> make_kv_transfer_programs(const KvTransferSpec& spec);
 CommRun run_kv_transfer(const KvTransferSpec& spec, const Topology& topology,
                         std::string_view engine);
+/// `bytes` of KV cache held evenly by the GPUs `from` moving to be held evenly by `to` (the
+/// shares of a TP P instance re-cut for a TP D one: P = D pairs GPU i with GPU i), after prefill.
+CommRun run_kv_bytes(const std::vector<std::uint32_t>& from, const std::vector<std::uint32_t>& to,
+                     Bytes bytes, const Topology& topology, std::string_view engine);
 
 }  // namespace lockstep

@@ -82,6 +82,28 @@ TEST(MoeComm, UnevenChunksForwardInAnyOrder) {
   }
 }
 
+TEST(MoeComm, GroupsFindTheirNvlinkDomains) {
+  // GPUs 0, 1 share node 0's NVSwitch, 2, 3 node 1's; a group listed out of order still runs as
+  // 2 nodes of 2, moving the hand-counted bytes.
+  const Topology topo = ndr_h100_nodes(2, 2);
+  EXPECT_EQ(nvlink_domains(topo, {3, 0, 2, 1}), (std::vector<std::uint32_t>{0, 1, 0, 1}));
+  MoeSpec s = small();
+  s.ranks = 1;  // set by the group
+  s.ranks_per_node = 1;
+  const CommRun r = run_moe_group(s, MoePhase::Dispatch, {3, 0, 2, 1}, topo, "flow");
+  EXPECT_DOUBLE_EQ(r.network_bytes, 4.0 * 22 * 132);
+  EXPECT_DOUBLE_EQ(r.nvlink_bytes, 4.0 * 26 * 132);
+  // GPUs 0, 1, 2: domains of 2 and 1, so each GPU is a node of its own; 8 experts round up to
+  // 9. P(node) = 1 - C(6, 2) / C(9, 2) = 21/36: 28 x 21/36 x 132 = 2156 B to each other GPU,
+  // the four messages to or from GPU 2 over the network, 0 -> 1 and 1 -> 0 over NVLink.
+  const CommRun uneven = run_moe_group(s, MoePhase::Dispatch, {0, 1, 2}, topo, "flow");
+  EXPECT_DOUBLE_EQ(uneven.network_bytes, 4.0 * 2156);
+  EXPECT_DOUBLE_EQ(uneven.nvlink_bytes, 2.0 * 2156);
+  // No token: no time.
+  s.tokens = 0;
+  EXPECT_EQ(run_moe_group(s, MoePhase::Dispatch, {0, 1, 2}, topo, "flow").time, Time::zero());
+}
+
 // Llama-style cache: 1024 tokens x 2 (K, V) x 2 layers x 8 KV heads x 128 x 2 B = 8 MiB.
 KvTransferSpec kv(std::vector<std::uint32_t> prefill, std::vector<std::uint32_t> decode) {
   KvTransferSpec s;
@@ -116,6 +138,19 @@ TEST(MoeComm, KvTransferTakesSizeOverPathBandwidthPlusLatency) {
                 1e-9)
         << engine;
   }
+}
+
+TEST(MoeComm, KvBytesReCutForTheDecodeInstance) {
+  // 8 MiB held by GPUs 0, 1 (TP 2) to GPU 2 (TP 1): as KvTransferTakesSize...'s TP 2 to TP 1.
+  const Topology topo = ndr_h100_nodes(2, 2);
+  const CommRun r = run_kv_bytes({0, 1}, {2}, Bytes(8u << 20), topo, "flow");
+  EXPECT_NEAR(r.time.seconds(), (Time::ps(kEightMiBPs) + gpu_path_latency(topo, 1, 2)).seconds(),
+              1e-9);
+  EXPECT_DOUBLE_EQ(r.network_bytes, 8.0 * (1 << 20));
+  // TP 1 to TP 2: GPU 0's NIC sends it all; 7 bytes split 4 + 3.
+  EXPECT_EQ(run_kv_bytes({0}, {2, 3}, Bytes(8u << 20), topo, "analytical").time,
+            Time::ps(kEightMiBPs) + gpu_path_latency(topo, 0, 3));
+  EXPECT_DOUBLE_EQ(run_kv_bytes({0}, {2, 3}, Bytes(7), topo, "flow").network_bytes, 7.0);
 }
 
 TEST(MoeComm, LayerWiseTransferHidesBehindPrefill) {
