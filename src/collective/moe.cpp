@@ -47,6 +47,11 @@ class MoeProgramSet final : public MaterializedProgramSet {
   Rank period_ = 0;
 };
 
+// Size of chunk c of `bytes` cut into `chunks` near-equal pieces.
+std::uint64_t chunk(std::uint64_t bytes, std::uint32_t chunks, std::uint32_t c) {
+  return bytes / chunks + (c < bytes % chunks ? 1 : 0);
+}
+
 // One rank's ops as the builders below add them: sends read the input, receives fill the output
 // (offsets are not tracked: only the timing engines run these programs).
 struct Builder {
@@ -71,12 +76,22 @@ struct Builder {
     }
     return last;
   }
+  // Sends `message` to each of `peers` (a peer may repeat) chunk by chunk, chunk c on channel
+  // first_channel + c, each chunk's sends waiting for the previous chunk's: one sender walking
+  // its tokens in order (DeepEP's senders do), so the first chunks arrive, and are forwarded,
+  // while the later ones travel.
+  void in_order(const std::vector<Rank>& peers, std::uint64_t message, std::uint32_t chunks,
+                std::uint16_t first_channel) {
+    OpIndex after = kNoDep;
+    for (std::uint32_t c = 0; c < chunks && !peers.empty(); ++c) {
+      std::vector<OpIndex> sent;
+      for (Rank p : peers)
+        sent.push_back(send(p, chunk(message, chunks, c),
+                            static_cast<std::uint16_t>(first_channel + c), after));
+      after = join(sent);
+    }
+  }
 };
-
-// Size of chunk c of `bytes` cut into `chunks` near-equal pieces.
-std::uint64_t chunk(std::uint64_t bytes, std::uint32_t chunks, std::uint32_t c) {
-  return bytes / chunks + (c < bytes % chunks ? 1 : 0);
-}
 
 // Chunk c of a network message travels on channel c, of an NVLink one on channel chunks + c: a
 // channel then carries messages of one size only, so that sends matching their receives in the
@@ -95,24 +110,12 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     const Rank node = r / g, l = r % g;
     const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
     // The network hop: once per other node, to this GPU's rail peer there; then this node's
-    // tokens to its other GPUs. Each stream sends its chunks in order (DeepEP's senders walk the
-    // tokens in order), so the first chunks arrive, and forward, while the later ones travel.
-    OpIndex after = kNoDep;
-    for (std::uint32_t c = 0; c < s.chunks && nodes > 1; ++c) {
-      std::vector<OpIndex> sent;
-      for (Rank dn = 1; dn < nodes; ++dn)
-        sent.push_back(
-            b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c), after));
-      after = b.join(sent);
-    }
-    after = kNoDep;
-    for (std::uint32_t c = 0; c < s.chunks && g > 1; ++c) {
-      std::vector<OpIndex> sent;
-      for (Rank dl = 1; dl < g; ++dl)
-        sent.push_back(b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c),
-                              nvl_channel(s, c), after));
-      after = b.join(sent);
-    }
+    // tokens to its other GPUs.
+    std::vector<Rank> rails, locals;
+    for (Rank dn = 1; dn < nodes; ++dn) rails.push_back(at(node + dn, l));
+    for (Rank dl = 1; dl < g; ++dl) locals.push_back(at(node, l + dl));
+    b.in_order(rails, t.network_message, s.chunks, net_channel(0));
+    b.in_order(locals, t.nvlink_message, s.chunks, nvl_channel(s, 0));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
     for (Rank dn = 1; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
@@ -139,15 +142,10 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     // This GPU's summed outputs go to the forwarding GPU of each token's rail: for its own node's
     // tokens that is their owner, for node + dn's the GPU that brought them over. Chunks in
     // order, as in dispatch, so that the forwarders can send the first ones on early.
-    OpIndex after = kNoDep;
-    for (std::uint32_t c = 0; c < s.chunks && g > 1; ++c) {
-      std::vector<OpIndex> sent;
-      for (Rank dl = 1; dl < g; ++dl)
-        for (Rank dn = 0; dn < nodes; ++dn)
-          sent.push_back(b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c),
-                                nvl_channel(s, c), after));
-      after = b.join(sent);
-    }
+    std::vector<Rank> forwarders;
+    for (Rank dl = 1; dl < g; ++dl)
+      for (Rank dn = 0; dn < nodes; ++dn) forwarders.push_back(at(node, l + dl));
+    b.in_order(forwarders, t.nvlink_message, s.chunks, nvl_channel(s, 0));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
     for (Rank dn = 0; dn < nodes; ++dn) {
