@@ -146,14 +146,16 @@ void run_moe(const Flags& f) {
     fmt::print(
         "{{\"op\": \"{}\", \"kernel\": \"{}\", \"engine\": \"{}\", \"ranks\": {}, "
         "\"ranks_per_node\": {}, \"tokens\": {}, \"hidden\": {}, \"topk\": {}, "
-        "\"experts\": {}, \"max_nodes\": {}, \"token_bytes\": {}, \"p_node\": {:.6f}, "
+        "\"experts\": {}, \"max_nodes\": {}, \"imbalance\": {}, \"token_bytes\": {}, "
+        "\"p_node\": {:.6f}, "
         "\"p_rank\": {:.6f}, \"network_message_bytes\": {}, \"nvlink_message_bytes\": {}, "
         "\"time_us\": {:.3f}, \"network_bytes\": {:.0f}, \"nvlink_bytes\": {:.0f}, "
         "\"network_GBps_per_rank\": {:.2f}, \"nvlink_GBps_per_rank\": {:.2f}}}\n",
         to_string(done->phase), to_string(s.kernel), done->engine, s.ranks, s.ranks_per_node,
-        s.tokens, s.hidden, s.topk, s.experts, s.max_nodes, t.token_bytes, moe_node_probability(s),
-        moe_rank_probability(s), t.network_message, t.nvlink_message, done->run.time.microseconds(),
-        done->run.network_bytes, done->run.nvlink_bytes, net_GBps, nvl_GBps);
+        s.tokens, s.hidden, s.topk, s.experts, s.max_nodes, s.imbalance, t.token_bytes,
+        moe_node_probability(s), moe_rank_probability(s), t.network_message, t.nvlink_message,
+        done->run.time.microseconds(), done->run.network_bytes, done->run.nvlink_bytes, net_GBps,
+        nvl_GBps);
     return;
   }
   fmt::print("# lockstep collective: {} ({} kernel) on {}, engine {}\n", to_string(done->phase),
@@ -165,8 +167,10 @@ void run_moe(const Flags& f) {
       s.max_nodes ? fmt::format(" on at most {} nodes", s.max_nodes) : "", t.token_bytes,
       done->phase == MoePhase::Dispatch && s.fp8_dispatch ? "FP8 + scales" : "BF16", s.ranks,
       s.nodes(), s.ranks_per_node);
-  fmt::print("# a token reaches a given node with P = {:.4f}, a given GPU with P = {:.4f}\n",
-             moe_node_probability(s), moe_rank_probability(s));
+  fmt::print(
+      "# a token reaches a given node with P = {:.4f}, a given GPU with P = {:.4f}{}\n",
+      moe_node_probability(s), moe_rank_probability(s),
+      s.imbalance != 1 ? fmt::format("; rank 0's experts take {}x the mean", s.imbalance) : "");
   fmt::print("{:>12} {:>16} {:>16} {:>14} {:>14}\n", "time_us", "net_MB_per_rank",
              "nvl_MB_per_rank", "net_GBps_rank", "nvl_GBps_rank");
   fmt::print("{:>12.2f} {:>16.3f} {:>16.3f} {:>14.2f} {:>14.2f}\n", done->run.time.microseconds(),
@@ -188,7 +192,7 @@ void run(Flags f) {
        {std::pair{f.moe.tokens, "--tokens"}, std::pair{f.moe.hidden, "--hidden"},
         std::pair{f.moe.topk, "--topk"}, std::pair{f.moe.experts, "--experts"},
         std::pair{f.moe.kernel, "--kernel"}, std::pair{f.moe.max_nodes, "--max-nodes"},
-        std::pair{f.moe.chunks, "--chunks"}})
+        std::pair{f.moe.chunks, "--chunks"}, std::pair{f.moe.imbalance, "--imbalance"}})
     if (!value.empty()) throw InputError(flag, "only with --op moe_dispatch or moe_combine");
   apply_nccl_tests_gpus(f);
   nccl_tests_ops(f.nccl_tests);  // an unknown -o fails before anything runs
@@ -320,6 +324,8 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "moe_*: node-limited routing, a token's experts on at most this many nodes");
   cmd->add_option("--chunks", f->moe.chunks,
                   "moe_* normal kernel: pieces of a network message forwarded as they arrive (4)");
+  cmd->add_option("--imbalance", f->moe.imbalance,
+                  "moe_*: tokens of the busiest rank's experts over the mean (default 1)");
   cmd->add_flag("--bf16-dispatch", f->moe.bf16_dispatch, "moe_dispatch: BF16 instead of FP8");
   add_memory_options(*cmd, f->memory);
   add_nccl_tests_options(*cmd, f->nccl_tests);

@@ -30,6 +30,8 @@ std::optional<MoeCollectiveRun> run_moe_collective(const MoeRequest& r,
   s.experts = number<std::uint32_t>(r.experts, "--experts", s.experts, 1, 1 << 20);
   s.max_nodes = number<std::uint32_t>(r.max_nodes, "--max-nodes", 0, 0, 1 << 20);
   s.chunks = number<std::uint32_t>(r.chunks, "--chunks", s.chunks, 1, 64);
+  if (!r.imbalance.empty())
+    s.imbalance = ArgNode::scalar(r.imbalance, "--imbalance").as_double(1, 1e6);
   if (!r.kernel.empty()) s.kernel = parse_moe_kernel(r.kernel, "--kernel");
   s.fp8_dispatch = !r.bf16_dispatch;
   run.engine = r.engine.empty() ? "flow" : r.engine;

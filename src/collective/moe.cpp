@@ -76,17 +76,17 @@ struct Builder {
     }
     return last;
   }
-  // Sends `message` to each of `peers` (a peer may repeat) chunk by chunk, chunk c on channel
+  // Sends each (peer, message) of `to` (a peer may repeat) chunk by chunk, chunk c on channel
   // first_channel + c, each chunk's sends waiting for the previous chunk's: one sender walking
   // its tokens in order (DeepEP's senders do), so the first chunks arrive, and are forwarded,
   // while the later ones travel.
-  void in_order(const std::vector<Rank>& peers, std::uint64_t message, std::uint32_t chunks,
+  void in_order(const std::vector<std::pair<Rank, std::uint64_t>>& to, std::uint32_t chunks,
                 std::uint16_t first_channel) {
     OpIndex after = kNoDep;
-    for (std::uint32_t c = 0; c < chunks && !peers.empty(); ++c) {
+    for (std::uint32_t c = 0; c < chunks && !to.empty(); ++c) {
       std::vector<OpIndex> sent;
-      for (Rank p : peers)
-        sent.push_back(send(p, chunk(message, chunks, c),
+      for (const auto& [peer, message] : to)
+        sent.push_back(send(peer, chunk(message, chunks, c),
                             static_cast<std::uint16_t>(first_channel + c), after));
       after = join(sent);
     }
@@ -103,7 +103,28 @@ std::uint16_t nvl_channel(const MoeSpec& s, std::uint32_t c) {
   return static_cast<std::uint16_t>(s.chunks + c);
 }
 
+// The load of each rank's experts relative to the mean: the hot rank (rank 0) takes `imbalance`
+// times the mean, the others equally less, so that the total stays the uniform one. A message
+// to (dispatch) or from (combine) a rank scales by its share; a node's network message by the
+// mean share of its GPUs.
+struct Load {
+  const MoeSpec& s;
+  double rank(Rank d) const {
+    if (s.imbalance == 1 || s.ranks == 1) return 1;
+    return d == 0 ? s.imbalance : (s.ranks - s.imbalance) / (s.ranks - 1);
+  }
+  double node(Rank n) const {
+    double sum = 0;
+    for (Rank l = 0; l < s.ranks_per_node; ++l) sum += rank(n * s.ranks_per_node + l);
+    return sum / s.ranks_per_node;
+  }
+  static std::uint64_t bytes(std::uint64_t mean, double share) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(mean) * share));
+  }
+};
+
 void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
+  const Load load{s};
   const Rank g = s.ranks_per_node, nodes = s.nodes();
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
@@ -111,29 +132,36 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
     // The network hop: once per other node, to this GPU's rail peer there; then this node's
     // tokens to its other GPUs.
-    std::vector<Rank> rails, locals;
-    for (Rank dn = 1; dn < nodes; ++dn) rails.push_back(at(node + dn, l));
-    for (Rank dl = 1; dl < g; ++dl) locals.push_back(at(node, l + dl));
-    b.in_order(rails, t.network_message, s.chunks, net_channel(0));
-    b.in_order(locals, t.nvlink_message, s.chunks, nvl_channel(s, 0));
+    std::vector<std::pair<Rank, std::uint64_t>> rails, locals;
+    for (Rank dn = 1; dn < nodes; ++dn)
+      rails.emplace_back(at(node + dn, l),
+                         load.bytes(t.network_message, load.node((node + dn) % nodes)));
+    for (Rank dl = 1; dl < g; ++dl)
+      locals.emplace_back(at(node, l + dl),
+                          load.bytes(t.nvlink_message, load.rank(at(node, l + dl))));
+    b.in_order(rails, s.chunks, net_channel(0));
+    b.in_order(locals, s.chunks, nvl_channel(s, 0));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
+    const std::uint64_t in_net = load.bytes(t.network_message, load.node(node));
     for (Rank dn = 1; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         const OpIndex in =
-            b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
-        for (Rank dl = 1; dl < g; ++dl)
-          b.send(at(node, l + dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c), in);
+            b.recv(at(node + nodes - dn, l), chunk(in_net, s.chunks, c), net_channel(c));
+        for (const auto& [peer, message] : locals)
+          b.send(peer, chunk(message, s.chunks, c), nvl_channel(s, c), in);
       }
     }
     // What the other GPUs of the node pass on: their own tokens, then node - 1's, node - 2's...
+    const std::uint64_t in_nvl = load.bytes(t.nvlink_message, load.rank(r));
     for (Rank dl = 1; dl < g; ++dl)
       for (Rank dn = 0; dn < nodes; ++dn)
         for (std::uint32_t c = 0; c < s.chunks; ++c)
-          b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c), nvl_channel(s, c));
+          b.recv(at(node, l + g - dl), chunk(in_nvl, s.chunks, c), nvl_channel(s, c));
   }
 }
 
 void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
+  const Load load{s};
   const Rank g = s.ranks_per_node, nodes = s.nodes();
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
@@ -142,46 +170,54 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     // This GPU's summed outputs go to the forwarding GPU of each token's rail: for its own node's
     // tokens that is their owner, for node + dn's the GPU that brought them over. Chunks in
     // order, as in dispatch, so that the forwarders can send the first ones on early.
-    std::vector<Rank> forwarders;
+    std::vector<std::pair<Rank, std::uint64_t>> forwarders;
+    const std::uint64_t out_nvl = load.bytes(t.nvlink_message, load.rank(r));
     for (Rank dl = 1; dl < g; ++dl)
-      for (Rank dn = 0; dn < nodes; ++dn) forwarders.push_back(at(node, l + dl));
-    b.in_order(forwarders, t.nvlink_message, s.chunks, nvl_channel(s, 0));
+      for (Rank dn = 0; dn < nodes; ++dn) forwarders.emplace_back(at(node, l + dl), out_nvl);
+    b.in_order(forwarders, s.chunks, nvl_channel(s, 0));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
+    const std::uint64_t out_net = load.bytes(t.network_message, load.node(node));
     for (Rank dn = 0; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         std::vector<OpIndex> parts;
-        for (Rank dl = 1; dl < g; ++dl)
-          parts.push_back(b.recv(at(node, l + g - dl), chunk(t.nvlink_message, s.chunks, c),
+        for (Rank dl = 1; dl < g; ++dl) {
+          const Rank peer = at(node, l + g - dl);
+          parts.push_back(b.recv(peer,
+                                 chunk(load.bytes(t.nvlink_message, load.rank(peer)), s.chunks, c),
                                  nvl_channel(s, c)));
+        }
         if (dn == 0) continue;  // this node's own tokens end here
-        b.send(at(node + dn, l), chunk(t.network_message, s.chunks, c), net_channel(c),
+        b.send(at(node + dn, l), chunk(out_net, s.chunks, c), net_channel(c),
                parts.empty() ? kNoDep : b.join(parts));
       }
     }
-    for (Rank dn = 1; dn < nodes; ++dn)
+    for (Rank dn = 1; dn < nodes; ++dn) {
+      const Rank from = at(node + nodes - dn, l);
       for (std::uint32_t c = 0; c < s.chunks; ++c)
-        b.recv(at(node + nodes - dn, l), chunk(t.network_message, s.chunks, c), net_channel(c));
+        b.recv(from, chunk(load.bytes(t.network_message, load.node(from / g)), s.chunks, c),
+               net_channel(c));
+    }
   }
 }
 
 // Low latency: one message per (token, expert) straight to the expert's GPU; combine sends the
 // same number of BF16 messages back, so both phases are this pairwise exchange.
-void low_latency(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
+void low_latency(const MoeSpec& s, MoePhase phase, const MoeTraffic& t, MoeProgramSet& set) {
+  const Load load{s};
   const Rank g = s.ranks_per_node, n = s.ranks;
+  // A message's size: the mean for its hop, scaled by the load of the expert's rank (the
+  // receiver in dispatch, the sender in combine).
+  const auto message = [&](Rank from, Rank to) {
+    const std::uint64_t mean = from / g == to / g ? t.nvlink_message : t.network_message;
+    return load.bytes(mean, load.rank(phase == MoePhase::Dispatch ? to : from));
+  };
   for (Rank r = 0; r < n; ++r) {
     Builder b{set, r};
-    const Rank node = r / g;
-    // By node distance, then local distance, as DeepEP's warps cover the experts (the order
-    // times nothing: every op is posted at once).
-    for (Rank st = 1; st < n; ++st) {
-      const Rank to = (r + st) % n;
-      b.send(to, to / g == node ? t.nvlink_message : t.network_message, 0);
-    }
-    for (Rank st = 1; st < n; ++st) {
-      const Rank from = (r + n - st) % n;
-      b.recv(from, from / g == node ? t.nvlink_message : t.network_message, 0);
-    }
+    // By distance, as DeepEP's warps cover the experts (the order times nothing: every op is
+    // posted at once).
+    for (Rank st = 1; st < n; ++st) b.send((r + st) % n, message(r, (r + st) % n), 0);
+    for (Rank st = 1; st < n; ++st) b.recv((r + n - st) % n, message((r + n - st) % n, r), 0);
   }
 }
 
@@ -226,6 +262,10 @@ void validate(const MoeSpec& s) {
     throw InputError("topk",
                      fmt::format("must be between 1 and the {} experts a token can reach", reach));
   if (s.chunks == 0 || s.chunks > 64) throw InputError("chunks", "must be between 1 and 64");
+  if (!(s.imbalance >= 1 && s.imbalance <= s.ranks))
+    throw InputError("imbalance", fmt::format("{} is not between 1 and the {} ranks (the busiest "
+                                              "rank's tokens over the mean)",
+                                              s.imbalance, s.ranks));
 }
 
 std::uint64_t moe_token_bytes(const MoeSpec& s, MoePhase phase) {
@@ -271,10 +311,11 @@ MoeTraffic moe_traffic(const MoeSpec& s, MoePhase phase) {
 
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& s, MoePhase phase) {
   const MoeTraffic t = moe_traffic(s, phase);
-  const Rank period = s.nodes() > 1 ? s.ranks_per_node : 1;
+  // A hot rank breaks the translation symmetry.
+  const Rank period = s.imbalance != 1 ? 0 : s.nodes() > 1 ? s.ranks_per_node : 1;
   auto set = std::make_unique<MoeProgramSet>(s.ranks, period);
   if (s.kernel == MoeKernel::LowLatency) {
-    low_latency(s, t, *set);
+    low_latency(s, phase, t, *set);
   } else if (phase == MoePhase::Dispatch) {
     normal_dispatch(s, t, *set);
   } else {

@@ -20,7 +20,7 @@ namespace lockstep::api {
 struct MoeRequest {
   ClusterFlags cluster;
   std::string op;  // moe_dispatch | moe_combine
-  std::string tokens, hidden, topk, experts, kernel, max_nodes, chunks, engine;
+  std::string tokens, hidden, topk, experts, kernel, max_nodes, chunks, imbalance, engine;
   bool bf16_dispatch = false;
 };
 

@@ -56,12 +56,17 @@ struct MoeSpec {
   MoeKernel kernel = MoeKernel::Normal;
   bool fp8_dispatch = true;  // dispatch in FP8 with scales (DeepEP's default); false: BF16
   std::uint32_t chunks = 4;  // normal kernel: pieces of each RDMA message that forward alone
+  // Tokens of the busiest rank's experts over the mean (1 to R): rank 0's experts are hot and
+  // the others share the rest equally (the figure DeepSeek's EPLB balances by replicating
+  // experts). Messages to (dispatch) or from (combine) a rank scale by its share, a node's
+  // network message by its GPUs' mean share.
+  double imbalance = 1;
 
   std::uint32_t nodes() const { return ranks / ranks_per_node; }
 };
 
 /// Checks the spec; InputError naming the field (tokens, hidden, topk, experts, ranks,
-/// ranks_per_node, max_nodes, chunks).
+/// ranks_per_node, max_nodes, chunks, imbalance).
 void validate(const MoeSpec& spec);
 
 /// Bytes of one token's message in `phase`: dispatch H + 4 ceil(H / 128) (FP8) or 2H (BF16);
@@ -94,7 +99,8 @@ MoeTraffic moe_traffic(const MoeSpec& spec, MoePhase phase);
 /// GPU r % G). Normal: chunk c of a network message on channel c, of an NVLink one on channel
 /// chunks + c (one size per channel); a forwarded
 /// chunk waits for its network chunk (dispatch) or for every local GPU's part of it (combine).
-/// Translation by G ranks maps the programs onto themselves (ProgramSet::symmetry_period).
+/// Translation by G ranks maps the programs onto themselves (ProgramSet::symmetry_period) unless
+/// a rank is hot (imbalance > 1).
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& spec, MoePhase phase);
 
 }  // namespace lockstep

@@ -118,6 +118,29 @@ TEST(Moe, LowLatencyGoesToEveryExpertGpu) {
   EXPECT_EQ(ll.nvlink_bytes(), 14u * 132);
 }
 
+TEST(Moe, AHotRankTakesItsShare) {
+  // Imbalance 2 over 4 ranks: rank 0 takes 2x the mean, the others (4 - 2) / 3 = 2/3; node 0
+  // (ranks 0, 1) 4/3 on average, node 1 2/3. The totals stay the uniform ones.
+  MoeSpec s = small();
+  s.imbalance = 2;
+  auto bytes = sent(*make_moe_programs(s, MoePhase::Dispatch));
+  EXPECT_EQ(bytes.at({2, 0}), 2904u * 4 / 3);  // 22 x 132 to node 0
+  EXPECT_EQ(bytes.at({0, 2}), 2904u * 2 / 3);  // to node 1
+  EXPECT_EQ(bytes.at({1, 0}), 2 * 1716u * 2);  // 13 x 132, own and forwarded, to the hot rank
+  EXPECT_EQ(bytes.at({0, 1}), 2 * 1716u * 2 / 3);
+  EXPECT_EQ(make_moe_programs(s, MoePhase::Dispatch)->symmetry_period(), 0u);
+  // Low latency: 14 x 132 = 1848 B per peer on average; 3696 into rank 0, 1232 into the others.
+  s.kernel = MoeKernel::LowLatency;
+  bytes = sent(*make_moe_programs(s, MoePhase::Dispatch));
+  for (Rank from : {1u, 2u, 3u}) EXPECT_EQ(bytes.at({from, 0}), 3696u) << from;
+  EXPECT_EQ(bytes.at({0, 3}), 1232u);
+  // Combine: the hot rank sends its share back.
+  bytes = sent(*make_moe_programs(s, MoePhase::Combine));
+  EXPECT_EQ(bytes.at({0, 3}), 14u * 256 * 2);
+  s.imbalance = 5;
+  EXPECT_THROW(validate(s), InputError);
+}
+
 TEST(Moe, BadSpecsNameTheirField) {
   MoeSpec s = small();
   s.experts = 6;

@@ -65,6 +65,23 @@ TEST(MoeComm, CombineMovesTheSameTokensInBf16) {
             run_moe(big, MoePhase::Dispatch, topo, "flow").time);
 }
 
+TEST(MoeComm, AHotRankSlowsTheExchange) {
+  // Rank 0's experts take 3 times the mean: its NIC and NVLink links carry more, so the run
+  // takes longer, moving the same bytes in all (the shares keep the total).
+  const Topology topo = ndr_h100_nodes(2, 2);
+  MoeSpec s = small();
+  s.tokens = 2800;
+  for (MoeKernel k : {MoeKernel::Normal, MoeKernel::LowLatency}) {
+    s.kernel = k;
+    s.imbalance = 1;
+    const CommRun even = run_moe(s, MoePhase::Dispatch, topo, "flow");
+    s.imbalance = 3;
+    const CommRun hot = run_moe(s, MoePhase::Dispatch, topo, "flow");
+    EXPECT_GT(hot.time, even.time) << to_string(k);
+    EXPECT_NEAR(hot.network_bytes, even.network_bytes, 8) << to_string(k);
+  }
+}
+
 TEST(MoeComm, UnevenChunksForwardInAnyOrder) {
   // 4 nodes of 2 GPUs, 16 experts, top-2, 28 tokens: P(node) = 1 - C(12, 2) / C(16, 2) = 54/120,
   // 12.6 tokens x 132 B = 1663 B to each other node, in chunks of 832 and 831 B; P(GPU) =
