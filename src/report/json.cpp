@@ -294,6 +294,7 @@ Json variant_to_json(const Variant& v) {
           {"inventory", inventory_to_json(v.inventory)},
           {"collectives", std::move(sweeps)},
           {"training", v.training ? training_to_json(*v.training) : Json(nullptr)},
+          {"inference", v.inference ? *v.inference : Json(nullptr)},
           {"link_heatmap", v.heatmap ? heatmap_to_json(*v.heatmap) : Json(nullptr)},
           {"sensitivity", sensitivity_to_json(v)},
           {"why", strings(v.why)},

@@ -219,6 +219,7 @@ Variant variant_from_json(const Json& j) {
   v.inventory = inventory_from_json(j.at("inventory"));
   for (const Json& s : j.at("collectives")) v.sweeps.push_back(sweep_from_json(s));
   if (!j.at("training").is_null()) v.training = training_from_json(j.at("training"));
+  if (j.contains("inference") && !j.at("inference").is_null()) v.inference = j.at("inference");
   if (!j.at("link_heatmap").is_null()) v.heatmap = heatmap_from_json(j.at("link_heatmap"));
   if (const Json& s = j.at("sensitivity"); !s.is_null()) {
     v.sensitivity_baseline_us = number(s, "baseline_iteration_time_us");

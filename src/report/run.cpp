@@ -16,6 +16,7 @@
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
+#include "lockstep/workload/inference.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "run_sections.hpp"
@@ -120,7 +121,11 @@ RunEstimate estimate_run(const RunInput& input) {
         sweeps = parse_collectives_section(*in.collectives, engine);
       }
       std::optional<TrainConfig> job;
-      if (in.job) job = parse_train_config(*in.job);
+      if (in.job && is_inference_job(*in.job)) {
+        parse_inference_config(*in.job);  // checked; its memory is the graph's and the requests'
+      } else if (in.job) {
+        job = parse_train_config(*in.job);
+      }
       const Inventory inventory =
           ClusterSource(in.cluster).build(BuildOptions{.want_graph = false}).inventory;
       RunEstimate e;
@@ -141,8 +146,10 @@ BuildResult check_run_input(const RunInput& in) {
   const std::vector<CollectiveSweep> sweeps =
       in.collectives ? parse_collectives_section(*in.collectives, engine)
                      : std::vector<CollectiveSweep>{};
+  const bool inference = in.job && is_inference_job(*in.job);
+  if (inference) parse_inference_config(*in.job);
   const std::optional<TrainConfig> job =
-      in.job ? std::optional<TrainConfig>(parse_train_config(*in.job)) : std::nullopt;
+      in.job && !inference ? std::optional<TrainConfig>(parse_train_config(*in.job)) : std::nullopt;
   parse_report_options(in.report);
   BuildResult built = ClusterSource(in.cluster).build();
   const std::optional<Topology>& graph = built.graph;
@@ -214,7 +221,12 @@ RunArtifacts run_scenario(const RunInput& input, Progress& progress) {
     if (in.collectives) {
       for_variant(spec.name, several, [&] { run_collectives(in, built, variant, progress); });
     }
-    if (in.job) {
+    if (in.job && is_inference_job(*in.job)) {
+      progress.begin(variant.name + ": inference");
+      std::string* trace = results.variants.empty() ? &artifacts.trace_json : nullptr;
+      for_variant(spec.name, several, [&] { run_inference(in, built, variant, trace); });
+      progress.advance();
+    } else if (in.job) {
       progress.begin(variant.name + ": training step");
       // The trace shows the first variant only: one timeline is what a person opens.
       std::string* trace = results.variants.empty() ? &artifacts.trace_json : nullptr;

@@ -23,4 +23,9 @@ std::uint64_t count_collective_steps(const RunInput& input);
 void run_training(const RunInput& input, const ReportOptions& options, const BuildResult& cluster,
                   Variant& variant, std::string* trace_json, ProgressHook* progress = nullptr);
 
+/// Serves the `job: {type: inference}` section's requests on the variant's cluster
+/// (docs/inference.md); fills `trace_json` with its engine steps when it is non-null.
+void run_inference(const RunInput& input, const BuildResult& cluster, Variant& variant,
+                   std::string* trace_json);
+
 }  // namespace lockstep::report

@@ -64,6 +64,13 @@ std::string summary_text(const RunResults& results) {
       }
       if (s.mfu) out += fmt::format("  MFU {:.1f}%", *s.mfu * 100);
     }
+    if (const auto& inf = results.variants[i].inference) {
+      out += fmt::format(
+          "  TTFT p99 {:.1f} ms  TPOT p50 {:.2f} ms  {:.0f} tokens/s  ${:.2f}/M tokens",
+          (*inf)["ttft_s"]["p99"].get<double>() * 1e3, (*inf)["tpot_s"]["p50"].get<double>() * 1e3,
+          (*inf)["output_tokens_per_s"].get<double>(),
+          (*inf)["cost_per_million_tokens_usd"].get<double>());
+    }
     out += "\n";
   }
   return out;

@@ -101,7 +101,9 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
 TrainConfig parse_train_config(const ArgNode& job) {
   if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
   TrainConfig c;
-  job.find("type");  // `type: train` selects this parser in scenario files
+  // `type: train` selects this parser in scenario files; an inference job is not a step.
+  if (const ArgNode* type = job.find("type"); type && type->text() == "inference")
+    type->fail("an inference job: run it with lockstep serve or lockstep run");
   c.model = parse_model(job.at("model"));
 
   auto& p = c.par;

@@ -43,6 +43,7 @@ Time Runner::collective(CollectiveOp op, Bytes bytes,
     TunerRequest request;
     request.op = op;
     request.bytes = bytes;
+    request.include_launch_overhead = launch_overhead_;
     const Prediction p = nccl_->predict(request, groups[0]);
     return cache_[key] = nccl_->time(p, op, bytes, collective_type(bytes), groups,
                                      nccl_model_ ? nullptr : &engine_);

@@ -54,6 +54,9 @@ class Runner {
   /// Duration of one point-to-point transfer between two global ranks.
   Time transfer(std::uint32_t from, std::uint32_t to, Bytes bytes);
   const Topology& topology() const { return topo_; }
+  /// False: collectives without NCCL's per-call host launch cost (kernels replayed from a CUDA
+  /// graph, as an inference engine's decode step runs them; docs/inference.md).
+  void set_launch_overhead(bool on) { launch_overhead_ = on; }
 
  private:
   const Topology& topo_;
@@ -64,6 +67,7 @@ class Runner {
   CollectiveTimes own_cache_;
   CollectiveTimes& cache_;
   bool translation_symmetric_;
+  bool launch_overhead_ = true;
 };
 
 /// One program rank's iteration, from the engine's op timings.

@@ -347,3 +347,20 @@ set_tests_properties(cli.train.progress_on_terminal cli.collective.progress_on_t
                      cli.collective.progress_within_run cli.train.progress_within_run
                      PROPERTIES LABELS cli)
 include(${LOCKSTEP_CLI_DIR}/nccl_tests.cmake)
+
+# --- serve: inference jobs (docs/inference.md) ----------------------------------------------
+lockstep_good(serve.llama3_70b
+  "TPOT +[0-9.]+ ms"
+  serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
+lockstep_bad_flags(serve.kv_too_large
+  "serve_kv_too_large.yaml:8:25: job.batching.max_batch: 512 sequences of up to 4000 \\+ 96 tokens need"
+  serve ${LOCKSTEP_CLI_DIR}/serve_kv_too_large.yaml)
+lockstep_bad_flags(serve.unknown_key
+  "serve_unknown_key.yaml:7:66: job.requests.burst: unknown key 'burst'"
+  serve ${LOCKSTEP_CLI_DIR}/serve_unknown_key.yaml)
+lockstep_bad_flags(serve.training_job
+  "job.type: lockstep serve runs `type: inference` jobs"
+  serve ${PROJECT_SOURCE_DIR}/scenarios/train_llama3_70b.yaml)
+lockstep_bad_flags(train.inference_job
+  "serve_llama3_70b.yaml:7:9: job.type: an inference job: run it with lockstep serve or lockstep run"
+  train ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)

@@ -56,6 +56,9 @@ set_tests_properties(report.variants_browser PROPERTIES
   FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
 
+# An inference job (docs/inference.md): results.json's inference object.
+lockstep_report_scenario(serve ${LOCKSTEP_REPORT_TESTS}/scenarios/serve.yaml)
+
 # One schema per result kind: `train`, `collective --scenario` and `topo` with --format json
 # print the objects of results.json for the same scenario (tests/report/cli_json.mjs).
 lockstep_report_scenario(cli_json ${LOCKSTEP_REPORT_TESTS}/scenarios/cli_json.yaml)

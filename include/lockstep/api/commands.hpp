@@ -20,6 +20,7 @@
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/topology/builder.hpp"
+#include "lockstep/workload/inference.hpp"
 #include "lockstep/workload/training.hpp"
 
 namespace lockstep::api {
@@ -81,6 +82,19 @@ struct TrainRun {
 };
 /// Simulates the step and writes the trace the job names. Empty when the budget is a dry run.
 std::optional<TrainRun> run_train(const TrainRequest& request);
+
+/// `lockstep serve`: a scenario's `job: {type: inference}` on its cluster (docs/inference.md).
+struct ServeRequest {
+  ClusterFlags cluster;
+  std::string trace;  // --trace FILE, else the job's `trace:`
+  bool force = false;
+};
+struct ServeRun {
+  InferenceConfig config;
+  InferenceResult result;
+  std::string trace_path;
+};
+ServeRun run_serve(const ServeRequest& request);
 
 /// `lockstep run`'s input: the scenario file read once (it may be a pipe) and parsed; the caller
 /// checks report::estimate_run against its budget and calls report::run_scenario.

@@ -4,6 +4,7 @@
 // writers (results.json, CSV tables, report.html) read. Field names carry their unit (time_us,
 // busbw_GBps, cost_usd) exactly as results.json spells them; 1 GB = 1e9 bytes as in nccl-tests.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -159,6 +160,8 @@ struct Variant {
   Inventory inventory;
   std::vector<Sweep> sweeps;
   std::optional<Training> training;
+  // An inference job's results.json object (report::inference_to_json, docs/inference.md).
+  std::optional<nlohmann::ordered_json> inference;
   std::optional<LinkHeatmap> heatmap;
   // The step re-run on the analytical engine (the baseline first, then one change per case),
   // and the "why" section's sentences generated from the numbers (report/why.hpp).

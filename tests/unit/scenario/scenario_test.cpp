@@ -131,15 +131,14 @@ TEST(Scenario, BundledScenariosBuildFeasibleDesigns) {
   EXPECT_EQ(su.inventory.nodes, 32u);
 }
 
-TEST(Scenario, JobTypeIsTrainOnly) {
+TEST(Scenario, JobTypeIsTrainOrInference) {
   const std::string head = "version: 1\ncluster: {builder: torus}\njob: {model: llama3-8b, type: ";
   EXPECT_NO_THROW(parse_scenario(head + "train}\n", "j.yaml"));
   // "job: {model: llama3-8b, type: " is 30 characters (6 + 7 + 11 + 6): the value starts at
   // column 31.
   EXPECT_EQ(error_of([&] { parse_scenario(head + "banana}\n", "j.yaml"); }),
-            "j.yaml:3:31: job.type: unknown value 'banana' (expected one of train)");
-  EXPECT_EQ(error_of([&] { parse_scenario(head + "inference}\n", "j.yaml"); }),
-            "j.yaml:3:31: job.type: inference is not simulated yet (the one job type is 'train')");
+            "j.yaml:3:31: job.type: unknown value 'banana' (expected one of train, inference)");
+  EXPECT_NO_THROW(parse_scenario(head + "inference}\n", "j.yaml"));
   EXPECT_NE(error_of([&] {
               parse_scenario(head + "[train]}\n", "j.yaml");
             }).find("job.type: expected a text value, got a list"),

@@ -1,0 +1,47 @@
+// 'lockstep serve': an inference job (`job: {type: inference}`) answering a stream of requests:
+// TTFT, TPOT and latency percentiles, throughput, utilisation and cost (docs/inference.md).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cluster_options.hpp"
+#include "command.hpp"
+#include "lockstep/api/commands.hpp"
+#include "lockstep/report/inference.hpp"
+#include "lockstep/report/json.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+struct ServeFlags {
+  api::ServeRequest request;
+  std::string format = "text";
+};
+
+void run(ServeFlags& f) {
+  const api::ServeRun done = api::run_serve(f.request);
+  if (f.format == "json") {
+    fmt::print("{}", report::json_text(report::inference_to_json(done.result, done.config)));
+    return;
+  }
+  fmt::print("{}", report::format_inference_text(done.result, done.config));
+  if (!done.trace_path.empty()) fmt::print("trace              {}\n", done.trace_path);
+}
+
+const RegisterCommand kServe(45, [](CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "serve", "Simulate inference serving: TTFT, TPOT, latency percentiles, tokens/s, cost");
+  auto f = std::make_shared<ServeFlags>();
+  cmd->add_option("scenario", f->request.cluster.scenario,
+                  "a scenario file with cluster: and job: {type: inference} sections")
+      ->required();
+  add_cluster_options(*cmd, f->request.cluster);
+  cmd->add_option("--trace", f->request.trace,
+                  "write a Perfetto trace-event JSON of each replica's engine steps");
+  cmd->add_flag("--force", f->request.force, "replace a --trace file that lockstep did not write");
+  cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([f] { run(*f); });
+});
+
+}  // namespace
+}  // namespace lockstep::cli

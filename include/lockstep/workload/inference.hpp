@@ -1,0 +1,192 @@
+#pragma once
+// Inference serving: a model on a cluster answering a stream of requests (docs/inference.md).
+// Each engine step is priced from the model's shape and the GPU's datasheet (prefill GEMMs at the
+// tensor cores' rate, decode weight and KV reads at HBM bandwidth) plus the tensor-parallel
+// all-reduces priced by the cluster's collective model; a request-level simulation batches the
+// requests as vLLM's scheduler does and measures TTFT, TPOT, latency, throughput and cost.
+//
+//   InferenceConfig c = parse_inference_config(job);
+//   InferenceResult r = simulate_inference(topology, c);
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/units.hpp"
+#include "lockstep/topology/catalog.hpp"
+#include "lockstep/topology/graph.hpp"
+#include "lockstep/workload/inference_comm.hpp"
+#include "lockstep/workload/model.hpp"
+#include "lockstep/workload/noise.hpp"
+#include "lockstep/workload/train_config.hpp"
+
+namespace lockstep {
+
+class ArgNode;
+
+/// A token count per request: fixed, or uniform over [lo, hi].
+struct LengthSpec {
+  std::uint64_t lo = 0, hi = 0;
+  std::string text;
+  std::uint64_t max() const { return hi; }
+  double mean() const { return (static_cast<double>(lo) + static_cast<double>(hi)) / 2; }
+};
+
+enum class BatchPolicy : std::uint8_t { Static, Continuous };
+
+struct InferenceConfig {
+  ModelSpec model;
+  std::uint32_t tp = 1, pp = 1, ep = 1;
+  std::uint32_t replicas = 1;  // data-parallel copies of the model (the colocated pool)
+  Precision precision = Precision::Bf16;
+  LengthSpec prompt, output;
+  double rate = 0;                // requests/s, Poisson arrivals (0: closed loop)
+  std::uint32_t concurrency = 0;  // closed loop: clients each with one request in flight
+  std::uint64_t count = 0;        // requests simulated
+  std::uint32_t max_batch = 0;    // sequences in a replica's running batch
+  BatchPolicy policy = BatchPolicy::Continuous;
+  // Disaggregated serving (prefill and decode pools); 0: every replica does both.
+  std::uint32_t prefill_gpus = 0, decode_gpus = 0;
+  double gpu_memory_utilization = 0.9;  // vLLM's default share of HBM it manages
+  std::vector<JitterSpec> jitter;
+  std::vector<FaultSpec> faults;
+  std::uint64_t seed = 1;
+  double gpu_hour_usd = 2.5;
+  std::string engine = "analytical";
+  std::string trace_path;
+  // Where fields came from, for errors found against the cluster.
+  std::string max_batch_field = "batching.max_batch", world_field = "replicas";
+  SourceLocation max_batch_where, world_where;
+
+  std::uint32_t replica_gpus() const { return tp * pp; }
+  bool disaggregated() const { return prefill_gpus > 0; }
+  std::uint32_t prefill_replicas() const { return prefill_gpus / replica_gpus(); }
+  std::uint32_t decode_replicas() const { return decode_gpus / replica_gpus(); }
+  std::uint32_t gpus() const {
+    return disaggregated() ? prefill_gpus + decode_gpus : replicas * replica_gpus();
+  }
+};
+
+/// The keys of an inference job, in docs/scenario-job.md's order.
+const std::vector<std::string>& inference_job_keys();
+/// True when the job map says `type: inference`.
+bool is_inference_job(const ArgNode& job);
+
+/// Reads and validates a `job: {type: inference}` map (keys in docs/scenario-job.md).
+InferenceConfig parse_inference_config(const ArgNode& job);
+
+/// The time of one engine step on one replica, and where it goes.
+struct StepCost {
+  double seconds = 0;    // the whole step (every pipeline stage, every micro-batch)
+  double compute = 0;    // GEMM, attention and memory time (the roofline of each)
+  double tp = 0;         // tensor-parallel all-reduces
+  double ep = 0;         // MoE dispatch + combine
+  double pp = 0;         // pipeline stage-to-stage transfers
+  double flops = 0;      // per GPU, for utilisation
+  double hbm_bytes = 0;  // per GPU: weights and KV read
+};
+
+/// A TP all-reduce priced for the report: NCCL's pick and each algorithm it could run.
+struct AllReducePrice {
+  std::uint64_t bytes = 0;
+  std::string picked;                                      // algorithm/protocol NCCL's tuner picks
+  double seconds = 0;                                      // as picked
+  std::vector<std::pair<std::string, double>> algorithms;  // each runnable algorithm's time
+};
+
+/// Per-step pricing of one replica (the same shape on every replica).
+class InferenceStepModel {
+ public:
+  /// `comm` prices MoE and KV traffic; null: the NCCL-model fallback on `topology`.
+  InferenceStepModel(const Topology& topology, const InferenceConfig& c,
+                     std::shared_ptr<InferenceComm> comm = nullptr);
+  ~InferenceStepModel();
+  /// A prefill step of prompts of these lengths (each request's first token comes out of it).
+  StepCost prefill(const std::vector<std::uint64_t>& prompts);
+  /// A decode step: one token for each running sequence, whose context lengths are given.
+  StepCost decode(const std::vector<std::uint64_t>& contexts);
+  /// One tensor-parallel all-reduce of `bytes` in replica 0's first TP group.
+  double tp_all_reduce(std::uint64_t bytes);
+  /// An all-reduce of `bytes` in replica 0's first TP group: NCCL's pick (the time steps use) and
+  /// every algorithm NCCL could run it with, each priced by NCCL's model on the graph.
+  AllReducePrice price_all_reduce(std::uint64_t bytes);
+  /// A request's KV cache from prefill replica `p` to decode replica `d`.
+  double kv_transfer(std::uint64_t prompt, std::uint32_t p, std::uint32_t d);
+
+  double weight_bytes_per_gpu() const { return weight_bytes_; }
+  double kv_bytes_per_token_per_gpu() const { return kv_token_bytes_; }
+  double kv_budget_bytes_per_gpu() const { return kv_budget_; }
+  double hbm_bandwidth() const { return hbm_; }  // achievable, bytes/s
+  const GpuSpec& gpu() const { return *gpu_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  const GpuSpec* gpu_ = nullptr;
+  double weight_bytes_ = 0, kv_token_bytes_ = 0, kv_budget_ = 0, hbm_ = 0;
+};
+
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0, max = 0;
+};
+
+struct RequestTiming {
+  double arrival = 0, first_token = 0, finish = 0;  // s
+  std::uint64_t prompt = 0, output = 0;
+  double ttft() const { return first_token - arrival; }
+  double e2e() const { return finish - arrival; }
+  double tpot() const {
+    return output > 1 ? (finish - first_token) / static_cast<double>(output - 1) : 0;
+  }
+};
+
+/// One engine step of one replica, for the trace.
+struct StepRecord {
+  std::uint32_t replica = 0;
+  bool prefill = false;
+  std::uint32_t batch = 0;
+  std::uint64_t tokens = 0;
+  double start = 0, end = 0;  // s
+};
+
+struct InferenceResult {
+  std::string model, gpu, engine, policy;
+  std::uint32_t gpus = 0;
+  std::uint64_t requests = 0, prompt_tokens = 0, output_tokens = 0;
+  double makespan = 0;          // s: first arrival to last token
+  Percentiles ttft, tpot, e2e;  // s
+  double output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0, total_tokens_per_s = 0;
+  double requests_per_s = 0;
+  double gpu_busy = 0;                       // share of GPU time in engine steps
+  double compute_share = 0;                  // share of GPU time in kernels
+  double network_share = 0;                  // share of GPU time in TP / EP / PP / KV communication
+  double mfu = 0;                            // model FLOPs / (peak x GPU time)
+  double hbm_utilisation = 0;                // bytes read / (HBM peak x GPU time)
+  double cost_per_million_tokens_usd = 0;    // output tokens, at gpu_hour_usd
+  double energy_kwh_per_million_tokens = 0;  // at the GPUs' TDP while busy
+  // Batch-1 decode, one token at context = mean prompt: the floor of TPOT.
+  StepCost decode_batch1;
+  StepCost prefill_one;              // one mean prompt alone: the floor of TTFT
+  AllReducePrice decode_all_reduce;  // batch 1 x hidden x 2 B
+  double weight_gib_per_gpu = 0, kv_gib_free_per_gpu = 0;
+  std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds
+  std::uint32_t mean_decode_batch = 0;
+  std::vector<RequestTiming> timings;
+  std::vector<StepRecord> steps;
+  std::vector<std::string> warnings;
+};
+
+struct InferenceOptions {
+  std::shared_ptr<InferenceComm> comm;  // null: the fallback
+  bool record_steps = false;            // fill InferenceResult::steps (for a trace)
+};
+
+/// Serves `config.count` requests on `topology`. InputError naming the field when the layout
+/// does not match the GPUs, the weights or the largest batch's KV cache do not fit in HBM.
+InferenceResult simulate_inference(const Topology& topology, const InferenceConfig& config,
+                                   const InferenceOptions& options = {});
+
+const char* to_string(BatchPolicy p);
+
+}  // namespace lockstep

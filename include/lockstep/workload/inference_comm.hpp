@@ -1,0 +1,40 @@
+#pragma once
+// The communication of an inference step that is not a tensor-parallel all-reduce: MoE token
+// dispatch and combine (DeepEP-style all-to-all) and the KV-cache transfer of disaggregated
+// serving. simulate_inference calls this interface; the fallback prices each as a plain
+// NCCL-model collective or point-to-point transfer on the cluster (docs/inference.md).
+#include <cstdint>
+#include <vector>
+
+#include "lockstep/core/units.hpp"
+
+namespace lockstep {
+
+/// One MoE layer's exchange in one expert-parallel group.
+struct MoeExchange {
+  std::vector<std::uint32_t> ranks;   // the group's GPUs (indices of topology.gpus())
+  std::uint64_t tokens_per_rank = 0;  // tokens each rank routes (its share of the batch)
+  std::uint64_t hidden = 0;           // elements per token
+  std::uint32_t top_k = 1;            // experts each token visits
+  std::uint32_t experts = 0;          // routed experts of the layer
+  double bytes_per_element = 2;       // activations sent: BF16 2, FP8 dispatch 1
+  bool decode = true;                 // a decode step (DeepEP's low-latency kernels) or prefill
+};
+
+/// A KV cache moved from a prefill replica to a decode replica.
+struct KvTransfer {
+  std::vector<std::uint32_t> from, to;  // the replicas' GPUs, same order (GPU i sends to GPU i)
+  Bytes bytes;                          // the whole request's KV cache (split over the pairs)
+};
+
+class InferenceComm {
+ public:
+  virtual ~InferenceComm() = default;
+  /// Tokens to their experts' ranks, before the expert MLPs.
+  virtual Time moe_dispatch(const MoeExchange& x) = 0;
+  /// Expert outputs back to their tokens' ranks, weighted and summed there.
+  virtual Time moe_combine(const MoeExchange& x) = 0;
+  virtual Time kv_transfer(const KvTransfer& x) = 0;
+};
+
+}  // namespace lockstep

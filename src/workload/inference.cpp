@@ -1,0 +1,350 @@
+// The request-level simulation of a serving job (docs/inference.md): arrivals (Poisson at the
+// rate, or a closed loop of `concurrency` clients), each replica's scheduler as vLLM's (V0,
+// without chunked prefill: waiting requests are admitted at a step boundary into a prefill step
+// of their prompts, else the running batch decodes one token each), or static batches; with
+// disaggregation, prefill replicas hand each request's KV cache to a decode replica.
+#include "lockstep/workload/inference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/rng.hpp"
+#include "lockstep/topology/catalog.hpp"
+#include "training_detail.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+enum class Role : std::uint8_t { Both, Prefill, Decode };
+
+struct Request {
+  std::uint64_t prompt = 0, output = 0, generated = 0;
+  double arrival = 0, first = 0, finish = 0;
+};
+
+struct Replica {
+  Role role = Role::Both;
+  std::deque<std::size_t> waiting;
+  std::vector<std::size_t> running;
+  std::vector<std::size_t> step_members;  // the step under way
+  bool busy = false, step_prefill = false;
+  double busy_time = 0;
+  std::size_t inbound = 0;  // KV caches on their way here
+  std::size_t load() const {
+    return waiting.size() + running.size() + step_members.size() + inbound;
+  }
+};
+
+struct Event {
+  double time = 0;
+  std::uint64_t order = 0;  // ties: in the order scheduled (determinism)
+  enum Kind : std::uint8_t { Arrival, StepEnd, KvArrival } kind = Arrival;
+  std::size_t index = 0;     // request (Arrival, KvArrival) or replica (StepEnd)
+  std::uint32_t target = 0;  // KvArrival: the decode replica
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : order > o.order; }
+};
+
+Percentiles percentiles(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto rank = [&](double q) {
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::max<std::size_t>(k, 1) - 1];
+  };
+  p.p50 = rank(0.5);
+  p.p90 = rank(0.9);
+  p.p99 = rank(0.99);
+  p.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  return p;
+}
+
+std::uint64_t sum(const std::vector<std::uint64_t>& v) {
+  std::uint64_t s = 0;
+  for (std::uint64_t x : v) s += x;
+  return s;
+}
+
+std::uint64_t draw(const LengthSpec& l, Rng& rng) {
+  return l.lo == l.hi ? l.lo : l.lo + rng.below(l.hi - l.lo + 1);
+}
+
+void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
+  const GpuSpec& gpu = m.gpu();
+  const double managed = static_cast<double>(gpu.hbm.count()) * c.gpu_memory_utilization;
+  if (m.weight_bytes_per_gpu() >= managed) {
+    throw InputError(
+        c.world_field,
+        fmt::format("{}'s weights take {:.1f} GiB per GPU at tp={}, pp={} ({}) but "
+                    "the {} has {:.1f} GiB x gpu_memory_utilization {:g}: raise tp "
+                    "or pp",
+                    c.model.name, m.weight_bytes_per_gpu() / kGiB, c.tp, c.pp,
+                    to_string(c.precision), gpu.display,
+                    static_cast<double>(gpu.hbm.count()) / kGiB, c.gpu_memory_utilization),
+        c.world_where);
+  }
+  // The largest batch holds max_batch sequences of the longest prompt and output at once.
+  const double tokens =
+      static_cast<double>(c.max_batch) * static_cast<double>(c.prompt.max() + c.output.max());
+  const double need = tokens * m.kv_bytes_per_token_per_gpu();
+  if (need > m.kv_budget_bytes_per_gpu()) {
+    throw InputError(
+        c.max_batch_field,
+        fmt::format(
+            "{} sequences of up to {} + {} tokens need {:.1f} GiB of KV cache per GPU; "
+            "{:.1f} GiB is left after the weights (at most {} sequences fit)",
+            c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
+            m.kv_budget_bytes_per_gpu() / kGiB,
+            static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() /
+                                       (static_cast<double>(c.prompt.max() + c.output.max()) *
+                                        m.kv_bytes_per_token_per_gpu()))),
+        c.max_batch_where);
+  }
+}
+
+}  // namespace
+
+InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& c,
+                                   const InferenceOptions& options) {
+  const std::uint64_t world = topo.gpus().size();
+  if (c.gpus() != world) {
+    throw InputError(
+        c.world_field,
+        c.disaggregated()
+            ? fmt::format("prefill_gpus + decode_gpus = {} + {} = {} but the cluster has {} GPUs",
+                          c.prefill_gpus, c.decode_gpus, c.gpus(), world)
+            : fmt::format("replicas x tp x pp = {} x {} x {} = {} GPUs but the cluster has {}",
+                          c.replicas, c.tp, c.pp, c.gpus(), world),
+        c.world_where);
+  }
+  for (const FaultSpec& f : c.faults) {
+    if (f.rank >= world) {
+      throw InputError(f.field,
+                       fmt::format("'{}': rank {} does not exist ({} GPUs)", f.text, f.rank, world),
+                       f.where);
+    }
+  }
+  InferenceStepModel model(topo, c, options.comm);
+  check_fit(c, model);
+
+  InferenceResult r;
+  r.model = c.model.name;
+  r.gpu = model.gpu().display;
+  r.engine = c.engine;
+  r.policy = c.disaggregated() ? "disaggregated" : to_string(c.policy);
+  r.gpus = c.gpus();
+  r.weight_gib_per_gpu = model.weight_bytes_per_gpu() / kGiB;
+  r.kv_gib_free_per_gpu = model.kv_budget_bytes_per_gpu() / kGiB;
+  r.kv_token_capacity = static_cast<std::uint64_t>(model.kv_budget_bytes_per_gpu() /
+                                                   model.kv_bytes_per_token_per_gpu());
+  const auto mean_prompt = static_cast<std::uint64_t>(std::llround(c.prompt.mean()));
+  r.decode_batch1 = model.decode({mean_prompt});
+  r.prefill_one = model.prefill({mean_prompt});
+  r.decode_all_reduce = model.price_all_reduce(c.model.hidden * 2);
+
+  // Requests and their arrivals, from the seed.
+  Rng rng = Rng(c.seed).split(0x1f3e);
+  std::vector<Request> reqs(c.count);
+  for (Request& q : reqs) {
+    q.prompt = draw(c.prompt, rng);
+    q.output = draw(c.output, rng);
+  }
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::uint64_t order = 0;
+  auto push = [&](double t, Event::Kind kind, std::size_t index, std::uint32_t target = 0) {
+    events.push({t, order++, kind, index, target});
+  };
+  std::size_t issued = 0;
+  if (c.rate > 0) {
+    double t = 0;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      push(t, Event::Arrival, i);
+      t += -std::log(1 - rng.uniform()) / c.rate;
+    }
+    issued = reqs.size();
+  } else {
+    for (; issued < std::min<std::uint64_t>(c.concurrency, reqs.size()); ++issued)
+      push(0, Event::Arrival, issued);
+  }
+
+  std::vector<Replica> reps;
+  if (c.disaggregated()) {
+    reps.resize(c.prefill_replicas() + c.decode_replicas());
+    for (std::uint32_t i = 0; i < reps.size(); ++i)
+      reps[i].role = i < c.prefill_replicas() ? Role::Prefill : Role::Decode;
+  } else {
+    reps.resize(c.replicas);
+  }
+  const ComputeNoise noise(c.jitter, c.faults);
+  Rng noise_rng = Rng(c.seed).split(0x401e);
+  double compute = 0, network = 0, flops = 0, bytes = 0;  // GPU-seconds, per-GPU sums
+  std::uint64_t decode_steps = 0, decode_seqs = 0;
+  const std::uint32_t rg = c.replica_gpus();
+
+  // A step's compute under the noise: every rank of the replica waits for the slowest at each
+  // all-reduce, so the replica's step runs at its slowest rank's pace.
+  auto slowdown = [&](std::uint32_t replica) {
+    if (noise.empty()) return 1.0;
+    const std::vector<double> f =
+        noise.draw_rank_factors(static_cast<std::uint32_t>(world), noise_rng);
+    double worst = 1;
+    for (std::uint32_t g = replica * rg; g < (replica + 1) * rg; ++g) {
+      double k = f.empty() ? 1.0 : f[g];
+      if (noise.has_kernel_jitter()) k *= noise.draw_kernel_factor(noise_rng);
+      worst = std::max(worst, k);
+    }
+    return worst;
+  };
+  auto least_loaded = [&](Role role) {
+    std::uint32_t best = 0;
+    bool found = false;
+    for (std::uint32_t i = 0; i < reps.size(); ++i) {
+      if (reps[i].role != role) continue;
+      if (!found || reps[i].load() < reps[best].load()) best = i;
+      found = true;
+    }
+    return best;
+  };
+  auto start = [&](std::uint32_t i, double t) {
+    Replica& rep = reps[i];
+    if (rep.busy) return;
+    std::vector<std::uint64_t> lengths;
+    rep.step_members.clear();
+    const bool admit = rep.role == Role::Prefill ||
+                       (c.policy == BatchPolicy::Continuous && rep.role == Role::Both) ||
+                       rep.running.empty();
+    if (rep.role == Role::Decode) {
+      // KV caches that arrived join the running batch at the step boundary.
+      while (!rep.waiting.empty() && rep.running.size() < c.max_batch &&
+             (c.policy == BatchPolicy::Continuous || admit)) {
+        rep.running.push_back(rep.waiting.front());
+        rep.waiting.pop_front();
+      }
+    } else if (admit && !rep.waiting.empty() && rep.running.size() < c.max_batch) {
+      while (!rep.waiting.empty() && rep.running.size() + rep.step_members.size() < c.max_batch) {
+        rep.step_members.push_back(rep.waiting.front());
+        rep.waiting.pop_front();
+      }
+      for (std::size_t q : rep.step_members) lengths.push_back(reqs[q].prompt);
+      rep.step_prefill = true;
+    }
+    if (rep.step_members.empty()) {
+      if (rep.running.empty()) return;
+      rep.step_members = rep.running;
+      rep.running.clear();
+      for (std::size_t q : rep.step_members) lengths.push_back(reqs[q].prompt + reqs[q].generated);
+      rep.step_prefill = false;
+      ++decode_steps;
+      decode_seqs += lengths.size();
+    }
+    const StepCost cost = rep.step_prefill ? model.prefill(lengths) : model.decode(lengths);
+    const double comm = cost.tp + cost.ep + cost.pp;
+    const double comp = cost.seconds - comm;
+    const double seconds = comp * slowdown(i) + comm;
+    compute += comp * rg;
+    network += comm * rg;
+    flops += cost.flops * rg;
+    bytes += cost.hbm_bytes * rg;
+    rep.busy = true;
+    rep.busy_time += seconds;
+    if (options.record_steps) {
+      r.steps.push_back({i, rep.step_prefill, static_cast<std::uint32_t>(lengths.size()),
+                         rep.step_prefill ? sum(lengths) : lengths.size(), t, t + seconds});
+    }
+    push(t + seconds, Event::StepEnd, i);
+  };
+  auto finish = [&](std::size_t q, double t) {
+    reqs[q].finish = t;
+    if (c.rate == 0 && issued < reqs.size()) push(t, Event::Arrival, issued++);
+  };
+
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    if (e.kind == Event::Arrival) {
+      reqs[e.index].arrival = e.time;
+      const std::uint32_t i = least_loaded(c.disaggregated() ? Role::Prefill : Role::Both);
+      reps[i].waiting.push_back(e.index);
+      start(i, e.time);
+    } else if (e.kind == Event::KvArrival) {
+      --reps[e.target].inbound;
+      reps[e.target].waiting.push_back(e.index);
+      start(e.target, e.time);
+    } else {
+      Replica& rep = reps[e.index];
+      rep.busy = false;
+      for (std::size_t q : rep.step_members) {
+        Request& rq = reqs[q];
+        ++rq.generated;
+        if (rq.generated == 1) rq.first = e.time;
+        if (rq.generated >= rq.output) {
+          finish(q, e.time);
+        } else if (rep.role == Role::Prefill) {
+          const std::uint32_t d = least_loaded(Role::Decode);
+          const double kv = model.kv_transfer(rq.prompt, static_cast<std::uint32_t>(e.index),
+                                              d - c.prefill_replicas());
+          network += kv * rg;
+          ++reps[d].inbound;
+          push(e.time + kv, Event::KvArrival, q, d);
+        } else {
+          rep.running.push_back(q);
+        }
+      }
+      rep.step_members.clear();
+      start(static_cast<std::uint32_t>(e.index), e.time);
+    }
+  }
+
+  // Results.
+  std::vector<double> ttft, tpot, e2e;
+  double end = 0;
+  for (const Request& q : reqs) {
+    r.prompt_tokens += q.prompt;
+    r.output_tokens += q.output;
+    ttft.push_back(q.first - q.arrival);
+    e2e.push_back(q.finish - q.arrival);
+    if (q.output > 1) tpot.push_back((q.finish - q.first) / static_cast<double>(q.output - 1));
+    end = std::max(end, q.finish);
+    r.timings.push_back({q.arrival, q.first, q.finish, q.prompt, q.output});
+  }
+  r.requests = reqs.size();
+  r.ttft = percentiles(ttft);
+  r.tpot = percentiles(tpot);
+  r.e2e = percentiles(e2e);
+  r.makespan = end;
+  if (end > 0) {
+    const double gpu_time = static_cast<double>(r.gpus) * end;
+    r.output_tokens_per_s = static_cast<double>(r.output_tokens) / end;
+    r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / r.gpus;
+    r.total_tokens_per_s = static_cast<double>(r.output_tokens + r.prompt_tokens) / end;
+    r.requests_per_s = static_cast<double>(r.requests) / end;
+    double busy = 0;
+    for (const Replica& rep : reps) busy += rep.busy_time * rg;
+    r.gpu_busy = busy / gpu_time;
+    r.compute_share = compute / gpu_time;
+    r.network_share = network / gpu_time;
+    // BF16-equivalent, as training's MFU: model FLOPs over the BF16 dense peak.
+    r.mfu = flops / (model.gpu().bf16_dense_flops * gpu_time);
+    r.hbm_utilisation = bytes / (model.gpu().kernels.hbm_bandwidth.bytes_per_second() * gpu_time);
+    const double millions = static_cast<double>(r.output_tokens) / 1e6;
+    r.cost_per_million_tokens_usd = gpu_time / 3600 * c.gpu_hour_usd / millions;
+    r.energy_kwh_per_million_tokens = gpu_time * model.gpu().power_w / 3.6e6 / millions;
+  }
+  r.mean_decode_batch =
+      decode_steps ? static_cast<std::uint32_t>(std::llround(static_cast<double>(decode_seqs) /
+                                                             static_cast<double>(decode_steps)))
+                   : 0;
+  return r;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,204 @@
+// `job: {type: inference}`: the model, its parallel layout, the request mix, the batching policy
+// and the cluster's pools, read and checked as training's job is (docs/scenario-job.md).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "lockstep/config/arg_node.hpp"
+#include "lockstep/config/spec_text.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/workload/inference.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;  // 16M tokens: past any context
+
+std::uint64_t parse_count(std::string_view s, const ArgNode& node) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < 1 ||
+      v > static_cast<std::uint64_t>(kMaxTokens)) {
+    node.fail(fmt::format("expected a token count (1 to {}) or uniform:LO-HI, got '{}'", kMaxTokens,
+                          node.text()));
+  }
+  return v;
+}
+
+// `512` or `uniform:128-1024`.
+LengthSpec parse_length(const ArgNode& node) {
+  if (node.kind() != ArgNode::Kind::Scalar) node.fail("expected a token count or uniform:LO-HI");
+  LengthSpec l;
+  l.text = node.text();
+  const std::string_view t = node.text();
+  constexpr std::string_view kUniform = "uniform:";
+  if (t.substr(0, kUniform.size()) == kUniform) {
+    const std::string_view range = t.substr(kUniform.size());
+    const auto dash = range.find('-');
+    if (dash == std::string_view::npos) node.fail("expected uniform:LO-HI, e.g. uniform:128-1024");
+    l.lo = parse_count(range.substr(0, dash), node);
+    l.hi = parse_count(range.substr(dash + 1), node);
+    if (l.hi < l.lo) node.fail(fmt::format("'{}': HI is below LO", node.text()));
+  } else {
+    l.lo = l.hi = parse_count(t, node);
+  }
+  return l;
+}
+
+std::uint32_t get_u32(const ArgNode& n, const char* key, std::uint32_t fallback,
+                      std::uint32_t max) {
+  return static_cast<std::uint32_t>(n.get_int(key, fallback, 1, max));
+}
+
+}  // namespace
+
+const std::vector<std::string>& inference_job_keys() {
+  static const std::vector<std::string> keys = {"type",
+                                                "model",
+                                                "tp",
+                                                "pp",
+                                                "ep",
+                                                "replicas",
+                                                "precision",
+                                                "requests",
+                                                "batching",
+                                                "disaggregated",
+                                                "gpu_memory_utilization",
+                                                "jitter",
+                                                "faults",
+                                                "seed",
+                                                "gpu_hour_usd",
+                                                "engine",
+                                                "trace"};
+  return keys;
+}
+
+bool is_inference_job(const ArgNode& job) {
+  const ArgNode* type = job.kind() == ArgNode::Kind::Map ? job.find("type") : nullptr;
+  return type != nullptr && type->kind() == ArgNode::Kind::Scalar && type->text() == "inference";
+}
+
+const char* to_string(BatchPolicy p) {
+  return p == BatchPolicy::Static ? "static" : "continuous";
+}
+
+InferenceConfig parse_inference_config(const ArgNode& job) {
+  if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
+  InferenceConfig c;
+  // Unknown keys first: a training job's keys (dp, global_batch ...) under `type: inference`
+  // are named before a missing `requests:` is.
+  for (const std::string& key : job.keys()) {
+    if (std::find(inference_job_keys().begin(), inference_job_keys().end(), key) ==
+        inference_job_keys().end()) {
+      const ArgNode& n = job.at(key);
+      throw InputError(n.path(),
+                       fmt::format("unknown key '{}' (an inference job takes {})", key,
+                                   fmt::join(inference_job_keys(), ", ")),
+                       n.where());
+    }
+  }
+  job.find("type");
+  c.model = parse_model(job.at("model"));
+  c.tp = get_u32(job, "tp", 1, 1 << 16);
+  c.pp = get_u32(job, "pp", 1, 1 << 16);
+  c.ep = get_u32(job, "ep", 1, 1 << 16);
+  c.replicas = get_u32(job, "replicas", 1, 1 << 24);
+  if (const ArgNode* pr = job.find("precision")) {
+    const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});
+    c.precision = v == "fp8" ? Precision::Fp8 : v == "fp4" ? Precision::Fp4 : Precision::Bf16;
+  }
+
+  const ArgNode& req = job.at("requests");
+  if (req.kind() != ArgNode::Kind::Map) req.fail("expected a map: prompt, output, rate, count");
+  c.prompt = parse_length(req.at("prompt"));
+  c.output = parse_length(req.at("output"));
+  const ArgNode* rate = req.find("rate");
+  const ArgNode* conc = req.find("concurrency");
+  if ((rate == nullptr) == (conc == nullptr)) {
+    (rate ? *rate : req)
+        .fail("give one of rate (requests/s, Poisson) or concurrency (closed loop)");
+  }
+  if (rate) c.rate = rate->as_double(1e-6, 1e9);
+  if (conc) c.concurrency = static_cast<std::uint32_t>(conc->as_int(1, 1 << 20));
+  c.count = static_cast<std::uint64_t>(req.get_int("count", 1000, 1, 1'000'000));
+  req.check_all_used();
+
+  c.max_batch = 256;  // vLLM's max_num_seqs default
+  if (const ArgNode* b = job.find("batching")) {
+    if (b->kind() != ArgNode::Kind::Map) b->fail("expected a map: max_batch, policy");
+    if (const ArgNode* m = b->find("max_batch")) {
+      c.max_batch = static_cast<std::uint32_t>(m->as_int(1, 1 << 20));
+      c.max_batch_field = m->path();
+      c.max_batch_where = m->where();
+    }
+    if (const ArgNode* p = b->find("policy"))
+      c.policy = p->as_choice({"static", "continuous"}) == "static" ? BatchPolicy::Static
+                                                                    : BatchPolicy::Continuous;
+    b->check_all_used();
+  }
+  if (const ArgNode* d = job.find("disaggregated")) {
+    if (d->kind() != ArgNode::Kind::Map) d->fail("expected a map: prefill_gpus, decode_gpus");
+    c.prefill_gpus = static_cast<std::uint32_t>(d->at("prefill_gpus").as_int(1, 1 << 24));
+    c.decode_gpus = static_cast<std::uint32_t>(d->at("decode_gpus").as_int(1, 1 << 24));
+    d->check_all_used();
+    for (const char* key : {"prefill_gpus", "decode_gpus"}) {
+      const ArgNode& n = d->at(key);
+      if (static_cast<std::uint64_t>(n.as_int(1, 1 << 24)) % c.replica_gpus() != 0) {
+        n.fail(fmt::format("{} GPUs are not whole replicas of tp x pp = {}", n.text(),
+                           c.replica_gpus()));
+      }
+    }
+    if (job.find("replicas")) {
+      job.at("replicas")
+          .fail("a disaggregated job sizes its pools by prefill_gpus and decode_gpus");
+    }
+  }
+  c.gpu_memory_utilization = job.get_double("gpu_memory_utilization", 0.9, 0.05, 1.0);
+  c.jitter = parse_spec_list(
+      job.find("jitter"), [](const ArgNode& n) { return parse_jitter(n.text(), n.path()); },
+      "normal:5%");
+  c.faults = parse_faults(job.find("faults"));
+  for (const FaultSpec& f : c.faults) {
+    if (f.kind != FaultSpec::Kind::SlowGpu || f.placed() || f.late) {
+      throw InputError(
+          f.field, fmt::format("'{}': an inference job takes slow-gpu:rank=R,x=X faults", f.text),
+          f.where);
+    }
+  }
+  c.seed = static_cast<std::uint64_t>(job.get_int("seed", 1, 0, INT64_MAX));
+  c.gpu_hour_usd = job.get_double("gpu_hour_usd", c.gpu_hour_usd, 0, 1e6);
+  if (const ArgNode* e = job.find("engine")) c.engine = e->as_choice({"analytical", "flow"});
+  c.trace_path = job.get_string("trace", "");
+  job.check_all_used();
+  if (const ArgNode* r = job.find("replicas")) {
+    c.world_field = r->path();
+    c.world_where = r->where();
+  } else {
+    c.world_field = job.path().empty() ? "replicas" : job.path();
+    c.world_where = job.where();
+  }
+
+  auto fail = [&](const char* key, const std::string& why) {
+    if (const ArgNode* n = job.find(key)) n->fail(why);
+    throw InputError(job.path().empty() ? key : job.path() + "." + key, why, job.where());
+  };
+  if (c.model.heads % c.tp != 0)
+    fail("tp", fmt::format("{} attention heads do not split over tp={}", c.model.heads, c.tp));
+  if (c.model.layers < c.pp)
+    fail("pp", fmt::format("{} layers cannot fill pp={} stages", c.model.layers, c.pp));
+  // Experts split over the ranks of the tensor-parallel group (vLLM's --enable-expert-parallel
+  // with one data-parallel rank: EP size = TP size).
+  if (c.ep > 1) {
+    if (!c.model.is_moe()) fail("ep", "expert parallelism needs an MoE model (experts > 0)");
+    if (c.ep != c.tp)
+      fail("ep",
+           fmt::format("ep={} must equal tp={}: experts split over the TP group", c.ep, c.tp));
+    if (c.model.experts % c.ep != 0)
+      fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
+  }
+  return c;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,326 @@
+// The time of one inference engine step on one replica (docs/inference.md): per layer, each
+// kernel's roofline (FLOPs at the tensor cores' achievable rate against bytes at HBM's
+// achievable bandwidth), the tensor-parallel all-reduces priced by the cluster's collective
+// model (the training step's Runner: NCCL's algorithm and protocol on this topology), MoE
+// dispatch and combine through InferenceComm, and pipeline stages in sequence.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/routing/router.hpp"
+#include "lockstep/topology/catalog.hpp"
+#include "lockstep/workload/inference.hpp"
+#include "training_detail.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr double kBf16 = 2.0;
+
+// Bytes per weight: BF16 2; FP8 E4M3 1 (per-tensor scales); NVFP4 4 bits plus one FP8 scale per
+// block of 16 values (NVIDIA, "Introducing NVFP4", 2025).
+double weight_bytes(Precision p) {
+  return p == Precision::Fp8 ? 1.0 : p == Precision::Fp4 ? 0.5 + 1.0 / 16 : kBf16;
+}
+
+// The fallback of InferenceComm: a MoE exchange is one all-to-all of every rank's routed tokens
+// (nccl-tests' alltoall size: what each rank sends in all), a KV cache a point-to-point transfer
+// per GPU pair, the pairs at once on their own rails.
+class FallbackComm : public InferenceComm {
+ public:
+  FallbackComm(train_detail::Runner& runner, std::uint32_t gpus_per_node)
+      : runner_(runner), gpn_(gpus_per_node) {}
+  Time moe_dispatch(const MoeExchange& x) override { return all_to_all(x); }
+  Time moe_combine(const MoeExchange& x) override { return all_to_all(x); }
+  Time kv_transfer(const KvTransfer& x) override {
+    const std::uint64_t per_pair = (x.bytes.count() + x.from.size() - 1) / x.from.size();
+    return runner_.transfer(x.from[0], x.to[0], Bytes(per_pair));
+  }
+
+ private:
+  Time all_to_all(const MoeExchange& x) {
+    const double bytes = static_cast<double>(x.tokens_per_rank) * x.top_k *
+                         static_cast<double>(x.hidden) * x.bytes_per_element;
+    return runner_.collective(CollectiveOp::AllToAll,
+                              Bytes(std::max<std::uint64_t>(2, static_cast<std::uint64_t>(bytes))),
+                              {x.ranks}, gpn_);
+  }
+  train_detail::Runner& runner_;
+  std::uint32_t gpn_;
+};
+
+}  // namespace
+
+struct InferenceStepModel::Impl {
+  const Topology& topo;
+  const InferenceConfig& c;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<Router> router;
+  NcclGroups nccl;
+  std::unique_ptr<train_detail::Runner> runner;
+  std::shared_ptr<InferenceComm> comm;
+  std::uint32_t gpn = 0;
+  double gemm_rate = 0, attention_rate = 0, hbm = 0;
+  double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
+
+  // One pass of a micro-batch through one pipeline stage.
+  struct Pass {
+    double compute = 0, tp = 0, ep = 0, flops = 0, bytes = 0;
+    double seconds() const { return compute + tp + ep; }
+  };
+  Pass stage_pass(std::uint32_t s, const std::vector<std::uint64_t>& lengths, bool prefill);
+  StepCost step(const std::vector<std::uint64_t>& lengths, bool prefill);
+
+  Impl(const Topology& t, const InferenceConfig& cfg)
+      : topo(t),
+        c(cfg),
+        engine(train_detail::default_engines()(cfg.engine)),
+        router(make_router(t, fabric_routing(t))),
+        nccl(t) {
+    runner = std::make_unique<train_detail::Runner>(t, *engine, *router, &nccl,
+                                                    cfg.engine == kNcclModelEngine);
+    // vLLM and TensorRT-LLM replay decode steps from CUDA graphs, NCCL's kernels among them: no
+    // per-call host launch (NCCL's graph-capture support; the CUDA Graphs programming guide).
+    runner->set_launch_overhead(false);
+    gpn = train_detail::gpus_per_node_of(t);
+  }
+  std::vector<std::uint32_t> tp_group(std::uint32_t replica, std::uint32_t stage) const {
+    std::vector<std::uint32_t> g;
+    for (std::uint32_t r = 0; r < c.tp; ++r)
+      g.push_back(replica * c.replica_gpus() + stage * c.tp + r);
+    return g;
+  }
+  double all_reduce(double bytes) {
+    if (c.tp < 2) return 0;
+    const auto b = std::max<std::uint64_t>(2, static_cast<std::uint64_t>(bytes));
+    return runner->collective(CollectiveOp::AllReduce, Bytes(b), {tp_group(0, 0)}, gpn).seconds();
+  }
+};
+
+InferenceStepModel::InferenceStepModel(const Topology& topology, const InferenceConfig& c,
+                                       std::shared_ptr<InferenceComm> comm)
+    : impl_(std::make_unique<Impl>(topology, c)) {
+  Impl& m = *impl_;
+  gpu_ = &gpu_spec(topology.traits().gpu, "gpu");
+  const KernelRates& k = gpu_->kernels;
+  if (k.hbm_bandwidth.bytes_per_second() <= 0 || k.hbm_fraction <= 0 || k.gemm_bf16 <= 0) {
+    throw InputError(
+        "gpu", fmt::format("the {} has no kernel-model figures in the catalog", gpu_->display));
+  }
+  const double peak = c.precision == Precision::Fp8   ? gpu_->fp8_dense_flops
+                      : c.precision == Precision::Fp4 ? gpu_->fp4_dense_flops
+                                                      : gpu_->bf16_dense_flops;
+  const double fraction = c.precision == Precision::Fp8   ? k.gemm_fp8
+                          : c.precision == Precision::Fp4 ? k.gemm_fp4
+                                                          : k.gemm_bf16;
+  if (peak <= 0 || fraction <= 0) {
+    throw InputError("precision", fmt::format("the {} has no {} tensor cores in the catalog",
+                                              gpu_->display, to_string(c.precision)));
+  }
+  m.gemm_rate = peak * fraction;
+  m.attention_rate = gpu_->bf16_dense_flops * k.attention_fwd;
+  m.bf16_rate = gpu_->bf16_dense_flops * k.gemm_bf16;
+  m.wb = weight_bytes(c.precision);
+  hbm_ = m.hbm = k.hbm_bandwidth.bytes_per_second() * k.hbm_fraction;
+  m.comm = comm ? std::move(comm) : std::make_shared<FallbackComm>(*m.runner, m.gpn);
+
+  // Layers split evenly over the stages, the first stages taking one more (vLLM's
+  // get_pp_indices).
+  const ModelSpec& md = c.model;
+  std::uint32_t first = 0;
+  for (std::uint32_t s = 0; s < c.pp; ++s) {
+    const std::uint32_t n = md.layers / c.pp + (s < md.layers % c.pp ? 1 : 0);
+    m.stages.emplace_back(first, first + n);
+    first += n;
+  }
+  // Weights on the busiest GPU (stage 0, or the last with the output layer).
+  const double wb = weight_bytes(c.precision);
+  double most = 0;
+  for (std::uint32_t s = 0; s < c.pp; ++s) {
+    double bytes = 0;
+    for (std::uint32_t l = m.stages[s].first; l < m.stages[s].second; ++l)
+      bytes += static_cast<double>(md.layer_params(l)) * wb / c.tp;
+    // The embedding and output layer stay BF16 (as Transformer Engine's recipes keep them).
+    const double embed = static_cast<double>(md.vocab * md.hidden) * kBf16 / c.tp;
+    if (s == 0) bytes += embed;
+    if (s + 1 == c.pp && !md.tied_embeddings) bytes += embed;
+    most = std::max(most, bytes);
+  }
+  weight_bytes_ = most;
+  // K and V of every layer of the busiest stage: MLA keeps its compressed latent and rotary
+  // key, the same on every TP rank (vLLM's MLA backend); GQA keeps ceil(kv_heads / tp) heads.
+  const double per_layer =
+      md.is_mla() ? static_cast<double>(md.kv_lora_rank + md.qk_rope_head_dim) * kBf16
+                  : std::ceil(static_cast<double>(md.kv_heads) / c.tp) *
+                        static_cast<double>(md.qk_head_size() + md.v_head_size()) * kBf16;
+  m.kv_per_layer = per_layer;
+  kv_token_bytes_ = per_layer * (m.stages[0].second - m.stages[0].first);
+  kv_budget_ = static_cast<double>(gpu_->hbm.count()) * c.gpu_memory_utilization - weight_bytes_;
+}
+
+InferenceStepModel::~InferenceStepModel() = default;
+
+double InferenceStepModel::tp_all_reduce(std::uint64_t bytes) {
+  return impl_->all_reduce(static_cast<double>(bytes));
+}
+
+AllReducePrice InferenceStepModel::price_all_reduce(std::uint64_t bytes) {
+  Impl& m = *impl_;
+  AllReducePrice out;
+  out.bytes = bytes;
+  if (m.c.tp < 2) return out;
+  const std::vector<std::uint32_t> group = m.tp_group(0, 0);
+  TunerRequest request;
+  request.op = CollectiveOp::AllReduce;
+  request.bytes = Bytes(bytes);
+  request.include_launch_overhead = false;
+  const Prediction pick = m.nccl.predict(request, group);
+  out.picked = fmt::format("{}/{}", to_string(pick.algo), nccl::to_string(pick.proto));
+  out.seconds = m.all_reduce(static_cast<double>(bytes));
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NetReduce, Algorithm::NvlsTree,
+                      Algorithm::CollNet}) {
+    request.algo = a;
+    try {
+      const Prediction p = m.nccl.predict(request, group);
+      const Time t =
+          m.nccl.time(p, CollectiveOp::AllReduce, Bytes(bytes), DataType::Bf16, {group}, nullptr);
+      out.algorithms.emplace_back(fmt::format("{}/{}", to_string(p.algo), nccl::to_string(p.proto)),
+                                  t.seconds());
+    } catch (const InputError&) {
+      // NCCL cannot run this algorithm here (no NVLink SHARP, no SHARP, one node).
+    }
+  }
+  return out;
+}
+
+double InferenceStepModel::kv_transfer(std::uint64_t prompt, std::uint32_t p, std::uint32_t d) {
+  const InferenceConfig& c = impl_->c;
+  KvTransfer x;
+  for (std::uint32_t g = 0; g < c.replica_gpus(); ++g) {
+    x.from.push_back(p * c.replica_gpus() + g);
+    x.to.push_back((c.prefill_replicas() + d) * c.replica_gpus() + g);
+  }
+  // Every TP rank's share of every layer's K and V for the prompt.
+  x.bytes = Bytes(static_cast<std::uint64_t>(impl_->kv_per_layer * c.model.layers * c.tp *
+                                             static_cast<double>(prompt)));
+  return impl_->comm->kv_transfer(x).seconds();
+}
+
+// Prefill counts every prompt token and causal attention over the prompt (writing its K and V);
+// decode one token per sequence attending to its whole context (reading its K and V).
+InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
+    std::uint32_t s, const std::vector<std::uint64_t>& lengths, bool prefill) {
+  const ModelSpec& md = c.model;
+  const double tpd = c.tp, h = static_cast<double>(md.hidden);
+  double tokens = 0;
+  for (std::uint64_t n : lengths) tokens += prefill ? static_cast<double>(n) : 1.0;
+  const double ar = all_reduce(tokens * h * kBf16);
+  Pass p;
+  auto roofline = [&](double flops, double rate, double bytes) {
+    p.flops += flops;
+    p.bytes += bytes;
+    p.compute += std::max(flops / rate, bytes / hbm);
+  };
+  for (std::uint32_t l = stages[s].first; l < stages[s].second; ++l) {
+    const bool moe = md.is_moe_layer(l);
+    const double ex = static_cast<double>(md.expert_params());
+    const double routed = moe ? static_cast<double>(md.experts) * ex : 0;
+    const double dense = static_cast<double>(md.layer_params(l)) - routed;
+    const double dense_active =
+        static_cast<double>(md.layer_active_params(l)) - (moe ? md.top_k * ex : 0);
+    // Attention projections, dense MLP and shared experts: every weight read once per pass.
+    roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
+    if (moe) {
+      // Routed experts: a rank reads the experts its tokens reach. N token-slots routed
+      // uniformly (what the load-balancing loss aims at) hit an expert with probability
+      // 1 - (1 - 1/E)^N.
+      const double e = md.experts, slots = tokens * md.top_k;
+      const double hit = 1 - std::pow(1 - 1 / e, slots);
+      roofline(2 * ex * slots / tpd, gemm_rate, routed * hit * wb / tpd);
+    }
+    double attn_flops = 0, kv_tokens = 0;
+    for (std::uint64_t n : lengths) {
+      const std::uint64_t span = md.attention_span(l, n);
+      const double f = md.attention_score_flops_per_token(l, n);
+      attn_flops += prefill ? static_cast<double>(n) * f * (span == n ? 0.5 : 1.0) : f;
+      kv_tokens += static_cast<double>(prefill ? n : span);
+    }
+    roofline(attn_flops / tpd, attention_rate, kv_tokens * kv_per_layer);
+    // Megatron's tensor parallelism: an all-reduce after attention and after the MLP; with
+    // expert parallelism the MoE block's all-reduce becomes the dispatch and combine.
+    p.tp += ar;
+    if (moe && c.ep > 1) {
+      MoeExchange x;
+      x.ranks = tp_group(0, s);
+      x.tokens_per_rank = static_cast<std::uint64_t>(std::ceil(tokens / c.ep));
+      x.hidden = md.hidden;
+      x.top_k = md.top_k;
+      x.experts = md.experts;
+      x.decode = !prefill;
+      p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
+    } else {
+      p.tp += ar;
+    }
+  }
+  if (s + 1 == c.pp) {
+    // The output layer at each sequence's last position, BF16.
+    const double seqs = static_cast<double>(lengths.size());
+    const double v = static_cast<double>(md.vocab);
+    roofline(2 * v * h * seqs / tpd, bf16_rate, v * h * kBf16 / tpd);
+  }
+  return p;
+}
+
+StepCost InferenceStepModel::Impl::step(const std::vector<std::uint64_t>& lengths, bool prefill) {
+  StepCost out;
+  if (lengths.empty()) return out;
+  // Decode with pipeline parallelism runs min(pp, batch) micro-batches in flight (vLLM's virtual
+  // engines); a prefill step is one micro-batch.
+  const std::size_t micro = prefill ? 1 : std::min<std::size_t>(c.pp, lengths.size());
+  std::vector<std::uint64_t> part;
+  for (std::size_t i = 0; i < lengths.size(); i += micro) part.push_back(lengths[i]);
+  double tokens = 0;
+  for (std::uint64_t n : part) tokens += prefill ? static_cast<double>(n) : 1.0;
+  const double hop =
+      c.pp > 1
+          ? runner
+                ->transfer(0, c.tp,
+                           Bytes(std::max<std::uint64_t>(
+                               2, static_cast<std::uint64_t>(tokens * c.model.hidden * kBf16))))
+                .seconds()
+          : 0;
+  double chain = 0, slowest = 0;
+  for (std::uint32_t s = 0; s < c.pp; ++s) {
+    const Pass p = stage_pass(s, part, prefill);
+    out.compute += p.compute;
+    out.tp += p.tp;
+    out.ep += p.ep;
+    out.flops += p.flops * static_cast<double>(micro) / c.pp;
+    out.hbm_bytes += p.bytes * static_cast<double>(micro) / c.pp;
+    chain += p.seconds();
+    slowest = std::max(slowest, p.seconds());
+  }
+  out.pp = (c.pp - 1) * hop;
+  chain += out.pp;
+  // Every micro-batch passes every stage; a stage serves the micro-batches one at a time.
+  out.seconds = std::max(chain, static_cast<double>(micro) * slowest);
+  const double stretch = chain > 0 ? out.seconds / chain : 1;
+  out.compute *= stretch;
+  out.tp *= stretch;
+  out.ep *= stretch;
+  out.pp *= stretch;
+  return out;
+}
+
+StepCost InferenceStepModel::prefill(const std::vector<std::uint64_t>& prompts) {
+  return impl_->step(prompts, true);
+}
+
+StepCost InferenceStepModel::decode(const std::vector<std::uint64_t>& contexts) {
+  return impl_->step(contexts, false);
+}
+
+}  // namespace lockstep
