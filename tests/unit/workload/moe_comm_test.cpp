@@ -6,8 +6,10 @@
 
 #include <cmath>
 
+#include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/workload/inference.hpp"
 #include "test_cluster.hpp"
 
 namespace lockstep {
@@ -192,6 +194,40 @@ TEST(MoeComm, KvHeadsFewerThanGpusAreReplicated) {
       if (p->op(r, i).kind == OpKind::Send) sent += p->op(r, i).src.bytes;
   EXPECT_EQ(sent, 2u << 20);
   EXPECT_THROW(run_kv_transfer(kv({0}, {0}), ndr_h100_nodes(2, 2), "flow"), InputError);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// The inference job prices its MoE layers through DeepEpComm: Mixtral 8x7B (32 MoE layers,
+// hidden 4096, top-2 of 8 experts) at TP 8 = EP 8 on one HGX node, a decode step of 8
+// sequences: 1 token per rank, BF16, DeepEP's low-latency kernel: 1 x 2 / 8 tokens x 8192 B =
+// 2048 B to each of the 7 other GPUs, over NVLink, in dispatch and again in combine.
+TEST(MoeComm, InferenceDecodeDispatchesThroughTheEngines) {
+  const Topology topo = ndr_h100_nodes(1, 8);
+  const InferenceConfig c = parse_inference_config(parse_yaml_args(
+      "type: inference\nmodel: mixtral-8x7b\ntp: 8\nep: 8\n"
+      "requests: {prompt: 128, output: 2, concurrency: 8, count: 8}\nbatching: {max_batch: 8}\n",
+      "s.yaml", "job"));
+  InferenceStepModel m(topo, c);
+  const StepCost d = m.decode(std::vector<std::uint64_t>(8, 128));
+  MoeSpec s;
+  s.tokens = 1;
+  s.hidden = 4096;
+  s.topk = 2;
+  s.experts = 8;
+  s.kernel = MoeKernel::LowLatency;
+  s.fp8_dispatch = false;
+  const std::vector<std::uint32_t> gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  const CommRun one = run_moe_group(s, MoePhase::Dispatch, gpus, topo, "analytical");
+  EXPECT_DOUBLE_EQ(one.nvlink_bytes, 8.0 * 7 * 2048);
+  EXPECT_EQ(one.network_bytes, 0);
+  const Time both = one.time + run_moe_group(s, MoePhase::Combine, gpus, topo, "analytical").time;
+  EXPECT_NEAR(d.ep, 32 * both.seconds(), 1e-12);
+  EXPECT_GT(d.ep, 0);
 }
 
 }  // namespace
