@@ -12,6 +12,7 @@
 #include "cluster_options.hpp"
 #include "command.hpp"
 #include "lockstep/api/commands.hpp"
+#include "lockstep/api/moe.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/report/collective_rows.hpp"
 #include "lockstep/report/json.hpp"
@@ -34,6 +35,7 @@ struct Flags {
   bool quiet = false, force = false;
   MemoryFlags memory;
   NcclTestsFlags nccl_tests;
+  api::MoeRequest moe;  // --op moe_dispatch | moe_combine: its own flags (--tokens, ...)
 };
 
 // --fault flags as a scenario's `faults:` list.
@@ -125,11 +127,73 @@ void apply_nccl_tests_gpus(Flags& f) {
   f.cluster.gpus_per_node = gpus;
 }
 
+// --op moe_dispatch | moe_combine: one dispatch or combine over every GPU (docs/moe-dispatch.md).
+void run_moe(const Flags& f) {
+  api::MoeRequest r = f.moe;
+  r.cluster = f.cluster;
+  r.op = f.op;
+  r.engine = f.engine;
+  if (f.format != "table" && f.format != "json")
+    throw InputError("--format", "an MoE op prints a table or json");
+  const std::optional<api::MoeCollectiveRun> done = api::run_moe_collective(r, f.memory.budget());
+  if (!done) return;
+  const MoeSpec& s = done->spec;
+  const MoeTraffic& t = done->traffic;
+  const double sec = done->run.time.seconds(), ranks = s.ranks;
+  const double net_GBps = sec > 0 ? done->run.network_bytes / ranks / sec / 1e9 : 0;
+  const double nvl_GBps = sec > 0 ? done->run.nvlink_bytes / ranks / sec / 1e9 : 0;
+  if (f.format == "json") {
+    fmt::print(
+        "{{\"op\": \"{}\", \"kernel\": \"{}\", \"engine\": \"{}\", \"ranks\": {}, "
+        "\"ranks_per_node\": {}, \"tokens\": {}, \"hidden\": {}, \"topk\": {}, "
+        "\"experts\": {}, \"max_nodes\": {}, \"imbalance\": {}, \"token_bytes\": {}, "
+        "\"p_node\": {:.6f}, "
+        "\"p_rank\": {:.6f}, \"network_message_bytes\": {}, \"nvlink_message_bytes\": {}, "
+        "\"time_us\": {:.3f}, \"network_bytes\": {:.0f}, \"nvlink_bytes\": {:.0f}, "
+        "\"network_GBps_per_rank\": {:.2f}, \"nvlink_GBps_per_rank\": {:.2f}}}\n",
+        to_string(done->phase), to_string(s.kernel), done->engine, s.ranks, s.ranks_per_node,
+        s.tokens, s.hidden, s.topk, s.experts, s.max_nodes, s.imbalance, t.token_bytes,
+        moe_node_probability(s), moe_rank_probability(s), t.network_message, t.nvlink_message,
+        done->run.time.microseconds(), done->run.network_bytes, done->run.nvlink_bytes, net_GBps,
+        nvl_GBps);
+    return;
+  }
+  fmt::print("# lockstep collective: {} ({} kernel) on {}, engine {}\n", to_string(done->phase),
+             to_string(s.kernel), done->title, done->engine);
+  fmt::print(
+      "# {} tokens per rank x hidden {}, top-{} of {} experts{}, {} B per token ({}), "
+      "EP {} = {} nodes x {} GPUs\n",
+      s.tokens, s.hidden, s.topk, s.experts,
+      s.max_nodes ? fmt::format(" on at most {} nodes", s.max_nodes) : "", t.token_bytes,
+      done->phase == MoePhase::Dispatch && s.fp8_dispatch ? "FP8 + scales" : "BF16", s.ranks,
+      s.nodes(), s.ranks_per_node);
+  fmt::print(
+      "# a token reaches a given node with P = {:.4f}, a given GPU with P = {:.4f}{}\n",
+      moe_node_probability(s), moe_rank_probability(s),
+      s.imbalance != 1 ? fmt::format("; rank 0's experts take {}x the mean", s.imbalance) : "");
+  fmt::print("{:>12} {:>16} {:>16} {:>14} {:>14}\n", "time_us", "net_MB_per_rank",
+             "nvl_MB_per_rank", "net_GBps_rank", "nvl_GBps_rank");
+  fmt::print("{:>12.2f} {:>16.3f} {:>16.3f} {:>14.2f} {:>14.2f}\n", done->run.time.microseconds(),
+             done->run.network_bytes / ranks / 1e6, done->run.nvlink_bytes / ranks / 1e6, net_GBps,
+             nvl_GBps);
+}
+
+bool is_moe_op(const std::string& op) {
+  return op == "moe_dispatch" || op == "moe_combine";
+}
+
 void run(Flags f) {
   if (!f.binary.empty()) {
     if (!f.op.empty()) throw InputError("--op", "give --op or the op's name, not both");
     f.op = f.binary;
   }
+  if (is_moe_op(f.op)) return run_moe(f);
+  for (const auto& [value, flag] :
+       {std::pair{f.moe.tokens, "--tokens"}, std::pair{f.moe.hidden, "--hidden"},
+        std::pair{f.moe.topk, "--topk"}, std::pair{f.moe.experts, "--experts"},
+        std::pair{f.moe.kernel, "--kernel"}, std::pair{f.moe.max_nodes, "--max-nodes"},
+        std::pair{f.moe.chunks, "--chunks"}, std::pair{f.moe.imbalance, "--imbalance"}})
+    if (!value.empty()) throw InputError(flag, "only with --op moe_dispatch or moe_combine");
   apply_nccl_tests_gpus(f);
   nccl_tests_ops(f.nccl_tests);  // an unknown -o fails before anything runs
   const std::vector<std::string> notes = nccl_tests_notes(f.nccl_tests);
@@ -220,8 +284,8 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "a scenario file (cluster, collectives, engine)");
   cmd->add_option("--op", f->op,
                   "all_reduce | all_gather | reduce_scatter | broadcast | reduce | alltoall | "
-                  "alltoallv | sendrecv; nccl-tests' allreduce, allgather, reducescatter and "
-                  "*_perf names too");
+                  "alltoallv | sendrecv | moe_dispatch | moe_combine; nccl-tests' allreduce, "
+                  "allgather, reducescatter and *_perf names too");
   cmd->add_option("binary", f->binary,
                   "the op as nccl-tests' binary names it, instead of --op: lockstep collective "
                   "all_reduce_perf -b 8 -e 128M -f 2 -g 8");
@@ -249,6 +313,20 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
                   "counter tracks here (utilisation, queue depth, PFC, ECN, drops)");
   cmd->add_flag("--force", f->force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");
+  cmd->add_option("--tokens", f->moe.tokens, "moe_*: tokens per rank (default 4096)");
+  cmd->add_option("--hidden", f->moe.hidden, "moe_*: elements per token (default 7168)");
+  cmd->add_option("--topk", f->moe.topk, "moe_*: experts per token (default 8)");
+  cmd->add_option("--experts", f->moe.experts,
+                  "moe_*: routed experts, a multiple of the GPUs (default 256)");
+  cmd->add_option("--kernel", f->moe.kernel,
+                  "moe_*: normal (NVLink forwarding) | low_latency (straight to each expert)");
+  cmd->add_option("--max-nodes", f->moe.max_nodes,
+                  "moe_*: node-limited routing, a token's experts on at most this many nodes");
+  cmd->add_option("--chunks", f->moe.chunks,
+                  "moe_* normal kernel: pieces of a network message forwarded as they arrive (4)");
+  cmd->add_option("--imbalance", f->moe.imbalance,
+                  "moe_*: tokens of the busiest rank's experts over the mean (default 1)");
+  cmd->add_flag("--bf16-dispatch", f->moe.bf16_dispatch, "moe_dispatch: BF16 instead of FP8");
   add_memory_options(*cmd, f->memory);
   add_nccl_tests_options(*cmd, f->nccl_tests);
   cmd->callback([f] { run_naming_g(*f); });

@@ -11,6 +11,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/workload/deepep_comm.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "training_detail.hpp"
 
@@ -24,32 +25,6 @@ constexpr double kBf16 = 2.0;
 double weight_bytes(Precision p) {
   return p == Precision::Fp8 ? 1.0 : p == Precision::Fp4 ? 0.5 + 1.0 / 16 : kBf16;
 }
-
-// The fallback of InferenceComm: a MoE exchange is one all-to-all of every rank's routed tokens
-// (nccl-tests' alltoall size: what each rank sends in all), a KV cache a point-to-point transfer
-// per GPU pair, the pairs at once on their own rails.
-class FallbackComm : public InferenceComm {
- public:
-  FallbackComm(train_detail::Runner& runner, std::uint32_t gpus_per_node)
-      : runner_(runner), gpn_(gpus_per_node) {}
-  Time moe_dispatch(const MoeExchange& x) override { return all_to_all(x); }
-  Time moe_combine(const MoeExchange& x) override { return all_to_all(x); }
-  Time kv_transfer(const KvTransfer& x) override {
-    const std::uint64_t per_pair = (x.bytes.count() + x.from.size() - 1) / x.from.size();
-    return runner_.transfer(x.from[0], x.to[0], Bytes(per_pair));
-  }
-
- private:
-  Time all_to_all(const MoeExchange& x) {
-    const double bytes = static_cast<double>(x.tokens_per_rank) * x.top_k *
-                         static_cast<double>(x.hidden) * x.bytes_per_element;
-    return runner_.collective(CollectiveOp::AllToAll,
-                              Bytes(std::max<std::uint64_t>(2, static_cast<std::uint64_t>(bytes))),
-                              {x.ranks}, gpn_);
-  }
-  train_detail::Runner& runner_;
-  std::uint32_t gpn_;
-};
 
 }  // namespace
 
@@ -125,7 +100,9 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
   m.bf16_rate = gpu_->bf16_dense_flops * k.gemm_bf16;
   m.wb = weight_bytes(c.precision);
   hbm_ = m.hbm = k.hbm_bandwidth.bytes_per_second() * k.hbm_fraction;
-  m.comm = comm ? std::move(comm) : std::make_shared<FallbackComm>(*m.runner, m.gpn);
+  // MoE and KV traffic as DeepEP and disaggregated serving move them, on the job's engine
+  // (docs/moe-dispatch.md).
+  m.comm = comm ? std::move(comm) : std::make_shared<DeepEpComm>(topology, c.engine);
 
   // Layers split evenly over the stages, the first stages taking one more (vLLM's
   // get_pp_indices).

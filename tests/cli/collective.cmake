@@ -132,3 +132,13 @@ lockstep_good(collective.trace "^# trace .*cli-collective-trace.json$"
 lockstep_bad_flags(collective.trace_analytical "--trace: needs --engine flow or packet"
                    collective --system hgx-h100 --max-bytes 1MiB
                    --trace ${CMAKE_BINARY_DIR}/cli-collective-trace-analytical.json)
+# MoE dispatch, 2 nodes x 2 GPUs, 8 experts, top-2, 28 tokens of 132 B (FP8 + scales): per rank
+# 22 tokens cross the network once (P(node) = 22/28), 2 x 13 go over NVLink (P(GPU) = 13/28):
+# 4 x 22 x 132 = 11616 and 4 x 26 x 132 = 13728 B (docs/moe-dispatch.md).
+lockstep_good(collective.moe_dispatch "\"network_bytes\": 11616, \"nvlink_bytes\": 13728,"
+              collective --op moe_dispatch --nodes 2 --gpus-per-node 2 --tokens 28 --hidden 128
+              --topk 2 --experts 8 --format json)
+lockstep_bad_flags(collective.moe_experts "--experts: 6 experts do not spread evenly over 4 ranks"
+                   collective --op moe_dispatch --nodes 2 --gpus-per-node 2 --experts 6)
+lockstep_bad_flags(collective.moe_flag_elsewhere "--tokens: only with --op moe_dispatch"
+                   collective --op all_reduce --tokens 5)

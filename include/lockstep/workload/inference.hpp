@@ -101,7 +101,7 @@ struct AllReducePrice {
 /// Per-step pricing of one replica (the same shape on every replica).
 class InferenceStepModel {
  public:
-  /// `comm` prices MoE and KV traffic; null: the NCCL-model fallback on `topology`.
+  /// `comm` prices MoE and KV traffic; null: DeepEpComm on `topology` (docs/moe-dispatch.md).
   InferenceStepModel(const Topology& topology, const InferenceConfig& c,
                      std::shared_ptr<InferenceComm> comm = nullptr);
   ~InferenceStepModel();
@@ -181,7 +181,7 @@ struct InferenceResult {
 };
 
 struct InferenceOptions {
-  std::shared_ptr<InferenceComm> comm;  // null: the fallback
+  std::shared_ptr<InferenceComm> comm;  // null: DeepEpComm
   bool record_steps = false;            // fill InferenceResult::steps (for a trace)
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 // The communication of an inference step that is not a tensor-parallel all-reduce: MoE token
 // dispatch and combine (DeepEP-style all-to-all) and the KV-cache transfer of disaggregated
-// serving. simulate_inference calls this interface; the fallback prices each as a plain
-// NCCL-model collective or point-to-point transfer on the cluster (docs/inference.md).
+// serving. simulate_inference calls this interface; by default DeepEpComm
+// (workload/deepep_comm.hpp) runs each as programs on the job's engine (docs/moe-dispatch.md).
 #include <cstdint>
 #include <vector>
 
