@@ -9,6 +9,7 @@
 #include "lockstep/api/commands.hpp"
 #include "lockstep/report/inference.hpp"
 #include "lockstep/report/json.hpp"
+#include "memory_options.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -16,10 +17,14 @@ namespace {
 struct ServeFlags {
   api::ServeRequest request;
   std::string format = "text";
+  MemoryFlags memory;
 };
 
 void run(ServeFlags& f) {
-  const api::ServeRun done = api::run_serve(f.request);
+  f.request.budget = f.memory.budget();
+  const std::optional<api::ServeRun> run = api::run_serve(f.request);
+  if (!run) return;  // a dry run
+  const api::ServeRun& done = *run;
   if (f.format == "json") {
     fmt::print("{}", report::json_text(report::inference_to_json(done.result, done.config)));
     return;
@@ -40,6 +45,7 @@ const RegisterCommand kServe(45, [](CLI::App& root) {
                   "write a Perfetto trace-event JSON of each replica's engine steps");
   cmd->add_flag("--force", f->request.force, "replace a --trace file that lockstep did not write");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });
 });
 

@@ -6,11 +6,12 @@
 #include "lockstep/report/inference.hpp"
 #include "lockstep/report/output.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 
 namespace lockstep::api {
 
-ServeRun run_serve(const ServeRequest& r) {
+std::optional<ServeRun> run_serve(const ServeRequest& r) {
   const std::optional<Scenario> scenario = load_cluster_scenario(r.cluster, "a scenario file");
   if (!scenario) throw InputError("scenario", "lockstep serve needs a scenario file with a job:");
   if (!scenario->job) {
@@ -42,6 +43,14 @@ ServeRun run_serve(const ServeRequest& r) {
                          "' exists and is not a trace lockstep wrote; give --force to replace it");
   }
   const ClusterSource source(&*scenario, r.cluster);
+  // The estimate before the graph and the simulation allocate (scenario/memory_estimate.hpp).
+  RunEstimate estimate;
+  estimate.add("lockstep", kBaseBytes);
+  add_graph_estimate(estimate, source.build(BuildOptions{.want_graph = false}).inventory.gpus);
+  add_inference_estimate(estimate, run.config, !trace_path.empty());
+  if (!admit(estimate, r.budget, "try fewer requests (requests.count) or a larger max_batch")) {
+    return std::nullopt;
+  }
   std::optional<Topology> topo = source.build().graph;
   if (!topo) source.args().fail("the cluster is too large to build as a graph");
   // Checked writable before the simulation, written in one piece after it (as train's trace).

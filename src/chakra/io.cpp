@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "et_def.pb.h"
+#include "google/protobuf/stubs/logging.h"
 #include "lockstep/chakra/trace.hpp"
 #include "lockstep/core/error.hpp"
 
@@ -291,6 +292,9 @@ RankTrace read_trace_bytes(const std::string& data, const std::string& file, std
   RankTrace trace;
   trace.rank = rank;
   trace.file = file;
+  // libprotobuf logs a malformed string field (invalid UTF-8) to stderr before the parse fails;
+  // the failure is reported below as one line naming the file and the message, so keep it quiet.
+  const google::protobuf::LogSilencer quiet;
   std::size_t pos = 0;
   bool metadata = true;
   std::size_t index = 0;

@@ -76,8 +76,8 @@ double default_memory_budget() {
 bool admit(const RunEstimate& estimate, const MemoryBudget& budget, const std::string& hint) {
   const double need = estimate.total();
   const std::string events =
-      estimate.events > 0 ? fmt::format(", {:.3g} packet events (about {:.0f} s of CPU)",
-                                        estimate.events, estimate.events / kEventsPerCpuSecond)
+      estimate.events > 0 ? fmt::format(", {:.3g} events (about {:.0f} s of CPU)", estimate.events,
+                                        estimate.events / kEventsPerCpuSecond)
                           : "";
   if (budget.dry_run) {
     fmt::print("memory estimate: {}{}; budget {}{}\n", estimate.text(), events,
@@ -93,7 +93,7 @@ bool admit(const RunEstimate& estimate, const MemoryBudget& budget, const std::s
   }
   if (budget.max_events > 0 && estimate.events > budget.max_events) {
     throw InputError("--max-events",
-                     fmt::format("the packet engine would simulate about {:.3g} events (about "
+                     fmt::format("the simulation would take about {:.3g} events (about "
                                  "{:.0f} s of CPU at 5.6 M events per second), over the budget "
                                  "of {:.3g}; {} (or raise --max-events)",
                                  estimate.events, estimate.events / kEventsPerCpuSecond,

@@ -121,8 +121,9 @@ RunEstimate estimate_run(const RunInput& input) {
         sweeps = parse_collectives_section(*in.collectives, engine);
       }
       std::optional<TrainConfig> job;
+      std::optional<InferenceConfig> serve;
       if (in.job && is_inference_job(*in.job)) {
-        parse_inference_config(*in.job);  // checked; its memory is the graph's and the requests'
+        serve = parse_inference_config(*in.job);
       } else if (in.job) {
         job = parse_train_config(*in.job);
       }
@@ -132,7 +133,11 @@ RunEstimate estimate_run(const RunInput& input) {
       e.add("lockstep", kBaseBytes);
       add_graph_estimate(e, inventory.gpus);
       add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
-      if (job) add_training_estimate(e, *job, true);  // run records the first variant's timeline
+      if (job) {
+        add_training_estimate(e, *job, true);  // run records the first variant's timeline
+        add_sensitivity_estimate(e, inventory.gpus);
+      }
+      if (serve) add_inference_estimate(e, *serve, true);  // and the first one's steps
       events += e.events;
       if (e.total() > largest.total()) largest = e;
     });

@@ -153,4 +153,38 @@ void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_tim
   }
 }
 
+namespace {
+// A request's timing record (48 B) and its scheduler entry (queue slot, context and counters):
+// 160 B each, on the safe side.
+constexpr double kInferenceBytesPerRequest = 160;
+// A recorded engine step (StepRecord, 40 B) and its trace event (about 150 B of JSON).
+constexpr double kInferenceBytesPerRecordedStep = 192;
+// One engine step costs 1-17 us of CPU (lockstep serve, 20,000 requests of Llama 3 70B on one
+// HGX H100: 2.56 M batch-1 steps in 2.9 s, 42,500 steps of batch 64 in 0.73 s), where a packet
+// event costs 0.1-0.3 us (docs/packet-engine.md "Speed"): a step weighs 50 events.
+constexpr double kEventsPerInferenceStep = 50;
+}  // namespace
+
+double inference_steps_lower_bound(const InferenceConfig& c) {
+  const double count = static_cast<double>(c.count);
+  const double batch = std::max<double>(1, c.max_batch);
+  const double prefill_budget = std::max<double>(2048, static_cast<double>(c.max_prefill_tokens));
+  const double decode = count * std::max(0.0, c.output.mean() - 1) / batch;
+  const double prefill = std::ceil(count * c.prompt.mean() / prefill_budget);
+  return decode + prefill;
+}
+
+void add_inference_estimate(RunEstimate& e, const InferenceConfig& c, bool record_steps) {
+  const double steps = inference_steps_lower_bound(c);
+  e.add("inference requests", static_cast<double>(c.count) * kInferenceBytesPerRequest);
+  if (record_steps) e.add("inference steps and trace", steps * kInferenceBytesPerRecordedStep);
+  e.events += steps * kEventsPerInferenceStep;
+}
+
+void add_sensitivity_estimate(RunEstimate& e, std::uint64_t gpus) {
+  RunEstimate copy;
+  add_graph_estimate(copy, gpus);
+  e.add("graph copy (why section)", copy.total());
+}
+
 }  // namespace lockstep

@@ -24,3 +24,16 @@ lockstep_bad_flags(chakra_bad_engine "--engine: packet not in \\{analytical,flow
                    /nonexistent/t --engine packet)
 set_tests_properties(cli.chakra.write_truncated cli.bad_flags.chakra_truncated_varint
                      PROPERTIES LABELS cli)
+# A GlobalMetadata whose version string is not UTF-8 (field 1, one byte 0xff): libprotobuf's own
+# log line is silenced, so stderr holds lockstep's one line (found by fuzz_chakra).
+set(chakra_utf8 ${CMAKE_CURRENT_BINARY_DIR}/chakra_utf8)
+file(MAKE_DIRECTORY ${chakra_utf8})
+add_test(NAME cli.chakra.write_bad_utf8
+         COMMAND sh -c "printf '\\003\\012\\001\\377' > ${chakra_utf8}/u.0.et")
+add_test(NAME cli.bad_flags.chakra_bad_utf8
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/expect_error.sh $<TARGET_FILE:lockstep>
+                 "u\\.0\\.et: message 0 at byte 0 is not a GlobalMetadata$" chakra run
+                 ${chakra_utf8}/u)
+set_tests_properties(cli.chakra.write_bad_utf8 PROPERTIES FIXTURES_SETUP chakra_utf8 LABELS cli)
+set_tests_properties(cli.bad_flags.chakra_bad_utf8 PROPERTIES FIXTURES_REQUIRED chakra_utf8
+                     LABELS cli)

@@ -46,7 +46,7 @@ lockstep_bounded(collective_flow_100k_nodes
   collective --engine flow --nodes 100000 --max-memory 8GiB)
 # The default sweep (8 B to 8 GiB) on 4 packet-engine nodes: minutes of CPU.
 lockstep_bounded(collective_packet_8gib
-  "^lockstep: error: --max-events: the packet engine would simulate about 1.56e\\+09 events \\(about 279 s of CPU"
+  "^lockstep: error: --max-events: the simulation would take about 1.56e\\+09 events \\(about 279 s of CPU"
   collective --engine packet --nodes 4)
 lockstep_bounded(run_over_budget
   "^lockstep: error: --max-memory: the run would need about 486 MiB \\(timeline and trace 281 MiB, training expansion 196 MiB"

@@ -406,6 +406,12 @@ lockstep_bad_flags(serve.training_job
 lockstep_bad_flags(train.inference_job
   "serve_llama3_70b.yaml:7:9: job.type: an inference job: run it with lockstep serve or lockstep run"
   train ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
+# The estimate comes first: 10^6 requests x 99,999 decode steps at batch 1 (x 50 events each,
+# scenario/memory_estimate.cpp) are refused at once; --dry-run prints the estimate.
+lockstep_bad_flags(serve.absurd_steps "^lockstep: error: --max-events: the simulation would take about 5e\\+12 events"
+  serve ${LOCKSTEP_CLI_DIR}/serve_absurd.yaml)
+lockstep_good(serve.dry_run "^memory estimate: .*inference requests .*; budget "
+  serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml --dry-run)
 lockstep_good(serve.trace
   "trace +.*serve_trace.json"
   serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml --trace

@@ -88,13 +88,16 @@ struct ServeRequest {
   ClusterFlags cluster;
   std::string trace;  // --trace FILE, else the job's `trace:`
   bool force = false;
+  MemoryBudget budget = MemoryBudget{default_memory_budget(), kDefaultMaxEvents, false};
 };
 struct ServeRun {
   InferenceConfig config;
   InferenceResult result;
   std::string trace_path;
 };
-ServeRun run_serve(const ServeRequest& request);
+/// Serves the job's requests and writes the trace it names. Empty when the budget is a dry run
+/// (the estimate printed).
+std::optional<ServeRun> run_serve(const ServeRequest& request);
 
 /// `lockstep run`'s input: the scenario file read once (it may be a pipe) and parsed; the caller
 /// checks report::estimate_run against its budget and calls report::run_scenario.

@@ -20,7 +20,8 @@ struct RunEstimate {
     double bytes = 0;  // double: an absurd request (ranks^2 at 10^6 ranks) must not wrap
   };
   std::vector<Part> parts;
-  /// Work that costs time rather than memory (the packet engine's events), checked against
+  /// Work that costs time rather than memory (the packet engine's events; inference steps weighed
+  /// as events, scenario/memory_estimate.hpp), checked against
   /// MemoryBudget::max_events; 0 when the run has none to speak of.
   double events = 0;
 

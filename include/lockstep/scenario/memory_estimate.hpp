@@ -10,6 +10,7 @@
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/memory_budget.hpp"
 #include "lockstep/nccl/sweep.hpp"
+#include "lockstep/workload/inference.hpp"
 #include "lockstep/workload/train_config.hpp"
 
 namespace lockstep {
@@ -42,5 +43,18 @@ void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t
 /// rank in full expansion, one replica in reduced) and the timeline and trace when recorded.
 /// Kept to the sizes of TrainConfig so that the step builder's owners can adjust it.
 void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline);
+
+/// An inference job (`lockstep serve`, `run` on `type: inference`): each request's timing and
+/// scheduler state, the engine steps (their records and trace when recorded), and the steps as
+/// work against MemoryBudget::max_events (kEventsPerInferenceStep packet-event equivalents each).
+void add_inference_estimate(RunEstimate& e, const InferenceConfig& c, bool record_steps);
+
+/// The fewest engine steps that serve `c`: every decode step at max_batch sequences, every
+/// prefill step at its token budget (a lower bound: batches that are not full take more).
+double inference_steps_lower_bound(const InferenceConfig& c);
+
+/// The report's "why" section re-runs each trained variant on a copy of its graph with one
+/// thing changed (report/why.hpp): a second graph of the cluster's size.
+void add_sensitivity_estimate(RunEstimate& e, std::uint64_t gpus);
 
 }  // namespace lockstep

@@ -78,5 +78,36 @@ TEST(MemoryEstimate, FlowPerGpuAndPacketEvents) {
   EXPECT_DOUBLE_EQ(packet.events, 46'080.0);
 }
 
+TEST(MemoryEstimate, InferenceStepsAndRequests) {
+  InferenceConfig c;
+  c.count = 500;
+  c.prompt.lo = c.prompt.hi = 1024;
+  c.output.lo = c.output.hi = 128;
+  c.max_batch = 64;
+  // Decode: 500 requests x 127 tokens after the first, 64 sequences a step: 992.1875 steps;
+  // prefill: 500 x 1,024 prompt tokens at 2,048 a step (vLLM's floor): 250. Each weighs 50
+  // events; each request 160 B, a recorded step 192 B.
+  EXPECT_DOUBLE_EQ(inference_steps_lower_bound(c), 992.1875 + 250);
+  RunEstimate e;
+  add_inference_estimate(e, c, true);
+  EXPECT_DOUBLE_EQ(e.events, 1242.1875 * 50);
+  EXPECT_DOUBLE_EQ(part(e, "inference requests"), 80'000.0);
+  EXPECT_DOUBLE_EQ(part(e, "inference steps and trace"), 1242.1875 * 192);
+  // A million requests of 16 M tokens each at batch 1 is beyond any budget of events.
+  c.count = 1'000'000;
+  c.output.lo = c.output.hi = std::uint64_t{1} << 24;
+  c.max_batch = 1;
+  RunEstimate absurd;
+  add_inference_estimate(absurd, c, false);
+  EXPECT_GT(absurd.events, 1e14);
+}
+
+TEST(MemoryEstimate, SensitivityIsASecondGraph) {
+  RunEstimate graph, copy;
+  add_graph_estimate(graph, 4096);
+  add_sensitivity_estimate(copy, 4096);
+  EXPECT_DOUBLE_EQ(part(copy, "graph copy (why section)"), graph.total());
+}
+
 }  // namespace
 }  // namespace lockstep
