@@ -14,6 +14,7 @@
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
 #include "program_runner.hpp"
+#include "uec.hpp"
 
 namespace lockstep::packet {
 
@@ -28,7 +29,7 @@ inline std::int64_t later(std::int64_t t, std::int64_t delay) {
   return __builtin_add_overflow(t, delay, &sum) ? kNever : sum;
 }
 
-enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2 };
+enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2, kCorrupt = 4 };
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
 /// 40 bytes: the run is bound by cache misses on packets, so keep them small.
@@ -178,6 +179,7 @@ struct Flow {
   std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
   std::vector<std::uint8_t> got;      // receiver per packet
   std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
+  UecFlow uec;                        // NSCC, RCCC and ROD state (uec.hpp)
 };
 
 enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
@@ -314,6 +316,35 @@ class Simulator {
   /// may start, after its own overhead.
   void release_connection(std::uint32_t flow, std::int64_t sent);
 
+  // Ultra Ethernet (uec_cc.cpp, uec_delivery.cpp, uec_link.cpp).
+  bool uec_nscc() const {
+    return cfg_.congestion == CongestionControl::Nscc ||
+           cfg_.congestion == CongestionControl::NsccRccc;
+  }
+  bool uec_rccc() const {
+    return cfg_.congestion == CongestionControl::Rccc ||
+           cfg_.congestion == CongestionControl::NsccRccc;
+  }
+  bool rod(const Flow& f) const { return cfg_.delivery == Delivery::Rod && reliable(f); }
+  void uec_start(Flow& f, const PathRef& path);
+  void uec_on_ack(Flow& f, double rtt, bool ecn);
+  bool uec_quick_adapt(Flow& f);
+  bool uec_may_send(const Flow& f, std::uint32_t seq, std::uint32_t wire) const;
+  void uec_sent(Flow& f, std::uint32_t seq, std::uint32_t wire);
+  /// RCCC at the receiver: a packet of `wire` bytes (as sent) arrived; grants what it frees.
+  void uec_arrived(std::uint32_t flow, std::uint32_t wire, bool fresh);
+  void uec_on_credit(std::uint32_t flow, std::uint32_t bytes);
+  std::uint32_t rod_path(const Flow& f) const;
+  /// ROD's receiver: true when the packet is taken as usual, false when it is discarded (trimmed,
+  /// or past a gap), having NACKed the expected one.
+  bool rod_accept(std::uint32_t flow, const Packet& p, std::int64_t back);
+  void rod_go_back(Flow& f, std::uint32_t seq);
+  void setup_cables();
+  /// Extra time the packet's transmission on `link` takes for link-level retry (0 without); a
+  /// frame corrupted without LLR is marked to be discarded where it arrives.
+  std::int64_t link_retry(std::uint32_t link, Packet& p, std::int64_t ser);
+  bool discard_corrupted(std::uint32_t pkt, std::uint32_t in);
+
   // Watchdog (deadlock.cpp).
   void on_watchdog();
   /// Looks for a cycle of blocked links; with `force` (the run stalled) reports the blocked
@@ -380,6 +411,8 @@ class Simulator {
   std::unique_ptr<Router> own_router_;
   const Router* router_ = nullptr;
   std::vector<PathShare> scratch_paths_;
+  std::vector<RcccReceiver> rccc_;   // by destination device, once RCCC has a flow
+  std::vector<std::uint8_t> cable_;  // per directed link: a cable (loss_rate applies); uec_link
 
   std::uint64_t progress_ = 0, progress_at_watchdog_ = 0;
   bool congestion_seen_ = false;  // any pause or credit stall yet (gates deadlock analysis)

@@ -165,6 +165,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
     got.assign(n, 0);
     f.got = std::move(got);
   }
+  uec_start(f, p0);
   f.label = label;
   f.setup = f.ready_at - now_;
   // One connection streams one transfer at a time (a QP executes its work requests in order,
@@ -271,6 +272,8 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
     s.inject = f.next;  // round robin, whether or not this flow may send now
     const bool window_ok = !reliable(f) || f.inflight < std::max(1.0, std::floor(f.cwnd));
     if (!window_ok) continue;
+    if (!uec_may_send(f, seq, (seq + 1 == f.packets ? f.last_payload : f.payload) + f.header))
+      continue;  // RCCC: no credit yet
     const std::int64_t ready =
         f.pacer == kNil ? f.ready_at : std::max(f.ready_at, channel_free_[f.pacer] - f.pacer_slack);
     if (ready > now_) {
@@ -291,6 +294,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
 
 std::uint32_t Simulator::choose_path(Flow& f) {
   if (f.paths.count <= 1) return f.paths.first;
+  if (rod(f)) return rod_path(f);
   if (!cfg_.adaptive) return f.paths.first + (f.spray_cursor++ % f.paths.count);
   // Adaptive: the less loaded of two candidates (one rotating, one random), by bytes queued
   // along the path -- the "power of two choices" stand-in for per-switch adaptive routing.
@@ -323,6 +327,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.next = kNil;
   ++f.in_network;
   ++stats_.packets_sent;
+  uec_sent(f, seq, p.wire);
   bool fresh = true;
   if (reliable(f)) {
     auto& st = f.state[seq];
@@ -365,8 +370,12 @@ void Simulator::on_deliver(std::uint32_t pkt) {
   const std::uint32_t tag = f.incarnation << 8;
   ++stats_.packets_delivered;
   ++progress_;
+  bool fresh_data = false;
   if (!f.receiver_done) {
-    if (p.flags & kTrimmed) {
+    if (rod(f) && !rod_accept(flow, p, back)) {
+      // Trimmed or past a gap: discarded, the expected packet NACKed (uec_delivery.cpp).
+    } else if (p.flags & kTrimmed) {
+      ++stats_.nacks;
       events_.push(back, EventKind::Control, flow, p.seq, tag | kCtlNack);
     } else {
       bool fresh = true;
@@ -375,6 +384,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
         f.got[p.seq] = 1;
         while (f.contiguous < f.packets && f.got[f.contiguous]) ++f.contiguous;
       }
+      fresh_data = fresh;
       if (fresh) {
         ++f.received;
         stats_.payload_bytes_delivered += p.payload;
@@ -397,6 +407,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
   } else {
     ++stats_.duplicate_packets;
   }
+  uec_arrived(flow, p.payload + f.header, fresh_data);
   --f.in_network;
   free_packet(pkt);
   maybe_free_flow(flow);
@@ -440,6 +451,10 @@ void Simulator::on_control(const Event& e) {
       events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, e.a,
                    f.timer_gen);
     }
+    return;
+  }
+  if (e.c & kCtlCredit) {
+    uec_on_credit(e.a, e.b);  // RCCC (uec_cc.cpp)
     return;
   }
   on_ack(f, e.b, e.c & kCtlEcn, e.c & kCtlNack);
