@@ -9,7 +9,6 @@
 #include <string>
 
 #include "fixtures.hpp"
-#include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
 
@@ -27,14 +26,6 @@ using packet_test::simulate;
 const Bandwidth k400G = Bandwidth::gbps(400);
 constexpr double kWire = 4096 + 110;  // UEC payload + header per packet, bytes
 
-ArgNode node(std::initializer_list<std::pair<const char*, const char*>> kv) {
-  ArgNode n = ArgNode::map("packet", SourceLocation{"s.yaml", 3, 1});
-  int line = 4;
-  for (const auto& [k, v] : kv)
-    n.set(k, ArgNode::scalar(v, std::string("packet.") + k, SourceLocation{"s.yaml", line++, 3}));
-  return n;
-}
-
 TEST(Uec, PresetTrimsAndRunsNsccOnRud) {
   const PacketConfig uec = packet_config_for_fabric("uec");
   EXPECT_TRUE(uec.trimming);
@@ -47,34 +38,6 @@ TEST(Uec, PresetTrimsAndRunsNsccOnRud) {
     EXPECT_FALSE(c.trimming) << other;
     EXPECT_EQ(c.congestion, CongestionControl::Delay) << other;
   }
-}
-
-TEST(Uec, SectionKeysAndTheirErrors) {
-  const PacketConfig c = packet_config_from_args(node({{"fabric", "uec"},
-                                                       {"congestion", "nscc+rccc"},
-                                                       {"delivery", "rod"},
-                                                       {"llr", "true"},
-                                                       {"loss_rate", "0.001"}}));
-  EXPECT_EQ(c.congestion, CongestionControl::NsccRccc);
-  EXPECT_EQ(c.delivery, Delivery::Rod);
-  EXPECT_FALSE(c.spray);  // ordered delivery keeps one path
-  EXPECT_TRUE(c.llr);
-  EXPECT_DOUBLE_EQ(c.loss_rate, 0.001);
-  auto error = [](std::initializer_list<std::pair<const char*, const char*>> kv) {
-    try {
-      packet_config_from_args(node(kv));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  const std::string rod = error({{"fabric", "uec"}, {"delivery", "rod"}, {"spray", "true"}});
-  EXPECT_NE(rod.find("s.yaml:5"), std::string::npos) << rod;
-  EXPECT_NE(rod.find("one path"), std::string::npos) << rod;
-  EXPECT_NE(error({{"fabric", "uec"}, {"delivery", "uud"}}).find("s.yaml:5"), std::string::npos);
-  EXPECT_NE(error({{"fabric", "uec"}, {"loss_rate", "1"}}).find("loss_rate"), std::string::npos);
-  EXPECT_NE(error({{"fabric", "roce"}, {"congestion", "nscc"}}).find("congestion"),
-            std::string::npos);
 }
 
 // Each quadrant on a constructed ACK: base RTT 10 ns, target 4 ns, window 10 packets.
