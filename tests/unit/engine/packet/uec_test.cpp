@@ -132,9 +132,9 @@ TEST(Uec, IncastTrimsWhatTheBufferCannotHoldAndNacksEachOnce) {
 // windows overrun it; with RCCC the receiver grants one packet per packet that arrives, round
 // robin, keeping its line rate for a round trip at the target delay out, so each sender gets a
 // quarter of it and all four finish together after 4 x 1024 x 4206 B at 50 GB/s = 344.6 us. Each
-// flow starts with one bandwidth-delay product of credit (base RTT 2 x 2 us + 84.12 ns at 50 GB/s:
-// 204,206 B) and is granted the rest of its 1024 x 4206 = 4,306,944 B in packets: ceil(4,102,738 /
-// 4206) = 976 grants each, 3,904 in all.
+// flow starts with one bandwidth-delay product of credit (base RTT 2 x 2 us + 84.12 ns + the
+// 110 B ACK's 2.2 ns at 50 GB/s: 204,316 B) and is granted the rest of its 1024 x 4206 =
+// 4,306,944 B in packets: ceil(4,102,628 / 4206) = 976 grants each, 3,904 in all.
 TEST(Uec, RcccSharesTheReceiverAmongItsSendersWithoutTrims) {
   std::vector<packet_test::Transfer> list;
   for (Rank s = 0; s < 4; ++s) list.push_back({s, 4, 4u << 20});
