@@ -46,8 +46,18 @@ const char* to_string(CongestionControl c) {
       return "delay";
     case CongestionControl::Ecn:
       return "ecn";
+    case CongestionControl::Nscc:
+      return "nscc";
+    case CongestionControl::Rccc:
+      return "rccc";
+    case CongestionControl::NsccRccc:
+      return "nscc+rccc";
   }
   return "?";
+}
+
+const char* to_string(Delivery d) {
+  return d == Delivery::Rod ? "rod" : "rud";
 }
 
 namespace {
@@ -113,9 +123,11 @@ PacketConfig tcp() {
   return c;
 }
 
-// Ultra Ethernet transport over Ethernet: Ethernet 14 + IPv4 20 + UDP 8 + UET PDS/SES ~44
-// (UEC 1.0 spec, rounded) + FCS 4 + preamble 8 + IFG 12 = 110 B.
-PacketConfig ultra_ethernet() {
+// Sprayed, lossy Ethernet with a reliable transport and a delay-based window, without trimming:
+// AWS SRD on EFA, Slingshot's Rosetta and Spectrum-X as the engine modelled them before the UEC
+// preset followed the UEC 1.0 specification; kept so that their results do not move.
+// Headers as Ultra Ethernet's (below).
+PacketConfig sprayed_ethernet() {
   PacketConfig c;
   c.model = FabricModel::UltraEthernet;
   c.flow_control = FlowControl::None;
@@ -127,12 +139,30 @@ PacketConfig ultra_ethernet() {
   c.rto_min = Time::us(100);
   c.reorder_threshold = 64;  // spraying reorders; only a large gap means loss
   c.initial_window = 0;      // start at one bandwidth-delay product, as UEC's NSCC does
-  // Every packet acknowledged (the transport's coalescing policy is the UEC preset's); an ACK is
-  // taken as large as a data header (UET's PDS ACK plus SES response, rounded the same way).
-  // Trimmed headers and control packets in a strict-priority class.
+  // Every packet acknowledged; an ACK is taken as large as a data header (UET's PDS ACK plus SES
+  // response, rounded the same way). Trimmed headers and control packets in a strict-priority
+  // class.
   c.ack_every = 1;
   c.ack_wire = Bytes(110);
   c.control_priority = true;
+  return c;
+}
+
+// Ultra Ethernet transport over Ethernet: Ethernet 14 + IPv4 20 + UDP 8 + UET PDS/SES ~44
+// (UEC 1.0 spec, rounded) + FCS 4 + preamble 8 + IFG 12 = 110 B. As UEC 1.0 describes it
+// (docs/packet-engine.md section 4): reliable unordered delivery sprayed over the paths,
+// switches trim a packet they cannot buffer to its header and forward that at high priority
+// (the receiver NACKs it), and NSCC sets the sender's window from delay and ECN. ACKs, NACKs and
+// RCCC grants are control packets on the wire, each the size of an ACK, ahead of data
+// (control_priority). One ACK per packet: UEC 1.0's PDS lets a target coalesce ACKs but the
+// count is left to the implementation, and NSCC as the spec describes it reacts to each
+// packet's delay sample and ECN mark (nscc_on_ack), so the preset does not coalesce
+// (`ack_every` overrides it).
+PacketConfig ultra_ethernet() {
+  PacketConfig c = sprayed_ethernet();
+  c.congestion = CongestionControl::Nscc;
+  c.delivery = Delivery::Rud;
+  c.trimming = true;
   return c;
 }
 
@@ -150,7 +180,7 @@ constexpr Preset kPresets[] = {
     {"tcp", tcp},
     {"ultra_ethernet", ultra_ethernet},
     {"uec", ultra_ethernet},
-    {"spectrum_x", ultra_ethernet},
+    {"spectrum_x", sprayed_ethernet},
 };
 
 }  // namespace
@@ -170,10 +200,10 @@ PacketConfig packet_config_for_fabric(const std::string& fabric) {
   // Catalog fabric names like "ib-ndr" or "roce-400g" map onto their family.
   if (key.rfind("ib_", 0) == 0) return infiniband();
   if (key.rfind("roce_", 0) == 0) return roce();
-  if (key == "efa") return ultra_ethernet();  // SRD sprays over many paths, like UET
+  if (key == "efa") return sprayed_ethernet();  // SRD sprays over many paths, like UET
   // Rosetta routes adaptively per packet with hardware congestion control (De Sensi et al.,
   // SC20), the behaviour Ultra Ethernet standardises.
-  if (key == "slingshot") return ultra_ethernet();
+  if (key == "slingshot") return sprayed_ethernet();
   throw InputError("fabric", fmt::format("unknown packet fabric '{}' (expected one of {})", fabric,
                                          fmt::join(packet_fabric_names(), ", ")));
 }
@@ -206,10 +236,14 @@ void PacketConfig::validate() const {
   if (trimming && flow_control != FlowControl::None)
     bad("packet.trimming", "needs a lossy fabric (flow_control: none)");
   if (congestion == CongestionControl::Reno || congestion == CongestionControl::Delay ||
-      congestion == CongestionControl::Ecn) {
+      congestion == CongestionControl::Ecn || congestion == CongestionControl::Nscc ||
+      congestion == CongestionControl::Rccc || congestion == CongestionControl::NsccRccc) {
     if (flow_control != FlowControl::None)
       bad("packet.congestion", "window controllers run on the lossy reliable transport only");
   }
+  if (delivery == Delivery::Rod && (spray || adaptive))
+    bad("packet.delivery", "rod keeps a flow on one path: turn spray and adaptive off");
+  if (loss_rate < 0 || loss_rate >= 1) bad("packet.loss_rate", "must be within [0, 1)");
   if (congestion == CongestionControl::Dcqcn && flow_control == FlowControl::None)
     bad("packet.congestion", "dcqcn needs a lossless fabric (flow_control: pfc or credit)");
 }
@@ -272,7 +306,8 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
         static_cast<FlowControl>(std::find(names.begin(), names.end(), s) - names.begin());
   }
   if (const ArgNode* v = node.find("congestion")) {
-    const std::vector<std::string> names = {"none", "dcqcn", "reno", "delay", "ecn"};
+    const std::vector<std::string> names = {"none", "dcqcn", "reno", "delay",
+                                            "ecn",  "nscc",  "rccc", "nscc+rccc"};
     const std::string& s = v->as_choice(names);
     c.congestion =
         static_cast<CongestionControl>(std::find(names.begin(), names.end(), s) - names.begin());
@@ -356,6 +391,14 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   bytes(node, "cnp_wire", c.cnp_wire);
   time(node, "ack_delay", c.ack_delay);
   c.control_priority = node.get_bool("control_priority", c.control_priority);
+  if (const ArgNode* v = node.find("delivery")) {
+    c.delivery = v->as_choice({"rud", "rod"}) == "rod" ? Delivery::Rod : Delivery::Rud;
+    // Ordered delivery keeps a flow on one path; say `spray: true` to get the conflict.
+    if (c.delivery == Delivery::Rod && !node.find("spray")) c.spray = false;
+  }
+  bytes(node, "rccc_initial_credit", c.rccc_initial_credit);
+  c.llr = node.get_bool("llr", c.llr);
+  c.loss_rate = node.get_double("loss_rate", c.loss_rate, 0.0, 1.0);
   time(node, "watchdog", c.watchdog);
   c.throw_on_deadlock = node.get_bool("throw_on_deadlock", c.throw_on_deadlock);
   time(node, "sample_period", c.sample_period);

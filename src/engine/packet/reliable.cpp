@@ -61,6 +61,10 @@ void Simulator::on_flow_timer(std::uint32_t flow, std::uint32_t gen) {
 }
 
 void Simulator::congestion_signal(Flow& f, bool loss) {
+  if (uec_nscc()) {  // NSCC's quick adapt (uec_cc.cpp)
+    if (loss) uec_quick_adapt(f);
+    return;
+  }
   // At most one decrease per round trip, as TCP's fast recovery and Swift do.
   const auto rtt = static_cast<std::int64_t>(f.srtt);
   if (f.last_decrease >= 0 && now_ - f.last_decrease < rtt) return;
@@ -78,6 +82,9 @@ void Simulator::detect_losses(Flow& f) {
   bool lost = false;
   for (; f.scan < limit; ++f.scan) {
     if (f.state[f.scan] == kInflight) {
+      // With trimming a NACK reports each trimmed packet, and one resent since the acknowledged
+      // packet left is not lost by distance (RACK's rule, RFC 8985): no second copy of it.
+      if (cfg_.trimming && f.sent_at[f.scan] > f.sent_at[f.highest_acked]) continue;
       f.state[f.scan] = kLost;
       --f.inflight;
       ++f.retx_pending;
@@ -133,8 +140,13 @@ void Simulator::acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn) {
       }
       break;
     }
+    case CongestionControl::Nscc:
+    case CongestionControl::NsccRccc:
+      uec_on_ack(f, rtt, ecn);
+      break;
     case CongestionControl::None:
     case CongestionControl::Dcqcn:
+    case CongestionControl::Rccc:
       break;
   }
 }
@@ -148,6 +160,7 @@ void Simulator::on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, 
       ++f.retx_pending;
       f.retx_cursor = std::min(f.retx_cursor, seq);
       congestion_signal(f, true);
+      if (rod(f)) rod_go_back(f, seq);  // ROD resends everything from the NACKed packet
     }
     return;
   }

@@ -73,6 +73,7 @@ Simulator::Simulator(const PacketConfig& config, const EngineInput& input, Packe
     router_ = own_router_.get();
   }
   setup_links();
+  setup_cables();
   programs_.init(*this, input);
 }
 
@@ -298,8 +299,10 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   LinkState& s = links_[link];
   Packet& p = packets_[pkt];
   const std::int64_t ser = Time::from_ps(p.wire * s.ps_per_byte).picoseconds();
+  // Link-level retry replays a corrupted frame: it leaves `retry` later (uec_link.cpp).
+  const std::int64_t retry = link_retry(link, p, ser);
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
-  const std::int64_t end = std::max(later(now_, ser), p.tail);
+  const std::int64_t end = later(std::max(later(now_, ser), p.tail), retry);
   if (s.control == LinkControl::Credit && (lane_[lidx(link, p.lane)].credits -= p.wire) < 0)
     ++stats_.negative_credits;
   s.busy = true;
@@ -317,7 +320,8 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t tail = later(end, s.latency);
   std::int64_t arrive = tail;
   if (p.hop + 1 < p.hops) {
-    arrive = later(cfg_.cut_through ? later(now_, s.latency) : tail, devices_[s.dst].latency);
+    arrive = later(cfg_.cut_through ? later(later(now_, retry), s.latency) : tail,
+                   devices_[s.dst].latency);
   }
   p.tail = tail;
   events_.push(end, EventKind::LinkFree, link, ingress);
@@ -386,6 +390,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     prefetch_lane(lidx(in, 0));
   }
   Packet& p = packets_[pkt];
+  if ((p.flags & kCorrupt) && discard_corrupted(pkt, in)) return;
   if (out == kNil) {
     // The destination consumes at once: credits go straight back.
     if (inl.control == LinkControl::Credit) return_credits(in, p.lane, p.wire);
@@ -426,6 +431,9 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     ++stats_.links.trims[out];
     stats_.link_series.count(out, Time::ps(now_), PeriodEvents::Trim);
     p.flags |= kTrimmed;
+    // What is left is the header, which has arrived: the cut payload no longer holds the output
+    // until its last bit would have come in (else a stream of trims starves the data queue).
+    p.tail = std::min(p.tail, now_);
     const auto header = static_cast<std::uint32_t>(cfg_.header.count());
     stats_.links.dropped_bytes[out] += p.wire - std::min(p.wire, header);
     p.wire = header;

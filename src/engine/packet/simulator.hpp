@@ -15,6 +15,7 @@
 #include "lockstep/engine/packet/packet_config.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
 #include "program_runner.hpp"
+#include "uec.hpp"
 
 namespace lockstep::packet {
 
@@ -29,11 +30,20 @@ inline std::int64_t later(std::int64_t t, std::int64_t delay) {
   return __builtin_add_overflow(t, delay, &sum) ? kNever : sum;
 }
 
-// kCtl marks a control packet (ACK, or NACK / CNP with those flags; kEcn on an ACK echoes the
-// congestion marks of the packets it acknowledges). A control packet carries no payload: its
-// `payload` field holds the receiver's cumulative point (every packet below it has arrived) and
-// `seq` the packet whose arrival sent it.
-enum PacketFlag : std::uint8_t { kEcn = 1, kTrimmed = 2, kCtl = 4, kNack = 8, kCnp = 16 };
+// kCtl marks a control packet (ACK, or NACK / CNP / RCCC grant with those flags; kEcn on an
+// ACK echoes the congestion marks of the packets it acknowledges). A control packet carries no
+// payload: its `payload` field holds the receiver's cumulative point (every packet below it has
+// arrived; a grant's: the bytes granted to the flow so far) and `seq` the packet whose arrival
+// sent it. kCorrupt: a frame that failed its FCS on a cable (uec_link.cpp).
+enum PacketFlag : std::uint8_t {
+  kEcn = 1,
+  kTrimmed = 2,
+  kCtl = 4,
+  kNack = 8,
+  kCnp = 16,
+  kCorrupt = 32,
+  kGrant = 64,
+};
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
 /// 40 bytes: the run is bound by cache misses on packets, so keep them small.
@@ -183,6 +193,8 @@ struct Flow {
   std::int64_t rto_deadline = -1;
   std::int64_t last_decrease = -1;
   std::uint32_t timer_gen = 0;
+  // Transfers the slot has held: RCCC's receiver lists name a flow by slot and incarnation.
+  std::uint32_t incarnation = 0;
   bool timer_pending = false;
   std::uint32_t marked_in_window = 0, acks_in_window = 0, window_end = 0;
   double ecn_alpha = 0;
@@ -195,6 +207,7 @@ struct Flow {
   std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
   std::vector<std::uint8_t> got;      // receiver per packet
   std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
+  UecFlow uec;                        // NSCC, RCCC and ROD state (uec.hpp)
 };
 
 enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
@@ -351,6 +364,37 @@ class Simulator {
   /// may start, after its own overhead.
   void release_connection(std::uint32_t flow, std::int64_t sent);
 
+  // Ultra Ethernet (uec_cc.cpp, uec_delivery.cpp, uec_link.cpp).
+  bool uec_nscc() const {
+    return cfg_.congestion == CongestionControl::Nscc ||
+           cfg_.congestion == CongestionControl::NsccRccc;
+  }
+  bool uec_rccc() const {
+    return cfg_.congestion == CongestionControl::Rccc ||
+           cfg_.congestion == CongestionControl::NsccRccc;
+  }
+  bool rod(const Flow& f) const { return cfg_.delivery == Delivery::Rod && reliable(f); }
+  void uec_start(Flow& f, const PathRef& path);
+  void uec_on_ack(Flow& f, double rtt, bool ecn);
+  bool uec_quick_adapt(Flow& f);
+  bool uec_may_send(const Flow& f, std::uint32_t seq, std::uint32_t wire) const;
+  void uec_sent(Flow& f, std::uint32_t seq, std::uint32_t wire);
+  /// RCCC at the receiver: a packet of `wire` bytes (as sent) arrived; grants what it frees.
+  void uec_arrived(std::uint32_t flow, std::uint32_t wire, bool fresh);
+  /// RCCC at the sender: a grant arrived saying `total` bytes (mod 2^32) granted so far.
+  void uec_on_credit(std::uint32_t flow, std::uint32_t total);
+  std::uint32_t rod_path(const Flow& f) const;
+  std::uint32_t rod_ack_path(const Flow& f) const;  // an index into f.ack_paths
+  /// ROD's receiver: true when the packet is taken as usual, false when it is discarded (trimmed,
+  /// or past a gap), having NACKed the expected one.
+  bool rod_accept(std::uint32_t flow, std::uint32_t seq, std::uint8_t flags);
+  void rod_go_back(Flow& f, std::uint32_t seq);
+  void setup_cables();
+  /// Extra time the packet's transmission on `link` takes for link-level retry (0 without); a
+  /// frame corrupted without LLR is marked to be discarded where it arrives.
+  std::int64_t link_retry(std::uint32_t link, Packet& p, std::int64_t ser);
+  bool discard_corrupted(std::uint32_t pkt, std::uint32_t in);
+
   // Watchdog (deadlock.cpp).
   void on_watchdog();
   /// Looks for a cycle of blocked links; with `force` (the run stalled) reports the blocked
@@ -419,6 +463,8 @@ class Simulator {
   std::unique_ptr<Router> own_router_;
   const Router* router_ = nullptr;
   std::vector<PathShare> scratch_paths_;
+  std::vector<RcccReceiver> rccc_;   // by destination device, once RCCC has a flow
+  std::vector<std::uint8_t> cable_;  // per directed link: a cable (loss_rate applies); uec_link
 
   std::uint64_t progress_ = 0, progress_at_watchdog_ = 0;
   bool congestion_seen_ = false;  // any pause or credit stall yet (gates deadlock analysis)

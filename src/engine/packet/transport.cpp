@@ -82,11 +82,13 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   Flow& f = flows_[id];
   // Timers of the slot's former transfer may still be pending: their generations move on.
   const std::uint32_t gen = f.timer_gen + 1, ack_gen = f.ack_gen + 1;
+  const std::uint32_t incarnation = f.incarnation + 1;
   std::vector<std::uint8_t> state = std::move(f.state), got = std::move(f.got);
   std::vector<std::int64_t> sent_at = std::move(f.sent_at);
   f = Flow{};
   f.timer_gen = gen;
   f.ack_gen = ack_gen;
+  f.incarnation = incarnation;
   f.transfer = transfer;
   f.src = src;
   f.dst = dst;
@@ -160,6 +162,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
     got.assign(n, 0);
     f.got = std::move(got);
   }
+  uec_start(f, p0);
   f.label = label;
   f.setup = f.ready_at - now_;
   // A transfer of the fabric's transport is acknowledged over the reverse routes.
@@ -268,6 +271,8 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
     s.inject = f.next;  // round robin, whether or not this flow may send now
     const bool window_ok = !reliable(f) || f.inflight < std::max(1.0, std::floor(f.cwnd));
     if (!window_ok) continue;
+    if (!uec_may_send(f, seq, (seq + 1 == f.packets ? f.last_payload : f.payload) + f.header))
+      continue;  // RCCC: no credit yet
     const std::int64_t ready =
         f.pacer == kNil ? f.ready_at : std::max(f.ready_at, channel_free_[f.pacer] - f.pacer_slack);
     if (ready > now_) {
@@ -288,6 +293,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
 
 std::uint32_t Simulator::choose_path(Flow& f) {
   if (f.paths.count <= 1) return f.paths.first;
+  if (rod(f)) return rod_path(f);
   if (cfg_.switch_adaptive) return f.paths.first;  // the switches choose (adaptive.cpp)
   if (!cfg_.adaptive) return f.paths.first + (f.spray_cursor++ % f.paths.count);
   // Adaptive: the less loaded of two candidates (one rotating, one random), by bytes queued
@@ -322,6 +328,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.next = kNil;
   ++f.in_network;
   ++stats_.packets_sent;
+  uec_sent(f, seq, p.wire);
   bool fresh = true;
   if (reliable(f)) {
     auto& st = f.state[seq];
@@ -366,9 +373,13 @@ void Simulator::on_deliver(std::uint32_t pkt) {
   free_packet(pkt);
   ++stats_.packets_delivered;
   ++progress_;
+  bool fresh_data = false;
   if (f.receiver_done) {
     ++stats_.duplicate_packets;
+  } else if (rod(f) && !rod_accept(flow, seq, flags)) {
+    // Trimmed or past a gap: discarded, the expected packet NACKed (uec_delivery.cpp).
   } else if (flags & kTrimmed) {
+    ++stats_.nacks;
     send_control(flow, kNack, seq, f.got.empty() ? f.received : f.contiguous);
   } else {
     const std::uint32_t before = f.contiguous;
@@ -378,6 +389,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
       f.got[seq] = 1;
       while (f.contiguous < f.packets && f.got[f.contiguous]) ++f.contiguous;
     }
+    fresh_data = fresh;
     if (fresh) {
       ++f.received;
       stats_.payload_bytes_delivered += payload;
@@ -397,6 +409,7 @@ void Simulator::on_deliver(std::uint32_t pkt) {
     }
     if (f.received == f.packets) receiver_complete(flow);
   }
+  uec_arrived(flow, payload + f.header, fresh_data);  // RCCC's receiver (uec_cc.cpp)
   maybe_free_flow(flow);
 }
 
@@ -449,9 +462,11 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   p.seq = seq;
   p.payload = cum;
   p.wire = static_cast<std::uint32_t>(flags & kCnp ? cfg_.cnp_wire.count() : cfg_.ack_wire.count());
-  // Over the reverse routes, sprayed as the data are.
-  const PathRef& path =
-      paths_[f.ack_paths.first + (f.ack_paths.count > 1 ? f.ack_cursor++ % f.ack_paths.count : 0)];
+  // Over the reverse routes, sprayed as the data are; an ordered (ROD) flow's control packets
+  // keep its one entropy, so ECMP hashes them onto one reverse path (uec_delivery.cpp).
+  std::uint32_t pick = 0;
+  if (f.ack_paths.count > 1) pick = rod(f) ? rod_ack_path(f) : f.ack_cursor++ % f.ack_paths.count;
+  const PathRef& path = paths_[f.ack_paths.first + pick];
   p.at = path.offset;
   p.hops = path.len;
   p.hop = 0;
@@ -518,6 +533,10 @@ void Simulator::on_control(std::uint32_t pkt) {
       events_.push(later(now_, cfg_.dcqcn_timer.picoseconds()), EventKind::CcTimer, flow,
                    f.timer_gen);
     }
+    return;
+  }
+  if (flags & kGrant) {
+    uec_on_credit(flow, cum);  // RCCC (uec_cc.cpp)
     return;
   }
   if (!reliable(f)) return;  // an RC ACK: the work request completes, nothing more to send

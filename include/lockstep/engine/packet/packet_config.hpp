@@ -4,7 +4,8 @@
 //   infiniband      credit-based link-level flow control per virtual lane, lossless, RDMA
 //   roce            RoCEv2: PFC pause/resume per priority, ECN marking, DCQCN at the sender
 //   ethernet / tcp  lossy drop-tail Ethernet, kernel TCP (SACK loss recovery, Reno window)
-//   ultra_ethernet  per-packet spraying, receiver reordering, delay/ECN window control, trimming
+//   ultra_ethernet  Ultra Ethernet 1.0: spraying (RUD) or one path in order (ROD), trimming,
+//                   NSCC and / or RCCC congestion control, optional link-level retry
 // Every field can be overridden from a scenario file (config_from_args). docs/packet-engine.md
 // says what each model simplifies.
 #include <cstdint>
@@ -27,16 +28,24 @@ enum class FlowControl : std::uint8_t {
 
 /// Sender-side rate or window control.
 enum class CongestionControl : std::uint8_t {
-  None,   // line rate, limited only by flow control
-  Dcqcn,  // RoCEv2: rate cut on CNP, timer-driven recovery (Zhu et al., SIGCOMM 2015)
-  Reno,   // TCP NewReno-style window: slow start, AIMD, halve on loss, reset on timeout
-  Delay,  // Swift-like: additive increase below a target RTT, multiplicative decrease above
-  Ecn,    // DCTCP-like: window cut in proportion to the fraction of ECN-marked packets
+  None,      // line rate, limited only by flow control
+  Dcqcn,     // RoCEv2: rate cut on CNP, timer-driven recovery (Zhu et al., SIGCOMM 2015)
+  Reno,      // TCP NewReno-style window: slow start, AIMD, halve on loss, reset on timeout
+  Delay,     // Swift-like: additive increase below a target RTT, multiplicative decrease above
+  Ecn,       // DCTCP-like: window cut in proportion to the fraction of ECN-marked packets
+  Nscc,      // UEC 1.0 NSCC: window from delay and ECN together (four quadrants), quick adapt
+  Rccc,      // UEC 1.0 RCCC: the receiver grants credit, shared among its senders
+  NsccRccc,  // both: a packet leaves with room in the window and credit in hand
 };
+
+/// UEC 1.0 packet delivery modes (PDS): reliable unordered (sprayed, per-packet SACK) or
+/// reliable ordered (one path, in order, go-back-N from the first missing packet).
+enum class Delivery : std::uint8_t { Rud, Rod };
 
 const char* to_string(FabricModel m);
 const char* to_string(FlowControl f);
 const char* to_string(CongestionControl c);
+const char* to_string(Delivery d);
 
 struct PacketConfig {
   FabricModel model = FabricModel::InfiniBand;
@@ -147,6 +156,13 @@ struct PacketConfig {
   // Switches (and NICs) send control packets before data, strict priority; false: in the data
   // lane of their flow, behind its queue. Trimmed headers always go first.
   bool control_priority = false;
+  // Ultra Ethernet (docs/packet-engine.md section 4). The delivery mode; RCCC's first credit
+  // per flow before any grant (0: one bandwidth-delay product of its path); link-level retry on
+  // the cables and the probability that a frame is corrupted on a cable (seeded, per hop).
+  Delivery delivery = Delivery::Rud;
+  Bytes rccc_initial_credit = Bytes(0);
+  bool llr = false;
+  double loss_rate = 0;
 
   // Deadlock watchdog: no packet progress for this long while packets wait => analyse.
   Time watchdog = Time::us(500);

@@ -58,6 +58,18 @@ struct PacketStats {
   std::uint64_t credit_stalls = 0;  // times a packet waited at a link for credits
   std::uint64_t lane_changes = 0;   // packets moved up a lane level at a down-up turn
   std::uint64_t max_reorder = 0;    // most packets ever held out of order by one receiver
+  // Ultra Ethernet (docs/packet-engine.md section 4). NSCC's reactions to ACKs by quadrant
+  // (proportional increase, fair increase, multiplicative decrease, no change) and its quick
+  // adaptations; NACKs sent by receivers (for trimmed packets, and ROD's for gaps); packets a
+  // ROD receiver discarded past a gap; RCCC credit grants; frames corrupted on cables
+  // (loss_rate) and replayed by link-level retry.
+  std::uint64_t nscc_quadrants[4] = {0, 0, 0, 0};
+  std::uint64_t nscc_quick_adapts = 0;
+  std::uint64_t nacks = 0;
+  std::uint64_t out_of_order_discards = 0;
+  std::uint64_t credit_grants = 0;
+  std::uint64_t corrupted_frames = 0;
+  std::uint64_t llr_replays = 0;
   Time makespan;
   std::uint64_t events = 0;  // events processed
   std::uint64_t peak_pending_events = 0;

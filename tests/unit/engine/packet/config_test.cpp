@@ -152,5 +152,35 @@ TEST(PacketConfig, MtuOutsideTheMediumsRangeIsRefused) {
             std::string::npos);
   EXPECT_NE(mtu_error("tcp", "9217").find("outside 576 to 9216 B"), std::string::npos);
 }
+
+// Ultra Ethernet keys (docs/packet-engine.md section 4).
+TEST(PacketConfig, UltraEthernetKeysAndTheirErrors) {
+  const PacketConfig c = packet_config_from_args(node({{"fabric", "uec"},
+                                                       {"congestion", "nscc+rccc"},
+                                                       {"delivery", "rod"},
+                                                       {"llr", "true"},
+                                                       {"loss_rate", "0.001"}}));
+  EXPECT_EQ(c.congestion, CongestionControl::NsccRccc);
+  EXPECT_EQ(c.delivery, Delivery::Rod);
+  EXPECT_FALSE(c.spray);  // ordered delivery keeps one path
+  EXPECT_TRUE(c.llr);
+  EXPECT_DOUBLE_EQ(c.loss_rate, 0.001);
+  auto error = [](std::initializer_list<std::pair<const char*, const char*>> kv) {
+    try {
+      packet_config_from_args(node(kv));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string rod = error({{"fabric", "uec"}, {"delivery", "rod"}, {"spray", "true"}});
+  EXPECT_NE(rod.find("s.yaml:5"), std::string::npos) << rod;
+  EXPECT_NE(rod.find("one path"), std::string::npos) << rod;
+  EXPECT_NE(error({{"fabric", "uec"}, {"delivery", "uud"}}).find("s.yaml:5"), std::string::npos);
+  EXPECT_NE(error({{"fabric", "uec"}, {"loss_rate", "1"}}).find("loss_rate"), std::string::npos);
+  EXPECT_NE(error({{"fabric", "roce"}, {"congestion", "nscc"}}).find("congestion"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -83,7 +83,8 @@ TEST(PacketFabric, UltraEthernetTrimsInsteadOfDropping) {
 TEST(PacketFabric, UltraEthernetWithoutTrimmingRecoversFromDrops) {
   const Incast in = incast(8, 512 << 10);
   PacketConfig cfg = packet_config_for_fabric("ultra_ethernet");
-  cfg.switch_buffer = Bytes(128 << 10);
+  cfg.trimming = false;
+  cfg.switch_buffer = Bytes(64 << 10);
   cfg.switch_latency = Time::zero();
   const Outcome r = simulate(in.topo, in.programs, cfg, RoutingPolicy::Spray);
   EXPECT_GT(r.stats.drops, 0u);
