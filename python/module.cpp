@@ -14,6 +14,7 @@
 
 #include "lockstep/api/commands.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/report/inference.hpp"
 #include "lockstep/report/json.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/run.hpp"
@@ -130,6 +131,29 @@ std::string train(const Options& options) {
       report::training_to_json(report::training_record(run->result, run->config)));
 }
 
+// `lockstep serve SCENARIO`: the scenario's inference job on its cluster (the preset options
+// override the cluster as on the command line).
+std::string serve(const Options& options) {
+  api::ServeRequest request;
+  Budget budget;
+  for (const auto& [key, value] : options) {
+    if (key == "trace") {
+      request.trace = value;
+    } else if (key == "force") {
+      request.force = ArgNode::scalar(value, "--force").as_bool();
+    } else if (!api::set_cluster_flag(request.cluster, key, value) && !budget.take(key, value)) {
+      not_an_option(key, "serve");
+    }
+  }
+  if (request.cluster.scenario.empty()) {
+    throw InputError("scenario",
+                     "lockstep.serve() needs scenario=FILE with a job: {type: inference}");
+  }
+  request.budget = budget.get();
+  const auto run = api::run_serve(request);
+  return report::json_text(report::inference_to_json(run->result, run->config));
+}
+
 // The scenario's name, after reading and checking it as every command does.
 std::string load(const std::string& path) {
   return load_scenario(path).name;
@@ -152,6 +176,7 @@ PYBIND11_MODULE(_lockstep, m) {
   m.def("topo", &topo, py::arg("options"), release);
   m.def("collective", &collective, py::arg("options"), release);
   m.def("train", &train, py::arg("options"), release);
+  m.def("serve", &serve, py::arg("options"), release);
   m.def("load", &load, py::arg("path"), release);
   m.def("run_scenario", &run_scenario, py::arg("path"), py::arg("max_memory") = "", release);
   m.attr("version") = LOCKSTEP_VERSION;

@@ -18,7 +18,7 @@ import json as _json
 from ._lockstep import InputError
 from . import _lockstep
 
-__all__ = ["InputError", "Scenario", "collective", "load", "topo", "train", "__version__"]
+__all__ = ["InputError", "Scenario", "collective", "load", "serve", "topo", "train", "__version__"]
 __version__ = _lockstep.version
 InputError.__module__ = "lockstep"  # shown as lockstep.InputError in tracebacks
 
@@ -89,6 +89,20 @@ def train(**options):
     return result
 
 
+def serve(**options):
+    """`lockstep serve`: a scenario's inference job (scenario="file.yaml", its job of `type:
+    inference`; the preset options override its cluster, trace= and force= as --trace and
+    --force) as --format json prints it, and one record: its scalar figures and each latency
+    percentile as <ttft|tpot|e2e>_s_<p50|p90|p99|mean|max>."""
+    result = _json.loads(_lockstep.serve(_options(options)))
+    record = _scalars(result)
+    for name in ("ttft_s", "tpot_s", "e2e_s"):
+        for key, value in result[name].items():
+            record[f"{name}_{key}"] = value
+    result["records"] = [record]
+    return result
+
+
 class Scenario:
     """A scenario file, read and checked by load()."""
 
@@ -118,6 +132,10 @@ class Scenario:
     def train(self, **options):
         """The scenario's job on its cluster; options override the job's keys."""
         return train(scenario=self.path, **options)
+
+    def serve(self, **options):
+        """The scenario's inference job on its cluster, as serve(scenario=path)."""
+        return serve(scenario=self.path, **options)
 
 
 def load(path):

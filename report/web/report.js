@@ -142,6 +142,14 @@
           (r.lockstep_waste_usd !== null ? `, lockstep waste ${fmtUsd(r.lockstep_waste_usd)}/step` : "")).join("; ") + "."));
       }
     }
+    const served = variants.filter((v) => v.inference);
+    if (served.length) {
+      list.appendChild(el("li", {}, "Inference: " + served.map((v) => {
+        const r = v.inference;
+        return `${v.name} TTFT p99 ${ms(r.ttft_s.p99)}, TPOT p50 ${ms(r.tpot_s.p50)}, ` +
+          `${fixed(r.output_tokens_per_s, 1)} output tokens/s, $${fixed(r.cost_per_million_tokens_usd, 3)} per million tokens`;
+      }).join("; ") + "."));
+    }
     const bw = rows.filter((r) => r.peak_busbw_GBps !== null);
     if (bw.length) {
       list.appendChild(el("li", {}, `Bus bandwidth at the largest ${bw[0].peak_busbw_op} message: ` +
@@ -464,6 +472,63 @@
     });
   }
 
+  // ---- inference: an inference job's results.json object (docs/inference.md) -------------
+  // Fixed decimals (as `lockstep serve` prints them) so that the cells read back to the JSON's
+  // numbers within half their last digit (the browser test does).
+  function fixed(x, digits) {
+    if (x === null || x === undefined || !isFinite(x)) return "–";
+    return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
+  const ms = (s) => fixed(s * 1e3, 3) + " ms";
+  const share = (x) => fixed(x * 100, 1) + "%";
+  function inference() {
+    const host = document.getElementById("inference-tables");
+    const served = variants.filter((v) => v.inference);
+    if (!served.length) return empty(host, "No inference job in this scenario.");
+    served.forEach((v) => {
+      const r = v.inference;
+      const tagged = (t, name) => { t.setAttribute("data-variant", v.name); t.setAttribute("data-table", name); return t; };
+      host.appendChild(el("h3", {}, v.name));
+      const layout = `tp ${r.tp} × pp ${r.pp}` + (r.ep > 1 ? ` × ep ${r.ep}` : "") + `, ${r.replicas} replicas`;
+      host.appendChild(el("p", { class: "lead" }, `${r.model} on ${fmtNumber(r.gpus, 0)} × ${r.gpu} (${layout}, ` +
+        `${r.precision}); ${fmtNumber(r.requests, 0)} requests, ${r.policy} batching up to ${r.max_batch} ` +
+        `(mean decode batch ${fmtNumber(r.mean_decode_batch, 1)}); ${r.engine} engine.`));
+      host.appendChild(tagged(table(["latency", "p50", "p90", "p99", "mean"],
+        [["TTFT", r.ttft_s], ["TPOT", r.tpot_s], ["end to end", r.e2e_s]].map(([name, q]) =>
+          [name, ms(q.p50), ms(q.p90), ms(q.p99), ms(q.mean)])), "latency"));
+      host.appendChild(tagged(table(["throughput and cost", "value"], [
+        ["output tokens/s (cluster)", fixed(r.output_tokens_per_s, 1)],
+        ["output tokens/s per GPU", fixed(r.output_tokens_per_s_per_gpu, 1)],
+        ["tokens/s with prompts", fixed(r.total_tokens_per_s, 1)],
+        ["requests/s", fixed(r.requests_per_s, 2)],
+        ["GPU busy (in steps)", share(r.gpu_busy)],
+        ["kernels", share(r.compute_share)],
+        ["communication", share(r.network_share)],
+        ["MFU (of the BF16 peak)", share(r.mfu)],
+        ["HBM bandwidth used", share(r.hbm_utilisation)],
+        ["cost per million output tokens", "$" + fixed(r.cost_per_million_tokens_usd, 3)],
+        ["energy per million output tokens", fixed(r.energy_kwh_per_million_tokens, 2) + " kWh"],
+        ["makespan", fixed(r.makespan_s, 3) + " s"],
+      ], [0]), "throughput"));
+      host.appendChild(tagged(table(["floor", "time", "kernels", "TP", "EP", "PP"],
+        [["decode, batch 1 (per token)", r.decode_batch1], ["prefill, one prompt", r.prefill_one]].map(([name, c]) =>
+          [name, ms(c.seconds), ms(c.compute_s), ms(c.tp_s), ms(c.ep_s), ms(c.pp_s)]), [0]), "floors"));
+      const ar = r.decode_all_reduce;
+      if (ar && ar.algorithms.length) {
+        host.appendChild(el("p", {}, `The decode step's TP all-reduce of ${fmtNumber(ar.bytes, 0)} B on each NCCL algorithm ` +
+          `and protocol (NCCL's pick: ${ar.picked}):`));
+        host.appendChild(tagged(table(["algorithm/protocol", "time", "vs the pick"], ar.algorithms.map((a) =>
+          [a.name + (a.name === ar.picked ? " (picked)" : ""), fixed(a.seconds * 1e6, 2) + " µs",
+            "×" + fixed(a.seconds / ar.seconds, 2)]), [0]), "all-reduce"));
+      }
+      if (r.warnings.length) {
+        const ul = el("ul", { class: "notes" });
+        r.warnings.forEach((w) => ul.appendChild(el("li", {}, "warning: " + w)));
+        host.appendChild(ul);
+      }
+    });
+  }
+
   // ---- link utilisation heat map ----------------------------------------------------------
   function heatmap() {
     const host = document.getElementById("heatmap-charts");
@@ -531,6 +596,7 @@
   pushback();
   breakdown();
   jitter();
+  inference();
   heatmap();
   scenario();
   window.lockstepReport = { done: Promise.all(pending).then(() => pending.length) };

@@ -115,6 +115,39 @@ def test_train_equals_cli_json(cli):
     assert parts == pytest.approx(got["iteration_time_us"], rel=1e-9)
 
 
+def test_serve_equals_cli_json(cli, source_dir):
+    path = os.path.join(source_dir, "tests", "python", "serve.yaml")
+    code, out, err = cli("serve", path, "--format", "json")
+    assert code == 0, err
+    got = lockstep.serve(scenario=path)
+    record = got.pop("records")[0]
+    assert got == json.loads(out)
+    assert lockstep.load(path).serve() == dict(got, records=[record])
+    for name in ("ttft_s", "tpot_s", "e2e_s"):
+        q = got[name]
+        assert 0 < q["p50"] <= q["p90"] <= q["p99"] <= q["max"]
+        assert record[name + "_p99"] == q["p99"]
+    # Llama 3 8B at TP 4, one token decoded against the mean prompt (uniform 128-512: 320 tokens),
+    # reads per GPU: 32 layers x 218,103,808 weights (q and o 4096^2, k and v 4096 x 1024, MLP
+    # 3 x 4096 x 14,336) plus the 525,336,576-weight output layer, x 2 B / 4 GPUs = 3,752,329,216 B,
+    # and the KV cache, 32 layers x 320 tokens x 2 (K, V) x 2 heads x 128 x 2 B = 10,485,760 B.
+    assert got["decode_batch1"]["hbm_bytes_per_gpu"] == 3752329216 + 10485760
+    # A batch-1 decode step pays one token's time at least: TPOT's floor (docs/inference.md).
+    assert got["tpot_s"]["p50"] >= got["decode_batch1"]["seconds"] * (1 - 1e-9)
+
+
+def test_serve_refuses_other_jobs_and_unknown_options(source_dir):
+    with pytest.raises(lockstep.InputError, match="no job"):
+        lockstep.serve(scenario=os.path.join(source_dir, "tests", "python", "two_variants.yaml"))
+    with pytest.raises(lockstep.InputError, match=r"default.yaml:27:9: job.type: .*type: inference"):
+        lockstep.serve(scenario=os.path.join(source_dir, "scenarios", "default.yaml"))
+    with pytest.raises(lockstep.InputError, match="--global-batch"):
+        lockstep.serve(scenario=os.path.join(source_dir, "tests", "python", "serve.yaml"),
+                       global_batch=8)
+    with pytest.raises(lockstep.InputError, match="scenario"):
+        lockstep.serve(system="hgx-h100")
+
+
 def test_scenario_run_records_one_row_per_variant(source_dir):
     path = os.path.join(source_dir, "tests", "python", "two_variants.yaml")
     scenario = lockstep.load(path)

@@ -211,6 +211,53 @@ try {
     });
     if (paused.length < expectPauses) fail(`links-under-load: ${paused.length} paused links shown, expected at least ${expectPauses}`);
   }
+  // Issue 26: each inference variant's tables show results.json's numbers: every cell reads back
+  // to its field within half the cell's last digit (ms, µs, %, $, kWh, s as shown), the
+  // all-reduce table has a row per NCCL algorithm; EXPECT_INFERENCE variants have such tables.
+  const inferenceTables = await page.evaluate(() => [...document.querySelectorAll("#inference-tables table")].map((t) => ({
+    variant: t.getAttribute("data-variant"), name: t.getAttribute("data-table"),
+    rows: [...t.querySelectorAll("tr")].slice(1).map((tr) => [...tr.children].map((c) => c.textContent)) })));
+  const unitOf = { "ms": 1e-3, "µs": 1e-6, "s": 1, "%": 1e-2, "kWh": 1, "": 1 };
+  function readBack(where, cell, want) {
+    const m = /^\$?([\d,]+(?:\.(\d+))?)\s*(ms|µs|s|%|kWh)?$/.exec(cell);
+    if (!m) return fail(`${where} reads ${JSON.stringify(cell)}, not a number with a unit`);
+    const unit = unitOf[m[3] || ""];
+    const shown = Number(m[1].replace(/,/g, "")) * unit;
+    const tol = 0.5 * Math.pow(10, -(m[2] || "").length) * unit * (1 + 1e-9);
+    if (!(Math.abs(shown - want) <= tol)) fail(`${where} reads ${cell}, results.json ${want}`);
+  }
+  const served = data.variants.filter((v) => v.inference);
+  const wantServed = Number(process.env.EXPECT_INFERENCE || 0);
+  if (served.length !== wantServed) fail(`${served.length} inference variants in results.json, expected ${wantServed}`);
+  for (const v of served) {
+    const r = v.inference, of = (name) => inferenceTables.find((t) => t.variant === v.name && t.name === name);
+    const latency = of("latency"), throughput = of("throughput"), floors = of("floors"), ar = of("all-reduce");
+    if (!latency || !throughput || !floors || !ar) { fail(`inference ${v.name}: a table is missing`); continue; }
+    [["TTFT", r.ttft_s], ["TPOT", r.tpot_s], ["end to end", r.e2e_s]].forEach(([name, q], i) => {
+      if (latency.rows[i][0] !== name) fail(`inference ${v.name}: latency row ${i} is ${latency.rows[i][0]}, not ${name}`);
+      ["p50", "p90", "p99", "mean"].forEach((p, k) => readBack(`inference ${v.name} ${name} ${p}`, latency.rows[i][k + 1], q[p]));
+    });
+    const figures = { "output tokens/s (cluster)": r.output_tokens_per_s, "output tokens/s per GPU": r.output_tokens_per_s_per_gpu,
+      "tokens/s with prompts": r.total_tokens_per_s, "requests/s": r.requests_per_s, "GPU busy (in steps)": r.gpu_busy,
+      kernels: r.compute_share, communication: r.network_share, "MFU (of the BF16 peak)": r.mfu,
+      "HBM bandwidth used": r.hbm_utilisation, "cost per million output tokens": r.cost_per_million_tokens_usd,
+      "energy per million output tokens": r.energy_kwh_per_million_tokens, makespan: r.makespan_s };
+    for (const [name, want] of Object.entries(figures)) {
+      const row = throughput.rows.find((x) => x[0] === name);
+      if (!row) fail(`inference ${v.name}: no ${name} row`);
+      else readBack(`inference ${v.name} ${name}`, row[1], want);
+    }
+    [r.decode_batch1, r.prefill_one].forEach((c, i) => ["seconds", "compute_s", "tp_s", "ep_s", "pp_s"].forEach((k, j) =>
+      readBack(`inference ${v.name} floor ${floors.rows[i][0]} ${k}`, floors.rows[i][j + 1], c[k])));
+    const algos = r.decode_all_reduce.algorithms;
+    if (ar.rows.length !== algos.length) fail(`inference ${v.name}: ${ar.rows.length} all-reduce rows, results.json has ${algos.length}`);
+    algos.forEach((a, i) => {
+      if (!ar.rows[i] || !ar.rows[i][0].startsWith(a.name)) return fail(`inference ${v.name}: all-reduce row ${i} is not ${a.name}`);
+      readBack(`inference ${v.name} all-reduce ${a.name}`, ar.rows[i][1], a.seconds);
+    });
+  }
+  const unserved = await page.evaluate(() => document.querySelector("#inference-tables .empty")?.textContent || "");
+  if (!served.length && !unserved.includes("No inference job")) fail("the inference section does not say the scenario has no inference job");
   await page.screenshot({ path: screenshotPath, fullPage: true });
   console.log(`browser_test: ${report.charts.length} charts rendered, topology with ${report.topology} tiers; screenshot ${screenshotPath}`);
 } catch (err) {

@@ -56,8 +56,15 @@ set_tests_properties(report.variants_browser PROPERTIES
   FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 300
   ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
 
-# An inference job (docs/inference.md): results.json's inference object.
+# An inference job (docs/inference.md): results.json's inference object, and the report's
+# inference section showing its numbers, with names holding HTML rendered as text (issue 26).
 lockstep_report_scenario(serve ${LOCKSTEP_REPORT_TESTS}/scenarios/serve.yaml)
+add_test(NAME report.serve_browser
+  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+          ${LOCKSTEP_REPORT_TEST_DIR}/serve/report.html ${PROJECT_BINARY_DIR}/report-serve-screenshot.png)
+set_tests_properties(report.serve_browser PROPERTIES
+  FIXTURES_REQUIRED report_serve LABELS report TIMEOUT 300
+  ENVIRONMENT "EXPECT_INFERENCE=2;EXPECT_VARIANTS=2;EXPECT_LITERAL=<b>tp 4</b>||<script>window.lockstepInjected = 'variant'</script>||<img src=m onerror=\"window.lockstepInjected = 'model'\">")
 
 # One schema per result kind: `train`, `collective --scenario` and `topo` with --format json
 # print the objects of results.json for the same scenario (tests/report/cli_json.mjs).
