@@ -455,12 +455,11 @@ std::optional<nccl::Proto> read_row_protocol(const std::string& algorithm,
                                              const std::string& other) {
   static const std::regex set(R"(nccl_proto\s*=\s*(ll128|ll|simple)\b)");
   static const std::regex word(R"((?:^|[^a-z0-9_])(ll128|ll|simple)(?=[^a-z0-9_]|$))");
+  // The match refers into the searched string: both live until m[1] is read.
   std::smatch m;
   const std::string all = lower(algorithm + " " + other);
-  if (!std::regex_search(all, m, set)) {
-    const std::string alg = lower(algorithm);
-    if (!std::regex_search(alg, m, word)) return std::nullopt;
-  }
+  const std::string alg = lower(algorithm);
+  if (!std::regex_search(all, m, set) && !std::regex_search(alg, m, word)) return std::nullopt;
   const std::string p = m[1].str();
   return p == "ll" ? nccl::Proto::LL : p == "ll128" ? nccl::Proto::LL128 : nccl::Proto::Simple;
 }
