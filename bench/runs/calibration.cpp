@@ -46,6 +46,7 @@ Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
   CollectiveSweep sweep;
   sweep.op = tr.op;
   sweep.algo = tr.algo;
+  sweep.proto = tr.proto;  // a protocol the row forces (NCCL_PROTO=, "Ring / LL128")
   sweep.min_bytes = sweep.max_bytes = tr.bytes;
   sweep.sharp = cluster.sharp;  // the row ran with SHARP on
   sweep.engine = engine;
