@@ -7,26 +7,12 @@
 #include <utility>
 
 #include "lockstep/core/error.hpp"
+#include "moe_fixture.hpp"
 
 namespace lockstep {
 namespace {
 
-// 8 experts, top-2, 2 nodes of 2 GPUs (R = 4: 2 experts per GPU, 4 per node), T = 28, H = 128.
-//   P(node) = 1 - C(4, 2) / C(8, 2) = 1 - 6/28 = 22/28: 22 of 28 tokens cross to the other node;
-//   P(rank) = 1 - C(6, 2) / C(8, 2) = 1 - 15/28 = 13/28: 13 tokens reach a given GPU;
-//   low latency: T K / R = 28 x 2 / 4 = 14 messages per peer.
-// FP8 token: 128 + 4 x 1 = 132 B; BF16: 256 B.
-MoeSpec small() {
-  MoeSpec s;
-  s.tokens = 28;
-  s.hidden = 128;
-  s.topk = 2;
-  s.experts = 8;
-  s.ranks = 4;
-  s.ranks_per_node = 2;
-  s.chunks = 2;
-  return s;
-}
+using testing::small_moe;
 
 // Bytes sent per (source, destination) pair.
 std::map<std::pair<Rank, Rank>, std::uint64_t> sent(const ProgramSet& p) {
@@ -40,7 +26,7 @@ std::map<std::pair<Rank, Rank>, std::uint64_t> sent(const ProgramSet& p) {
 }
 
 TEST(Moe, Probabilities) {
-  const MoeSpec s = small();
+  const MoeSpec s = small_moe();
   EXPECT_DOUBLE_EQ(moe_node_probability(s), 22.0 / 28);
   EXPECT_DOUBLE_EQ(moe_rank_probability(s), 13.0 / 28);
   EXPECT_EQ(moe_token_bytes(s, MoePhase::Dispatch), 132u);
@@ -57,7 +43,7 @@ TEST(Moe, NodeLimitedRouting) {
   // a token picks 2 nodes (P = 1/2 for a given one), then 2 of their 8 experts.
   //   P(node) = 1/2 x (1 - C(4, 2) / C(8, 2)) = 1/2 x 22/28 = 11/28
   //   P(rank) = 1/2 x (1 - C(6, 2) / C(8, 2)) = 1/2 x 13/28 = 13/56
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.ranks = 8;
   s.experts = 16;
   s.max_nodes = 2;
@@ -69,7 +55,7 @@ TEST(Moe, NodeLimitedRouting) {
 }
 
 TEST(Moe, NormalDispatchBytesByHop) {
-  const MoeSpec s = small();
+  const MoeSpec s = small_moe();
   const MoeTraffic t = moe_traffic(s, MoePhase::Dispatch);
   EXPECT_EQ(t.network_message, 22u * 132);
   EXPECT_EQ(t.nvlink_message, 13u * 132);
@@ -85,7 +71,7 @@ TEST(Moe, NormalDispatchBytesByHop) {
 }
 
 TEST(Moe, NormalCombineIsTheReverse) {
-  const MoeSpec s = small();
+  const MoeSpec s = small_moe();
   const auto p = make_moe_programs(s, MoePhase::Combine);
   const auto bytes = sent(*p);
   // BF16 back along the same hops: 22 tokens x 256 B across, 26 x 256 B to the node peer.
@@ -102,7 +88,7 @@ TEST(Moe, NormalCombineIsTheReverse) {
 }
 
 TEST(Moe, LowLatencyGoesToEveryExpertGpu) {
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.kernel = MoeKernel::LowLatency;
   const auto bytes = sent(*make_moe_programs(s, MoePhase::Dispatch));
   for (Rank to : {1u, 2u, 3u}) EXPECT_EQ(bytes.at({0, to}), 14u * 132) << to;
@@ -121,7 +107,7 @@ TEST(Moe, LowLatencyGoesToEveryExpertGpu) {
 TEST(Moe, AHotRankTakesItsShare) {
   // Imbalance 2 over 4 ranks: rank 0 takes 2x the mean, the others (4 - 2) / 3 = 2/3; node 0
   // (ranks 0, 1) 4/3 on average, node 1 2/3. The totals stay the uniform ones.
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.imbalance = 2;
   auto bytes = sent(*make_moe_programs(s, MoePhase::Dispatch));
   EXPECT_EQ(bytes.at({2, 0}), 2904u * 4 / 3);  // 22 x 132 to node 0
@@ -142,7 +128,7 @@ TEST(Moe, AHotRankTakesItsShare) {
 }
 
 TEST(Moe, BadSpecsNameTheirField) {
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.experts = 6;
   EXPECT_THROW(
       {
@@ -154,10 +140,10 @@ TEST(Moe, BadSpecsNameTheirField) {
         }
       },
       InputError);
-  s = small();
+  s = small_moe();
   s.topk = 9;
   EXPECT_THROW(validate(s), InputError);
-  s = small();
+  s = small_moe();
   s.ranks_per_node = 3;
   EXPECT_THROW(validate(s), InputError);
   EXPECT_THROW(parse_moe_kernel("fast"), InputError);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "../collective/moe_fixture.hpp"
 #include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/engine_run.hpp"
@@ -16,28 +17,17 @@ namespace lockstep {
 namespace {
 
 using testing::ndr_h100_nodes;
+using testing::small_moe;
 
 // collective/moe_test.cpp's case: 8 experts, top-2, 2 nodes of 2 GPUs, 28 tokens of H = 128.
 // Per rank: normal dispatch sends 22 tokens x 132 B over the network (once to the other node)
 // and 2 x 13 x 132 B over NVLink (its own 13 for the node peer, 13 forwarded); low latency
 // 2 x 14 x 132 B over the network (one message per expert on each of the other node's GPUs)
 // and 14 x 132 B over NVLink.
-MoeSpec small() {
-  MoeSpec s;
-  s.tokens = 28;
-  s.hidden = 128;
-  s.topk = 2;
-  s.experts = 8;
-  s.ranks = 4;
-  s.ranks_per_node = 2;
-  s.chunks = 2;
-  return s;
-}
-
 TEST(MoeComm, DispatchMovesTheHandCountedBytesByMedium) {
   const Topology topo = ndr_h100_nodes(2, 2);
   for (const char* engine : {"analytical", "flow"}) {
-    MoeSpec s = small();
+    MoeSpec s = small_moe();
     const CommRun normal = run_moe(s, MoePhase::Dispatch, topo, engine);
     EXPECT_DOUBLE_EQ(normal.network_bytes, 4.0 * 22 * 132) << engine;
     EXPECT_DOUBLE_EQ(normal.nvlink_bytes, 4.0 * 26 * 132) << engine;
@@ -49,19 +39,19 @@ TEST(MoeComm, DispatchMovesTheHandCountedBytesByMedium) {
     EXPECT_DOUBLE_EQ(ll.network_bytes / normal.network_bytes, 28.0 / 22) << engine;
   }
   // The packet engine counts wire bytes: the payload plus its packets' headers (a few percent).
-  const CommRun packet = run_moe(small(), MoePhase::Dispatch, topo, "packet");
+  const CommRun packet = run_moe(small_moe(), MoePhase::Dispatch, topo, "packet");
   EXPECT_GE(packet.network_bytes, 4.0 * 22 * 132);
   EXPECT_LT(packet.network_bytes, 1.1 * 4 * 22 * 132);
 }
 
 TEST(MoeComm, CombineMovesTheSameTokensInBf16) {
   const Topology topo = ndr_h100_nodes(2, 2);
-  const CommRun c = run_moe(small(), MoePhase::Combine, topo, "flow");
+  const CommRun c = run_moe(small_moe(), MoePhase::Combine, topo, "flow");
   EXPECT_DOUBLE_EQ(c.network_bytes, 4.0 * 22 * 256);
   EXPECT_DOUBLE_EQ(c.nvlink_bytes, 4.0 * 26 * 256);
   // Where bandwidth, not latency, sets the time (100 times the tokens), twice the bytes take
   // longer.
-  MoeSpec big = small();
+  MoeSpec big = small_moe();
   big.tokens = 2800;
   EXPECT_GT(run_moe(big, MoePhase::Combine, topo, "flow").time,
             run_moe(big, MoePhase::Dispatch, topo, "flow").time);
@@ -71,7 +61,7 @@ TEST(MoeComm, AHotRankSlowsTheExchange) {
   // Rank 0's experts take 3 times the mean: its NIC and NVLink links carry more, so the run
   // takes longer, moving the same bytes in all (the shares keep the total).
   const Topology topo = ndr_h100_nodes(2, 2);
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.tokens = 2800;
   for (MoeKernel k : {MoeKernel::Normal, MoeKernel::LowLatency}) {
     s.kernel = k;
@@ -89,7 +79,7 @@ TEST(MoeComm, UnevenChunksForwardInAnyOrder) {
   // 12.6 tokens x 132 B = 1663 B to each other node, in chunks of 832 and 831 B; P(GPU) =
   // 1 - C(14, 2) / C(16, 2) = 29/120, 893 B per forwarded message, 4 (N (G - 1)) per rank. The
   // forwarded chunks start as their inputs arrive, out of program order: still matched.
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.ranks = 8;
   s.experts = 16;
   const Topology topo = ndr_h100_nodes(4, 2);
@@ -106,7 +96,7 @@ TEST(MoeComm, GroupsFindTheirNvlinkDomains) {
   // 2 nodes of 2, moving the hand-counted bytes.
   const Topology topo = ndr_h100_nodes(2, 2);
   EXPECT_EQ(nvlink_domains(topo, {3, 0, 2, 1}), (std::vector<std::uint32_t>{0, 1, 0, 1}));
-  MoeSpec s = small();
+  MoeSpec s = small_moe();
   s.ranks = 1;  // set by the group
   s.ranks_per_node = 1;
   const CommRun r = run_moe_group(s, MoePhase::Dispatch, {3, 0, 2, 1}, topo, "flow");
