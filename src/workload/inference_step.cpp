@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numbers>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/routing/router.hpp"
@@ -26,7 +28,59 @@ double weight_bytes(Precision p) {
   return p == Precision::Fp8 ? 1.0 : p == Precision::Fp4 ? 0.5 + 1.0 / 16 : kBf16;
 }
 
+// P(every one of `bins` multinomial counts of `balls` is <= c): the first bin takes
+// Binomial(m, 1 / bins_left) of the m balls left, the rest share the remainder. The binomial pmf
+// by its ratio pmf(j + 1) / pmf(j) = (m - j) / (j + 1) x p / (1 - p).
+double all_at_most(std::uint64_t balls, std::uint32_t bins, std::uint64_t c) {
+  std::vector<double> f(balls + 1, 0.0);  // f[m]: the last bins hold m balls, each <= c
+  for (std::uint64_t m = 0; m <= std::min(balls, c); ++m) f[m] = 1;
+  for (std::uint32_t left = 2; left <= bins; ++left) {
+    std::vector<double> g(balls + 1, 0.0);
+    const double p = 1.0 / left, odds = p / (1 - p);
+    for (std::uint64_t m = 0; m <= balls; ++m) {
+      double pmf = std::pow(1 - p, static_cast<double>(m)), sum = 0;
+      for (std::uint64_t j = 0; j <= std::min(m, c); ++j) {
+        sum += pmf * f[m - j];
+        pmf *= static_cast<double>(m - j) / static_cast<double>(j + 1) * odds;
+      }
+      g[m] = sum;
+    }
+    f = std::move(g);
+  }
+  return f[balls];
+}
+
+// E[max of n standard normals] = integral of x n phi(x) Phi(x)^(n-1), by the trapezoid rule.
+double expected_max_normal(std::uint32_t n) {
+  thread_local std::map<std::uint32_t, double> known;
+  if (const auto it = known.find(n); it != known.end()) return it->second;
+  double sum = 0;
+  const double h = 1e-3;
+  for (int i = -10'000; i <= 10'000; ++i) {
+    const double x = i * h;
+    const double phi = std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi);
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * n * phi * std::pow(cdf, n - 1) * h;
+  }
+  return known[n] = sum;
+}
+
 }  // namespace
+
+double expected_max_load(std::uint64_t balls, std::uint32_t bins) {
+  if (bins <= 1 || balls == 0) return static_cast<double>(balls);
+  const double mean = static_cast<double>(balls) / bins;
+  if (balls > 256) return mean + std::sqrt(mean) * expected_max_normal(bins);
+  // E[max] = sum over c >= 0 of P(max > c); P(max > c) = 1 below ceil(balls / bins).
+  const std::uint64_t floor_c = (balls + bins - 1) / bins;
+  double out = static_cast<double>(floor_c);
+  for (std::uint64_t c = floor_c; c < balls; ++c) {
+    const double tail = 1 - all_at_most(balls, bins, c);
+    if (tail < 1e-13) break;
+    out += tail;
+  }
+  return out;
+}
 
 struct InferenceStepModel::Impl {
   const Topology& topo;
@@ -40,6 +94,12 @@ struct InferenceStepModel::Impl {
   double gemm_rate = 0, attention_rate = 0, hbm = 0;
   double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
+  std::map<std::uint64_t, double> busiest;  // token-slots -> the busiest EP rank's expected share
+  double busiest_rank_slots(std::uint64_t slots) {
+    const auto it = busiest.find(slots);
+    if (it != busiest.end()) return it->second;
+    return busiest[slots] = expected_max_load(slots, c.ep);
+  }
 
   // One pass of a micro-batch through one pipeline stage.
   struct Pass {
@@ -228,10 +288,18 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
         static_cast<double>(md.layer_active_params(l)) - (moe ? md.top_k * ex : 0);
     // Attention projections, dense MLP and shared experts: every weight read once per pass.
     roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
-    if (moe) {
-      // Routed experts: a rank reads the experts its tokens reach. N token-slots routed
-      // uniformly (what the load-balancing loss aims at) hit an expert with probability
-      // 1 - (1 - 1/E)^N.
+    if (moe && c.ep > 1) {
+      // Expert parallelism: a rank holds E / ep whole experts and the step waits for the
+      // busiest. Its expected token-slots M: the multinomial maximum of N slots over ep ranks;
+      // M slots over its E / ep experts hit (E / ep)(1 - (1 - ep / E)^M) of them.
+      const double local = static_cast<double>(md.experts) / c.ep;
+      const double m = busiest_rank_slots(static_cast<std::uint64_t>(tokens) * md.top_k);
+      const double hit = local * (1 - std::pow(1 - 1 / local, m));
+      roofline(2 * ex * m, gemm_rate, ex * hit * wb);
+    } else if (moe) {
+      // Routed experts split over the TP ranks: a rank reads its share of the experts its
+      // tokens reach. N token-slots routed uniformly (what the load-balancing loss aims at) hit
+      // an expert with probability 1 - (1 - 1/E)^N.
       const double e = md.experts, slots = tokens * md.top_k;
       const double hit = 1 - std::pow(1 - 1 / e, slots);
       roofline(2 * ex * slots / tpd, gemm_rate, routed * hit * wb / tpd);

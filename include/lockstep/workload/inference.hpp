@@ -73,6 +73,12 @@ struct InferenceConfig {
   }
 };
 
+/// The expected largest of `bins` counts when `balls` fall independently and uniformly into them
+/// (the multinomial's maximum): exact for balls <= 256, P(max <= c) by the bins' binomial chain;
+/// above, the Gaussian limit balls / bins + sqrt(balls / bins) x E[max of `bins` standard
+/// normals]. docs/inference.md ("The busiest expert rank").
+double expected_max_load(std::uint64_t balls, std::uint32_t bins);
+
 /// The keys of an inference job, in docs/scenario-job.md's order.
 const std::vector<std::string>& inference_job_keys();
 /// True when the job map says `type: inference`.

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
@@ -392,6 +395,54 @@ TEST(InferenceServe, DisaggregatedRequestWaitsForItsKvCache) {
   EXPECT_EQ(comm->pairs, 8u);
   EXPECT_DOUBLE_EQ(r.ttft.p50, m.prefill({1024}).seconds);
   EXPECT_NEAR(r.e2e.p50, r.ttft.p50 + 1e-3 + m.decode({1025}).seconds, 1e-12);
+}
+
+// The busiest of R ranks when N token-slots fall uniformly over them: E[max] of the multinomial,
+// here by enumerating every split of 16 slots (8 tokens x top 2) over 4 ranks:
+// sum of 16! / (a! b! c! d!) / 4^16 x max(a, b, c, d) = 6.13901448...
+TEST(ExpectedMaxLoad, MultinomialMaximumByEnumeration) {
+  double expect = 0, total = 0;
+  auto fact = [](int n) { return std::tgamma(n + 1.0); };
+  for (int a = 0; a <= 16; ++a)
+    for (int b = 0; a + b <= 16; ++b)
+      for (int c = 0; a + b + c <= 16; ++c) {
+        const int d = 16 - a - b - c;
+        const double p = fact(16) / (fact(a) * fact(b) * fact(c) * fact(d)) / std::pow(4.0, 16);
+        total += p;
+        expect += p * std::max({a, b, c, d});
+      }
+  EXPECT_NEAR(total, 1, 1e-12);
+  EXPECT_NEAR(expect, 6.139014482498169, 1e-12);
+  EXPECT_NEAR(expected_max_load(16, 4), expect, 1e-9);
+  EXPECT_DOUBLE_EQ(expected_max_load(16, 1), 16);  // one rank takes everything
+  EXPECT_NEAR(expected_max_load(1, 8), 1, 1e-12);  // one slot: its rank has 1
+  // Two slots on two ranks: both on one with probability 1/2: E[max] = 1.5.
+  EXPECT_NEAR(expected_max_load(2, 2), 1.5, 1e-12);
+  // The Gaussian limit takes over above 256 slots, continuing the exact values.
+  EXPECT_NEAR(expected_max_load(257, 8) / expected_max_load(256, 8), 257.0 / 256, 0.01);
+}
+
+// Mixtral 8x7B (8 experts of 3 x 4096 x 14336 = 176,160,768 weights, top 2) at TP 4, a decode
+// batch of 8: N = 16 token-slots. Experts split over the TP ranks (ep 1), a rank reads 1/4 of
+// each expert hit, 8 x (1 - (7/8)^16) = 7.0519 of them; experts whole on EP 4 ranks (2 each),
+// the busiest rank takes M = 6.139 slots (above) and reads 2 x (1 - (1/2)^M) = 1.9716 experts.
+// Both memory-bound (the GEMMs: 2 x 176 M x 6.14 at 791 TFLOP/s = 2.7 us), so per layer the
+// step grows by 176,160,768 x 2 B x (1.9716 - 7.0519 / 4) / 3.015e12.
+TEST(InferenceStep, ExpertParallelStepWaitsForTheBusiestRank) {
+  const std::string job =
+      "type: inference\nmodel: mixtral-8x7b\ntp: 4\n"
+      "requests: {prompt: 512, output: 8, rate: 1, count: 1}\nbatching: {max_batch: 16}\n";
+  auto comm = std::make_shared<FixedComm>();
+  const InferenceConfig split = config(job), whole = config(job + "ep: 4\n");
+  InferenceStepModel tp(hgx(), split, comm);  // the model keeps a reference to its config
+  InferenceStepModel ep(hgx(), whole, comm);
+  const std::vector<std::uint64_t> batch(8, 512);
+  const double m = 6.139014482498169;
+  const double ex = 176'160'768.0 * 2;
+  const double hit_ep = 2 * (1 - std::pow(0.5, m)), hit_tp = 8 * (1 - std::pow(7.0 / 8, 16));
+  const double per_layer = ex * (hit_ep - hit_tp / 4) / (0.9 * 3.35e12);
+  EXPECT_NEAR(ep.decode(batch).compute - tp.decode(batch).compute, 32 * per_layer, 1e-12);
+  EXPECT_GT(per_layer, 0);  // the busiest rank reads more than the average one
 }
 
 }  // namespace
