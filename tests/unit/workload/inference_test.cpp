@@ -84,6 +84,15 @@ TEST(InferenceConfig, ErrorsNameTheFieldAndItsPlace) {
                      "requests: {prompt: 8, output: 8, rate: 1}\n")
                 .find("job.batching.policy"),
             std::string::npos);
+  EXPECT_NE(error_of("model: llama3-8b\nbatching: {kv_cache_tokens: 0}\n"
+                     "requests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:2:29: job.batching.kv_cache_tokens"),
+            std::string::npos);
+  // Chunked prefill's budget defaults to vLLM's 2,048 tokens a step.
+  const InferenceConfig chunked = config(
+      "model: llama3-8b\nbatching: {policy: chunked}\nrequests: {prompt: 8, output: 8, rate: 1}\n");
+  EXPECT_EQ(chunked.policy, BatchPolicy::Chunked);
+  EXPECT_EQ(chunked.max_prefill_tokens, 2048u);
 }
 
 // Llama 3 8B (Meta's model card: 32 layers, hidden 4096, MLP 14336, 32 heads, 8 KV heads of
