@@ -312,8 +312,9 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       const double t = static_cast<double>(q.tokens), past = static_cast<double>(q.past);
       // A whole prompt: causal, half of the square (PaLM's accounting); a chunk or a decode
       // token: query i attends past + i + 1 positions, on average past + (tokens + 1) / 2 of n.
-      const double causal = span != n     ? 1.0
-                            : q.past == 0 ? 0.5
+      // (A decode token, tokens = 1, attends all n: 1 without the division.)
+      const double causal = span != n || q.tokens == 1 ? 1.0
+                            : q.past == 0              ? 0.5
                                           : (past + (t + 1) / 2) / static_cast<double>(n);
       attn_flops += t * f * causal;
       kv_tokens += static_cast<double>(q.past == 0 ? q.tokens : span);
