@@ -166,14 +166,23 @@
     }
     const header = ["variant", "GPUs", "cost", "network cost", "network/GPU", "power", "busbw (GB/s)",
       "step time", "tail step", "MFU", "tokens/s", "cost/step", "lockstep waste/step"];
+    // An inference job's columns (sweep.csv's), when a variant serves one.
+    const serving = rows.some((r) => r.ttft_p50_ms !== null && r.ttft_p50_ms !== undefined);
+    if (serving) header.push("TTFT p50 / p99", "TPOT p50 / p99", "output tokens/s/GPU", "$/M tokens");
+    const msPair = (a, b) => (a === null ? "–" : `${fixed(a, 3)} / ${fixed(b, 3)} ms`);
     document.getElementById("summary-table").appendChild(table(header, rows.map((r) => {
       const v = variants.find((x) => x.name === r.variant);
       const net = v ? networkCost(v.inventory) : null;
       const t = tail(jitterOf(r.variant));
-      return [r.variant, fmtNumber(r.gpus, 0), fmtUsd(r.cost_usd), fmtUsd(net),
+      const cells = [r.variant, fmtNumber(r.gpus, 0), fmtUsd(r.cost_usd), fmtUsd(net),
         net === null ? "–" : fmtUsd(net / Math.max(1, r.gpus)), fmtNumber(r.power_w / 1e3, 1) + " kW",
         fmtNumber(r.peak_busbw_GBps, 1), fmtTime(r.iteration_time_us), t ? `${fmtTime(t.us)} (${t.words})` : "–",
         pct(r.mfu), fmtNumber(r.tokens_per_s, 0), fmtUsd(r.cost_per_step_usd), fmtUsd(r.lockstep_waste_usd)];
+      if (serving) {
+        cells.push(msPair(r.ttft_p50_ms, r.ttft_p99_ms), msPair(r.tpot_p50_ms, r.tpot_p99_ms),
+          fixed(r.output_tokens_per_s_per_gpu, 1), fixed(r.cost_per_million_tokens_usd, 3));
+      }
+      return cells;
     })));
     document.getElementById("subtitle").textContent =
       `${variants.length} variant${variants.length === 1 ? "" : "s"}` +

@@ -19,17 +19,22 @@ std::string optional(const std::optional<double>& v) {
 }
 
 CsvTable summary_table(const RunResults& results) {
-  CsvTable t{"summary",
-             {"variant", "gpus", "cost_usd", "power_w", "feasible", "peak_busbw_op",
-              "peak_busbw_GBps", "iteration_time_us", "p99_iteration_time_us", "mfu",
-              "tokens_per_s", "cost_per_step_usd", "lockstep_waste_usd"},
-             {}};
+  CsvTable t{
+      "summary",
+      {"variant", "gpus", "cost_usd", "power_w", "feasible", "peak_busbw_op", "peak_busbw_GBps",
+       "iteration_time_us", "p99_iteration_time_us", "mfu", "tokens_per_s", "cost_per_step_usd",
+       "lockstep_waste_usd", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms",
+       "output_tokens_per_s_per_gpu", "cost_per_million_tokens_usd"},
+      {}};
   for (const auto& s : summarize(results)) {
     t.rows.push_back({s.variant, integer(s.gpus), csv_number(s.cost_usd), csv_number(s.power_w),
                       s.feasible ? "true" : "false", s.peak_busbw_op, optional(s.peak_busbw_GBps),
                       optional(s.iteration_time_us), optional(s.p99_iteration_time_us),
                       optional(s.mfu), optional(s.tokens_per_s), optional(s.cost_per_step_usd),
-                      optional(s.lockstep_waste_usd)});
+                      optional(s.lockstep_waste_usd), optional(s.ttft_p50_ms),
+                      optional(s.ttft_p99_ms), optional(s.tpot_p50_ms), optional(s.tpot_p99_ms),
+                      optional(s.output_tokens_per_s_per_gpu),
+                      optional(s.cost_per_million_tokens_usd)});
   }
   return t;
 }

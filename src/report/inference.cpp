@@ -54,8 +54,8 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
                   r.policy, c.max_batch, c.max_prefill_tokens, r.mean_decode_batch));
   line(
       fmt::format("memory per GPU     weights {:.1f} GiB, KV cache {:.1f} GiB free ({} tokens "
-                  "per replica)",
-                  r.weight_gib_per_gpu, r.kv_gib_free_per_gpu, r.kv_token_capacity));
+                  "per replica), {} preemptions",
+                  r.weight_gib_per_gpu, r.kv_gib_free_per_gpu, r.kv_token_capacity, r.preemptions));
   line("");
   const StepCost& d = r.decode_batch1;
   line(fmt::format("decode, batch 1    {} per token (compute {}, TP {}, EP {}, PP {})",
@@ -135,6 +135,7 @@ json inference_to_json(const InferenceResult& r, const InferenceConfig& c) {
   j["weight_gib_per_gpu"] = r.weight_gib_per_gpu;
   j["kv_gib_free_per_gpu"] = r.kv_gib_free_per_gpu;
   j["kv_token_capacity"] = r.kv_token_capacity;
+  j["preemptions"] = r.preemptions;
   j["mean_decode_batch"] = r.mean_decode_batch;
   j["decode_batch1"] = step(r.decode_batch1);
   j["prefill_one"] = step(r.prefill_one);

@@ -89,7 +89,13 @@ Json summary_to_json(const SummaryRow& s) {
           {"mfu", optional_number(s.mfu)},
           {"tokens_per_s", optional_number(s.tokens_per_s)},
           {"cost_per_step_usd", optional_number(s.cost_per_step_usd)},
-          {"lockstep_waste_usd", optional_number(s.lockstep_waste_usd)}};
+          {"lockstep_waste_usd", optional_number(s.lockstep_waste_usd)},
+          {"ttft_p50_ms", optional_number(s.ttft_p50_ms)},
+          {"ttft_p99_ms", optional_number(s.ttft_p99_ms)},
+          {"tpot_p50_ms", optional_number(s.tpot_p50_ms)},
+          {"tpot_p99_ms", optional_number(s.tpot_p99_ms)},
+          {"output_tokens_per_s_per_gpu", optional_number(s.output_tokens_per_s_per_gpu)},
+          {"cost_per_million_tokens_usd", optional_number(s.cost_per_million_tokens_usd)}};
 }
 
 }  // namespace

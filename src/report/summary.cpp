@@ -36,6 +36,15 @@ std::vector<SummaryRow> summarize(const RunResults& results) {
         row.lockstep_waste_usd = t.jitter->lockstep_waste_usd;
       }
     }
+    if (v.inference) {
+      const auto& inf = *v.inference;
+      row.ttft_p50_ms = inf.at("ttft_s").at("p50").get<double>() * 1e3;
+      row.ttft_p99_ms = inf.at("ttft_s").at("p99").get<double>() * 1e3;
+      row.tpot_p50_ms = inf.at("tpot_s").at("p50").get<double>() * 1e3;
+      row.tpot_p99_ms = inf.at("tpot_s").at("p99").get<double>() * 1e3;
+      row.output_tokens_per_s_per_gpu = inf.at("output_tokens_per_s_per_gpu").get<double>();
+      row.cost_per_million_tokens_usd = inf.at("cost_per_million_tokens_usd").get<double>();
+    }
     rows.push_back(std::move(row));
   }
   return rows;
@@ -65,11 +74,10 @@ std::string summary_text(const RunResults& results) {
       if (s.mfu) out += fmt::format("  MFU {:.1f}%", *s.mfu * 100);
     }
     if (const auto& inf = results.variants[i].inference) {
-      out += fmt::format(
-          "  TTFT p99 {:.1f} ms  TPOT p50 {:.2f} ms  {:.0f} tokens/s  ${:.2f}/M tokens",
-          (*inf)["ttft_s"]["p99"].get<double>() * 1e3, (*inf)["tpot_s"]["p50"].get<double>() * 1e3,
-          (*inf)["output_tokens_per_s"].get<double>(),
-          (*inf)["cost_per_million_tokens_usd"].get<double>());
+      out +=
+          fmt::format("  TTFT p99 {:.1f} ms  TPOT p50 {:.2f} ms  {:.0f} tokens/s  ${:.2f}/M tokens",
+                      *s.ttft_p99_ms, *s.tpot_p50_ms, (*inf)["output_tokens_per_s"].get<double>(),
+                      *s.cost_per_million_tokens_usd);
     }
     out += "\n";
   }

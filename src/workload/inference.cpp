@@ -26,6 +26,7 @@ enum class Role : std::uint8_t { Both, Prefill, Decode };
 
 struct Request {
   std::uint64_t prompt = 0, output = 0, generated = 0;
+  std::uint64_t cached = 0;  // tokens whose K and V sit in the replica's cache
   double arrival = 0, first = 0, finish = 0;
 };
 
@@ -34,6 +35,7 @@ struct Replica {
   std::deque<std::size_t> waiting;
   std::vector<std::size_t> running;
   std::vector<std::size_t> step_members;  // the step under way
+  std::vector<StepPiece> step_pieces;     // each member's tokens in it
   bool busy = false, step_prefill = false;
   double busy_time = 0;
   std::size_t inbound = 0;  // KV caches on their way here
@@ -69,14 +71,15 @@ Percentiles percentiles(std::vector<double> v) {
   return p;
 }
 
-std::uint64_t sum(const std::vector<std::uint64_t>& v) {
-  std::uint64_t s = 0;
-  for (std::uint64_t x : v) s += x;
-  return s;
-}
-
 std::uint64_t draw(const LengthSpec& l, Rng& rng) {
   return l.lo == l.hi ? l.lo : l.lo + rng.below(l.hi - l.lo + 1);
+}
+
+// Tokens of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves.
+std::uint64_t kv_capacity(const InferenceConfig& c, const InferenceStepModel& m) {
+  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens;
+  const double budget = m.kv_budget_bytes_per_gpu();
+  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / m.kv_bytes_per_token_per_gpu());
 }
 
 void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
@@ -93,22 +96,39 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
                     static_cast<double>(gpu.hbm.count()) / kGiB, c.gpu_memory_utilization),
         c.world_where);
   }
-  // The largest batch holds max_batch sequences of the longest prompt and output at once.
-  const double tokens =
-      static_cast<double>(c.max_batch) * static_cast<double>(c.prompt.max() + c.output.max());
-  const double need = tokens * m.kv_bytes_per_token_per_gpu();
-  if (need > m.kv_budget_bytes_per_gpu()) {
+  if (c.disaggregated()) {
+    // A decode pool takes KV caches in and cannot recompute a preempted sequence: its largest
+    // batch, max_batch sequences of the longest prompt and output, must fit.
+    const double tokens =
+        static_cast<double>(c.max_batch) * static_cast<double>(c.prompt.max() + c.output.max());
+    const double need = tokens * m.kv_bytes_per_token_per_gpu();
+    if (need > m.kv_budget_bytes_per_gpu()) {
+      throw InputError(
+          c.max_batch_field,
+          fmt::format(
+              "{} sequences of up to {} + {} tokens need {:.1f} GiB of KV cache per GPU; "
+              "{:.1f} GiB is left after the weights and activations (at most {} sequences fit)",
+              c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
+              m.kv_budget_bytes_per_gpu() / kGiB,
+              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() /
+                                         (static_cast<double>(c.prompt.max() + c.output.max()) *
+                                          m.kv_bytes_per_token_per_gpu()))),
+          c.max_batch_where);
+    }
+    return;
+  }
+  // Colocated, vLLM preempts when the cache is full; one sequence must fit alone (vLLM refuses
+  // a max_model_len whose KV cache does not fit).
+  const std::uint64_t longest = c.prompt.max() + c.output.max();
+  const std::uint64_t capacity = kv_capacity(c, m);
+  if (longest > capacity) {
     throw InputError(
-        c.max_batch_field,
-        fmt::format(
-            "{} sequences of up to {} + {} tokens need {:.1f} GiB of KV cache per GPU; "
-            "{:.1f} GiB is left after the weights (at most {} sequences fit)",
-            c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
-            m.kv_budget_bytes_per_gpu() / kGiB,
-            static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() /
-                                       (static_cast<double>(c.prompt.max() + c.output.max()) *
-                                        m.kv_bytes_per_token_per_gpu()))),
-        c.max_batch_where);
+        c.kv_field,
+        fmt::format("one sequence of up to {} + {} tokens does not fit in the KV cache of {} "
+                    "tokens ({:.1f} GiB per GPU left after the weights and activations)",
+                    c.prompt.max(), c.output.max(), capacity,
+                    std::max(0.0, m.kv_budget_bytes_per_gpu()) / kGiB),
+        c.kv_where);
   }
 }
 
@@ -145,8 +165,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   r.gpus = c.gpus();
   r.weight_gib_per_gpu = model.weight_bytes_per_gpu() / kGiB;
   r.kv_gib_free_per_gpu = model.kv_budget_bytes_per_gpu() / kGiB;
-  r.kv_token_capacity = static_cast<std::uint64_t>(model.kv_budget_bytes_per_gpu() /
-                                                   model.kv_bytes_per_token_per_gpu());
+  r.kv_token_capacity = kv_capacity(c, model);
+  const std::uint64_t capacity = r.kv_token_capacity;
   const auto mean_prompt = static_cast<std::uint64_t>(std::llround(c.prompt.mean()));
   r.decode_batch1 = model.decode({mean_prompt});
   r.prefill_one = model.prefill({mean_prompt});
@@ -215,44 +235,103 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     }
     return best;
   };
+  // Tokens a sequence holds in the cache once its next token is computed (its context).
+  auto context = [&](std::size_t q) { return reqs[q].prompt + reqs[q].generated; };
+  // vLLM's recompute preemption: when the running batch's next tokens do not fit, the newest
+  // sequence leaves the cache and goes back to the front of the queue, to be prefilled again
+  // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5).
+  auto make_room = [&](Replica& rep, std::uint64_t held) {
+    std::uint64_t need = held;
+    for (std::size_t q : rep.running) need += context(q);
+    while (need > capacity && rep.running.size() > 1) {
+      const std::size_t q = rep.running.back();
+      rep.running.pop_back();
+      need -= context(q);
+      reqs[q].cached = 0;
+      rep.waiting.push_front(q);
+      ++r.preemptions;
+    }
+  };
+  auto held = [&](const Replica& rep) {
+    std::uint64_t n = 0;
+    for (std::size_t q : rep.running) n += reqs[q].cached;
+    return n;
+  };
   auto start = [&](std::uint32_t i, double t) {
     Replica& rep = reps[i];
     if (rep.busy) return;
-    std::vector<std::uint64_t> lengths;
     rep.step_members.clear();
+    rep.step_pieces.clear();
     const bool admit = rep.role == Role::Prefill ||
-                       (c.policy == BatchPolicy::Continuous && rep.role == Role::Both) ||
+                       (c.policy != BatchPolicy::Static && rep.role == Role::Both) ||
                        rep.running.empty();
     if (rep.role == Role::Decode) {
       // KV caches that arrived join the running batch at the step boundary.
       while (!rep.waiting.empty() && rep.running.size() < c.max_batch &&
-             (c.policy == BatchPolicy::Continuous || admit)) {
+             (c.policy != BatchPolicy::Static || admit)) {
         rep.running.push_back(rep.waiting.front());
         rep.waiting.pop_front();
       }
+    } else if (c.policy == BatchPolicy::Chunked && rep.role == Role::Both) {
+      // Sarathi-Serve's stall-free batching (Agrawal et al., OSDI 2024), as vLLM's chunked
+      // prefill: the running sequences decode first, then prompt chunks fill the step's budget
+      // of max_prefill_tokens tokens, the partly prefilled prompt first.
+      std::uint64_t partial = 0;  // the prompt being prefilled holds its chunks so far
+      for (std::size_t q : rep.waiting) partial += reqs[q].cached;
+      make_room(rep, partial);
+      std::uint64_t budget = c.max_prefill_tokens;
+      std::uint64_t used = 0;
+      for (std::size_t q : rep.running) {
+        rep.step_members.push_back(q);
+        rep.step_pieces.push_back({context(q) - 1, 1, true});
+        used += context(q);
+        budget -= std::min<std::uint64_t>(budget, 1);
+      }
+      rep.running.clear();
+      while (budget > 0 && !rep.waiting.empty() && rep.step_members.size() < c.max_batch) {
+        const std::size_t q = rep.waiting.front();
+        const std::uint64_t left = context(q) - reqs[q].cached;
+        const std::uint64_t chunk = std::min(budget, left);
+        if (used + reqs[q].cached + chunk > capacity) break;
+        rep.waiting.pop_front();
+        rep.step_members.push_back(q);
+        rep.step_pieces.push_back({reqs[q].cached, chunk, chunk == left});
+        used += reqs[q].cached + chunk;
+        budget -= chunk;
+      }
+      bool decode_only = true;
+      for (const StepPiece& p : rep.step_pieces) decode_only = decode_only && p.tokens == 1;
+      rep.step_prefill = !decode_only;
     } else if (admit && !rep.waiting.empty() && rep.running.size() < c.max_batch) {
-      // vLLM's budget of tokens per step; the first prompt always goes.
-      std::uint64_t tokens = 0;
+      // vLLM's budget of tokens per step; the first prompt always goes. A prompt is admitted
+      // when the cache holds it (a preempted one with the tokens it had generated).
+      std::uint64_t tokens = 0, used = rep.role == Role::Both ? held(rep) : 0;
       while (!rep.waiting.empty() && rep.running.size() + rep.step_members.size() < c.max_batch &&
              (rep.step_members.empty() ||
-              tokens + reqs[rep.waiting.front()].prompt <= c.max_prefill_tokens)) {
-        tokens += reqs[rep.waiting.front()].prompt;
-        rep.step_members.push_back(rep.waiting.front());
+              tokens + context(rep.waiting.front()) <= c.max_prefill_tokens)) {
+        const std::size_t q = rep.waiting.front();
+        if (rep.role == Role::Both && used + context(q) > capacity) break;
+        tokens += context(q);
+        used += context(q);
+        rep.step_members.push_back(q);
+        rep.step_pieces.push_back({0, context(q), true});
         rep.waiting.pop_front();
       }
-      for (std::size_t q : rep.step_members) lengths.push_back(reqs[q].prompt);
-      rep.step_prefill = true;
+      rep.step_prefill = !rep.step_members.empty();
     }
     if (rep.step_members.empty()) {
+      if (rep.role == Role::Both) make_room(rep, 0);
       if (rep.running.empty()) return;
       rep.step_members = rep.running;
       rep.running.clear();
-      for (std::size_t q : rep.step_members) lengths.push_back(reqs[q].prompt + reqs[q].generated);
+      for (std::size_t q : rep.step_members) rep.step_pieces.push_back({context(q) - 1, 1, true});
       rep.step_prefill = false;
-      ++decode_steps;
-      decode_seqs += lengths.size();
     }
-    const StepCost cost = rep.step_prefill ? model.prefill(lengths) : model.decode(lengths);
+    if (!rep.step_prefill) {
+      ++decode_steps;
+      decode_seqs += rep.step_members.size();
+    }
+    const StepCost cost = model.step(rep.step_pieces);
     const double comm = cost.tp + cost.ep + cost.pp;
     const double comp = cost.seconds - comm;
     const double seconds = comp * slowdown(i) + comm;
@@ -263,8 +342,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     rep.busy = true;
     rep.busy_time += seconds;
     if (options.record_steps) {
-      r.steps.push_back({i, rep.step_prefill, static_cast<std::uint32_t>(lengths.size()),
-                         rep.step_prefill ? sum(lengths) : lengths.size(), t, t + seconds});
+      std::uint64_t tokens = 0;
+      for (const StepPiece& p : rep.step_pieces) tokens += p.tokens;
+      r.steps.push_back({i, rep.step_prefill, static_cast<std::uint32_t>(rep.step_members.size()),
+                         tokens, t, t + seconds});
     }
     push(t + seconds, Event::StepEnd, i);
   };
@@ -288,8 +369,15 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     } else {
       Replica& rep = reps[e.index];
       rep.busy = false;
-      for (std::size_t q : rep.step_members) {
+      std::vector<std::size_t> partial;
+      for (std::size_t k = 0; k < rep.step_members.size(); ++k) {
+        const std::size_t q = rep.step_members[k];
         Request& rq = reqs[q];
+        rq.cached += rep.step_pieces[k].tokens;
+        if (!rep.step_pieces[k].samples) {
+          partial.push_back(q);  // a prompt chunk: the rest comes in the next steps
+          continue;
+        }
         ++rq.generated;
         if (rq.generated == 1) rq.first = e.time;
         if (rq.generated >= rq.output) {
@@ -305,7 +393,9 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
           rep.running.push_back(q);
         }
       }
+      for (auto it = partial.rbegin(); it != partial.rend(); ++it) rep.waiting.push_front(*it);
       rep.step_members.clear();
+      rep.step_pieces.clear();
       start(static_cast<std::uint32_t>(e.index), e.time);
     }
   }

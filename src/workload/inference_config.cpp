@@ -81,7 +81,7 @@ bool is_inference_job(const ArgNode& job) {
 }
 
 const char* to_string(BatchPolicy p) {
-  return p == BatchPolicy::Static ? "static" : "continuous";
+  return p == BatchPolicy::Static ? "static" : p == BatchPolicy::Chunked ? "chunked" : "continuous";
 }
 
 InferenceConfig parse_inference_config(const ArgNode& job) {
@@ -128,7 +128,7 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   c.max_batch = 256;  // vLLM's max_num_seqs default
   if (const ArgNode* b = job.find("batching")) {
     if (b->kind() != ArgNode::Kind::Map)
-      b->fail("expected a map: max_batch, max_prefill_tokens, policy");
+      b->fail("expected a map: max_batch, max_prefill_tokens, policy, kv_cache_tokens");
     if (const ArgNode* m = b->find("max_batch")) {
       c.max_batch = static_cast<std::uint32_t>(m->as_int(1, 1 << 20));
       c.max_batch_field = m->path();
@@ -136,9 +136,16 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     }
     c.max_prefill_tokens =
         static_cast<std::uint64_t>(b->get_int("max_prefill_tokens", 0, 1, kMaxTokens));
-    if (const ArgNode* p = b->find("policy"))
-      c.policy = p->as_choice({"static", "continuous"}) == "static" ? BatchPolicy::Static
-                                                                    : BatchPolicy::Continuous;
+    if (const ArgNode* p = b->find("policy")) {
+      const std::string policy = p->as_choice({"static", "continuous", "chunked"});
+      c.policy = policy == "static"    ? BatchPolicy::Static
+                 : policy == "chunked" ? BatchPolicy::Chunked
+                                       : BatchPolicy::Continuous;
+    }
+    // vLLM's num_gpu_blocks_override (x its 16-token blocks): the KV cache's size in tokens
+    // instead of what HBM leaves, to study preemption.
+    c.kv_cache_tokens =
+        static_cast<std::uint64_t>(b->get_int("kv_cache_tokens", 0, 1, std::int64_t{1} << 40));
     b->check_all_used();
   }
   if (const ArgNode* d = job.find("disaggregated")) {
@@ -182,6 +189,12 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     c.world_field = job.path().empty() ? "replicas" : job.path();
     c.world_where = job.where();
   }
+  c.kv_field = c.world_field;
+  c.kv_where = c.world_where;
+  if (const ArgNode* b = job.find("batching"); b && b->find("kv_cache_tokens")) {
+    c.kv_field = b->at("kv_cache_tokens").path();
+    c.kv_where = b->at("kv_cache_tokens").where();
+  }
 
   auto fail = [&](const char* key, const std::string& why) {
     if (const ArgNode* n = job.find(key)) n->fail(why);
@@ -201,7 +214,12 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
   }
-  if (c.max_prefill_tokens == 0) c.max_prefill_tokens = std::max<std::uint64_t>(c.model.seq, 2048);
+  // vLLM's max_num_batched_tokens: with chunked prefill a step's token budget (2048, its default
+  // with chunked prefill); without, the longest prompt a step takes whole.
+  if (c.max_prefill_tokens == 0) {
+    c.max_prefill_tokens =
+        c.policy == BatchPolicy::Chunked ? 2048 : std::max<std::uint64_t>(c.model.seq, 2048);
+  }
   return c;
 }
 

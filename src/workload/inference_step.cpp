@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numbers>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/routing/router.hpp"
@@ -26,7 +28,59 @@ double weight_bytes(Precision p) {
   return p == Precision::Fp8 ? 1.0 : p == Precision::Fp4 ? 0.5 + 1.0 / 16 : kBf16;
 }
 
+// P(every one of `bins` multinomial counts of `balls` is <= c): the first bin takes
+// Binomial(m, 1 / bins_left) of the m balls left, the rest share the remainder. The binomial pmf
+// by its ratio pmf(j + 1) / pmf(j) = (m - j) / (j + 1) x p / (1 - p).
+double all_at_most(std::uint64_t balls, std::uint32_t bins, std::uint64_t c) {
+  std::vector<double> f(balls + 1, 0.0);  // f[m]: the last bins hold m balls, each <= c
+  for (std::uint64_t m = 0; m <= std::min(balls, c); ++m) f[m] = 1;
+  for (std::uint32_t left = 2; left <= bins; ++left) {
+    std::vector<double> g(balls + 1, 0.0);
+    const double p = 1.0 / left, odds = p / (1 - p);
+    for (std::uint64_t m = 0; m <= balls; ++m) {
+      double pmf = std::pow(1 - p, static_cast<double>(m)), sum = 0;
+      for (std::uint64_t j = 0; j <= std::min(m, c); ++j) {
+        sum += pmf * f[m - j];
+        pmf *= static_cast<double>(m - j) / static_cast<double>(j + 1) * odds;
+      }
+      g[m] = sum;
+    }
+    f = std::move(g);
+  }
+  return f[balls];
+}
+
+// E[max of n standard normals] = integral of x n phi(x) Phi(x)^(n-1), by the trapezoid rule.
+double expected_max_normal(std::uint32_t n) {
+  thread_local std::map<std::uint32_t, double> known;
+  if (const auto it = known.find(n); it != known.end()) return it->second;
+  double sum = 0;
+  const double h = 1e-3;
+  for (int i = -10'000; i <= 10'000; ++i) {
+    const double x = i * h;
+    const double phi = std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi);
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * n * phi * std::pow(cdf, n - 1) * h;
+  }
+  return known[n] = sum;
+}
+
 }  // namespace
+
+double expected_max_load(std::uint64_t balls, std::uint32_t bins) {
+  if (bins <= 1 || balls == 0) return static_cast<double>(balls);
+  const double mean = static_cast<double>(balls) / bins;
+  if (balls > 256) return mean + std::sqrt(mean) * expected_max_normal(bins);
+  // E[max] = sum over c >= 0 of P(max > c); P(max > c) = 1 below ceil(balls / bins).
+  const std::uint64_t floor_c = (balls + bins - 1) / bins;
+  double out = static_cast<double>(floor_c);
+  for (std::uint64_t c = floor_c; c < balls; ++c) {
+    const double tail = 1 - all_at_most(balls, bins, c);
+    if (tail < 1e-13) break;
+    out += tail;
+  }
+  return out;
+}
 
 struct InferenceStepModel::Impl {
   const Topology& topo;
@@ -40,14 +94,20 @@ struct InferenceStepModel::Impl {
   double gemm_rate = 0, attention_rate = 0, hbm = 0;
   double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
+  std::map<std::uint64_t, double> busiest;  // token-slots -> the busiest EP rank's expected share
+  double busiest_rank_slots(std::uint64_t slots) {
+    const auto it = busiest.find(slots);
+    if (it != busiest.end()) return it->second;
+    return busiest[slots] = expected_max_load(slots, c.ep);
+  }
 
   // One pass of a micro-batch through one pipeline stage.
   struct Pass {
     double compute = 0, tp = 0, ep = 0, flops = 0, bytes = 0;
     double seconds() const { return compute + tp + ep; }
   };
-  Pass stage_pass(std::uint32_t s, const std::vector<std::uint64_t>& lengths, bool prefill);
-  StepCost step(const std::vector<std::uint64_t>& lengths, bool prefill);
+  Pass stage_pass(std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode);
+  StepCost step(const std::vector<StepPiece>& pieces);
 
   Impl(const Topology& t, const InferenceConfig& cfg)
       : topo(t),
@@ -135,7 +195,20 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
                         static_cast<double>(md.qk_head_size() + md.v_head_size()) * kBf16;
   m.kv_per_layer = per_layer;
   kv_token_bytes_ = per_layer * (m.stages[0].second - m.stages[0].first);
-  kv_budget_ = static_cast<double>(gpu_->hbm.count()) * c.gpu_memory_utilization - weight_bytes_;
+  // vLLM sizes the KV cache as gpu_memory_utilization x HBM less the weights and the peak of a
+  // profiling forward pass of max_num_batched_tokens tokens and max_num_seqs sequences
+  // (Worker.determine_num_available_blocks). That peak, counted: the residual stream
+  // (T x hidden), the MLP's gate-up output and its activation (T x 3 x inner / tp; a fused MoE
+  // keeps top_k rows per token), BF16, and the sampler's FP32 logits (max_batch x vocab).
+  const double expert_inner = static_cast<double>(md.expert_ffn ? md.expert_ffn : md.ffn);
+  const double inner = md.is_moe() ? std::max(static_cast<double>(md.ffn),
+                                              static_cast<double>(md.top_k) * expert_inner)
+                                   : static_cast<double>(md.ffn);
+  activation_bytes_ = static_cast<double>(c.max_prefill_tokens) *
+                          (static_cast<double>(md.hidden) + 3 * inner / c.tp) * kBf16 +
+                      static_cast<double>(c.max_batch) * static_cast<double>(md.vocab) * 4;
+  kv_budget_ = static_cast<double>(gpu_->hbm.count()) * c.gpu_memory_utilization - weight_bytes_ -
+               activation_bytes_;
 }
 
 InferenceStepModel::~InferenceStepModel() = default;
@@ -186,14 +259,19 @@ double InferenceStepModel::kv_transfer(std::uint64_t prompt, std::uint32_t p, st
   return impl_->comm->kv_transfer(x).seconds();
 }
 
-// Prefill counts every prompt token and causal attention over the prompt (writing its K and V);
-// decode one token per sequence attending to its whole context (reading its K and V).
+// A piece is one sequence's new tokens after its cached ones: a whole prompt (past 0), a chunk
+// of one (chunked prefill), or one decode token (past = context - 1). Its tokens go through every
+// weight GEMM; its attention is causal over past + tokens (writing the new K and V, reading the
+// cached ones).
 InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
-    std::uint32_t s, const std::vector<std::uint64_t>& lengths, bool prefill) {
+    std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode) {
   const ModelSpec& md = c.model;
   const double tpd = c.tp, h = static_cast<double>(md.hidden);
-  double tokens = 0;
-  for (std::uint64_t n : lengths) tokens += prefill ? static_cast<double>(n) : 1.0;
+  double tokens = 0, seqs = 0;
+  for (const StepPiece& q : pieces) {
+    tokens += static_cast<double>(q.tokens);
+    seqs += q.samples ? 1 : 0;
+  }
   const double ar = all_reduce(tokens * h * kBf16);
   Pass p;
   auto roofline = [&](double flops, double rate, double bytes) {
@@ -210,20 +288,36 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
         static_cast<double>(md.layer_active_params(l)) - (moe ? md.top_k * ex : 0);
     // Attention projections, dense MLP and shared experts: every weight read once per pass.
     roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
-    if (moe) {
-      // Routed experts: a rank reads the experts its tokens reach. N token-slots routed
-      // uniformly (what the load-balancing loss aims at) hit an expert with probability
-      // 1 - (1 - 1/E)^N.
+    if (moe && c.ep > 1) {
+      // Expert parallelism: a rank holds E / ep whole experts and the step waits for the
+      // busiest. Its expected token-slots M: the multinomial maximum of N slots over ep ranks;
+      // M slots over its E / ep experts hit (E / ep)(1 - (1 - ep / E)^M) of them.
+      const double local = static_cast<double>(md.experts) / c.ep;
+      const double m = busiest_rank_slots(static_cast<std::uint64_t>(tokens) * md.top_k);
+      const double hit = local * (1 - std::pow(1 - 1 / local, m));
+      roofline(2 * ex * m, gemm_rate, ex * hit * wb);
+    } else if (moe) {
+      // Routed experts split over the TP ranks: a rank reads its share of the experts its
+      // tokens reach. N token-slots routed uniformly (what the load-balancing loss aims at) hit
+      // an expert with probability 1 - (1 - 1/E)^N.
       const double e = md.experts, slots = tokens * md.top_k;
       const double hit = 1 - std::pow(1 - 1 / e, slots);
       roofline(2 * ex * slots / tpd, gemm_rate, routed * hit * wb / tpd);
     }
     double attn_flops = 0, kv_tokens = 0;
-    for (std::uint64_t n : lengths) {
+    for (const StepPiece& q : pieces) {
+      const std::uint64_t n = q.past + q.tokens;
       const std::uint64_t span = md.attention_span(l, n);
       const double f = md.attention_score_flops_per_token(l, n);
-      attn_flops += prefill ? static_cast<double>(n) * f * (span == n ? 0.5 : 1.0) : f;
-      kv_tokens += static_cast<double>(prefill ? n : span);
+      const double t = static_cast<double>(q.tokens), past = static_cast<double>(q.past);
+      // A whole prompt: causal, half of the square (PaLM's accounting); a chunk or a decode
+      // token: query i attends past + i + 1 positions, on average past + (tokens + 1) / 2 of n.
+      // (A decode token, tokens = 1, attends all n: 1 without the division.)
+      const double causal = span != n || q.tokens == 1 ? 1.0
+                            : q.past == 0              ? 0.5
+                                          : (past + (t + 1) / 2) / static_cast<double>(n);
+      attn_flops += t * f * causal;
+      kv_tokens += static_cast<double>(q.past == 0 ? q.tokens : span);
     }
     roofline(attn_flops / tpd, attention_rate, kv_tokens * kv_per_layer);
     // Megatron's tensor parallelism: an all-reduce after attention and after the MLP; with
@@ -236,31 +330,32 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       x.hidden = md.hidden;
       x.top_k = md.top_k;
       x.experts = md.experts;
-      x.decode = !prefill;
+      x.decode = decode;
       p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
     } else {
       p.tp += ar;
     }
   }
   if (s + 1 == c.pp) {
-    // The output layer at each sequence's last position, BF16.
-    const double seqs = static_cast<double>(lengths.size());
+    // The output layer at each sampling sequence's last position, BF16.
     const double v = static_cast<double>(md.vocab);
     roofline(2 * v * h * seqs / tpd, bf16_rate, v * h * kBf16 / tpd);
   }
   return p;
 }
 
-StepCost InferenceStepModel::Impl::step(const std::vector<std::uint64_t>& lengths, bool prefill) {
+StepCost InferenceStepModel::Impl::step(const std::vector<StepPiece>& pieces) {
   StepCost out;
-  if (lengths.empty()) return out;
+  if (pieces.empty()) return out;
+  bool decode = true;
+  for (const StepPiece& q : pieces) decode = decode && q.tokens == 1 && q.past > 0;
   // Decode with pipeline parallelism runs min(pp, batch) micro-batches in flight (vLLM's virtual
-  // engines); a prefill step is one micro-batch.
-  const std::size_t micro = prefill ? 1 : std::min<std::size_t>(c.pp, lengths.size());
-  std::vector<std::uint64_t> part;
-  for (std::size_t i = 0; i < lengths.size(); i += micro) part.push_back(lengths[i]);
+  // engines); a step with prompt tokens is one micro-batch.
+  const std::size_t micro = decode ? std::min<std::size_t>(c.pp, pieces.size()) : 1;
+  std::vector<StepPiece> part;
+  for (std::size_t i = 0; i < pieces.size(); i += micro) part.push_back(pieces[i]);
   double tokens = 0;
-  for (std::uint64_t n : part) tokens += prefill ? static_cast<double>(n) : 1.0;
+  for (const StepPiece& q : part) tokens += static_cast<double>(q.tokens);
   const double hop =
       c.pp > 1
           ? runner
@@ -271,7 +366,7 @@ StepCost InferenceStepModel::Impl::step(const std::vector<std::uint64_t>& length
           : 0;
   double chain = 0, slowest = 0;
   for (std::uint32_t s = 0; s < c.pp; ++s) {
-    const Pass p = stage_pass(s, part, prefill);
+    const Pass p = stage_pass(s, part, decode);
     out.compute += p.compute;
     out.tp += p.tp;
     out.ep += p.ep;
@@ -293,11 +388,19 @@ StepCost InferenceStepModel::Impl::step(const std::vector<std::uint64_t>& length
 }
 
 StepCost InferenceStepModel::prefill(const std::vector<std::uint64_t>& prompts) {
-  return impl_->step(prompts, true);
+  std::vector<StepPiece> pieces;
+  for (std::uint64_t n : prompts) pieces.push_back({0, n, true});
+  return impl_->step(pieces);
 }
 
 StepCost InferenceStepModel::decode(const std::vector<std::uint64_t>& contexts) {
-  return impl_->step(contexts, false);
+  std::vector<StepPiece> pieces;
+  for (std::uint64_t n : contexts) pieces.push_back({n - 1, 1, true});
+  return impl_->step(pieces);
+}
+
+StepCost InferenceStepModel::step(const std::vector<StepPiece>& pieces) {
+  return impl_->step(pieces);
 }
 
 }  // namespace lockstep

@@ -256,6 +256,25 @@ try {
       readBack(`inference ${v.name} all-reduce ${a.name}`, ar.rows[i][1], a.seconds);
     });
   }
+  // The summary's inference columns (sweep.csv's) read back to results.json's summary rows.
+  const summaryCells = await page.evaluate(() => {
+    const rows = [...document.querySelectorAll("#summary-table tr")].map((tr) => [...tr.children].map((c) => c.textContent));
+    return { header: rows[0] || [], rows: rows.slice(1) };
+  });
+  const col = (name) => summaryCells.header.indexOf(name);
+  if (served.length && col("TPOT p50 / p99") < 0) fail("the summary table has no inference columns");
+  if (!served.length && col("TPOT p50 / p99") >= 0) fail("the summary table has inference columns without an inference job");
+  data.summary.forEach((s, i) => {
+    if (s.ttft_p50_ms === null || col("TTFT p50 / p99") < 0) return;
+    const row = summaryCells.rows[i];
+    [["TTFT p50 / p99", s.ttft_p50_ms, s.ttft_p99_ms], ["TPOT p50 / p99", s.tpot_p50_ms, s.tpot_p99_ms]].forEach(([name, p50, p99]) => {
+      const [a, b] = row[col(name)].replace(/ ms$/, "").split(" / ");
+      readBack(`summary ${s.variant} ${name} p50`, `${a} ms`, p50 * 1e-3);
+      readBack(`summary ${s.variant} ${name} p99`, `${b} ms`, p99 * 1e-3);
+    });
+    readBack(`summary ${s.variant} tokens/s/GPU`, row[col("output tokens/s/GPU")], s.output_tokens_per_s_per_gpu);
+    readBack(`summary ${s.variant} $/M tokens`, row[col("$/M tokens")], s.cost_per_million_tokens_usd);
+  });
   const unserved = await page.evaluate(() => document.querySelector("#inference-tables .empty")?.textContent || "");
   if (!served.length && !unserved.includes("No inference job")) fail("the inference section does not say the scenario has no inference job");
   await page.screenshot({ path: screenshotPath, fullPage: true });

@@ -24,6 +24,11 @@ struct SummaryRow {
   std::optional<double> tokens_per_s;
   std::optional<double> cost_per_step_usd;
   std::optional<double> lockstep_waste_usd;
+  // An inference job's headline (docs/inference.md): latency percentiles in ms, output tokens/s
+  // per GPU, and USD per million output tokens.
+  std::optional<double> ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, tpot_p99_ms;
+  std::optional<double> output_tokens_per_s_per_gpu;
+  std::optional<double> cost_per_million_tokens_usd;
 };
 
 std::vector<SummaryRow> summarize(const RunResults& results);

@@ -33,7 +33,7 @@ struct LengthSpec {
   double mean() const { return (static_cast<double>(lo) + static_cast<double>(hi)) / 2; }
 };
 
-enum class BatchPolicy : std::uint8_t { Static, Continuous };
+enum class BatchPolicy : std::uint8_t { Static, Continuous, Chunked };
 
 struct InferenceConfig {
   ModelSpec model;
@@ -49,6 +49,7 @@ struct InferenceConfig {
   // without chunked prefill, max(the model's context, 2048)); a longer prompt runs alone.
   std::uint64_t max_prefill_tokens = 0;
   BatchPolicy policy = BatchPolicy::Continuous;
+  std::uint64_t kv_cache_tokens = 0;  // KV cache per replica in tokens (0: what HBM leaves)
   // Disaggregated serving (prefill and decode pools); 0: every replica does both.
   std::uint32_t prefill_gpus = 0, decode_gpus = 0;
   double gpu_memory_utilization = 0.9;  // vLLM's default share of HBM it manages
@@ -60,7 +61,8 @@ struct InferenceConfig {
   std::string trace_path;
   // Where fields came from, for errors found against the cluster.
   std::string max_batch_field = "batching.max_batch", world_field = "replicas";
-  SourceLocation max_batch_where, world_where;
+  std::string kv_field = "replicas";  // batching.kv_cache_tokens when given
+  SourceLocation max_batch_where, world_where, kv_where;
 
   std::uint32_t replica_gpus() const { return tp * pp; }
   bool disaggregated() const { return prefill_gpus > 0; }
@@ -70,6 +72,12 @@ struct InferenceConfig {
     return disaggregated() ? prefill_gpus + decode_gpus : replicas * replica_gpus();
   }
 };
+
+/// The expected largest of `bins` counts when `balls` fall independently and uniformly into them
+/// (the multinomial's maximum): exact for balls <= 256, P(max <= c) by the bins' binomial chain;
+/// above, the Gaussian limit balls / bins + sqrt(balls / bins) x E[max of `bins` standard
+/// normals]. docs/inference.md ("The busiest expert rank").
+double expected_max_load(std::uint64_t balls, std::uint32_t bins);
 
 /// The keys of an inference job, in docs/scenario-job.md's order.
 const std::vector<std::string>& inference_job_keys();
@@ -88,6 +96,14 @@ struct StepCost {
   double pp = 0;         // pipeline stage-to-stage transfers
   double flops = 0;      // per GPU, for utilisation
   double hbm_bytes = 0;  // per GPU: weights and KV read
+};
+
+/// One sequence's share of an engine step: `tokens` new tokens after `past` cached ones (a whole
+/// prompt: past 0; a chunk of one; a decode token: past = context - 1); `samples` when the step
+/// emits its next token (every decode, a prompt's last chunk).
+struct StepPiece {
+  std::uint64_t past = 0, tokens = 0;
+  bool samples = true;
 };
 
 /// A TP all-reduce priced for the report: NCCL's pick and each algorithm it could run.
@@ -109,6 +125,8 @@ class InferenceStepModel {
   StepCost prefill(const std::vector<std::uint64_t>& prompts);
   /// A decode step: one token for each running sequence, whose context lengths are given.
   StepCost decode(const std::vector<std::uint64_t>& contexts);
+  /// Any mix of prompt chunks and decode tokens in one step (chunked prefill).
+  StepCost step(const std::vector<StepPiece>& pieces);
   /// One tensor-parallel all-reduce of `bytes` in replica 0's first TP group.
   double tp_all_reduce(std::uint64_t bytes);
   /// An all-reduce of `bytes` in replica 0's first TP group: NCCL's pick (the time steps use) and
@@ -120,6 +138,8 @@ class InferenceStepModel {
   double weight_bytes_per_gpu() const { return weight_bytes_; }
   double kv_bytes_per_token_per_gpu() const { return kv_token_bytes_; }
   double kv_budget_bytes_per_gpu() const { return kv_budget_; }
+  /// The peak activations of a forward pass of max_prefill_tokens tokens, per GPU.
+  double activation_bytes_per_gpu() const { return activation_bytes_; }
   double hbm_bandwidth() const { return hbm_; }  // achievable, bytes/s
   const GpuSpec& gpu() const { return *gpu_; }
 
@@ -127,7 +147,7 @@ class InferenceStepModel {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   const GpuSpec* gpu_ = nullptr;
-  double weight_bytes_ = 0, kv_token_bytes_ = 0, kv_budget_ = 0, hbm_ = 0;
+  double weight_bytes_ = 0, kv_token_bytes_ = 0, kv_budget_ = 0, activation_bytes_ = 0, hbm_ = 0;
 };
 
 struct Percentiles {
@@ -174,6 +194,7 @@ struct InferenceResult {
   AllReducePrice decode_all_reduce;  // batch 1 x hidden x 2 B
   double weight_gib_per_gpu = 0, kv_gib_free_per_gpu = 0;
   std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds
+  std::uint64_t preemptions = 0;        // sequences evicted from a full cache and recomputed
   std::uint32_t mean_decode_batch = 0;
   std::vector<RequestTiming> timings;
   std::vector<StepRecord> steps;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -118,6 +119,54 @@ TEST_F(SweepFiles, ErrorsAreLocated) {
     EXPECT_NE(std::string(e.what()).find("in point 'cluster.nodes=0'"), std::string::npos)
         << e.what();
   }
+}
+
+// Llama 3 8B (Meta's model card: 32 layers, hidden 4096, MLP 14336, 32 heads, 8 KV heads of
+// 128, vocabulary 128,256) on one HGX H100 (HBM3 3.35 TB/s x the catalog's 0.9 = 3.015e12 B/s),
+// one request of 1,024 prompt tokens and 2 output tokens: its TPOT is one batch-1 decode step at
+// context 1,025. A layer's 218,103,808 weights x 2 B / tp, its K and V ceil(8 / tp) heads x
+// (128 + 128) x 2 B per token, the output layer 128,256 x 4096 x 2 B / tp:
+//   TP 4: 32 x (109,051,904 + 1,025 x 1,024) + 262,668,288 = 3,785,916,416 B: 1,255.71 us;
+//   TP 8: 32 x (54,525,952 + 1,025 x 512) + 131,334,144 = 1,892,958,208 B: 627.85 us;
+// plus 64 all-reduces of 8 KiB, NCCL's ring LL on NVLink: 6.6 + 2 (tp - 1) x 0.6 us of latency
+// (tuning.cc's baseLat and hwLat; 10.2 us at TP 4, 15.0 at TP 8) and under 0.2 us of bytes.
+// The two points' makespans are TTFT + TPOT (one request, arriving at 0), 8 GPUs each.
+TEST_F(SweepFiles, InferenceColumnsCarryTheBatchOneDecodeTpot) {
+  write("serve.yaml",
+        "version: 1\ncluster: {system: hgx-h100, fabric: ib-ndr, nodes: 1}\n"
+        "job:\n  type: inference\n  model: llama3-8b\n  tp: 8\n"
+        "  requests: {prompt: 1024, output: 2, concurrency: 1, count: 1}\n"
+        "  batching: {max_batch: 1}\n");
+  const SweepPlan plan = parse(
+      "scenario: serve.yaml\npoints:\n  - {job.tp: 4, job.replicas: 2}\n"
+      "  - {job.tp: 8, job.replicas: 1}\n");
+  check_points(plan);
+  std::vector<report::Variant> variants;
+  for (const SweepPoint& p : plan.points) variants.push_back(read_point(run_point(plan, p)));
+  const report::CsvTable t = sweep_table(plan, merge_points(plan, variants));
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(t.header.begin(), t.header.end(), name);
+    EXPECT_NE(it, t.header.end()) << name;
+    return static_cast<std::size_t>(it - t.header.begin());
+  };
+  ASSERT_EQ(t.rows.size(), 2u);
+  const double hbm = 0.9 * 3.35e12;
+  const double kernels[] = {3'785'916'416.0 / hbm, 1'892'958'208.0 / hbm};
+  const double latency[] = {10.2e-6, 15.0e-6};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& row = t.rows[i];
+    const double tpot = std::stod(row[column("tpot_p50_ms")]) / 1e3;
+    EXPECT_GE(tpot, kernels[i] + 64 * latency[i]) << row[0];
+    EXPECT_LT(tpot, kernels[i] + 64 * (latency[i] + 0.2e-6)) << row[0];
+    EXPECT_EQ(row[column("tpot_p99_ms")], row[column("tpot_p50_ms")]);  // one request
+    const double ttft = std::stod(row[column("ttft_p50_ms")]) / 1e3;
+    const double makespan = ttft + tpot;
+    EXPECT_NEAR(std::stod(row[column("output_tokens_per_s_per_gpu")]), 2 / makespan / 8, 1e-6);
+    EXPECT_NEAR(std::stod(row[column("cost_per_million_tokens_usd")]),
+                8 * makespan / 3600 * 2.5 / 2e-6, 1e-6);
+    EXPECT_EQ(row[column("iteration_time_us")], "");  // no training step
+  }
+  EXPECT_EQ(t.rows[0][column("job.tp")], "4");
 }
 
 }  // namespace

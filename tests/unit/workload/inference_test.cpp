@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/yaml_reader.hpp"
 #include "lockstep/core/error.hpp"
@@ -81,6 +84,15 @@ TEST(InferenceConfig, ErrorsNameTheFieldAndItsPlace) {
                      "requests: {prompt: 8, output: 8, rate: 1}\n")
                 .find("job.batching.policy"),
             std::string::npos);
+  EXPECT_NE(error_of("model: llama3-8b\nbatching: {kv_cache_tokens: 0}\n"
+                     "requests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:2:29: job.batching.kv_cache_tokens"),
+            std::string::npos);
+  // Chunked prefill's budget defaults to vLLM's 2,048 tokens a step.
+  const InferenceConfig chunked = config(
+      "model: llama3-8b\nbatching: {policy: chunked}\nrequests: {prompt: 8, output: 8, rate: 1}\n");
+  EXPECT_EQ(chunked.policy, BatchPolicy::Chunked);
+  EXPECT_EQ(chunked.max_prefill_tokens, 2048u);
 }
 
 // Llama 3 8B (Meta's model card: 32 layers, hidden 4096, MLP 14336, 32 heads, 8 KV heads of
@@ -229,22 +241,107 @@ TEST(InferenceServe, SlowGpuSlowsEveryStepOfItsReplica) {
   EXPECT_NEAR(r.tpot.p50, 2 * dec.compute + dec.tp, 1e-12);
 }
 
-// Llama 3 70B at TP 8: 40,960 B of K and V per token per GPU (80 layers x 1 KV head x 256 x 2 B);
-// 80 GiB x 0.9 less the weights leaves room for about 1.46 M tokens, not 512 x 4,096 = 2.1 M.
-TEST(InferenceServe, RefusesABatchWhoseKvCacheDoesNotFit) {
-  const InferenceConfig c = config(
+// Llama 3 70B at TP 8 on H100 (80 GiB): 40,960 B of K and V per token per GPU (80 layers x 1 KV
+// head x 256 x 2 B). vLLM's cache: 0.9 x 85,899,345,920 B = 77,309,411,328 B, less the weights
+// (80 x 855,638,016 x 2 B / 8 + 2 x 128,256 x 8192 x 2 B / 8 = 17,638,096,896 B) and the
+// profiling pass's peak (8,192 tokens x (8,192 + 3 x 28,672 / 8) x 2 B = 310,378,496 B, plus
+// 512 x 128,256 x 4 B of FP32 logits = 262,668,288 B): 59,098,267,648 B, 1,442,828 tokens. 512
+// sequences of 4,096 tokens would take 2.1 M: vLLM preempts (below), so the job runs; one
+// sequence longer than the cache is refused at the field that sized it.
+TEST(InferenceServe, KvCacheIsHbmLessWeightsAndActivations) {
+  const std::string job =
       "type: inference\nmodel: llama3-70b\ntp: 8\n"
       "requests: {prompt: 4000, output: 96, rate: 1, count: 1}\n"
-      "batching: {max_batch: 512}\n");
-  try {
-    simulate_inference(hgx(), c);
-    FAIL() << "expected the KV cache refused";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("job.batching.max_batch"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("s.yaml:5:"), std::string::npos) << e.what();
-  }
+      "batching: {max_batch: 512";
+  const InferenceConfig c = config(job + "}\n");
   InferenceStepModel m(hgx(), c);
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_per_gpu(), 40'960);
+  EXPECT_DOUBLE_EQ(m.weight_bytes_per_gpu(), 17'638'096'896.0);
+  EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 310'378'496.0 + 262'668'288.0);
+  const InferenceResult r = simulate_inference(hgx(), c);
+  EXPECT_EQ(r.kv_token_capacity, 1'442'828u);
+  EXPECT_EQ(r.preemptions, 0u);
+  try {
+    simulate_inference(hgx(), config(job + ", kv_cache_tokens: 4000}\n"));
+    FAIL() << "expected a sequence longer than the cache refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:5:45: job.batching.kv_cache_tokens"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Chunked prefill (Sarathi-Serve; vLLM's chunked prefill) with a budget of 2,048 tokens a step,
+// decode tokens included, two Llama 3 8B requests of 5,000 + 3 tokens arriving together (the
+// first starts a step alone):
+//   1: A[0, 2048)   2: A[2048, 4096)   3: A[4096, 5000) -> A's first token, B[0, 1144)
+//   4: A decodes (context 5,001), B[1144, 3191)   5: A decodes (5,002: done), B[3191, 5000) -> B's
+//   first token   6, 7: B decodes (5,001, 5,002).
+// Seven steps; A's TTFT is steps 1-3, B's steps 1-5; A finishes after step 5, B after step 7.
+TEST(InferenceServe, ChunkedPrefillSharesStepsWithDecodes) {
+  const InferenceConfig c = config(
+      "type: inference\nmodel: llama3-8b\ntp: 8\n"
+      "requests: {prompt: 5000, output: 3, concurrency: 2, count: 2}\n"
+      "batching: {max_batch: 4, max_prefill_tokens: 2048, policy: chunked}\n");
+  InferenceOptions o;
+  o.record_steps = true;
+  const InferenceResult r = simulate_inference(hgx(), c, o);
+  InferenceStepModel m(hgx(), c);
+  const double s[] = {m.step({{0, 2048, false}}).seconds,
+                      m.step({{2048, 2048, false}}).seconds,
+                      m.step({{4096, 904, true}, {0, 1144, false}}).seconds,
+                      m.step({{5000, 1, true}, {1144, 2047, false}}).seconds,
+                      m.step({{5001, 1, true}, {3191, 1809, true}}).seconds,
+                      m.step({{5000, 1, true}}).seconds,
+                      m.step({{5001, 1, true}}).seconds};
+  ASSERT_EQ(r.steps.size(), 7u);
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_NEAR(r.steps[i].end - r.steps[i].start, s[i], 1e-15);
+  EXPECT_EQ(r.steps[3].tokens, 2048u);
+  EXPECT_EQ(r.steps[4].tokens, 1810u);
+  ASSERT_EQ(r.timings.size(), 2u);
+  EXPECT_NEAR(r.timings[0].first_token, s[0] + s[1] + s[2], 1e-9);
+  EXPECT_NEAR(r.timings[1].first_token, s[0] + s[1] + s[2] + s[3] + s[4], 1e-9);
+  EXPECT_NEAR(r.timings[0].finish, s[0] + s[1] + s[2] + s[3] + s[4], 1e-9);
+  EXPECT_NEAR(r.timings[1].finish, s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6], 1e-9);
+  // A chunk attends its cached prefix: the third chunk's 904 queries see 4,097..5,000 positions,
+  // more attention than a fresh prompt of 904 tokens.
+  EXPECT_GT(m.step({{4096, 904, true}}).flops, m.step({{0, 904, true}}).flops);
+}
+
+// vLLM's recompute preemption with a cache of 2,050 tokens (kv_cache_tokens, vLLM's
+// num_gpu_blocks_override) and two Llama 3 8B requests of 1,000 + 100 tokens: A is prefilled
+// alone (it arrived first), then B (1,000 + 1,000 held <= 2,050). Both decode while
+// 2 x (1,000 + g) <= 2,050, g = 1..25 generated; at g = 26 (2,052) the newest, B, is evicted.
+// A decodes alone (contexts 1,026..1,099) to its 100th token; B cannot come back before (A holds
+// 1,026+ tokens, B needs 1,026), then is prefilled again over its 1,026 tokens (emitting its
+// 27th) and decodes contexts 1,027..1,099.
+TEST(InferenceServe, AFullKvCachePreemptsTheNewestSequence) {
+  const InferenceConfig c = config(
+      "type: inference\nmodel: llama3-8b\ntp: 8\n"
+      "requests: {prompt: 1000, output: 100, concurrency: 2, count: 2}\n"
+      "batching: {max_batch: 2, kv_cache_tokens: 2050}\n");
+  const InferenceResult r = simulate_inference(hgx(), c);
+  InferenceStepModel m(hgx(), c);
+  EXPECT_EQ(r.preemptions, 1u);
+  EXPECT_EQ(r.kv_token_capacity, 2050u);
+  const double pre = m.prefill({1000}).seconds;
+  double a = 2 * pre;
+  for (std::uint64_t g = 1; g <= 25; ++g) a += m.decode({1000 + g, 1000 + g}).seconds;
+  for (std::uint64_t g = 26; g <= 99; ++g) a += m.decode({1000 + g}).seconds;
+  double b = a + m.prefill({1026}).seconds;
+  for (std::uint64_t g = 27; g <= 99; ++g) b += m.decode({1000 + g}).seconds;
+  ASSERT_EQ(r.timings.size(), 2u);
+  EXPECT_NEAR(r.timings[0].first_token, pre, 1e-12);
+  EXPECT_NEAR(r.timings[1].first_token, 2 * pre, 1e-12);  // its first token, kept
+  EXPECT_NEAR(r.timings[0].finish, a, 1e-9);
+  EXPECT_NEAR(r.timings[1].finish, b, 1e-9);
+  // Without the limit nobody is evicted and B finishes with A.
+  InferenceConfig roomy = c;
+  roomy.kv_cache_tokens = 2200;
+  const InferenceResult q = simulate_inference(hgx(), roomy);
+  EXPECT_EQ(q.preemptions, 0u);
+  EXPECT_NEAR(q.timings[1].finish, q.timings[0].finish, 1e-12);
+  EXPECT_LT(q.timings[1].finish, r.timings[1].finish);
 }
 
 TEST(InferenceServe, RefusesALayoutThatMissesTheGpus) {
@@ -307,6 +404,54 @@ TEST(InferenceServe, DisaggregatedRequestWaitsForItsKvCache) {
   EXPECT_EQ(comm->pairs, 8u);
   EXPECT_DOUBLE_EQ(r.ttft.p50, m.prefill({1024}).seconds);
   EXPECT_NEAR(r.e2e.p50, r.ttft.p50 + 1e-3 + m.decode({1025}).seconds, 1e-12);
+}
+
+// The busiest of R ranks when N token-slots fall uniformly over them: E[max] of the multinomial,
+// here by enumerating every split of 16 slots (8 tokens x top 2) over 4 ranks:
+// sum of 16! / (a! b! c! d!) / 4^16 x max(a, b, c, d) = 6.13901448...
+TEST(ExpectedMaxLoad, MultinomialMaximumByEnumeration) {
+  double expect = 0, total = 0;
+  auto fact = [](int n) { return std::tgamma(n + 1.0); };
+  for (int a = 0; a <= 16; ++a)
+    for (int b = 0; a + b <= 16; ++b)
+      for (int c = 0; a + b + c <= 16; ++c) {
+        const int d = 16 - a - b - c;
+        const double p = fact(16) / (fact(a) * fact(b) * fact(c) * fact(d)) / std::pow(4.0, 16);
+        total += p;
+        expect += p * std::max({a, b, c, d});
+      }
+  EXPECT_NEAR(total, 1, 1e-12);
+  EXPECT_NEAR(expect, 6.139014482498169, 1e-12);
+  EXPECT_NEAR(expected_max_load(16, 4), expect, 1e-9);
+  EXPECT_DOUBLE_EQ(expected_max_load(16, 1), 16);  // one rank takes everything
+  EXPECT_NEAR(expected_max_load(1, 8), 1, 1e-12);  // one slot: its rank has 1
+  // Two slots on two ranks: both on one with probability 1/2: E[max] = 1.5.
+  EXPECT_NEAR(expected_max_load(2, 2), 1.5, 1e-12);
+  // The Gaussian limit takes over above 256 slots, continuing the exact values.
+  EXPECT_NEAR(expected_max_load(257, 8) / expected_max_load(256, 8), 257.0 / 256, 0.01);
+}
+
+// Mixtral 8x7B (8 experts of 3 x 4096 x 14336 = 176,160,768 weights, top 2) at TP 4, a decode
+// batch of 8: N = 16 token-slots. Experts split over the TP ranks (ep 1), a rank reads 1/4 of
+// each expert hit, 8 x (1 - (7/8)^16) = 7.0519 of them; experts whole on EP 4 ranks (2 each),
+// the busiest rank takes M = 6.139 slots (above) and reads 2 x (1 - (1/2)^M) = 1.9716 experts.
+// Both memory-bound (the GEMMs: 2 x 176 M x 6.14 at 791 TFLOP/s = 2.7 us), so per layer the
+// step grows by 176,160,768 x 2 B x (1.9716 - 7.0519 / 4) / 3.015e12.
+TEST(InferenceStep, ExpertParallelStepWaitsForTheBusiestRank) {
+  const std::string job =
+      "type: inference\nmodel: mixtral-8x7b\ntp: 4\n"
+      "requests: {prompt: 512, output: 8, rate: 1, count: 1}\nbatching: {max_batch: 16}\n";
+  auto comm = std::make_shared<FixedComm>();
+  const InferenceConfig split = config(job), whole = config(job + "ep: 4\n");
+  InferenceStepModel tp(hgx(), split, comm);  // the model keeps a reference to its config
+  InferenceStepModel ep(hgx(), whole, comm);
+  const std::vector<std::uint64_t> batch(8, 512);
+  const double m = 6.139014482498169;
+  const double ex = 176'160'768.0 * 2;
+  const double hit_ep = 2 * (1 - std::pow(0.5, m)), hit_tp = 8 * (1 - std::pow(7.0 / 8, 16));
+  const double per_layer = ex * (hit_ep - hit_tp / 4) / (0.9 * 3.35e12);
+  EXPECT_NEAR(ep.decode(batch).compute - tp.decode(batch).compute, 32 * per_layer, 1e-12);
+  EXPECT_GT(per_layer, 0);  // the busiest rank reads more than the average one
 }
 
 }  // namespace
