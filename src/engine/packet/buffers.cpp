@@ -24,7 +24,7 @@ std::int64_t pfc_headroom(Bandwidth rate, Time latency, Time switch_latency,
                           std::int64_t max_wire) {
   const double window = 2 * latency.seconds() + switch_latency.seconds();
   return static_cast<std::int64_t>(std::min(0x1p53, std::ceil(rate.bytes_per_second() * window))) +
-         2 * max_wire;
+         2 * max_wire + kPfcFrameWire;
 }
 
 void Buffers::setup(const PacketConfig& cfg, const Topology& topo, std::uint32_t queues,

@@ -168,7 +168,8 @@ void Simulator::setup_links() {
           s.control == LinkControl::Credit ? per_lane : 0;
     }
     if (s.control == LinkControl::Credit) stats_.credits_initial += per_lane * lanes_;
-    const std::int64_t headroom = bdp + 2 * max_wire;
+    // 802.1Qbb's delay model as pfc_headroom (buffers.cpp), the switch latency aside.
+    const std::int64_t headroom = bdp + 2 * max_wire + kPfcFrameWire;
     s.xoff = cfg_.pfc_xoff.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xoff.count())
                                         : std::max(per_lane - headroom, 2 * max_wire);
     s.xon = cfg_.pfc_xon.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xon.count())
@@ -261,6 +262,8 @@ void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint3
 void Simulator::try_transmit(std::uint32_t link) {
   LinkState& s = links_[link];
   if (s.busy || stopped_) return;
+  // A PFC frame for the far end's ingress goes first (send_pfc_frame).
+  if (s.pfc_pending != 0 && send_pfc_frame(link)) return;
   // The control queue first (trimmed headers, and ACKs, NACKs and CNPs under control_priority):
   // strict priority, within the credits of the packet's lane on a credit-controlled link.
   if (const std::uint32_t head = fifos_[qidx(link, 0)].head; head != kNil) {
@@ -365,8 +368,54 @@ void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t 
   } else if (in.control == LinkControl::Pfc && r.xoff_sent && resume) {
     r.xoff_sent = 0;
     ++stats_.pfc_resumes;
-    events_.push(later(now_, in.latency), EventKind::Pfc, ingress, lane, 0);
+    signal_pfc(ingress, lane);
   }
+}
+
+void Simulator::signal_pfc(std::uint32_t ingress, std::uint8_t lane) {
+  const std::uint32_t back = ingress ^ 1u;  // the same cable, the other way
+  links_[back].pfc_pending |= static_cast<std::uint16_t>(1u << lane);
+  if (!links_[back].busy && !stopped_) send_pfc_frame(back);
+}
+
+bool Simulator::send_pfc_frame(std::uint32_t link) {
+  LinkState& s = links_[link];
+  const std::uint32_t ingress = link ^ 1u;
+  // Only lanes whose state differs from what the last frame said: an XOFF lifted before its
+  // frame could leave sends nothing.
+  std::uint16_t changed = 0;
+  for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+    const auto bit = static_cast<std::uint16_t>(1u << lane);
+    if (!(s.pfc_pending & bit)) continue;
+    const bool xoff = lane_[lidx(ingress, static_cast<std::uint8_t>(lane))].xoff_sent != 0;
+    if (xoff != ((s.pfc_sent & bit) != 0)) changed |= bit;
+  }
+  s.pfc_pending = 0;
+  if (changed == 0) return false;
+  // A MAC Control frame goes ahead of the queued packets (802.3 clause 31) once the packet on
+  // the wire has left; it takes its bytes of the link's time and acts at the far end when its
+  // last bit arrives.
+  const std::int64_t ser = Time::from_ps(kPfcFrameWire * s.ps_per_byte).picoseconds();
+  const std::int64_t end = later(now_, ser);
+  s.busy = true;
+  s.cur_ingress = kNil;
+  s.last_tx = now_;
+  link_bytes_[link] += kPfcFrameWire;
+  Time& first = stats_.links.first_sent[link];
+  first = std::min(first, Time::ps(now_));
+  stats_.links.last_sent[link] = Time::ps(end);
+  stats_.link_series.add_span(link, Time::ps(now_), Time::ps(end), kPfcFrameWire);
+  ++stats_.pfc_frames;
+  ++progress_;
+  events_.push(end, EventKind::LinkFree, link, kNil);
+  const std::int64_t at = later(end, s.latency);
+  for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+    const auto bit = static_cast<std::uint16_t>(1u << lane);
+    if (!(changed & bit)) continue;
+    s.pfc_sent ^= bit;
+    events_.push(at, EventKind::Pfc, ingress, lane, (s.pfc_sent & bit) ? 1u : 0u);
+  }
+  return true;
 }
 
 bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue,
@@ -456,7 +505,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     ++stats_.links.pauses[in];
     stats_.link_series.count(in, Time::ps(now_), PeriodEvents::Pause);
     congestion_seen_ = true;
-    events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
+    signal_pfc(in, in_lane);
   }
   ++p.hop;
   ++p.at;

@@ -96,6 +96,10 @@ struct LinkState {
   std::uint8_t cur_queue = 0;    // the output queue it left (0 control, else lane + 1)
   std::int64_t last_tx = 0;
   std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
+  // PFC frames this link carries for the opposite link (its far end's ingress): the lanes whose
+  // XOFF / XON state changed since the last frame, and the state that frame put on the wire.
+  std::uint16_t pfc_pending = 0;
+  std::uint16_t pfc_sent = 0;
 };
 
 struct DeviceState {
@@ -299,6 +303,11 @@ class Simulator {
   void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev,
                std::uint32_t link, std::uint32_t queue);
   bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue, std::uint32_t wire);
+  /// PFC: the far end of `ingress` changed its XOFF state of `lane`; a PAUSE or RESUME frame goes
+  /// out on the reverse link at its next packet boundary.
+  void signal_pfc(std::uint32_t ingress, std::uint8_t lane);
+  /// Puts one PFC frame with the pending lanes' changes on `link` (idle); false when none changed.
+  bool send_pfc_frame(std::uint32_t link);
   /// `adaptive: switch`: the least-loaded output among the packet's equal-cost next hops at the
   /// switch it reached over `in` (moves the packet onto that path); `out` when there is no other.
   std::uint32_t adaptive_next_hop(Packet& p, std::uint32_t in, std::uint32_t out);

@@ -50,6 +50,7 @@ struct PacketStats {
   std::uint64_t control_drops = 0;
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
+  std::uint64_t pfc_frames = 0;  // PFC frames on the wire (84 B each; one may carry both)
   // `buffers: {model: as_built}`: the most bytes that reached one priority group between its
   // XOFF and its XON (the bytes in flight its PFC headroom absorbs), and the packets that found
   // its headroom full (a switch would drop them).

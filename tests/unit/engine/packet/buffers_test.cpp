@@ -104,9 +104,42 @@ TEST(SwitchBuffers, IngressThresholdSendsXoffAtTheDerivedPacket) {
   EXPECT_EQ(n, 102);
 }
 
-// 802.1Qbb's headroom: 400 Gb/s x 2 x 1 us = 100,000 B in flight, plus two 4,178 B packets.
+// 802.1Qbb's headroom: 400 Gb/s x 2 x 1 us = 100,000 B in flight, plus two 4,178 B packets and
+// the 84 B PAUSE frame.
 TEST(SwitchBuffers, HeadroomFormula) {
-  EXPECT_EQ(packet::pfc_headroom(k400G, Time::us(1), Time::zero(), kWire), 108'356);
+  EXPECT_EQ(packet::pfc_headroom(k400G, Time::us(1), Time::zero(), kWire), 108'440);
+}
+
+// PFC frames on the wire. One 400 Gb/s sender into a 100 Gb/s sink through a switch (store and
+// forward, no switch latency), cables of L = 960.44 ns (2 L = 23 T - 1 ns, T = 4,178 B / 50 B/ns
+// = 83.56 ns), a static XOFF at 200 KB. The packet that crosses it (started at s0) is counted at
+// s0 + T + L; the PAUSE, 84 B = 1.68 ns on the idle reverse link, stops the sender at s0 + T + 2 L
+// + 1.68 ns, so packets k = 1, 2, ... with k T < T + 2 L + 1.68 ns = 24.008 T still come: 24
+// (100,272 B), where a PAUSE acting on the sender one latency after the crossing (k T < 23.988 T)
+// let 23 in. The headroom formula, 50 B/ns x 1,920.88 ns + 2 x 4,178 + 84 = 104,484 B, holds
+// them. The reverse link carries the message's 86 B ACK and 84 B per PAUSE and RESUME.
+TEST(SwitchBuffers, PauseFrameActsOneFrameTimeAndOneLatencyLater) {
+  TopologyBuilder b("pause_frame");
+  for (std::uint32_t i = 0; i < 2; ++i) b.add_device(packet_test::gpu(i));
+  const DeviceId sw = b.add_device(packet_test::fabric_switch(0));
+  const Time cable = Time::ps(960'440);
+  b.add_link(packet_test::link(0, sw, k400G, cable));
+  b.add_link(packet_test::link(1, sw, Bandwidth::gbps(100), cable));
+  const Topology topo = std::move(b).build();
+  EXPECT_EQ(packet::pfc_headroom(k400G, cable, Time::zero(), kWire), 104'484);
+  PacketConfig cfg = as_built(FlowControl::Pfc, Bytes::mib(16));
+  cfg.congestion = CongestionControl::None;
+  cfg.ecn = false;
+  cfg.cut_through = false;
+  cfg.switch_latency = Time::zero();
+  cfg.pfc_xoff = Bytes(200'000);
+  const Outcome r = simulate(topo, packet_test::transfers(2, {{0, 1, 2 << 20}}), cfg);
+  EXPECT_GT(r.stats.pfc_pauses, 0u);
+  EXPECT_EQ(r.stats.peak_headroom, 24 * 4178);
+  EXPECT_EQ(r.stats.headroom_overflows, 0u);
+  EXPECT_EQ(r.stats.pfc_frames, r.stats.pfc_pauses + r.stats.pfc_resumes);
+  EXPECT_EQ(r.result.link_bytes[1], 86.0 + 84.0 * static_cast<double>(r.stats.pfc_frames));
+  EXPECT_EQ(r.stats.payload_bytes_delivered, 2u << 20);
 }
 
 TEST(SwitchBuffers, ReservesBeyondTheBufferAreAnError) {
