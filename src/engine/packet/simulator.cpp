@@ -163,11 +163,17 @@ void Simulator::setup_links() {
       const auto inputs = static_cast<std::int64_t>(std::max<std::size_t>(ports, 2) - 1);
       incast_room_[d] = std::max<std::int64_t>(per_lane - bdp, 0) / inputs;
     }
+    // InfiniBand's link-level flow control counts 64-byte blocks (IBTA Vol. 1, 7.9.4): the
+    // receiver advertises its buffer in whole blocks and a packet takes ceil(wire / 64).
+    // NVLink's and PCIe's credits are the engine's bytes (their units are another model).
+    const bool board = l.medium == LinkMedium::NvLink || l.medium == LinkMedium::Pcie;
+    if (cfg_.flow_control == FlowControl::Credit && !board) s.credit_shift = 6;
+    const std::int64_t lane_credits = per_lane >> s.credit_shift;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       lane_[lidx(d, static_cast<std::uint8_t>(lane))].credits =
-          s.control == LinkControl::Credit ? per_lane : 0;
+          s.control == LinkControl::Credit ? lane_credits : 0;
     }
-    if (s.control == LinkControl::Credit) stats_.credits_initial += per_lane * lanes_;
+    if (s.control == LinkControl::Credit) stats_.credits_initial += lane_credits * lanes_;
     // 802.1Qbb's delay model as pfc_headroom (buffers.cpp), the switch latency aside.
     const std::int64_t headroom = bdp + 2 * max_wire + kPfcFrameWire;
     s.xoff = cfg_.pfc_xoff.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xoff.count())
@@ -217,9 +223,10 @@ bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wi
   if (s.paused & (1u << lane)) return false;
   if (s.control != LinkControl::Credit) return true;
   LaneState& r = lane_[lidx(link, lane)];
+  const std::int64_t need = credit_blocks(link, wire);
   // Credits in hand are enough: the returns need not be looked at (collecting them only adds).
-  if (r.credits < wire) collect_credits(r);
-  if (r.credits >= wire) {
+  if (r.credits < need) collect_credits(r);
+  if (r.credits >= need) {
     r.waiting = false;
     return true;
   }
@@ -252,7 +259,7 @@ void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint3
   const std::int64_t at = later(now_, links_[link].latency);
   LaneState& r = lane_[lidx(link, lane)];
   collect_credits(r);  // keeps the list about one link latency long
-  r.returns.push_back(at, wire);
+  r.returns.push_back(at, static_cast<std::uint32_t>(credit_blocks(link, wire)));
   if (r.waiting && !r.wake_pending) {
     r.wake_pending = true;
     events_.push(at, EventKind::CreditReturn, link, lane);
@@ -306,7 +313,8 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t retry = link_retry(link, p, ser);
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
   const std::int64_t end = later(std::max(later(now_, ser), p.tail), retry);
-  if (s.control == LinkControl::Credit && (lane_[lidx(link, p.lane)].credits -= p.wire) < 0)
+  if (s.control == LinkControl::Credit &&
+      (lane_[lidx(link, p.lane)].credits -= credit_blocks(link, p.wire)) < 0)
     ++stats_.negative_credits;
   s.busy = true;
   s.cur_ingress = ingress;

@@ -78,6 +78,7 @@ struct PacketStats {
 
   // Conservation check for credit-based flow control: credits outstanding at the end of the
   // run (should equal the initial total once every buffer has drained).
+  // Credits in their units: 64 B blocks on InfiniBand cables, bytes on NVLink and PCIe.
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
   std::uint64_t negative_credits = 0;  // packets sent on credits they did not have (a defect)

@@ -324,6 +324,29 @@ TEST(SwitchAdaptiveRouting, CreditsStayNonNegativeAndConservedOverRandomRuns) {
   }
 }
 
+// InfiniBand credits count 64-byte blocks (IBTA Vol. 1, 7.9.4). A port buffer of two packets'
+// bytes (2 x 4,122 = 8,244 B) advertises 128 blocks (8,192 B), and a packet takes ceil(4,122 /
+// 64) = 65 of them: one packet at a time, where credits in bytes let two go. Store and forward,
+// no switch latency, 100 ns cables, T = 82.44 ns: a packet's credits come back once it has left
+// the switch (T + L + T) and the return has crossed the cable (L), a cycle of C = 2 T + 2 L =
+// 364.88 ns, and the 16th packet lands C after it starts: 16 C = 5,838.08 ns (byte credits:
+// about half). The two credit-controlled links (each GPU's into the switch), one lane each,
+// hold 2 x 128 blocks at the start and again at the end.
+TEST(InfiniBandCredits, PacketsTakeWhole64ByteBlocks) {
+  const Topology star = packet_test::star(2, k400G, Time::ns(100));
+  PacketConfig cfg = packet_config_for_fabric("infiniband");
+  cfg.port_buffer = Bytes(2 * 4122);
+  cfg.virtual_lanes = 1;
+  cfg.cut_through = false;
+  cfg.switch_latency = Time::zero();
+  const Outcome r = simulate(star, packet_test::transfers(2, {{0, 1, 16 * 4096}}), cfg);
+  EXPECT_EQ(r.result.makespan, Time::ps(16 * 364'880));
+  EXPECT_EQ(r.stats.credits_initial, 256);
+  EXPECT_EQ(r.stats.credits_final, 256);
+  EXPECT_EQ(r.stats.negative_credits, 0u);
+  EXPECT_GT(r.stats.credit_stalls, 0u);
+}
+
 // Every fabric runs to completion with buffers as built and delivers each byte once: RoCE with
 // DCQCN and dynamic PFC, Ultra Ethernet trimming into the control queue, TCP dropping.
 TEST(SwitchBuffers, EveryFabricDeliversEverythingAsBuilt) {
