@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "lockstep/engine/packet/packet_engine.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep {
 namespace {
@@ -20,14 +21,23 @@ constexpr std::uint64_t kWire = 1448 + 90;
 // (after its second packet) reaches the switch 3 T + 3 us after the burst starts, long after its
 // last packets (10 T, T = 1,538 B / 50 B/ns = 30.76 ns), so only data is in the buffer meanwhile.
 // Each sender's message is its initial window, so nothing but retransmissions follows.
-Outcome incast(PacketConfig cfg) {
+// `model`: the switch's catalog part ("" for none, as packet_test::star's).
+Outcome incast(PacketConfig cfg, std::string_view model = "") {
   std::vector<packet_test::Transfer> list;
   for (Rank s = 0; s < kSenders; ++s) list.push_back({s, kSenders, kWindow * 1448});
   cfg.cut_through = false;
   cfg.switch_latency = Time::zero();
   cfg.ecn = false;
-  return simulate(packet_test::star(kSenders + 1, Bandwidth::gbps(400), Time::us(1)),
-                  packet_test::transfers(kSenders + 1, list), cfg);
+  TopologyBuilder b("incast");
+  for (std::uint32_t i = 0; i <= kSenders; ++i) b.add_device(packet_test::gpu(i));
+  Device sw = packet_test::fabric_switch(0);
+  const auto cat = switch_catalog();
+  for (std::size_t i = 0; i < cat.size(); ++i)
+    if (cat[i].name == model) sw.model = static_cast<std::uint16_t>(i);
+  const DeviceId id = b.add_device(sw);
+  for (std::uint32_t i = 0; i <= kSenders; ++i)
+    b.add_link(packet_test::link(i, id, Bandwidth::gbps(400), Time::us(1)));
+  return simulate(std::move(b).build(), packet_test::transfers(kSenders + 1, list), cfg);
 }
 
 // All 4 senders start together (after the same 5 us host cost) and send back to back: the k-th
@@ -67,6 +77,27 @@ TEST(TcpIncast, DynamicThresholdDropsAsAQueueOfItsShare) {
     EXPECT_EQ(r.stats.drops, drops) << alpha;
     EXPECT_EQ(r.stats.payload_bytes_delivered, std::uint64_t{kSenders} * kWindow * 1448) << alpha;
   }
+}
+
+// Buffers as built are the default where every switch is a catalog part with a published layout:
+// a Spectrum-4 (SN5600, 192 B cells: a 1,538 B packet takes 9, 1,728 B) with a pool of 48 such
+// packets (82,944 B) holds 24 in one queue at alpha 1: 8 drops as above, with or without `model:
+// as_built`. `model: shared` counts bytes and admits while the switch holds at most B / 2 =
+// 41,472 B before the packet (its queue, the one on the wire aside, within the free buffer):
+// 26 packets, so it holds 27: slot 8 (25 held) admits 2 and drops 2, slot 9 (26) admits 1 and
+// drops 3: 5 = 40 - 27 - 8.
+TEST(TcpIncast, BuffersAsBuiltAreTheDefaultForACatalogSwitch) {
+  PacketConfig cfg = packet_config_for_fabric("tcp");
+  cfg.switch_buffer = Bytes(48 * 1728);
+  EXPECT_EQ(incast(cfg, "sn5600").stats.drops, 8u);
+  cfg.buffers.model_set = true;
+  cfg.buffers.as_built = true;
+  EXPECT_EQ(incast(cfg, "sn5600").stats.drops, 8u);
+  cfg.buffers.as_built = false;
+  EXPECT_EQ(incast(cfg, "sn5600").stats.drops, 5u);
+  // A switch without a catalog entry keeps the shared model by default.
+  cfg.buffers.model_set = false;
+  EXPECT_EQ(incast(cfg).stats.drops, 5u);
 }
 
 }  // namespace
