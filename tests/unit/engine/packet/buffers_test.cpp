@@ -151,9 +151,10 @@ TEST(SwitchBuffers, ReservesBeyondTheBufferAreAnError) {
 }
 
 // Two senders into one receiver at 400 Gb/s over 1 us links, static XOFF at 200 KB. After the
-// packet that crosses it (started at s0) arrives, the PAUSE needs 1 us to reach the sender, so
-// every packet it started in (s0, s0 + 2 us) still arrives: 2,000 ns / 83.56 ns per packet = 23
-// packets = 96,094 B, within the 108,356 B formula headroom. Meanwhile the output, alternating
+// packet that crosses it (started at s0) arrives, the PAUSE needs its 84 B (1.68 ns) and 1 us to
+// reach the sender, so every packet it started in (s0, s0 + 2,001.68 ns) still arrives:
+// 2,001.68 ns / 83.56 ns per packet = 23 packets = 96,094 B, within the 108,440 B formula
+// headroom. Meanwhile the output, alternating
 // between the two inputs, takes 2,000 / (2 x 83.56) = 12 of them back out of the headroom: 11
 // packets (45,958 B) stay, which a 20,000 B headroom cannot hold.
 TEST(SwitchBuffers, HeadroomAbsorbsTheBytesInFlightExactly) {
