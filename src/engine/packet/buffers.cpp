@@ -18,18 +18,35 @@ constexpr std::int64_t kFallbackSwitchBuffer = 32ll << 20;
 bool is_fabric_switch(DeviceKind k) {
   return k == DeviceKind::Switch || k == DeviceKind::Gateway;
 }
+
+// The default model: as built where every switch is a catalog part whose buffer layout (its
+// cell) is published, so that no switch of the run mixes in the shared model's assumptions.
+bool every_switch_as_built(const Topology& topo) {
+  const auto cat = switch_catalog();
+  bool any = false;
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    const Device& dev = topo.device(d);
+    if (dev.kind != DeviceKind::Switch) continue;
+    if (dev.model >= cat.size()) return false;
+    const SwitchBufferSpec* spec = switch_buffer_spec(cat[dev.model].name);
+    if (spec == nullptr || spec->cell.count() == 0) return false;
+    any = true;
+  }
+  return any;
+}
 }  // namespace
 
 std::int64_t pfc_headroom(Bandwidth rate, Time latency, Time switch_latency,
                           std::int64_t max_wire) {
   const double window = 2 * latency.seconds() + switch_latency.seconds();
   return static_cast<std::int64_t>(std::min(0x1p53, std::ceil(rate.bytes_per_second() * window))) +
-         2 * max_wire;
+         2 * max_wire + kPfcFrameWire;
 }
 
 void Buffers::setup(const PacketConfig& cfg, const Topology& topo, std::uint32_t queues,
                     std::uint32_t lanes, std::int64_t max_wire) {
-  on_ = cfg.buffers.as_built;
+  on_ = cfg.buffers.model_set ? cfg.buffers.as_built
+                              : cfg.buffers.as_built || every_switch_as_built(topo);
   if (!on_) return;
   lanes_ = lanes;
   const std::size_t links = topo.num_directed_links();

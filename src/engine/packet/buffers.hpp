@@ -15,6 +15,11 @@
 
 namespace lockstep::packet {
 
+/// A PFC frame on the wire: a MAC Control frame of the minimum frame size, 64 B (IEEE 802.3
+/// clause 31, its PFC opcode 0x0101 in Annex 31D, added by IEEE 802.1Qbb), plus the 8 B preamble
+/// and SFD and the 12 B inter-frame gap. One frame carries all eight priorities' states.
+inline constexpr std::uint32_t kPfcFrameWire = 84;
+
 /// One switch's buffer.
 struct SwitchPool {
   std::int64_t shared = 0;  // the pool the dynamic thresholds share (bytes)
@@ -92,7 +97,8 @@ class Buffers {
 /// with no PHY or MAC response delay (the engine has none): what the upstream sends between
 /// the XOFF crossing and the PAUSE's arrival, `rate` x (2 x `latency` + the switch's
 /// `switch_latency` before it counts an arriving packet), plus one largest packet at each end
-/// (the one on the wire when the PAUSE is sent, the one it lands behind).
+/// (the one on the reverse link the PAUSE waits behind, the one on the wire when it lands) and
+/// the PAUSE frame's own transmission (kPfcFrameWire at the link's rate).
 std::int64_t pfc_headroom(Bandwidth rate, Time latency, Time switch_latency, std::int64_t max_wire);
 
 }  // namespace lockstep::packet

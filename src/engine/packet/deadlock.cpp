@@ -55,7 +55,7 @@ bool Simulator::find_deadlock(bool force) {
       const bool paused = s.paused & (1u << lane);
       const bool starved = s.control == LinkControl::Credit &&
                            credits_due(lidx(l, static_cast<std::uint8_t>(lane))) <
-                               static_cast<std::int64_t>(packets_[head == kNil ? 0 : head].wire);
+                               credit_blocks(l, packets_[head == kNil ? 0 : head].wire);
       if (head != kNil && (paused || starved)) {
         blocked[l] = 1;
         ++count;

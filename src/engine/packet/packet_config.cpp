@@ -333,8 +333,10 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   }
   if (const ArgNode* b = node.find("buffers")) {
     auto& m = c.buffers;
-    if (const ArgNode* v = b->find("model"))
+    if (const ArgNode* v = b->find("model")) {
       m.as_built = v->as_choice(std::vector<std::string>{"shared", "as_built"}) == "as_built";
+      m.model_set = true;
+    }
     bytes(*b, "cell", m.cell);
     bytes(*b, "reserved_queue", m.reserved_queue);
     bytes(*b, "reserved_pg", m.reserved_pg);

@@ -163,12 +163,19 @@ void Simulator::setup_links() {
       const auto inputs = static_cast<std::int64_t>(std::max<std::size_t>(ports, 2) - 1);
       incast_room_[d] = std::max<std::int64_t>(per_lane - bdp, 0) / inputs;
     }
+    // InfiniBand's link-level flow control counts 64-byte blocks (IBTA Vol. 1, 7.9.4): the
+    // receiver advertises its buffer in whole blocks and a packet takes ceil(wire / 64).
+    // NVLink's and PCIe's credits are the engine's bytes (their units are another model).
+    const bool board = l.medium == LinkMedium::NvLink || l.medium == LinkMedium::Pcie;
+    if (cfg_.flow_control == FlowControl::Credit && !board) s.credit_shift = 6;
+    const std::int64_t lane_credits = per_lane >> s.credit_shift;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       lane_[lidx(d, static_cast<std::uint8_t>(lane))].credits =
-          s.control == LinkControl::Credit ? per_lane : 0;
+          s.control == LinkControl::Credit ? lane_credits : 0;
     }
-    if (s.control == LinkControl::Credit) stats_.credits_initial += per_lane * lanes_;
-    const std::int64_t headroom = bdp + 2 * max_wire;
+    if (s.control == LinkControl::Credit) stats_.credits_initial += lane_credits * lanes_;
+    // 802.1Qbb's delay model as pfc_headroom (buffers.cpp), the switch latency aside.
+    const std::int64_t headroom = bdp + 2 * max_wire + kPfcFrameWire;
     s.xoff = cfg_.pfc_xoff.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xoff.count())
                                         : std::max(per_lane - headroom, 2 * max_wire);
     s.xon = cfg_.pfc_xon.count() != 0 ? static_cast<std::int64_t>(cfg_.pfc_xon.count())
@@ -216,9 +223,10 @@ bool Simulator::can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wi
   if (s.paused & (1u << lane)) return false;
   if (s.control != LinkControl::Credit) return true;
   LaneState& r = lane_[lidx(link, lane)];
+  const std::int64_t need = credit_blocks(link, wire);
   // Credits in hand are enough: the returns need not be looked at (collecting them only adds).
-  if (r.credits < wire) collect_credits(r);
-  if (r.credits >= wire) {
+  if (r.credits < need) collect_credits(r);
+  if (r.credits >= need) {
     r.waiting = false;
     return true;
   }
@@ -251,7 +259,7 @@ void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint3
   const std::int64_t at = later(now_, links_[link].latency);
   LaneState& r = lane_[lidx(link, lane)];
   collect_credits(r);  // keeps the list about one link latency long
-  r.returns.push_back(at, wire);
+  r.returns.push_back(at, static_cast<std::uint32_t>(credit_blocks(link, wire)));
   if (r.waiting && !r.wake_pending) {
     r.wake_pending = true;
     events_.push(at, EventKind::CreditReturn, link, lane);
@@ -261,6 +269,8 @@ void Simulator::return_credits(std::uint32_t link, std::uint8_t lane, std::uint3
 void Simulator::try_transmit(std::uint32_t link) {
   LinkState& s = links_[link];
   if (s.busy || stopped_) return;
+  // A PFC frame for the far end's ingress goes first (send_pfc_frame).
+  if (s.pfc_pending != 0 && send_pfc_frame(link)) return;
   // The control queue first (trimmed headers, and ACKs, NACKs and CNPs under control_priority):
   // strict priority, within the credits of the packet's lane on a credit-controlled link.
   if (const std::uint32_t head = fifos_[qidx(link, 0)].head; head != kNil) {
@@ -303,7 +313,8 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t retry = link_retry(link, p, ser);
   // Cut-through: a packet cannot finish leaving before its last bit has arrived.
   const std::int64_t end = later(std::max(later(now_, ser), p.tail), retry);
-  if (s.control == LinkControl::Credit && (lane_[lidx(link, p.lane)].credits -= p.wire) < 0)
+  if (s.control == LinkControl::Credit &&
+      (lane_[lidx(link, p.lane)].credits -= credit_blocks(link, p.wire)) < 0)
     ++stats_.negative_credits;
   s.busy = true;
   s.cur_ingress = ingress;
@@ -365,8 +376,54 @@ void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t 
   } else if (in.control == LinkControl::Pfc && r.xoff_sent && resume) {
     r.xoff_sent = 0;
     ++stats_.pfc_resumes;
-    events_.push(later(now_, in.latency), EventKind::Pfc, ingress, lane, 0);
+    signal_pfc(ingress, lane);
   }
+}
+
+void Simulator::signal_pfc(std::uint32_t ingress, std::uint8_t lane) {
+  const std::uint32_t back = ingress ^ 1u;  // the same cable, the other way
+  links_[back].pfc_pending |= static_cast<std::uint16_t>(1u << lane);
+  if (!links_[back].busy && !stopped_) send_pfc_frame(back);
+}
+
+bool Simulator::send_pfc_frame(std::uint32_t link) {
+  LinkState& s = links_[link];
+  const std::uint32_t ingress = link ^ 1u;
+  // Only lanes whose state differs from what the last frame said: an XOFF lifted before its
+  // frame could leave sends nothing.
+  std::uint16_t changed = 0;
+  for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+    const auto bit = static_cast<std::uint16_t>(1u << lane);
+    if (!(s.pfc_pending & bit)) continue;
+    const bool xoff = lane_[lidx(ingress, static_cast<std::uint8_t>(lane))].xoff_sent != 0;
+    if (xoff != ((s.pfc_sent & bit) != 0)) changed |= bit;
+  }
+  s.pfc_pending = 0;
+  if (changed == 0) return false;
+  // A MAC Control frame goes ahead of the queued packets (802.3 clause 31) once the packet on
+  // the wire has left; it takes its bytes of the link's time and acts at the far end when its
+  // last bit arrives.
+  const std::int64_t ser = Time::from_ps(kPfcFrameWire * s.ps_per_byte).picoseconds();
+  const std::int64_t end = later(now_, ser);
+  s.busy = true;
+  s.cur_ingress = kNil;
+  s.last_tx = now_;
+  link_bytes_[link] += kPfcFrameWire;
+  Time& first = stats_.links.first_sent[link];
+  first = std::min(first, Time::ps(now_));
+  stats_.links.last_sent[link] = Time::ps(end);
+  stats_.link_series.add_span(link, Time::ps(now_), Time::ps(end), kPfcFrameWire);
+  ++stats_.pfc_frames;
+  ++progress_;
+  events_.push(end, EventKind::LinkFree, link, kNil);
+  const std::int64_t at = later(end, s.latency);
+  for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
+    const auto bit = static_cast<std::uint16_t>(1u << lane);
+    if (!(changed & bit)) continue;
+    s.pfc_sent ^= bit;
+    events_.push(at, EventKind::Pfc, ingress, lane, (s.pfc_sent & bit) ? 1u : 0u);
+  }
+  return true;
 }
 
 bool Simulator::admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue,
@@ -456,7 +513,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     ++stats_.links.pauses[in];
     stats_.link_series.count(in, Time::ps(now_), PeriodEvents::Pause);
     congestion_seen_ = true;
-    events_.push(later(now_, inl.latency), EventKind::Pfc, in, in_lane, 1);
+    signal_pfc(in, in_lane);
   }
   ++p.hop;
   ++p.at;

@@ -84,6 +84,9 @@ struct LinkState {
   // of (tier, device id); a packet changes lane level where a kDown hop meets a kUp hop.
   std::uint8_t turn = 0;
   std::uint16_t paused = 0;  // PFC: lanes paused by the far end (bit mask)
+  // Credits count blocks of 2^credit_shift bytes: 64 B on InfiniBand cables (IBTA Vol. 1,
+  // 7.9.4), bytes on board links; a packet takes ceil(wire / block) of them.
+  std::uint8_t credit_shift = 0;
   std::uint8_t rr_lane = 0;
   std::uint32_t inject = kNil;  // ring of flows injecting here (endpoint links)
   std::uint32_t inject_count = 0;
@@ -96,6 +99,10 @@ struct LinkState {
   std::uint8_t cur_queue = 0;    // the output queue it left (0 control, else lane + 1)
   std::int64_t last_tx = 0;
   std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
+  // PFC frames this link carries for the opposite link (its far end's ingress): the lanes whose
+  // XOFF / XON state changed since the last frame, and the state that frame put on the wire.
+  std::uint16_t pfc_pending = 0;
+  std::uint16_t pfc_sent = 0;
 };
 
 struct DeviceState {
@@ -299,16 +306,21 @@ class Simulator {
   void release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire, std::uint32_t dev,
                std::uint32_t link, std::uint32_t queue);
   bool admit(std::uint32_t dev, std::uint32_t out, std::uint32_t queue, std::uint32_t wire);
+  /// PFC: the far end of `ingress` changed its XOFF state of `lane`; a PAUSE or RESUME frame goes
+  /// out on the reverse link at its next packet boundary.
+  void signal_pfc(std::uint32_t ingress, std::uint8_t lane);
+  /// Puts one PFC frame with the pending lanes' changes on `link` (idle); false when none changed.
+  bool send_pfc_frame(std::uint32_t link);
   /// `adaptive: switch`: the least-loaded output among the packet's equal-cost next hops at the
   /// switch it reached over `in` (moves the packet onto that path); `out` when there is no other.
   std::uint32_t adaptive_next_hop(Packet& p, std::uint32_t in, std::uint32_t out);
   void enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt);
   std::uint32_t dequeue(std::uint32_t link, std::uint32_t q);
-  /// True when `wire` bytes may leave on (link, lane) now; collects credits that have come back
-  /// and, when still short, arranges a wake-up for the next return.
+  /// True when a packet of `wire` bytes may leave on (link, lane) now; collects credits that have
+  /// come back and, when still short, arranges a wake-up for the next return.
   bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   /// Credits usable now without side effects (for the deadlock analysis).
-  std::int64_t credits_due(std::size_t li) const;
+  std::int64_t credits_due(std::size_t li) const;  // in blocks (LinkState::credit_shift)
   struct LaneState;
   void prefetch_lane(std::size_t li) const {  // both cache lines of a LaneState
     const char* p = reinterpret_cast<const char*>(&lane_[li]);
@@ -322,6 +334,11 @@ class Simulator {
   void free_packet(std::uint32_t pkt);
   std::size_t qidx(std::uint32_t link, std::uint32_t q) const { return link * queues_ + q; }
   std::size_t lidx(std::uint32_t link, std::uint8_t lane) const { return link * lanes_ + lane; }
+  /// Credits a packet of `wire` bytes takes on `link`: whole blocks.
+  std::int64_t credit_blocks(std::uint32_t link, std::uint32_t wire) const {
+    const std::uint8_t shift = links_[link].credit_shift;
+    return (static_cast<std::int64_t>(wire) + (std::int64_t{1} << shift) - 1) >> shift;
+  }
 
   // Transport (transport.cpp).
   std::uint32_t pick_injection(std::uint32_t link);

@@ -88,8 +88,9 @@ TEST(TraceCounters, LosslessIncastShowsFourPausesInTheirPeriods) {
   const std::map<double, double> expected = {{0.9, 3.0}, {1.0, 1.0}};
   EXPECT_EQ(pauses, expected);
   EXPECT_TRUE(nonzero(tracks, "drops").empty());
-  // Paused time: senders 1-3 from 1024.4 ns, 75.6 ns of the period from 1.0 us.
-  EXPECT_NEAR(nonzero(tracks, "pfc_paused_us").at(1.0), 3 * 0.0756, 1e-6);
+  // Paused time: senders 1-3 from 1026.08 ns (the 84 B PAUSE frame's 1.68 ns at 400 Gb/s after
+  // the crossing, then the 100 ns cable), 73.92 ns of the period from 1.0 us.
+  EXPECT_NEAR(nonzero(tracks, "pfc_paused_us").at(1.0), 3 * 0.07392, 1e-6);
   for (const auto& [track, points] : tracks)
     if (track.second == "pfc_pauses") {
       EXPECT_EQ(points.back().second, 0.0) << track.first;

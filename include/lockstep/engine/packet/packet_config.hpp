@@ -78,13 +78,18 @@ struct PacketConfig {
   // dragonfly's routers), else 1 (a Clos routed up then down never turns).
   std::uint32_t lane_levels = 0;
   double dynamic_threshold = 1.0;  // drop-tail: an output queue may use alpha x free buffer
-  // Switch buffers as built (`buffers:`, docs/packet-engine.md "Buffers as built"). Off: one
+  // Switch buffers as built (`buffers:`, docs/packet-engine.md "Buffers as built"; the default
+  // where every switch is a catalog part with a published layout, see model_set). Off: one
   // shared pool per switch and a static PFC Xoff per port (the model before). On: the catalog
   // switch's buffer in cells, a reserve per egress queue (lossy) or ingress priority group (PFC)
   // with PFC headroom per (port, priority), the rest a pool shared under dynamic thresholds
   // (alpha = dynamic_threshold for egress queues, ingress_alpha for PFC), the catalog's ECN.
   struct BufferModel {
     bool as_built = false;
+    // The scenario named a model. Else (the default) the model is as built where every switch
+    // of the topology is a catalog part with a published buffer layout (a cell size), shared
+    // where one is not (hand-built topologies, Rosetta).
+    bool model_set = false;
     Bytes cell = Bytes(0);            // 0: the catalog switch's (1 B where it has none)
     Bytes reserved_queue = Bytes(0);  // per egress queue and lane, before the shared pool
     Bytes reserved_pg = Bytes(0);     // per ingress port and lane (PFC)

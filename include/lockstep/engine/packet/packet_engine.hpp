@@ -50,6 +50,7 @@ struct PacketStats {
   std::uint64_t control_drops = 0;
   std::uint64_t pfc_pauses = 0;  // PAUSE frames (XOFF transitions)
   std::uint64_t pfc_resumes = 0;
+  std::uint64_t pfc_frames = 0;  // PFC frames on the wire (84 B each; one may carry both)
   // `buffers: {model: as_built}`: the most bytes that reached one priority group between its
   // XOFF and its XON (the bytes in flight its PFC headroom absorbs), and the packets that found
   // its headroom full (a switch would drop them).
@@ -77,6 +78,7 @@ struct PacketStats {
 
   // Conservation check for credit-based flow control: credits outstanding at the end of the
   // run (should equal the initial total once every buffer has drained).
+  // Credits in their units: 64 B blocks on InfiniBand cables, bytes on NVLink and PCIe.
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
   std::uint64_t negative_credits = 0;  // packets sent on credits they did not have (a defect)

@@ -104,9 +104,42 @@ TEST(SwitchBuffers, IngressThresholdSendsXoffAtTheDerivedPacket) {
   EXPECT_EQ(n, 102);
 }
 
-// 802.1Qbb's headroom: 400 Gb/s x 2 x 1 us = 100,000 B in flight, plus two 4,178 B packets.
+// 802.1Qbb's headroom: 400 Gb/s x 2 x 1 us = 100,000 B in flight, plus two 4,178 B packets and
+// the 84 B PAUSE frame.
 TEST(SwitchBuffers, HeadroomFormula) {
-  EXPECT_EQ(packet::pfc_headroom(k400G, Time::us(1), Time::zero(), kWire), 108'356);
+  EXPECT_EQ(packet::pfc_headroom(k400G, Time::us(1), Time::zero(), kWire), 108'440);
+}
+
+// PFC frames on the wire. One 400 Gb/s sender into a 100 Gb/s sink through a switch (store and
+// forward, no switch latency), cables of L = 960.44 ns (2 L = 23 T - 1 ns, T = 4,178 B / 50 B/ns
+// = 83.56 ns), a static XOFF at 200 KB. The packet that crosses it (started at s0) is counted at
+// s0 + T + L; the PAUSE, 84 B = 1.68 ns on the idle reverse link, stops the sender at s0 + T + 2 L
+// + 1.68 ns, so packets k = 1, 2, ... with k T < T + 2 L + 1.68 ns = 24.008 T still come: 24
+// (100,272 B), where a PAUSE acting on the sender one latency after the crossing (k T < 23.988 T)
+// let 23 in. The headroom formula, 50 B/ns x 1,920.88 ns + 2 x 4,178 + 84 = 104,484 B, holds
+// them. The reverse link carries the message's 86 B ACK and 84 B per PAUSE and RESUME.
+TEST(SwitchBuffers, PauseFrameActsOneFrameTimeAndOneLatencyLater) {
+  TopologyBuilder b("pause_frame");
+  for (std::uint32_t i = 0; i < 2; ++i) b.add_device(packet_test::gpu(i));
+  const DeviceId sw = b.add_device(packet_test::fabric_switch(0));
+  const Time cable = Time::ps(960'440);
+  b.add_link(packet_test::link(0, sw, k400G, cable));
+  b.add_link(packet_test::link(1, sw, Bandwidth::gbps(100), cable));
+  const Topology topo = std::move(b).build();
+  EXPECT_EQ(packet::pfc_headroom(k400G, cable, Time::zero(), kWire), 104'484);
+  PacketConfig cfg = as_built(FlowControl::Pfc, Bytes::mib(16));
+  cfg.congestion = CongestionControl::None;
+  cfg.ecn = false;
+  cfg.cut_through = false;
+  cfg.switch_latency = Time::zero();
+  cfg.pfc_xoff = Bytes(200'000);
+  const Outcome r = simulate(topo, packet_test::transfers(2, {{0, 1, 2 << 20}}), cfg);
+  EXPECT_GT(r.stats.pfc_pauses, 0u);
+  EXPECT_EQ(r.stats.peak_headroom, 24 * 4178);
+  EXPECT_EQ(r.stats.headroom_overflows, 0u);
+  EXPECT_EQ(r.stats.pfc_frames, r.stats.pfc_pauses + r.stats.pfc_resumes);
+  EXPECT_EQ(r.result.link_bytes[1], 86.0 + 84.0 * static_cast<double>(r.stats.pfc_frames));
+  EXPECT_EQ(r.stats.payload_bytes_delivered, 2u << 20);
 }
 
 TEST(SwitchBuffers, ReservesBeyondTheBufferAreAnError) {
@@ -118,9 +151,10 @@ TEST(SwitchBuffers, ReservesBeyondTheBufferAreAnError) {
 }
 
 // Two senders into one receiver at 400 Gb/s over 1 us links, static XOFF at 200 KB. After the
-// packet that crosses it (started at s0) arrives, the PAUSE needs 1 us to reach the sender, so
-// every packet it started in (s0, s0 + 2 us) still arrives: 2,000 ns / 83.56 ns per packet = 23
-// packets = 96,094 B, within the 108,356 B formula headroom. Meanwhile the output, alternating
+// packet that crosses it (started at s0) arrives, the PAUSE needs its 84 B (1.68 ns) and 1 us to
+// reach the sender, so every packet it started in (s0, s0 + 2,001.68 ns) still arrives:
+// 2,001.68 ns / 83.56 ns per packet = 23 packets = 96,094 B, within the 108,440 B formula
+// headroom. Meanwhile the output, alternating
 // between the two inputs, takes 2,000 / (2 x 83.56) = 12 of them back out of the headroom: 11
 // packets (45,958 B) stay, which a 20,000 B headroom cannot hold.
 TEST(SwitchBuffers, HeadroomAbsorbsTheBytesInFlightExactly) {
@@ -289,6 +323,29 @@ TEST(SwitchAdaptiveRouting, CreditsStayNonNegativeAndConservedOverRandomRuns) {
     EXPECT_EQ(r.stats.credits_final, r.stats.credits_initial) << "seed " << seed;
     EXPECT_EQ(r.stats.payload_bytes_delivered, total) << "seed " << seed;
   }
+}
+
+// InfiniBand credits count 64-byte blocks (IBTA Vol. 1, 7.9.4). A port buffer of two packets'
+// bytes (2 x 4,122 = 8,244 B) advertises 128 blocks (8,192 B), and a packet takes ceil(4,122 /
+// 64) = 65 of them: one packet at a time, where credits in bytes let two go. Store and forward,
+// no switch latency, 100 ns cables, T = 82.44 ns: a packet's credits come back once it has left
+// the switch (T + L + T) and the return has crossed the cable (L), a cycle of C = 2 T + 2 L =
+// 364.88 ns, and the 16th packet lands C after it starts: 16 C = 5,838.08 ns (byte credits:
+// about half). The two credit-controlled links (each GPU's into the switch), one lane each,
+// hold 2 x 128 blocks at the start and again at the end.
+TEST(InfiniBandCredits, PacketsTakeWhole64ByteBlocks) {
+  const Topology star = packet_test::star(2, k400G, Time::ns(100));
+  PacketConfig cfg = packet_config_for_fabric("infiniband");
+  cfg.port_buffer = Bytes(2 * 4122);
+  cfg.virtual_lanes = 1;
+  cfg.cut_through = false;
+  cfg.switch_latency = Time::zero();
+  const Outcome r = simulate(star, packet_test::transfers(2, {{0, 1, 16 * 4096}}), cfg);
+  EXPECT_EQ(r.result.makespan, Time::ps(16 * 364'880));
+  EXPECT_EQ(r.stats.credits_initial, 256);
+  EXPECT_EQ(r.stats.credits_final, 256);
+  EXPECT_EQ(r.stats.negative_credits, 0u);
+  EXPECT_GT(r.stats.credit_stalls, 0u);
 }
 
 // Every fabric runs to completion with buffers as built and delivers each byte once: RoCE with
