@@ -3,9 +3,9 @@
 // from first principles (docs/presets.md), in the preset's view and the built graph's alike.
 #include <gtest/gtest.h>
 
+#include "../topology/topology_test_util.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
-#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace lockstep {
@@ -16,11 +16,9 @@ NcclCluster from_preset(const char* system, std::uint32_t nodes, std::uint32_t g
 }
 
 NcclCluster from_graph(const char* system, std::uint32_t nodes) {
-  ArgNode m = ArgNode::map("cluster");
-  m.set("builder", ArgNode::scalar("preset", "cluster.builder"));
-  m.set("system", ArgNode::scalar(system, "cluster.system"));
-  m.set("nodes", ArgNode::scalar(std::to_string(nodes), "cluster.nodes"));
-  return nccl_cluster(*build_topology(m).graph);
+  return nccl_cluster(
+      *test::build({{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}})
+           .graph);
 }
 
 Prediction ring_simple_all_reduce(const NcclCluster& c, std::uint64_t bytes) {

@@ -5,23 +5,17 @@
 
 #include <string>
 
-#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "topology_test_util.hpp"
 
 namespace lockstep {
 namespace {
 
 Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
-  ArgNode m = ArgNode::map("cluster");
-  auto put = [&](const char* key, const std::string& value) {
-    m.set(key, ArgNode::scalar(value, std::string("cluster.") + key));
-  };
-  put("builder", "preset");
-  put("system", system);
-  put("nodes", std::to_string(nodes));
-  if (gpus > 0) put("gpus_per_node", std::to_string(gpus));
-  return std::move(*build_topology(m).graph);
+  test::Kv kv = {{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}};
+  if (gpus > 0) kv.emplace_back("gpus_per_node", std::to_string(gpus));
+  return std::move(*test::build(kv).graph);
 }
 
 struct LinkCount {
