@@ -23,8 +23,15 @@ bool xgmi_gpu(const std::string& gpu) {
   });
 }
 
+// The A100 family (compute capability 8.0) and L40S (Ada, 8.9): NCCL's tuning.cc takes the
+// Ampere row of its tables for compute capability 8.x (minCompCap >= 80 and < 90).
+bool ampere_tables(const std::string& gpu) {
+  return gpu == "a100" || gpu == "a800" || gpu == "a100_pcie" || gpu == "a100_40gb" ||
+         gpu == "l40s";
+}
+
 nccl::Generation generation_of(const std::string& gpu) {
-  if (gpu == "a100" || gpu == "a800") return nccl::Generation::Ampere;
+  if (ampere_tables(gpu)) return nccl::Generation::Ampere;
   // Blackwell Ultra (B300, GB300: sm_103) and GB10 (sm_121) have compute capability >= 10.0,
   // where NCCL takes its Blackwell tables.
   if (gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300" || gpu == "gb10")
@@ -43,8 +50,18 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
     const std::uint32_t links = std::min(s.scale_up_links, std::max(1u, gpus_per_node - 1));
     return nccl::xgmi_bw(links, s.scale_up_bandwidth.gigabytes_per_second() / s.scale_up_links);
   }
-  // The links NVML reports (H800: 8, not Hopper's usual 18).
-  return gpu_spec(gpu).scale_up_links * nccl::nvlink_bw_per_link(g);
+  // The links NVML reports (H800: 8, not Hopper's usual 18). On a switchless NVLink mesh
+  // (GH200 quad, Perlmutter's A100 quad, a bridged pair) each pair has links of its own, so the
+  // GPUs in use reach links / (mesh - 1) per peer they have.
+  const GpuSpec& s = gpu_spec(gpu);
+  std::uint32_t links = s.scale_up_links;
+  if (!s.default_scale_up.empty()) {
+    const ScaleUpSpec& su = scale_up_spec(s.default_scale_up);
+    if (su.chip_ports == 0 && su.domain_gpus > 1)
+      links = links / (su.domain_gpus - 1) *
+              std::min(su.domain_gpus - 1, std::max(1u, gpus_per_node - 1));
+  }
+  return links * nccl::nvlink_bw_per_link(g);
 }
 
 // SHARP's aggregation tree over `servers` servers with `rails` NICs each, on the rail-optimised
@@ -99,6 +116,15 @@ void set_sharp_level_cost(NcclCluster& c, const std::string& switch_model) {
   const SwitchSpec& sw = switch_spec(switch_model);
   if (sw.sharp_version == 0) return;
   c.sharp_level_us = 2 * sw.latency.microseconds() + sw.sharp_level_latency.microseconds();
+}
+
+// NCCL enables LL128 by default (tuning.cc, NCCL_PROTO unset) only on the compute capabilities
+// it was tested on (7.0, 8.0, 9.0, 10.0, 12.0: not Ada's 8.9) and only when the GPUs of a node
+// meet over NVLink (the ring's intra-node path at most PATH_NVB): not across PCIe (H100 or A100
+// PCIe bridge pairs with more than 2 GPUs, L40S). One GPU per node has no intra-node path.
+bool ll128_by_default(const NcclCluster& c) {
+  if (c.gpu == "l40s") return false;
+  return c.intra_path == nccl::Path::NvLink || c.gpus_per_node == 1;
 }
 
 // "Ring,Tree" -> its items, lower-cased, as NCCL_ALGO / NCCL_PROTO list them.
@@ -224,10 +250,13 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
   c.gpu_nic_GBps = pcie.nccl.gigabytes_per_second();
   // NVLink joins the GPUs in use unless the system's NVLink groups are smaller (H100 PCIe bridge
   // pairs): NCCL's rings then cross PCIe, at NCCL's figure for the link (width x GT/s / 80).
+  // A server without NVLink (L40S: a scale-up of one GPU with no link rate) meets over PCIe too.
   const bool nvlink = p.system.scale_up != "none" &&
+                      scale_up_spec(p.system.scale_up).port_speed.bytes_per_second() > 0 &&
                       scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
   c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
   c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node) : c.gpu_nic_GBps;
+  c.ll128_default = ll128_by_default(c);
   c.sharp = p.sharp;
   c.nvls = p.nvls;
   c.amd_host = p.system.amd_host;
@@ -317,7 +346,9 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;
-  c.amd_host = c.gpu == "a100" || xgmi_gpu(c.gpu);
+  // DGX A100 and Perlmutter (A100 40GB nodes) have AMD EPYC hosts.
+  c.amd_host = c.gpu == "a100" || c.gpu == "a100_40gb" || xgmi_gpu(c.gpu);
+  c.ll128_default = ll128_by_default(c);
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {
     if (f.technology != t.fabric) continue;

@@ -109,9 +109,11 @@ bool proto_possible(const NcclCluster& c, Algorithm a, Proto p) {
 // Point-to-point operations pick their protocol by size, not by model (NCCL_P2P_LL_THRESHOLD);
 // collectives among the transport's documented NCCL_PROTO, if it has one.
 bool proto_automatic(const NcclCluster& c, Coll op, Proto p, double per_peer_bytes) {
-  if (op != Coll::AllToAll && op != Coll::AllToAllV && op != Coll::SendRecv)
+  if (op != Coll::AllToAll && op != Coll::AllToAllV && op != Coll::SendRecv) {
+    if (p == Proto::LL128 && !c.ll128_default) return false;
     return c.net_protos.empty() ||
            std::find(c.net_protos.begin(), c.net_protos.end(), p) != c.net_protos.end();
+  }
   return p == (per_peer_bytes <= nccl::kP2pLLThreshold ? Proto::LL : Proto::Simple);
 }
 

@@ -106,11 +106,9 @@ bool names_shape(const std::string& s, std::string_view shape) {
 // "nvl4".
 std::string gpu_without_preset(const std::string& s) {
   static const std::regex model(
-      R"((?:^|[^a-z0-9])(v100|p100|a10g?|a30|a40|a16|l40s?|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
+      R"((?:^|[^a-z0-9])(v100|p100|a10g?|a30|a40|a16|l40|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
   std::smatch m;
   if (std::regex_search(s, m, model)) return m[1].str();
-  // A100 PCIe cards (bridged pairs at most, PCIe Gen4 between them): no DGX A100 board.
-  if (has(s, "a100") && has(s, "pcie") && !has(s, "sxm")) return "a100 pcie";
   return "";
 }
 
@@ -130,7 +128,12 @@ std::string preset_of_gpu(const std::string& s) {
   static const std::regex h100_nvl(R"(h100[ -]?nvl\b)");
   if (has(s, "h100"))
     return has(s, "pcie") || std::regex_search(s, h100_nvl) ? "h100-pcie" : "hgx-h100";
+  // NERSC's Perlmutter by name: 4 x A100 40GB all-to-all by NVLink, not a DGX A100 board.
+  if (has(s, "perlmutter")) return "perlmutter";
+  // A100 PCIe cards (bridged pairs at most, PCIe Gen4 between them): no DGX A100 board.
+  if (has(s, "a100") && has(s, "pcie") && !has(s, "sxm")) return "a100-pcie";
   if (has(s, "a100")) return "dgx-a100";
+  if (has_model(s, "l40s")) return "l40s";
   // MI350X: the MI355X's board, xGMI links and NICs at lower clocks (AMD Instinct MI350 series
   // datasheet): collectives see the same links.
   if (has(s, "mi355") || has(s, "mi350")) return "mi355x";
@@ -145,7 +148,7 @@ std::string preset_of_gpu(const std::string& s) {
 // Grace, NVIDIA GB200 NVL72 datasheet; a GH200 one GPU); "2x GB200 NVL72 racks" counts racks.
 std::uint32_t node_gpus_of(const std::string& s) {
   static const std::regex times_named(
-      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(a100|a800|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|mi3\d\d\w?)[^a-z0-9]*(superchip|nvl\d+|racks?)?)");
+      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(a100|a800|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|l40s|mi3\d\d\w?)[^a-z0-9]*(superchip|nvl\d+|racks?)?)");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), times_named);
        it != std::sregex_iterator(); ++it) {
     const std::string unit = (*it)[3].str();
@@ -160,7 +163,7 @@ std::uint32_t node_gpus_of(const std::string& s) {
   static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
   // "8 H100 GPUs per node", "4 NVIDIA A100-SXM4 GPUs".
   static const std::regex count_named(
-      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abh]\d00|h20|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
+      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abh]\d00|h20|l40s|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
   for (const std::regex* r : {&per_node, &x_count, &count_named})
     if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
   return 0;

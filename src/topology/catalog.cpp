@@ -180,6 +180,29 @@ const std::vector<GpuSpec>& gpus() {
       // Kernel model: 256 compute units, HBM3E 8 TB/s (MI355X datasheet).
       {"mi355x", "AMD Instinct MI355X", Bandwidth::gBps(7 * 76.8), 7, Bytes(288'000'000'000),
        2.5 * kPeta, 1400, 25'000, "xgmi_mesh_mi355x", 8, 5 * kPeta, 10 * kPeta, cdna(256, 8000)},
+      // NVIDIA L40S datasheet (2023): Ada Lovelace (compute capability 8.9), 48 GB GDDR6 at
+      // 864 GB/s, BF16 tensor 362.05 TFLOPS dense (733 with sparsity), FP8 733 dense (1,466 with
+      // sparsity), 350 W, PCIe Gen4 x16 (64 GB/s bidirectional), no NVLink: GPUs of a server meet
+      // over PCIe. Approximate street price, ~$8,000 (press reports, 2024).
+      // Kernel model: 142 SMs (NVIDIA Ada Lovelace architecture whitepaper, L40S); Ampere's
+      // measured BF16 and attention fractions (assumption: no L40S measurement is cited; the
+      // FP8 fraction is left 0, so FP8 kernels on it need `efficiency`).
+      {"l40s", "NVIDIA L40S 48GB (PCIe)", Bandwidth(), 0, Bytes::gib(48), 362.05 * kTera, 350,
+       8'000, "pcie_switch", 8, 733 * kTera, 0, ampere(142, 864)},
+      // NVIDIA A100 80GB PCIe (A100 datasheet, 2021): the A100's compute (BF16 312 TFLOPS dense)
+      // and 80 GB HBM2e at 1,935 GB/s, 300 W, PCIe Gen4 x16; an NVLink bridge joins 2 GPUs at
+      // 600 GB/s bidirectional (12 NVLink 3 links), other GPUs are reached over PCIe.
+      // Approximate street price, ~$12,000 (press reports, 2023).
+      // Kernel model: 108 SMs (A100 whitepaper), HBM2e 1,935 GB/s.
+      {"a100_pcie", "NVIDIA A100 PCIe 80GB", Bandwidth::gBps(300), 12, Bytes::gib(80), 312 * kTera,
+       300, 12'000, "nvlink_bridge", 8, 0, 0, ampere(108, 1935)},
+      // NVIDIA A100 SXM4 40GB (A100 datasheet, 2021): 40 GB HBM2 at 1,555 GB/s, NVLink 3 at
+      // 600 GB/s bidirectional over 12 links, BF16 312 TFLOPS dense, 400 W. As NERSC Perlmutter's
+      // GPU nodes (HPE Cray EX235n) wire it: 4 GPUs, each pair joined by 4 NVLink 3 links
+      // (NERSC, "Perlmutter Architecture"). Approximate street price, ~$10,000 (estimate).
+      // Kernel model: 108 SMs, HBM2 1,555 GB/s (datasheet).
+      {"a100_40gb", "NVIDIA A100 SXM4 40GB", Bandwidth::gBps(300), 12, Bytes::gib(40), 312 * kTera,
+       400, 10'000, "a100_quad", 4, 0, 0, ampere(108, 1555)},
   };
   return table;
 }
@@ -333,8 +356,19 @@ const std::vector<ScaleUpSpec>& scale_ups() {
       // NVIDIA H100 PCIe product brief: NVLink bridges join two GPUs (3 bridges, 12 NVLink 4
       // links, 600 GB/s bidirectional); other GPUs of the server are reached over PCIe. A mesh
       // of 2: no switch chip.
-      {"nvlink_bridge", "NVLink bridge pairs (H100 PCIe)", "", 2, 2, 8, 0, kNvlink4Port, 0,
+      {"nvlink_bridge", "NVLink bridge pairs (H100 / A100 PCIe)", "", 2, 2, 8, 0, kNvlink4Port, 0,
        Time::ns(500), 0, 0, false, false, ""},
+      // NERSC Perlmutter GPU node (HPE Cray EX235n; NERSC "Perlmutter Architecture"): 4 A100
+      // SXM4 joined all-to-all by NVLink 3, 4 links (100 GB/s per direction) per pair; no
+      // NVSwitch.
+      {"a100_quad", "HPE Cray EX235n 4 x A100 NVLink 3 mesh (Perlmutter)", "", 4, 4, 4, 0,
+       kNvlink3Port, 0, Time::ns(500), 0, 0, false, false, ""},
+      // Servers without NVLink (L40S; NVIDIA L40S datasheet: PCIe Gen4 x16 only): each GPU is
+      // its own scale-up domain and GPUs meet through the server's PCIe switches / root complex
+      // at their PCIe link's rate (the builders' host device). No chip, no extra latency beyond
+      // PCIe's.
+      {"pcie_switch", "PCIe only (no NVLink): GPUs meet through PCIe", "", 1, 1, 8, 0, Bandwidth(),
+       0, Time::zero(), 0, 0, false, false, ""},
       // HPE Cray EX254n blade (HPE QuickSpecs; CSCS Alps docs): 4 GH200 joined all-to-all by
       // NVLink 4, 6 links (150 GB/s per direction) per pair; no NVSwitch.
       {"gh200_quad", "HPE Cray EX254n 4 x GH200 NVLink mesh", "", 4, 4, 4, 0, kNvlink4Port, 0,
@@ -490,7 +524,9 @@ const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
 // Blackwell Ultra (B300, GB300) and ConnectX-8 are PCIe Gen6 (HGX B300 / GB300 NVL72
 // datasheets; ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16 with a built-in PCIe switch).
 const PcieSpec& default_gpu_nic_pcie(std::string_view gpu) {
-  if (gpu == "a100" || gpu == "a800") return pcie_spec("gen4_x16");
+  // A100-based (SXM4 40 / 80 GB, A800, A100 PCIe) and L40S: PCIe Gen4 x16 (datasheets).
+  if (gpu == "a100" || gpu == "a800" || gpu == "a100_pcie" || gpu == "a100_40gb" || gpu == "l40s")
+    return pcie_spec("gen4_x16");
   if (gpu == "b300" || gpu == "gb300") return pcie_spec("gen6_x16");
   return pcie_spec("gen5_x16");
 }

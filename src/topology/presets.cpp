@@ -82,6 +82,24 @@ const std::vector<SystemPreset>& system_presets() {
       // AMD EPYC hosts.
       {"mi355x", "mi355x", "xgmi_mesh_mi355x", 8, 8, "pollara-400g", 1, true,
        "MI355X platform: 8 x MI355X, Infinity Fabric mesh, 8 x Pollara 400G RoCE"},
+      // L40S servers (NVIDIA L40S datasheet: PCIe Gen4 x16, no NVLink; NVIDIA Enterprise
+      // Reference Architecture "2-8-5-200": 2 CPUs, 8 GPUs, 5 NICs of which 4 east-west 400G
+      // Spectrum-X RoCE SuperNICs, 200 Gb/s per GPU, Intel Xeon hosts): 8 x L40S meeting over
+      // PCIe, 4 x 400GbE RoCE, each NIC shared by the 2 GPUs under its PCIe switch.
+      {"l40s", "l40s", "pcie_switch", 8, 4, "roce-400g", 1, false,
+       "L40S server: 8 x L40S PCIe Gen4, no NVLink, 4 x 400GbE RoCE (200G per GPU)"},
+      // A100 PCIe servers (NVIDIA A100 PCIe datasheet: NVLink bridge for 2 GPUs, 600 GB/s
+      // bidirectional, PCIe Gen4 x16): 8 x A100 80GB PCIe in bridged pairs, PCIe Gen4 between
+      // pairs; one HDR 200G ConnectX-6 per pair under the pair's PCIe switch (4 per server, the
+      // layout of h100-pcie: an assumption, --nics-per-node changes it).
+      {"a100-pcie", "a100_pcie", "nvlink_bridge", 8, 4, "ib-hdr", 1, false,
+       "A100 PCIe server: 8 x A100 80GB PCIe, NVLink bridge pairs, PCIe Gen4 between pairs, 4 x "
+       "HDR 200G"},
+      // NERSC Perlmutter GPU node (NERSC "Perlmutter Architecture"; HPE Cray EX235n): 1 x AMD
+      // EPYC 7763 (Milan), 4 x A100 SXM4 40GB all-to-all by NVLink 3 (4 links per pair), 4 x HPE
+      // Slingshot-11 200G NICs (Cassini), one per GPU, on PCIe Gen4.
+      {"perlmutter", "a100_40gb", "a100_quad", 4, 4, "slingshot", 1, true,
+       "NERSC Perlmutter: 4 x A100 40GB, NVLink 3 all-to-all, 4 x Slingshot-11 200G"},
   };
   return table;
 }

@@ -142,3 +142,13 @@ lockstep_bad_flags(collective.moe_experts "--experts: 6 experts do not spread ev
                    collective --op moe_dispatch --nodes 2 --gpus-per-node 2 --experts 6)
 lockstep_bad_flags(collective.moe_flag_elsewhere "--tokens: only with --op moe_dispatch"
                    collective --op all_reduce --tokens 5)
+# L40S (no NVLink), 1 GiB ring Simple on one node: 20 us launch + 8.4 + 14 x PCIe's 5.7 us +
+# 2 x 7/8 x 2^30 B at NCCL's Gen4 x16 24 GB/s = 78,401.87 us on the flow engine (docs/presets.md).
+lockstep_good(collective.l40s_pcie_ring "^1073741824,268435456,float,ring,Simple,78401.87,"
+              collective --system l40s --algo ring --proto simple --min-bytes 1GiB
+              --max-bytes 1GiB --format csv --engine flow)
+# Perlmutter, 2 nodes: 20 + 1.4 x (8.4 + 12 x 6 + 2 x 15) + 2 x 7/8 x 2^30 B / (4 NICs x 24 GB/s)
+# = 19,747.98 us (tests/unit/nccl/pcie_hpc_presets_test.cpp).
+lockstep_good(collective.perlmutter_ring "^1073741824,268435456,float,ring,Simple,19747.98,"
+              collective --system perlmutter --nodes 2 --algo ring --proto simple
+              --min-bytes 1GiB --max-bytes 1GiB --format csv)

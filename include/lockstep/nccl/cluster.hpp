@@ -35,7 +35,10 @@ struct NcclCluster {
   bool pat = true;                  // NCCL's PAT algorithm available (NCCL 2.23 on)
   bool amd_host = false;            // host network post overhead 2 us instead of 1 us
   bool ll128_network = true;        // LL128 over the network (false for TCP sockets)
-  double extra_net_step_us = 0;     // fabric latency per network step beyond NCCL's IB table
+  // NCCL's tuner may pick LL128 unasked (tuning.cc): false on compute capability 8.9 (L40S) and
+  // where a node's GPUs meet over PCIe. NCCL_PROTO=LL128 (--proto ll128) still runs it.
+  bool ll128_default = true;
+  double extra_net_step_us = 0;  // fabric latency per network step beyond NCCL's IB table
   // Servers (trays) making up one node: 18 for a GB200 NVL72 rack (multi-node NVLink), else 1.
   std::uint32_t servers_per_node = 1;
   // SHARP's aggregation tree (cost_extra.cpp sharp_depth_us): its levels of switches (1: the

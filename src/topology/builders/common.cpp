@@ -114,10 +114,11 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   const bool blackwell = gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300";
   const ArgNode* su_node = args.find("scale_up");
   std::string choice =
-      su_node ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none",
-                                    "hgx_a100", "hgx_h100", "hgx_b200", "xgmi_mesh",
-                                    "xgmi_mesh_mi355x", "nvlink_bridge", "gh200_quad"})
-              : std::string("default");
+      su_node
+          ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
+                                "hgx_h100", "hgx_b200", "xgmi_mesh", "xgmi_mesh_mi355x",
+                                "nvlink_bridge", "gh200_quad", "a100_quad", "pcie_switch"})
+          : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
     args.fail(message);
@@ -128,7 +129,8 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   } else if (choice == "nvswitch") {
     if (hw.gpu->default_scale_up.rfind("xgmi_mesh", 0) == 0)
       fail_su(gpu + " has no NVSwitch; use scale_up: mesh");
-    spec = gpu == "a100" || gpu == "a800" ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
+    const bool ampere = gpu == "a100" || gpu == "a800" || gpu == "a100_40gb";
+    spec = ampere ? "hgx_a100" : blackwell ? "hgx_b200" : "hgx_h100";
   } else if (choice == "nvl72") {
     if (!blackwell) fail_su("nvl72 needs Blackwell GPUs (gpu: gb200)");
     spec = "nvl72";
@@ -145,8 +147,8 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
     layout.scale_up_name = choice == "default" || choice == "none" ? spec : choice;
     if (spec.rfind("hgx_", 0) == 0) layout.scale_up_name = "nvswitch";
     if (layout.scale_up->chip_ports == 0) layout.scale_up_name = "mesh";
-    // NCCL sees PCIe between the bridged pairs (docs/presets.md).
-    if (spec == "nvlink_bridge") layout.scale_up_name = "pcie";
+    // NCCL sees PCIe between the bridged pairs, and between GPUs without NVLink (docs/presets.md).
+    if (spec == "nvlink_bridge" || spec == "pcie_switch") layout.scale_up_name = "pcie";
   }
   const std::uint32_t default_gpn =
       layout.scale_up ? layout.scale_up->gpus_per_node : hw.gpu->default_gpus_per_node;

@@ -1,10 +1,10 @@
 // Rows written as other clusters publish theirs (data/unseen_rows.csv: H200, H20, A800, H800,
-// H100 PCIe, MI300X / MI325X, B200 / B300, GB200 / GB300 partial and multi-rack, EFA, TCPX(O),
-// Slingshot, SHARP, nccl-tests column variants), each with the reading its text implies: the
-// preset, nodes and GPUs per node, fabric, NICs and their speed, SHARP, NVLS as the stated NCCL
-// version has it, a forced algorithm and protocol, the size and the measured time. The times are
-// invented: this file tests reading only (bench_calibration never runs it). A row whose GPU has no
-// preset must fail at `system`.
+// H100 PCIe, A100 PCIe, L40S, Perlmutter, MI300X / MI325X, B200 / B300, GB200 / GB300 partial and
+// multi-rack, EFA, TCPX(O), Slingshot, SHARP, nccl-tests column variants), each with the reading
+// its text implies: the preset, nodes and GPUs per node, fabric, NICs and their speed, SHARP, NVLS
+// as the stated NCCL version has it, a forced algorithm and protocol, the size and the measured
+// time. The times are invented: this file tests reading only (bench_calibration never runs it). A
+// row whose GPU has no preset must fail at `system`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,7 +114,7 @@ TEST(UnseenRows, EachRowReadsAsItsTextDescribes) {
     wrong += ok ? 0 : 1;
   }
   EXPECT_EQ(wrong, 0u) << "rows read wrongly, of " << rows.size();
-  EXPECT_GE(refused, 5u);  // GPUs without a preset (L40S, MI250X, MI300A, V100, A10G, Gaudi)
+  EXPECT_GE(refused, 5u);  // GPUs without a preset (MI250X, MI300A, V100, A10G, Gaudi)
 }
 
 // nccl-tests tables as other sites write them: both placements' columns (out-of-place read, as
@@ -148,8 +148,12 @@ TEST(UnseenRows, ColumnVariantsOfNcclTestsTables) {
 }
 
 TEST(UnseenRows, AGpuWithoutAPresetIsNamedInOneLine) {
-  EXPECT_EQ(error_of([] { read_row_system("8x NVIDIA L40S (PCIe)"); }),
-            "system: no system preset has the l40s of '8x NVIDIA L40S (PCIe)'");
+  EXPECT_EQ(error_of([] { read_row_system("8x NVIDIA L40 (PCIe)"); }),
+            "system: no system preset has the l40 of '8x NVIDIA L40 (PCIe)'");
+  // The L40S has one (l40s); the L40 (no S) is another card.
+  EXPECT_EQ(read_row_system("8x NVIDIA L40S (PCIe)").preset, "l40s");
+  EXPECT_EQ(read_row_system("8x A100 80GB PCIe").preset, "a100-pcie");
+  EXPECT_EQ(read_row_system("NERSC Perlmutter (4x A100 40GB)").preset, "perlmutter");
   EXPECT_EQ(field_of([] { read_row_system("El Capitan (4x MI300A)"); }), "system");
   // Model words whole: an A100's "a10", an NVL4 partition's "l4" are not those GPUs.
   EXPECT_EQ(read_row_system("8x A100 80GB").preset, "dgx-a100");
