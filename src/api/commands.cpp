@@ -192,6 +192,7 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
       {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
       {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer and reduction"},
+      {"optimizer", "moments=fp32 (default) | moments=bf16: AdamW's moments (DeepSeek-V3's BF16)"},
       {"tp_comm_overlap",
        "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
       {"overlap_param_gather",

@@ -12,7 +12,10 @@ namespace lockstep {
 namespace {
 
 constexpr double kBf16 = 2.0, kFp32 = 4.0;
-constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;  // per shard parameter, step_plan below
+// Per shard parameter, streamed by the optimizer step (make_step_plan below): FP32 moments, and
+// BF16 ones (reads 4 + 4 + 2 + 2, writes 4 + 2 + 2).
+constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;
+constexpr double kOptimizerBytesBf16Moments = 4 + 12 + 8 + 4 + 2;
 
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
@@ -444,13 +447,15 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
           static_cast<std::uint64_t>(adapters * per_param / (p.zero >= sharded_from ? dp : 1.0)));
     };
     const double shard = trained(1.0, ZeroStage::Optimizer).as_double();
-    plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
+    const double streamed = c.bf16_moments ? kOptimizerBytesBf16Moments : kOptimizerBytes;
+    plan.optimizer_step.push_back(hbm > 0 ? Time::s(streamed * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
     if (c.lora_rank > 0)
       e.weights = e.weights + Bytes(static_cast<std::uint64_t>(adapters * kBf16));
     e.gradients = trained(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
-    e.optimizer = trained(3 * kFp32, ZeroStage::Optimizer);
+    // FP32 master weights and two moments, the moments in BF16 with bf16_moments.
+    e.optimizer = trained(kFp32 + 2 * (c.bf16_moments ? kBf16 : kFp32), ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).

@@ -176,6 +176,39 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
   return ranks;
 }
 
+namespace {
+
+// `optimizer: {moments: fp32 | bf16}`, or the CLI's `--optimizer moments=bf16` (the same
+// key=value text the model flag takes); true for BF16 moments.
+bool parse_bf16_moments(const ArgNode& node) {
+  ArgNode map = ArgNode::map(node.path(), node.where());
+  if (node.kind() == ArgNode::Kind::Map) {
+    map = node;
+  } else if (node.kind() == ArgNode::Kind::Scalar) {
+    std::string_view rest = node.text();
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      const auto eq = item.find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        node.fail(fmt::format("'{}': expected key=value in '{}'", item, node.text()));
+      const std::string key(item.substr(0, eq));
+      map.set(key, ArgNode::scalar(std::string(item.substr(eq + 1)), node.path() + "." + key,
+                                   node.where()));
+    }
+  } else {
+    node.fail("expected a map (moments: fp32 | bf16)");
+  }
+  bool bf16 = false;
+  if (const ArgNode* moments = map.find("moments"))
+    bf16 = moments->as_choice({"fp32", "bf16"}) == "bf16";
+  map.check_all_used();
+  return bf16;
+}
+
+}  // namespace
+
 TrainConfig parse_train_config(const ArgNode& job) {
   if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
   TrainConfig c;
@@ -254,6 +287,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.lora_mlp = t->as_choice({"attention", "attention_mlp"}) == "attention_mlp";
   c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
+  if (const ArgNode* opt = job.find("optimizer")) c.bf16_moments = parse_bf16_moments(*opt);
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
   // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).

@@ -5,6 +5,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/step_plan.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -295,6 +296,64 @@ TEST(Memory, RecomputedModulesCostTheirForwardGemmsInTheBackward) {
   EXPECT_NEAR(extra(kRecomputeMoe, 0), 0.0, 2e-6);
   // Element-wise reruns (norms, the activation) add no FLOPs in this count.
   EXPECT_NEAR(extra(kRecomputeLayernorm | kRecomputeMoeAct, 3), 0.0, 2e-6);
+}
+
+TEST(Memory, Bf16MomentsKeepEightOptimizerBytesPerParameter) {
+  // Llama 3 8B's N = 8,029,995,008 parameters on one stage, dp 8, ZeRO-1 (above). DeepSeek-V3's
+  // AdamW (arXiv:2412.19437, section 3.3.3): FP32 master weights (4 B) and BF16 moments (2 + 2):
+  // 8 B per parameter over dp, so 2 + 4 + 8/8 = 7 B per parameter, 56,209,965,056 B, against
+  // 6 + 12/8 = 7.5 B (60,224,962,560 B) with FP32 moments.
+  const double n = 8'029'995'008.0;
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.dp = 8;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::Optimizer;
+  c.bf16_moments = true;
+  const MemoryEstimate e = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(e.optimizer.as_double(), 8 * n / 8, 1);
+  EXPECT_NEAR((e.weights + e.gradients + e.optimizer).as_double(), 56'209'965'056.0, 3);
+  // Without ZeRO: 2 + 4 + 8 = 14 B per parameter, 112,419,930,112 B.
+  c.par.zero = ZeroStage::None;
+  const MemoryEstimate none = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR((none.weights + none.gradients + none.optimizer).as_double(), 112'419'930'112.0, 3);
+}
+
+TEST(Memory, Bf16MomentsStreamThirtyBytesPerShardParameterInTheOptimizerStep) {
+  // The optimizer step over the rank's shard N / 8 = 1,003,749,376 parameters at an HBM rate of
+  // B: FP32 moments stream 4 (norm) + 16 (read p, g, m, v) + 12 (write p, m, v) + 6 (BF16 copy)
+  // = 38 B, BF16 moments 4 + (4 + 4 + 2 + 2) + (4 + 2 + 2) + 6 = 30 B: a ratio of 30 / 38.
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.dp = 8;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::Optimizer;
+  const GpuSpec* gpu = &gpu_spec("h100");
+  const double fp32 = make_step_plan(c, 1e15, 0, gpu).optimizer_step[0].seconds();
+  c.bf16_moments = true;
+  const double bf16 = make_step_plan(c, 1e15, 0, gpu).optimizer_step[0].seconds();
+  const double rate = gpu->kernels.hbm_bandwidth.bytes_per_second() * gpu->kernels.hbm_fraction;
+  EXPECT_NEAR(fp32, 38 * 1'003'749'376.0 / rate, 1e-12);
+  EXPECT_NEAR(bf16, 30 * 1'003'749'376.0 / rate, 1e-12);
+}
+
+TEST(Memory, OptimizerMomentsByMapOrFlagText) {
+  EXPECT_FALSE(parse_train_config(job({})).bf16_moments);
+  EXPECT_TRUE(parse_train_config(job({{"optimizer", "moments=bf16"}})).bf16_moments);
+  EXPECT_FALSE(parse_train_config(job({{"optimizer", "moments=fp32"}})).bf16_moments);
+  ArgNode j = job({});
+  ArgNode opt = ArgNode::map("job.optimizer", {"s.yaml", 6, 3});
+  opt.set("moments", ArgNode::scalar("bf16", "job.optimizer.moments", {"s.yaml", 7, 5}));
+  j.set("optimizer", std::move(opt));
+  EXPECT_TRUE(parse_train_config(j).bf16_moments);
+  for (const char* bad : {"moments=fp16", "momentz=bf16", "bf16"}) {
+    try {
+      parse_train_config(job({{"optimizer", bad}}));
+      FAIL() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("job.optimizer"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Memory, LoraKeepsGradientsAndAdamStateForItsAdaptersOnly) {
