@@ -300,6 +300,11 @@ TrainingCase training_case(const TrainingRow& row) {
     std::replace(list.begin(), list.end(), '+', ',');
     add("recompute_modules", list);
   }
+  // DeepSeek-V3's DualPipe and its AdamW moments in BF16 (arXiv:2412.19437, sections 3.2.1 and
+  // 3.3.3), named in the notes of a run that used them.
+  if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
+  static const std::regex moments(R"(bf16 (adamw |adam |optimizer )?moments|moments\s*=\s*bf16)");
+  if (std::regex_search(notes, moments)) add("optimizer", "moments=bf16");
   // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype
   // bf16 -> Megatron-Core's grad_reduce_in_fp32 false; NeMo 2.0's scripts/performance set
   // plugins.grad_reduce_in_fp32 = False): a BF16 gradient buffer (docs/training-calibration.md).

@@ -288,6 +288,9 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   if (const ArgNode* opt = job.find("optimizer")) c.bf16_moments = parse_bf16_moments(*opt);
+  if (const ArgNode* pipe = job.find("pipeline"))
+    c.pipeline = pipe->as_choice({"1f1b", "dualpipe"}) == "dualpipe" ? PipelineSchedule::DualPipe
+                                                                     : PipelineSchedule::OneFOneB;
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
   // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).
@@ -416,6 +419,18 @@ TrainConfig parse_train_config(const ArgNode& job) {
          fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
                      "interleaved schedule refuses a last group of {}",
                      c.micro_batches(), p.pp, c.micro_batches() % p.pp));
+  }
+  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs (DeepSeek's
+  // dualpipe.py asserts an even rank count and micro-batch count, recalled).
+  if (c.pipeline == PipelineSchedule::DualPipe) {
+    if (p.pp < 2 || p.pp % 2 != 0)
+      fail("pipeline", fmt::format("dualpipe needs an even pp of 2 or more, got pp={}", p.pp));
+    if (p.interleave > 1) fail("pipeline", "dualpipe has no interleaved chunks (interleave 1)");
+    if (c.micro_batches() < p.pp || c.micro_batches() % 2 != 0)
+      fail("pipeline",
+           fmt::format("dualpipe needs an even number of micro-batches per replica, at least pp "
+                       "({}), got {}",
+                       p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).

@@ -308,6 +308,16 @@ TEST(TrainingRow, RecomputeModulesInTheNotesBecomeTheJobsList) {
   EXPECT_EQ(job_value(training_case(r), "recompute_modules"), "(absent)");
 }
 
+TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "DualPipe, BF16 AdamW moments; MTP not modelled";
+  EXPECT_EQ(job_value(training_case(r), "pipeline"), "dualpipe");
+  EXPECT_EQ(job_value(training_case(r), "optimizer"), "moments=bf16");
+  r.notes = "1F1B, FP32 moments";
+  EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)");
+  EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");
+}
+
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
   std::istringstream in(
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"
