@@ -312,6 +312,12 @@ TrainingCase training_case(const TrainingRow& row) {
   const std::string precision = read_row_precision(
       row.precision.empty() ? row.source + " " + row.gpu + " " + row.notes : row.precision);
   if (precision != "bf16") add("precision", precision);
+  // BF16 runs: the kernel model (docs/kernel-model.md), whose BF16 GEMM rates are measured
+  // (Bekman's sustained A100 / H100 figures) and follow the GEMM's shape; one fraction of 0.5
+  // caps MFU at 50% where Megatron's A100 runs published 51-56%. FP8 / FP4 runs keep 0.5: the
+  // kernel model's FP8 side has no sustained measurement at training shapes and runs 25% fast.
+  else
+    add("efficiency", "kernels");
   // "A100-40GB": a smaller memory than the catalog's part.
   static const std::regex hbm(R"((\d+)\s*gb\b)");
   std::smatch m;

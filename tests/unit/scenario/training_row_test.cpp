@@ -308,6 +308,15 @@ TEST(TrainingRow, RecomputeModulesInTheNotesBecomeTheJobsList) {
   EXPECT_EQ(job_value(training_case(r), "recompute_modules"), "(absent)");
 }
 
+TEST(TrainingRow, Bf16RowsRunTheKernelModelFp8RowsOneEfficiency) {
+  TrainingRow r = nemo_175b_row();  // FP8 in its source
+  EXPECT_EQ(job_value(training_case(r), "precision"), "fp8");
+  EXPECT_EQ(job_value(training_case(r), "efficiency"), "(absent)");
+  r.source = "NVIDIA/NeMo performance summary (DGX-H100, BF16)";
+  EXPECT_EQ(job_value(training_case(r), "precision"), "(absent)");
+  EXPECT_EQ(job_value(training_case(r), "efficiency"), "kernels");
+}
+
 TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
   TrainingRow r = nemo_175b_row();
   r.notes = "DualPipe, BF16 AdamW moments; MTP not modelled";
