@@ -172,6 +172,9 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"fsdp", "true: shard like ZeRO-3 (FSDP)"},
       {"sequence_parallel", "true | false (default true)"},
       {"interleave", "virtual stages per rank (interleaved 1F1B)"},
+      {"attention_kernel",
+       "flash (default) | unfused: Megatron's pre-FlashAttention core, scores through HBM "
+       "(efficiency kernels)"},
       {"pipeline", "1f1b (default) | dualpipe: DeepSeek-V3's bidirectional pipeline (even pp)"},
       {"account_for_embedding_in_pipeline_split",
        "true: the embedding counts as a layer in the pipeline split (first stage one fewer)"},

@@ -302,6 +302,8 @@ TrainingCase training_case(const TrainingRow& row) {
   }
   // DeepSeek-V3's DualPipe and its AdamW moments in BF16 (arXiv:2412.19437, sections 3.2.1 and
   // 3.3.3), named in the notes of a run that used them.
+  // A run that names its attention as unfused (Megatron-LM before FlashAttention).
+  if (notes.find("unfused attention") != std::string::npos) add("attention_kernel", "unfused");
   if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
   static const std::regex moments(R"(bf16 (adamw |adam |optimizer )?moments|moments\s*=\s*bf16)");
   if (std::regex_search(notes, moments)) add("optimizer", "moments=bf16");

@@ -288,6 +288,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
   c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
   if (const ArgNode* opt = job.find("optimizer")) c.bf16_moments = parse_bf16_moments(*opt);
+  if (const ArgNode* a = job.find("attention_kernel"))
+    c.unfused_attention = a->as_choice({"flash", "unfused"}) == "unfused";
   if (const ArgNode* pipe = job.find("pipeline"))
     c.pipeline = pipe->as_choice({"1f1b", "dualpipe"}) == "dualpipe" ? PipelineSchedule::DualPipe
                                                                      : PipelineSchedule::OneFOneB;
@@ -387,6 +389,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("lora_rank",
          "needs a single efficiency (the kernel model prices the base's weight "
          "gradients)");
+  if (c.unfused_attention && c.efficiency != 0)
+    fail("attention_kernel", "unfused needs efficiency: kernels (the kernel model prices it)");
   const std::uint32_t vstages = p.pp * p.interleave;
   if (c.embedding_in_pipeline_split || c.loss_in_pipeline_split) {
     // Megatron-LM asserts an even split when either counts as a layer (arguments.py).

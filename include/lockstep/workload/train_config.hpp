@@ -109,6 +109,10 @@ struct TrainConfig {
   // streamed by the optimizer step.
   bool bf16_moments = false;
   PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  // `attention_kernel: unfused`: the attention core as Megatron-LM ran it before FlashAttention
+  // (baddbmm, fused scale-mask-softmax, dropout, bmm; the scores through HBM), priced by the
+  // kernel model (docs/kernel-model.md, "Attention core"); default flash.
+  bool unfused_attention = false;
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
   // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
   bool tp_comm_overlap = false;

@@ -322,6 +322,8 @@ TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
   r.notes = "DualPipe, BF16 AdamW moments; MTP not modelled";
   EXPECT_EQ(job_value(training_case(r), "pipeline"), "dualpipe");
   EXPECT_EQ(job_value(training_case(r), "optimizer"), "moments=bf16");
+  r.notes = "selective recompute; unfused attention (before FlashAttention)";
+  EXPECT_EQ(job_value(training_case(r), "attention_kernel"), "unfused");
   r.notes = "1F1B, FP32 moments";
   EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)");
   EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");

@@ -105,6 +105,44 @@ TEST(KernelModel, FlashAttentionForwardAndBackward) {
   EXPECT_NEAR(t.core_bwd, 553.52e-6, 1e-8);
 }
 
+TEST(KernelModel, UnfusedAttentionMovesTheScoresThroughHbm) {
+  // The same sequence (4096 tokens, 32 heads of 128) through Megatron's pre-FlashAttention core:
+  // the whole 4096 x 4096 square per head (the mask is the softmax's). Each of the four batched
+  // GEMM shapes (Q K^T 4096 x 4096 x 128, P V 4096 x 128 x 4096 and their gradients) moves
+  // (4096 x 128 + 128 x 4096) x 2 + 4096^2 x 2 = 35,651,584 B (or the transposed equivalent)
+  // per head, x 32 = 1,140,850,688 B = 378.39 us at 3.015 TB/s, above its compute (at most
+  // 1.3744e11 / (791.2e12 x 0.969697) = 179.1 us): memory-bound. The softmax reads and writes
+  // 2 B per score: 32 x 4096^2 x 4 = 2,147,483,648 B = 712.27 us.
+  // Forward 2 x 378.39 + 712.27 = 1,469.05 us (FlashAttention-3: 191.08 us);
+  // backward 4 x 378.39 + 2 x 712.27 = 2,938.10 us.
+  TrainConfig c = testing::tiny_config(1, 1, 1, 1);
+  c.model.layers = 1;
+  c.model.hidden = 4096;
+  c.model.heads = c.model.kv_heads = 32;
+  c.model.head_dim = 128;
+  c.model.ffn = 11008;
+  c.model.dropout = false;
+  c.seq = 4096;
+  c.micro_batch = 1;
+  c.unfused_attention = true;
+  const LayerKernelTimes t = bf16().layer(c, 0, 4096);
+  EXPECT_NEAR(t.core_fwd, 1469.05e-6, 0.01e-6);
+  EXPECT_NEAR(t.core_bwd, 2938.10e-6, 0.01e-6);
+  // Attention dropout adds 2 + 2 + 1 (mask) B per score: 5 x 536,870,912 B = 890.33 us forward.
+  c.model.dropout = true;
+  EXPECT_NEAR(bf16().layer(c, 0, 4096).core_fwd - t.core_fwd, 890.33e-6, 0.01e-6);
+}
+
+TEST(KernelModel, UnfusedAttentionNeedsTheKernelModel) {
+  ArgNode job = ArgNode::map("job");
+  job.set("model", ArgNode::scalar("llama3-8b", "job.model"));
+  job.set("global_batch", ArgNode::scalar("8", "job.global_batch"));
+  job.set("attention_kernel", ArgNode::scalar("unfused", "job.attention_kernel"));
+  EXPECT_THROW(parse_train_config(job), InputError);
+  job.set("efficiency", ArgNode::scalar("kernels", "job.efficiency"));
+  EXPECT_TRUE(parse_train_config(job).unfused_attention);
+}
+
 TEST(KernelModel, LayerOfLlama2_7B) {
   // Llama 2 7B (hidden 4096, 32 heads, SwiGLU 11008), 4096 tokens, tp 1, BF16, forward:
   // QKV 4096 x 12288 x 4096: 32 x 48 = 1536 tiles, 12 waves (1536 / 1584): 4.1232e11 /
