@@ -178,28 +178,11 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
 
 namespace {
 
-// `optimizer: {moments: fp32 | bf16}`, or the CLI's `--optimizer moments=bf16` (the same
-// key=value text the model flag takes); true for BF16 moments.
+// `optimizer: {moments: fp32 | bf16}`, or the CLI's `--optimizer moments=bf16`; true for BF16
+// moments.
 bool parse_bf16_moments(const ArgNode& node) {
-  ArgNode map = ArgNode::map(node.path(), node.where());
-  if (node.kind() == ArgNode::Kind::Map) {
-    map = node;
-  } else if (node.kind() == ArgNode::Kind::Scalar) {
-    std::string_view rest = node.text();
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string_view item = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      const auto eq = item.find('=');
-      if (eq == std::string_view::npos || eq == 0)
-        node.fail(fmt::format("'{}': expected key=value in '{}'", item, node.text()));
-      const std::string key(item.substr(0, eq));
-      map.set(key, ArgNode::scalar(std::string(item.substr(eq + 1)), node.path() + "." + key,
-                                   node.where()));
-    }
-  } else {
-    node.fail("expected a map (moments: fp32 | bf16)");
-  }
+  if (node.kind() == ArgNode::Kind::List) node.fail("expected a map (moments: fp32 | bf16)");
+  const ArgNode map = node.kind() == ArgNode::Kind::Map ? node : key_value_map(node);
   bool bf16 = false;
   if (const ArgNode* moments = map.find("moments"))
     bf16 = moments->as_choice({"fp32", "bf16"}) == "bf16";
