@@ -71,6 +71,7 @@ std::string describe(const TrainingCase& c) {
                    value_of(c, "seq"));
   if (const std::string p = value_of(c, "precision"); !p.empty()) s += " " + p;
   if (const std::string r = value_of(c, "recompute"); !r.empty()) s += " rc-" + r;
+  if (const std::string p = value_of(c, "pipeline"); !p.empty()) s += " " + p;
   return s;
 }
 

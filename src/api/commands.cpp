@@ -172,6 +172,10 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"fsdp", "true: shard like ZeRO-3 (FSDP)"},
       {"sequence_parallel", "true | false (default true)"},
       {"interleave", "virtual stages per rank (interleaved 1F1B)"},
+      {"attention_kernel",
+       "flash (default) | unfused: Megatron's pre-FlashAttention core, scores through HBM "
+       "(efficiency kernels)"},
+      {"pipeline", "1f1b (default) | dualpipe: DeepSeek-V3's bidirectional pipeline (even pp)"},
       {"account_for_embedding_in_pipeline_split",
        "true: the embedding counts as a layer in the pipeline split (first stage one fewer)"},
       {"account_for_loss_in_pipeline_split",
@@ -192,6 +196,7 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"bucket", "DP gradient bucket, e.g. 256MiB (default 40M parameters)"},
       {"overlap_dp", "true | false: overlap gradient reduction with backward (default true)"},
       {"grad_reduce_in_fp32", "true | false: FP32 (default) or BF16 gradient buffer and reduction"},
+      {"optimizer", "moments=fp32 (default) | moments=bf16: AdamW's moments (DeepSeek-V3's BF16)"},
       {"tp_comm_overlap",
        "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
       {"overlap_param_gather",

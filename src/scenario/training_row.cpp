@@ -300,6 +300,13 @@ TrainingCase training_case(const TrainingRow& row) {
     std::replace(list.begin(), list.end(), '+', ',');
     add("recompute_modules", list);
   }
+  // DeepSeek-V3's DualPipe and its AdamW moments in BF16 (arXiv:2412.19437, sections 3.2.1 and
+  // 3.3.3), named in the notes of a run that used them.
+  // A run that names its attention as unfused (Megatron-LM before FlashAttention).
+  if (notes.find("unfused attention") != std::string::npos) add("attention_kernel", "unfused");
+  if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
+  static const std::regex moments(R"(bf16 (adamw |adam |optimizer )?moments|moments\s*=\s*bf16)");
+  if (std::regex_search(notes, moments)) add("optimizer", "moments=bf16");
   // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype
   // bf16 -> Megatron-Core's grad_reduce_in_fp32 false; NeMo 2.0's scripts/performance set
   // plugins.grad_reduce_in_fp32 = False): a BF16 gradient buffer (docs/training-calibration.md).
@@ -307,6 +314,12 @@ TrainingCase training_case(const TrainingRow& row) {
   const std::string precision = read_row_precision(
       row.precision.empty() ? row.source + " " + row.gpu + " " + row.notes : row.precision);
   if (precision != "bf16") add("precision", precision);
+  // BF16 runs: the kernel model (docs/kernel-model.md), whose BF16 GEMM rates are measured
+  // (Bekman's sustained A100 / H100 figures) and follow the GEMM's shape; one fraction of 0.5
+  // caps MFU at 50% where Megatron's A100 runs published 51-56%. FP8 / FP4 runs keep 0.5: the
+  // kernel model's FP8 side has no sustained measurement at training shapes and runs 25% fast.
+  else
+    add("efficiency", "kernels");
   // "A100-40GB": a smaller memory than the catalog's part.
   static const std::regex hbm(R"((\d+)\s*gb\b)");
   std::smatch m;

@@ -119,8 +119,23 @@ LayerKernelTimes KernelModel::layer(const TrainConfig& c, std::uint32_t layer,
   const double keys = span == seq ? static_cast<double>(seq) / 2.0 : static_cast<double>(span);
   const double sequences = static_cast<double>(c.micro_batch);
   const double heads = std::max(1.0, m.heads / tp);
-  t.core_fwd = attention_forward(sequences, heads, tokens / sequences, keys, qk_size, v_size);
-  t.core_bwd = t.core_fwd * kAttentionBackwardFlops * rates_.attention_fwd / rates_.attention_bwd;
+  if (c.unfused_attention) {
+    // Megatron-LM's core before FlashAttention (Korthikanti et al. 2022, section 4.1, the
+    // activations it names): Q K^T by baddbmm into a [queries x seq] score matrix per head in
+    // HBM (the causal mask is applied by the softmax, so the whole square is computed), a fused
+    // scale-mask-softmax (reads 2 B, writes 2 B per score), dropout (reads 2, writes 2 and a 1-B
+    // mask) when the model has it, then P V by bmm. The batched GEMMs price their own operand
+    // traffic; the backward moves twice the element-wise bytes, as every element-wise kernel here.
+    const double full = static_cast<double>(seq), groups = sequences * heads;
+    const double queries = tokens / sequences;
+    gemm_pass(queries, full, qk_size, false, t.core_fwd, t.core_bwd, groups);
+    gemm_pass(queries, v_size, full, false, t.core_fwd, t.core_bwd, groups);
+    const double per_score = 2.0 * kBf16 + (m.dropout ? 2.0 * kBf16 + 1.0 : 0.0);
+    elementwise(groups * queries * full * per_score, t.core_fwd, t.core_bwd);
+  } else {
+    t.core_fwd = attention_forward(sequences, heads, tokens / sequences, keys, qk_size, v_size);
+    t.core_bwd = t.core_fwd * kAttentionBackwardFlops * rates_.attention_fwd / rates_.attention_bwd;
+  }
   t.attention_fwd += t.core_fwd;
   t.attention_bwd += t.core_bwd;
 

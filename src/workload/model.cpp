@@ -343,26 +343,6 @@ const std::vector<std::string>& model_keys() {
 
 namespace {
 
-// The CLI's "--model preset=llama3-8b,layers=8" as the map a scenario file would give; errors
-// name the flag and key (--model.layers).
-ArgNode model_map_from_text(const ArgNode& node) {
-  ArgNode map = ArgNode::map(node.path(), node.where());
-  std::string_view rest = node.text();
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0) {
-      node.fail(fmt::format("'{}': expected key=value in '{}'", item, node.text()));
-    }
-    const std::string key(item.substr(0, eq));
-    map.set(key, ArgNode::scalar(std::string(item.substr(eq + 1)), node.path() + "." + key,
-                                 node.where()));
-  }
-  return map;
-}
-
 // The largest model lockstep accepts, in parameters: a thousand times the largest published one
 // (Kimi K2, 1.04e12). Its byte counts (18 bytes per parameter with mixed-precision Adam, Megatron
 // keeping two copies of the embedding table) stay far below 2^64, so no size derived from the
@@ -480,10 +460,30 @@ ModelSpec parse_model_map(const ArgNode& node) {
 
 }  // namespace
 
+// The CLI's "--model preset=llama3-8b,layers=8" as the map a scenario file would give; errors
+// name the flag and key (--model.layers).
+ArgNode key_value_map(const ArgNode& node) {
+  ArgNode map = ArgNode::map(node.path(), node.where());
+  std::string_view rest = node.text();
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      node.fail(fmt::format("'{}': expected key=value in '{}'", item, node.text()));
+    }
+    const std::string key(item.substr(0, eq));
+    map.set(key, ArgNode::scalar(std::string(item.substr(eq + 1)), node.path() + "." + key,
+                                 node.where()));
+  }
+  return map;
+}
+
 ModelSpec parse_model(const ArgNode& node) {
   if (node.kind() == ArgNode::Kind::Map) return parse_model_map(node);
   if (node.kind() != ArgNode::Kind::Scalar) node.fail("expected a preset name or a map");
-  if (node.text().find('=') != std::string::npos) return parse_model_map(model_map_from_text(node));
+  if (node.text().find('=') != std::string::npos) return parse_model_map(key_value_map(node));
   try {
     return model_preset(node.text(), node.path());
   } catch (const InputError& e) {

@@ -12,7 +12,10 @@ namespace lockstep {
 namespace {
 
 constexpr double kBf16 = 2.0, kFp32 = 4.0;
-constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;  // per shard parameter, step_plan below
+// Per shard parameter, streamed by the optimizer step (make_step_plan below): FP32 moments, and
+// BF16 ones (reads 4 + 4 + 2 + 2, writes 4 + 2 + 2).
+constexpr double kOptimizerBytes = 4 + 16 + 12 + 4 + 2;
+constexpr double kOptimizerBytesBf16Moments = 4 + 12 + 8 + 4 + 2;
 
 // Parameters one rank holds of layers [first, last) (TP shards every matrix; EP shards routed
 // experts), split into what all dp ranks share and the routed experts only dp / ep ranks share.
@@ -407,14 +410,22 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // (ZeRO-1) shards the 12 over dp, 6 + 12/dp (Megatron-LM docs, "Distributed Optimizer"; ZeRO:
   // Rajbhandari et al. 2020, section 3); ZeRO-2 also shards the gradients, ZeRO-3 the weights.
   // Routed experts are replicated over dp / ep ranks only, so their shards are that much larger.
+  // DualPipe: rank s holds stage s of one direction and stage pp - 1 - s of the other, two
+  // copies of the parameters (DeepSeek-V3, arXiv:2412.19437, Table 2).
+  const bool dualpipe = c.pipeline == PipelineSchedule::DualPipe;
+  auto hosted = [&](std::uint32_t s) {
+    return dualpipe ? std::vector<std::uint32_t>{s, p.pp - 1 - s} : std::vector<std::uint32_t>{s};
+  };
   for (std::uint32_t s = 0; s < p.pp; ++s) {
     RankParams params;
-    for (std::uint32_t ch = 0; ch < p.interleave; ++ch) {
-      const RankParams part =
-          layer_params_per_rank(m, p, plan.first_layer(s, ch), plan.end_layer(s, ch),
-                                s == 0 && ch == 0, s + 1 == p.pp && ch + 1 == p.interleave);
-      params.dense += part.dense;
-      params.expert += part.expert;
+    for (std::uint32_t h : hosted(s)) {
+      for (std::uint32_t ch = 0; ch < p.interleave; ++ch) {
+        const RankParams part =
+            layer_params_per_rank(m, p, plan.first_layer(h, ch), plan.end_layer(h, ch),
+                                  h == 0 && ch == 0, h + 1 == p.pp && ch + 1 == p.interleave);
+        params.dense += part.dense;
+        params.expert += part.expert;
+      }
     }
     // The distributed optimizer shards over the data-parallel group with context parallel.
     const double dp = p.replicas(), edp = static_cast<double>(p.replicas() / p.ep);
@@ -435,22 +446,25 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     // LoRA: the frozen base keeps its BF16 weights only; gradients and Adam's state are the
     // adapters' (Hu et al. 2021, section 4), sharded as ZeRO shards the rest.
     double adapters = 0;
-    for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
-      for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
-        adapters += c.lora_params(l) / p.tp;
+    for (std::uint32_t h : hosted(s))
+      for (std::uint32_t ch = 0; ch < p.interleave; ++ch)
+        for (std::uint32_t l = plan.first_layer(h, ch); l < plan.end_layer(h, ch); ++l)
+          adapters += c.lora_params(l) / p.tp;
     auto trained = [&](double per_param, ZeroStage sharded_from) {
       if (c.lora_rank == 0) return bytes(per_param, sharded_from);
       return Bytes(
           static_cast<std::uint64_t>(adapters * per_param / (p.zero >= sharded_from ? dp : 1.0)));
     };
     const double shard = trained(1.0, ZeroStage::Optimizer).as_double();
-    plan.optimizer_step.push_back(hbm > 0 ? Time::s(kOptimizerBytes * shard / hbm) : Time::zero());
+    const double streamed = c.bf16_moments ? kOptimizerBytesBf16Moments : kOptimizerBytes;
+    plan.optimizer_step.push_back(hbm > 0 ? Time::s(streamed * shard / hbm) : Time::zero());
     MemoryEstimate e;
     e.weights = bytes(kBf16, ZeroStage::Parameters);
     if (c.lora_rank > 0)
       e.weights = e.weights + Bytes(static_cast<std::uint64_t>(adapters * kBf16));
     e.gradients = trained(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
-    e.optimizer = trained(3 * kFp32, ZeroStage::Optimizer);
+    // FP32 master weights and two moments, the moments in BF16 with bf16_moments.
+    e.optimizer = trained(kFp32 + 2 * (c.bf16_moments ? kBf16 : kFp32), ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
     // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
     // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
@@ -465,8 +479,19 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
       live += u.forward ? chunk_bytes[u.chunk] : -chunk_bytes[u.chunk];
       peak = std::max(peak, live);
     }
+    if (dualpipe) {
+      // DualPipe keeps pp + 1 micro-batches' activations of a stage (Table 2), here the mean of
+      // the two stages the rank holds (half the micro-batches enter from each end).
+      double both = 0;
+      for (std::uint32_t h : hosted(s))
+        for (std::uint32_t l = plan.first_layer(h, 0); l < plan.end_layer(h, 0); ++l)
+          both += layer_activation_bytes(c, l, tokens);
+      peak = (p.pp + 1) * both / 2;
+    }
     double act = peak;
-    if (s + 1 == p.pp) act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;  // FP32 logits
+    // FP32 logits where the output layer is (both end ranks under DualPipe).
+    if (s + 1 == p.pp || (dualpipe && s == 0))
+      act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;
     e.activations = Bytes(static_cast<std::uint64_t>(act));
     if (!c.grad_reduce_in_fp32) {
       // BF16 gradients: the optimizer casts its shard to FP32 at the step (Megatron-Core's

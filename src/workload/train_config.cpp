@@ -176,6 +176,22 @@ std::vector<std::uint32_t> parse_rank_list(std::string_view text, std::string_vi
   return ranks;
 }
 
+namespace {
+
+// `optimizer: {moments: fp32 | bf16}`, or the CLI's `--optimizer moments=bf16`; true for BF16
+// moments.
+bool parse_bf16_moments(const ArgNode& node) {
+  if (node.kind() == ArgNode::Kind::List) node.fail("expected a map (moments: fp32 | bf16)");
+  const ArgNode map = node.kind() == ArgNode::Kind::Map ? node : key_value_map(node);
+  bool bf16 = false;
+  if (const ArgNode* moments = map.find("moments"))
+    bf16 = moments->as_choice({"fp32", "bf16"}) == "bf16";
+  map.check_all_used();
+  return bf16;
+}
+
+}  // namespace
+
 TrainConfig parse_train_config(const ArgNode& job) {
   if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
   TrainConfig c;
@@ -254,6 +270,12 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.lora_mlp = t->as_choice({"attention", "attention_mlp"}) == "attention_mlp";
   c.loss_in_pipeline_split = job.get_bool("account_for_loss_in_pipeline_split", false);
   c.grad_reduce_in_fp32 = job.get_bool("grad_reduce_in_fp32", true);
+  if (const ArgNode* opt = job.find("optimizer")) c.bf16_moments = parse_bf16_moments(*opt);
+  if (const ArgNode* a = job.find("attention_kernel"))
+    c.unfused_attention = a->as_choice({"flash", "unfused"}) == "unfused";
+  if (const ArgNode* pipe = job.find("pipeline"))
+    c.pipeline = pipe->as_choice({"1f1b", "dualpipe"}) == "dualpipe" ? PipelineSchedule::DualPipe
+                                                                     : PipelineSchedule::OneFOneB;
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
   // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).
@@ -350,6 +372,8 @@ TrainConfig parse_train_config(const ArgNode& job) {
     fail("lora_rank",
          "needs a single efficiency (the kernel model prices the base's weight "
          "gradients)");
+  if (c.unfused_attention && c.efficiency != 0)
+    fail("attention_kernel", "unfused needs efficiency: kernels (the kernel model prices it)");
   const std::uint32_t vstages = p.pp * p.interleave;
   if (c.embedding_in_pipeline_split || c.loss_in_pipeline_split) {
     // Megatron-LM asserts an even split when either counts as a layer (arguments.py).
@@ -382,6 +406,18 @@ TrainConfig parse_train_config(const ArgNode& job) {
          fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
                      "interleaved schedule refuses a last group of {}",
                      c.micro_batches(), p.pp, c.micro_batches() % p.pp));
+  }
+  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs (DeepSeek's
+  // dualpipe.py asserts an even rank count and micro-batch count, recalled).
+  if (c.pipeline == PipelineSchedule::DualPipe) {
+    if (p.pp < 2 || p.pp % 2 != 0)
+      fail("pipeline", fmt::format("dualpipe needs an even pp of 2 or more, got pp={}", p.pp));
+    if (p.interleave > 1) fail("pipeline", "dualpipe has no interleaved chunks (interleave 1)");
+    if (c.micro_batches() < p.pp || c.micro_batches() % 2 != 0)
+      fail("pipeline",
+           fmt::format("dualpipe needs an even number of micro-batches per replica, at least pp "
+                       "({}), got {}",
+                       p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).

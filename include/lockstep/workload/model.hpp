@@ -102,4 +102,9 @@ const std::vector<std::string>& model_keys();
 /// keys are refused at their location, listing model_keys().
 ModelSpec parse_model(const ArgNode& node);
 
+/// The CLI's "key=value,key=value" text of a flag (`--model preset=llama3-8b,layers=8`,
+/// `--optimizer moments=bf16`) as the map a scenario file would give; errors name the flag and
+/// key (--model.layers).
+ArgNode key_value_map(const ArgNode& node);
+
 }  // namespace lockstep

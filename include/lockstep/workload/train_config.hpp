@@ -43,6 +43,10 @@ enum RecomputeModule : std::uint8_t {
 /// output layer and everything else stay BF16 (docs/training.md).
 enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
 
+/// The pipeline schedule: Megatron's 1F1B (interleaved with `interleave`), or DeepSeek-V3's
+/// DualPipe (arXiv:2412.19437, section 3.2.1; docs/training.md, "DualPipe").
+enum class PipelineSchedule : std::uint8_t { OneFOneB, DualPipe };
+
 struct ParallelConfig {
   std::uint32_t tp = 1;           // tensor parallel degree
   std::uint32_t cp = 1;           // context parallel degree (ring attention over sequence chunks)
@@ -99,6 +103,16 @@ struct TrainConfig {
   // FP32 (Megatron-LM forces it with --bf16) or in the parameters' BF16 (NeMo's optim
   // grad_sync_dtype: bf16). The memory check and the DP reduction's bytes (docs/training.md).
   bool grad_reduce_in_fp32 = true;
+  // AdamW's first and second moments in BF16 (`optimizer: {moments: bf16}`), as DeepSeek-V3
+  // trained (arXiv:2412.19437, section 3.3.3, "Low-Precision Optimizer States": master weights and
+  // gradients stay FP32): 4 + 2 + 2 optimizer bytes per parameter instead of 12, and 8 fewer
+  // streamed by the optimizer step.
+  bool bf16_moments = false;
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  // `attention_kernel: unfused`: the attention core as Megatron-LM ran it before FlashAttention
+  // (baddbmm, fused scale-mask-softmax, dropout, bmm; the scores through HBM), priced by the
+  // kernel model (docs/kernel-model.md, "Attention core"); default flash.
+  bool unfused_attention = false;
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
   // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
   bool tp_comm_overlap = false;

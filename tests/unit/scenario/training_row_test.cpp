@@ -308,6 +308,27 @@ TEST(TrainingRow, RecomputeModulesInTheNotesBecomeTheJobsList) {
   EXPECT_EQ(job_value(training_case(r), "recompute_modules"), "(absent)");
 }
 
+TEST(TrainingRow, Bf16RowsRunTheKernelModelFp8RowsOneEfficiency) {
+  TrainingRow r = nemo_175b_row();  // FP8 in its source
+  EXPECT_EQ(job_value(training_case(r), "precision"), "fp8");
+  EXPECT_EQ(job_value(training_case(r), "efficiency"), "(absent)");
+  r.source = "NVIDIA/NeMo performance summary (DGX-H100, BF16)";
+  EXPECT_EQ(job_value(training_case(r), "precision"), "(absent)");
+  EXPECT_EQ(job_value(training_case(r), "efficiency"), "kernels");
+}
+
+TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "DualPipe, BF16 AdamW moments; MTP not modelled";
+  EXPECT_EQ(job_value(training_case(r), "pipeline"), "dualpipe");
+  EXPECT_EQ(job_value(training_case(r), "optimizer"), "moments=bf16");
+  r.notes = "selective recompute; unfused attention (before FlashAttention)";
+  EXPECT_EQ(job_value(training_case(r), "attention_kernel"), "unfused");
+  r.notes = "1F1B, FP32 moments";
+  EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)");
+  EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");
+}
+
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
   std::istringstream in(
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"

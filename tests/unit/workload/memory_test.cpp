@@ -5,6 +5,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/step_plan.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -295,6 +296,104 @@ TEST(Memory, RecomputedModulesCostTheirForwardGemmsInTheBackward) {
   EXPECT_NEAR(extra(kRecomputeMoe, 0), 0.0, 2e-6);
   // Element-wise reruns (norms, the activation) add no FLOPs in this count.
   EXPECT_NEAR(extra(kRecomputeLayernorm | kRecomputeMoeAct, 3), 0.0, 2e-6);
+}
+
+TEST(Memory, Bf16MomentsKeepEightOptimizerBytesPerParameter) {
+  // Llama 3 8B's N = 8,029,995,008 parameters on one stage, dp 8, ZeRO-1 (above). DeepSeek-V3's
+  // AdamW (arXiv:2412.19437, section 3.3.3): FP32 master weights (4 B) and BF16 moments (2 + 2):
+  // 8 B per parameter over dp, so 2 + 4 + 8/8 = 7 B per parameter, 56,209,965,056 B, against
+  // 6 + 12/8 = 7.5 B (60,224,962,560 B) with FP32 moments.
+  const double n = 8'029'995'008.0;
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.dp = 8;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::Optimizer;
+  c.bf16_moments = true;
+  const MemoryEstimate e = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(e.optimizer.as_double(), 8 * n / 8, 1);
+  EXPECT_NEAR((e.weights + e.gradients + e.optimizer).as_double(), 56'209'965'056.0, 3);
+  // Without ZeRO: 2 + 4 + 8 = 14 B per parameter, 112,419,930,112 B.
+  c.par.zero = ZeroStage::None;
+  const MemoryEstimate none = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR((none.weights + none.gradients + none.optimizer).as_double(), 112'419'930'112.0, 3);
+}
+
+TEST(Memory, Bf16MomentsStreamThirtyBytesPerShardParameterInTheOptimizerStep) {
+  // The optimizer step over the rank's shard N / 8 = 1,003,749,376 parameters at an HBM rate of
+  // B: FP32 moments stream 4 (norm) + 16 (read p, g, m, v) + 12 (write p, m, v) + 6 (BF16 copy)
+  // = 38 B, BF16 moments 4 + (4 + 4 + 2 + 2) + (4 + 2 + 2) + 6 = 30 B: a ratio of 30 / 38.
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.dp = 8;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::Optimizer;
+  const GpuSpec* gpu = &gpu_spec("h100");
+  const double fp32 = make_step_plan(c, 1e15, 0, gpu).optimizer_step[0].seconds();
+  c.bf16_moments = true;
+  const double bf16 = make_step_plan(c, 1e15, 0, gpu).optimizer_step[0].seconds();
+  const double rate = gpu->kernels.hbm_bandwidth.bytes_per_second() * gpu->kernels.hbm_fraction;
+  EXPECT_NEAR(fp32, 38 * 1'003'749'376.0 / rate, 1e-12);
+  EXPECT_NEAR(bf16, 30 * 1'003'749'376.0 / rate, 1e-12);
+}
+
+TEST(Memory, OptimizerMomentsByMapOrFlagText) {
+  EXPECT_FALSE(parse_train_config(job({})).bf16_moments);
+  EXPECT_TRUE(parse_train_config(job({{"optimizer", "moments=bf16"}})).bf16_moments);
+  EXPECT_FALSE(parse_train_config(job({{"optimizer", "moments=fp32"}})).bf16_moments);
+  ArgNode j = job({});
+  ArgNode opt = ArgNode::map("job.optimizer", {"s.yaml", 6, 3});
+  opt.set("moments", ArgNode::scalar("bf16", "job.optimizer.moments", {"s.yaml", 7, 5}));
+  j.set("optimizer", std::move(opt));
+  EXPECT_TRUE(parse_train_config(j).bf16_moments);
+  for (const char* bad : {"moments=fp16", "momentz=bf16", "bf16"}) {
+    try {
+      parse_train_config(job({{"optimizer", bad}}));
+      FAIL() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("job.optimizer"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
+  // Llama 3 8B on PP 4 (8 layers a stage), dp 1, no ZeRO, 4 micro-batches of 8192 tokens. A layer
+  // holds 218,103,808 parameters, the embedding and the output layer 525,336,576 each. Under 1F1B
+  // stage 0 holds 8 layers and the embedding: 2,270,167,040. Under DualPipe rank 0 also holds
+  // stage 3 (8 layers and the output layer): 4,540,334,080, twice as many (Table 2's "2x").
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.pp = 4;
+  c.global_batch = 4;
+  c.seq = 8192;
+  c.par.zero = ZeroStage::None;
+  const MemoryEstimate one = make_step_plan(c, 1e15).memory;
+  c.pipeline = PipelineSchedule::DualPipe;
+  const MemoryEstimate dual = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(dual.weights.as_double(), 2 * 4'540'334'080.0, 1);
+  EXPECT_NEAR(dual.weights.as_double(), 2 * one.weights.as_double(), 1);
+  EXPECT_NEAR(dual.gradients.as_double(), 4 * 4'540'334'080.0, 1);
+  EXPECT_NEAR(dual.optimizer.as_double(), 12 * 4'540'334'080.0, 1);
+  // Activations: pp + 1 = 5 micro-batches of a stage's 8 layers x 34 s h (Memory test above):
+  // 5 x 8 x 34 x 8192 x 4096 = 45,634,027,520 B, plus the FP32 logits of the output layer rank 0
+  // holds, 8192 x 128256 x 4 = 4,202,692,608 B. (1F1B's stage 0: 4 micro-batches, no logits.)
+  EXPECT_NEAR(dual.activations.as_double(), 45'634'027'520.0 + 4'202'692'608.0, 2);
+  EXPECT_NEAR(one.activations.as_double(), 4 * 8 * 34 * 8192 * 4096.0, 2);
+}
+
+TEST(Memory, DualPipeNeedsAnEvenPpAndEvenMicroBatches) {
+  EXPECT_EQ(parse_train_config(job({{"pipeline", "dualpipe"}, {"pp", "2"}})).pipeline,
+            PipelineSchedule::DualPipe);
+  for (auto [pp, batch] : {std::pair{"3", "8"}, std::pair{"4", "2"}, std::pair{"2", "3"}}) {
+    try {
+      ArgNode j = job({{"pipeline", "dualpipe"}, {"pp", pp}});
+      j.set("global_batch", ArgNode::scalar(batch, "job.global_batch", {"s.yaml", 5, 3}));
+      parse_train_config(j);
+      FAIL() << "pp " << pp << ", batch " << batch;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("job.pipeline"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Memory, LoraKeepsGradientsAndAdamStateForItsAdaptersOnly) {
