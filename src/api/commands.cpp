@@ -172,6 +172,8 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"fsdp", "true: shard like ZeRO-3 (FSDP)"},
       {"sequence_parallel", "true | false (default true)"},
       {"interleave", "virtual stages per rank (interleaved 1F1B)"},
+      {"microbatch_group_size_per_vp_stage",
+       "interleaved: micro-batches per group through each chunk (N, default pp)"},
       {"account_for_embedding_in_pipeline_split",
        "true: the embedding counts as a layer in the pipeline split (first stage one fewer)"},
       {"account_for_loss_in_pipeline_split",
