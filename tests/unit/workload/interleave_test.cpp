@@ -144,6 +144,34 @@ TEST(Interleave, AGroupOfAllMicroBatchesKeepsTheBubbleAndHoldsMore) {
   EXPECT_NEAR(make_step_plan(c, 1e15).memory.activations.as_double(), 5 * per_layer, 2);
 }
 
+// Even stages (no output layer: vocab 0), every chunk of one layer F 1 ms, B 2 ms, m 4, so the
+// ideal is 4 x (2 + 4) = 24 ms per stage. By hand:
+//  1F1B: A F0 0-2 F1 2-4 B0 8-12 F2 12-14 B1 14-18 F3 18-20 B2 20-24 B3 26-30; 30 ms, bubble
+//    6 = 24 (pp - 1) / m.
+//  v 2, N 2: A F0.0 0-1 F0.1 1-2 F1.0 2-3 F1.1 3-4 F0.2 4-5 B1.0 6-8 F0.3 8-9 B1.1 9-11 F1.2
+//    11-12 B0.0 12-14 F1.3 14-15 B0.1 15-17 B1.2 18-20 B1.3 21-23 B0.2 23-25 B0.3 25-27
+//  v 2, N 4: A F0.0-F0.3 0-4 F1.0 4-5 F1.1 5-6 F1.2 6-7 B1.0 8-10 F1.3 10-11 B1.1 11-13 B1.2
+//    14-16 B1.3 17-19 B0.0 19-21 B0.1 21-23 B0.2 23-25 B0.3 25-27
+//  27 ms either way: bubble 3 = 24 (pp - 1) / (v m).
+TEST(Interleave, EvenStagesLoseThePublishedBubble) {
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  const Topology topo = star_cluster(1, 2);
+  auto even = [](std::uint32_t v, std::uint32_t group) {
+    TrainConfig c = four_layer_pipeline(v);
+    c.model.vocab = 0;
+    c.par.microbatch_group = group;
+    return c;
+  };
+  const double ideal = 24 * kMs, pp = 2, m = 4;
+  EXPECT_NEAR(simulate_training(topo, even(1, 0), opts).iteration.seconds(),
+              ideal * (1 + (pp - 1) / m), 1e-9);
+  for (std::uint32_t group : {2u, 4u}) {
+    EXPECT_NEAR(simulate_training(topo, even(2, group), opts).iteration.seconds(),
+                ideal * (1 + (pp - 1) / (2 * m)), 1e-9)
+        << group;
+  }
+}
+
 // N below pp with Megatron-Core's warm-up deadlocks: pp 4, v 2, N 2, m 8. Stage 0 warms up
 // (4 - 1) x 2 + 2 = 8 entries, through F1.3 (micro-batch 3, chunk 1), and runs its first
 // backward B1.0 after them; stage 3 warms up 2 (F0.0 F0.1), then pairs entry 2 + i with backward
