@@ -459,8 +459,9 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     e.gradients = trained(c.grad_reduce_in_fp32 ? kFp32 : kBf16, ZeroStage::Gradients);
     e.optimizer = trained(3 * kFp32, ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
-    // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
-    // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
+    // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved with N = pp, stage 0
+    // holds pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2;
+    // each micro-batch more in a group, N, adds v - 1 chunks to the warm-up).
     // Each chunk in flight holds its own layers' activations (chunks differ when the layers do
     // not split evenly, or with the embedding or loss counted as a layer).
     std::vector<double> chunk_bytes(p.interleave, 0.0);

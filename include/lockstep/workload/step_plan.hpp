@@ -54,7 +54,7 @@ struct PipelineUnit {
 /// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
 /// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x N warm-up
 /// forwards, N = `group` micro-batches per group (microbatch_group_size_per_vp_stage; 0: pp, its
-/// default), all of them when micro_batches == pp == N; units follow Megatron-core's schedule
+/// default), all of them when micro_batches == pp; units follow Megatron-core's schedule
 /// table (get_schedule_table): micro-batches in groups of N, each group through chunk 0, then
 /// chunk 1, ..., the last group taking what is left. Forward unit k is entry k; backward unit k
 /// is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k / N) % v of
