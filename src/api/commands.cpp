@@ -176,6 +176,8 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
        "flash (default) | unfused: Megatron's pre-FlashAttention core, scores through HBM "
        "(efficiency kernels)"},
       {"pipeline", "1f1b (default) | dualpipe: DeepSeek-V3's bidirectional pipeline (even pp)"},
+      {"microbatch_group_size_per_vp_stage",
+       "interleaved: micro-batches per group through each chunk (N, default pp)"},
       {"account_for_embedding_in_pipeline_split",
        "true: the embedding counts as a layer in the pipeline split (first stage one fewer)"},
       {"account_for_loss_in_pipeline_split",

@@ -302,7 +302,8 @@ StepPrograms Builder::build() {
     std::sort(stage_ranks_[s].begin(), stage_ranks_[s].end());
   }
   for (std::uint32_t s = 0; s < p_.pp; ++s) {
-    for (const PipelineUnit& u : pipeline_order(p_.pp, p_.interleave, plan_.micro_batches, s)) {
+    for (const PipelineUnit& u :
+         pipeline_order(p_.pp, p_.interleave, plan_.micro_batches, s, p_.microbatch_group)) {
       if (u.forward) {
         forward(s, u.chunk, u.micro);
       } else {

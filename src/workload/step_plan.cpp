@@ -120,19 +120,26 @@ std::string gb(double bytes) {
 }  // namespace
 
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
-                                         std::uint64_t micro_batches, std::uint32_t stage) {
+                                         std::uint64_t micro_batches, std::uint32_t stage,
+                                         std::uint32_t group) {
   const std::uint64_t v = interleave, m = micro_batches, total = m * v;
+  const std::uint64_t n = group ? group : pp;
   std::uint64_t warmup = 0;
   if (v == 1) {
     warmup = std::min<std::uint64_t>(pp - stage - 1, m);
+  } else if (m == pp) {
+    // Megatron-Core warms up every unit when num_microbatches == pipeline_parallel_size (N then
+    // equals pp: it lies in [pp, m]).
+    warmup = total;
   } else {
-    warmup = m == pp ? total : std::min<std::uint64_t>((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    warmup = std::min<std::uint64_t>((pp - stage - 1) * 2 + (v - 1) * n, total);
   }
-  // Megatron-core's schedule table: (micro-batch, chunk) of each virtual micro-batch.
+  // Megatron-core's schedule table: (micro-batch, chunk) of each virtual micro-batch, in groups
+  // of n micro-batches.
   std::vector<PipelineUnit> table;
   table.reserve(total);
-  for (std::uint64_t first = 0; first < m; first += (v == 1 ? m : pp)) {
-    const std::uint64_t end = v == 1 || first + pp >= m ? m : first + pp;
+  for (std::uint64_t first = 0; first < m; first += (v == 1 ? m : n)) {
+    const std::uint64_t end = v == 1 || first + n >= m ? m : first + n;
     for (std::uint32_t chunk = 0; chunk < v; ++chunk) {
       for (std::uint64_t mb = first; mb < end; ++mb)
         table.push_back({true, chunk, static_cast<std::uint32_t>(mb)});
@@ -466,8 +473,9 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     // FP32 master weights and two moments, the moments in BF16 with bf16_moments.
     e.optimizer = trained(kFp32 + 2 * (c.bf16_moments ? kBf16 : kFp32), ZeroStage::Optimizer);
     // The schedule's warm-up plus one pass is the most micro-batch chunks in flight on stage s
-    // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved, stage 0 holds
-    // pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2).
+    // (1F1B: min(pp - s, m) micro-batches of the whole stage; interleaved with N = pp, stage 0
+    // holds pp (1 + (pp - 1) / (pp v)) micro-batches' worth, Narayanan et al. 2021, section 2.2;
+    // each micro-batch more in a group, N, adds v - 1 chunks to the warm-up).
     // Each chunk in flight holds its own layers' activations (chunks differ when the layers do
     // not split evenly, or with the embedding or loss counted as a layer).
     std::vector<double> chunk_bytes(p.interleave, 0.0);
@@ -475,7 +483,8 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
       for (std::uint32_t l = plan.first_layer(s, ch); l < plan.end_layer(s, ch); ++l)
         chunk_bytes[ch] += layer_activation_bytes(c, l, tokens);
     double peak = 0, live = 0;
-    for (const PipelineUnit& u : pipeline_order(p.pp, p.interleave, plan.micro_batches, s)) {
+    for (const PipelineUnit& u :
+         pipeline_order(p.pp, p.interleave, plan.micro_batches, s, p.microbatch_group)) {
       live += u.forward ? chunk_bytes[u.chunk] : -chunk_bytes[u.chunk];
       peak = std::max(peak, live);
     }

@@ -208,6 +208,9 @@ TrainConfig parse_train_config(const ArgNode& job) {
   p.ep = get_u32(job, "ep", 1, 1 << 16);
   p.sequence_parallel = job.get_bool("sequence_parallel", true);
   p.interleave = get_u32(job, "interleave", 1, 64);
+  const char* group_key = "microbatch_group_size_per_vp_stage";
+  const bool group_given = job.has(group_key);
+  p.microbatch_group = get_u32(job, group_key, 0, 1 << 16);  // checked with the batch below
   // Megatron-LM's distributed optimizer (ZeRO-1) unless `zero: 0` says otherwise: NeMo turns
   // it on by default and Megatron's published configurations use it.
   p.zero = static_cast<ZeroStage>(job.get_int("zero", 1, 0, 3));
@@ -393,20 +396,46 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (p.interleave > 1 && p.pp < 2) {
     fail("interleave", "interleaving needs pipeline parallelism (pp > 1)");
   }
-  // Megatron-core runs micro-batches through the chunks in groups of pp and refuses fewer
-  // micro-batches than a group (schedules.py, microbatch_group_size_per_vp_stage).
-  if (p.interleave > 1 && c.micro_batches() < p.pp) {
-    fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
-                                   p.pp, c.micro_batches()));
+  // Megatron-Core runs micro-batches through the chunks in groups of N
+  // (microbatch_group_size_per_vp_stage, default pp) and refuses N outside [pp, M] (schedules.py,
+  // forward_backward_pipelining_with_interleaving: a ValueError). Below pp its warm-up of
+  // (pp - s - 1) x 2 + (v - 1) x N deadlocks: with pp 4, v 2, N 2 stage 0 warms up through
+  // micro-batch 3's chunk 1, which needs stage 3's chunk 0 of it, which stage 3 runs after a
+  // backward that waits for stage 0's first (docs/training.md). The Llama 3 paper's schedule
+  // allows N below pp (arXiv:2407.21783, section 3.3.2) but does not publish its order.
+  if (group_given && p.interleave < 2)
+    fail(group_key, "groups micro-batches over model chunks: needs interleave > 1");
+  const std::uint32_t n = group_given ? p.microbatch_group : p.pp;
+  if (p.interleave > 1 && n < p.pp) {
+    fail(group_key, fmt::format("{} is below pp ({}): Megatron-Core's interleaved schedule needs "
+                                "N in [pp, micro-batches per replica]",
+                                n, p.pp));
   }
-  // and a last group of 0 < M mod N < pp micro-batches (N = pp, the group size): "it introduces
-  // dependency bubbles" (schedules.py raises a RuntimeError; lockstep's programs deadlock on it).
-  if (p.interleave > 1 && c.micro_batches() % p.pp != 0) {
-    fail("interleave",
-         fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
-                     "interleaved schedule refuses a last group of {}",
-                     c.micro_batches(), p.pp, c.micro_batches() % p.pp));
+  if (p.interleave > 1 && c.micro_batches() < n) {
+    if (!group_given) {
+      fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
+                                     p.pp, c.micro_batches()));
+    }
+    fail(group_key, fmt::format("a group of {} micro-batches is more than the {} per replica", n,
+                                c.micro_batches()));
   }
+  // and a last group of 0 < M mod N < pp micro-batches: "it introduces dependency bubbles"
+  // (schedules.py raises a RuntimeError; lockstep's programs deadlock on it).
+  const std::uint64_t rest = c.micro_batches() % n;
+  if (p.interleave > 1 && rest > 0 && rest < p.pp) {
+    if (!group_given) {
+      fail(
+          "interleave",
+          fmt::format("{} micro-batches per replica are not a multiple of pp ({}): Megatron-Core's "
+                      "interleaved schedule refuses a last group of {}",
+                      c.micro_batches(), p.pp, rest));
+    }
+    fail(group_key,
+         fmt::format("{} micro-batches per replica leave a last group of {} (N = {}), fewer than "
+                     "pp ({}): Megatron-Core's interleaved schedule refuses it",
+                     c.micro_batches(), rest, n, p.pp));
+  }
+  p.microbatch_group = n;
   // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs (DeepSeek's
   // dualpipe.py asserts an even rank count and micro-batch count, recalled).
   if (c.pipeline == PipelineSchedule::DualPipe) {

@@ -438,14 +438,17 @@ std::optional<Time> extrapolated(Time x1, Time x2, Time x3, std::int64_t k) {
 std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& topo,
                                                              const ComputeNoise* noise,
                                                              std::uint64_t seed, bool cacheable) {
-  // A period of the schedule: one micro-batch in 1F1B, pp of them interleaved (each stage
-  // runs its chunks pp micro-batches at a time). From m = 2 pp on the steady phase is long
-  // enough that one more period adds the same to every time (at m = pp, 1F1B's first stage
-  // has a single steady pair and interleaving runs every forward first: not yet periodic).
+  // A period of the schedule: one micro-batch in 1F1B, a group of N interleaved (each stage
+  // runs its chunks N micro-batches at a time, microbatch_group_size_per_vp_stage, default pp).
+  // From m = 2 pp on (2 N with N > pp; a whole number of groups) the steady phase is long
+  // enough that one more period adds the same to every time (at m = pp, 1F1B's first stage has
+  // a single steady pair and interleaving runs every forward first: not yet periodic).
   // Worth it only when the three runs expand fewer micro-batches than the job.
   const std::uint64_t m = plan_.micro_batches;
-  const std::uint64_t period = p_.interleave > 1 ? p_.pp : 1;
-  const std::uint64_t m1 = 2 * std::uint64_t{p_.pp};
+  const std::uint64_t group = p_.microbatch_group ? p_.microbatch_group : p_.pp;
+  const std::uint64_t period = p_.interleave > 1 ? group : 1;
+  const std::uint64_t least = 2 * std::max<std::uint64_t>(p_.pp, period);
+  const std::uint64_t m1 = (least + period - 1) / period * period;
   if (!fast_forward_ || (noise && noise->has_kernel_jitter()) || m <= 3 * (m1 + period) ||
       (m - m1) % period != 0)
     return std::nullopt;

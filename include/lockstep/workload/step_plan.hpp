@@ -52,15 +52,16 @@ struct PipelineUnit {
 /// The order in which stage `stage` of `pp` runs its passes. interleave == 1: 1F1B
 /// (PipeDream-Flush): pp - stage - 1 warm-up forwards, alternate, drain. interleave = v > 1:
 /// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
-/// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x pp warm-up
-/// forwards (all of them when micro_batches == pp); units follow Megatron-core's schedule table
-/// (get_schedule_table): micro-batches in groups of pp (microbatch_group_size_per_vp_stage's
-/// default), each group through chunk 0, then chunk 1, ..., the last group taking what is left
-/// (micro_batches need not be a multiple of pp). Forward unit k is entry k; backward unit k is
-/// entry k on chunk v - 1 - its chunk. With m % pp == 0, entry k is chunk (k / pp) % v of
-/// micro-batch (k / (pp v)) pp + k % pp. Requires micro_batches >= pp when v > 1.
+/// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x N warm-up
+/// forwards, N = `group` micro-batches per group (microbatch_group_size_per_vp_stage; 0: pp, its
+/// default), all of them when micro_batches == pp; units follow Megatron-core's schedule
+/// table (get_schedule_table): micro-batches in groups of N, each group through chunk 0, then
+/// chunk 1, ..., the last group taking what is left. Forward unit k is entry k; backward unit k
+/// is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k / N) % v of
+/// micro-batch (k / (N v)) N + k % N.
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
-                                         std::uint64_t micro_batches, std::uint32_t stage);
+                                         std::uint64_t micro_batches, std::uint32_t stage,
+                                         std::uint32_t group = 0);
 
 /// How a layer's kernel time divides: the attention block's share of the forward and backward
 /// times (the rest is the MLP or MoE block), and the attention core's share of the attention

@@ -55,6 +55,9 @@ struct ParallelConfig {
   std::uint32_t ep = 1;           // expert parallel degree (divides dp; MoE models only)
   bool sequence_parallel = true;  // with tp > 1: all-gather/reduce-scatter instead of all-reduce
   std::uint32_t interleave = 1;   // virtual pipeline stages per rank (interleaved 1F1B)
+  // Megatron-Core's microbatch_group_size_per_vp_stage (N): micro-batches that run through one
+  // model chunk before the next chunk, interleaved only; 0: pp, its default.
+  std::uint32_t microbatch_group = 0;
   // None here; parse_train_config (the CLI, scenario files) defaults to ZeRO-1, Megatron's
   // distributed optimizer.
   ZeroStage zero = ZeroStage::None;

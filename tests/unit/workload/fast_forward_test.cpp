@@ -65,6 +65,18 @@ TEST(FastForward, InterleavedStepsByPpMicroBatches) {
   expect_same(fast, all);
 }
 
+// A group of N = 4 micro-batches (microbatch_group_size_per_vp_stage): the period is 4, from
+// m = 2 max(pp, N) = 8; the same times as running all 64. B computes 9 ms per micro-batch.
+TEST(FastForward, InterleavedStepsByGroupsOfN) {
+  TrainConfig c = four_layer_pipeline(2, 64);
+  c.par.microbatch_group = 4;
+  const auto [fast, all] = on_an_infinite_network(c);
+  EXPECT_EQ(fast.expanded_micro_batches, 8u);
+  EXPECT_EQ(all.expanded_micro_batches, 64u);
+  expect_same(fast, all);
+  EXPECT_GE(fast.iteration.seconds(), 9 * 64e-3);
+}
+
 // `lockstep run`'s later variants: a timeline only if the step runs every micro-batch anyway.
 // At m = 64 the step fast-forwards (582 ms as above, 4 micro-batches run) and records nothing;
 // at m = 4 it runs every micro-batch and records the two ranks' timelines.

@@ -18,9 +18,10 @@ using testing::tiny_config;
 
 constexpr double kMs = 1e-3;
 
-std::string order_text(std::uint32_t pp, std::uint32_t v, std::uint64_t m, std::uint32_t s) {
+std::string order_text(std::uint32_t pp, std::uint32_t v, std::uint64_t m, std::uint32_t s,
+                       std::uint32_t group = 0) {
   std::string out;
-  for (const PipelineUnit& u : pipeline_order(pp, v, m, s)) {
+  for (const PipelineUnit& u : pipeline_order(pp, v, m, s, group)) {
     out += (u.forward ? "F" : "B") + std::to_string(u.chunk) + "." + std::to_string(u.micro) + " ";
   }
   return out;
@@ -52,6 +53,35 @@ TEST(Interleave, MicroBatchesNotAMultipleOfPpEndWithAShorterGroup) {
   EXPECT_EQ(order_text(2, 2, 5, 1),
             "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 F0.4 B0.2 "
             "F1.4 B0.3 B1.4 B0.4 ");
+}
+
+// Forwards before the first backward: the warm-up, plus the first steady forward when any.
+std::size_t leading_forwards(std::uint32_t pp, std::uint32_t v, std::uint64_t m, std::uint32_t s,
+                             std::uint32_t group) {
+  std::size_t n = 0;
+  for (const PipelineUnit& u : pipeline_order(pp, v, m, s, group)) {
+    if (!u.forward) break;
+    ++n;
+  }
+  return n;
+}
+
+TEST(Interleave, GroupsOfNSetTheWarmUp) {
+  // Megatron-Core's microbatch_group_size_per_vp_stage N: warm-up (pp - s - 1) x 2 + (v - 1) x N,
+  // then one steady forward before the first backward. pp 4, v 2, m 8: N = 4 (the default)
+  // 6 + 4 = 10 on stage 0, 4 + 4, 2 + 4, 0 + 4 = 4 on stage 3; N = 8 (one group, breadth-first)
+  // 6 + 8 = 14 down to 8.
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(leading_forwards(4, 2, 8, s, 4), (3 - s) * 2 + 4 + 1u) << s;
+    EXPECT_EQ(leading_forwards(4, 2, 8, s, 8), (3 - s) * 2 + 8 + 1u) << s;
+  }
+  EXPECT_EQ(order_text(4, 2, 8, 0, 0), order_text(4, 2, 8, 0, 4));  // 0: pp
+  // pp 2, v 2, m 4, N 4: the table runs micro-batches 0-3 through chunk 0, then chunk 1. Stage 0
+  // warms up (2 - 1) x 2 + 4 = 6, stage 1 4; backward entry k on chunk 1 - its chunk.
+  EXPECT_EQ(order_text(2, 2, 4, 0, 4),
+            "F0.0 F0.1 F0.2 F0.3 F1.0 F1.1 F1.2 B1.0 F1.3 B1.1 B1.2 B1.3 B0.0 B0.1 B0.2 B0.3 ");
+  EXPECT_EQ(order_text(2, 2, 4, 1, 4),
+            "F0.0 F0.1 F0.2 F0.3 F1.0 B1.0 F1.1 B1.1 F1.2 B1.2 F1.3 B1.3 B0.0 B0.1 B0.2 B0.3 ");
 }
 
 TrainConfig four_layer_pipeline(std::uint32_t interleave) {
@@ -90,6 +120,78 @@ TEST(Interleave, TwoChunksHalveTheBubbleOfAFourLayerPipeline) {
   EXPECT_NEAR(inter.breakdown.compute.seconds(), 30 * kMs, 1e-9);
   EXPECT_NEAR((plain.breakdown.bubble + plain.breakdown.pp).seconds(), 12 * kMs, 1e-9);
   EXPECT_NEAR((inter.breakdown.bubble + inter.breakdown.pp).seconds(), 9 * kMs, 1e-9);
+}
+
+// The pipeline above with N = m = 4 (GroupsOfNSetTheWarmUp's order):
+//  A: F0.0 0-1 F0.1 1-2 F0.2 2-3 F0.3 3-4 F1.0 4-5 F1.1 5-6 F1.2 6-7 B1.0 11-13 F1.3 13-14
+//     B1.1 17-19 B1.2 23-25 B1.3 29-31 B0.0 31-33 B0.1 33-35 B0.2 35-37 B0.3 37-39
+//  B: F0.0 1-2 F0.1 2-3 F0.2 3-4 F0.3 4-5 F1.0 5-7 B1.0 7-11 F1.1 11-13 B1.1 13-17 F1.2 17-19
+//     B1.2 19-23 F1.3 23-25 B1.3 25-29 B0.0 29-31 B0.1 31-33 B0.2 33-35 B0.3 35-37
+//  39 ms again: B waits 1 ms at the start and 2 at the end, the bubble (pp - 1) / (v m) of N = 2;
+//  N moves the transfers and the memory, not the ideal bubble. Stage A holds 6 warm-up chunks + 1
+//  = 7 one-layer chunks (N = 2: 4 + 1 = 5); B 4 + 1 = 5 and its FP32 logits, 1024 x 14336 x 4 B
+//  = 1.75 layers: A is the most loaded, 7 x 32 x 1024 x 1024 B.
+TEST(Interleave, AGroupOfAllMicroBatchesKeepsTheBubbleAndHoldsMore) {
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  TrainConfig c = four_layer_pipeline(2);
+  c.par.microbatch_group = 4;
+  const TrainResult r = simulate_training(star_cluster(1, 2), c, opts);
+  EXPECT_NEAR(r.iteration.seconds(), 39 * kMs, 1e-9);
+  EXPECT_NEAR(r.breakdown.compute.seconds(), 30 * kMs, 1e-9);
+  const double per_layer = 32.0 * 1024 * 1024;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.activations.as_double(), 7 * per_layer, 2);
+  c.par.microbatch_group = 2;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.activations.as_double(), 5 * per_layer, 2);
+}
+
+// Even stages (no output layer: vocab 0), every chunk of one layer F 1 ms, B 2 ms, m 4, so the
+// ideal is 4 x (2 + 4) = 24 ms per stage. By hand:
+//  1F1B: A F0 0-2 F1 2-4 B0 8-12 F2 12-14 B1 14-18 F3 18-20 B2 20-24 B3 26-30; 30 ms, bubble
+//    6 = 24 (pp - 1) / m.
+//  v 2, N 2: A F0.0 0-1 F0.1 1-2 F1.0 2-3 F1.1 3-4 F0.2 4-5 B1.0 6-8 F0.3 8-9 B1.1 9-11 F1.2
+//    11-12 B0.0 12-14 F1.3 14-15 B0.1 15-17 B1.2 18-20 B1.3 21-23 B0.2 23-25 B0.3 25-27
+//  v 2, N 4: A F0.0-F0.3 0-4 F1.0 4-5 F1.1 5-6 F1.2 6-7 B1.0 8-10 F1.3 10-11 B1.1 11-13 B1.2
+//    14-16 B1.3 17-19 B0.0 19-21 B0.1 21-23 B0.2 23-25 B0.3 25-27
+//  27 ms either way: bubble 3 = 24 (pp - 1) / (v m).
+TEST(Interleave, EvenStagesLoseThePublishedBubble) {
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  const Topology topo = star_cluster(1, 2);
+  auto even = [](std::uint32_t v, std::uint32_t group) {
+    TrainConfig c = four_layer_pipeline(v);
+    c.model.vocab = 0;
+    c.par.microbatch_group = group;
+    return c;
+  };
+  const double ideal = 24 * kMs, pp = 2, m = 4;
+  EXPECT_NEAR(simulate_training(topo, even(1, 0), opts).iteration.seconds(),
+              ideal * (1 + (pp - 1) / m), 1e-9);
+  for (std::uint32_t group : {2u, 4u}) {
+    EXPECT_NEAR(simulate_training(topo, even(2, group), opts).iteration.seconds(),
+                ideal * (1 + (pp - 1) / (2 * m)), 1e-9)
+        << group;
+  }
+}
+
+// N below pp with Megatron-Core's warm-up deadlocks: pp 4, v 2, N 2, m 8. Stage 0 warms up
+// (4 - 1) x 2 + 2 = 8 entries, through F1.3 (micro-batch 3, chunk 1), and runs its first
+// backward B1.0 after them; stage 3 warms up 2 (F0.0 F0.1), then pairs entry 2 + i with backward
+// entry i: (F1.0 B1.0) (F1.1 B1.1) (F0.2 B0.0) (F0.3 B0.1). Stage 0's F1.3 needs stage 3's F0.3,
+// which follows stage 3's B0.0, which needs stage 0's B1.0 (virtual stage 4 feeds 3's
+// gradient), which follows F1.3: a cycle. parse_train_config refuses N < pp as Megatron-Core does.
+TEST(Interleave, AGroupBelowPpDeadlocksAndIsRefused) {
+  TrainConfig c = tiny_config(1, 4, 1, 8);
+  c.model.layers = 8;
+  c.par.interleave = 2;
+  c.par.microbatch_group = 2;
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  try {
+    simulate_training(star_cluster(1, 4), c, opts);
+    ADD_FAILURE() << "N = 2 below pp = 4 ran";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
+  c.par.microbatch_group = 4;
+  EXPECT_NO_THROW(simulate_training(star_cluster(1, 4), c, opts));
 }
 
 // The pipeline above with 3 micro-batches (not a multiple of pp = 2), in the order of
@@ -205,6 +307,44 @@ TEST(Interleave, AtLeastPpMicroBatches) {
                                     {"global_batch", "16"}}))
                 .par.interleave,
             2u);
+}
+
+TEST(Interleave, TheGroupSizeLiesBetweenPpAndTheMicroBatches) {
+  auto with = [](const char* batch, const char* group) {
+    return job({{"model", "llama3-8b"},
+                {"pp", "4"},
+                {"dp", "1"},
+                {"interleave", "2"},
+                {"global_batch", batch},
+                {"microbatch_group_size_per_vp_stage", group}});
+  };
+  EXPECT_EQ(
+      error_of(with("8", "2")),
+      "s.yaml:9:3: job.microbatch_group_size_per_vp_stage: 2 is below pp (4): Megatron-Core's "
+      "interleaved schedule needs N in [pp, micro-batches per replica]");
+  EXPECT_EQ(
+      error_of(with("8", "9")),
+      "s.yaml:9:3: job.microbatch_group_size_per_vp_stage: a group of 9 micro-batches is more "
+      "than the 8 per replica");
+  // 13 = 2 x 5 + 3: a last group of 3 < pp; 9 = 5 + 4 leaves 4 = pp, which Megatron-Core runs.
+  EXPECT_EQ(
+      error_of(with("13", "5")),
+      "s.yaml:9:3: job.microbatch_group_size_per_vp_stage: 13 micro-batches per replica leave "
+      "a last group of 3 (N = 5), fewer than pp (4): Megatron-Core's interleaved schedule "
+      "refuses it");
+  EXPECT_EQ(parse_train_config(with("9", "5")).par.microbatch_group, 5u);
+  EXPECT_EQ(
+      parse_train_config(
+          job({{"model", "llama3-8b"}, {"pp", "4"}, {"interleave", "2"}, {"global_batch", "8"}}))
+          .par.microbatch_group,
+      4u);  // the default, pp
+  EXPECT_NE(error_of(job({{"model", "llama3-8b"},
+                          {"pp", "4"},
+                          {"global_batch", "8"},
+                          {"microbatch_group_size_per_vp_stage", "4"}}))
+                .find("job.microbatch_group_size_per_vp_stage: groups micro-batches over model "
+                      "chunks: needs interleave > 1"),
+            std::string::npos);
 }
 
 TEST(Interleave, EmbeddingAndLossCountAsALayerInTheSplit) {
