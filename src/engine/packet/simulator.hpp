@@ -337,11 +337,20 @@ class Simulator {
   void acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t before, bool fresh,
                    bool ecn);
   /// Puts a control packet (`flags`: 0 for an ACK, kNack, kCnp, plus kEcn) on the reverse route.
-  void send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq, std::uint32_t cum);
+  /// `unreported`: a packet arrived but left out of the ACK's SACK bitmap (kNil: none).
+  void send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq, std::uint32_t cum,
+                    std::uint32_t unreported = kNil);
+  /// UEC's ACKs carry a SACK bitmap (PacketConfig::sack_bitmap) on the per-packet receiver.
+  bool sack_bitmap(const Flow& f) const {
+    return cfg_.sack_bitmap && reliable(f) && !f.got.empty();
+  }
+  static constexpr std::uint32_t kSackBits = 64;
   void on_ack_timer(std::uint32_t flow, std::uint32_t gen);
   /// A control packet reached the sender.
   void on_control(std::uint32_t pkt);
-  void on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack);
+  /// `sack`: the ACK's SACK bitmap (bit i: packet cum + i arrived), 0 without one.
+  void on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack,
+              std::uint64_t sack = 0);
   /// One packet newly acknowledged: window and congestion control (`rtt`: the ACK's sample).
   void acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn);
   /// The link a packet came in over (kNil at its first hop).
@@ -442,6 +451,9 @@ class Simulator {
   std::vector<std::int64_t> incast_room_;
   std::vector<Packet> packets_;
   std::vector<std::uint32_t> free_packets_;
+  // The SACK bitmap of each control packet in flight, by packet slot (only under sack_bitmap;
+  // kept apart so that the packets every hop reads stay 40 bytes).
+  std::vector<std::uint64_t> sack_;
   std::uint64_t in_network_ = 0;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;

@@ -421,13 +421,18 @@ void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t
   // detection needs them. A lossless fabric's RC responder has no such rule (nothing is lost;
   // adaptive routing's reordering is its NIC's business), only the message's end and ack_every.
   const std::uint32_t beyond = f.received - (fresh ? 1u : 0u) - before;
-  const bool in_order = !reliable(f) || (seq == before && beyond == 0);
   const std::uint32_t cum = f.got.empty() ? f.received : f.contiguous;
+  // With UEC's SACK bitmap an ACK reports the held packets whatever their order, so only a
+  // duplicate, or a packet the bitmap of the next ACK could not reach, is acknowledged at once.
+  // Held packets stay within reach: the cumulative point only grows.
+  const bool sack = sack_bitmap(f);
+  const bool in_order =
+      !reliable(f) || (sack ? fresh && seq < cum + kSackBits : seq == before && beyond == 0);
   // DCTCP's receiver acknowledges at once when the CE mark changes, so that each ACK's echo
-  // stands for every packet it covers (RFC 8257, 3.2).
-  if (reliable(f) && cfg_.congestion == CongestionControl::Ecn && f.rx_unacked > 0 &&
+  // stands for every packet it covers (RFC 8257, 3.2); NSCC's ACKs coalesced over a bitmap too.
+  if (reliable(f) && (cfg_.congestion == CongestionControl::Ecn || sack) && f.rx_unacked > 0 &&
       ecn != f.rx_ce) {
-    send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, before);
+    send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, before, seq);
     f.rx_unacked = 0;
   }
   f.rx_ce = ecn;
@@ -454,9 +459,19 @@ void Simulator::on_ack_timer(std::uint32_t flow, std::uint32_t gen) {
 }
 
 void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq,
-                             std::uint32_t cum) {
+                             std::uint32_t cum, std::uint32_t unreported) {
   const std::uint32_t pkt = alloc_packet();
   Flow& f = flows_[flow];
+  if (!(flags & (kCnp | kGrant | kNack)) && sack_bitmap(f)) {
+    // The bitmap of the packets arrived in [cum, cum + 64) (bit i: cum + i), as PDS's SACK
+    // carries it. `unreported` arrived but belongs to the next ACK (another CE mark).
+    if (sack_.size() < packets_.size()) sack_.resize(packets_.size());
+    std::uint64_t bits = 0;
+    const std::uint32_t end = std::min(f.packets, cum + kSackBits);
+    for (std::uint32_t s = cum; s < end; ++s)
+      if (f.got[s] && s != unreported) bits |= std::uint64_t{1} << (s - cum);
+    sack_[pkt] = bits;
+  }
   Packet& p = packets_[pkt];
   p.flow = flow;
   p.seq = seq;
@@ -504,6 +519,7 @@ void Simulator::on_control(std::uint32_t pkt) {
   const std::uint32_t flow = p.flow, seq = p.seq, cum = p.payload;
   const std::uint8_t flags = p.flags;
   Flow& f = flows_[flow];
+  const std::uint64_t sack = sack_bitmap(f) && !(flags & (kCnp | kGrant | kNack)) ? sack_[pkt] : 0;
   --f.in_network;
   free_packet(pkt);
   ++stats_.control_delivered;
@@ -540,7 +556,7 @@ void Simulator::on_control(std::uint32_t pkt) {
     return;
   }
   if (!reliable(f)) return;  // an RC ACK: the work request completes, nothing more to send
-  on_ack(f, seq, cum, flags & kEcn, flags & kNack);
+  on_ack(f, seq, cum, flags & kEcn, flags & kNack, sack);
   if (!f.sender_done && (f.retx_pending > 0 || f.next_new < f.packets)) {
     ring_add(flow);
     try_transmit(f.inject_link);
