@@ -169,12 +169,15 @@ struct Flow {
   std::uint32_t contiguous = 0;
   std::int64_t last_cnp = -1;
   // Acknowledgements: the reverse routes, packets arrived since the last ACK (the latest one and
-  // whether they were ECN-marked), the delayed-ACK timer's generation.
+  // whether they were ECN-marked), the delayed-ACK timer: its generation (the slot's transfer),
+  // when the held ACK is due and when its one pending event fires (-1: none).
   PathSet ack_paths;
   std::uint32_t ack_cursor = 0;
   std::uint32_t rx_unacked = 0;
   std::uint32_t rx_last = 0;
   std::uint32_t ack_gen = 0;
+  std::int64_t ack_deadline = -1;
+  std::int64_t ack_timer_at = -1;
   bool rx_ce = false;
   // Reliable transport (lossy fabrics) and windows.
   std::uint32_t inflight = 0;

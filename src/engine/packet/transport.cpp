@@ -443,19 +443,34 @@ void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t
   if (due) {
     send_control(flow, ecn ? kEcn : 0, seq, cum);
     f.rx_unacked = 0;
-    ++f.ack_gen;
+    f.ack_deadline = -1;
   } else if (reliable(f) && f.rx_unacked == 1) {
-    // The held ACK goes out at the latest after the delayed-ACK timer (RFC 1122, 4.2.3.2).
-    events_.push(later(now_, cfg_.ack_delay.picoseconds()), EventKind::AckTimer, flow, f.ack_gen);
+    // The held ACK goes out at the latest after the delayed-ACK timer (RFC 1122, 4.2.3.2). One
+    // timer event per flow at a time, moved on when it fires early: an event per held ACK, 40 ms
+    // ahead, kept a million stale events in the queue at 8,192 hosts. A deadline still set
+    // (the ACK sent on a CE change left it) is the earlier one and stays.
+    if (f.ack_deadline < 0) f.ack_deadline = later(now_, cfg_.ack_delay.picoseconds());
+    if (f.ack_timer_at < 0) {
+      f.ack_timer_at = f.ack_deadline;
+      events_.push(f.ack_deadline, EventKind::AckTimer, flow, f.ack_gen);
+    }
   }
 }
 
 void Simulator::on_ack_timer(std::uint32_t flow, std::uint32_t gen) {
   Flow& f = flows_[flow];
-  if (gen != f.ack_gen || f.rx_unacked == 0 || f.receiver_done) return;
+  if (gen != f.ack_gen) return;  // the slot's former transfer
+  f.ack_timer_at = -1;
+  if (f.ack_deadline < 0 || f.receiver_done) return;
+  if (now_ < f.ack_deadline) {  // set again since: sleep until then
+    f.ack_timer_at = f.ack_deadline;
+    events_.push(f.ack_deadline, EventKind::AckTimer, flow, gen);
+    return;
+  }
+  f.ack_deadline = -1;
+  if (f.rx_unacked == 0) return;
   send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, f.got.empty() ? f.received : f.contiguous);
   f.rx_unacked = 0;
-  ++f.ack_gen;
 }
 
 void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq,
