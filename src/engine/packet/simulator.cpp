@@ -325,7 +325,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   }
   p.tail = tail;
   events_.push(end, EventKind::LinkFree, link, ingress);
-  events_.push(arrive, EventKind::Arrive, pkt, link, p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil);
+  events_.push(arrive, EventKind::Arrive, pkt, link, p.nxt, p.at);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
@@ -460,9 +460,9 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   }
   ++p.hop;
   ++p.at;
-  // When it leaves, the links before and after it on its route are looked up: most packets
-  // leave soon after they arrive, so start that load now.
-  __builtin_prefetch(&arena_[p.at]);
+  // The arena line was prefetched with the event (run()).
+  p.in = in;
+  p.nxt = p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil;
   Fifo& f = fifos_[qidx(out, q)];
   if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
       inl.control != LinkControl::Credit) {
@@ -515,6 +515,7 @@ void Simulator::run(ProgressHook* progress) {
       if (next->kind() == EventKind::Arrive) {
         __builtin_prefetch(&packets_[next->a]);
         __builtin_prefetch(&links_[next->b]);
+        if (next->c != kNil) __builtin_prefetch(&arena_[next->d + 1]);
       } else if (next->kind() == EventKind::LinkFree) {
         __builtin_prefetch(&links_[next->a]);
         __builtin_prefetch(&fifos_[qidx(next->a, 1)]);

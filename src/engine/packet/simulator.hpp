@@ -46,7 +46,7 @@ enum PacketFlag : std::uint8_t {
 };
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
-/// 40 bytes: the run is bound by cache misses on packets, so keep them small.
+/// 48 bytes: the run is bound by cache misses on packets, so keep them small.
 struct Packet {
   std::int64_t tail = 0;  // when its last bit reaches the device it is at (cut-through bound)
   std::uint32_t flow = kNil;
@@ -55,6 +55,11 @@ struct Packet {
   // path's index: finding the link it came in over and the next one would then read the
   // path's PathRef first, a dependent cache miss per hop at 8,192 hosts.)
   std::uint32_t at = 0;
+  // The links before and after `at` on its route (kNil at either end), copied from the arena
+  // when it arrives: leaving, it needs both, and reading the arena then was a cache miss behind
+  // the packet's own (half of try_transmit at 8,192 hosts, the arena line long evicted).
+  std::uint32_t in = kNil;
+  std::uint32_t nxt = kNil;
   std::uint32_t next = kNil;  // intrusive FIFO link
   std::uint32_t wire = 0;     // bytes on the wire
   std::uint32_t payload = 0;
@@ -357,7 +362,15 @@ class Simulator {
   /// One packet newly acknowledged: window and congestion control (`rtt`: the ACK's sample).
   void acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn);
   /// The link a packet came in over (kNil at its first hop).
-  std::uint32_t ingress_of(const Packet& p) const { return p.hop == 0 ? kNil : arena_[p.at - 1]; }
+  std::uint32_t ingress_of(const Packet& p) const { return p.in; }
+  /// Sets a packet at its route's first link (`at`: the route's offset in the arena).
+  void place(Packet& p, std::uint32_t at, std::uint16_t hops) {
+    p.at = at;
+    p.hops = hops;
+    p.hop = 0;
+    p.in = kNil;
+    p.nxt = hops > 1 ? arena_[at + 1] : kNil;
+  }
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
   // InfiniBand congestion control (ib_cc.cpp).

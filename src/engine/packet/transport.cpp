@@ -319,9 +319,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
   const PathRef& path = paths_[choose_path(f)];
-  p.at = path.offset;
-  p.hops = path.len;
-  p.hop = 0;
+  place(p, path.offset, path.len);
   p.lane = p.in_lane = f.lane;
   p.flags = 0;
   p.tail = 0;
@@ -497,9 +495,7 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   std::uint32_t pick = 0;
   if (f.ack_paths.count > 1) pick = rod(f) ? rod_ack_path(f) : f.ack_cursor++ % f.ack_paths.count;
   const PathRef& path = paths_[f.ack_paths.first + pick];
-  p.at = path.offset;
-  p.hops = path.len;
-  p.hop = 0;
+  place(p, path.offset, path.len);
   p.lane = p.in_lane = f.lane;
   p.flags = static_cast<std::uint8_t>(kCtl | flags);
   p.tail = 0;
