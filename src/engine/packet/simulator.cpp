@@ -104,6 +104,7 @@ void Simulator::setup_links() {
   fifos_.assign(n * queues_, Fifo{});
   lane_.assign(n * lanes_, LaneState{});
   link_bytes_.assign(n, 0.0);
+  tally_.assign(n, LinkTally{});
   incast_room_.assign(n, kNever);
   stats_.links.reset(n, true);
   // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
@@ -311,10 +312,10 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_in_lane = p.in_lane;
   s.cur_queue = p.flags & kTrimmed ? 0 : static_cast<std::uint8_t>(p.lane + 1);
   s.last_tx = now_;
-  link_bytes_[link] += p.wire;
-  Time& first = stats_.links.first_sent[link];
-  first = std::min(first, Time::ps(now_));
-  stats_.links.last_sent[link] = Time::ps(end);
+  LinkTally& tally = tally_[link];
+  tally.bytes += p.wire;
+  tally.first = std::min(tally.first, now_);
+  tally.last = end;
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
   const std::int64_t tail = later(end, s.latency);
@@ -488,10 +489,22 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   if (cfg_.ib_cc && q != 0 && !control) mark_fecn(p, dev, out, f.bytes);
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
-  if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
+  LinkTally& tally = tally_[out];
+  if (depth > tally.peak_queue) tally.peak_queue = depth;
   stats_.links.note_queue(out, depth);
   stats_.link_series.note_queue(out, Time::ps(now_), depth);
   try_transmit(out);
+}
+
+void Simulator::flush_tallies() {
+  for (std::size_t l = 0; l < tally_.size(); ++l) {
+    const LinkTally& t = tally_[l];
+    link_bytes_[l] = t.bytes;
+    stats_.links.peak_queue[l] = t.peak_queue;
+    if (t.first == kNever) continue;
+    stats_.links.first_sent[l] = Time::ps(t.first);
+    stats_.links.last_sent[l] = Time::ps(t.last);
+  }
 }
 
 void Simulator::run(ProgressHook* progress) {
@@ -515,10 +528,14 @@ void Simulator::run(ProgressHook* progress) {
       if (next->kind() == EventKind::Arrive) {
         __builtin_prefetch(&packets_[next->a]);
         __builtin_prefetch(&links_[next->b]);
-        if (next->c != kNil) __builtin_prefetch(&arena_[next->d + 1]);
+        if (next->c != kNil) {
+          __builtin_prefetch(&arena_[next->d + 1]);
+          prefetch_tally(next->c);
+        }
       } else if (next->kind() == EventKind::LinkFree) {
         __builtin_prefetch(&links_[next->a]);
         __builtin_prefetch(&fifos_[qidx(next->a, 1)]);
+        __builtin_prefetch(&tally_[next->a], 1);
         if (next->b != kNil) {
           __builtin_prefetch(&links_[next->b]);
           prefetch_lane(lidx(next->b, 0));
@@ -573,6 +590,7 @@ void Simulator::run(ProgressHook* progress) {
     }
     programs_.start_ready_ops(now_);
   }
+  flush_tallies();
   stats_.peak_headroom = buffers_.peak_headroom;
   stats_.headroom_overflows = buffers_.headroom_overflows;
   stats_.makespan = past_range_ ? Time::infinite() : Time::ps(now_);

@@ -461,6 +461,20 @@ class Simulator {
   };
   std::vector<LaneState> lane_;  // link x lane
   std::vector<double> link_bytes_;
+  // Per link, what every hop updates for the telemetry in one 32-byte record (copied into
+  // link_bytes_ and stats_.links when the run ends): as four arrays they were four cache misses
+  // per hop at 8,192 hosts. `first` is kNever until the link sends.
+  struct LinkTally {
+    double bytes = 0;
+    std::int64_t first = kNever, last = 0;
+    double peak_queue = 0;
+  };
+  std::vector<LinkTally> tally_;
+  void flush_tallies();
+  void prefetch_tally(std::uint32_t link) const {
+    __builtin_prefetch(&tally_[link], 1);
+    __builtin_prefetch(&stats_.links.queue_hist[link * LinkCounters::kQueueBuckets], 1);
+  }
   // Per directed link: the bytes each input of the far device may have queued at one of its
   // outputs while this link's credits still cover its round trip (the credits beyond it, shared
   // by the far device's inputs); kNever where nothing limits it (no credits). setup_links.
