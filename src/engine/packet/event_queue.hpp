@@ -23,7 +23,7 @@
 namespace lockstep::packet {
 
 enum class EventKind : std::uint8_t {
-  LinkFree,      // a: link, b: the packet's ingress link — its transmitter finished a packet
+  LinkFree,      // a: link, b: the packet's ingress link, c: next in its queue (a prefetch hint)
   Arrive,        // a: packet, b: link at route[hop], c: route[hop + 1], d: its arena position
   CreditReturn,  // a: link, b: lane — credits a waiting transmitter needs are back
   Pfc,           // a: link, b: lane, c: 1 pause / 0 resume — reaches the transmitter

@@ -325,7 +325,10 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
                    devices_[s.dst].latency);
   }
   p.tail = tail;
-  events_.push(end, EventKind::LinkFree, link, ingress);
+  // The packet next in line, as a hint: run() prefetches it with the event (a miss behind the
+  // queue's otherwise). It is whatever heads the queue when the link is free.
+  const std::uint32_t following = fifos_[qidx(link, s.cur_queue)].head;
+  events_.push(end, EventKind::LinkFree, link, ingress, following);
   events_.push(arrive, EventKind::Arrive, pkt, link, p.nxt, p.at);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
@@ -536,6 +539,7 @@ void Simulator::run(ProgressHook* progress) {
         __builtin_prefetch(&links_[next->a]);
         __builtin_prefetch(&fifos_[qidx(next->a, 1)]);
         __builtin_prefetch(&tally_[next->a], 1);
+        if (next->c != kNil) __builtin_prefetch(&packets_[next->c]);
         if (next->b != kNil) {
           __builtin_prefetch(&links_[next->b]);
           prefetch_lane(lidx(next->b, 0));

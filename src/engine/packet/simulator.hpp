@@ -113,11 +113,13 @@ struct DeviceState {
 struct PathRef {
   std::uint32_t offset = 0;
   std::uint16_t len = 0;
-  std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
-  double min_bw = 0;         // bytes/s, bottleneck of the path
-  bool on_board = true;      // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
+  bool on_board = true;  // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
+  // Its second link (kNil for one hop), which a new packet needs: no arena read at injection.
+  std::uint32_t second = kNil;
   // On board: the payload of its engine packets, whole packets of its media (transport.cpp).
   std::uint32_t board_payload = 0;
+  std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
+  double min_bw = 0;         // bytes/s, bottleneck of the path
 };
 
 struct RouteKey {
@@ -363,13 +365,13 @@ class Simulator {
   void acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn);
   /// The link a packet came in over (kNil at its first hop).
   std::uint32_t ingress_of(const Packet& p) const { return p.in; }
-  /// Sets a packet at its route's first link (`at`: the route's offset in the arena).
-  void place(Packet& p, std::uint32_t at, std::uint16_t hops) {
-    p.at = at;
-    p.hops = hops;
+  /// Sets a packet at its route's first link.
+  static void place(Packet& p, const PathRef& path) {
+    p.at = path.offset;
+    p.hops = path.len;
     p.hop = 0;
     p.in = kNil;
-    p.nxt = hops > 1 ? arena_[at + 1] : kNil;
+    p.nxt = path.second;
   }
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);

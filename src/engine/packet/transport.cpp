@@ -37,6 +37,7 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
     PathRef ref;
     ref.offset = static_cast<std::uint32_t>(arena_.size());
     ref.len = static_cast<std::uint16_t>(share.hops.size());
+    if (share.hops.size() > 1) ref.second = share.hops[1];
     ref.min_bw = 1e300;
     std::uint64_t medium = 0;
     std::int64_t room = kNever;
@@ -319,7 +320,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
   const PathRef& path = paths_[choose_path(f)];
-  place(p, path.offset, path.len);
+  place(p, path);
   p.lane = p.in_lane = f.lane;
   p.flags = 0;
   p.tail = 0;
@@ -495,7 +496,7 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   std::uint32_t pick = 0;
   if (f.ack_paths.count > 1) pick = rod(f) ? rod_ack_path(f) : f.ack_cursor++ % f.ack_paths.count;
   const PathRef& path = paths_[f.ack_paths.first + pick];
-  place(p, path.offset, path.len);
+  place(p, path);
   p.lane = p.in_lane = f.lane;
   p.flags = static_cast<std::uint8_t>(kCtl | flags);
   p.tail = 0;
