@@ -23,8 +23,8 @@
 namespace lockstep::packet {
 
 enum class EventKind : std::uint8_t {
-  LinkFree,      // a: link, b: the packet's ingress link — its transmitter finished a packet
-  Arrive,        // a: packet, b: link at route[hop], c: route[hop + 1] — reaches the far end
+  LinkFree,      // a: link, b: the packet's ingress link, c: next in its queue (a prefetch hint)
+  Arrive,        // a: packet, b: link at route[hop], c: route[hop + 1], d: its arena position
   CreditReturn,  // a: link, b: lane — credits a waiting transmitter needs are back
   Pfc,           // a: link, b: lane, c: 1 pause / 0 resume — reaches the transmitter
   Wake,          // a: link, b: generation — an injecting flow became eligible
@@ -35,21 +35,21 @@ enum class EventKind : std::uint8_t {
   Watchdog,
 };
 
-/// 32 bytes: the ordering key (time, then scheduling order) and three payload words.
+/// 32 bytes: the ordering key (time, then scheduling order) and four payload words.
 struct Event {
   std::int64_t time = 0;
   std::uint64_t order = 0;  // sequence << 8 | kind
-  std::uint32_t a = 0, b = 0, c = 0;
+  std::uint32_t a = 0, b = 0, c = 0, d = 0;
   EventKind kind() const { return static_cast<EventKind>(order & 0xFF); }
 };
 
 class EventQueue {
  public:
   void push(std::int64_t time, EventKind kind, std::uint32_t a, std::uint32_t b = 0,
-            std::uint32_t c = 0) {
+            std::uint32_t c = 0, std::uint32_t d = 0) {
     // The engine never schedules into the past; should it, the queue stays exact (at O(n)).
     if (time < last_) rebase(time);
-    file(Event{time, next_seq_++ << 8 | static_cast<std::uint8_t>(kind), a, b, c});
+    file(Event{time, next_seq_++ << 8 | static_cast<std::uint8_t>(kind), a, b, c, d});
     ++size_;
   }
   bool empty() const { return size_ == 0; }

@@ -157,9 +157,11 @@ PacketConfig sprayed_ethernet() {
 // (control_priority). One ACK per packet: UEC 1.0's PDS lets a target coalesce ACKs but the
 // count is left to the implementation, and NSCC as the spec describes it reacts to each
 // packet's delay sample and ECN mark (nscc_on_ack), so the preset does not coalesce
-// (`ack_every` overrides it).
+// (`ack_every` overrides it). Each ACK carries PDS's SACK bitmap (64 PSNs past the cumulative
+// one), so coalescing with `ack_every` holds across spraying's reordering.
 PacketConfig ultra_ethernet() {
   PacketConfig c = sprayed_ethernet();
+  c.sack_bitmap = true;
   c.congestion = CongestionControl::Nscc;
   c.delivery = Delivery::Rud;
   c.trimming = true;
@@ -393,6 +395,7 @@ PacketConfig packet_config_from_args(const ArgNode& node, const PacketConfig& ba
   bytes(node, "cnp_wire", c.cnp_wire);
   time(node, "ack_delay", c.ack_delay);
   c.control_priority = node.get_bool("control_priority", c.control_priority);
+  c.sack_bitmap = node.get_bool("sack_bitmap", c.sack_bitmap);
   if (const ArgNode* v = node.find("delivery")) {
     c.delivery = v->as_choice({"rud", "rod"}) == "rod" ? Delivery::Rod : Delivery::Rud;
     // Ordered delivery keeps a flow on one path; say `spray: true` to get the conflict.

@@ -3,6 +3,7 @@
 // acknowledged -- the SACK form of TCP's three duplicate ACKs), NACKs for trimmed packets,
 // retransmission timeouts with exponential back-off, and the window controllers.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "simulator.hpp"
@@ -151,7 +152,8 @@ void Simulator::acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn) {
   }
 }
 
-void Simulator::on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack) {
+void Simulator::on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack,
+                       std::uint64_t sack) {
   if (nack) {  // a trimmed packet: resend it at once, and treat it as a congestion signal
     std::uint8_t& st = f.state[seq];
     if (st == kInflight) {
@@ -183,6 +185,10 @@ void Simulator::on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, 
   for (std::uint32_t s = f.lowest_unacked; s < cum && s < f.packets; ++s)
     if (f.state[s] != kAcked) acked_one(f, s, rtt, ecn);
   if (f.state[seq] != kAcked) acked_one(f, seq, rtt, ecn);
+  for (; sack != 0; sack &= sack - 1) {  // UEC's SACK bitmap: bit i is packet cum + i
+    const std::uint32_t s = cum + static_cast<std::uint32_t>(std::countr_zero(sack));
+    if (s < f.packets && f.state[s] != kAcked) acked_one(f, s, rtt, ecn);
+  }
   while (f.lowest_unacked < f.packets && f.state[f.lowest_unacked] == kAcked) ++f.lowest_unacked;
   detect_losses(f);
   if (f.acked == f.packets) {

@@ -104,6 +104,7 @@ void Simulator::setup_links() {
   fifos_.assign(n * queues_, Fifo{});
   lane_.assign(n * lanes_, LaneState{});
   link_bytes_.assign(n, 0.0);
+  tally_.assign(n, LinkTally{});
   incast_room_.assign(n, kNever);
   stats_.links.reset(n, true);
   // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
@@ -322,10 +323,10 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_in_lane = p.in_lane;
   s.cur_queue = p.flags & kTrimmed ? 0 : static_cast<std::uint8_t>(p.lane + 1);
   s.last_tx = now_;
-  link_bytes_[link] += p.wire;
-  Time& first = stats_.links.first_sent[link];
-  first = std::min(first, Time::ps(now_));
-  stats_.links.last_sent[link] = Time::ps(end);
+  LinkTally& tally = tally_[link];
+  tally.bytes += p.wire;
+  tally.first = std::min(tally.first, now_);
+  tally.last = end;
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
   ++progress_;
   const std::int64_t tail = later(end, s.latency);
@@ -335,8 +336,11 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
                    devices_[s.dst].latency);
   }
   p.tail = tail;
-  events_.push(end, EventKind::LinkFree, link, ingress);
-  events_.push(arrive, EventKind::Arrive, pkt, link, p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil);
+  // The packet next in line, as a hint: run() prefetches it with the event (a miss behind the
+  // queue's otherwise). It is whatever heads the queue when the link is free.
+  const std::uint32_t following = fifos_[qidx(link, s.cur_queue)].head;
+  events_.push(end, EventKind::LinkFree, link, ingress, following);
+  events_.push(arrive, EventKind::Arrive, pkt, link, p.nxt, p.at);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
@@ -517,9 +521,9 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   }
   ++p.hop;
   ++p.at;
-  // When it leaves, the links before and after it on its route are looked up: most packets
-  // leave soon after they arrive, so start that load now.
-  __builtin_prefetch(&arena_[p.at]);
+  // The arena line was prefetched with the event (run()).
+  p.in = in;
+  p.nxt = p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil;
   Fifo& f = fifos_[qidx(out, q)];
   if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
       inl.control != LinkControl::Credit) {
@@ -545,10 +549,22 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   if (cfg_.ib_cc && q != 0 && !control) mark_fecn(p, dev, out, f.bytes);
   enqueue(out, q, pkt);
   const double depth = static_cast<double>(f.bytes);
-  if (depth > stats_.links.peak_queue[out]) stats_.links.peak_queue[out] = depth;
+  LinkTally& tally = tally_[out];
+  if (depth > tally.peak_queue) tally.peak_queue = depth;
   stats_.links.note_queue(out, depth);
   stats_.link_series.note_queue(out, Time::ps(now_), depth);
   try_transmit(out);
+}
+
+void Simulator::flush_tallies() {
+  for (std::size_t l = 0; l < tally_.size(); ++l) {
+    const LinkTally& t = tally_[l];
+    link_bytes_[l] = t.bytes;
+    stats_.links.peak_queue[l] = t.peak_queue;
+    if (t.first == kNever) continue;
+    stats_.links.first_sent[l] = Time::ps(t.first);
+    stats_.links.last_sent[l] = Time::ps(t.last);
+  }
 }
 
 void Simulator::run(ProgressHook* progress) {
@@ -572,9 +588,15 @@ void Simulator::run(ProgressHook* progress) {
       if (next->kind() == EventKind::Arrive) {
         __builtin_prefetch(&packets_[next->a]);
         __builtin_prefetch(&links_[next->b]);
+        if (next->c != kNil) {
+          __builtin_prefetch(&arena_[next->d + 1]);
+          prefetch_tally(next->c);
+        }
       } else if (next->kind() == EventKind::LinkFree) {
         __builtin_prefetch(&links_[next->a]);
         __builtin_prefetch(&fifos_[qidx(next->a, 1)]);
+        __builtin_prefetch(&tally_[next->a], 1);
+        if (next->c != kNil) __builtin_prefetch(&packets_[next->c]);
         if (next->b != kNil) {
           __builtin_prefetch(&links_[next->b]);
           prefetch_lane(lidx(next->b, 0));
@@ -629,6 +651,7 @@ void Simulator::run(ProgressHook* progress) {
     }
     programs_.start_ready_ops(now_);
   }
+  flush_tallies();
   stats_.peak_headroom = buffers_.peak_headroom;
   stats_.headroom_overflows = buffers_.headroom_overflows;
   stats_.makespan = past_range_ ? Time::infinite() : Time::ps(now_);

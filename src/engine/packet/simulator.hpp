@@ -46,7 +46,7 @@ enum PacketFlag : std::uint8_t {
 };
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 
-/// 40 bytes: the run is bound by cache misses on packets, so keep them small.
+/// 48 bytes: the run is bound by cache misses on packets, so keep them small.
 struct Packet {
   std::int64_t tail = 0;  // when its last bit reaches the device it is at (cut-through bound)
   std::uint32_t flow = kNil;
@@ -55,6 +55,11 @@ struct Packet {
   // path's index: finding the link it came in over and the next one would then read the
   // path's PathRef first, a dependent cache miss per hop at 8,192 hosts.)
   std::uint32_t at = 0;
+  // The links before and after `at` on its route (kNil at either end), copied from the arena
+  // when it arrives: leaving, it needs both, and reading the arena then was a cache miss behind
+  // the packet's own (half of try_transmit at 8,192 hosts, the arena line long evicted).
+  std::uint32_t in = kNil;
+  std::uint32_t nxt = kNil;
   std::uint32_t next = kNil;  // intrusive FIFO link
   std::uint32_t wire = 0;     // bytes on the wire
   std::uint32_t payload = 0;
@@ -115,11 +120,13 @@ struct DeviceState {
 struct PathRef {
   std::uint32_t offset = 0;
   std::uint16_t len = 0;
-  std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
-  double min_bw = 0;         // bytes/s, bottleneck of the path
-  bool on_board = true;      // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
+  bool on_board = true;  // every link a board trace (NVLink, xGMI, PCIe): it stays in a server
+  // Its second link (kNil for one hop), which a new packet needs: no arena read at injection.
+  std::uint32_t second = kNil;
   // On board: the payload of its engine packets, whole packets of its media (transport.cpp).
   std::uint32_t board_payload = 0;
+  std::int64_t latency = 0;  // one-way idle latency of a small packet (for ACK/CNP delivery)
+  double min_bw = 0;         // bytes/s, bottleneck of the path
 };
 
 struct RouteKey {
@@ -176,12 +183,15 @@ struct Flow {
   std::uint32_t contiguous = 0;
   std::int64_t last_cnp = -1;
   // Acknowledgements: the reverse routes, packets arrived since the last ACK (the latest one and
-  // whether they were ECN-marked), the delayed-ACK timer's generation.
+  // whether they were ECN-marked), the delayed-ACK timer: its generation (the slot's transfer),
+  // when the held ACK is due and when its one pending event fires (-1: none).
   PathSet ack_paths;
   std::uint32_t ack_cursor = 0;
   std::uint32_t rx_unacked = 0;
   std::uint32_t rx_last = 0;
   std::uint32_t ack_gen = 0;
+  std::int64_t ack_deadline = -1;
+  std::int64_t ack_timer_at = -1;
   bool rx_ce = false;
   // Reliable transport (lossy fabrics) and windows.
   std::uint32_t inflight = 0;
@@ -354,15 +364,32 @@ class Simulator {
   void acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t before, bool fresh,
                    bool ecn);
   /// Puts a control packet (`flags`: 0 for an ACK, kNack, kCnp, plus kEcn) on the reverse route.
-  void send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq, std::uint32_t cum);
+  /// `unreported`: a packet arrived but left out of the ACK's SACK bitmap (kNil: none).
+  void send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq, std::uint32_t cum,
+                    std::uint32_t unreported = kNil);
+  /// UEC's ACKs carry a SACK bitmap (PacketConfig::sack_bitmap) on the per-packet receiver.
+  bool sack_bitmap(const Flow& f) const {
+    return cfg_.sack_bitmap && reliable(f) && !f.got.empty();
+  }
+  static constexpr std::uint32_t kSackBits = 64;
   void on_ack_timer(std::uint32_t flow, std::uint32_t gen);
   /// A control packet reached the sender.
   void on_control(std::uint32_t pkt);
-  void on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack);
+  /// `sack`: the ACK's SACK bitmap (bit i: packet cum + i arrived), 0 without one.
+  void on_ack(Flow& f, std::uint32_t seq, std::uint32_t cum, bool ecn, bool nack,
+              std::uint64_t sack = 0);
   /// One packet newly acknowledged: window and congestion control (`rtt`: the ACK's sample).
   void acked_one(Flow& f, std::uint32_t seq, double rtt, bool ecn);
   /// The link a packet came in over (kNil at its first hop).
-  std::uint32_t ingress_of(const Packet& p) const { return p.hop == 0 ? kNil : arena_[p.at - 1]; }
+  std::uint32_t ingress_of(const Packet& p) const { return p.in; }
+  /// Sets a packet at its route's first link.
+  static void place(Packet& p, const PathRef& path) {
+    p.at = path.offset;
+    p.hops = path.len;
+    p.hop = 0;
+    p.in = kNil;
+    p.nxt = path.second;
+  }
   void on_flow_timer(std::uint32_t flow, std::uint32_t gen);
   void on_cc_timer(std::uint32_t flow, std::uint32_t gen);
   // InfiniBand congestion control (ib_cc.cpp).
@@ -453,12 +480,29 @@ class Simulator {
   };
   std::vector<LaneState> lane_;  // link x lane
   std::vector<double> link_bytes_;
+  // Per link, what every hop updates for the telemetry in one 32-byte record (copied into
+  // link_bytes_ and stats_.links when the run ends): as four arrays they were four cache misses
+  // per hop at 8,192 hosts. `first` is kNever until the link sends.
+  struct LinkTally {
+    double bytes = 0;
+    std::int64_t first = kNever, last = 0;
+    double peak_queue = 0;
+  };
+  std::vector<LinkTally> tally_;
+  void flush_tallies();
+  void prefetch_tally(std::uint32_t link) const {
+    __builtin_prefetch(&tally_[link], 1);
+    __builtin_prefetch(&stats_.links.queue_hist[link * LinkCounters::kQueueBuckets], 1);
+  }
   // Per directed link: the bytes each input of the far device may have queued at one of its
   // outputs while this link's credits still cover its round trip (the credits beyond it, shared
   // by the far device's inputs); kNever where nothing limits it (no credits). setup_links.
   std::vector<std::int64_t> incast_room_;
   std::vector<Packet> packets_;
   std::vector<std::uint32_t> free_packets_;
+  // The SACK bitmap of each control packet in flight, by packet slot (only under sack_bitmap;
+  // kept apart so that the packets every hop reads stay 40 bytes).
+  std::vector<std::uint64_t> sack_;
   std::uint64_t in_network_ = 0;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;

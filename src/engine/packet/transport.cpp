@@ -37,6 +37,7 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
     PathRef ref;
     ref.offset = static_cast<std::uint32_t>(arena_.size());
     ref.len = static_cast<std::uint16_t>(share.hops.size());
+    if (share.hops.size() > 1) ref.second = share.hops[1];
     ref.min_bw = 1e300;
     std::uint64_t medium = 0;
     std::int64_t room = kNever;
@@ -319,9 +320,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   p.payload = seq + 1 == f.packets ? f.last_payload : f.payload;
   p.wire = p.payload + f.header;
   const PathRef& path = paths_[choose_path(f)];
-  p.at = path.offset;
-  p.hops = path.len;
-  p.hop = 0;
+  place(p, path);
   p.lane = p.in_lane = f.lane;
   p.flags = 0;
   p.tail = 0;
@@ -421,13 +420,18 @@ void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t
   // detection needs them. A lossless fabric's RC responder has no such rule (nothing is lost;
   // adaptive routing's reordering is its NIC's business), only the message's end and ack_every.
   const std::uint32_t beyond = f.received - (fresh ? 1u : 0u) - before;
-  const bool in_order = !reliable(f) || (seq == before && beyond == 0);
   const std::uint32_t cum = f.got.empty() ? f.received : f.contiguous;
+  // With UEC's SACK bitmap an ACK reports the held packets whatever their order, so only a
+  // duplicate, or a packet the bitmap of the next ACK could not reach, is acknowledged at once.
+  // Held packets stay within reach: the cumulative point only grows.
+  const bool sack = sack_bitmap(f);
+  const bool in_order =
+      !reliable(f) || (sack ? fresh && seq < cum + kSackBits : seq == before && beyond == 0);
   // DCTCP's receiver acknowledges at once when the CE mark changes, so that each ACK's echo
-  // stands for every packet it covers (RFC 8257, 3.2).
-  if (reliable(f) && cfg_.congestion == CongestionControl::Ecn && f.rx_unacked > 0 &&
+  // stands for every packet it covers (RFC 8257, 3.2); NSCC's ACKs coalesced over a bitmap too.
+  if (reliable(f) && (cfg_.congestion == CongestionControl::Ecn || sack) && f.rx_unacked > 0 &&
       ecn != f.rx_ce) {
-    send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, before);
+    send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, before, seq);
     f.rx_unacked = 0;
   }
   f.rx_ce = ecn;
@@ -438,25 +442,50 @@ void Simulator::acknowledge(std::uint32_t flow, std::uint32_t seq, std::uint32_t
   if (due) {
     send_control(flow, ecn ? kEcn : 0, seq, cum);
     f.rx_unacked = 0;
-    ++f.ack_gen;
+    f.ack_deadline = -1;
   } else if (reliable(f) && f.rx_unacked == 1) {
-    // The held ACK goes out at the latest after the delayed-ACK timer (RFC 1122, 4.2.3.2).
-    events_.push(later(now_, cfg_.ack_delay.picoseconds()), EventKind::AckTimer, flow, f.ack_gen);
+    // The held ACK goes out at the latest after the delayed-ACK timer (RFC 1122, 4.2.3.2). One
+    // timer event per flow at a time, moved on when it fires early: an event per held ACK, 40 ms
+    // ahead, kept a million stale events in the queue at 8,192 hosts. A deadline still set
+    // (the ACK sent on a CE change left it) is the earlier one and stays.
+    if (f.ack_deadline < 0) f.ack_deadline = later(now_, cfg_.ack_delay.picoseconds());
+    if (f.ack_timer_at < 0) {
+      f.ack_timer_at = f.ack_deadline;
+      events_.push(f.ack_deadline, EventKind::AckTimer, flow, f.ack_gen);
+    }
   }
 }
 
 void Simulator::on_ack_timer(std::uint32_t flow, std::uint32_t gen) {
   Flow& f = flows_[flow];
-  if (gen != f.ack_gen || f.rx_unacked == 0 || f.receiver_done) return;
+  if (gen != f.ack_gen) return;  // the slot's former transfer
+  f.ack_timer_at = -1;
+  if (f.ack_deadline < 0 || f.receiver_done) return;
+  if (now_ < f.ack_deadline) {  // set again since: sleep until then
+    f.ack_timer_at = f.ack_deadline;
+    events_.push(f.ack_deadline, EventKind::AckTimer, flow, gen);
+    return;
+  }
+  f.ack_deadline = -1;
+  if (f.rx_unacked == 0) return;
   send_control(flow, f.rx_ce ? kEcn : 0, f.rx_last, f.got.empty() ? f.received : f.contiguous);
   f.rx_unacked = 0;
-  ++f.ack_gen;
 }
 
 void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32_t seq,
-                             std::uint32_t cum) {
+                             std::uint32_t cum, std::uint32_t unreported) {
   const std::uint32_t pkt = alloc_packet();
   Flow& f = flows_[flow];
+  if (!(flags & (kCnp | kGrant | kNack)) && sack_bitmap(f)) {
+    // The bitmap of the packets arrived in [cum, cum + 64) (bit i: cum + i), as PDS's SACK
+    // carries it. `unreported` arrived but belongs to the next ACK (another CE mark).
+    if (sack_.size() < packets_.size()) sack_.resize(packets_.size());
+    std::uint64_t bits = 0;
+    const std::uint32_t end = std::min(f.packets, cum + kSackBits);
+    for (std::uint32_t s = cum; s < end; ++s)
+      if (f.got[s] && s != unreported) bits |= std::uint64_t{1} << (s - cum);
+    sack_[pkt] = bits;
+  }
   Packet& p = packets_[pkt];
   p.flow = flow;
   p.seq = seq;
@@ -467,9 +496,7 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   std::uint32_t pick = 0;
   if (f.ack_paths.count > 1) pick = rod(f) ? rod_ack_path(f) : f.ack_cursor++ % f.ack_paths.count;
   const PathRef& path = paths_[f.ack_paths.first + pick];
-  p.at = path.offset;
-  p.hops = path.len;
-  p.hop = 0;
+  place(p, path);
   p.lane = p.in_lane = f.lane;
   p.flags = static_cast<std::uint8_t>(kCtl | flags);
   p.tail = 0;
@@ -504,6 +531,7 @@ void Simulator::on_control(std::uint32_t pkt) {
   const std::uint32_t flow = p.flow, seq = p.seq, cum = p.payload;
   const std::uint8_t flags = p.flags;
   Flow& f = flows_[flow];
+  const std::uint64_t sack = sack_bitmap(f) && !(flags & (kCnp | kGrant | kNack)) ? sack_[pkt] : 0;
   --f.in_network;
   free_packet(pkt);
   ++stats_.control_delivered;
@@ -540,7 +568,7 @@ void Simulator::on_control(std::uint32_t pkt) {
     return;
   }
   if (!reliable(f)) return;  // an RC ACK: the work request completes, nothing more to send
-  on_ack(f, seq, cum, flags & kEcn, flags & kNack);
+  on_ack(f, seq, cum, flags & kEcn, flags & kNack, sack);
   if (!f.sender_done && (f.retx_pending > 0 || f.next_new < f.packets)) {
     ring_add(flow);
     try_transmit(f.inject_link);

@@ -161,6 +161,11 @@ struct PacketConfig {
   // Switches (and NICs) send control packets before data, strict priority; false: in the data
   // lane of their flow, behind its queue. Trimmed headers always go first.
   bool control_priority = false;
+  // UEC 1.0 PDS: an ACK carries the cumulative PSN plus a 64-bit SACK bitmap over the PSNs that
+  // follow it, so the receiver may coalesce ACKs across the reordering spraying causes (an
+  // out-of-order packet is not acknowledged at once). False: an ACK holds the cumulative point
+  // and the one packet that sent it (a TCP SACK block).
+  bool sack_bitmap = false;
   // Ultra Ethernet (docs/packet-engine.md section 4). The delivery mode; RCCC's first credit
   // per flow before any grant (0: one bandwidth-delay product of its path); link-level retry on
   // the cables and the probability that a frame is corrupted on a cable (seeded, per hop).

@@ -200,10 +200,9 @@ TEST(Uec, NsccHoldsTheQueueAtItsTargetAndFillsTheBottleneck) {
   EXPECT_LE(peak, 100000.0 + 2 * kWire);
 }
 
-// Two paths of 200 Gb/s between two hosts on 400 Gb/s links (gpu0 - leaf - {spine0, spine1} -
-// leaf - gpu1, 100 ns links). RUD sprays over both: 8 MiB in 2048 x 4206 B at 50 GB/s =
-// 172.3 us; ROD keeps the flow on one path, the bottleneck at 25 GB/s: 344.6 us, twice as long.
-TEST(Uec, RodKeepsOnePathAndRudSpraysOverBoth) {
+// gpu0 - leaf - {spine0, spine1} - leaf - gpu1: 400 Gb/s host links and 200 Gb/s spine links of
+// 100 ns, those of spine 1 `spine1` long.
+Topology two_paths(Time spine1) {
   TopologyBuilder b("two_paths");
   b.add_device(packet_test::gpu(0));
   b.add_device(packet_test::gpu(1));
@@ -211,13 +210,20 @@ TEST(Uec, RodKeepsOnePathAndRudSpraysOverBoth) {
   const DeviceId l1 = b.add_device(packet_test::fabric_switch(0));
   const DeviceId s0 = b.add_device(packet_test::fabric_switch(1));
   const DeviceId s1 = b.add_device(packet_test::fabric_switch(1));
-  const Time lat = Time::ns(100);
-  b.add_link(packet_test::link(0, l0, k400G, lat));
-  b.add_link(packet_test::link(1, l1, k400G, lat));
-  for (DeviceId leaf : {l0, l1})
-    for (DeviceId spine : {s0, s1})
-      b.add_link(packet_test::link(leaf, spine, Bandwidth::gbps(200), lat));
-  const Topology topo = std::move(b).build();
+  b.add_link(packet_test::link(0, l0, k400G, Time::ns(100)));
+  b.add_link(packet_test::link(1, l1, k400G, Time::ns(100)));
+  for (DeviceId leaf : {l0, l1}) {
+    b.add_link(packet_test::link(leaf, s0, Bandwidth::gbps(200), Time::ns(100)));
+    b.add_link(packet_test::link(leaf, s1, Bandwidth::gbps(200), spine1));
+  }
+  return std::move(b).build();
+}
+
+// Two paths of 200 Gb/s between two hosts on 400 Gb/s links (gpu0 - leaf - {spine0, spine1} -
+// leaf - gpu1, 100 ns links). RUD sprays over both: 8 MiB in 2048 x 4206 B at 50 GB/s =
+// 172.3 us; ROD keeps the flow on one path, the bottleneck at 25 GB/s: 344.6 us, twice as long.
+TEST(Uec, RodKeepsOnePathAndRudSpraysOverBoth) {
+  const Topology topo = two_paths(Time::ns(100));
   const auto programs = packet_test::transfers(2, {{0, 1, 8u << 20}});
   PacketConfig rud = packet_config_for_fabric("uec");
   PacketConfig rod = rud;
@@ -239,6 +245,30 @@ TEST(Uec, RodKeepsOnePathAndRudSpraysOverBoth) {
   EXPECT_EQ(used(o), 8);
   EXPECT_EQ(o.stats.max_reorder, 0u);
   EXPECT_EQ(o.stats.trims, 0u);
+}
+
+// UEC's ACK carries a 64-bit SACK bitmap past the cumulative PSN (UEC 1.0, PDS), so ACKs coalesce
+// across spraying's reordering. Two paths, one 1.8 us longer (900 ns more on each spine link):
+// the round robin puts every odd packet ~10 packets (1.8 us / 168 ns per 4,206 B at 25 GB/s)
+// behind the even ones, so half the packets arrive out of order. 1 MiB is 256 packets; an ACK
+// every 4 arrivals is 256 / 4 = 64 ACKs with the bitmap, and without it every out-of-order
+// packet is acknowledged at once (more than the 128 odd ones).
+TEST(Uec, SackBitmapCoalescesAcksAcrossReordering) {
+  const Topology topo = two_paths(Time::ns(1000));
+  const auto programs = packet_test::transfers(2, {{0, 1, 1u << 20}});
+  PacketConfig cfg = packet_config_for_fabric("uec");
+  EXPECT_TRUE(cfg.sack_bitmap);
+  cfg.ack_every = 4;
+  const Outcome sack = simulate(topo, programs, cfg, RoutingPolicy::Spray);
+  cfg.sack_bitmap = false;
+  const Outcome one = simulate(topo, programs, cfg, RoutingPolicy::Spray);
+  for (const Outcome* r : {&sack, &one}) {
+    EXPECT_GE(r->stats.max_reorder, 8u);  // the reordering is there
+    EXPECT_EQ(r->stats.retransmissions, 0u);
+    EXPECT_EQ(r->stats.trims, 0u);
+  }
+  EXPECT_EQ(sack.stats.control_sent, 64u);
+  EXPECT_GT(one.stats.control_sent, 128u);
 }
 
 // ROD under trimming: the receiver discards what comes after a missing packet and NACKs it; the
