@@ -412,10 +412,10 @@ bool Simulator::send_pfc_frame(std::uint32_t link) {
   s.busy = true;
   s.cur_ingress = kNil;
   s.last_tx = now_;
-  link_bytes_[link] += kPfcFrameWire;
-  Time& first = stats_.links.first_sent[link];
-  first = std::min(first, Time::ps(now_));
-  stats_.links.last_sent[link] = Time::ps(end);
+  LinkTally& tally = tally_[link];
+  tally.bytes += kPfcFrameWire;
+  tally.first = std::min(tally.first, now_);
+  tally.last = end;
   stats_.link_series.add_span(link, Time::ps(now_), Time::ps(end), kPfcFrameWire);
   ++stats_.pfc_frames;
   ++progress_;
