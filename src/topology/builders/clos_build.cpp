@@ -9,12 +9,25 @@
 namespace lockstep::builders {
 namespace {
 
-std::uint64_t hosts_of(const ClosDesign& d) {
-  return std::uint64_t{d.nodes} * d.layout.nics_per_node;
+// Fabric ports per NIC: two with dual-ToR, one to each leaf of a pair.
+std::uint64_t nic_ports(const ClosDesign& d) {
+  return d.dual_tor ? 2 : 1;
 }
 
-std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic) {
-  if (d.nodes_per_su == 0) return static_cast<std::uint32_t>(nic / d.leaf_down);
+// Host-side fabric ports (links into the leaves).
+std::uint64_t hosts_of(const ClosDesign& d) {
+  return std::uint64_t{d.nodes} * d.layout.nics_per_node * nic_ports(d);
+}
+
+// One NIC port's rate: the NIC's, split over its two ports with dual-ToR (2 x 200G for 400G).
+Bandwidth host_port_bandwidth(const ClosDesign& d) {
+  return d.hw.host_link_bandwidth() * (1.0 / static_cast<double>(nic_ports(d)));
+}
+
+// The leaf of port `port` of NIC `nic` (dual-ToR: leaves 2k and 2k + 1 of a pair).
+std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic, std::uint64_t port) {
+  if (d.nodes_per_su == 0)
+    return static_cast<std::uint32_t>((nic / d.leaf_down) * nic_ports(d) + port);
   const std::uint64_t rails = d.layout.nics_per_node;
   const std::uint64_t node = nic / rails;
   return static_cast<std::uint32_t>((node / d.nodes_per_su) * rails + nic % rails);
@@ -36,10 +49,10 @@ void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_
 // Leaves hold `full` hosts each except the last group; returns per-leaf host ports as
 // (ports, leaves) pairs. Management links take the last SU's free ports, rail by rail.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign& d) {
-  const std::uint64_t hosts = hosts_of(d);
   if (d.nodes_per_su == 0) {
-    const std::uint64_t full = hosts / d.leaf_down, rest = hosts % d.leaf_down;
-    return {{d.leaf_down, full}, {rest, rest ? 1 : 0}};
+    const std::uint64_t nics = std::uint64_t{d.nodes} * d.layout.nics_per_node;
+    const std::uint64_t full = nics / d.leaf_down, rest = nics % d.leaf_down, k = nic_ports(d);
+    return {{d.leaf_down, full * k}, {rest, rest ? k : 0}};
   }
   const std::uint64_t rails = d.layout.nics_per_node;
   const std::uint64_t sus = (d.nodes + d.nodes_per_su - 1) / d.nodes_per_su;
@@ -73,9 +86,10 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
       t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n);
     }
   };
-  const Bandwidth host = hw.host_link_bandwidth();
+  const Bandwidth host = host_port_bandwidth(d);
   const std::uint64_t nic_share = d.nic_ports_per_module;
-  add(host, hw.host_link_m, nic_share, d.nodes * ceil_div(d.layout.nics_per_node, nic_share));
+  add(host, hw.host_link_m, nic_share,
+      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share));
   add(host, hw.host_link_m, 1, d.management_links);
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
   for (const auto& [load, leaves] : leaf_loads(d)) {
@@ -109,8 +123,9 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
   }
   const bool ends = d.optics_per_module.value_or(false);
-  t.add_links(medium_for_length(hw.host_link_bandwidth(), hw.host_link_m), hw.host_link_bandwidth(),
-              hw.host_link_m, hosts + d.management_links, ends);
+  const Bandwidth host_port = host_port_bandwidth(d);
+  t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
+              hosts + d.management_links, ends);
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);
@@ -172,9 +187,11 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
               links);
     const std::vector<DeviceId> nics = add_nodes(b, hw, d.layout, d.nodes);
     const std::vector<DeviceId> leaves = add_clos_switches(b, hw, d.shape, counts);
-    const Bandwidth host_bw = hw.host_link_bandwidth();
+    const Bandwidth port_bw = host_port_bandwidth(d);
     for (std::uint64_t h = 0; h < nics.size(); ++h) {
-      b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h)], host_bw, hw.host_link_m, 1));
+      for (std::uint64_t p = 0; p < nic_ports(d); ++p) {
+        b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h, p)], port_bw, hw.host_link_m, 1));
+      }
     }
     b.set_traits(make_traits(hw, d.layout));
     finish_inventory(result, std::move(b).build(), options);
@@ -200,10 +217,11 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
   inv.ports_per_gpu = 1;
   inv.injection_per_gpu =
       host_bw * (static_cast<double>(d.layout.nics_per_node) / d.layout.gpus_per_node);
-  inv.bisection = clos_bisection(d.shape, counts, hosts, host_bw, hw.port_speed);
+  const Bandwidth port_bw = host_port_bandwidth(d);
+  inv.bisection = clos_bisection(d.shape, counts, hosts, port_bw, hw.port_speed);
   if (counts.spines != 0) {
     set_tier_ratio(inv, "leaf",
-                   d.leaf_down * host_bw.bytes_per_second() /
+                   d.leaf_down * port_bw.bytes_per_second() /
                        (d.shape.leaf_up * hw.port_speed.bytes_per_second()));
   }
   if (counts.cores != 0) {
