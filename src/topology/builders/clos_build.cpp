@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <span>
 
 #include "clos.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep::builders {
 namespace {
@@ -169,6 +172,55 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   inv.max_one_way_latency = latency;
 }
 
+// The graph's share of what tally_modules() counts: management cables into the last SU's
+// leaves, rail by rail (as leaf_loads() spreads them), and with per-module optics the cages:
+// each switch's down ports (hosts, management, lower tiers) and up ports apart, in link order,
+// switch_ports_per_cage() to a cage; a node's NIC ports nic_ports_per_module to a cage.
+void add_management_and_cages(TopologyBuilder& b, const ClosDesign& d,
+                              const std::vector<DeviceId>& leaves) {
+  const Hardware& hw = d.hw;
+  const std::uint64_t rails = d.layout.nics_per_node;
+  const std::uint64_t sus = d.nodes_per_su ? ceil_div(d.nodes, d.nodes_per_su) : 1;
+  for (std::uint64_t i = 0; i < d.management_links; ++i) {
+    const std::uint64_t leaf = d.nodes_per_su ? (sus - 1) * rails + i % rails : leaves.size() - 1;
+    Link l = fabric_link(hw, kNone, leaves[leaf], host_port_bandwidth(d), hw.host_link_m, 1);
+    b.add_management_link(l);
+  }
+  if (!d.optics_per_module.value_or(false)) return;
+  // Ends by (device or node, up): switches by device id, NIC ports by node (the node's cages).
+  std::map<std::pair<std::uint64_t, bool>, std::vector<CageEnd>> groups;
+  const std::uint64_t nic_key = std::uint64_t{1} << 40;
+  auto add_end = [&](std::uint64_t link, DeviceId at, DeviceId peer) {
+    const Device& x = b.device(at);
+    if (x.kind == DeviceKind::Nic && b.device(peer).kind == DeviceKind::Switch) {
+      groups[{nic_key + x.node, false}].push_back({link, at});
+    } else if (x.kind == DeviceKind::Switch) {
+      const Device& p = b.device(peer);
+      groups[{at, p.kind == DeviceKind::Switch && p.tier > x.tier}].push_back({link, at});
+    }
+  };
+  for (LinkId l = 0; l < b.num_links(); ++l) {
+    add_end(l, b.link(l).a, b.link(l).b);
+    add_end(l, b.link(l).b, b.link(l).a);
+  }
+  for (std::uint64_t i = 0; i < d.management_links; ++i) {
+    const DeviceId leaf = b.management_link(i).b;
+    groups[{leaf, false}].push_back({b.num_links() + i, leaf});
+  }
+  for (const auto& [key, ends] : groups) {
+    const std::uint64_t share =
+        key.first >= nic_key
+            ? d.nic_ports_per_module
+            : switch_ports_per_cage(
+                  switch_catalog()[b.device(static_cast<DeviceId>(key.first)).model]);
+    if (share < 2) continue;  // a module per end, as without cages
+    for (std::size_t i = 0; i < ends.size(); i += share) {
+      b.add_cage(std::span(ends).subspan(i, std::min<std::size_t>(share, ends.size() - i)),
+                 static_cast<std::uint32_t>(share));
+    }
+  }
+}
+
 }  // namespace
 
 static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
@@ -193,18 +245,9 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
         b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h, p)], port_bw, hw.host_link_m, 1));
       }
     }
+    add_management_and_cages(b, d, leaves);
     b.set_traits(make_traits(hw, d.layout));
     finish_inventory(result, std::move(b).build(), options);
-    if (d.management_links != 0 || d.optics_per_module.value_or(false)) {
-      // What the graph does not hold (management cables, modules shared by ports): the bill of
-      // materials in closed form, the paths as measured on the graph.
-      const Inventory counted = std::move(result.inventory);
-      result.inventory = Inventory{};
-      tally_clos(d, counts, result.inventory);
-      result.inventory.diameter_switch_hops = counted.diameter_switch_hops;
-      result.inventory.max_one_way_latency = counted.max_one_way_latency;
-      result.inventory.graph_built = true;
-    }
   } else {
     tally_clos(d, counts, result.inventory);
   }
