@@ -385,6 +385,10 @@ lockstep_good(topo.racks_gb200 "^  compute racks kW +240\\.0-264\\.0$"
   topo --builder preset --system gb200-nvl72 --nodes 36 --racks)
 lockstep_good(topo.racks_h100 "^  compute racks +8$"
   topo --builder preset --system hgx-h100 --nodes 31 --racks)
+# Network racks (derived): the 1-SU H100 fabric's 12 x 1U QM9700 in one 42U rack; with its 8
+# compute racks 9 racks on 18 floor tiles.
+lockstep_good(topo.racks_network "^  floor tiles \\(600 mm\\) +18$"
+  topo --reference dgx-superpod-h100-1su --racks)
 lockstep_bad_flags(racks_not_a_table "^lockstep: error: --racks: prints a table"
   topo --builder preset --system hgx-h100 --racks --format json)
 lockstep_bad_flags(reference_unknown
