@@ -167,7 +167,9 @@ void run_topo(const TopoOptions& o, const std::vector<std::string>& extras) {
   }
   fmt::print("{}", report::format_inventory(result.inventory, format));
   if (o.racks) {
-    fmt::print("{}", format_rack_plan(rack_plan(result.inventory)));
+    const std::optional<RackPlan> plan = rack_plan(result.inventory);
+    fmt::print("{}", format_rack_plan(plan));
+    fmt::print("{}", format_network_racks(network_racks(result.inventory), plan));
   }
 }
 
@@ -200,7 +202,7 @@ const RegisterCommand kTopo(10, [](CLI::App& root) {
   cmd->add_flag("--force", o->force, "replace an --emit file that lockstep did not write");
   cmd->add_flag("--racks", o->racks,
                 "also print compute racks, kW per rack and cooling where the system's documents "
-                "state them");
+                "state them, and the network racks, total kW and floor tiles (derived)");
   add_memory_options(*cmd, o->memory);
   cmd->allow_extras();
   cmd->footer(builders_footer());

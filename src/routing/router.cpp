@@ -10,6 +10,8 @@
 //   spray: every next hop, the flow split evenly at each device (capped at max_spray_paths);
 //   d_mod_k: at a switch, the destination's index digit by digit (InfiniBand's fat-tree routing,
 //     below); elsewhere as ecmp.
+// A NIC with several fabric ports (dual-ToR) sends queue pair i out of port i mod ports
+// (queue affinity, pick()).
 // rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
 // A GPU cut off from the network by a failed link goes through a GPU of its node and that GPU's
 // NIC (nic_failover.hpp): the route is then three legs, each chosen as above.
@@ -160,7 +162,7 @@ class ShortestPathRouter final : public Router {
     while (u != to) {
       next_hops(u, start, candidates_);
       if (candidates_.empty()) no_path(key.src, key.dst);  // unreachable by construction
-      const Port& p = pick(u, h, load);
+      const Port& p = pick(u, h, key.label, load);
       hops.push_back(p.out);
       u = p.peer;
       start = false;
@@ -192,9 +194,23 @@ class ShortestPathRouter final : public Router {
     return true;
   }
 
-  const Port& pick(DeviceId u, std::uint64_t h, const LinkLoadView* load) const {
+  // u is a NIC whose equal next hops are all switches (its fabric ports).
+  bool nic_ports_to_fabric(DeviceId u) const {
+    if (topo_.device(u).kind != DeviceKind::Nic) return false;
+    for (const Port& p : candidates_)
+      if (topo_.device(p.peer).kind != DeviceKind::Switch) return false;
+    return true;
+  }
+
+  const Port& pick(DeviceId u, std::uint64_t h, std::uint64_t qp, const LinkLoadView* load) const {
     const auto n = candidates_.size();
     if (n == 1 || options_.policy == RoutingPolicy::DimensionOrder) return candidates_[0];
+    // A NIC with several ports into the fabric (dual-ToR, Alibaba HPN) sends each queue pair out
+    // of one port, round robin in the order NCCL opens them (channel by channel, then the
+    // connection's QPs: the flow label): the mlx5 driver's RoCE LAG default, queue affinity
+    // (Linux mlx5 devlink docs, lag_port_select_mode), not a hash. Adaptive routing is the
+    // switches' (the NIC does not move a QP by load); a failed port leaves one candidate.
+    if (nic_ports_to_fabric(u)) return candidates_[qp % n];
     if (!dest_index_.empty() && topo_.device(u).kind == DeviceKind::Switch) return mod_k_pick(u);
     if (options_.policy != RoutingPolicy::Adaptive && chip_forwarding(u)) return candidates_[0];
     const std::size_t hashed = mix64(h ^ u) % n;

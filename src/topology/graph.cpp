@@ -73,10 +73,62 @@ LinkId TopologyBuilder::add_link(const Link& l) {
   return static_cast<LinkId>(topo_.links_.size() - 1);
 }
 
+void TopologyBuilder::add_cage(std::span<const CageEnd> ends, std::uint32_t ports) {
+  if (ports < ends.size()) {
+    throw InputError("topology",
+                     fmt::format("a cage of {} ports holds {} ends", ports, ends.size()));
+  }
+  topo_.cage_ports_.push_back(ports);
+  if (topo_.cage_offsets_.empty()) topo_.cage_offsets_.push_back(0);
+  topo_.cage_ends_.insert(topo_.cage_ends_.end(), ends.begin(), ends.end());
+  topo_.cage_offsets_.push_back(static_cast<std::uint32_t>(topo_.cage_ends_.size()));
+}
+
 void TopologyBuilder::reserve(std::size_t devices, std::size_t links) {
   topo_.devices_.reserve(devices);
   topo_.links_.reserve(links);
 }
+
+namespace {
+
+// Management links end at a switch; a cage's ends exist, each in one cage at most.
+void check_annex(const Topology& t) {
+  const std::size_t n = t.num_devices(), links = t.num_links();
+  for (std::size_t i = 0; i < t.management_links().size(); ++i) {
+    const Link& l = t.management_links()[i];
+    if (l.a != kNone || l.b >= n || t.device(l.b).kind != DeviceKind::Switch ||
+        !(l.bandwidth.bytes_per_second() > 0)) {
+      throw InputError("topology",
+                       fmt::format("management link {} must join an appliance to a switch at a "
+                                   "positive bandwidth",
+                                   i));
+    }
+  }
+  std::vector<std::uint8_t> taken(2 * (links + t.management_links().size()), 0);
+  for (std::size_t c = 0; c < t.num_cages(); ++c) {
+    for (const CageEnd& e : t.cage(c)) {
+      const bool managed = e.link >= links;
+      if (e.link >= links + t.management_links().size()) {
+        throw InputError("topology",
+                         fmt::format("cage {} names link {}, which does not exist", c, e.link));
+      }
+      const Link& l = managed ? t.management_links()[e.link - links] : t.link(e.link);
+      if (e.device != l.b && (managed || e.device != l.a)) {
+        throw InputError("topology", fmt::format("cage {}: device {} is not an end of link {}", c,
+                                                 e.device, e.link));
+      }
+      std::uint8_t& seen = taken[2 * e.link + (e.device == l.b ? 1 : 0)];
+      if (seen) {
+        throw InputError("topology", fmt::format("cage {}: link {}'s end at device {} is already "
+                                                 "in a cage",
+                                                 c, e.link, e.device));
+      }
+      seen = 1;
+    }
+  }
+}
+
+}  // namespace
 
 Topology TopologyBuilder::build() && {
   Topology& t = topo_;
@@ -99,6 +151,7 @@ Topology TopologyBuilder::build() && {
     ++degree[l.a + 1];
     ++degree[l.b + 1];
   }
+  check_annex(t);
   for (std::size_t i = 0; i < n; ++i) degree[i + 1] += degree[i];
   t.port_offsets_ = degree;
   t.ports_.resize(t.links_.size() * 2);

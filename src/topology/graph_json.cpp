@@ -81,7 +81,34 @@ void write_graph_json(const Topology& topo, std::ostream& out) {
   out << "  ],\n  \"links\": [\n";
   for (LinkId i = 0; i < topo.num_links(); ++i)
     out << "    " << line(link_json(topo.link(i))) << (i + 1 < topo.num_links() ? ",\n" : "\n");
-  out << "  ]\n}\n";
+  out << "  ]";
+  // What the bill of materials counts beyond the routed links (Topology::management_links,
+  // cages), so that from_file reads back the same counts; absent when there is none.
+  const auto managed = topo.management_links();
+  if (!managed.empty()) {
+    out << ",\n  \"management_links\": [\n";
+    for (std::size_t i = 0; i < managed.size(); ++i) {
+      const Link& l = managed[i];
+      const Json j = {{"switch", l.b},
+                      {"bandwidth", fmt::format("{}B/s", l.bandwidth.bytes_per_second())},
+                      {"latency", fmt::format("{}ps", l.latency.picoseconds())},
+                      {"medium", to_string(l.medium)},
+                      {"length", fmt::format("{}m", l.length_m)}};
+      out << "    " << line(j) << (i + 1 < managed.size() ? ",\n" : "\n");
+    }
+    out << "  ]";
+  }
+  if (topo.num_cages() != 0) {
+    out << ",\n  \"cages\": [\n";
+    for (std::size_t c = 0; c < topo.num_cages(); ++c) {
+      Json ends = Json::array();
+      for (const CageEnd& e : topo.cage(c)) ends.push_back(Json::array({e.link, e.device}));
+      const Json cage = {{"ports", topo.cage_ports(c)}, {"ends", std::move(ends)}};
+      out << "    " << line(cage) << (c + 1 < topo.num_cages() ? ",\n" : "\n");
+    }
+    out << "  ]";
+  }
+  out << "\n}\n";
 }
 
 }  // namespace lockstep

@@ -172,9 +172,12 @@ void count_inventory(const Topology& topo, Inventory& inv) {
            std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>
       switch_groups;
   std::map<std::uint16_t, std::uint64_t> gpus, nics;
+  std::map<DeviceId, std::uint64_t> managed;  // management cables into each switch
+  for (const Link& l : topo.management_links()) ++managed[l.b];
   for (DeviceId id = 0; id < topo.num_devices(); ++id) {
     const Device& d = topo.device(id);
-    const auto degree = static_cast<std::uint64_t>(topo.ports(id).size());
+    auto degree = static_cast<std::uint64_t>(topo.ports(id).size());
+    if (const auto it = managed.find(id); it != managed.end()) degree += it->second;
     switch (d.kind) {
       case DeviceKind::Gpu:
         ++gpus[d.model];
@@ -204,19 +207,48 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   }
   for (const auto& [model, count] : gpus) tally.add_gpus(model, count);
   for (const auto& [model, count] : nics) tally.add_nics(model, count);
+  // Links: group by (medium, speed, length) so the catalog lookup runs once per kind; the
+  // management cables count as links, each taking a port of its switch.
+  using Kind = std::tuple<LinkMedium, double, double>;
+  auto kind_of = [](const Link& l) {
+    return Kind{l.medium, l.bandwidth.bytes_per_second(), l.length_m};
+  };
+  std::map<Kind, std::uint64_t> kinds;
+  for (const Link& l : topo.links()) ++kinds[kind_of(l)];
+  for (const Link& l : topo.management_links()) ++kinds[kind_of(l)];
   for (const auto& [key, value] : switch_groups) {
     const auto [tier, model, radix] = key;
     const auto [count, used, overfull] = value;
     tally.add_switches(model, tier, count, used, radix, overfull);
   }
-  // Links: group by (medium, speed, length) so the catalog lookup runs once per kind.
-  std::map<std::tuple<LinkMedium, double, double>, std::uint64_t> kinds;
-  for (const Link& l : topo.links()) {
-    ++kinds[{l.medium, l.bandwidth.bytes_per_second(), l.length_m}];
+  // Modules: one per cage, carrying its ports' total speed, and one per end in no cage (both ends
+  // of a graph link, the appliance's and the switch's of a management cable); finish() keeps the
+  // ones of optical links.
+  const std::size_t links = topo.num_links();
+  auto link_at = [&](std::uint64_t i) -> const Link& {
+    return i < links ? topo.link(i) : topo.management_links()[i - links];
+  };
+  std::map<Kind, std::uint64_t> loose;
+  for (const auto& [key, count] : kinds) loose[key] = 2 * count;
+  std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged;
+  for (std::size_t c = 0; c < topo.num_cages(); ++c) {
+    const auto ends = topo.cage(c);
+    if (ends.empty()) continue;
+    const Kind k = kind_of(link_at(ends[0].link));
+    ++caged[{k, topo.cage_ports(c)}];
+    for (const CageEnd& e : ends) --loose[kind_of(link_at(e.link))];
   }
   for (const auto& [key, count] : kinds) {
     const auto [medium, speed, length] = key;
-    tally.add_links(medium, Bandwidth::bytes_per_second(speed), length, count);
+    tally.add_links(medium, Bandwidth::bytes_per_second(speed), length, count, true);
+  }
+  for (const auto& [key, count] : loose) {
+    const auto [medium, speed, length] = key;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count);
+  }
+  for (const auto& [key, count] : caged) {
+    const auto [medium, speed, length] = key.first;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, key.second, count);
   }
   tally.finish(inv);
   inv.nodes = topo.num_nodes();

@@ -36,7 +36,74 @@ constexpr RackFacts kFacts[] = {
      "design)"},
 };
 
+// Switch heights from the datasheets (rack units). Switches not listed have none stated here,
+// and their racks are not estimated.
+struct SwitchHeight {
+  std::string_view name;  // catalog key
+  std::uint32_t rack_units;
+  std::string_view source;
+};
+constexpr SwitchHeight kHeights[] = {
+    {"qm8700", 1, "NVIDIA Quantum QM8700 datasheet: 1U"},
+    {"qm9700", 1, "NVIDIA Quantum-2 QM9700 datasheet: 1U"},
+    {"q3400", 4, "NVIDIA Quantum-X800 Q3400-RA datasheet: 4U"},
+    {"sn5600", 2, "NVIDIA Spectrum-4 SN5600 datasheet: 2U"},
+    {"sn5600_400g", 2, "NVIDIA Spectrum-4 SN5600 datasheet: 2U"},
+    {"sn4700", 1, "NVIDIA Spectrum-3 SN4700 datasheet: 1U"},
+    {"sn3700", 1, "NVIDIA Spectrum-2 SN3700 datasheet: 1U"},
+};
+
+const SwitchSpec* switch_by_display(const std::string& display) {
+  for (const SwitchSpec& s : switch_catalog())
+    if (s.display == display) return &s;
+  return nullptr;
+}
+
 }  // namespace
+
+NetworkRacks network_racks(const Inventory& inv) {
+  NetworkRacks n;
+  for (const InventoryLine& l : inv.lines) {
+    if (l.category != "switch" || l.tier == "scale_up") continue;
+    const SwitchSpec* sw = switch_by_display(l.item);
+    const SwitchHeight* h = nullptr;
+    for (const SwitchHeight& x : kHeights)
+      if (sw != nullptr && x.name == sw->name) h = &x;
+    if (h == nullptr) {
+      n.unstated += (n.unstated.empty() ? "" : ", ") + l.item;
+      continue;
+    }
+    n.switches += l.count;
+    n.rack_units += l.count * h->rack_units;
+    n.kw += static_cast<double>(l.count) * l.unit_power_w / 1e3;
+  }
+  n.racks = (n.rack_units + kRackUnits - 1) / kRackUnits;
+  return n;
+}
+
+std::string format_network_racks(const NetworkRacks& net, const std::optional<RackPlan>& plan) {
+  std::string out = "\nnetwork racks and floor (derived: datasheet heights in 42U racks)\n";
+  out += fmt::format("  {:<32}{:>12}\n", "scale-out switches", net.switches);
+  out += fmt::format("  {:<32}{:>12}\n", "switch rack units", net.rack_units);
+  out += fmt::format("  {:<32}{:>12}\n", "network racks", net.racks);
+  out += fmt::format("  {:<32}{:>12.1f}\n", "network kW (switches)", net.kw);
+  if (!net.unstated.empty()) out += fmt::format("  no stated height: {}\n", net.unstated);
+  if (!plan) {
+    out += "  totals need the compute racks (none stated for this system)\n";
+    return out;
+  }
+  const std::uint64_t racks = plan->racks + net.racks;
+  const double n = static_cast<double>(plan->racks);
+  const double lo = plan->kw_per_rack_low * n + net.kw, hi = plan->kw_per_rack_high * n + net.kw;
+  out += fmt::format("  {:<32}{:>12}\n", "racks (compute + network)", racks);
+  out += fmt::format("  {:<32}{:>12}\n", "kW (compute + network)",
+                     lo == hi ? fmt::format("{:.1f}", lo) : fmt::format("{:.1f}-{:.1f}", lo, hi));
+  out += fmt::format("  {:<32}{:>12}\n", "floor tiles (600 mm)", racks * kTilesPerRack);
+  out +=
+      "  assumptions: switches only in network racks (no patch panels, no UFM or storage), "
+      "2 tiles per 600 x 1200 mm rack, aisles not counted\n";
+  return out;
+}
 
 std::optional<RackPlan> rack_plan(const Inventory& inv) {
   if (inv.nodes == 0 || inv.gpus % inv.nodes != 0) return std::nullopt;

@@ -157,9 +157,15 @@ foreach(scenario default two_sites_50km)
   set_tests_properties(cli.topo.deterministic.${scenario} PROPERTIES LABELS cli)
 endforeach()
 
-# --emit writes a graph that from_file reads back into the same bill of materials.
-# An emitted graph holds links, not how their ends share twin-port modules: the round trip is
-# per port (docs/topology.md "Transceivers per module").
+# --emit writes a graph that from_file reads back into the same bill of materials, per port and
+# per module: the graph carries its cages and UFM links (docs/topology.md "Transceivers per
+# module"; the UFM links' round trip is FromFile.ReferenceGraphReadsBackTheSameBillOfMaterials:
+# with a partial SU the re-read graph's measured bisection differs, per port as well).
+add_test(NAME cli.topo.emit_roundtrip.rail_per_module
+         COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
+                 ${PROJECT_BINARY_DIR}/cli_emit_rail_module --builder rail_optimized --nodes 32
+                 --nic_ports_per_module 2)
+set_tests_properties(cli.topo.emit_roundtrip.rail_per_module PROPERTIES LABELS cli)
 add_test(NAME cli.topo.emit_roundtrip.fat_tree
          COMMAND sh ${LOCKSTEP_CLI_DIR}/emit_roundtrip.sh $<TARGET_FILE:lockstep>
                  ${PROJECT_BINARY_DIR}/cli_emit_fat_tree --builder fat_tree --k 4 --optics per_port)
@@ -379,6 +385,10 @@ lockstep_good(topo.racks_gb200 "^  compute racks kW +240\\.0-264\\.0$"
   topo --builder preset --system gb200-nvl72 --nodes 36 --racks)
 lockstep_good(topo.racks_h100 "^  compute racks +8$"
   topo --builder preset --system hgx-h100 --nodes 31 --racks)
+# Network racks (derived): the 1-SU H100 fabric's 12 x 1U QM9700 in one 42U rack; with its 8
+# compute racks 9 racks on 18 floor tiles.
+lockstep_good(topo.racks_network "^  floor tiles \\(600 mm\\) +18$"
+  topo --reference dgx-superpod-h100-1su --racks)
 lockstep_bad_flags(racks_not_a_table "^lockstep: error: --racks: prints a table"
   topo --builder preset --system hgx-h100 --racks --format json)
 lockstep_bad_flags(reference_unknown

@@ -88,6 +88,13 @@ struct ClusterTraits {
   std::vector<std::uint32_t> torus_dims;
 };
 
+/// One port of a pluggable-optics cage: the end at `device` of link `link`. Links from 0 to
+/// num_links() - 1 are the graph's; num_links() + i is management link i.
+struct CageEnd {
+  std::uint64_t link = 0;
+  DeviceId device = kNone;
+};
+
 class Topology {
  public:
   Topology() = default;
@@ -119,6 +126,19 @@ class Topology {
   /// True when every device can reach every other (cached at build time).
   bool connected() const { return connected_; }
 
+  // What the bill of materials counts beyond the links that carry jobs' traffic
+  // (docs/topology.md "Transceivers per module"): cables from fabric-management appliances (UFM)
+  // into switch ports (a = kNone, the appliance; b = the switch), and the cages whose ports share
+  // one pluggable module (a twin-port OSFP). Ends in no cage take a module each.
+  std::span<const Link> management_links() const { return management_; }
+  std::size_t num_cages() const { return cage_ports_.size(); }
+  std::span<const CageEnd> cage(std::size_t i) const {
+    return {cage_ends_.data() + cage_offsets_[i], cage_ends_.data() + cage_offsets_[i + 1]};
+  }
+  /// The ports cage i holds, used or not: its module's (a twin-port cage with one port cabled
+  /// still takes a twin-port module).
+  std::uint32_t cage_ports(std::size_t i) const { return cage_ports_[i]; }
+
  private:
   friend class TopologyBuilder;
   std::string name_;
@@ -131,6 +151,10 @@ class Topology {
   std::uint32_t num_nodes_ = 0;
   std::uint32_t num_sites_ = 1;
   bool connected_ = true;
+  std::vector<Link> management_;
+  std::vector<CageEnd> cage_ends_;
+  std::vector<std::uint32_t> cage_offsets_;  // CSR over cage_ends_; empty: no cages
+  std::vector<std::uint32_t> cage_ports_;
 };
 
 /// The names ClusterTraits::routing accepts.
@@ -154,6 +178,14 @@ class TopologyBuilder {
   explicit TopologyBuilder(std::string name) { topo_.name_ = std::move(name); }
   DeviceId add_device(const Device& d);
   LinkId add_link(const Link& l);
+  /// A management cable into switch `l.b` (l.a = kNone), counted but not routed over.
+  void add_management_link(const Link& l) { topo_.management_.push_back(l); }
+  const Link& management_link(std::size_t i) const { return topo_.management_[i]; }
+  /// Ports sharing one module in a cage of `ports` (at least ends.size()); build() checks that
+  /// each end exists and is in one cage at most.
+  void add_cage(std::span<const CageEnd> ends, std::uint32_t ports);
+  std::size_t num_links() const { return topo_.links_.size(); }
+  const Link& link(LinkId id) const { return topo_.links_[id]; }
   void reserve(std::size_t devices, std::size_t links);
   void set_traits(ClusterTraits traits) { topo_.traits_ = std::move(traits); }
   std::size_t num_devices() const { return topo_.devices_.size(); }

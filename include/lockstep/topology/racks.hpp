@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "lockstep/topology/inventory.hpp"
 
@@ -26,5 +27,24 @@ std::optional<RackPlan> rack_plan(const Inventory& inv);
 
 /// The plan as a small table (figure, value), for `topo --racks`.
 std::string format_rack_plan(const std::optional<RackPlan>& plan);
+
+/// The scale-out switches' racks (derived: their datasheets' heights stacked in 42U racks, as no
+/// reference architecture's network rack layout could be checked) and power (the catalog's), and
+/// the floor of compute plus network racks (derived: two 600 mm tiles per 600 x 1200 mm rack).
+struct NetworkRacks {
+  std::uint64_t switches = 0;    // scale-out switches of a stated height
+  std::uint64_t rack_units = 0;  // their heights summed
+  std::uint64_t racks = 0;       // ceil(rack_units / kRackUnits)
+  double kw = 0;                 // the switches' catalog power
+  std::string unstated;          // switch models without a stated height ("" if none)
+};
+inline constexpr std::uint32_t kRackUnits = 42;    // a full-height rack (assumption)
+inline constexpr std::uint32_t kTilesPerRack = 2;  // 600 x 1200 mm on 600 mm tiles (assumption)
+
+NetworkRacks network_racks(const Inventory& inv);
+
+/// Network racks, then totals with the compute plan's racks and kW and the floor tiles, for
+/// `topo --racks`.
+std::string format_network_racks(const NetworkRacks& net, const std::optional<RackPlan>& plan);
 
 }  // namespace lockstep

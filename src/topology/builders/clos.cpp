@@ -33,9 +33,11 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uin
     // RA: 3 SUs take 16 spines, 2 links from each leaf to each, not 12): the fewest spines that
     // hold the uplinks and divide leaf_up (at most leaf_up; overfull beyond `radix` leaves).
     // Rail-planed: each plane's leaves (one per SU) have their own spines.
+    // A plane of one leaf (a dual-ToR pair's) joins its hosts without spines.
     const std::uint32_t planes = std::max<std::uint32_t>(shape.planes, 1);
-    c.spines_per_plane =
-        equal_links_spines(ceil_div(shape.leaves, planes), shape.leaf_up, spine_radix);
+    const std::uint32_t per_plane = ceil_div(shape.leaves, planes);
+    if (per_plane <= 1) return c;
+    c.spines_per_plane = equal_links_spines(per_plane, shape.leaf_up, spine_radix);
     c.spines = c.spines_per_plane * planes;
     c.links = std::uint64_t{shape.leaves} * shape.leaf_up;
     return c;

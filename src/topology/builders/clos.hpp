@@ -83,6 +83,10 @@ struct ClosDesign {
   // materials counts them; per port otherwise (the same count with single-port cages).
   std::optional<bool> optics_per_module;
   std::uint32_t nic_ports_per_module = 1;
+  // Dual-ToR NICs (Alibaba HPN, SIGCOMM 2024; leaf_spine only): each NIC's two ports, at half
+  // its rate each, to the two leaves of a pair (leaves 2k and 2k + 1 hold the same NICs; with
+  // shape.planes 2 each in its own plane of spines, none when a plane has one leaf).
+  bool dual_tor = false;
   std::string design;                 // Inventory::design
   std::vector<std::string> problems;  // feasibility problems found while planning
 };

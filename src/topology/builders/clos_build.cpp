@@ -3,18 +3,34 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <span>
 
 #include "clos.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep::builders {
 namespace {
 
-std::uint64_t hosts_of(const ClosDesign& d) {
-  return std::uint64_t{d.nodes} * d.layout.nics_per_node;
+// Fabric ports per NIC: two with dual-ToR, one to each leaf of a pair.
+std::uint64_t nic_ports(const ClosDesign& d) {
+  return d.dual_tor ? 2 : 1;
 }
 
-std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic) {
-  if (d.nodes_per_su == 0) return static_cast<std::uint32_t>(nic / d.leaf_down);
+// Host-side fabric ports (links into the leaves).
+std::uint64_t hosts_of(const ClosDesign& d) {
+  return std::uint64_t{d.nodes} * d.layout.nics_per_node * nic_ports(d);
+}
+
+// One NIC port's rate: the NIC's, split over its two ports with dual-ToR (2 x 200G for 400G).
+Bandwidth host_port_bandwidth(const ClosDesign& d) {
+  return d.hw.host_link_bandwidth() * (1.0 / static_cast<double>(nic_ports(d)));
+}
+
+// The leaf of port `port` of NIC `nic` (dual-ToR: leaves 2k and 2k + 1 of a pair).
+std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic, std::uint64_t port) {
+  if (d.nodes_per_su == 0)
+    return static_cast<std::uint32_t>((nic / d.leaf_down) * nic_ports(d) + port);
   const std::uint64_t rails = d.layout.nics_per_node;
   const std::uint64_t node = nic / rails;
   return static_cast<std::uint32_t>((node / d.nodes_per_su) * rails + nic % rails);
@@ -36,10 +52,10 @@ void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_
 // Leaves hold `full` hosts each except the last group; returns per-leaf host ports as
 // (ports, leaves) pairs. Management links take the last SU's free ports, rail by rail.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign& d) {
-  const std::uint64_t hosts = hosts_of(d);
   if (d.nodes_per_su == 0) {
-    const std::uint64_t full = hosts / d.leaf_down, rest = hosts % d.leaf_down;
-    return {{d.leaf_down, full}, {rest, rest ? 1 : 0}};
+    const std::uint64_t nics = std::uint64_t{d.nodes} * d.layout.nics_per_node;
+    const std::uint64_t full = nics / d.leaf_down, rest = nics % d.leaf_down, k = nic_ports(d);
+    return {{d.leaf_down, full * k}, {rest, rest ? k : 0}};
   }
   const std::uint64_t rails = d.layout.nics_per_node;
   const std::uint64_t sus = (d.nodes + d.nodes_per_su - 1) / d.nodes_per_su;
@@ -73,9 +89,10 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
       t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n);
     }
   };
-  const Bandwidth host = hw.host_link_bandwidth();
+  const Bandwidth host = host_port_bandwidth(d);
   const std::uint64_t nic_share = d.nic_ports_per_module;
-  add(host, hw.host_link_m, nic_share, d.nodes * ceil_div(d.layout.nics_per_node, nic_share));
+  add(host, hw.host_link_m, nic_share,
+      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share));
   add(host, hw.host_link_m, 1, d.management_links);
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
   for (const auto& [load, leaves] : leaf_loads(d)) {
@@ -109,8 +126,9 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
   }
   const bool ends = d.optics_per_module.value_or(false);
-  t.add_links(medium_for_length(hw.host_link_bandwidth(), hw.host_link_m), hw.host_link_bandwidth(),
-              hw.host_link_m, hosts + d.management_links, ends);
+  const Bandwidth host_port = host_port_bandwidth(d);
+  t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
+              hosts + d.management_links, ends);
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);
@@ -154,6 +172,55 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   inv.max_one_way_latency = latency;
 }
 
+// The graph's share of what tally_modules() counts: management cables into the last SU's
+// leaves, rail by rail (as leaf_loads() spreads them), and with per-module optics the cages:
+// each switch's down ports (hosts, management, lower tiers) and up ports apart, in link order,
+// switch_ports_per_cage() to a cage; a node's NIC ports nic_ports_per_module to a cage.
+void add_management_and_cages(TopologyBuilder& b, const ClosDesign& d,
+                              const std::vector<DeviceId>& leaves) {
+  const Hardware& hw = d.hw;
+  const std::uint64_t rails = d.layout.nics_per_node;
+  const std::uint64_t sus = d.nodes_per_su ? ceil_div(d.nodes, d.nodes_per_su) : 1;
+  for (std::uint64_t i = 0; i < d.management_links; ++i) {
+    const std::uint64_t leaf = d.nodes_per_su ? (sus - 1) * rails + i % rails : leaves.size() - 1;
+    Link l = fabric_link(hw, kNone, leaves[leaf], host_port_bandwidth(d), hw.host_link_m, 1);
+    b.add_management_link(l);
+  }
+  if (!d.optics_per_module.value_or(false)) return;
+  // Ends by (device or node, up): switches by device id, NIC ports by node (the node's cages).
+  std::map<std::pair<std::uint64_t, bool>, std::vector<CageEnd>> groups;
+  const std::uint64_t nic_key = std::uint64_t{1} << 40;
+  auto add_end = [&](std::uint64_t link, DeviceId at, DeviceId peer) {
+    const Device& x = b.device(at);
+    if (x.kind == DeviceKind::Nic && b.device(peer).kind == DeviceKind::Switch) {
+      groups[{nic_key + x.node, false}].push_back({link, at});
+    } else if (x.kind == DeviceKind::Switch) {
+      const Device& p = b.device(peer);
+      groups[{at, p.kind == DeviceKind::Switch && p.tier > x.tier}].push_back({link, at});
+    }
+  };
+  for (LinkId l = 0; l < b.num_links(); ++l) {
+    add_end(l, b.link(l).a, b.link(l).b);
+    add_end(l, b.link(l).b, b.link(l).a);
+  }
+  for (std::uint64_t i = 0; i < d.management_links; ++i) {
+    const DeviceId leaf = b.management_link(i).b;
+    groups[{leaf, false}].push_back({b.num_links() + i, leaf});
+  }
+  for (const auto& [key, ends] : groups) {
+    const std::uint64_t share =
+        key.first >= nic_key
+            ? d.nic_ports_per_module
+            : switch_ports_per_cage(
+                  switch_catalog()[b.device(static_cast<DeviceId>(key.first)).model]);
+    if (share < 2) continue;  // a module per end, as without cages
+    for (std::size_t i = 0; i < ends.size(); i += share) {
+      b.add_cage(std::span(ends).subspan(i, std::min<std::size_t>(share, ends.size() - i)),
+                 static_cast<std::uint32_t>(share));
+    }
+  }
+}
+
 }  // namespace
 
 static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
@@ -172,22 +239,15 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
               links);
     const std::vector<DeviceId> nics = add_nodes(b, hw, d.layout, d.nodes);
     const std::vector<DeviceId> leaves = add_clos_switches(b, hw, d.shape, counts);
-    const Bandwidth host_bw = hw.host_link_bandwidth();
+    const Bandwidth port_bw = host_port_bandwidth(d);
     for (std::uint64_t h = 0; h < nics.size(); ++h) {
-      b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h)], host_bw, hw.host_link_m, 1));
+      for (std::uint64_t p = 0; p < nic_ports(d); ++p) {
+        b.add_link(fabric_link(hw, nics[h], leaves[leaf_of(d, h, p)], port_bw, hw.host_link_m, 1));
+      }
     }
+    add_management_and_cages(b, d, leaves);
     b.set_traits(make_traits(hw, d.layout));
     finish_inventory(result, std::move(b).build(), options);
-    if (d.management_links != 0 || d.optics_per_module.value_or(false)) {
-      // What the graph does not hold (management cables, modules shared by ports): the bill of
-      // materials in closed form, the paths as measured on the graph.
-      const Inventory counted = std::move(result.inventory);
-      result.inventory = Inventory{};
-      tally_clos(d, counts, result.inventory);
-      result.inventory.diameter_switch_hops = counted.diameter_switch_hops;
-      result.inventory.max_one_way_latency = counted.max_one_way_latency;
-      result.inventory.graph_built = true;
-    }
   } else {
     tally_clos(d, counts, result.inventory);
   }
@@ -200,10 +260,11 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
   inv.ports_per_gpu = 1;
   inv.injection_per_gpu =
       host_bw * (static_cast<double>(d.layout.nics_per_node) / d.layout.gpus_per_node);
-  inv.bisection = clos_bisection(d.shape, counts, hosts, host_bw, hw.port_speed);
+  const Bandwidth port_bw = host_port_bandwidth(d);
+  inv.bisection = clos_bisection(d.shape, counts, hosts, port_bw, hw.port_speed);
   if (counts.spines != 0) {
     set_tier_ratio(inv, "leaf",
-                   d.leaf_down * host_bw.bytes_per_second() /
+                   d.leaf_down * port_bw.bytes_per_second() /
                        (d.shape.leaf_up * hw.port_speed.bytes_per_second()));
   }
   if (counts.cores != 0) {

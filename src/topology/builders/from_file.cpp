@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "graph_figures.hpp"
@@ -125,6 +126,12 @@ class GraphReader {
     const ArgNode& links = require_list(scope_, "links");
     for (const ArgNode& l : links.items()) add_link(tb, l);
     check_connected(tb.num_devices());
+    if (const ArgNode* managed = scope_.find("management_links")) {
+      for (const ArgNode& m : optional_list(*managed).items()) add_management_link(tb, m);
+    }
+    if (const ArgNode* cages = scope_.find("cages")) {
+      for (const ArgNode& c : optional_list(*cages).items()) add_cage(tb, c);
+    }
     ClusterTraits traits = traits_;
     if (traits.gpus_per_node == 0) traits.gpus_per_node = uniform_gpus_per_node();
     tb.set_traits(traits);
@@ -204,6 +211,76 @@ class GraphReader {
     return it->second;
   }
 
+  static const ArgNode& optional_list(const ArgNode& list) {
+    if (list.kind() != ArgNode::Kind::List) list.fail("expected a list");
+    return list;
+  }
+
+  // A fabric-management appliance's cable into a switch port (`switch`, then a link's keys):
+  // counted in the bill of materials, never routed over.
+  void add_management_link(TopologyBuilder& tb, const ArgNode& m) {
+    if (m.kind() != ArgNode::Kind::Map) m.fail("expected a map with switch and bandwidth");
+    const ArgNode& sw = m.at("switch");
+    const DeviceId b = lookup(sw);
+    if (tb.device(b).kind != DeviceKind::Switch) {
+      sw.fail(fmt::format("device '{}' is not a switch", sw.text()));
+    }
+    Link link = read_link_body(m);
+    link.a = kNone;
+    link.b = b;
+    m.check_all_used();
+    tb.add_management_link(link);
+    ++managed_;
+  }
+
+  // Ports sharing one pluggable module: {ports: N, ends: [[link, device], ...]}, link an index
+  // into `links` (management link i is links + i), device the end's id; at most N ends of one
+  // kind (speed, medium, length), each in one cage at most.
+  void add_cage(TopologyBuilder& tb, const ArgNode& cage) {
+    if (cage.kind() != ArgNode::Kind::Map) cage.fail("expected a map with ports and ends");
+    const ArgNode& ports = cage.at("ports");
+    const auto n = static_cast<std::uint32_t>(ports.as_int(1, 64));
+    const ArgNode& c = cage.at("ends");
+    if (c.kind() != ArgNode::Kind::List || c.items().empty()) {
+      c.fail("expected a list of [link, device] ends");
+    }
+    if (c.items().size() > n) {
+      c.fail(fmt::format("{} ends in a cage of {} ports", c.items().size(), n));
+    }
+    cage.check_all_used();
+    const std::uint64_t total = tb.num_links() + managed_;
+    std::vector<CageEnd> ends;
+    const Link* first = nullptr;
+    for (const ArgNode& e : c.items()) {
+      if (e.kind() != ArgNode::Kind::List || e.items().size() != 2) {
+        e.fail("expected [link, device]");
+      }
+      const ArgNode& ln = e.items()[0];
+      const auto link = static_cast<std::uint64_t>(ln.as_int(0, 1LL << 40));
+      if (link >= total) {
+        ln.fail(fmt::format("link {} does not exist ({} links and management links)", link, total));
+      }
+      const DeviceId at = lookup(e.items()[1]);
+      const Link& l = link < tb.num_links() ? tb.link(static_cast<LinkId>(link))
+                                            : tb.management_link(link - tb.num_links());
+      if (at != l.b && at != l.a) {
+        e.items()[1].fail(
+            fmt::format("device '{}' is not an end of link {}", e.items()[1].text(), link));
+      }
+      if (!caged_.insert({link, at == l.b}).second) {
+        e.fail(
+            fmt::format("link {}'s end at '{}' is already in a cage", link, e.items()[1].text()));
+      }
+      if (first != nullptr && (first->bandwidth != l.bandwidth || first->medium != l.medium ||
+                               first->length_m != l.length_m)) {
+        e.fail("a cage's ports share one module: same bandwidth, medium and length");
+      }
+      first = &l;
+      ends.push_back({link, at});
+    }
+    tb.add_cage(ends, n);
+  }
+
   void add_link(TopologyBuilder& tb, const ArgNode& l) {
     if (l.kind() != ArgNode::Kind::Map) l.fail("expected a map with a, b and bandwidth");
     Link link;
@@ -212,6 +289,19 @@ class GraphReader {
     if (link.a == link.b) {
       l.at("b").fail(fmt::format("link connects device '{}' to itself", l.at("a").text()));
     }
+    const Link body = read_link_body(l);
+    link.bandwidth = body.bandwidth;
+    link.length_m = body.length_m;
+    link.latency = body.latency;
+    link.medium = body.medium;
+    l.check_all_used();
+    unite(link.a, link.b);
+    tb.add_link(link);
+  }
+
+  // A link's bandwidth, length, latency and medium, from its keys or the defaults.
+  Link read_link_body(const ArgNode& l) const {
+    Link link;
     if (const ArgNode* bw = l.find("bandwidth")) {
       link.bandwidth = bw->as_bandwidth();
     } else if (defaults_.bandwidth) {
@@ -234,9 +324,7 @@ class GraphReader {
     } else {
       link.medium = medium_for_length(link.bandwidth, link.length_m);
     }
-    l.check_all_used();
-    unite(link.a, link.b);
-    tb.add_link(link);
+    return link;
   }
 
   // Union-find over device ids, to name a device that the links leave unreachable.
@@ -288,6 +376,8 @@ class GraphReader {
   std::map<std::pair<std::uint32_t, int>, std::uint32_t> next_local_;
   std::map<std::uint32_t, std::uint32_t> gpus_in_node_;
   std::vector<std::uint32_t> parent_;
+  std::set<std::pair<std::uint64_t, bool>> caged_;  // (link, end at b)
+  std::uint64_t managed_ = 0;                       // management links read
   std::uint64_t gpu_count_ = 0;
 };
 
@@ -376,7 +466,7 @@ void register_from_file_builder() {
   register_builder(BuilderInfo{
       "from_file",
       "an irregular topology listed as devices and links (inline or in a YAML/JSON file)",
-      {"path", "devices", "links", "link_defaults", "traits", "name"},
+      {"path", "devices", "links", "management_links", "cages", "link_defaults", "traits", "name"},
       build_from_file});
 }
 

@@ -20,21 +20,28 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   const auto [down, up] = split_ports(d.hw.radix, ratio);
   const std::uint64_t hosts = std::uint64_t{d.nodes} * d.layout.nics_per_node;
   d.leaf_down = down;
-  d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
+  // dual_tor (Alibaba HPN, Qian et al., SIGCOMM 2024, dual-ToR and dual-plane): every NIC's two
+  // ports to a pair of leaves, so twice the leaves, each holding `down` NICs' ports; leaf 2k is in
+  // plane 0 and 2k + 1 in plane 1, and each plane has its own spines, so traffic stays in the
+  // plane of the port it left by (routing: queue pairs alternate ports).
+  d.dual_tor = args.get_bool("dual_tor", false);
+  const std::uint32_t planes = d.dual_tor ? 2 : 1;
+  d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down * planes);
   d.shape.leaf_up = up;
   d.shape.tiers = 2;
+  d.shape.planes = planes;
   read_optics(args, d);
-  if (d.shape.leaves > d.hw.radix) {
+  if (d.shape.leaves / planes > d.hw.radix) {
     d.problems.push_back(fmt::format(
         "a 2-tier leaf-spine of {}-port switches holds at most {} hosts at {}:1 ({} leaves x {} "
         "hosts); {} requested: use fat_tree",
         d.hw.radix, std::uint64_t{d.hw.radix} * down, ratio, d.hw.radix, down, hosts));
   }
   d.design = fmt::format(
-      "leaf_spine: {} nodes x {} {} GPUs, {} leaves x {} down / {} up, {} "
+      "leaf_spine: {} nodes x {} {} GPUs, {} leaves x {} down / {} up{}, {} "
       "radix {}",
-      d.nodes, d.layout.gpus_per_node, d.hw.gpu->name, d.shape.leaves, down, up, d.hw.sw->name,
-      d.hw.radix);
+      d.nodes, d.layout.gpus_per_node, d.hw.gpu->name, d.shape.leaves, down, up,
+      d.dual_tor ? " (dual-ToR pairs, 2 planes)" : "", d.hw.sw->name, d.hw.radix);
   return build_clos(args, d, options);
 }
 
@@ -43,6 +50,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 void register_leaf_spine_builder() {
   auto keys = node_keys();
   keys.push_back("oversubscription");
+  keys.push_back("dual_tor");
   for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder(
       {"leaf_spine", "2-tier leaf-spine Clos with a leaf oversubscription ratio", keys, build});

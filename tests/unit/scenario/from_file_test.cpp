@@ -10,6 +10,7 @@
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "lockstep/topology/reference.hpp"
 
 namespace lockstep {
 namespace {
@@ -234,6 +235,91 @@ TEST(FromFile, EmittedGraphReadsBackIdentically) {
   // The measured bisection of the non-blocking k=4 tree equals its formula: 16 hosts / 2 x 400G.
   EXPECT_DOUBLE_EQ(reread.inventory.bisection.gigabits_per_second(), 8 * 400.0);
   EXPECT_EQ(original.inventory.diameter_switch_hops, reread.inventory.diameter_switch_hops);
+}
+
+// The graph carries what the bill of materials counts: the DGX SuperPOD H100 1-SU fabric emitted
+// and read back counts 512 transceivers, as built (per module) and as the closed form, not
+// the 1,016 link ends a graph of links alone gave. Its cages (TwinPort.OneH100SuByHand, by
+// hand): 31 DGX x 4 twin cages + 8 leaves x (16 down + 16 up) + 4 spines x 32 = 508 twin-port
+// cages; the 4 UFM links appear as management links into rails 0-3 of the SU (252 node + UFM
+// cables with the 248 node links), their appliance ends one single-port module each.
+TEST(FromFile, ReferenceGraphReadsBackTheSameBillOfMaterials) {
+  const ReferenceDesign& ref = reference_design("dgx-superpod-h100-1su", "--reference");
+  const BuildResult built = build_topology(reference_args(ref), {.want_graph = true});
+  ASSERT_TRUE(built.graph.has_value());
+  const Topology& g = *built.graph;
+  EXPECT_EQ(g.management_links().size(), 4u);
+  EXPECT_EQ(g.num_cages(), 508u);
+  for (std::size_t c = 0; c < g.num_cages(); ++c) ASSERT_EQ(g.cage_ports(c), 2u);
+  std::ostringstream json;
+  write_graph_json(g, json);
+  TempDir dir;
+  ArgNode args = ArgNode::map("");
+  args.set("builder", ArgNode::scalar("from_file", "builder"));
+  args.set("path", ArgNode::scalar(dir.file("graph.json", json.str()), "path"));
+  const BuildResult reread = build_topology(args);
+  const Inventory closed = build_topology(reference_args(ref), {.want_graph = false}).inventory;
+  for (const Inventory* inv : {&built.inventory, &reread.inventory, &closed}) {
+    EXPECT_EQ(inv->cables, 508u);
+    EXPECT_EQ(inv->transceivers, 512u);
+    for (const ReferenceFigure& f : ref.figures) {
+      if (f.document) {
+        EXPECT_EQ(reference_value(*inv, f.what), *f.document) << f.item;
+      }
+    }
+  }
+  ASSERT_EQ(reread.inventory.lines.size(), closed.lines.size());
+  for (std::size_t i = 0; i < closed.lines.size(); ++i) {
+    EXPECT_EQ(reread.inventory.lines[i].item, closed.lines[i].item);
+    EXPECT_EQ(reread.inventory.lines[i].count, closed.lines[i].count) << closed.lines[i].item;
+  }
+  ASSERT_EQ(reread.inventory.tiers.size(), closed.tiers.size());
+  for (std::size_t i = 0; i < closed.tiers.size(); ++i) {
+    EXPECT_EQ(reread.inventory.tiers[i].ports_used, closed.tiers[i].ports_used);
+    EXPECT_EQ(reread.inventory.tiers[i].ports_free, closed.tiers[i].ports_free);
+  }
+  EXPECT_DOUBLE_EQ(reread.inventory.cost_usd, closed.cost_usd);
+  EXPECT_DOUBLE_EQ(reread.inventory.power_w, closed.power_w);
+}
+
+// Two GPUs on a switch by 10 m optical links (one transceiver per end): a twin cage at the switch
+// holding both links' ends makes 2 + 1 modules; a management cable adds a cable, a switch port
+// and its two ends. Bad cages and management links are named at their entry.
+TEST(FromFile, CagesAndManagementLinks) {
+  const std::string head = R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu, node: 0}
+    - {id: g1, kind: gpu, node: 1}
+    - {id: s, kind: switch, model: qm9700}
+  link_defaults: {bandwidth: 400Gbps, length: 10m}
+  links:
+    - {a: g0, b: s}
+    - {a: g1, b: s}
+)";
+  EXPECT_EQ(build_yaml(head).inventory.transceivers, 4u);
+  const BuildResult r = build_yaml(head + R"(  management_links:
+    - {switch: s, bandwidth: 400Gbps, length: 10m}
+  cages:
+    - {ports: 2, ends: [[0, s], [1, s]]}
+)");
+  EXPECT_EQ(r.inventory.transceivers, 2u + 1u + 2u);
+  EXPECT_EQ(r.inventory.cables, 3u);
+  EXPECT_EQ(r.inventory.tiers.at(0).ports_used, 3u);
+  // Line 13 holds the first management link or cage ("version", "cluster:", 9 lines of head,
+  // the list's key): '    - {switch: g0, ...' has g0 in column 16; '    - {ports: 2, ends:
+  // [[0, g1]]}' the ends' key in 18, the link in 26 and the device in 29.
+  EXPECT_EQ(error_of([&] {
+              build_yaml(head + "  management_links:\n    - {switch: g0, bandwidth: 400Gbps}\n");
+            }),
+            "t.yaml:13:16: cluster.management_links[0].switch: device 'g0' is not a switch");
+  EXPECT_EQ(error_of([&] { build_yaml(head + "  cages:\n    - {ports: 2, ends: [[0, g1]]}\n"); }),
+            "t.yaml:13:29: cluster.cages[0].ends[0][1]: device 'g1' is not an end of link 0");
+  EXPECT_EQ(error_of([&] { build_yaml(head + "  cages:\n    - {ports: 2, ends: [[2, s]]}\n"); }),
+            "t.yaml:13:26: cluster.cages[0].ends[0][0]: link 2 does not exist (2 links and "
+            "management links)");
+  EXPECT_EQ(
+      error_of([&] { build_yaml(head + "  cages:\n    - {ports: 1, ends: [[0, s], [1, s]]}\n"); }),
+      "t.yaml:13:18: cluster.cages[0].ends: 2 ends in a cage of 1 ports");
 }
 
 }  // namespace

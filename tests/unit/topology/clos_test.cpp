@@ -174,6 +174,45 @@ TEST(LeafSpine, TwoToOneOversubscriptionHalvesBisection) {
   EXPECT_DOUBLE_EQ(test::tier_of(one, "leaf")->oversubscription, 1.0);
 }
 
+// Dual-ToR (Alibaba HPN, SIGCOMM 2024): every 400G NIC's two 200G ports to a pair of leaves,
+// leaf 2k in plane 0 and 2k + 1 in plane 1, each plane with its own spines.
+// 64 NICs on QM9700 (32 down / 32 up): 2 pairs = 4 leaves; each plane 2 leaves x 32 uplinks on
+// one 64-port spine (equal links: 32 from each leaf), so 2 spines, full. Cables: 128 NIC ports
+// + 4 x 32 uplinks = 256. Modules (QM9700 twin-port cages, one per NIC port): 128 at the NICs,
+// 4 x 16 down and 4 x 16 up at the leaves, 2 x 32 at the spines = 320. Bisection: half the
+// 128 host ports at 25 GB/s = 1,600 GB/s (the leaves' 4 x 32 x 50 / 2 = 3,200 is more).
+// 4 NICs: one leaf per plane, which joins its hosts without a spine: 2 leaves, 8 cables, 8 NIC
+// modules + 2 x 2 leaf modules = 12.
+TEST(LeafSpine, DualTorPairsCountedByHand) {
+  auto dual = [](const char* nodes, const char* optics) {
+    return build({{"builder", "leaf_spine"},
+                  kHost[0],
+                  kHost[1],
+                  {"switch", "qm9700"},
+                  {"nodes", nodes},
+                  {"dual_tor", "true"},
+                  {"optics", optics}},
+                 false)
+        .inventory;
+  };
+  const Inventory big = dual("64", "per_module");
+  EXPECT_TRUE(big.feasible);
+  EXPECT_EQ(switches_in(big, "leaf"), 4u);
+  EXPECT_EQ(switches_in(big, "spine"), 2u);
+  EXPECT_EQ(test::tier_of(big, "spine")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(big, "leaf")->ports_used, 4u * 64u);
+  EXPECT_EQ(big.cables, 256u);
+  EXPECT_EQ(big.transceivers, 320u);
+  EXPECT_DOUBLE_EQ(big.bisection.bytes_per_second(), 1'600e9);
+  const Inventory small = dual("4", "per_module");
+  EXPECT_EQ(switches_in(small, "leaf"), 2u);
+  EXPECT_EQ(switches_in(small, "spine"), 0u);
+  EXPECT_EQ(small.cables, 8u);
+  EXPECT_EQ(small.transceivers, 12u);
+  // One transceiver per link end: 2 x 256.
+  EXPECT_EQ(dual("64", "per_port").transceivers, 512u);
+}
+
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
   const Inventory inv =
@@ -333,6 +372,20 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
        false},
       {{{"builder", "single_switch"}, {"nodes", "10"}}, true},
       {{{"builder", "leaf_spine"}, {"gpu", "gb200"}, {"nodes", "36"}}, false},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "qm9700"},
+        {"nodes", "64"},
+        {"dual_tor", "true"},
+        {"optics", "per_port"}},
+       true},
+      {{{"builder", "leaf_spine"},
+        {"radix", "8"},
+        {"nodes", "5"},
+        {"dual_tor", "true"},
+        {"optics", "per_port"}},
+       false},
   };
   for (const auto& [kv, latency] : designs) {
     const Inventory counted = build(kv, true).inventory;
