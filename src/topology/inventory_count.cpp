@@ -174,10 +174,28 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   std::map<std::uint16_t, std::uint64_t> gpus, nics;
   std::map<DeviceId, std::uint64_t> managed;  // management cables into each switch
   for (const Link& l : topo.management_links()) ++managed[l.b];
+  // A switch's ports: one per link end, except ends its datasheet lets share a port by breakout
+  // (switch_breakout: a QM9700 400G port split 2 x 200G), k of them to a port.
+  auto switch_ports = [&](DeviceId id, std::uint64_t managed_ends) {
+    const SwitchSpec& spec = switch_catalog()[topo.device(id).model];
+    std::map<std::uint32_t, std::uint64_t> ends;  // by breakout
+    for (const Port& p : topo.ports(id)) {
+      ++ends[switch_breakout(spec, topo.link(Topology::link_of(p.out)).bandwidth)];
+    }
+    for (const Link& l : topo.management_links()) {
+      if (l.b == id && managed_ends != 0) ++ends[switch_breakout(spec, l.bandwidth)];
+    }
+    std::uint64_t used = 0;
+    for (const auto& [k, n] : ends) used += (n + k - 1) / k;
+    return used;
+  };
   for (DeviceId id = 0; id < topo.num_devices(); ++id) {
     const Device& d = topo.device(id);
     auto degree = static_cast<std::uint64_t>(topo.ports(id).size());
-    if (const auto it = managed.find(id); it != managed.end()) degree += it->second;
+    std::uint64_t managed_ends = 0;
+    if (const auto it = managed.find(id); it != managed.end()) managed_ends = it->second;
+    degree += managed_ends;
+    if (d.kind == DeviceKind::Switch) degree = switch_ports(id, managed_ends);
     switch (d.kind) {
       case DeviceKind::Gpu:
         ++gpus[d.model];

@@ -206,6 +206,10 @@ inline constexpr double kPropagationNsPerMetre = 5.0;
 /// OSFP cages) and on the 128 x 400G configurations of 64-cage 800G switches; 1 elsewhere.
 std::uint32_t switch_ports_per_cage(const SwitchSpec& sw);
 
+/// Link ends at `link` rate that share one of the switch's ports by breakout, as its datasheet
+/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable); 1 where none is listed.
+std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link);
+
 /// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
 const NicSpec& default_nic_for(const SwitchSpec& sw);
 
