@@ -595,6 +595,21 @@ const CableSpec& fibre_patch_cord() {
   return cord;
 }
 
+const CableSpec& splitter_fibre() {
+  // NVIDIA LinkX MFP7E20-Nxxx: a multimode fibre splitter, one MPO-12/APC at the switch's 400G
+  // port of a twin-port 2xSR4 module to two MPO-12/APC at 200G ports (ConnectX-7 NDR200);
+  // passive. Price an estimate (no public list price): two patch cords and a fan-out, $100.
+  static const CableSpec splitter{"fibre_mpo_splitter_1x2",
+                                  "MPO 1:2 splitter fibre (estimate)",
+                                  LinkMedium::Optical,
+                                  Bandwidth::gbps(400),
+                                  50,
+                                  0,
+                                  100,
+                                  0};
+  return splitter;
+}
+
 LinkMedium medium_for_length(Bandwidth speed, double length_m) {
   const double dac_reach = speed > Bandwidth::gbps(200) ? 2.0 : 3.0;  // LinkX DAC datasheets
   if (length_m <= dac_reach) return LinkMedium::CopperDac;

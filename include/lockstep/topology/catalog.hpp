@@ -189,6 +189,9 @@ CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m);
 /// The fibre of one optical link (the transceivers at its ends are counted separately).
 const CableSpec& fibre_patch_cord();
 
+/// The fibre of a switch port split 1:2 (switch_breakout): one splitter for two optical links.
+const CableSpec& splitter_fibre();
+
 /// The medium a scale-out link of this length uses: copper DAC up to its reach (about 2-3 m at
 /// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
 LinkMedium medium_for_length(Bandwidth speed, double length_m);

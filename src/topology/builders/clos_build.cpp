@@ -136,6 +136,13 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   const Bandwidth host_port = host_port_bandwidth(d);
   t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
               hosts + d.management_links, ends);
+  // Split leaf ports (host_breakout) take a splitter fibre each for their k optical links.
+  const std::uint64_t k = host_breakout(d);
+  if (k > 1 && medium_for_length(host_port, hw.host_link_m) == LinkMedium::Optical) {
+    for (const auto& [load, leaves] : leaf_loads(d)) {
+      t.add_splitters(leaves * ceil_div(load, k), leaves * load);
+    }
+  }
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);
