@@ -572,6 +572,15 @@ std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
   return 1;
 }
 
+std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link) {
+  // NVIDIA Quantum-2 QM9700 datasheet: "64 400Gb/s ports or 128 200Gb/s ports" on its 32 OSFP
+  // cages; a twin-port 2 x 400G module drives four 200G ports through splitter cables (NVIDIA
+  // LinkX MMA4Z00-NS with MFP7E20 1:2 fibre splitters to NDR200 ConnectX-7 ports). Other
+  // switches' splits are not in the catalog: one link end per port.
+  if (sw.name == "qm9700" && link * 2.0 == sw.port_speed) return 2;
+  return 1;
+}
+
 const CableSpec& fibre_patch_cord() {
   // MPO-12/APC multimode or single-mode patch cord, ~$50 approximate street price (fs.com
   // list prices, 2024); passive. Long-haul fibre is leased and not priced here.
@@ -584,6 +593,21 @@ const CableSpec& fibre_patch_cord() {
                               50,
                               0};
   return cord;
+}
+
+const CableSpec& splitter_fibre() {
+  // NVIDIA LinkX MFP7E20-Nxxx: a multimode fibre splitter, one MPO-12/APC at the switch's 400G
+  // port of a twin-port 2xSR4 module to two MPO-12/APC at 200G ports (ConnectX-7 NDR200);
+  // passive. Price an estimate (no public list price): two patch cords and a fan-out, $100.
+  static const CableSpec splitter{"fibre_mpo_splitter_1x2",
+                                  "MPO 1:2 splitter fibre (estimate)",
+                                  LinkMedium::Optical,
+                                  Bandwidth::gbps(400),
+                                  50,
+                                  0,
+                                  100,
+                                  0};
+  return splitter;
 }
 
 LinkMedium medium_for_length(Bandwidth speed, double length_m) {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lockstep/topology/catalog.hpp"
 
 namespace lockstep {
@@ -71,6 +73,11 @@ void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, st
 void BomTally::add_modules(LinkMedium medium, Bandwidth speed, double length_m,
                            std::uint32_t ports_per_module, std::uint64_t modules) {
   modules_[LinkKey{medium, speed.bytes_per_second() * ports_per_module, length_m}] += modules;
+}
+
+void BomTally::add_splitters(std::uint64_t splitters, std::uint64_t legs) {
+  splitters_ += splitters;
+  split_legs_ += legs;
 }
 
 void BomTally::finish(Inventory& inv) const {
@@ -161,8 +168,13 @@ void BomTally::finish(Inventory& inv) const {
       add_line(inv, c.display, "cable", "", it->second, c.power_w, c.price_usd);
     }
   }
+  // Split legs share a splitter fibre instead of a patch cord each.
+  const std::uint64_t legs = std::min(split_legs_, fibres);
+  inv.cables = inv.cables - legs + splitters_;
   const CableSpec& cord = fibre_patch_cord();
-  add_line(inv, cord.display, "cable", "", fibres, cord.power_w, cord.price_usd);
+  add_line(inv, cord.display, "cable", "", fibres - legs, cord.power_w, cord.price_usd);
+  const CableSpec& splitter = splitter_fibre();
+  add_line(inv, splitter.display, "cable", "", splitters_, splitter.power_w, splitter.price_usd);
 }
 
 void count_inventory(const Topology& topo, Inventory& inv) {
@@ -174,10 +186,34 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   std::map<std::uint16_t, std::uint64_t> gpus, nics;
   std::map<DeviceId, std::uint64_t> managed;  // management cables into each switch
   for (const Link& l : topo.management_links()) ++managed[l.b];
+  // A switch's ports: one per link end, except ends its datasheet lets share a port by breakout
+  // (switch_breakout: a QM9700 400G port split 2 x 200G), k of them to a port.
+  // Optical ends split k ways take a splitter fibre per port (add_splitters).
+  auto switch_ports = [&](DeviceId id, std::uint64_t managed_ends) {
+    const SwitchSpec& spec = switch_catalog()[topo.device(id).model];
+    std::map<std::pair<std::uint32_t, bool>, std::uint64_t> ends;  // by (breakout, optical)
+    auto add_end = [&](const Link& l) {
+      ++ends[{switch_breakout(spec, l.bandwidth), l.medium == LinkMedium::Optical}];
+    };
+    for (const Port& p : topo.ports(id)) add_end(topo.link(Topology::link_of(p.out)));
+    for (const Link& l : topo.management_links()) {
+      if (l.b == id && managed_ends != 0) add_end(l);
+    }
+    std::uint64_t used = 0;
+    for (const auto& [key, n] : ends) {
+      const auto [k, optical] = key;
+      used += (n + k - 1) / k;
+      if (k > 1 && optical) tally.add_splitters((n + k - 1) / k, n);
+    }
+    return used;
+  };
   for (DeviceId id = 0; id < topo.num_devices(); ++id) {
     const Device& d = topo.device(id);
     auto degree = static_cast<std::uint64_t>(topo.ports(id).size());
-    if (const auto it = managed.find(id); it != managed.end()) degree += it->second;
+    std::uint64_t managed_ends = 0;
+    if (const auto it = managed.find(id); it != managed.end()) managed_ends = it->second;
+    degree += managed_ends;
+    if (d.kind == DeviceKind::Switch) degree = switch_ports(id, managed_ends);
     switch (d.kind) {
       case DeviceKind::Gpu:
         ++gpus[d.model];

@@ -189,6 +189,9 @@ CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m);
 /// The fibre of one optical link (the transceivers at its ends are counted separately).
 const CableSpec& fibre_patch_cord();
 
+/// The fibre of a switch port split 1:2 (switch_breakout): one splitter for two optical links.
+const CableSpec& splitter_fibre();
+
 /// The medium a scale-out link of this length uses: copper DAC up to its reach (about 2-3 m at
 /// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
 LinkMedium medium_for_length(Bandwidth speed, double length_m);
@@ -205,6 +208,10 @@ inline constexpr double kPropagationNsPerMetre = 5.0;
 /// or an 800G cage broken out into two 400G ports): 2 on Quantum-2 QM9700 (64 NDR ports on 32
 /// OSFP cages) and on the 128 x 400G configurations of 64-cage 800G switches; 1 elsewhere.
 std::uint32_t switch_ports_per_cage(const SwitchSpec& sw);
+
+/// Link ends at `link` rate that share one of the switch's ports by breakout, as its datasheet
+/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable); 1 where none is listed.
+std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link);
 
 /// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
 const NicSpec& default_nic_for(const SwitchSpec& sw);

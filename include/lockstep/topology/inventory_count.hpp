@@ -34,6 +34,10 @@ class BomTally {
   /// `length_m` (a twin-port OSFP on a QM9700 cage: 2 x 400G in one 800G 2xSR4 module).
   void add_modules(LinkMedium medium, Bandwidth speed, double length_m,
                    std::uint32_t ports_per_module, std::uint64_t modules);
+  /// `legs` optical links, already given to add_links(), reach their switch by breakout through
+  /// `splitters` splitter fibres (switch_breakout: a QM9700 400G port to two 200G links), each in
+  /// place of its legs' patch cords.
+  void add_splitters(std::uint64_t splitters, std::uint64_t legs);
   /// Writes counts, lines, power, cost, tiers (ports used/free) and radix problems into `inv`.
   void finish(Inventory& inv) const;
 
@@ -53,6 +57,7 @@ class BomTally {
   std::map<LinkKey, std::uint64_t> links_;
   std::map<LinkKey, std::uint64_t> auto_ends_;  // link ends that take one module each
   std::map<LinkKey, std::uint64_t> modules_;    // speed = what one module carries
+  std::uint64_t splitters_ = 0, split_legs_ = 0;
 };
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with

@@ -27,6 +27,12 @@ Bandwidth host_port_bandwidth(const ClosDesign& d) {
   return d.hw.host_link_bandwidth() * (1.0 / static_cast<double>(nic_ports(d)));
 }
 
+// Host ports sharing one leaf port by breakout (switch_breakout: a QM9700 400G port split
+// 2 x 200G for dual-ToR NICs' half-rate ports); 1 otherwise.
+std::uint64_t host_breakout(const ClosDesign& d) {
+  return switch_breakout(*d.hw.sw, host_port_bandwidth(d));
+}
+
 // The leaf of port `port` of NIC `nic` (dual-ToR: leaves 2k and 2k + 1 of a pair).
 std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic, std::uint64_t port) {
   if (d.nodes_per_su == 0)
@@ -95,8 +101,9 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
       d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share));
   add(host, hw.host_link_m, 1, d.management_links);
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
+  const std::uint64_t k = host_breakout(d);  // a cage's ports each split k ways
   for (const auto& [load, leaves] : leaf_loads(d)) {
-    add(host, hw.host_link_m, sw, leaves * ceil_div(load, sw));
+    add(host, hw.host_link_m, sw * k, leaves * ceil_div(load, sw * k));
   }
   if (up == 0) return;
   const Bandwidth port = hw.port_speed;
@@ -122,13 +129,20 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
   for (const auto& [load, leaves] : leaf_loads(d)) {
     if (leaves == 0) continue;
-    const std::uint64_t per = load + up;
+    const std::uint64_t per = ceil_div(load, host_breakout(d)) + up;
     t.add_switches(hw.switch_model, 0, leaves, per * leaves, hw.radix, per > hw.radix ? leaves : 0);
   }
   const bool ends = d.optics_per_module.value_or(false);
   const Bandwidth host_port = host_port_bandwidth(d);
   t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
               hosts + d.management_links, ends);
+  // Split leaf ports (host_breakout) take a splitter fibre each for their k optical links.
+  const std::uint64_t k = host_breakout(d);
+  if (k > 1 && medium_for_length(host_port, hw.host_link_m) == LinkMedium::Optical) {
+    for (const auto& [load, leaves] : leaf_loads(d)) {
+      t.add_splitters(leaves * ceil_div(load, k), leaves * load);
+    }
+  }
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);
@@ -208,11 +222,17 @@ void add_management_and_cages(TopologyBuilder& b, const ClosDesign& d,
     groups[{leaf, false}].push_back({b.num_links() + i, leaf});
   }
   for (const auto& [key, ends] : groups) {
+    // A switch cage's ports each split k ways by breakout: k times the ends to a module.
+    auto switch_share = [&](const SwitchSpec& sw) {
+      const std::uint64_t l = ends[0].link;
+      const Bandwidth bw =
+          l < b.num_links() ? b.link(l).bandwidth : b.management_link(l - b.num_links()).bandwidth;
+      return std::uint64_t{switch_ports_per_cage(sw)} * switch_breakout(sw, bw);
+    };
     const std::uint64_t share =
         key.first >= nic_key
             ? d.nic_ports_per_module
-            : switch_ports_per_cage(
-                  switch_catalog()[b.device(static_cast<DeviceId>(key.first)).model]);
+            : switch_share(switch_catalog()[b.device(static_cast<DeviceId>(key.first)).model]);
     if (share < 2) continue;  // a module per end, as without cages
     for (std::size_t i = 0; i < ends.size(); i += share) {
       b.add_cage(std::span(ends).subspan(i, std::min<std::size_t>(share, ends.size() - i)),
@@ -288,11 +308,13 @@ static ClosShape pad_uplinks(const ClosDesign& d) {
       std::max<std::uint64_t>(1, ceil_div(per_plane * s.leaf_up, d.hw.spine.radix));
   if (need >= s.leaf_up || s.leaf_up % need == 0) return s;
   const std::uint64_t padded = ceil_div(s.leaf_up, need) * need;
+  // Host ports in switch ports (breakout shares one among k).
+  const std::uint64_t k = host_breakout(d);
   std::uint64_t load = 0;
   for (const auto& [ports, leaves] : leaf_loads(d)) {
-    if (leaves != 0) load = std::max(load, ports);
+    if (leaves != 0) load = std::max(load, ceil_div(ports, k));
   }
-  const bool oversubscribed = s.leaf_up < std::max<std::uint64_t>(load, d.leaf_down);
+  const bool oversubscribed = s.leaf_up < std::max<std::uint64_t>(load, ceil_div(d.leaf_down, k));
   if (oversubscribed || load + padded > d.hw.radix ||
       per_plane * padded > need * d.hw.spine.radix) {
     return s;

@@ -183,6 +183,9 @@ TEST(LeafSpine, TwoToOneOversubscriptionHalvesBisection) {
 // 128 host ports at 25 GB/s = 1,600 GB/s (the leaves' 4 x 32 x 50 / 2 = 3,200 is more).
 // 4 NICs: one leaf per plane, which joins its hosts without a spine: 2 leaves, 8 cables, 8 NIC
 // modules + 2 x 2 leaf modules = 12.
+// One-NIC nodes on QM9700 leaves (64 x 400G; datasheet: "or 128 x 200G" by splitting each port
+// 2 x 200G), every NIC's two 200G ports to a leaf pair. A 1:1 leaf splits its 32 down ports
+// into 64 x 200G NIC ports (12.8 Tb/s) under 32 x 400G uplinks (12.8 Tb/s): 1 down:up.
 TEST(LeafSpine, DualTorPairsCountedByHand) {
   auto dual = [](const char* nodes, const char* optics) {
     return build({{"builder", "leaf_spine"},
@@ -195,22 +198,53 @@ TEST(LeafSpine, DualTorPairsCountedByHand) {
                  false)
         .inventory;
   };
+  // 64 NICs: 128 ports, 64 per plane, one leaf per plane (its 32 down ports split), no spines.
+  // Leaf ports used 2 x 64 / 2 = 64 of 128; 64 cables (a 1:2 splitter fibre per split port,
+  // NVIDIA LinkX MFP7E20); modules: 128 NIC ports + a leaf's 64 ends at 4 to a twin-port cage
+  // (2 ports x 2 ways) = 16 a leaf: 160.
   const Inventory big = dual("64", "per_module");
   EXPECT_TRUE(big.feasible);
-  EXPECT_EQ(switches_in(big, "leaf"), 4u);
-  EXPECT_EQ(switches_in(big, "spine"), 2u);
-  EXPECT_EQ(test::tier_of(big, "spine")->ports_free, 0u);
-  EXPECT_EQ(test::tier_of(big, "leaf")->ports_used, 4u * 64u);
-  EXPECT_EQ(big.cables, 256u);
-  EXPECT_EQ(big.transceivers, 320u);
+  EXPECT_EQ(switches_in(big, "leaf"), 2u);
+  EXPECT_EQ(switches_in(big, "spine"), 0u);
+  EXPECT_EQ(test::tier_of(big, "leaf")->ports_used, 64u);
+  EXPECT_EQ(test::tier_of(big, "leaf")->ports_free, 64u);
+  EXPECT_EQ(big.cables, 64u);
+  auto line = [](const Inventory& inv, const std::string& item) {
+    for (const auto& l : inv.lines) {
+      if (l.item == item) return l.count;
+    }
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(line(big, "MPO 1:2 splitter fibre (estimate)"), 64u);
+  EXPECT_EQ(line(big, "MPO fibre patch cord"), 0u);
+  EXPECT_EQ(big.transceivers, 160u);
+  // 128 ports x 25 GB/s / 2.
   EXPECT_DOUBLE_EQ(big.bisection.bytes_per_second(), 1'600e9);
+  // One transceiver per link end: 2 x 128.
+  EXPECT_EQ(dual("64", "per_port").transceivers, 256u);
+  // 128 NICs: 128 ports a plane, 2 leaves each (4), and one 64-port spine a plane (2 leaves x
+  // 32 uplinks), 64 x 200G down over 32 x 400G up: 1.0 (0.5 with a 400G port per 200G one).
+  // Leaf ports 4 x (32 + 32) = 256, spine 2 x 64, none free; cables: 4 x 32 splitters + 128
+  // leaf-spine = 256; modules
+  // 256 NIC + 4 x 64 / 4 leaf down + 4 x 32 / 2 leaf up + 2 x 64 / 2 spine = 448.
+  const Inventory two_leaves = dual("128", "per_module");
+  EXPECT_TRUE(two_leaves.feasible);
+  EXPECT_EQ(switches_in(two_leaves, "leaf"), 4u);
+  EXPECT_EQ(switches_in(two_leaves, "spine"), 2u);
+  EXPECT_EQ(test::tier_of(two_leaves, "leaf")->ports_used, 256u);
+  EXPECT_EQ(test::tier_of(two_leaves, "leaf")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(two_leaves, "spine")->ports_free, 0u);
+  EXPECT_DOUBLE_EQ(test::tier_of(two_leaves, "leaf")->oversubscription, 1.0);
+  EXPECT_EQ(two_leaves.cables, 256u);
+  EXPECT_EQ(line(two_leaves, "MPO fibre patch cord"), 128u);
+  EXPECT_EQ(two_leaves.transceivers, 448u);
+  // 4 NICs: 2 leaves of 4 ends on 2 ports (2 splitters), one cage each: 8 + 2 modules.
   const Inventory small = dual("4", "per_module");
   EXPECT_EQ(switches_in(small, "leaf"), 2u);
   EXPECT_EQ(switches_in(small, "spine"), 0u);
-  EXPECT_EQ(small.cables, 8u);
-  EXPECT_EQ(small.transceivers, 12u);
-  // One transceiver per link end: 2 x 256.
-  EXPECT_EQ(dual("64", "per_port").transceivers, 512u);
+  EXPECT_EQ(test::tier_of(small, "leaf")->ports_used, 4u);
+  EXPECT_EQ(small.cables, 4u);
+  EXPECT_EQ(small.transceivers, 10u);
 }
 
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
@@ -379,6 +413,14 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"nodes", "64"},
         {"dual_tor", "true"},
         {"optics", "per_port"}},
+       true},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "qm9700"},
+        {"nodes", "130"},
+        {"dual_tor", "true"},
+        {"optics", "per_module"}},
        true},
       {{{"builder", "leaf_spine"},
         {"radix", "8"},
