@@ -438,6 +438,8 @@
       const t = v.training;
       notes.appendChild(el("li", {}, `${v.name}: ${t.model}, ${t.parallelism}; ${t.precision} weight GEMMs, ` +
         `${t.attention_kernel} attention, optimizer moments ${t.optimizer_moments}` +
+        (t.recompute === "none" ? "" : `, ${t.recompute} recomputation` +
+          (t.recompute_modules ? ` of ${t.recompute_modules}` : "")) +
         (t.parallel.pipeline_timing === "closed_form_on_1f1b"
           ? "; DualPipe: its closed form over the simulated 1F1B step" : "") + "."));
     });

@@ -152,6 +152,8 @@ Training training_from_json(const Json& j) {
   t.precision = text(j, "precision");
   t.attention_kernel = text(j, "attention_kernel");
   t.optimizer_moments = text(j, "optimizer_moments");
+  t.recompute = text(j, "recompute");
+  if (!j.at("recompute_modules").is_null()) t.recompute_modules = text(j, "recompute_modules");
   const Json& b = j.at("batch");
   t.batch = {count(b, "global_batch"), count(b, "micro_batch"), count(b, "micro_batches"),
              count(b, "sequence_length"), count(b, "tokens_per_iteration")};

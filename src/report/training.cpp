@@ -142,6 +142,9 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
   t.precision = to_string(config.precision);
   t.attention_kernel = attention_kernel(config);
   t.optimizer_moments = optimizer_moments(config);
+  t.recompute = to_string(config.recompute);
+  if (config.recompute == Recompute::Selective)
+    t.recompute_modules = recompute_module_names(config.recompute_modules);
   t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
              config.sequence_length(), r.tokens_per_iteration};
   t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),

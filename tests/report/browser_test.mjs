@@ -169,6 +169,7 @@ try {
     const t = v.training;
     const line = configLines.find((l) => l.startsWith(`${v.name}: `));
     const want = [t.parallelism, `${t.precision} weight GEMMs`, `${t.attention_kernel} attention`, `moments ${t.optimizer_moments}`];
+    if (t.recompute !== "none") want.push(`${t.recompute} recomputation`);
     if (t.parallel.pipeline_timing === "closed_form_on_1f1b") want.push("closed form over the simulated 1F1B step");
     for (const w of want) if (!line || !line.includes(w)) fail(`configuration line of ${v.name} does not show ${JSON.stringify(w)}: ${line}`);
   }

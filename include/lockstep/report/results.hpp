@@ -139,6 +139,10 @@ struct Training {
   std::string precision = "bf16";
   std::string attention_kernel = "flash";
   std::string optimizer_moments = "fp32";
+  // Activation recomputation (none, selective, full) and, when selective, its modules in
+  // Megatron-Core's names ("core_attn,layernorm"; empty otherwise, null in results.json).
+  std::string recompute = "none";
+  std::string recompute_modules;
   TrainingBatch batch;
   TrainingMemory memory;
   double gpu_hours_per_trillion_tokens = 0;

@@ -67,6 +67,8 @@ TEST(JsonRead, PipelineAndKernelKeysRoundTrip) {
   v.training->precision = "fp8";
   v.training->attention_kernel = "unfused";
   v.training->optimizer_moments = "bf16";
+  v.training->recompute = "selective";
+  v.training->recompute_modules = "core_attn,mlp";
   expect_round_trip(v);
   EXPECT_EQ(variant_from_json(variant_to_json(v)).training->parallel.microbatch_group, 8u);
   v.training->parallel = {};

@@ -97,6 +97,8 @@ TEST(TrainingRecord, JsonKeysAndNumbers) {
                                                   "precision",
                                                   "attention_kernel",
                                                   "optimizer_moments",
+                                                  "recompute",
+                                                  "recompute_modules",
                                                   "batch",
                                                   "memory_per_gpu",
                                                   "gpu_hours_per_trillion_tokens",
@@ -237,6 +239,22 @@ TEST(TrainingRecord, DualPipeAndKernelKeysInEveryOutput) {
   EXPECT_EQ(d["precision"], "bf16");
   EXPECT_EQ(d["attention_kernel"], "flash");
   EXPECT_EQ(d["optimizer_moments"], "fp32");
+  EXPECT_EQ(d["recompute"], "none");
+  EXPECT_TRUE(d["recompute_modules"].is_null());
+}
+
+// Selective recomputation names its modules in Megatron-Core's words; full has none to name.
+TEST(TrainingRecord, RecomputeAndItsModules) {
+  TrainConfig c = config();
+  c.recompute = Recompute::Selective;
+  c.recompute_modules = kRecomputeCoreAttn | kRecomputeLayernorm;
+  nlohmann::ordered_json j = training_to_json(training_record(result(), c));
+  EXPECT_EQ(j["recompute"], "selective");
+  EXPECT_EQ(j["recompute_modules"], "core_attn,layernorm");
+  c.recompute = Recompute::Full;
+  j = training_to_json(training_record(result(), c));
+  EXPECT_EQ(j["recompute"], "full");
+  EXPECT_TRUE(j["recompute_modules"].is_null());
 }
 
 TEST(TrainingText, IterationAndBreakdownInMilliseconds) {
