@@ -432,6 +432,17 @@
     });
     const container = document.getElementById("breakdown-chart");
     if (!values.length) return empty(container, "No training step in this scenario.");
+    // Each step's configuration: every job key that changes the result, as results.json has it.
+    const notes = document.getElementById("breakdown-config");
+    variants.filter((v) => v.training).forEach((v) => {
+      const t = v.training;
+      notes.appendChild(el("li", {}, `${v.name}: ${t.model}, ${t.parallelism}; ${t.precision} weight GEMMs, ` +
+        `${t.attention_kernel} attention, optimizer moments ${t.optimizer_moments}` +
+        (t.recompute === "none" ? "" : `, ${t.recompute} recomputation` +
+          (t.recompute_modules ? ` of ${t.recompute_modules}` : "")) +
+        (t.parallel.pipeline_timing === "closed_form_on_1f1b"
+          ? "; DualPipe: its closed form over the simulated 1F1B step" : "") + "."));
+    });
     chart(container, {
       data: { values }, width: 640, height: { step: 38 },
       mark: { type: "bar", tooltip: true },

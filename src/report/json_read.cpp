@@ -144,6 +144,16 @@ Training training_from_json(const Json& j) {
       small(par, "tp"),         small(par, "pp"),           small(par, "dp"),
       small(par, "ep"),         small(par, "interleave"),   par.at("sequence_parallel").get<bool>(),
       small(par, "zero_stage"), par.at("fsdp").get<bool>(), small(par, "cp")};
+  const Json& group = par.at("microbatch_group_size_per_vp_stage");
+  t.parallel.microbatch_group =
+      group.is_null() ? 0 : small(par, "microbatch_group_size_per_vp_stage");
+  t.parallel.pipeline = text(par, "pipeline");
+  t.parallel.pipeline_timing = text(par, "pipeline_timing");
+  t.precision = text(j, "precision");
+  t.attention_kernel = text(j, "attention_kernel");
+  t.optimizer_moments = text(j, "optimizer_moments");
+  t.recompute = text(j, "recompute");
+  if (!j.at("recompute_modules").is_null()) t.recompute_modules = text(j, "recompute_modules");
   const Json& b = j.at("batch");
   t.batch = {count(b, "global_batch"), count(b, "micro_batch"), count(b, "micro_batches"),
              count(b, "sequence_length"), count(b, "tokens_per_iteration")};

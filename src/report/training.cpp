@@ -12,8 +12,26 @@
 namespace lockstep::report {
 namespace {
 
-std::string parallelism_text(const ParallelConfig& p) {
-  std::string text = fmt::format("TP{} PP{} DP{}", p.tp, p.pp, p.dp);
+// The interleaved schedule's group size N as it ran (pp unless given); 0 without interleaving.
+std::uint32_t microbatch_group(const ParallelConfig& p) {
+  if (p.interleave < 2) return 0;
+  return p.microbatch_group ? p.microbatch_group : p.pp;
+}
+
+// The job keys' names as the job writes them (`attention_kernel`, `optimizer: {moments}`).
+const char* attention_kernel(const TrainConfig& c) {
+  return c.unfused_attention ? "unfused" : "flash";
+}
+const char* optimizer_moments(const TrainConfig& c) {
+  return c.bf16_moments ? "bf16" : "fp32";
+}
+
+std::string parallelism_text(const TrainConfig& c) {
+  const ParallelConfig& p = c.par;
+  std::string text = fmt::format("TP{} PP{}", p.tp, p.pp);
+  if (p.interleave > 1) text += fmt::format(" VP{} N{}", p.interleave, microbatch_group(p));
+  if (c.pipeline == PipelineSchedule::DualPipe) text += " DualPipe";
+  text += fmt::format(" DP{}", p.dp);
   if (p.cp > 1) text += fmt::format(" CP{}", p.cp);
   if (p.ep > 1) text += fmt::format(" EP{}", p.ep);
   if (p.fsdp) {
@@ -63,14 +81,20 @@ std::string gb(Bytes b) {
   return fmt::format("{:.1f} GiB", b.as_double() / (1024.0 * 1024.0 * 1024.0));
 }
 
-std::string parallel_text(const ParallelConfig& p) {
+std::string parallel_text(const TrainConfig& c) {
+  const ParallelConfig& p = c.par;
   std::string s = fmt::format("tp {} (sequence parallel {}), pp {}", p.tp,
                               p.sequence_parallel ? "on" : "off", p.pp);
-  if (p.interleave > 1) s += fmt::format(" (interleaved, {} chunks per stage)", p.interleave);
+  if (p.interleave > 1) {
+    s += fmt::format(" (interleaved, {} chunks per stage, {} micro-batches per group)",
+                     p.interleave, microbatch_group(p));
+  }
   if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
   s += fmt::format(", dp {}", p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
   if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
+  if (c.pipeline == PipelineSchedule::DualPipe)
+    s += ", pipeline dualpipe (closed form on the simulated 1F1B step)";
   return s;
 }
 
@@ -79,7 +103,7 @@ std::string parallel_text(const ParallelConfig& p) {
 Training training_record(const TrainResult& r, const TrainConfig& config) {
   Training t;
   t.model = r.model;
-  t.parallelism = parallelism_text(config.par);
+  t.parallelism = parallelism_text(config);
   t.gpus = r.gpus;
   t.iteration_time_us = r.iteration.microseconds();
   // The slices that add up to the noise-free iteration (straggler waste is not one of them).
@@ -110,6 +134,17 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
                 static_cast<std::uint32_t>(p.zero),
                 p.fsdp};
   t.parallel.cp = p.cp;
+  t.parallel.microbatch_group = microbatch_group(p);
+  if (config.pipeline == PipelineSchedule::DualPipe) {
+    t.parallel.pipeline = "dualpipe";
+    t.parallel.pipeline_timing = "closed_form_on_1f1b";
+  }
+  t.precision = to_string(config.precision);
+  t.attention_kernel = attention_kernel(config);
+  t.optimizer_moments = optimizer_moments(config);
+  t.recompute = to_string(config.recompute);
+  if (config.recompute == Recompute::Selective)
+    t.recompute_modules = recompute_module_names(config.recompute_modules);
   t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
              config.sequence_length(), r.tokens_per_iteration};
   t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
@@ -130,7 +165,9 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   auto line = [&](const std::string& s) { out += s + "\n"; };
   line(fmt::format("# lockstep train: {} on {} GPUs, engine {} ({} expansion)", r.model, r.gpus,
                    r.engine, r.expansion));
-  line(fmt::format("parallelism        {}", parallel_text(c.par)));
+  line(fmt::format("parallelism        {}", parallel_text(c)));
+  line(fmt::format("kernels            {} weight GEMMs, {} attention, optimizer moments {}",
+                   to_string(c.precision), attention_kernel(c), optimizer_moments(c)));
   line(
       fmt::format("batch              {} sequences x {} tokens, micro-batch {}, {} micro-batches "
                   "per replica",

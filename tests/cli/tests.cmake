@@ -326,6 +326,16 @@ lockstep_bad_flags(train_memory_in_gib
   train --system hgx-h100 --nodes 1024 --model llama3-405b --tp 8 --pp 8 --dp 128
   --global-batch 2048)
 
+# Issue 21: train --format json carries the interleaved schedule's N (8, as given; pp 4,
+# interleave 2, 16 / 2 = 8 micro-batches per replica) and says DualPipe's figures are its closed
+# form over the simulated 1F1B step.
+set(LOCKSTEP_PIPE_TRAIN train --system hgx-h100 --nodes 1 --model llama3-8b --pp 4 --dp 2
+    --global-batch 16 --seq 2048 --engine analytical --format json)
+lockstep_good(train.interleaved_group_json "\"microbatch_group_size_per_vp_stage\": 8,"
+  ${LOCKSTEP_PIPE_TRAIN} --interleave 2 --microbatch-group-size-per-vp-stage 8)
+lockstep_good(train.dualpipe_closed_form_json "\"pipeline_timing\": \"closed_form_on_1f1b\""
+  ${LOCKSTEP_PIPE_TRAIN} --pipeline dualpipe)
+
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
 # GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
 set(LOCKSTEP_SLOW_TRAIN train --system hgx-h100 --fabric ib-ndr --nodes 32 --model llama3-70b --tp 8

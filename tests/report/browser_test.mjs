@@ -163,6 +163,16 @@ try {
     const top = v.training.breakdown.reduce((a, b) => (b.time_us > a.time_us ? b : a));
     if (!seen.why.includes(`${words[top.name]} dominates`)) fail(`why-section does not name ${v.name}'s dominant part (${top.name})`);
   }
+  // Issue 21: each trained variant's configuration line shows results.json's job keys.
+  const configLines = await page.evaluate(() => [...document.querySelectorAll("#breakdown-config li")].map((li) => li.textContent));
+  for (const v of data.variants.filter((x) => x.training)) {
+    const t = v.training;
+    const line = configLines.find((l) => l.startsWith(`${v.name}: `));
+    const want = [t.parallelism, `${t.precision} weight GEMMs`, `${t.attention_kernel} attention`, `moments ${t.optimizer_moments}`];
+    if (t.recompute !== "none") want.push(`${t.recompute} recomputation`);
+    if (t.parallel.pipeline_timing === "closed_form_on_1f1b") want.push("closed form over the simulated 1F1B step");
+    for (const w of want) if (!line || !line.includes(w)) fail(`configuration line of ${v.name} does not show ${JSON.stringify(w)}: ${line}`);
+  }
   // Issue 23: the links-under-load table shows, per variant, the counters of results.json's
   // largest flow / packet row, leaves out all-zero columns, and is absent (not empty) without
   // such rows; a sweep whose fabric paused links says so in the why-section with its total.

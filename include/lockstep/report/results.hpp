@@ -56,6 +56,13 @@ struct TrainingParallel {
   std::uint32_t zero_stage = 0;  // 0..3
   bool fsdp = false;
   std::uint32_t cp = 1;  // context parallel
+  // Megatron-Core's microbatch_group_size_per_vp_stage (N) as the schedule ran it (pp when not
+  // given); 0 without interleaving, where no group exists (null in results.json).
+  std::uint32_t microbatch_group = 0;
+  std::string pipeline = "1f1b";  // the job's `pipeline`: 1f1b or dualpipe
+  // How the pipeline's figures were obtained: "simulated", or "closed_form_on_1f1b" when DualPipe's
+  // overlap and bubble are its closed form over the simulated 1F1B step (docs/training.md).
+  std::string pipeline_timing = "simulated";
 };
 
 /// The batch of one iteration.
@@ -127,6 +134,15 @@ struct Training {
   std::string engine;     // flow, analytical, packet
   std::string expansion;  // reduced or full (docs/training.md)
   TrainingParallel parallel;
+  // The kernels' number formats and attention core: the weight GEMMs' precision (bf16, fp8,
+  // fp4), the attention core (flash, unfused) and AdamW's moments (fp32, bf16).
+  std::string precision = "bf16";
+  std::string attention_kernel = "flash";
+  std::string optimizer_moments = "fp32";
+  // Activation recomputation (none, selective, full) and, when selective, its modules in
+  // Megatron-Core's names ("core_attn,layernorm"; empty otherwise, null in results.json).
+  std::string recompute = "none";
+  std::string recompute_modules;
   TrainingBatch batch;
   TrainingMemory memory;
   double gpu_hours_per_trillion_tokens = 0;

@@ -58,6 +58,29 @@ TEST(JsonRead, LinksNullsAndSensitivityRoundTrip) {
   EXPECT_FALSE(back.sensitivity[1].iteration_time_us.has_value());
 }
 
+// The pipeline and kernel keys read back: an interleaved group size (null without interleaving,
+// as in the sample), DualPipe's closed form, and non-default number formats.
+TEST(JsonRead, PipelineAndKernelKeysRoundTrip) {
+  Variant v = testing::sample_results().variants.at(0);
+  v.training->parallel.interleave = 2;
+  v.training->parallel.microbatch_group = 8;
+  v.training->precision = "fp8";
+  v.training->attention_kernel = "unfused";
+  v.training->optimizer_moments = "bf16";
+  v.training->recompute = "selective";
+  v.training->recompute_modules = "core_attn,mlp";
+  expect_round_trip(v);
+  EXPECT_EQ(variant_from_json(variant_to_json(v)).training->parallel.microbatch_group, 8u);
+  v.training->parallel = {};
+  v.training->parallel.pipeline = "dualpipe";
+  v.training->parallel.pipeline_timing = "closed_form_on_1f1b";
+  expect_round_trip(v);
+  const Variant back = variant_from_json(variant_to_json(v));
+  EXPECT_EQ(back.training->parallel.microbatch_group, 0u);
+  EXPECT_EQ(back.training->parallel.pipeline_timing, "closed_form_on_1f1b");
+  EXPECT_EQ(back.training->optimizer_moments, "bf16");
+}
+
 TEST(JsonRead, PriceNotesRoundTrip) {
   // An HGX NVSwitch line is priced inside its GPU's price: the note travels with the line (the
   // sweep's merged report read it back as a $0 line before).

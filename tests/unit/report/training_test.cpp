@@ -94,6 +94,11 @@ TEST(TrainingRecord, JsonKeysAndNumbers) {
                                                   "engine",
                                                   "expansion",
                                                   "parallel",
+                                                  "precision",
+                                                  "attention_kernel",
+                                                  "optimizer_moments",
+                                                  "recompute",
+                                                  "recompute_modules",
                                                   "batch",
                                                   "memory_per_gpu",
                                                   "gpu_hours_per_trillion_tokens",
@@ -174,6 +179,82 @@ TEST(TrainingRecord, ResultsJsonHoldsTheSameObject) {
   results.variants[0].training = training_record(result(), config());
   EXPECT_EQ(results_to_json(results)["variants"][0]["training"],
             training_to_json(training_record(result(), config())));
+}
+
+// The interleaved schedule's N in every output: pp 4 x interleave 2 with N = 8 micro-batches per
+// group; N left out runs as Megatron-Core's default pp = 4; without interleaving there is no group.
+TEST(TrainingRecord, InterleavedGroupSizeInEveryOutput) {
+  TrainConfig c = config();
+  c.par.pp = 4;
+  c.par.interleave = 2;
+  c.par.microbatch_group = 8;
+  const Training t = training_record(result(), c);
+  EXPECT_EQ(t.parallelism, "TP2 PP4 VP2 N8 DP4 ZeRO-1");
+  const nlohmann::ordered_json par = training_to_json(t)["parallel"];
+  EXPECT_EQ(par["interleave"], 2);
+  EXPECT_EQ(par["microbatch_group_size_per_vp_stage"], 8);
+  EXPECT_EQ(par["pipeline"], "1f1b");
+  EXPECT_EQ(par["pipeline_timing"], "simulated");
+  EXPECT_NE(format_training_text(result(), c)
+                .find("pp 4 (interleaved, 2 chunks per stage, 8 micro-batches per group)"),
+            std::string::npos);
+  c.par.microbatch_group = 0;
+  EXPECT_EQ(training_record(result(), c).parallelism, "TP2 PP4 VP2 N4 DP4 ZeRO-1");
+  const auto group = [](const TrainConfig& with) {
+    return training_to_json(
+        training_record(result(), with))["parallel"]["microbatch_group_size_per_vp_stage"];
+  };
+  EXPECT_EQ(group(c), 4);
+  EXPECT_TRUE(group(config()).is_null());
+}
+
+// DualPipe, BF16 moments, the unfused attention core and FP8 GEMMs are named in the record, and
+// the record says DualPipe's figures are its closed form over the simulated 1F1B step.
+TEST(TrainingRecord, DualPipeAndKernelKeysInEveryOutput) {
+  TrainConfig c = config();
+  c.par.pp = 4;
+  c.pipeline = PipelineSchedule::DualPipe;
+  c.bf16_moments = true;
+  c.unfused_attention = true;
+  c.precision = Precision::Fp8;
+  const Training t = training_record(result(), c);
+  EXPECT_EQ(t.parallelism, "TP2 PP4 DualPipe DP4 ZeRO-1");
+  const nlohmann::ordered_json j = training_to_json(t);
+  EXPECT_EQ(j["parallel"]["pipeline"], "dualpipe");
+  EXPECT_EQ(j["parallel"]["pipeline_timing"], "closed_form_on_1f1b");
+  EXPECT_TRUE(j["parallel"]["microbatch_group_size_per_vp_stage"].is_null());
+  EXPECT_EQ(j["precision"], "fp8");
+  EXPECT_EQ(j["attention_kernel"], "unfused");
+  EXPECT_EQ(j["optimizer_moments"], "bf16");
+  const std::string text = format_training_text(result(), c);
+  EXPECT_NE(text.find("pipeline dualpipe (closed form on the simulated 1F1B step)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernels            fp8 weight GEMMs, unfused attention, optimizer moments "
+                      "bf16\n"),
+            std::string::npos)
+      << text;
+  // The defaults, as a job without these keys runs.
+  const nlohmann::ordered_json d = training_to_json(training_record(result(), config()));
+  EXPECT_EQ(d["precision"], "bf16");
+  EXPECT_EQ(d["attention_kernel"], "flash");
+  EXPECT_EQ(d["optimizer_moments"], "fp32");
+  EXPECT_EQ(d["recompute"], "none");
+  EXPECT_TRUE(d["recompute_modules"].is_null());
+}
+
+// Selective recomputation names its modules in Megatron-Core's words; full has none to name.
+TEST(TrainingRecord, RecomputeAndItsModules) {
+  TrainConfig c = config();
+  c.recompute = Recompute::Selective;
+  c.recompute_modules = kRecomputeCoreAttn | kRecomputeLayernorm;
+  nlohmann::ordered_json j = training_to_json(training_record(result(), c));
+  EXPECT_EQ(j["recompute"], "selective");
+  EXPECT_EQ(j["recompute_modules"], "core_attn,layernorm");
+  c.recompute = Recompute::Full;
+  j = training_to_json(training_record(result(), c));
+  EXPECT_EQ(j["recompute"], "full");
+  EXPECT_TRUE(j["recompute_modules"].is_null());
 }
 
 TEST(TrainingText, IterationAndBreakdownInMilliseconds) {
