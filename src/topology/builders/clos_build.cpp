@@ -221,7 +221,9 @@ void add_management_and_cages(TopologyBuilder& b, const ClosDesign& d,
     const DeviceId leaf = b.management_link(i).b;
     groups[{leaf, false}].push_back({b.num_links() + i, leaf});
   }
-  for (const auto& [key, ends] : groups) {
+  for (const auto& group : groups) {
+    const auto& key = group.first;
+    const auto& ends = group.second;  // a named reference: clang 14 cannot capture a binding
     // A switch cage's ports each split k ways by breakout: k times the ends to a module.
     auto switch_share = [&](const SwitchSpec& sw) {
       const std::uint64_t l = ends[0].link;
