@@ -123,22 +123,30 @@ struct Load {
   }
 };
 
+// Where rank r sits in the normal kernels' two-hop layout: its node and local index, and the
+// rank at local index `local` of node n (both taken modulo the node count and node size, so
+// that "node + dn" and "l + dl" wrap around).
+struct Place {
+  Rank g, nodes, node, l;
+  Place(const MoeSpec& s, Rank r) : g(s.ranks_per_node), nodes(s.nodes()), node(r / g), l(r % g) {}
+  Rank at(Rank n, Rank local) const { return (n % nodes) * g + local % g; }
+};
+
 void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
   const Load load{s};
-  const Rank g = s.ranks_per_node, nodes = s.nodes();
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
-    const Rank node = r / g, l = r % g;
-    const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
+    const Place p(s, r);
+    const Rank g = p.g, nodes = p.nodes, node = p.node, l = p.l;
     // The network hop: once per other node, to this GPU's rail peer there; then this node's
     // tokens to its other GPUs.
     std::vector<std::pair<Rank, std::uint64_t>> rails, locals;
     for (Rank dn = 1; dn < nodes; ++dn)
-      rails.emplace_back(at(node + dn, l),
+      rails.emplace_back(p.at(node + dn, l),
                          load.bytes(t.network_message, load.node((node + dn) % nodes)));
     for (Rank dl = 1; dl < g; ++dl)
-      locals.emplace_back(at(node, l + dl),
-                          load.bytes(t.nvlink_message, load.rank(at(node, l + dl))));
+      locals.emplace_back(p.at(node, l + dl),
+                          load.bytes(t.nvlink_message, load.rank(p.at(node, l + dl))));
     b.in_order(rails, s.chunks, net_channel(0));
     b.in_order(locals, s.chunks, nvl_channel(s, 0));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
@@ -146,7 +154,7 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     for (Rank dn = 1; dn < nodes; ++dn) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         const OpIndex in =
-            b.recv(at(node + nodes - dn, l), chunk(in_net, s.chunks, c), net_channel(c));
+            b.recv(p.at(node + nodes - dn, l), chunk(in_net, s.chunks, c), net_channel(c));
         for (const auto& [peer, message] : locals)
           b.send(peer, chunk(message, s.chunks, c), nvl_channel(s, c), in);
       }
@@ -156,24 +164,23 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     for (Rank dl = 1; dl < g; ++dl)
       for (Rank dn = 0; dn < nodes; ++dn)
         for (std::uint32_t c = 0; c < s.chunks; ++c)
-          b.recv(at(node, l + g - dl), chunk(in_nvl, s.chunks, c), nvl_channel(s, c));
+          b.recv(p.at(node, l + g - dl), chunk(in_nvl, s.chunks, c), nvl_channel(s, c));
   }
 }
 
 void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
   const Load load{s};
-  const Rank g = s.ranks_per_node, nodes = s.nodes();
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
-    const Rank node = r / g, l = r % g;
-    const auto at = [&](Rank n, Rank local) { return (n % nodes) * g + local % g; };
+    const Place p(s, r);
+    const Rank g = p.g, nodes = p.nodes, node = p.node, l = p.l;
     // This GPU's summed outputs go to the forwarding GPU of each token's rail: for its own node's
     // tokens that is their owner, for node + dn's the GPU that brought them over. Chunks in
     // order, as in dispatch, so that the forwarders can send the first ones on early.
     std::vector<std::pair<Rank, std::uint64_t>> forwarders;
     const std::uint64_t out_nvl = load.bytes(t.nvlink_message, load.rank(r));
     for (Rank dl = 1; dl < g; ++dl)
-      for (Rank dn = 0; dn < nodes; ++dn) forwarders.emplace_back(at(node, l + dl), out_nvl);
+      for (Rank dn = 0; dn < nodes; ++dn) forwarders.emplace_back(p.at(node, l + dl), out_nvl);
     b.in_order(forwarders, s.chunks, nvl_channel(s, 0));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
@@ -182,18 +189,18 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         std::vector<OpIndex> parts;
         for (Rank dl = 1; dl < g; ++dl) {
-          const Rank peer = at(node, l + g - dl);
+          const Rank peer = p.at(node, l + g - dl);
           parts.push_back(b.recv(peer,
                                  chunk(load.bytes(t.nvlink_message, load.rank(peer)), s.chunks, c),
                                  nvl_channel(s, c)));
         }
         if (dn == 0) continue;  // this node's own tokens end here
-        b.send(at(node + dn, l), chunk(out_net, s.chunks, c), net_channel(c),
+        b.send(p.at(node + dn, l), chunk(out_net, s.chunks, c), net_channel(c),
                parts.empty() ? kNoDep : b.join(parts));
       }
     }
     for (Rank dn = 1; dn < nodes; ++dn) {
-      const Rank from = at(node + nodes - dn, l);
+      const Rank from = p.at(node + nodes - dn, l);
       for (std::uint32_t c = 0; c < s.chunks; ++c)
         b.recv(from, chunk(load.bytes(t.network_message, load.node(from / g)), s.chunks, c),
                net_channel(c));

@@ -34,37 +34,44 @@ add_test(NAME report.interrupt
           ${LOCKSTEP_REPORT_TESTS}/scenarios/interrupt.yaml ${LOCKSTEP_REPORT_TEST_DIR}/interrupted 1)
 set_tests_properties(report.interrupt PROPERTIES LABELS report TIMEOUT 120)
 
-# `lockstep run SCENARIO` into report-test/NAME (test report.NAME_run, fixture report_NAME), and
-# its results.json validated against the schema (report.NAME_schema).
-function(lockstep_report_scenario name scenario)
-  add_test(NAME report.${name}_run
-    COMMAND lockstep run ${scenario} --out ${LOCKSTEP_REPORT_TEST_DIR}/${name} --quiet)
-  set_tests_properties(report.${name}_run PROPERTIES FIXTURES_SETUP report_${name} LABELS report)
+# results.json of report-test/NAME validated against the schema (report.NAME_schema).
+function(lockstep_report_schema name)
   add_test(NAME report.${name}_schema
     COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
             ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/${name}/results.json)
   set_tests_properties(report.${name}_schema PROPERTIES FIXTURES_REQUIRED report_${name} LABELS report)
 endfunction()
 
+# `lockstep run SCENARIO` into report-test/NAME (test report.NAME_run, fixture report_NAME), and
+# its results.json validated against the schema (report.NAME_schema).
+function(lockstep_report_scenario name scenario)
+  add_test(NAME report.${name}_run
+    COMMAND lockstep run ${scenario} --out ${LOCKSTEP_REPORT_TEST_DIR}/${name} --quiet)
+  set_tests_properties(report.${name}_run PROPERTIES FIXTURES_SETUP report_${name} LABELS report)
+  lockstep_report_schema(${name})
+endfunction()
+
+# report-test/NAME/report.html opened in headless Chromium (report.NAME_browser), with the
+# browser test's expectations as ENVIRONMENT (browser_test.mjs reads EXPECT_*).
+function(lockstep_report_browser name environment)
+  add_test(NAME report.${name}_browser
+    COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
+            ${LOCKSTEP_REPORT_TEST_DIR}/${name}/report.html ${PROJECT_BINARY_DIR}/report-${name}-screenshot.png)
+  set_tests_properties(report.${name}_browser PROPERTIES
+    FIXTURES_REQUIRED report_${name} LABELS report TIMEOUT 300 ENVIRONMENT "${environment}")
+endfunction()
+
 # The map form of variants (3 fabrics x 2 node counts) through the preset builder: runs, validates
 # against the schema and renders in the browser (no training: those sections say so).
 lockstep_report_scenario(variants ${LOCKSTEP_REPORT_TESTS}/scenarios/fabric_nodes_variants.yaml)
-add_test(NAME report.variants_browser
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
-          ${LOCKSTEP_REPORT_TEST_DIR}/variants/report.html ${PROJECT_BINARY_DIR}/report-variants-screenshot.png)
-set_tests_properties(report.variants_browser PROPERTIES
-  FIXTURES_REQUIRED report_variants LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
+lockstep_report_browser(variants
+  "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_VARIANTS=6")
 
 # An inference job (docs/inference.md): results.json's inference object, and the report's
 # inference section showing its numbers, with names holding HTML rendered as text (issue 26).
 lockstep_report_scenario(serve ${LOCKSTEP_REPORT_TESTS}/scenarios/serve.yaml)
-add_test(NAME report.serve_browser
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
-          ${LOCKSTEP_REPORT_TEST_DIR}/serve/report.html ${PROJECT_BINARY_DIR}/report-serve-screenshot.png)
-set_tests_properties(report.serve_browser PROPERTIES
-  FIXTURES_REQUIRED report_serve LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_INFERENCE=2;EXPECT_VARIANTS=2;EXPECT_LITERAL=<b>tp 4</b>||<script>window.lockstepInjected = 'variant'</script>||<img src=m onerror=\"window.lockstepInjected = 'model'\">")
+lockstep_report_browser(serve
+  "EXPECT_INFERENCE=2;EXPECT_VARIANTS=2;EXPECT_LITERAL=<b>tp 4</b>||<script>window.lockstepInjected = 'variant'</script>||<img src=m onerror=\"window.lockstepInjected = 'model'\">")
 
 # One schema per result kind: `train`, `collective --scenario` and `topo` with --format json
 # print the objects of results.json for the same scenario (tests/report/cli_json.mjs).
@@ -78,12 +85,8 @@ set_tests_properties(report.cli_json PROPERTIES FIXTURES_REQUIRED report_cli_jso
 # Scenario text holding HTML and script renders as text (issue 22): the name, description, title
 # and variant names of tests/report/scenarios/html_injection.yaml.
 lockstep_report_scenario(injection ${LOCKSTEP_REPORT_TESTS}/scenarios/html_injection.yaml)
-add_test(NAME report.injection_browser
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
-          ${LOCKSTEP_REPORT_TEST_DIR}/injection/report.html ${PROJECT_BINARY_DIR}/report-injection-screenshot.png)
-set_tests_properties(report.injection_browser PROPERTIES
-  FIXTURES_REQUIRED report_injection LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_LITERAL=<svg onload=\"window.lockstepInjected = 'title'\"></svg>\"'&amp;||<script>window.lockstepInjected = 'name'</script>")
+lockstep_report_browser(injection
+  "EXPECT_LITERAL=<svg onload=\"window.lockstepInjected = 'title'\"></svg>\"'&amp;||<script>window.lockstepInjected = 'name'</script>")
 
 # Network counters (docs/telemetry.md): a packet-engine sweep's rows carry their busiest links
 # and the run's totals, valid against the schema.
@@ -97,27 +100,16 @@ add_test(NAME report.sweep_run
   COMMAND lockstep sweep ${PROJECT_SOURCE_DIR}/tests/cli/sweep/tp_fabric.yaml --force --quiet
           --out ${LOCKSTEP_REPORT_TEST_DIR}/sweep)
 set_tests_properties(report.sweep_run PROPERTIES FIXTURES_SETUP report_sweep LABELS report)
-add_test(NAME report.sweep_schema
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/validate_results.mjs
-          ${PROJECT_SOURCE_DIR}/docs/results.schema.json ${LOCKSTEP_REPORT_TEST_DIR}/sweep/results.json)
-set_tests_properties(report.sweep_schema PROPERTIES FIXTURES_REQUIRED report_sweep LABELS report)
-add_test(NAME report.sweep_browser
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
-          ${LOCKSTEP_REPORT_TEST_DIR}/sweep/report.html ${PROJECT_BINARY_DIR}/report-sweep-screenshot.png)
-set_tests_properties(report.sweep_browser PROPERTIES
-  FIXTURES_REQUIRED report_sweep LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart;EXPECT_VARIANTS=12")
+lockstep_report_schema(sweep)
+lockstep_report_browser(sweep
+  "EXPECT_CHARTS=bom-chart,busbw-chart,breakdown-chart;EXPECT_VARIANTS=12")
 
 # Issue 23: a packet all-to-all on a small RoCE fabric with a low PFC Xoff (16 KiB: the 4 nodes'
 # rail traffic meets at one spine, an incast) pauses links; the report's links-under-load table
 # shows results.json's counts and the why-section says how often PFC paused.
 lockstep_report_scenario(pushback ${LOCKSTEP_REPORT_TESTS}/scenarios/packet_pushback.yaml)
-add_test(NAME report.pushback_browser
-  COMMAND ${LOCKSTEP_NODE_EXE} ${LOCKSTEP_REPORT_TESTS}/browser_test.mjs
-          ${LOCKSTEP_REPORT_TEST_DIR}/pushback/report.html ${PROJECT_BINARY_DIR}/report-pushback-screenshot.png)
-set_tests_properties(report.pushback_browser PROPERTIES
-  FIXTURES_REQUIRED report_pushback LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_PAUSED_LINKS=5")
+lockstep_report_browser(pushback
+  "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_PAUSED_LINKS=5")
 
 # Issue 21: the pipeline's and kernels' job keys where the user reads results: DualPipe (its
 # closed form on the 1F1B step said in a field), BF16 moments, the unfused attention core recomputed, and

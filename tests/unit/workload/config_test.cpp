@@ -1,6 +1,7 @@
 // parse_train_config: the one validation path for CLI flags and scenario `job:` sections.
 #include <gtest/gtest.h>
 
+#include "job_node.hpp"
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/workload/train_config.hpp"
@@ -8,22 +9,12 @@
 namespace lockstep {
 namespace {
 
-ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
-  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
-  int line = 4;
-  for (const auto& [k, v] : items) {
-    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
-  }
-  return m;
+ArgNode job(const testing::JobKeys& keys) {
+  return testing::job_node(keys);
 }
 
 std::string error_of(const ArgNode& node) {
-  try {
-    parse_train_config(node);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::train_config_error(node);
 }
 
 TEST(TrainConfig, ReadsTheIssueExample) {

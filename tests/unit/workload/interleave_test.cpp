@@ -3,6 +3,7 @@
 // its memory, and the configuration it requires.
 #include <gtest/gtest.h>
 
+#include "job_node.hpp"
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/workload/step_builder.hpp"
@@ -249,22 +250,12 @@ TEST(Interleave, StageZeroHoldsAQuarterMoreActivationsAtPpTwoVTwo) {
   EXPECT_NEAR(inter.memory.activations.as_double(), 5 * per_layer, 2);
 }
 
-ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
-  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
-  int line = 4;
-  for (const auto& [k, v] : items) {
-    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
-  }
-  return m;
+ArgNode job(const testing::JobKeys& keys) {
+  return testing::job_node(keys);
 }
 
 std::string error_of(const ArgNode& node) {
-  try {
-    parse_train_config(node);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::train_config_error(node);
 }
 
 TEST(Interleave, AtLeastPpMicroBatches) {

@@ -3,6 +3,7 @@
 // that select them. Every number is derived by hand in the comment above it.
 #include <gtest/gtest.h>
 
+#include "job_node.hpp"
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
@@ -194,15 +195,10 @@ TEST(Memory, Nemotron4On128H100FitsWithBf16GradientsAsNemoRanIt) {
   EXPECT_NEAR(step.total().as_double(), 20 * n, 4);
 }
 
-ArgNode job(std::initializer_list<std::pair<const char*, const char*>> items) {
-  ArgNode m = ArgNode::map("job", {"s.yaml", 3, 1});
-  m.set("model", ArgNode::scalar("llama3-8b", "job.model", {"s.yaml", 4, 3}));
-  m.set("global_batch", ArgNode::scalar("8", "job.global_batch", {"s.yaml", 5, 3}));
-  int line = 6;
-  for (const auto& [k, v] : items) {
-    m.set(k, ArgNode::scalar(v, std::string("job.") + k, {"s.yaml", line++, 3}));
-  }
-  return m;
+// llama3-8b with a global batch of 8 (lines 4 and 5), then the keys given.
+ArgNode job(testing::JobKeys keys) {
+  keys.insert(keys.begin(), {{"model", "llama3-8b"}, {"global_batch", "8"}});
+  return testing::job_node(keys);
 }
 
 TEST(Memory, DistributedOptimizerByDefaultAndRecomputeByName) {
