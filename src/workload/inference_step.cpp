@@ -84,7 +84,8 @@ double expected_max_load(std::uint64_t balls, std::uint32_t bins) {
 
 struct InferenceStepModel::Impl {
   const Topology& topo;
-  const InferenceConfig& c;
+  // A copy: a model may outlive the config it was built from (a temporary, a sweep's point).
+  const InferenceConfig c;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Router> router;
   NcclGroups nccl;

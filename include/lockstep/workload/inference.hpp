@@ -118,6 +118,7 @@ struct AllReducePrice {
 class InferenceStepModel {
  public:
   /// `comm` prices MoE and KV traffic; null: DeepEpComm on `topology` (docs/moe-dispatch.md).
+  /// The model keeps a copy of `c`; `topology` must outlive it.
   InferenceStepModel(const Topology& topology, const InferenceConfig& c,
                      std::shared_ptr<InferenceComm> comm = nullptr);
   ~InferenceStepModel();

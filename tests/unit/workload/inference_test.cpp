@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/yaml_reader.hpp"
@@ -124,6 +125,25 @@ TEST(InferenceStep, DenseDecodeAtBatchOneIsWeightsOverHbmPlusAllReduces) {
   EXPECT_NEAR(d.seconds, d.compute + d.tp, 1e-12);
   EXPECT_EQ(d.ep, 0);
   EXPECT_EQ(d.pp, 0);
+}
+
+// The model keeps its own copy of the config: one built from a config since changed (tp 8 -> 1,
+// Llama 3 8B -> 70B) and destroyed prices as one built from the original (a reference would read
+// the change, then freed memory).
+TEST(InferenceStep, OutlivesTheConfigItWasBuiltFrom) {
+  auto c = std::make_unique<InferenceConfig>(config(kLlama8b));
+  InferenceStepModel m(hgx(), *c);
+  c->tp = 1;
+  c->model = config("model: llama3-70b\nrequests: {prompt: 8, output: 8, rate: 1}\n").model;
+  c.reset();
+  const InferenceConfig fresh = config(kLlama8b);
+  InferenceStepModel expect(hgx(), fresh);
+  const StepCost a = m.decode({1024}), b = expect.decode({1024});
+  EXPECT_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.compute, b.compute);
+  EXPECT_EQ(a.tp, b.tp);
+  EXPECT_GT(a.tp, 0);  // still TP 8's all-reduces
+  EXPECT_EQ(m.prefill({1024}).seconds, expect.prefill({1024}).seconds);
 }
 
 // 64 KiB, a decode batch of 8 sequences of Llama 3 8B (8 x 4096 x 2 B): NCCL's ring LL costs
@@ -443,7 +463,7 @@ TEST(InferenceStep, ExpertParallelStepWaitsForTheBusiestRank) {
       "requests: {prompt: 512, output: 8, rate: 1, count: 1}\nbatching: {max_batch: 16}\n";
   auto comm = std::make_shared<FixedComm>();
   const InferenceConfig split = config(job), whole = config(job + "ep: 4\n");
-  InferenceStepModel tp(hgx(), split, comm);  // the model keeps a reference to its config
+  InferenceStepModel tp(hgx(), split, comm);
   InferenceStepModel ep(hgx(), whole, comm);
   const std::vector<std::uint64_t> batch(8, 512);
   const double m = 6.139014482498169;
