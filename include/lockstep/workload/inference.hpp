@@ -79,6 +79,20 @@ struct InferenceConfig {
 /// normals]. docs/inference.md ("The busiest expert rank").
 double expected_max_load(std::uint64_t balls, std::uint32_t bins);
 
+/// The busiest expert-parallel rank of one MoE layer: its expected token-slots and the expected
+/// number of its experts they reach.
+struct BusiestRank {
+  double slots = 0, experts = 0;
+};
+
+/// `tokens` each routed to `top_k` distinct experts of `experts` (uniformly, without replacement,
+/// as top-k picks them), the experts split in `ranks` contiguous groups (E / ranks each): the
+/// busiest rank (most slots; ties: most experts reached), by sampling up to 256 slots, above by
+/// the Gaussian limit with the without-replacement variance (x (E - k) / (E - 1)).
+/// docs/inference.md ("The busiest expert rank").
+BusiestRank expected_busiest_rank(std::uint64_t tokens, std::uint32_t top_k, std::uint32_t experts,
+                                  std::uint32_t ranks);
+
 /// The keys of an inference job, in docs/scenario-job.md's order.
 const std::vector<std::string>& inference_job_keys();
 /// True when the job map says `type: inference`.

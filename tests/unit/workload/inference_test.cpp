@@ -451,12 +451,55 @@ TEST(ExpectedMaxLoad, MultinomialMaximumByEnumeration) {
   EXPECT_NEAR(expected_max_load(257, 8) / expected_max_load(256, 8), 257.0 / 256, 0.01);
 }
 
+// Top-k picks distinct experts: with E = 4 experts on R = 4 ranks (one each) and k = 2, one
+// expert's load over T tokens is Binomial(T, k / E = 1/2) (each token picks it at most once).
+//   T = 1: two ranks hold 1 slot, two 0: the busiest holds exactly 1 (the independent draws
+//   put both slots on one rank 1/4 of the time: 1.25).
+//   T = 2: the busiest holds 2 unless the second token picks the first one's complement
+//   (1 of the 6 pairs): 2 x 5/6 + 1 x 1/6 = 11/6.
+//   T = 3: 3 if some expert is in all three (P = 1/8 each, Binomial(3, 1/2) = 3; two at once
+//   means all three tokens pick the same pair, (1/6)^3), by inclusion-exclusion
+//   4/8 - 6/216 = 17/36; else 2 (6 slots over 4 ranks): 2 + 17/36 = 2.4722.
+// E = 4, k = 2 on R = 2 ranks of 2 experts, T = 1: both slots on one rank 2 of 6 pairs: E[max]
+// = 2 x 1/3 + 1 x 2/3 = 4/3, and that rank's slots reach 2 experts (tied 1-1: 1): 4/3 too.
+// k = E: every token visits every expert, every rank takes T x E / R slots.
+// The sampler's error at these sizes: the max's spread (under 1 slot) / sqrt(2^18 / slots trials).
+TEST(ExpectedBusiestRank, TopKPicksDistinctExperts) {
+  const BusiestRank one = expected_busiest_rank(1, 2, 4, 4);
+  EXPECT_DOUBLE_EQ(one.slots, 1);
+  EXPECT_DOUBLE_EQ(one.experts, 1);
+  EXPECT_NEAR(expected_busiest_rank(2, 2, 4, 4).slots, 11.0 / 6, 0.01);
+  EXPECT_NEAR(expected_busiest_rank(3, 2, 4, 4).slots, 2 + 17.0 / 36, 0.01);
+  const BusiestRank two = expected_busiest_rank(1, 2, 4, 2);
+  EXPECT_NEAR(two.slots, 4.0 / 3, 0.01);
+  EXPECT_NEAR(two.experts, 4.0 / 3, 0.01);
+  EXPECT_DOUBLE_EQ(expected_busiest_rank(5, 4, 4, 2).slots, 10);
+  // Independent draws overcount: T = 1 gives 1.25 there.
+  EXPECT_NEAR(expected_max_load(2, 4), 1.25, 1e-12);
+  // With k = 1 nothing is drawn twice: the sampler meets the exact multinomial maximum.
+  EXPECT_NEAR(expected_busiest_rank(16, 1, 8, 4).slots, expected_max_load(16, 4), 0.02);
+  // One rank: every slot, and the experts reached, 1 - (1 - k/E)^T of each: 8 tokens, top 2 of
+  // 8: 8 x (1 - (3/4)^8) = 7.19966.
+  const BusiestRank all = expected_busiest_rank(8, 2, 8, 1);
+  EXPECT_DOUBLE_EQ(all.slots, 16);
+  EXPECT_NEAR(all.experts, 8 * (1 - std::pow(0.75, 8)), 1e-12);
+  // The Gaussian limit above 256 slots continues the sampled values (the spread shrunk by
+  // (E - k) / (E - 1)), and stays below the independent draws' figure.
+  const double below = expected_busiest_rank(128, 2, 8, 4).slots;
+  const double above = expected_busiest_rank(129, 2, 8, 4).slots;
+  EXPECT_NEAR(above / below, 129.0 / 128, 0.01);
+  EXPECT_LT(above, expected_max_load(258, 4));
+  // 8 tokens, top 2 of 8 experts on 4 ranks: 5.953 (docs/inference.md, by convolution over the
+  // 28^8 choices), below the independent draws' 6.139.
+  EXPECT_NEAR(expected_busiest_rank(8, 2, 8, 4).slots, 5.953, 0.02);
+}
+
 // Mixtral 8x7B (8 experts of 3 x 4096 x 14336 = 176,160,768 weights, top 2) at TP 4, a decode
-// batch of 8: N = 16 token-slots. Experts split over the TP ranks (ep 1), a rank reads 1/4 of
-// each expert hit, 8 x (1 - (7/8)^16) = 7.0519 of them; experts whole on EP 4 ranks (2 each),
-// the busiest rank takes M = 6.139 slots (above) and reads 2 x (1 - (1/2)^M) = 1.9716 experts.
-// Both memory-bound (the GEMMs: 2 x 176 M x 6.14 at 791 TFLOP/s = 2.7 us), so per layer the
-// step grows by 176,160,768 x 2 B x (1.9716 - 7.0519 / 4) / 3.015e12.
+// batch of 8. Experts split over the TP ranks (ep 1), a rank reads 1/4 of each expert hit: a
+// token misses an expert with probability 6/8, so 8 x (1 - (3/4)^8) = 7.1997 of them are hit.
+// Experts whole on EP 4 ranks (2 each): the busiest rank reads the experts its slots reach (B,
+// above: about 1.97). Both memory-bound (the GEMMs: 2 x 176 M x 6 slots at 791 TFLOP/s = 2.7
+// us), so per layer the step grows by 176,160,768 x 2 B x (B - 7.1997 / 4) / 3.015e12.
 TEST(InferenceStep, ExpertParallelStepWaitsForTheBusiestRank) {
   const std::string job =
       "type: inference\nmodel: mixtral-8x7b\ntp: 4\n"
@@ -466,10 +509,12 @@ TEST(InferenceStep, ExpertParallelStepWaitsForTheBusiestRank) {
   InferenceStepModel tp(hgx(), split, comm);
   InferenceStepModel ep(hgx(), whole, comm);
   const std::vector<std::uint64_t> batch(8, 512);
-  const double m = 6.139014482498169;
+  const BusiestRank b = expected_busiest_rank(8, 2, 8, 4);
+  EXPECT_GT(b.experts, 1.9);
+  EXPECT_LE(b.experts, 2);
   const double ex = 176'160'768.0 * 2;
-  const double hit_ep = 2 * (1 - std::pow(0.5, m)), hit_tp = 8 * (1 - std::pow(7.0 / 8, 16));
-  const double per_layer = ex * (hit_ep - hit_tp / 4) / (0.9 * 3.35e12);
+  const double hit_tp = 8 * (1 - std::pow(6.0 / 8, 8));
+  const double per_layer = ex * (b.experts - hit_tp / 4) / (0.9 * 3.35e12);
   EXPECT_NEAR(ep.decode(batch).compute - tp.decode(batch).compute, 32 * per_layer, 1e-12);
   EXPECT_GT(per_layer, 0);  // the busiest rank reads more than the average one
 }
