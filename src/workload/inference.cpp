@@ -75,11 +75,13 @@ std::uint64_t draw(const LengthSpec& l, Rng& rng) {
   return l.lo == l.hi ? l.lo : l.lo + rng.below(l.hi - l.lo + 1);
 }
 
-// Tokens of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves.
-std::uint64_t kv_capacity(const InferenceConfig& c, const InferenceStepModel& m) {
-  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens;
+// Blocks of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves, in whole blocks
+// of 16 tokens (vLLM's determine_num_available_blocks divides the free memory by a block's size).
+std::uint64_t kv_capacity_blocks(const InferenceConfig& c, const InferenceStepModel& m) {
+  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens / kKvBlockTokens;
   const double budget = m.kv_budget_bytes_per_gpu();
-  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / m.kv_bytes_per_token_per_gpu());
+  const double block = m.kv_bytes_per_token_per_gpu() * kKvBlockTokens;
+  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / block);
 }
 
 void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
@@ -100,7 +102,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
     // A decode pool takes KV caches in and cannot recompute a preempted sequence: its largest
     // batch, max_batch sequences of the longest prompt and output, must fit.
     const double tokens =
-        static_cast<double>(c.max_batch) * static_cast<double>(c.prompt.max() + c.output.max());
+        static_cast<double>(c.max_batch) *
+        static_cast<double>(kv_blocks(c.prompt.max() + c.output.max()) * kKvBlockTokens);
     const double need = tokens * m.kv_bytes_per_token_per_gpu();
     if (need > m.kv_budget_bytes_per_gpu()) {
       throw InputError(
@@ -110,9 +113,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
               "{:.1f} GiB is left after the weights and activations (at most {} sequences fit)",
               c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
               m.kv_budget_bytes_per_gpu() / kGiB,
-              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() /
-                                         (static_cast<double>(c.prompt.max() + c.output.max()) *
-                                          m.kv_bytes_per_token_per_gpu()))),
+              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() *
+                                         static_cast<double>(c.max_batch) / need)),
           c.max_batch_where);
     }
     return;
@@ -120,8 +122,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
   // Colocated, vLLM preempts when the cache is full; one sequence must fit alone (vLLM refuses
   // a max_model_len whose KV cache does not fit).
   const std::uint64_t longest = c.prompt.max() + c.output.max();
-  const std::uint64_t capacity = kv_capacity(c, m);
-  if (longest > capacity) {
+  const std::uint64_t capacity = kv_capacity_blocks(c, m) * kKvBlockTokens;
+  if (kv_blocks(longest) * kKvBlockTokens > capacity) {
     throw InputError(
         c.kv_field,
         fmt::format("one sequence of up to {} + {} tokens does not fit in the KV cache of {} "
@@ -165,8 +167,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   r.gpus = c.gpus();
   r.weight_gib_per_gpu = model.weight_bytes_per_gpu() / kGiB;
   r.kv_gib_free_per_gpu = model.kv_budget_bytes_per_gpu() / kGiB;
-  r.kv_token_capacity = kv_capacity(c, model);
-  const std::uint64_t capacity = r.kv_token_capacity;
+  const std::uint64_t capacity = kv_capacity_blocks(c, model);  // blocks
+  r.kv_token_capacity = capacity * kKvBlockTokens;
   const auto mean_prompt = static_cast<std::uint64_t>(std::llround(c.prompt.mean()));
   r.decode_batch1 = model.decode({mean_prompt});
   r.prefill_one = model.prefill({mean_prompt});
@@ -235,18 +237,19 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     }
     return best;
   };
-  // Tokens a sequence holds in the cache once its next token is computed (its context).
+  // Tokens a sequence holds in the cache once its next token is computed (its context), and the
+  // blocks they take: every count against the cache below is in blocks (PagedAttention).
   auto context = [&](std::size_t q) { return reqs[q].prompt + reqs[q].generated; };
   // vLLM's recompute preemption: when the running batch's next tokens do not fit, the newest
   // sequence leaves the cache and goes back to the front of the queue, to be prefilled again
   // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5).
   auto make_room = [&](Replica& rep, std::uint64_t held) {
     std::uint64_t need = held;
-    for (std::size_t q : rep.running) need += context(q);
+    for (std::size_t q : rep.running) need += kv_blocks(context(q));
     while (need > capacity && rep.running.size() > 1) {
       const std::size_t q = rep.running.back();
       rep.running.pop_back();
-      need -= context(q);
+      need -= kv_blocks(context(q));
       reqs[q].cached = 0;
       rep.waiting.push_front(q);
       ++r.preemptions;
@@ -254,7 +257,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   };
   auto held = [&](const Replica& rep) {
     std::uint64_t n = 0;
-    for (std::size_t q : rep.running) n += reqs[q].cached;
+    for (std::size_t q : rep.running) n += kv_blocks(reqs[q].cached);
     return n;
   };
   auto start = [&](std::uint32_t i, double t) {
@@ -277,14 +280,14 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       // prefill: the running sequences decode first, then prompt chunks fill the step's budget
       // of max_prefill_tokens tokens, the partly prefilled prompt first.
       std::uint64_t partial = 0;  // the prompt being prefilled holds its chunks so far
-      for (std::size_t q : rep.waiting) partial += reqs[q].cached;
+      for (std::size_t q : rep.waiting) partial += kv_blocks(reqs[q].cached);
       make_room(rep, partial);
       std::uint64_t budget = c.max_prefill_tokens;
       std::uint64_t used = 0;
       for (std::size_t q : rep.running) {
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({context(q) - 1, 1, true});
-        used += context(q);
+        used += kv_blocks(context(q));
         budget -= std::min<std::uint64_t>(budget, 1);
       }
       rep.running.clear();
@@ -292,11 +295,11 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         const std::size_t q = rep.waiting.front();
         const std::uint64_t left = context(q) - reqs[q].cached;
         const std::uint64_t chunk = std::min(budget, left);
-        if (used + reqs[q].cached + chunk > capacity) break;
+        if (used + kv_blocks(reqs[q].cached + chunk) > capacity) break;
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({reqs[q].cached, chunk, chunk == left});
-        used += reqs[q].cached + chunk;
+        used += kv_blocks(reqs[q].cached + chunk);
         budget -= chunk;
       }
       bool decode_only = true;
@@ -310,9 +313,9 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
              (rep.step_members.empty() ||
               tokens + context(rep.waiting.front()) <= c.max_prefill_tokens)) {
         const std::size_t q = rep.waiting.front();
-        if (rep.role == Role::Both && used + context(q) > capacity) break;
+        if (rep.role == Role::Both && used + kv_blocks(context(q)) > capacity) break;
         tokens += context(q);
-        used += context(q);
+        used += kv_blocks(context(q));
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({0, context(q), true});
         rep.waiting.pop_front();

@@ -265,9 +265,10 @@ TEST(InferenceServe, SlowGpuSlowsEveryStepOfItsReplica) {
 // head x 256 x 2 B). vLLM's cache: 0.9 x 85,899,345,920 B = 77,309,411,328 B, less the weights
 // (80 x 855,638,016 x 2 B / 8 + 2 x 128,256 x 8192 x 2 B / 8 = 17,638,096,896 B) and the
 // profiling pass's peak (8,192 tokens x (8,192 + 3 x 28,672 / 8) x 2 B = 310,378,496 B, plus
-// 512 x 128,256 x 4 B of FP32 logits = 262,668,288 B): 59,098,267,648 B, 1,442,828 tokens. 512
-// sequences of 4,096 tokens would take 2.1 M: vLLM preempts (below), so the job runs; one
-// sequence longer than the cache is refused at the field that sized it.
+// 512 x 128,256 x 4 B of FP32 logits = 262,668,288 B): 59,098,267,648 B, in vLLM's blocks of 16
+// tokens (655,360 B) 90,176 whole blocks (90,176.8), 1,442,816 tokens. 512 sequences of 4,096
+// tokens would take 2.1 M: vLLM preempts (below), so the job runs; one sequence longer than the
+// cache is refused at the field that sized it: 4,000 tokens are 250 blocks, 4,000 + 96 take 256.
 TEST(InferenceServe, KvCacheIsHbmLessWeightsAndActivations) {
   const std::string job =
       "type: inference\nmodel: llama3-70b\ntp: 8\n"
@@ -279,7 +280,7 @@ TEST(InferenceServe, KvCacheIsHbmLessWeightsAndActivations) {
   EXPECT_DOUBLE_EQ(m.weight_bytes_per_gpu(), 17'638'096'896.0);
   EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 310'378'496.0 + 262'668'288.0);
   const InferenceResult r = simulate_inference(hgx(), c);
-  EXPECT_EQ(r.kv_token_capacity, 1'442'828u);
+  EXPECT_EQ(r.kv_token_capacity, 1'442'816u);
   EXPECT_EQ(r.preemptions, 0u);
   try {
     simulate_inference(hgx(), config(job + ", kv_cache_tokens: 4000}\n"));
@@ -329,12 +330,13 @@ TEST(InferenceServe, ChunkedPrefillSharesStepsWithDecodes) {
 }
 
 // vLLM's recompute preemption with a cache of 2,050 tokens (kv_cache_tokens, vLLM's
-// num_gpu_blocks_override) and two Llama 3 8B requests of 1,000 + 100 tokens: A is prefilled
-// alone (it arrived first), then B (1,000 + 1,000 held <= 2,050). Both decode while
-// 2 x (1,000 + g) <= 2,050, g = 1..25 generated; at g = 26 (2,052) the newest, B, is evicted.
-// A decodes alone (contexts 1,026..1,099) to its 100th token; B cannot come back before (A holds
-// 1,026+ tokens, B needs 1,026), then is prefilled again over its 1,026 tokens (emitting its
-// 27th) and decodes contexts 1,027..1,099.
+// num_gpu_blocks_override): 128 whole blocks of 16 tokens. Two Llama 3 8B requests of 1,000 + 100
+// tokens: A is prefilled alone (it arrived first), then B (63 + 63 blocks <= 128). Both decode
+// while 2 x ceil((1,000 + g) / 16) <= 128, g = 1..24 generated (context 1,024: 64 blocks each);
+// at g = 25 (65 + 65 = 130 blocks) the newest, B, is evicted: counted in tokens (2,050) it would
+// stay one step more. A decodes alone (contexts 1,025..1,099) to its 100th token; B cannot come
+// back before (A holds 1,024+ tokens, 64 blocks, B needs ceil(1,025 / 16) = 65), then is
+// prefilled again over its 1,025 tokens (emitting its 26th) and decodes contexts 1,026..1,099.
 TEST(InferenceServe, AFullKvCachePreemptsTheNewestSequence) {
   const InferenceConfig c = config(
       "type: inference\nmodel: llama3-8b\ntp: 8\n"
@@ -343,21 +345,24 @@ TEST(InferenceServe, AFullKvCachePreemptsTheNewestSequence) {
   const InferenceResult r = simulate_inference(hgx(), c);
   InferenceStepModel m(hgx(), c);
   EXPECT_EQ(r.preemptions, 1u);
-  EXPECT_EQ(r.kv_token_capacity, 2050u);
+  EXPECT_EQ(r.kv_token_capacity, 2048u);
   const double pre = m.prefill({1000}).seconds;
   double a = 2 * pre;
-  for (std::uint64_t g = 1; g <= 25; ++g) a += m.decode({1000 + g, 1000 + g}).seconds;
-  for (std::uint64_t g = 26; g <= 99; ++g) a += m.decode({1000 + g}).seconds;
-  double b = a + m.prefill({1026}).seconds;
-  for (std::uint64_t g = 27; g <= 99; ++g) b += m.decode({1000 + g}).seconds;
+  for (std::uint64_t g = 1; g <= 24; ++g) a += m.decode({1000 + g, 1000 + g}).seconds;
+  for (std::uint64_t g = 25; g <= 99; ++g) a += m.decode({1000 + g}).seconds;
+  double b = a + m.prefill({1025}).seconds;
+  for (std::uint64_t g = 26; g <= 99; ++g) b += m.decode({1000 + g}).seconds;
   ASSERT_EQ(r.timings.size(), 2u);
   EXPECT_NEAR(r.timings[0].first_token, pre, 1e-12);
   EXPECT_NEAR(r.timings[1].first_token, 2 * pre, 1e-12);  // its first token, kept
   EXPECT_NEAR(r.timings[0].finish, a, 1e-9);
   EXPECT_NEAR(r.timings[1].finish, b, 1e-9);
-  // Without the limit nobody is evicted and B finishes with A.
+  // With 138 blocks (2 x ceil(1,099 / 16) = 2 x 69) nobody is evicted and B finishes with A;
+  // 2,200 tokens would be 137 blocks, one short.
   InferenceConfig roomy = c;
   roomy.kv_cache_tokens = 2200;
+  EXPECT_EQ(simulate_inference(hgx(), roomy).preemptions, 1u);
+  roomy.kv_cache_tokens = 138 * 16;
   const InferenceResult q = simulate_inference(hgx(), roomy);
   EXPECT_EQ(q.preemptions, 0u);
   EXPECT_NEAR(q.timings[1].finish, q.timings[0].finish, 1e-12);
