@@ -48,10 +48,12 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
                    c.prompt.text, c.output.text,
                    c.rate > 0 ? fmt::format("Poisson at {:g} req/s", c.rate)
                               : fmt::format("closed loop of {} clients", c.concurrency)));
-  line(
-      fmt::format("batching           {}, max_batch {}, {} prompt tokens per prefill step "
-                  "(mean decode batch {})",
-                  r.policy, c.max_batch, c.max_prefill_tokens, r.mean_decode_batch));
+  line(fmt::format(
+      "batching           {}, max_batch {}, {} prompt tokens per prefill step{} "
+      "(mean decode batch {})",
+      r.policy, c.max_batch, c.max_prefill_tokens,
+      c.max_partial_prefills > 1 ? fmt::format(", {} prompts at once", c.max_partial_prefills) : "",
+      r.mean_decode_batch));
   line(
       fmt::format("memory per GPU     weights {:.1f} GiB, KV cache {:.1f} GiB free ({} tokens "
                   "per replica), {} preemptions",

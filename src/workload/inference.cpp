@@ -11,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <queue>
+#include <utility>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
@@ -291,17 +292,44 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         budget -= std::min<std::uint64_t>(budget, 1);
       }
       rep.running.clear();
+      // Several partial prefills (vLLM's max_num_partial_prefills, N): S of the waiting prompts,
+      // at most N and at most one "long" (more than 4% of the context left to prefill:
+      // max_long_partial_prefills 1, long_prefill_token_threshold's default), share the step,
+      // each chunk at most max_prefill_tokens / S; a long prompt past the first waits its turn
+      // while shorter ones go. N = 1: one prompt may take the whole budget left.
+      const std::uint32_t n_partial = c.max_partial_prefills;
+      const std::uint64_t long_tokens = c.model.seq * 4 / 100;
+      auto is_long = [&](std::size_t q) {
+        return n_partial > 1 && context(q) - reqs[q].cached > long_tokens;
+      };
+      std::uint64_t slots = 0;
+      bool long_seen = false;
+      for (std::size_t q : rep.waiting) {
+        if (slots == n_partial) break;
+        if (is_long(q) && std::exchange(long_seen, true)) continue;
+        ++slots;
+      }
+      const std::uint64_t cap = c.max_prefill_tokens / std::max<std::uint64_t>(slots, 1);
+      std::deque<std::size_t> passed;  // long prompts waiting behind the one prefilling
+      bool long_taken = false;
       while (budget > 0 && !rep.waiting.empty() && rep.step_members.size() < c.max_batch) {
         const std::size_t q = rep.waiting.front();
+        if (is_long(q) && long_taken) {
+          passed.push_back(q);
+          rep.waiting.pop_front();
+          continue;
+        }
         const std::uint64_t left = context(q) - reqs[q].cached;
-        const std::uint64_t chunk = std::min(budget, left);
+        const std::uint64_t chunk = std::min({budget, left, cap});
         if (used + kv_blocks(reqs[q].cached + chunk) > capacity) break;
+        long_taken = long_taken || is_long(q);
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({reqs[q].cached, chunk, chunk == left});
         used += kv_blocks(reqs[q].cached + chunk);
         budget -= chunk;
       }
+      for (auto it = passed.rbegin(); it != passed.rend(); ++it) rep.waiting.push_front(*it);
       bool decode_only = true;
       for (const StepPiece& p : rep.step_pieces) decode_only = decode_only && p.tokens == 1;
       rep.step_prefill = !decode_only;

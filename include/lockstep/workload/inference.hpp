@@ -56,6 +56,8 @@ struct InferenceConfig {
   // without chunked prefill, max(the model's context, 2048)); a longer prompt runs alone.
   std::uint64_t max_prefill_tokens = 0;
   BatchPolicy policy = BatchPolicy::Continuous;
+  // Chunked prefill: prompts prefilled at once in a step (vLLM's max_num_partial_prefills).
+  std::uint32_t max_partial_prefills = 1;
   // KV cache per replica in tokens, whole blocks of kKvBlockTokens (0: what HBM leaves).
   std::uint64_t kv_cache_tokens = 0;
   // Disaggregated serving (prefill and decode pools); 0: every replica does both.

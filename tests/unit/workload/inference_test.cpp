@@ -89,6 +89,16 @@ TEST(InferenceConfig, ErrorsNameTheFieldAndItsPlace) {
                      "requests: {prompt: 8, output: 8, rate: 1}\n")
                 .find("s.yaml:2:29: job.batching.kv_cache_tokens"),
             std::string::npos);
+  // Several partial prefills only with chunked prefill; chunked prefill only without pipeline
+  // stages (vLLM schedules each stage's virtual engine apart).
+  EXPECT_NE(error_of("model: llama3-8b\nbatching: {max_partial_prefills: 2}\n"
+                     "requests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:2:34: job.batching.max_partial_prefills"),
+            std::string::npos);
+  EXPECT_NE(error_of("model: llama3-8b\npp: 2\nbatching: {policy: chunked}\n"
+                     "requests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:3:20: job.batching.policy: chunked prefill with pp=2"),
+            std::string::npos);
   // Chunked prefill's budget defaults to vLLM's 2,048 tokens a step.
   const InferenceConfig chunked = config(
       "model: llama3-8b\nbatching: {policy: chunked}\nrequests: {prompt: 8, output: 8, rate: 1}\n");
@@ -327,6 +337,60 @@ TEST(InferenceServe, ChunkedPrefillSharesStepsWithDecodes) {
   // A chunk attends its cached prefix: the third chunk's 904 queries see 4,097..5,000 positions,
   // more attention than a fresh prompt of 904 tokens.
   EXPECT_GT(m.step({{4096, 904, true}}).flops, m.step({{0, 904, true}}).flops);
+}
+
+// Several partial prefills (vLLM's max_num_partial_prefills: 2) with a budget of 256 tokens, three
+// Llama 3 8B requests of 300 + 2 tokens arriving together (the first starts a step alone); S of
+// the waiting prompts share a step, each chunk at most 256 / S:
+//   1: A[0, 256) (S = 1)   2 (S = 2, 128 each): A[256, 300) -> A's first token, B[0, 128),
+//   C[0, 84) (the budget's last 84)   3: A decodes (context 301: done), B[128, 256), C[84, 211)
+//   (127 left)   4: B[256, 300), C[211, 300) -> both first tokens   5: B, C decode.
+// A prompt with more than 4% of the 8,192-token context (327 tokens) left to prefill is long, one
+// at a time: two of 1,000 tokens: 1-3: A[0, 768) in chunks of 256, B waiting (not sharing A's
+// steps: one long at a time); 4: A has 232 left, short: S = 2, A[768, 896), B[0, 128);
+// 5: A[896, 1000) -> its first token, B[128, 256) (232 tokens); 6: A decodes (done), B[256, 511)
+// (the budget's 255 left); 7: B[511, 767); 8: B[767, 1000) -> its first token; 9: B decodes.
+TEST(InferenceServe, SeveralPartialPrefillsSplitTheBudget) {
+  const std::string job =
+      "type: inference\nmodel: llama3-8b\ntp: 8\n"
+      "batching: {max_batch: 4, max_prefill_tokens: 256, policy: chunked, "
+      "max_partial_prefills: 2}\n";
+  InferenceOptions o;
+  o.record_steps = true;
+  const InferenceConfig c =
+      config(job + "requests: {prompt: 300, output: 2, concurrency: 3, count: 3}\n");
+  EXPECT_EQ(c.max_partial_prefills, 2u);
+  const InferenceResult r = simulate_inference(hgx(), c, o);
+  InferenceStepModel m(hgx(), c);
+  const double s[] = {m.step({{0, 256, false}}).seconds,
+                      m.step({{256, 44, true}, {0, 128, false}, {0, 84, false}}).seconds,
+                      m.step({{300, 1, true}, {128, 128, false}, {84, 127, false}}).seconds,
+                      m.step({{256, 44, true}, {211, 89, true}}).seconds,
+                      m.step({{300, 1, true}, {300, 1, true}}).seconds};
+  ASSERT_EQ(r.steps.size(), 5u);
+  const std::uint64_t tokens[] = {256, 256, 256, 133, 2};
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_NEAR(r.steps[i].end - r.steps[i].start, s[i], 1e-15) << i;
+    EXPECT_EQ(r.steps[i].tokens, tokens[i]) << i;
+  }
+  ASSERT_EQ(r.timings.size(), 3u);
+  EXPECT_NEAR(r.timings[0].first_token, s[0] + s[1], 1e-9);
+  EXPECT_NEAR(r.timings[0].finish, s[0] + s[1] + s[2], 1e-9);
+  EXPECT_NEAR(r.timings[1].first_token, s[0] + s[1] + s[2] + s[3], 1e-9);
+  EXPECT_NEAR(r.timings[2].first_token, s[0] + s[1] + s[2] + s[3], 1e-9);
+  EXPECT_NEAR(r.timings[2].finish, s[0] + s[1] + s[2] + s[3] + s[4], 1e-9);
+
+  const InferenceResult l = simulate_inference(
+      hgx(), config(job + "requests: {prompt: 1000, output: 2, concurrency: 2, count: 2}\n"), o);
+  ASSERT_EQ(l.steps.size(), 9u);
+  const std::uint64_t long_tokens[] = {256, 256, 256, 256, 232, 256, 256, 233, 1};
+  const std::uint32_t long_batch[] = {1, 1, 1, 2, 2, 2, 1, 1, 1};
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(l.steps[i].tokens, long_tokens[i]) << i;
+    EXPECT_EQ(l.steps[i].batch, long_batch[i]) << i;
+  }
+  EXPECT_NEAR(l.steps[3].end - l.steps[3].start,
+              m.step({{768, 128, false}, {0, 128, false}}).seconds, 1e-15);
 }
 
 // vLLM's recompute preemption with a cache of 2,050 tokens (kv_cache_tokens, vLLM's
