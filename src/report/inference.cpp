@@ -116,6 +116,7 @@ json inference_to_json(const InferenceResult& r, const InferenceConfig& c) {
   j["precision"] = to_string(c.precision);
   j["max_batch"] = c.max_batch;
   j["max_prefill_tokens"] = c.max_prefill_tokens;
+  j["max_partial_prefills"] = c.max_partial_prefills;
   j["requests"] = r.requests;
   j["prompt_tokens"] = r.prompt_tokens;
   j["output_tokens"] = r.output_tokens;
