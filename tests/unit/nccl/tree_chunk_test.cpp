@@ -3,7 +3,7 @@
 // from its step, 614,400 B (NCCL_STEPS slots of 120 x 640 x 8 B), halves it while a channel
 // would get fewer than (1 + log2 N + 0.1 g) x 64 / g chunks (not below 131,072 B), then while
 // fewer than x 16 / g (not below 32,768 B), and carries 15/16 of it as payload. Derived by hand
-// for the public file's 2 x 1 H100 over RoCE (2 channels, one per tree).
+// for the public file's 2 x 1 H100 over RoCE (2 channels, one per tree); LL's step is 64 KiB.
 #include <gtest/gtest.h>
 
 #include "lockstep/collective/collective.hpp"
@@ -34,11 +34,14 @@ NcclEngineRun tree_run(Bytes bytes, nccl::Proto proto) {
 // stops it), then 38,400 -> 19,200 (13.7, then 27.3 chunks, under 33.6): 19,200 x 15/16 = 18,000 B.
 // 32 MiB: 16,777,216 B per channel; 614,400 -> 76,800 as above, 218 chunks: 72,000 B.
 // 256 MiB: 134,217,728 B per channel, 218 chunks of a whole step: 576,000 B.
+// LL: its 64 KiB step carries 32 KiB of data (8-byte lines of 4 data bytes and a flag) at any
+// size: 32,768 B at 2 MiB, where the program's Simple rule would give 131,072 B.
 // Simple keeps the tree program's own rule (the same halving from 512 KiB): no chunk is set.
-TEST(TreeChunk, FlowRunsCutLl128ChunksAsNccl) {
+TEST(TreeChunk, FlowRunsCutLl128AndLlChunksAsNccl) {
   EXPECT_EQ(tree_run(Bytes::mib(2), nccl::Proto::LL128).spec.chunk, Bytes(18'000));
   EXPECT_EQ(tree_run(Bytes::mib(32), nccl::Proto::LL128).spec.chunk, Bytes(72'000));
   EXPECT_EQ(tree_run(Bytes::mib(256), nccl::Proto::LL128).spec.chunk, Bytes(576'000));
+  EXPECT_EQ(tree_run(Bytes::mib(2), nccl::Proto::LL).spec.chunk, Bytes(32'768));
   EXPECT_EQ(tree_run(Bytes::mib(2), nccl::Proto::Simple).spec.chunk, Bytes(0));
 }
 
