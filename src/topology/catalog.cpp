@@ -610,6 +610,32 @@ const CableSpec& splitter_fibre() {
   return splitter;
 }
 
+const CableSpec& splitter_dac(std::uint32_t legs) {
+  // NVIDIA LinkX NDR splitter DACs (LinkX cables and transceivers catalogue, InfiniBand NDR
+  // passive copper): MCP7Y00-N00x, twin-port 800G OSFP to 2 x 400G OSFP, and MCP7Y10-N00x,
+  // twin-port 800G OSFP to 4 x 200G OSFP, the switch end in one cage, each leg into a
+  // ConnectX-7 port; lengths as the straight NDR DACs (medium_for_length). Passive: power as
+  // the DACs above. No public list price: ~$400 and ~$500 are estimates (an 800G DAC's $300
+  // and the fan-out).
+  static const CableSpec two{"dac_800g_2x400g",
+                             "OSFP 800G to 2x400G passive copper splitter DAC (estimate)",
+                             LinkMedium::CopperDac,
+                             Bandwidth::gbps(400),
+                             2,
+                             0.1,
+                             400,
+                             0};
+  static const CableSpec four{"dac_800g_4x200g",
+                              "OSFP 800G to 4x200G passive copper splitter DAC (estimate)",
+                              LinkMedium::CopperDac,
+                              Bandwidth::gbps(200),
+                              3,
+                              0.1,
+                              500,
+                              0};
+  return legs <= 2 ? two : four;
+}
+
 LinkMedium medium_for_length(Bandwidth speed, double length_m) {
   const double dac_reach = speed > Bandwidth::gbps(200) ? 2.0 : 3.0;  // LinkX DAC datasheets
   if (length_m <= dac_reach) return LinkMedium::CopperDac;

@@ -192,6 +192,12 @@ const CableSpec& fibre_patch_cord();
 /// The fibre of a switch port split 1:2 (switch_breakout): one splitter for two optical links.
 const CableSpec& splitter_fibre();
 
+/// The copper assembly of a switch cage whose `legs` ports (a twin-port OSFP, each port split
+/// as switch_breakout() allows) reach single-port ends: one passive splitter DAC from the cage's
+/// 800G twin-port OSFP, 1:2 to 400G (NVIDIA LinkX MCP7Y00) for 2 legs, 1:4 to 200G (MCP7Y10)
+/// for more.
+const CableSpec& splitter_dac(std::uint32_t legs);
+
 /// The medium a scale-out link of this length uses: copper DAC up to its reach (about 2-3 m at
 /// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
 LinkMedium medium_for_length(Bandwidth speed, double length_m);

@@ -143,6 +143,17 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
       t.add_splitters(leaves * ceil_div(load, k), leaves * load);
     }
   }
+  // Copper host links into a leaf cage of several ports (twin-port OSFP, split ports) from
+  // single-port NICs: one splitter DAC per cage (splitter_dac()), counted with the cages.
+  const std::uint64_t share = std::uint64_t{switch_ports_per_cage(*hw.sw)} * k;
+  if (ends && share > 1 && d.nic_ports_per_module == 1 &&
+      medium_for_length(host_port, hw.host_link_m) == LinkMedium::CopperDac) {
+    for (const auto& [load, leaves] : leaf_loads(d)) {
+      t.add_split_dacs(LinkMedium::CopperDac, host_port, hw.host_link_m,
+                       static_cast<std::uint32_t>(share), leaves * ceil_div(load, share),
+                       leaves * load);
+    }
+  }
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);

@@ -247,6 +247,64 @@ TEST(LeafSpine, DualTorPairsCountedByHand) {
   EXPECT_EQ(small.transceivers, 10u);
 }
 
+// Copper host links (2 m, in the rack) into a QM9700's twin-port cages: the cage's OSFP takes
+// one passive splitter DAC to single-port NICs, 1:2 to 400G (NVIDIA LinkX MCP7Y00) or 1:4 to
+// 200G (MCP7Y10), not a straight DAC per link.
+TEST(LeafSpine, CopperHostLinksTakeOneSplitterDacPerCageByHand) {
+  auto copper = [](const char* nodes, const char* optics, bool dual_tor, bool graph) {
+    test::Kv kv = {{"builder", "leaf_spine"}, kHost[0],         kHost[1],
+                   {"switch", "qm9700"},      {"nodes", nodes}, {"host_link_m", "2"},
+                   {"optics", optics}};
+    if (dual_tor) kv.emplace_back("dual_tor", "true");
+    return build(kv, graph).inventory;
+  };
+  auto line = [](const Inventory& inv, const std::string& item) {
+    for (const auto& l : inv.lines) {
+      if (l.item == item) return l.count;
+    }
+    return std::uint64_t{0};
+  };
+  const std::string two = "OSFP 800G to 2x400G passive copper splitter DAC (estimate)";
+  const std::string four = "OSFP 800G to 4x200G passive copper splitter DAC (estimate)";
+  const std::string straight = "OSFP 800G passive copper DAC";
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    // 64 NICs: 2 leaves of 32 down / 32 up, one spine. 64 host links on 16 down cages a leaf:
+    // 32 1:2 DACs (64 straight before); 64 leaf-spine fibres at 30 m: 96 cables (128).
+    // Modules: the copper ends take none; 2 x 16 leaf up + 32 spine = 64. Network cost of the
+    // host cables: 32 x $400 = $12,800 (64 x $300 = $19,200 before).
+    const Inventory inv = copper("64", "per_module", false, graph);
+    EXPECT_EQ(line(inv, two), 32u);
+    EXPECT_EQ(line(inv, straight), 0u);
+    EXPECT_EQ(line(inv, "MPO fibre patch cord"), 64u);
+    EXPECT_EQ(inv.cables, 96u);
+    EXPECT_EQ(inv.transceivers, 64u);
+    // One transceiver (and cable) per link end: no cages, a straight DAC per link.
+    const Inventory ports = copper("64", "per_port", false, graph);
+    EXPECT_EQ(line(ports, straight), 64u);
+    EXPECT_EQ(line(ports, two), 0u);
+    EXPECT_EQ(ports.cables, 128u);
+    // Per port: 64 straight DACs at $300 and 128 OSFP 400G SR4 at $700; per module: 32 1:2
+    // DACs at $400 and 64 OSFP 800G 2xSR4 at $1,100.
+    EXPECT_DOUBLE_EQ(network_cost_usd(ports) - network_cost_usd(inv),
+                     (64 * 300.0 + 128 * 700.0) - (32 * 400.0 + 64 * 1'100.0));
+    // 5 NICs on one leaf, no spine: 5 ports on ceil(5 / 2) = 3 cages, 3 DACs (one leg unused).
+    const Inventory five = copper("5", "per_module", false, graph);
+    EXPECT_EQ(line(five, two), 3u);
+    EXPECT_EQ(five.cables, 3u);
+    EXPECT_EQ(five.transceivers, 0u);
+    // Dual-ToR, 64 NICs: 128 200G ports (3 m copper at 200G), one leaf a plane, its 64 ends
+    // 4 to a cage (2 ports split 2 x 200G): 16 cages a leaf, 32 1:4 DACs (128 straight before),
+    // no splitter fibre, no module.
+    const Inventory dual = copper("64", "per_module", true, graph);
+    EXPECT_EQ(line(dual, four), 32u);
+    EXPECT_EQ(line(dual, "QSFP56 200G passive copper DAC"), 0u);
+    EXPECT_EQ(line(dual, "MPO 1:2 splitter fibre (estimate)"), 0u);
+    EXPECT_EQ(dual.cables, 32u);
+    EXPECT_EQ(dual.transceivers, 0u);
+  }
+}
+
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
   const Inventory inv =
@@ -422,6 +480,23 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"dual_tor", "true"},
         {"optics", "per_module"}},
        true},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"nodes", "37"},
+        {"host_link_m", "2"},
+        {"dual_tor", "true"}},
+       true},
+      {{{"builder", "rail_optimized"},
+        {"nodes", "7"},
+        {"host_link_m", "1"},
+        {"management_links", "3"}},
+       false},
+      {{{"builder", "rail_optimized"},
+        {"nodes", "7"},
+        {"host_link_m", "1"},
+        {"nic_ports_per_module", "2"}},
+       false},
       {{{"builder", "leaf_spine"},
         {"radix", "8"},
         {"nodes", "5"},
