@@ -575,10 +575,27 @@ std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
 std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link) {
   // NVIDIA Quantum-2 QM9700 datasheet: "64 400Gb/s ports or 128 200Gb/s ports" on its 32 OSFP
   // cages; a twin-port 2 x 400G module drives four 200G ports through splitter cables (NVIDIA
-  // LinkX MMA4Z00-NS with MFP7E20 1:2 fibre splitters to NDR200 ConnectX-7 ports). Other
-  // switches' splits are not in the catalog: one link end per port.
-  if (sw.name == "qm9700" && link * 2.0 == sw.port_speed) return 2;
+  // LinkX MMA4Z00-NS with MFP7E20 1:2 fibre splitters to NDR200 ConnectX-7 ports). NVIDIA
+  // Spectrum-4 SN5600 datasheet: 64 x 800GbE OSFP ports, "128 x 400GbE or 256 x 200GbE" by
+  // splitting each port 2 x 400G or 4 x 200G; its 128 x 400G configuration (sn5600_400g) is the
+  // 2-way split, so a 200G end takes half of one of those. Other switches' splits are not in
+  // the catalog: one link end per port.
+  static constexpr std::pair<std::string_view, std::uint32_t> kMostWays[] = {
+      {"qm9700", 2}, {"sn5600", 4}, {"sn5600_400g", 2}};
+  for (const auto& [name, most] : kMostWays) {
+    if (sw.name != name) continue;
+    for (std::uint32_t k = 2; k <= most; k *= 2) {
+      if (link * static_cast<double>(k) == sw.port_speed) return k;
+    }
+  }
   return 1;
+}
+
+std::uint32_t splitter_legs(Bandwidth link) {
+  // A split port's module (OSFP 800G 2xSR4 / 2xDR4) has one MPO-12 per 400G (4 lanes of 100G):
+  // a 400G end takes that MPO's patch cord; two 200G ends share it through a 1:2 splitter fibre
+  // (NVIDIA LinkX MFP7E20, 2 lanes each).
+  return link * 2.0 == Bandwidth::gbps(400) ? 2 : 1;
 }
 
 const CableSpec& fibre_patch_cord() {

@@ -212,7 +212,7 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   for (const Link& l : topo.management_links()) ++managed[l.b];
   // A switch's ports: one per link end, except ends its datasheet lets share a port by breakout
   // (switch_breakout: a QM9700 400G port split 2 x 200G), k of them to a port.
-  // Optical ends split k ways take a splitter fibre per port (add_splitters).
+  // Optical 200G ends take a 1:2 splitter fibre per pair (splitter_legs, add_splitters).
   auto switch_ports = [&](DeviceId id, std::uint64_t managed_ends) {
     const SwitchSpec& spec = switch_catalog()[topo.device(id).model];
     std::map<std::pair<std::uint32_t, bool>, std::uint64_t> ends;  // by (breakout, optical)
@@ -227,7 +227,8 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     for (const auto& [key, n] : ends) {
       const auto [k, optical] = key;
       used += (n + k - 1) / k;
-      if (k > 1 && optical) tally.add_splitters((n + k - 1) / k, n);
+      const std::uint64_t legs = k > 1 ? splitter_legs(spec.port_speed * (1.0 / k)) : 1;
+      if (legs > 1 && optical) tally.add_splitters((n + legs - 1) / legs, n);
     }
     return used;
   };

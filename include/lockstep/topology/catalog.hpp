@@ -216,8 +216,13 @@ inline constexpr double kPropagationNsPerMetre = 5.0;
 std::uint32_t switch_ports_per_cage(const SwitchSpec& sw);
 
 /// Link ends at `link` rate that share one of the switch's ports by breakout, as its datasheet
-/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable); 1 where none is listed.
+/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable; SN5600: an 800G port split
+/// 2 x 400G or 4 x 200G); 1 where none is listed.
 std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link);
+
+/// Optical ends of `link` rate at a split switch port that share one 1:2 splitter fibre (2 at
+/// 200G: an MPO of 400G fanned out), or 1 (a patch cord each).
+std::uint32_t splitter_legs(Bandwidth link);
 
 /// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
 const NicSpec& default_nic_for(const SwitchSpec& sw);

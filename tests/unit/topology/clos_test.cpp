@@ -305,6 +305,56 @@ TEST(LeafSpine, CopperHostLinksTakeOneSplitterDacPerCageByHand) {
   }
 }
 
+// Spectrum-4 SN5600 (64 x 800GbE OSFP; datasheet: "128 x 400GbE or 256 x 200GbE" by splitting
+// each port 2 x 400G or 4 x 200G): 400G NICs take half a port and 200G NIC ports a quarter, and
+// the split port's module is one 800G 2xSR4 (two MPO-12 of 400G each).
+TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
+  auto sn5600 = [](const char* nodes, bool dual_tor, bool graph) {
+    test::Kv kv = {{"builder", "leaf_spine"}, kHost[0],        kHost[1], {"switch", "sn5600"},
+                   {"nic", "cx7_400gbe"},     {"nodes", nodes}};
+    if (dual_tor) kv.emplace_back("dual_tor", "true");
+    return build(kv, graph).inventory;
+  };
+  auto line = [](const Inventory& inv, const std::string& item) {
+    for (const auto& l : inv.lines) {
+      if (l.item == item) return l.count;
+    }
+    return std::uint64_t{0};
+  };
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    // 64 x 400G NICs: 2 leaves of 32 down / 32 up, 32 x 800G uplinks each on one spine. A
+    // leaf's 32 NICs on 16 ports: 48 of 64 used a leaf (64 before), the spine 64. Cables: 64
+    // host + 64 leaf-spine patch cords, no splitter (a 400G end has its MPO). Modules (per
+    // module by default now that ports split): 64 NIC SR4 + 2 x 16 leaf 2xSR4 down + 2 x 32
+    // up + 64 spine = 224 (2 x 128 = 256 per link end before).
+    const Inventory inv = sn5600("64", false, graph);
+    EXPECT_EQ(switches_in(inv, "leaf"), 2u);
+    EXPECT_EQ(switches_in(inv, "spine"), 1u);
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_used, 96u);
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 32u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 64u);
+    EXPECT_EQ(inv.cables, 128u);
+    EXPECT_EQ(line(inv, "MPO fibre patch cord"), 128u);
+    EXPECT_EQ(line(inv, "OSFP 400G SR4 transceiver"), 64u);
+    EXPECT_EQ(line(inv, "OSFP 800G 2xSR4 transceiver"), 160u);
+    EXPECT_EQ(inv.transceivers, 224u);
+    // Dual-ToR, 128 NICs: 256 x 200G ports, 128 a plane; a 1:1 leaf splits its 32 down ports
+    // 4 ways (128 x 200G = 25.6 Tb/s under 32 x 800G), so one leaf a plane, no spine: 32 of 64
+    // ports used a leaf. Cables: 128 ends a leaf in pairs on 1:2 splitter fibres, 128. Modules:
+    // 256 NIC-port QSFP56 200G SR4 + 128 / 4 = 32 2xSR4 a leaf: 320.
+    const Inventory dual = sn5600("128", true, graph);
+    EXPECT_EQ(switches_in(dual, "leaf"), 2u);
+    EXPECT_EQ(switches_in(dual, "spine"), 0u);
+    EXPECT_EQ(test::tier_of(dual, "leaf")->ports_used, 64u);
+    EXPECT_EQ(test::tier_of(dual, "leaf")->ports_free, 64u);
+    EXPECT_EQ(line(dual, "MPO 1:2 splitter fibre (estimate)"), 128u);
+    EXPECT_EQ(dual.cables, 128u);
+    EXPECT_EQ(line(dual, "QSFP56 200G SR4 transceiver"), 256u);
+    EXPECT_EQ(dual.transceivers, 320u);
+  }
+}
+
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
   const Inventory inv =
@@ -496,6 +546,20 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"nodes", "7"},
         {"host_link_m", "1"},
         {"nic_ports_per_module", "2"}},
+       false},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn5600"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "75"},
+        {"dual_tor", "true"}},
+       true},
+      {{{"builder", "rail_optimized"},
+        {"switch", "sn5600"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "40"},
+        {"host_link_m", "2"}},
        false},
       {{{"builder", "leaf_spine"},
         {"radix", "8"},
