@@ -418,6 +418,13 @@ const std::vector<CableSpec>& cables() {
        1'500, 2},
       {"fr_800g", "OSFP 800G 2xFR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 2'000,
        17, 2'000, 2},
+      // NVIDIA LinkX XDR twin-port OSFP 1.6T 2xDR4 single-mode transceiver (500 m), one per
+      // Quantum-X800 Q3400 cage of 2 x 800G XDR ports (NVIDIA's Quantum-X800 announcement,
+      // GTC 2024: LinkX 1.6T twin-port OSFP). No datasheet power or list price found: ~25 W
+      // (estimate, below two 800G modules' 2 x 17 W) and ~$3,000 (estimate: two 800G 2xDR4's
+      // ~$1,500, the same price per lane).
+      {"dr_1600g", "OSFP 1.6T 2xDR4 transceiver (estimate)", LinkMedium::Optical,
+       Bandwidth::gbps(1'600), 500, 25, 3'000, 2},
       // OIF 400ZR implementation agreement: 400G coherent DWDM, 120 km amplified, ~20 W
       // (QSFP-DD). OpenZR+ MSA: 400G over 1,000+ km amplified, ~25 W; 800ZR (OIF, 2024) ~30 W.
       // Approximate street prices, ~$6,000 / ~$8,000 / ~$12,000 per module (estimates, 2024).
@@ -564,9 +571,9 @@ std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
   // NVIDIA Quantum-2 QM9700 datasheet: 64 NDR 400G ports "in 32 OSFP cages" (each cage a
   // twin-port 2 x 400G module, NVIDIA LinkX MMA4Z00-NS 2xSR4 / MMS4X00-NM 2xDR4). Spectrum-4
   // SN5600 datasheet and Broadcom Tomahawk 5 brief: 64 x 800G OSFP cages, 128 x 400G by
-  // splitting each cage's module into two 400G ports. Quantum-X800 Q3400 cages are twin-port
-  // too (72 OSFP for 144 XDR ports), but the catalog has no 1.6T module: counted per port.
-  for (const char* twin : {"qm9700", "sn5600_400g", "tomahawk5_400g"}) {
+  // splitting each cage's module into two 400G ports. NVIDIA Quantum-X800 Q3400 datasheet: 144
+  // XDR 800G ports on 72 OSFP cages, a twin-port 1.6T module each (dr_1600g).
+  for (const char* twin : {"qm9700", "sn5600_400g", "tomahawk5_400g", "q3400"}) {
     if (sw.name == twin) return 2;
   }
   return 1;

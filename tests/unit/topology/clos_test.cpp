@@ -355,6 +355,30 @@ TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
   }
 }
 
+// Quantum-X800 Q3400 (datasheet: 144 XDR 800G ports on 72 OSFP cages): a twin-port 1.6T module
+// per cage. 144 x 800G NICs: 2 leaves of 72 down / 72 up on one spine (144 ports). Modules: 144
+// NIC 800G + (2 x 36 leaf down + 2 x 36 leaf up + 72 spine) = 216 1.6T 2xDR4 = 360 (576 per
+// link end, the default before); 288 patch cords either way.
+TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
+  for (const bool graph : {true, false}) {
+    const Inventory inv =
+        build(
+            {{"builder", "leaf_spine"}, kHost[0], kHost[1], {"switch", "q3400"}, {"nodes", "144"}},
+            graph)
+            .inventory;
+    SCOPED_TRACE(graph);
+    EXPECT_EQ(switches_in(inv, "leaf"), 2u);
+    EXPECT_EQ(switches_in(inv, "spine"), 1u);
+    EXPECT_EQ(inv.cables, 288u);
+    std::uint64_t twin = 0;
+    for (const auto& l : inv.lines) {
+      if (l.item == "OSFP 1.6T 2xDR4 transceiver (estimate)") twin = l.count;
+    }
+    EXPECT_EQ(twin, 216u);
+    EXPECT_EQ(inv.transceivers, 360u);
+  }
+}
+
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
   const Inventory inv =
@@ -555,6 +579,7 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"nodes", "75"},
         {"dual_tor", "true"}},
        true},
+      {{{"builder", "fat_tree"}, {"switch", "q3400"}, {"nodes", "300"}, {"tiers", "3"}}, true},
       {{{"builder", "rail_optimized"},
         {"switch", "sn5600"},
         {"nic", "cx7_400gbe"},
