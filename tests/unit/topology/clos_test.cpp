@@ -16,6 +16,14 @@ using test::switches_in;
 constexpr std::pair<const char*, const char*> kHost[] = {{"gpus_per_node", "1"},
                                                          {"scale_up", "none"}};
 
+// The count of the bill of materials' line `item` (0 without one).
+std::uint64_t line(const Inventory& inv, const std::string& item) {
+  for (const auto& l : inv.lines) {
+    if (l.item == item) return l.count;
+  }
+  return 0;
+}
+
 BuildResult fat_tree(const std::string& k, bool graph = true) {
   return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
 }
@@ -209,12 +217,6 @@ TEST(LeafSpine, DualTorPairsCountedByHand) {
   EXPECT_EQ(test::tier_of(big, "leaf")->ports_used, 64u);
   EXPECT_EQ(test::tier_of(big, "leaf")->ports_free, 64u);
   EXPECT_EQ(big.cables, 64u);
-  auto line = [](const Inventory& inv, const std::string& item) {
-    for (const auto& l : inv.lines) {
-      if (l.item == item) return l.count;
-    }
-    return std::uint64_t{0};
-  };
   EXPECT_EQ(line(big, "MPO 1:2 splitter fibre (estimate)"), 64u);
   EXPECT_EQ(line(big, "MPO fibre patch cord"), 0u);
   EXPECT_EQ(big.transceivers, 160u);
@@ -257,12 +259,6 @@ TEST(LeafSpine, CopperHostLinksTakeOneSplitterDacPerCageByHand) {
                    {"optics", optics}};
     if (dual_tor) kv.emplace_back("dual_tor", "true");
     return build(kv, graph).inventory;
-  };
-  auto line = [](const Inventory& inv, const std::string& item) {
-    for (const auto& l : inv.lines) {
-      if (l.item == item) return l.count;
-    }
-    return std::uint64_t{0};
   };
   const std::string two = "OSFP 800G to 2x400G passive copper splitter DAC (estimate)";
   const std::string four = "OSFP 800G to 4x200G passive copper splitter DAC (estimate)";
@@ -315,12 +311,6 @@ TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
     if (dual_tor) kv.emplace_back("dual_tor", "true");
     return build(kv, graph).inventory;
   };
-  auto line = [](const Inventory& inv, const std::string& item) {
-    for (const auto& l : inv.lines) {
-      if (l.item == item) return l.count;
-    }
-    return std::uint64_t{0};
-  };
   for (const bool graph : {true, false}) {
     SCOPED_TRACE(graph);
     // 64 x 400G NICs: 2 leaves of 32 down / 32 up, 32 x 800G uplinks each on one spine. A
@@ -370,11 +360,7 @@ TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
     EXPECT_EQ(switches_in(inv, "leaf"), 2u);
     EXPECT_EQ(switches_in(inv, "spine"), 1u);
     EXPECT_EQ(inv.cables, 288u);
-    std::uint64_t twin = 0;
-    for (const auto& l : inv.lines) {
-      if (l.item == "OSFP 1.6T 2xDR4 transceiver (estimate)") twin = l.count;
-    }
-    EXPECT_EQ(twin, 216u);
+    EXPECT_EQ(line(inv, "OSFP 1.6T 2xDR4 transceiver (estimate)"), 216u);
     EXPECT_EQ(inv.transceivers, 360u);
   }
 }
