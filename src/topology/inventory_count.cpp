@@ -296,11 +296,12 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   for (std::size_t c = 0; c < topo.num_cages(); ++c) {
     for (const CageEnd& e : topo.cage(c)) in_cage.insert({e.link, e.device});
   }
-  // A switch cage of copper links whose other ends are single ports (NICs, appliances): one
-  // splitter DAC for the cage (splitter_dac()).
+  // A switch cage of copper links only, whose other ends are single ports (NICs, appliances):
+  // one splitter DAC for the cage (splitter_dac()).
   std::map<std::pair<Kind, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split;
   auto single_port_peer = [&](const CageEnd& e) {
     const Link& l = link_at(e.link);
+    if (l.medium != LinkMedium::CopperDac) return false;
     const DeviceId peer = l.a == e.device ? l.b : l.a;
     if (peer == kNone) return true;  // an appliance's management cable
     return topo.device(peer).kind != DeviceKind::Switch && !in_cage.count({e.link, peer});
@@ -311,8 +312,7 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const Kind k = kind_of(link_at(ends[0].link));
     ++caged[{k, topo.cage_ports(c)}];
     for (const CageEnd& e : ends) --loose[kind_of(link_at(e.link))];
-    if (std::get<0>(k) == LinkMedium::CopperDac &&
-        topo.device(ends[0].device).kind == DeviceKind::Switch &&
+    if (topo.device(ends[0].device).kind == DeviceKind::Switch &&
         std::all_of(ends.begin(), ends.end(), single_port_peer)) {
       auto& [cables, legs] = split[{k, topo.cage_ports(c)}];
       ++cables;
