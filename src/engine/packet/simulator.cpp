@@ -102,7 +102,7 @@ void Simulator::setup_links() {
   const std::size_t n = t.num_directed_links();
   links_.resize(n);
   fifos_.assign(n * queues_, Fifo{});
-  lane_.assign(n * lanes_, LaneState{});
+  lane_ = std::vector<LaneState>(n * lanes_);
   link_bytes_.assign(n, 0.0);
   tally_.assign(n, LinkTally{});
   incast_room_.assign(n, kNever);
