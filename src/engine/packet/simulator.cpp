@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/core/slot_pool.hpp"
 #include "lockstep/topology/catalog.hpp"
 
 namespace lockstep::packet {
@@ -183,18 +182,17 @@ void Simulator::setup_links() {
                                       : std::max<std::int64_t>(s.xoff - 2 * max_wire, 0);
   }
   buffers_.setup(cfg_, t, queues_, lanes_, max_wire);
-  packets_.reserve(1 << 16);
   events_.reserve(1 << 16);
 }
 
 std::uint32_t Simulator::alloc_packet() {
   ++in_network_;
-  return take_slot(packets_, free_packets_);
+  return packets_.take();
 }
 
 void Simulator::free_packet(std::uint32_t pkt) {
   --in_network_;
-  free_packets_.push_back(pkt);
+  packets_.give(pkt);
 }
 
 void Simulator::enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt) {
