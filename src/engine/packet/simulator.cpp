@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "huge_pages.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
 
@@ -99,9 +100,14 @@ void Simulator::setup_links() {
     }
   }
   const std::size_t n = t.num_directed_links();
+  // What every hop reads at random: on huge pages (huge_pages.hpp).
+  reserve_on_huge_pages(links_, n);
   links_.resize(n);
+  reserve_on_huge_pages(fifos_, n * queues_);
   fifos_.assign(n * queues_, Fifo{});
-  lane_ = std::vector<LaneState>(n * lanes_);
+  reserve_on_huge_pages(lane_, n * lanes_);
+  lane_.resize(n * lanes_);
+  reserve_on_huge_pages(tally_, n);
   link_bytes_.assign(n, 0.0);
   tally_.assign(n, LinkTally{});
   incast_room_.assign(n, kNever);
