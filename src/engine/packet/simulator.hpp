@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -92,6 +93,8 @@ class PacketPool {
       return i;
     }
     if ((size_ & kMask) == 0) add_slab();
+    // Constructed on first use: a slab's untouched pages take no memory (a small run, one slab).
+    new (&(*this)[size_]) Packet{};
     return size_++;
   }
   void give(std::uint32_t i) {
@@ -103,6 +106,7 @@ class PacketPool {
   static constexpr std::uint32_t kShift = 17, kMask = (1u << kShift) - 1;
   static constexpr std::size_t kSlabBytes = sizeof(Packet) << kShift;
   static_assert(kSlabBytes % kHugePage == 0);
+  static_assert(std::is_trivially_destructible_v<Packet>);  // slabs are freed, not destroyed
   struct Free {
     void operator()(Packet* p) const { std::free(p); }
   };
@@ -110,9 +114,7 @@ class PacketPool {
     void* raw = std::aligned_alloc(kHugePage, kSlabBytes);
     if (raw == nullptr) throw std::bad_alloc();
     advise_huge_pages(raw, kSlabBytes);
-    auto* slab = static_cast<Packet*>(raw);
-    std::uninitialized_value_construct_n(slab, std::size_t{1} << kShift);
-    slabs_.emplace_back(slab);
+    slabs_.emplace_back(static_cast<Packet*>(raw));
   }
   std::vector<std::unique_ptr<Packet[], Free>> slabs_;
   std::uint32_t size_ = 0;
