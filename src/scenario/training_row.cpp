@@ -292,7 +292,7 @@ TrainingCase training_case(const TrainingRow& row) {
     add("recompute", "selective");
   }
   // Megatron-Core's names of the modules a run recomputed ("recompute_modules=layernorm+
-  // mla_up_proj": DeepSeek-V3's RMSNorm and MLA up-projections, its section 3.3.4).
+  // mla_up_proj": DeepSeek-V3's RMSNorm and MLA up-projections, its section 3.2.3).
   static const std::regex modules(R"(recompute_modules\s*=\s*([a-z_]+(?:\+[a-z_]+)*))");
   std::smatch listed;
   if (std::regex_search(notes, listed, modules)) {

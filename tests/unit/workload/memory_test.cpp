@@ -222,9 +222,9 @@ TEST(Memory, DistributedOptimizerByDefaultAndRecomputeByName) {
   }
 }
 
-// DeepSeek-V3 as its report ran it (arXiv:2412.19437, sections 3.2-3.4): 2,048 H800, PP 16, EP
+// DeepSeek-V3 as its report ran it (arXiv:2412.19437, sections 3.2 and 3.3): 2,048 H800, PP 16, EP
 // 64, DP 128, ZeRO-1, seq 4096, micro-batch 1, FP8, RMSNorm and MLA up-projections recomputed,
-// the MoE SwiGLU's output recomputed from its cached input (section 3.3.4: moe_act).
+// the MoE SwiGLU's output recomputed from its cached input (section 3.3.3: moe_act).
 TrainConfig deepseek_v3(std::uint8_t modules) {
   TrainConfig c;
   c.model = model_preset("deepseek-v3");
