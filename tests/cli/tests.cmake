@@ -335,6 +335,9 @@ lockstep_good(train.interleaved_group_json "\"microbatch_group_size_per_vp_stage
   ${LOCKSTEP_PIPE_TRAIN} --interleave 2 --microbatch-group-size-per-vp-stage 8)
 lockstep_good(train.dualpipe_closed_form_json "\"pipeline_timing\": \"closed_form_on_1f1b\""
   ${LOCKSTEP_PIPE_TRAIN} --pipeline dualpipe)
+# The other job keys under `options` (tp_comm_overlap given, the rest at their defaults).
+lockstep_good(train.options_json "\"tp_comm_overlap\": true,"
+  ${LOCKSTEP_PIPE_TRAIN} --tp-comm-overlap true)
 
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
 # GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
