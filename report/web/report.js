@@ -119,6 +119,7 @@
     if (o.lora_rank > 0) s += `, lora_rank ${o.lora_rank} on ${o.lora_targets}`;
     if (o.account_for_embedding_in_pipeline_split) s += ", embedding in pipeline split";
     if (o.account_for_loss_in_pipeline_split) s += ", loss in pipeline split";
+    if (o.communication_sms > 0) s += `, communication_sms ${o.communication_sms}`;
     return s;
   }
   function empty(container, message) {

@@ -197,7 +197,8 @@ Json options_to_json(const TrainingOptions& o) {
           {"lora_rank", o.lora_rank},
           {"lora_targets", o.lora_rank ? Json(o.lora_targets) : Json(nullptr)},
           {"account_for_embedding_in_pipeline_split", o.account_for_embedding_in_pipeline_split},
-          {"account_for_loss_in_pipeline_split", o.account_for_loss_in_pipeline_split}};
+          {"account_for_loss_in_pipeline_split", o.account_for_loss_in_pipeline_split},
+          {"communication_sms", o.communication_sms}};
 }
 
 }  // namespace

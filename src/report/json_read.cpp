@@ -172,6 +172,7 @@ Training training_from_json(const Json& j) {
   opt.account_for_embedding_in_pipeline_split =
       o.at("account_for_embedding_in_pipeline_split").get<bool>();
   opt.account_for_loss_in_pipeline_split = o.at("account_for_loss_in_pipeline_split").get<bool>();
+  opt.communication_sms = small(o, "communication_sms");
   const Json& b = j.at("batch");
   t.batch = {count(b, "global_batch"), count(b, "micro_batch"), count(b, "micro_batches"),
              count(b, "sequence_length"), count(b, "tokens_per_iteration")};

@@ -42,6 +42,7 @@ TrainingOptions options_record(const TrainConfig& c) {
   if (c.lora_rank > 0) o.lora_targets = c.lora_mlp ? "attention_mlp" : "attention";
   o.account_for_embedding_in_pipeline_split = c.embedding_in_pipeline_split;
   o.account_for_loss_in_pipeline_split = c.loss_in_pipeline_split;
+  o.communication_sms = c.communication_sms;
   return o;
 }
 
@@ -64,6 +65,7 @@ std::string options_text(const TrainingOptions& o) {
   if (o.lora_rank > 0) s += fmt::format(", lora_rank {} on {}", o.lora_rank, o.lora_targets);
   if (o.account_for_embedding_in_pipeline_split) s += ", embedding in pipeline split";
   if (o.account_for_loss_in_pipeline_split) s += ", loss in pipeline split";
+  if (o.communication_sms > 0) s += fmt::format(", communication_sms {}", o.communication_sms);
   return s;
 }
 

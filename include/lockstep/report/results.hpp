@@ -81,6 +81,7 @@ struct TrainingOptions {
   std::string lora_targets;     // attention or attention_mlp
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+  std::uint32_t communication_sms = 0;  // held by the all-to-all beside DualPipe's compute
 };
 
 /// The batch of one iteration.

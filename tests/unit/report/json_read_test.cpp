@@ -100,11 +100,13 @@ TEST(JsonRead, OptionsRoundTrip) {
   o.lora_targets = "attention";
   o.account_for_embedding_in_pipeline_split = true;
   o.account_for_loss_in_pipeline_split = true;
+  o.communication_sms = 20;
   expect_round_trip(v);
   const TrainingOptions back = variant_from_json(variant_to_json(v)).training->options;
   EXPECT_EQ(back.efficiency, 0.0);
   EXPECT_EQ(back.bucket_bytes, 100'000'000u);
   EXPECT_EQ(back.lora_targets, "attention");
+  EXPECT_EQ(back.communication_sms, 20u);
 }
 
 TEST(JsonRead, PriceNotesRoundTrip) {

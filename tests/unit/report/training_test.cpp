@@ -267,7 +267,7 @@ TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
                                       "overlap_param_gather", "grad_reduce_in_fp32", "bucket_bytes",
                                       "optimizer_step", "clip_grad", "moe_imbalance", "lora_rank",
                                       "lora_targets", "account_for_embedding_in_pipeline_split",
-                                      "account_for_loss_in_pipeline_split"}));
+                                      "account_for_loss_in_pipeline_split", "communication_sms"}));
   EXPECT_EQ(d["efficiency"], 0.5);
   EXPECT_TRUE(d["peak_tflops"].is_null());
   EXPECT_EQ(d["overlap_dp"], true);
@@ -297,6 +297,7 @@ TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
   c.lora_mlp = true;
   c.embedding_in_pipeline_split = true;
   c.loss_in_pipeline_split = true;
+  c.communication_sms = 20;
   const nlohmann::ordered_json o = training_to_json(training_record(result(), c))["options"];
   EXPECT_EQ(o["efficiency"], "kernels");
   EXPECT_EQ(o["peak_tflops"], 1979.0);
@@ -312,12 +313,13 @@ TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
   EXPECT_EQ(o["lora_targets"], "attention_mlp");
   EXPECT_EQ(o["account_for_embedding_in_pipeline_split"], true);
   EXPECT_EQ(o["account_for_loss_in_pipeline_split"], true);
+  EXPECT_EQ(o["communication_sms"], 20);
   const std::string text = format_training_text(result(), c);
   EXPECT_NE(text.find("options            efficiency kernels, peak_tflops 1979, tp_comm_overlap "
                       "on, overlap_dp off, overlap_param_gather on, grad_reduce_in_fp32 off, "
                       "bucket 100000000 B, optimizer_step off, clip_grad 0, moe_imbalance 1.25, "
                       "lora_rank 16 on attention_mlp, embedding in pipeline split, loss in "
-                      "pipeline split\n"),
+                      "pipeline split, communication_sms 20\n"),
             std::string::npos)
       << text;
 }
