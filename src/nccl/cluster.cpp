@@ -58,10 +58,12 @@ class RingPacking {
     used[0] = true;
     find_rings(path, used);
   }
-  std::uint32_t most() {
-    std::uint32_t best = 0;
-    pack(0, 0, best);
-    return best;
+  // The largest set of rings the links carry (a ring may appear more than once).
+  std::vector<std::vector<std::uint32_t>> most() {
+    pack(0);
+    std::vector<std::vector<std::uint32_t>> out;
+    for (std::size_t i : best_) out.push_back(rings_[i]);
+    return out;
   }
 
  private:
@@ -93,11 +95,13 @@ class RingPacking {
     }
     return true;
   }
-  void pack(std::size_t from, std::uint32_t taken, std::uint32_t& best) {
-    best = std::max(best, taken);
+  void pack(std::size_t from) {
+    if (taken_.size() > best_.size()) best_ = taken_;
     for (std::size_t i = from; i < rings_.size(); ++i) {
       if (!take(rings_[i], +1)) continue;
-      pack(i, taken + 1, best);
+      taken_.push_back(i);
+      pack(i);
+      taken_.pop_back();
       take(rings_[i], -1);
     }
   }
@@ -105,6 +109,7 @@ class RingPacking {
   std::vector<std::vector<std::uint32_t>> cap_;  // links left per direction
   std::uint32_t g_;
   std::vector<std::vector<std::uint32_t>> rings_;
+  std::vector<std::size_t> taken_, best_;  // indices into rings_
 };
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
@@ -123,7 +128,7 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
   if (const auto& wiring = mesh_wiring(s.default_scale_up); !wiring.empty()) {
     const auto n =
         std::min<std::uint32_t>(gpus_per_node, static_cast<std::uint32_t>(wiring.size()));
-    const std::uint32_t rings = n > 1 ? RingPacking(wiring, n).most() : 0;
+    const auto rings = static_cast<std::uint32_t>(nccl_mesh_rings(gpu, n).size());
     // No NVLink ring over the GPUs in use: it crosses PCIe, at NCCL's figure for the GPU's link.
     return rings > 0 ? rings * nccl::nvlink_bw_per_link(g)
                      : default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
@@ -216,6 +221,14 @@ std::vector<std::string> env_list(const std::string& text) {
 }
 
 }  // namespace
+
+std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu,
+                                                        std::uint32_t gpus) {
+  const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
+  const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
+  if (n < 2) return {};
+  return RingPacking(wiring, n).most();
+}
 
 void apply_transport(NcclCluster& c, const FabricPreset& f) {
   c.extra_net_step_us = f.extra_step_latency.microseconds();

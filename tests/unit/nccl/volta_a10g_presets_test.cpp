@@ -9,7 +9,9 @@
 #include "../topology/topology_test_util.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/constants.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace lockstep {
@@ -94,6 +96,30 @@ TEST(VoltaA10gNccl, Dgx1AllReduceFromFirstPrinciples) {
   EXPECT_NEAR(p.transfer.microseconds(), 2.0 * 15 / 16 * kGiB / 48e3, 1e-6);
   // 1.4 x (8.4 + 28 x max(NVLink 3.4, Intel host 3 x 1) + 2 x IB's 14) = 1.4 x 131.6 us.
   EXPECT_NEAR(p.latency.microseconds(), 1.4 * (8.4 + 28 * 3.4 + 2 * 14.0), 1e-9);
+}
+
+// The engines on the built graph: in rank order the ring would cross 3 -> 4 and 7 -> 0, which
+// have no NVLink, and its single-link hops would bound it at one link (20 GB/s busbw); walking
+// NCCL's 6 rings, every link carries its share. One node: the model's 15,734.73 us (the
+// CLI test collective.dgx1_v100_ring by hand). Two nodes: 48 channels (6 rings x 8 entry GPUs)
+// give every EDR NIC as many channels out as in, so the 4 NICs' 48 GB/s holds.
+TEST(VoltaA10gNccl, EnginesWalkNcclsRingsOverTheMesh) {
+  for (const std::uint32_t nodes : {1u, 2u}) {
+    const PresetCluster preset = resolve_preset({.system = "dgx1-v100", .nodes = nodes});
+    const BuildResult built = build_topology(rail_optimized_args(preset));
+    CollectiveSweep s;
+    s.op = CollectiveOp::AllReduce;
+    s.algo = Algorithm::Ring;
+    s.proto = nccl::Proto::Simple;
+    s.min_bytes = s.max_bytes = Bytes::gib(1);
+    const Prediction model = ring_simple_all_reduce(nccl_cluster(preset), kGiB);
+    for (const char* engine : {"analytical", "flow"}) {
+      s.engine = engine;
+      const double us =
+          run_collective_sweep(s, nccl_cluster(preset), &*built.graph).at(0).time.microseconds();
+      EXPECT_NEAR(us / model.time.microseconds(), 1.0, 0.001) << engine << " on " << nodes;
+    }
+  }
 }
 
 TEST(VoltaA10gNccl, A10gRingCrossesPcie) {
