@@ -6,36 +6,21 @@
 
 #include <algorithm>
 
-#include "../topology/topology_test_util.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/constants.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "preset_views.hpp"
 
 namespace lockstep {
 namespace {
 
-NcclCluster from_preset(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
-  return nccl_cluster(resolve_preset({.system = system, .nodes = nodes, .gpus_per_node = gpus}));
-}
-
-NcclCluster from_graph(const char* system, std::uint32_t nodes) {
-  return nccl_cluster(
-      *test::build({{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}})
-           .graph);
-}
-
-Prediction ring_simple_all_reduce(const NcclCluster& c, std::uint64_t bytes) {
-  TunerRequest r;
-  r.bytes = Bytes(bytes);
-  r.algo = Algorithm::Ring;
-  r.proto = nccl::Proto::Simple;
-  return predict(c, r);
-}
-
-constexpr std::uint64_t kGiB = 1ull << 30;
+using test::from_graph;
+using test::from_preset;
+using test::kGiB;
+using test::ring_simple_all_reduce;
 
 TEST(VoltaA10gNccl, VoltaRowOfNcclsTables) {
   // tuning.cc's Volta row: llMaxBws {39.0, 39.0, 20.4}, perChMaxTreeBws {26.5, 18.5, 10.0},
