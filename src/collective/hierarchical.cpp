@@ -74,7 +74,9 @@ class HierarchicalProgramSet final : public GeneratedProgramSet {
       std::uint64_t pos = l;
       Rank next = (l + 1) % g, prev = (l + g - 1) % g;
       if (mesh) {
-        const std::vector<std::uint32_t>& cycle = mesh_cycles(g)[c % mesh_cycles(g).size()];
+        const std::vector<std::vector<std::uint32_t>>& cycles =
+            s.node_cycles.empty() ? mesh_cycles(g) : s.node_cycles;
+        const std::vector<std::uint32_t>& cycle = cycles[c % cycles.size()];
         pos = static_cast<std::uint64_t>(std::find(cycle.begin(), cycle.end(), l) - cycle.begin());
         next = cycle[(pos + 1) % g];
         prev = cycle[(pos + g - 1) % g];

@@ -257,14 +257,22 @@ class RingProgramSet final : public ProgramSet {
   // directed graph, starting at local GPU c mod g (as the rotated order does), so consecutive
   // nodes still meet on the same local index; odd nodes walk it backwards.
   void build_mesh_orders() {
-    const std::vector<std::vector<std::uint32_t>>& cycles = mesh_cycles(g_);
+    const std::vector<std::vector<std::uint32_t>>& cycles =
+        spec_.node_cycles.empty() ? mesh_cycles(g_) : spec_.node_cycles;
+    for (const std::vector<std::uint32_t>& cycle : cycles)
+      if (cycle.size() != g_)
+        throw InputError("node_cycles", "a node cycle must visit each of the node's GPUs once");
     mesh_channels_ = cycles.size() * g_;
     mesh_local_.resize(mesh_channels_ * g_);
     mesh_position_.resize(mesh_channels_ * g_);
     for (std::uint64_t c = 0; c < mesh_channels_; ++c) {
       const std::vector<std::uint32_t>& cycle = cycles[c % cycles.size()];
+      // The complete graph's g - 1 cycles and g starts are coprime: c mod each takes every
+      // (cycle, start) pair once in g (g - 1) channels. Given cycles (a wired mesh's) need not
+      // be, so their channel c starts at GPU (c / cycles) mod g.
+      const std::uint64_t first = spec_.node_cycles.empty() ? c % g_ : c / cycles.size() % g_;
       const auto start =
-          static_cast<std::uint64_t>(std::find(cycle.begin(), cycle.end(), c % g_) - cycle.begin());
+          static_cast<std::uint64_t>(std::find(cycle.begin(), cycle.end(), first) - cycle.begin());
       for (std::uint64_t j = 0; j < g_; ++j) {
         const std::uint32_t local = cycle[(start + j) % g_];
         mesh_local_[c * g_ + j] = local;

@@ -23,14 +23,16 @@ bool xgmi_gpu(const std::string& gpu) {
   });
 }
 
-// The A100 family (compute capability 8.0) and L40S (Ada, 8.9): NCCL's tuning.cc takes the
-// Ampere row of its tables for compute capability 8.x (minCompCap >= 80 and < 90).
+// The A100 family (compute capability 8.0), A10G (8.6) and L40S (Ada, 8.9): NCCL's tuning.cc takes
+// the Ampere row of its tables for compute capability 8.x (minCompCap >= 80 and < 90).
 bool ampere_tables(const std::string& gpu) {
   return gpu == "a100" || gpu == "a800" || gpu == "a100_pcie" || gpu == "a100_40gb" ||
-         gpu == "l40s";
+         gpu == "l40s" || gpu == "a10g";
 }
 
 nccl::Generation generation_of(const std::string& gpu) {
+  // V100 (compute capability 7.0): tuning.cc's Volta row.
+  if (gpu == "v100") return nccl::Generation::Volta;
   if (ampere_tables(gpu)) return nccl::Generation::Ampere;
   // Blackwell Ultra (B300, GB300: sm_103) and GB10 (sm_121) have compute capability >= 10.0,
   // where NCCL takes its Blackwell tables.
@@ -40,6 +42,75 @@ nccl::Generation generation_of(const std::string& gpu) {
   // ones (docs/nccl-model.md "RCCL on AMD Instinct"); their xGMI bandwidth is AMD's own below.
   return nccl::Generation::Hopper;
 }
+
+// NCCL's ring search on a mesh wired pair by pair (DGX-1's hybrid cube mesh): below 25 GB/s a
+// ring is not duplicated, and at the per-link speed (SM70's 20 GB/s) a ring takes one link per
+// direction on each hop (search.cc), so the search can reach as many directed Hamiltonian rings
+// over the GPUs in use as the links carry: the most rings that fit, counted here by trying every
+// combination (8 GPUs of which each has 2-4 linked peers: a few dozen rings). 0 when the GPUs in
+// use have no NVLink ring (5 GPUs of a DGX-1: GPU 4 has one linked peer among them).
+class RingPacking {
+ public:
+  RingPacking(const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t g)
+      : cap_(links), g_(g) {
+    std::vector<std::uint32_t> path{0};
+    std::vector<bool> used(g, false);
+    used[0] = true;
+    find_rings(path, used);
+  }
+  // The largest set of rings the links carry (a ring may appear more than once).
+  std::vector<std::vector<std::uint32_t>> most() {
+    pack(0);
+    std::vector<std::vector<std::uint32_t>> out;
+    for (std::size_t i : best_) out.push_back(rings_[i]);
+    return out;
+  }
+
+ private:
+  void find_rings(std::vector<std::uint32_t>& path, std::vector<bool>& used) {
+    const std::uint32_t last = path.back();
+    if (path.size() == g_) {
+      if (cap_[last][0] > 0) rings_.push_back(path);
+      return;
+    }
+    for (std::uint32_t next = 1; next < g_; ++next) {
+      if (used[next] || cap_[last][next] == 0) continue;
+      used[next] = true;
+      path.push_back(next);
+      find_rings(path, used);
+      path.pop_back();
+      used[next] = false;
+    }
+  }
+  // Adds ring r's directed hops to the links' use (sign +1) or takes them back (-1); false if a
+  // hop would exceed its links.
+  bool take(const std::vector<std::uint32_t>& r, int sign) {
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      std::uint32_t& c = cap_[r[k]][r[(k + 1) % r.size()]];
+      if (sign > 0 && c == 0) {
+        for (std::size_t u = 0; u < k; ++u) ++cap_[r[u]][r[(u + 1) % r.size()]];
+        return false;
+      }
+      c = sign > 0 ? c - 1 : c + 1;
+    }
+    return true;
+  }
+  void pack(std::size_t from) {
+    if (taken_.size() > best_.size()) best_ = taken_;
+    for (std::size_t i = from; i < rings_.size(); ++i) {
+      if (!take(rings_[i], +1)) continue;
+      taken_.push_back(i);
+      pack(i);
+      taken_.pop_back();
+      take(rings_[i], -1);
+    }
+  }
+
+  std::vector<std::vector<std::uint32_t>> cap_;  // links left per direction
+  std::uint32_t g_;
+  std::vector<std::vector<std::uint32_t>> rings_;
+  std::vector<std::size_t> taken_, best_;  // indices into rings_
+};
 
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
 // NVLink4's 25 GB/s). xGMI: the links to the node's other GPUs in use (one per pair on AMD's
@@ -54,6 +125,14 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
   // (GH200 quad, Perlmutter's A100 quad, a bridged pair) each pair has links of its own, so the
   // GPUs in use reach links / (mesh - 1) per peer they have.
   const GpuSpec& s = gpu_spec(gpu);
+  if (const auto& wiring = mesh_wiring(s.default_scale_up); !wiring.empty()) {
+    const auto n =
+        std::min<std::uint32_t>(gpus_per_node, static_cast<std::uint32_t>(wiring.size()));
+    const auto rings = static_cast<std::uint32_t>(nccl_mesh_rings(gpu, n).size());
+    // No NVLink ring over the GPUs in use: it crosses PCIe, at NCCL's figure for the GPU's link.
+    return rings > 0 ? rings * nccl::nvlink_bw_per_link(g)
+                     : default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
+  }
   std::uint32_t links = s.scale_up_links;
   if (!s.default_scale_up.empty()) {
     const ScaleUpSpec& su = scale_up_spec(s.default_scale_up);
@@ -119,11 +198,11 @@ void set_sharp_level_cost(NcclCluster& c, const std::string& switch_model) {
 }
 
 // NCCL enables LL128 by default (tuning.cc, NCCL_PROTO unset) only on the compute capabilities
-// it was tested on (7.0, 8.0, 9.0, 10.0, 12.0: not Ada's 8.9) and only when the GPUs of a node
-// meet over NVLink (the ring's intra-node path at most PATH_NVB): not across PCIe (H100 or A100
-// PCIe bridge pairs with more than 2 GPUs, L40S). One GPU per node has no intra-node path.
+// it was tested on (7.0, 8.0, 9.0, 10.0, 12.0: not A10G's 8.6 nor Ada's 8.9) and only when the GPUs
+// of a node meet over NVLink (the ring's intra-node path at most PATH_NVB): not across PCIe (H100
+// or A100 PCIe bridge pairs with more than 2 GPUs, L40S). One GPU per node has no intra-node path.
 bool ll128_by_default(const NcclCluster& c) {
-  if (c.gpu == "l40s") return false;
+  if (c.gpu == "l40s" || c.gpu == "a10g") return false;  // 8.9, 8.6
   return c.intra_path == nccl::Path::NvLink || c.gpus_per_node == 1;
 }
 
@@ -142,6 +221,14 @@ std::vector<std::string> env_list(const std::string& text) {
 }
 
 }  // namespace
+
+std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu,
+                                                        std::uint32_t gpus) {
+  const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
+  const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
+  if (n < 2) return {};
+  return RingPacking(wiring, n).most();
+}
 
 void apply_transport(NcclCluster& c, const FabricPreset& f) {
   c.extra_net_step_us = f.extra_step_latency.microseconds();
@@ -346,8 +433,9 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;
-  // DGX A100 and Perlmutter (A100 40GB nodes) have AMD EPYC hosts.
-  c.amd_host = c.gpu == "a100" || c.gpu == "a100_40gb" || xgmi_gpu(c.gpu);
+  // DGX A100, Perlmutter (A100 40GB nodes) and AWS G5 (A10G: 2nd generation EPYC, AWS's G5
+  // page) have AMD EPYC hosts.
+  c.amd_host = c.gpu == "a100" || c.gpu == "a100_40gb" || c.gpu == "a10g" || xgmi_gpu(c.gpu);
   c.ll128_default = ll128_by_default(c);
   c.ll128_network = t.fabric != "tcp";
   for (const FabricPreset& f : fabric_presets()) {

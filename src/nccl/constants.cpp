@@ -103,24 +103,30 @@ double lookup(const Table& table, Algorithm a, Proto p) {
 }
 
 using ByNodes = std::array<double, 3>;  // 1 node, 2 nodes, >= 4 nodes
-constexpr std::array<ByNodes, 3> kLLMaxBw = {{
-    {87.7, 22.5, 19.0},  // Ampere   (llMaxBws)
+// tuning.cc's rows: Volta (compute capability 7.x), Ampere (8.x), Hopper (9.x), Blackwell
+// (10.x and up).
+constexpr std::array<ByNodes, 4> kLLMaxBw = {{
+    {39.0, 39.0, 20.4},  // Volta    (llMaxBws)
+    {87.7, 22.5, 19.0},  // Ampere
     {141, 45, 35},       // Hopper
     {282, 90, 70},       // Blackwell
 }};
-constexpr std::array<double, 3> kRingLL128PerChannel = {20, 36.7, 40};  // perChMaxRingLL128Bws
-constexpr std::array<ByNodes, 3> kTreeLL128PerChannel = {{
-    {20, 20, 20},         // Ampere (perChMaxTreeLL128Bws)
+constexpr std::array<double, 4> kRingLL128PerChannel = {20, 20, 36.7, 40};  // perChMaxRingLL128Bws
+constexpr std::array<ByNodes, 4> kTreeLL128PerChannel = {{
+    {20, 20, 20},         // Volta (perChMaxTreeLL128Bws)
+    {20, 20, 20},         // Ampere
     {36.7, 36.7, 29.0},   // Hopper
     {55.6, 31.67, 20.0},  // Blackwell
 }};
-constexpr std::array<ByNodes, 3> kTreeSimplePerChannel = {{
-    {24.0, 23.6, 17.8},  // Ampere (perChMaxTreeBws)
+constexpr std::array<ByNodes, 4> kTreeSimplePerChannel = {{
+    {26.5, 18.5, 10.0},  // Volta (perChMaxTreeBws)
+    {24.0, 23.6, 17.8},  // Ampere
     {38.7, 41.4, 36.0},  // Hopper
     {70.0, 42.8, 24.0},  // Blackwell
 }};
-constexpr std::array<ByNodes, 3> kNvlsTreePerChannel = {{
-    {24.0, 23.6, 17.8},  // Ampere (perChMaxNVLSTreeBws)
+constexpr std::array<ByNodes, 4> kNvlsTreePerChannel = {{
+    {26.5, 18.5, 10.0},  // Volta (perChMaxNVLSTreeBws; no NVLS on Volta)
+    {24.0, 23.6, 17.8},  // Ampere
     {0, 57.7, 45.5},     // Hopper
     {0, 96.0, 80.0},     // Blackwell
 }};
@@ -167,6 +173,8 @@ const char* to_string(Proto p) {
 
 const char* to_string(Generation g) {
   switch (g) {
+    case Generation::Volta:
+      return "volta";
     case Generation::Ampere:
       return "ampere";
     case Generation::Hopper:
@@ -222,10 +230,12 @@ double nvls_efficiency(Generation g) {
   return g == Generation::Blackwell ? 0.74 : 0.85;
 }
 
-// topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s per link; NVLink
-// links per GPU are the catalog's (A100 12, H100 18, B200 18: NVIDIA product briefs).
+// topo.h: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1
+// GB/s per link; NVLink links per GPU are the catalog's (V100 6, A100 12, H100 18, B200 18:
+// NVIDIA product briefs).
 double nvlink_bw_per_link(Generation g) {
   switch (g) {
+    case Generation::Volta:
     case Generation::Ampere:
       return 20.0;
     case Generation::Hopper:
@@ -250,6 +260,7 @@ double xgmi_bw(std::uint32_t links, double raw_GBps) {
 
 double net_search_speed(Generation g, double rate) {
   switch (g) {
+    case Generation::Volta:  // search.cc: every compute capability below 9.0 takes this array
     case Generation::Ampere:
       return first_not_above(kAmpereInterSpeeds, rate);
     case Generation::Hopper:
@@ -290,7 +301,10 @@ std::uint32_t thread_threshold(Algorithm a, Proto p, std::uint32_t ranks) {
 
 // NCCL logs on NVSwitch systems ("NCCL INFO 24 coll channels" on DGX A100, "32 coll channels"
 // on DGX H100 / B200): the ring search finds half of these, then duplicates every channel.
+// Volta: DGX-1's hybrid cube mesh has no NVSwitch; its search finds 6 rings at SM70's 20 GB/s
+// (every link once per direction, docs/presets.md), duplicated to 12.
 std::uint32_t intra_node_channels(Generation g) {
+  if (g == Generation::Volta) return 12;
   return g == Generation::Ampere ? 24 : 32;
 }
 

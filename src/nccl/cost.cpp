@@ -316,8 +316,8 @@ Cost collnet_cost(const NcclCluster& c, double S) {
   cost.latency_us += network_step_us(c, A::CollNet, Proto::Simple);
   // The switches reduce: a node's NICs send S and receive S. Inside the node each GPU
   // reduce-scatters and all-gathers its share: 2(g-1)/g S per direction over NVLink.
-  const double eff = c.generation == nccl::Generation::Ampere ? nccl::kTreeSimpleEfficiency
-                                                              : nccl::kCollNetHopperEfficiency;
+  const double eff = c.generation < nccl::Generation::Hopper ? nccl::kTreeSimpleEfficiency
+                                                             : nccl::kCollNetHopperEfficiency;
   double bw = c.node_net_GBps() * eff;
   if (g > 1) bw = std::min(bw, c.intra_GBps * g / (2.0 * (g - 1)));
   cost.bus_GBps = bw;

@@ -11,6 +11,7 @@
 
 #include "group_programs.hpp"
 #include "lockstep/routing/router.hpp"
+#include "lockstep/topology/catalog.hpp"
 
 namespace lockstep {
 namespace {
@@ -121,6 +122,15 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
   // On a mesh (GPUs linked pairwise, no switch) mesh rings spread the channels over all of a
   // GPU's links, so NCCL's per-GPU rate is their sum, not one link's.
   if (const MeshLinks mesh = gpu_mesh_links(topo); mesh.peers > 1) raw_intra = mesh.total_GBps;
+  // A mesh wired pair by pair (DGX-1): each of NCCL's rings takes one link per hop, so the rings
+  // x one link's rate is what the model's intra rate stands for (6 GPUs of a DGX-1 run 2 rings
+  // though GPU 0 has 6 links among them).
+  if (c.servers_per_node == 1) {
+    if (const auto rings = nccl_mesh_rings(c.gpu, c.gpus_per_node); !rings.empty()) {
+      const ScaleUpSpec& su = scale_up_spec(gpu_spec(c.gpu).default_scale_up);
+      raw_intra = static_cast<double>(rings.size()) * su.port_speed.gigabytes_per_second();
+    }
+  }
   // Rings crossing PCIe between NVLink groups (H100 PCIe bridge pairs): NCCL's intra rate is the
   // PCIe link's, so that is the link to scale.
   if (c.intra_path == nccl::Path::Pcie && raw_host > 0) raw_intra = raw_host;
@@ -181,8 +191,9 @@ bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
          a.ranks_per_node == b.ranks_per_node && a.ranks_per_server == b.ranks_per_server &&
          a.nics_per_node == b.nics_per_node && a.channels_per_peer == b.channels_per_peer &&
-         a.mesh_rings == b.mesh_rings && a.split_channels == b.split_channels &&
-         a.alltoallv == b.alltoallv && a.torus_dims == b.torus_dims;
+         a.mesh_rings == b.mesh_rings && a.node_cycles == b.node_cycles &&
+         a.split_channels == b.split_channels && a.alltoallv == b.alltoallv &&
+         a.torus_dims == b.torus_dims;
 }
 
 }  // namespace
@@ -248,6 +259,13 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // A fully connected node (AMD xGMI): each ring channel takes its own cycle, as RCCL's do
   // (docs/nccl-model.md "Mesh rings").
   how.spec.mesh_rings = c.gpus_per_node > 2 && gpu_mesh_links(topo).peers + 1 >= c.gpus_per_node;
+  // A mesh wired pair by pair (DGX-1): each channel walks one of the rings NCCL's search finds
+  // over its links (nccl_mesh_rings, docs/presets.md), not the GPUs in rank order, whose hops
+  // (3 -> 4, 7 -> 0) have no NVLink.
+  if (c.gpus_per_node > 2 && c.servers_per_node == 1) {
+    how.spec.node_cycles = nccl_mesh_rings(c.gpu, c.gpus_per_node);
+    if (!how.spec.node_cycles.empty()) how.spec.mesh_rings = true;
+  }
   // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else
   // the link with one channel more limits them all: round up (channel speed is bus / channels
   // below, so the aggregate rate the model priced is unchanged). Across nodes, to a multiple of
@@ -259,9 +277,16 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // GPU's own rail, so g - 1 channels suffice there.
   const bool hierarchical = p.algo == Algorithm::Hierarchical;
   if (how.spec.mesh_rings && (p.algo == Algorithm::Ring || hierarchical)) {
-    const std::uint32_t cycles = c.gpus_per_node - 1;
+    const auto cycles = how.spec.node_cycles.empty()
+                            ? c.gpus_per_node - 1
+                            : static_cast<std::uint32_t>(how.spec.node_cycles.size());
+    // A wired mesh's cycles (6 on a DGX-1) need not be coprime with g: every (cycle, entry)
+    // pair once is cycles x g channels (ring.cpp), so each NIC carries as many out as in.
     const std::uint32_t unit =
-        c.nodes > 1 && !hierarchical ? std::lcm(cycles, c.gpus_per_node) : cycles;
+        c.nodes > 1 && !hierarchical
+            ? (how.spec.node_cycles.empty() ? std::lcm(cycles, c.gpus_per_node)
+                                            : cycles * c.gpus_per_node)
+            : cycles;
     how.spec.channels = static_cast<std::uint16_t>((p.channels + unit - 1) / unit * unit);
   }
   // NCCL's per-step latency covers the hop; the flow engine adds the path's link latencies, so

@@ -65,8 +65,8 @@ MediumEfficiency medium_efficiency(const NcclCluster& c, const Prediction& p, Co
       up = nccl::nvls_efficiency(c.generation);  // the tree between nodes runs Simple
       break;
     case A::CollNet:
-      net = c.generation == nccl::Generation::Ampere ? nccl::kTreeSimpleEfficiency
-                                                     : nccl::kCollNetHopperEfficiency;
+      net = c.generation < nccl::Generation::Hopper ? nccl::kTreeSimpleEfficiency
+                                                    : nccl::kCollNetHopperEfficiency;
       break;
     default:
       break;

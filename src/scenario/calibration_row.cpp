@@ -59,7 +59,9 @@ std::uint32_t first_number(const std::string& text, const std::regex& pattern) {
 // 3,200 Gbps EFA: 32 x 100G); GCP a3-highgpu-8g (H100, GPUDirect-TCPX over 4 x 200G gVNIC),
 // a3-megagpu-8g (H100, TCPXO over 8 x 200G), a3-ultragpu-8g (H200, RoCE 8 x 400G), a4-highgpu-8g
 // (B200, RoCE 8 x 400G); AWS p6-b200 (B200, 3,200 Gbps EFA: 8 x 400G); Azure ND96asr_v4 /
-// ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand), ND MI300X v5 (8 x NDR 400G).
+// ND96amsr_A100_v4 (8 x A100, 8 x HDR 200G InfiniBand), ND MI300X v5 (8 x NDR 400G); AWS
+// p3dn.24xlarge (8 x V100 32GB in DGX-1's NVLink mesh, 100 Gbps with EFA: one device) and
+// g5.48xlarge (8 x A10G, 100 Gbps with EFA).
 // Named systems whose public description fixes the node's NICs: ABCI 2.0's Compute Node (A)
 // (ABCI User Guide, "System Overview": 8 x A100 SXM4 40GB, InfiniBand HDR (200 Gbps) x 4).
 struct Shape {
@@ -85,6 +87,8 @@ constexpr Shape kShapes[] = {
     {"p6-b200", "hgx-b200", "efa", 8, 400},
     {"a4-highgpu-8g", "hgx-b200", "roce-400g", 8, 400},
     {"abci 2.0 compute node (a)", "dgx-a100", "ib-hdr", 4, 200},
+    {"p3dn.24xlarge", "dgx1-v100", "efa", 1, 100},
+    {"g5.48xlarge", "a10g", "efa", 1, 100},
 };
 // Shape names as the text may shorten them: "p5.48xlarge", "a3-highgpu", "a3-megagpu-8g".
 bool names_shape(const std::string& s, std::string_view shape) {
@@ -106,7 +110,7 @@ bool names_shape(const std::string& s, std::string_view shape) {
 // "nvl4".
 std::string gpu_without_preset(const std::string& s) {
   static const std::regex model(
-      R"((?:^|[^a-z0-9])(v100|p100|a10g?|a30|a40|a16|l40|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
+      R"((?:^|[^a-z0-9])(p100|v100[ -]?pcie|a10|a30|a40|a16|l40|l4|mi300a|mi250x?|mi210|mi100|rtx[ -]?(?:pro[ -]?)?\w*|gaudi[ -]?\d?|tpu\s*v?\d*\w*|trainium\d*|trn\d)(?=[^a-z0-9]|$))");
   std::smatch m;
   if (std::regex_search(s, m, model)) return m[1].str();
   return "";
@@ -134,6 +138,9 @@ std::string preset_of_gpu(const std::string& s) {
   if (has(s, "a100") && has(s, "pcie") && !has(s, "sxm")) return "a100-pcie";
   if (has(s, "a100")) return "dgx-a100";
   if (has_model(s, "l40s")) return "l40s";
+  // V100 SXM2 boards are DGX-1's hybrid cube mesh (DGX-1, AWS p3): V100 PCIe cards are not.
+  if (has_model(s, "v100") && !has(s, "pcie")) return "dgx1-v100";
+  if (has_model(s, "a10g")) return "a10g";
   // MI350X: the MI355X's board, xGMI links and NICs at lower clocks (AMD Instinct MI350 series
   // datasheet): collectives see the same links.
   if (has(s, "mi355") || has(s, "mi350")) return "mi355x";
@@ -148,7 +155,7 @@ std::string preset_of_gpu(const std::string& s) {
 // Grace, NVIDIA GB200 NVL72 datasheet; a GH200 one GPU); "2x GB200 NVL72 racks" counts racks.
 std::uint32_t node_gpus_of(const std::string& s) {
   static const std::regex times_named(
-      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(a100|a800|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|l40s|mi3\d\d\w?)[^a-z0-9]*(superchip|nvl\d+|racks?)?)");
+      R"((\d+)\s*x\s*(?:nvidia\s+|amd\s+)?(a100|a800|h100|h200|h800|h20|b200|b300|gb200|gb300|gh200|gb10|l40s|v100|a10g|mi3\d\d\w?)[^a-z0-9]*(superchip|nvl\d+|racks?)?)");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), times_named);
        it != std::sregex_iterator(); ++it) {
     const std::string unit = (*it)[3].str();
@@ -163,7 +170,7 @@ std::uint32_t node_gpus_of(const std::string& s) {
   static const std::regex x_count(R"(x\s*(\d+)\s*(?:gpus?\b|per\s+node))");
   // "8 H100 GPUs per node", "4 NVIDIA A100-SXM4 GPUs".
   static const std::regex count_named(
-      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abh]\d00|h20|l40s|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
+      R"((?:^|[^\d.a-z])(\d+)\s+(?:nvidia\s+|amd\s+)?(?:instinct\s+)?(?:[ag]?[abhv]\d00|h20|l40s|a10g|mi3\d\d\w?)[\w-]*\s+gpus?\b)");
   for (const std::regex* r : {&per_node, &x_count, &count_named})
     if (const std::uint32_t n = first_number(s, *r); n > 0) return n;
   return 0;

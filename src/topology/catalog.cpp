@@ -203,6 +203,22 @@ const std::vector<GpuSpec>& gpus() {
       // Kernel model: 108 SMs, HBM2 1,555 GB/s (datasheet).
       {"a100_40gb", "NVIDIA A100 SXM4 40GB", Bandwidth::gBps(300), 12, Bytes::gib(40), 312 * kTera,
        400, 10'000, "a100_quad", 4, 0, 0, ampere(108, 1555)},
+      // NVIDIA Tesla V100 SXM2 32GB (V100 datasheet, 2018): 32 GB HBM2 at 900 GB/s, NVLink 2 at
+      // 300 GB/s bidirectional over 6 links (25 GB/s per link and direction), 300 W, PCIe Gen3
+      // x16, compute capability 7.0. Tensor cores: 125 TFLOPS mixed precision (FP16); Volta has
+      // no BF16, and the FP16 rate stands in the BF16 column for half precision. As the DGX-1
+      // with V100 and AWS p3dn.24xlarge wire 8 of them: the hybrid cube mesh (dgx1_cube_mesh).
+      // Approximate price, ~$10,000 (estimate, 2018 list prices). Kernel model: no rates (it
+      // asks for `efficiency`).
+      {"v100", "NVIDIA Tesla V100 SXM2 32GB", Bandwidth::gBps(150), 6, Bytes::gib(32), 125 * kTera,
+       300, 10'000, "dgx1_cube_mesh", 8, 0, 0, KernelRates{}},
+      // NVIDIA A10G (AWS G5 instances; AWS's G5 page: 24 GB of GPU memory per A10G, PCIe, no
+      // NVLink). AWS publishes no A10G datasheet: the NVIDIA A10 datasheet's figures stand in for
+      // it (GA102, compute capability 8.6: BF16 tensor 125 TFLOPS dense, 24 GB GDDR6 at 600 GB/s,
+      // 150 W, PCIe Gen4 x16), an assumption. Rented with the instance: no price. Kernel model:
+      // no rates (it asks for `efficiency`).
+      {"a10g", "NVIDIA A10G 24GB (PCIe, AWS G5)", Bandwidth(), 0, Bytes::gib(24), 125 * kTera, 150,
+       0, "pcie_switch", 8, 0, 0, KernelRates{}},
   };
   return table;
 }
@@ -243,6 +259,10 @@ const std::vector<NicSpec>& nics() {
       // programmable pipeline. Power ~25 W and price ~$2,000 are estimates.
       {"pollara_400g", "AMD Pensando Pollara 400 AI NIC", "roce", Bandwidth::gbps(400), 1, 25,
        2'000},
+      // NVIDIA (Mellanox) ConnectX-5 VPI adapter datasheet: EDR 100 Gb/s InfiniBand
+      // (MCX555A-ECAT), PCIe Gen3 x16; DGX-1's ConnectX-4 EDR runs the same rate. Power ~15 W and
+      // price ~$700 are estimates.
+      {"cx5_edr", "NVIDIA ConnectX-5 EDR 100G", "infiniband", Bandwidth::gbps(100), 1, 15, 700},
   };
   return table;
 }
@@ -369,6 +389,12 @@ const std::vector<ScaleUpSpec>& scale_ups() {
       // PCIe's.
       {"pcie_switch", "PCIe only (no NVLink): GPUs meet through PCIe", "", 1, 1, 8, 0, Bandwidth(),
        0, Time::zero(), 0, 0, false, false, ""},
+      // NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (WP-08437-002, 2017): 8 V100
+      // SXM2 in a hybrid cube mesh of NVLink 2 (25 GB/s per link and direction), 6 links per GPU,
+      // pairs wired unequally (mesh_wiring below); no NVSwitch. AWS p3.16xlarge / p3dn.24xlarge
+      // wire the same board. Latency ~500 ns, estimate as above.
+      {"dgx1_cube_mesh", "DGX-1 V100 hybrid cube mesh (NVLink 2)", "", 8, 8, 8, 0,
+       Bandwidth::gBps(25), 0, Time::ns(500), 0, 0, false, false, ""},
       // HPE Cray EX254n blade (HPE QuickSpecs; CSCS Alps docs): 4 GH200 joined all-to-all by
       // NVLink 4, 6 links (150 GB/s per direction) per pair; no NVSwitch.
       {"gh200_quad", "HPE Cray EX254n 4 x GH200 NVLink mesh", "", 4, 4, 4, 0, kNvlink4Port, 0,
@@ -454,6 +480,10 @@ const std::vector<PcieSpec>& pcies() {
        Bandwidth::gBps(16 * 240 / 80.0)},
       {"gen6_x16", Bandwidth::gBps(16 * 64.0 / 8 * 236 / 256), Time::ns(250),
        Bandwidth::gBps(16 * 480 / 80.0)},
+      // Gen3 (8 GT/s, 128b/130b: 15.75 GB/s per direction at x16; kvDictPciGen 8 GT/s -> 60, so
+      // NCCL's 12 GB/s, its PCI_BW): V100's host link (V100 datasheet).
+      {"gen3_x16", Bandwidth::gBps(16 * 8.0 / 8 * 128 / 130), Time::ns(250),
+       Bandwidth::gBps(16 * 60 / 80.0)},
   };
   return table;
 }
@@ -526,15 +556,38 @@ const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field) 
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
   return pcies()[index_of(pcies(), name, field, "PCIe link")];
 }
+// The DGX-1 V100 hybrid cube mesh (whitepaper WP-08437-002, figure "DGX-1 uses an 8-GPU hybrid
+// cube-mesh interconnection network topology"; as `nvidia-smi topo -m` prints it on a DGX-1V or
+// a p3.16xlarge: NV2 = two links, NV1 = one): GPUs 0-3 and 4-7 are two fully connected quads,
+// each GPU tied to its twin in the other quad (0-4, 1-5, 2-6, 3-7). Every GPU has 2 peers on 2
+// links, 2 on 1, and 3 with none: 6 links each.
+const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scale_up) {
+  static const std::vector<std::vector<std::uint32_t>> none;
+  static const std::vector<std::vector<std::uint32_t>> dgx1 = {
+      // 0  1  2  3  4  5  6  7
+      {0, 1, 1, 2, 2, 0, 0, 0},  // GPU 0
+      {1, 0, 2, 1, 0, 2, 0, 0},  // GPU 1
+      {1, 2, 0, 2, 0, 0, 1, 0},  // GPU 2
+      {2, 1, 2, 0, 0, 0, 0, 1},  // GPU 3
+      {2, 0, 0, 0, 0, 1, 1, 2},  // GPU 4
+      {0, 2, 0, 0, 1, 0, 2, 1},  // GPU 5
+      {0, 0, 1, 0, 1, 2, 0, 2},  // GPU 6
+      {0, 0, 0, 1, 2, 1, 2, 0},  // GPU 7
+  };
+  return scale_up == "dgx1_cube_mesh" ? dgx1 : none;
+}
+
 // NVIDIA DGX A100 user guide (PCIe Gen4 switches to the ConnectX-6 NICs); DGX H100 / DGX B200
 // datasheets (PCIe Gen5 to ConnectX-7); AMD Instinct MI300X OAM: PCIe Gen5 x16 host interface.
 // Blackwell Ultra (B300, GB300) and ConnectX-8 are PCIe Gen6 (HGX B300 / GB300 NVL72
 // datasheets; ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16 with a built-in PCIe switch).
 const PcieSpec& default_gpu_nic_pcie(std::string_view gpu) {
   // A100-based (SXM4 40 / 80 GB, A800, A100 PCIe) and L40S: PCIe Gen4 x16 (datasheets).
-  if (gpu == "a100" || gpu == "a800" || gpu == "a100_pcie" || gpu == "a100_40gb" || gpu == "l40s")
+  if (gpu == "a100" || gpu == "a800" || gpu == "a100_pcie" || gpu == "a100_40gb" || gpu == "l40s" ||
+      gpu == "a10g")
     return pcie_spec("gen4_x16");
   if (gpu == "b300" || gpu == "gb300") return pcie_spec("gen6_x16");
+  if (gpu == "v100") return pcie_spec("gen3_x16");  // V100 SXM2 datasheet
   return pcie_spec("gen5_x16");
 }
 std::uint16_t gpu_index(std::string_view name) {

@@ -100,6 +100,16 @@ const std::vector<SystemPreset>& system_presets() {
       // Slingshot-11 200G NICs (Cassini), one per GPU, on PCIe Gen4.
       {"perlmutter", "a100_40gb", "a100_quad", 4, 4, "slingshot", 1, true,
        "NERSC Perlmutter: 4 x A100 40GB, NVLink 3 all-to-all, 4 x Slingshot-11 200G"},
+      // NVIDIA DGX-1 with V100 (DGX-1 datasheet; system architecture whitepaper WP-08437-002):
+      // 8 x V100 SXM2 in the NVLink 2 hybrid cube mesh, 4 x EDR 100G InfiniBand (ConnectX-4),
+      // one per pair of GPUs under a PCIe switch, 2 x Intel Xeon E5-2698 v4 hosts. AWS
+      // p3dn.24xlarge wires the same GPUs and mesh (V100 32GB) with one 100G EFA device.
+      {"dgx1-v100", "v100", "dgx1_cube_mesh", 8, 4, "ib-edr", 1, false,
+       "DGX-1 V100: 8 x V100 SXM2, NVLink 2 hybrid cube mesh, 4 x EDR 100G"},
+      // AWS g5.48xlarge (AWS's G5 instance page): 8 x NVIDIA A10G (24 GB) on PCIe, no NVLink,
+      // 2nd generation AMD EPYC hosts, 100 Gbps networking with EFA: one 100G EFA device.
+      {"a10g", "a10g", "pcie_switch", 8, 1, "efa", 1, true,
+       "AWS g5.48xlarge: 8 x A10G PCIe Gen4, no NVLink, 1 x 100G EFA"},
   };
   return table;
 }
@@ -167,6 +177,11 @@ const std::vector<FabricPreset>& fabric_presets() {
       // beyond InfiniBand (estimate).
       {"slingshot", "slingshot", "cassini1_200g", Bandwidth::gbps(200), "rosetta", Time::us(1),
        Time::us(1), false, "HPE Slingshot-11, Cassini-1 200G, Rosetta", 0, "", ""},
+      // InfiniBand EDR 100 Gb/s (DGX-1's ConnectX-4 EDR; ConnectX-5 EDR datasheet). The switch
+      // is a stand-in: Quantum QM8700 (HDR ports run EDR) for an EDR Switch-IB 2, whose SHARPv1
+      // the model has not got (no SHARP here).
+      {"ib-edr", "infiniband", "cx5_edr", Bandwidth::gbps(100), "qm8700", Time::us(1), Time::zero(),
+       false, "InfiniBand EDR 100G, ConnectX-5 (QM8700 stand-in switch)", 0, "", ""},
   };
   return table;
 }
@@ -237,9 +252,11 @@ PresetCluster resolve_preset(const PresetRequest& r) {
     if (r.nics_per_node > 64) throw InputError("nics_per_node", "at most 64 NICs per node");
     c.nics_per_node = r.nics_per_node;
   } else {
-    // The fabric's own count when the instance ships one (p5: 32 EFA devices), else the system's.
-    const std::uint32_t shipped =
-        c.fabric.nics_per_node > 0 ? c.fabric.nics_per_node : c.system.nics_per_node;
+    // The fabric's own count when the instance ships one (p5: 32 EFA devices), else the system's;
+    // a system that ships on that fabric (AWS G5's one EFA device) keeps its own.
+    const std::uint32_t shipped = c.fabric.nics_per_node > 0 && c.fabric.name != c.system.fabric
+                                      ? c.fabric.nics_per_node
+                                      : c.system.nics_per_node;
     c.nics_per_node =
         (shipped * c.gpus_per_node + c.system.gpus_per_node - 1) / c.system.gpus_per_node;
   }

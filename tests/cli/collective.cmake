@@ -152,3 +152,8 @@ lockstep_good(collective.l40s_pcie_ring "^1073741824,268435456,float,ring,Simple
 lockstep_good(collective.perlmutter_ring "^1073741824,268435456,float,ring,Simple,19747.98,"
               collective --system perlmutter --nodes 2 --algo ring --proto simple
               --min-bytes 1GiB --max-bytes 1GiB --format csv)
+# DGX-1 V100, one node: 20 + 8.4 + 14 x NVLink's 3.4 us + 2 x 7/8 x 2^30 B at NCCL's 6 rings x
+# 20 GB/s (the hybrid cube mesh's links, docs/presets.md) = 15,734.73 us.
+lockstep_good(collective.dgx1_v100_ring "^1073741824,268435456,float,ring,Simple,15734.73,"
+              collective --system dgx1-v100 --algo ring --proto simple --min-bytes 1GiB
+              --max-bytes 1GiB --format csv)

@@ -93,6 +93,11 @@ struct CollectiveSpec {
   // walks the node along a different Hamiltonian cycle and the channels together use every
   // GPU pair, as RCCL does; false keeps the same rotated order on every channel.
   bool mesh_rings = false;
+  // With mesh_rings: the node's Hamiltonian cycles to walk (local indices), channel c taking
+  // cycle c mod size(), when the node is not fully connected but wired pair by pair (DGX-1's
+  // hybrid cube mesh: the rings NCCL's search finds over its links, nccl_mesh_rings). Empty:
+  // the complete graph's edge-disjoint cycles (mesh_cycles).
+  std::vector<std::vector<std::uint32_t>> node_cycles;
   // nvls_tree only, for timing engines: one rank per (channel, GPU). Rank c x ranks + r runs
   // channel c of GPU r's program (its peers and NetReduce groups are channel c's too), so the
   // channels, which share nothing but links, can be simulated as one class (flow engine). The

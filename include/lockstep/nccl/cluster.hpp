@@ -92,6 +92,12 @@ void fuse_nics(NcclCluster& c, std::uint32_t nics, double nic_GBps, std::uint32_
 /// link not in the catalog keeps its rate).
 double nccl_pcie_GBps(double raw_GBps);
 
+/// The rings NCCL's search finds over the first `gpus` GPUs of `gpu`'s node when its mesh is
+/// wired pair by pair (DGX-1's hybrid cube mesh; catalog mesh_wiring), each a Hamiltonian cycle
+/// of local indices, one per ring at the per-link speed (a cycle may repeat); empty for other
+/// nodes, or when the GPUs in use have no NVLink ring.
+std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu, std::uint32_t gpus);
+
 /// The cluster description NCCL would derive from a preset.
 NcclCluster nccl_cluster(const PresetCluster& preset);
 /// The same from a built topology's traits and links (for --scenario clusters). An NVLink domain

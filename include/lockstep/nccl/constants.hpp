@@ -21,8 +21,8 @@ inline constexpr int kNumProtos = 3;
 /// The kind of hop a step crosses (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class Path : std::uint8_t { NvLink, Pcie, Network };
 
-/// GPU generations NCCL's tables distinguish (compute capability 8.x, 9.x, 10.x).
-enum class Generation : std::uint8_t { Ampere, Hopper, Blackwell };
+/// GPU generations NCCL's tables distinguish (compute capability 7.x, 8.x, 9.x, 10.x).
+enum class Generation : std::uint8_t { Volta, Ampere, Hopper, Blackwell };
 
 const char* to_string(Proto p);
 const char* to_string(Generation g);

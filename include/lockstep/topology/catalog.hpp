@@ -7,11 +7,11 @@
 //
 // Names (lower case, stable; scenario files use them):
 //   GPUs:      a100, h100, h200, b200, gb200, h20, h800, h100_pcie, gh200, b300, gb300, gb10,
-//              mi300x, mi325x, mi355x, l40s, a100_pcie, a100_40gb
-//   NICs:      cx6_hdr, cx7_ndr, cx7_400gbe, bf3_400gbe, cx8_xdr, cx8_800gbe, efa_p5
+//              mi300x, mi325x, mi355x, l40s, a100_pcie, a100_40gb, v100, a10g
+//   NICs:      cx6_hdr, cx7_ndr, cx7_400gbe, bf3_400gbe, cx8_xdr, cx8_800gbe, efa_p5, cx5_edr
 //   switches:  qm8700, qm9700, q3400, sn5600, sn5600_400g, tomahawk5, tomahawk5_400g
 //   scale-up:  hgx_a100, hgx_h100, hgx_b200, nvl72, nvlink_domain, nvlink_bridge, gh200_quad,
-//              xgmi_mesh, xgmi_mesh_mi355x, a100_quad, pcie_switch
+//              xgmi_mesh, xgmi_mesh_mi355x, a100_quad, pcie_switch, dgx1_cube_mesh
 //   cables:    dac, aec, sr (multimode optics), dr (single-mode optics), zr (long-haul coherent)
 //              -- the exact part is chosen by speed (see cable_for()).
 #include <cstdint>
@@ -164,6 +164,9 @@ const GpuSpec& gpu_spec(std::string_view name, std::string_view field = "gpu");
 const NicSpec& nic_spec(std::string_view name, std::string_view field = "nic");
 const SwitchSpec& switch_spec(std::string_view name, std::string_view field = "switch");
 const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field = "scale_up");
+/// The NVLinks between GPUs i and j ([i][j]) of a switchless mesh whose pairs are wired unequally
+/// (DGX-1's hybrid cube mesh); empty for meshes that wire every pair alike.
+const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scale_up);
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
 /// The PCIe link between a GPU and its NIC when a cluster does not name one: what the servers
 /// of that GPU ship with (Gen4 x16 on A100 systems, Gen6 x16 on B300/GB300, Gen5 x16 on the

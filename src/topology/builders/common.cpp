@@ -114,11 +114,11 @@ NodeLayout read_node_layout(const ArgNode& args, const Hardware& hw, bool with_n
   const bool blackwell = gpu == "b200" || gpu == "gb200" || gpu == "b300" || gpu == "gb300";
   const ArgNode* su_node = args.find("scale_up");
   std::string choice =
-      su_node
-          ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none", "hgx_a100",
-                                "hgx_h100", "hgx_b200", "xgmi_mesh", "xgmi_mesh_mi355x",
-                                "nvlink_bridge", "gh200_quad", "a100_quad", "pcie_switch"})
-          : std::string("default");
+      su_node ? su_node->as_choice({"nvswitch", "nvl72", "nvlink_domain", "mesh", "none",
+                                    "hgx_a100", "hgx_h100", "hgx_b200", "xgmi_mesh",
+                                    "xgmi_mesh_mi355x", "nvlink_bridge", "gh200_quad", "a100_quad",
+                                    "pcie_switch", "dgx1_cube_mesh"})
+              : std::string("default");
   auto fail_su = [&](const std::string& message) {
     if (su_node != nullptr) su_node->fail(message);
     args.fail(message);
@@ -212,6 +212,25 @@ Bandwidth mesh_pair_bandwidth(const Hardware& hw, const NodeLayout& layout) {
   return hw.gpu->scale_up_bandwidth / static_cast<double>(std::max<std::uint32_t>(1, group - 1));
 }
 
+namespace {
+
+// A mesh wired pair by pair (DGX-1's hybrid cube mesh: catalog mesh_wiring), else empty.
+const std::vector<std::vector<std::uint32_t>>& wiring_of(const NodeLayout& layout) {
+  static const std::vector<std::vector<std::uint32_t>> none;
+  const ScaleUpSpec* su = layout.scale_up;
+  return su != nullptr && su->chip_ports == 0 ? mesh_wiring(su->name) : none;
+}
+
+// The linked pairs among a wired mesh's first g GPUs.
+std::uint64_t wired_pairs(const std::vector<std::vector<std::uint32_t>>& w, std::uint32_t g) {
+  std::uint64_t pairs = 0;
+  for (std::uint32_t i = 0; i < g; ++i)
+    for (std::uint32_t j = i + 1; j < g; ++j) pairs += w[i][j] > 0 ? 1 : 0;
+  return pairs;
+}
+
+}  // namespace
+
 std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,
                                 std::uint32_t nodes) {
   const std::uint32_t g = layout.gpus_per_node;
@@ -240,7 +259,22 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
                         LinkMedium::NvLink, 0});
       }
     }
-    if (mesh && group > 1) {
+    const auto& wiring = wiring_of(layout);
+    if (!wiring.empty()) {
+      // Each linked pair at its links' rate, and every GPU's PCIe link to the host, through
+      // which the pairs without NVLink meet (on a DGX-1, across the CPUs).
+      for (std::uint32_t i = 0; i < g; ++i) {
+        for (std::uint32_t j = i + 1; j < g; ++j) {
+          if (wiring[i][j] == 0) continue;
+          b.add_link(Link{gpus[i], gpus[j], su->port_speed * static_cast<double>(wiring[i][j]),
+                          su->latency, LinkMedium::NvLink, 0});
+        }
+      }
+      const DeviceId host = b.add_device(Device{DeviceKind::Host, 0, n, 0, 0, 0, 0});
+      for (std::uint32_t i = 0; i < g; ++i) {
+        b.add_link(Link{gpus[i], host, hw.pcie->bandwidth, hw.pcie->latency, LinkMedium::Pcie, 0});
+      }
+    } else if (mesh && group > 1) {
       const Bandwidth per_peer = mesh_pair_bandwidth(hw, layout);
       for (std::uint32_t i = 0; i < g; ++i) {
         for (std::uint32_t j = i + 1; j < g && j / group == i / group; ++j) {
@@ -286,7 +320,9 @@ std::uint64_t node_links(const NodeLayout& layout, std::uint64_t nodes) {
   std::uint64_t per_node = layout.nics_per_node ? g : 0;  // PCIe
   const ScaleUpSpec* su = layout.scale_up;
   if (su != nullptr && su->chip_ports != 0) per_node += g;
-  if (su != nullptr && su->chip_ports == 0) {
+  if (const auto& wiring = wiring_of(layout); !wiring.empty()) {
+    per_node += wired_pairs(wiring, layout.gpus_per_node) + g;  // NVLink pairs, PCIe to the host
+  } else if (su != nullptr && su->chip_ports == 0) {
     const std::uint64_t group = std::min<std::uint64_t>(g, su->domain_gpus);
     per_node += g / group * group * (group - 1) / 2;
     if (group < g) per_node += g;  // PCIe to the host between meshes
@@ -304,6 +340,15 @@ void tally_nodes(BomTally& tally, const Hardware& hw, const NodeLayout& layout,
   }
   const ScaleUpSpec* su = layout.scale_up;
   if (su == nullptr) return;
+  if (const auto& wiring = wiring_of(layout); !wiring.empty()) {
+    for (std::uint32_t i = 0; i < layout.gpus_per_node; ++i)
+      for (std::uint32_t j = i + 1; j < layout.gpus_per_node; ++j)
+        if (wiring[i][j] > 0)
+          tally.add_links(LinkMedium::NvLink, su->port_speed * static_cast<double>(wiring[i][j]), 0,
+                          nodes);
+    tally.add_links(LinkMedium::Pcie, hw.pcie->bandwidth, 0, nodes * g);
+    return;
+  }
   if (su->chip_ports == 0) {
     const std::uint64_t group = std::min<std::uint64_t>(g, su->domain_gpus);
     if (group > 1) {

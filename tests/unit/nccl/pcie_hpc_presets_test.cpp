@@ -3,33 +3,18 @@
 // from first principles (docs/presets.md), in the preset's view and the built graph's alike.
 #include <gtest/gtest.h>
 
-#include "../topology/topology_test_util.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "preset_views.hpp"
 
 namespace lockstep {
 namespace {
 
-NcclCluster from_preset(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
-  return nccl_cluster(resolve_preset({.system = system, .nodes = nodes, .gpus_per_node = gpus}));
-}
-
-NcclCluster from_graph(const char* system, std::uint32_t nodes) {
-  return nccl_cluster(
-      *test::build({{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}})
-           .graph);
-}
-
-Prediction ring_simple_all_reduce(const NcclCluster& c, std::uint64_t bytes) {
-  TunerRequest r;
-  r.bytes = Bytes(bytes);
-  r.algo = Algorithm::Ring;
-  r.proto = nccl::Proto::Simple;
-  return predict(c, r);
-}
-
-constexpr std::uint64_t kGiB = 1ull << 30;
+using test::from_graph;
+using test::from_preset;
+using test::kGiB;
+using test::ring_simple_all_reduce;
 // PCIe Gen4 x16 as NCCL rates it (topo.cc): width x kvDictPciGen / 80 = 16 x 120 / 80.
 constexpr double kGen4Nccl = 16 * 120.0 / 80;  // 24 GB/s
 

@@ -12,11 +12,7 @@
 namespace lockstep {
 namespace {
 
-Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
-  test::Kv kv = {{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}};
-  if (gpus > 0) kv.emplace_back("gpus_per_node", std::to_string(gpus));
-  return std::move(*test::build(kv).graph);
-}
+using test::preset_graph;
 
 struct LinkCount {
   std::uint32_t nvlink = 0, host = 0;

@@ -126,8 +126,13 @@ TEST(RailOptimized, NicBySpeed) {
                       {"switch", "sn5600_400g"},
                       {"transport", "infiniband"}}),
                InputError);
+  // InfiniBand at 100 Gb/s is EDR's ConnectX-5; no InfiniBand NIC of the catalog runs 50 Gb/s.
+  EXPECT_EQ(build({{"builder", "rail_optimized"}, {"sus", "1"}, {"nic_speed", "100Gbps"}})
+                .graph->traits()
+                .nic,
+            "cx5_edr");
   try {
-    build({{"builder", "rail_optimized"}, {"sus", "1"}, {"nic_speed", "100Gbps"}});
+    build({{"builder", "rail_optimized"}, {"sus", "1"}, {"nic_speed", "50Gbps"}});
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "cluster.nic_speed");

@@ -58,4 +58,12 @@ inline Topology hgx_h100(std::uint32_t nodes) {
   return std::move(*build_topology(rail_optimized_args(resolve_preset(request))).graph);
 }
 
+/// The graph the `preset` builder makes of `system` on `nodes` nodes (`gpus` per node: 0, as
+/// shipped).
+inline Topology preset_graph(const char* system, std::uint32_t nodes, std::uint32_t gpus = 0) {
+  Kv kv = {{"builder", "preset"}, {"system", system}, {"nodes", std::to_string(nodes)}};
+  if (gpus > 0) kv.emplace_back("gpus_per_node", std::to_string(gpus));
+  return std::move(*build(kv).graph);
+}
+
 }  // namespace lockstep::test
