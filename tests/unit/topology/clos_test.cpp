@@ -435,6 +435,28 @@ TEST(LeafSpine, SplitSpinePortsTakeTwoUplinksByHand) {
   }
 }
 
+// A chassis spine (Arista 7816R3: 16 line-card slots x 36 x 400GbE = 576 ports, the 7800R3
+// data sheet): 16,384 GPUs in 8-GPU nodes with 400GbE NICs on 64-port leaves (32 down / 32 up)
+// are 512 leaves, 16,384 uplinks; ceil(16,384 / 576) = 29 spines by ports, whose smallest
+// divisor of 32 at least 29 is 32: 32 chassis, one link from each leaf, 512 of 576 ports used
+// (16,384 used, 32 x 64 = 2,048 free). Two tiers: 512 leaves exceed a 64- or 128-port spine
+// (infeasible with those), not 576. Cables 16,384 + 16,384.
+TEST(LeafSpine, ChassisSpinesHoldFiveHundredLeavesByHand) {
+  EXPECT_EQ(switch_spec("arista_7816r3").radix, 16u * 36u);
+  test::Kv kv = {{"builder", "leaf_spine"}, {"switch", "sn5600_400g"},
+                 {"radix", "64"},           {"nic", "cx7_400gbe"},
+                 {"gpus", "16384"},         {"spine_switch", "arista_7816r3"}};
+  const Inventory inv = build(kv, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 512u);
+  EXPECT_EQ(line(inv, switch_spec("arista_7816r3").display), 32u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 16'384u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 2'048u);
+  EXPECT_EQ(inv.cables, 32'768u);
+  kv.back().second = "sn5600_400g";
+  EXPECT_FALSE(build(kv, false).inventory.feasible);
+}
+
 // fat_tree k = 4 with QM9700 cores (64 ports): 16 hosts, 8 leaves and 8 spines of 2 down / 2 up
 // as in the k-ary tree, 4 pods; each of the 2 core planes joins 4 pods x 2 spine uplinks = 8
 // links on ceil(8 / 64) = 1 core (k = 4 cores: 2 per plane of 4 ports). Cores 2, 16 ports used,
