@@ -329,6 +329,18 @@ const std::vector<SwitchSpec>& switches() {
       // (32 MiB), power (~250 W) and price (~$30,000) are estimates.
       {"rosetta", "HPE Slingshot Rosetta (64x200G)", "ethernet", 64, Bandwidth::gbps(200),
        Time::ns(350), Bytes::mib(32), 250, 30'000, false, 0, Time::zero()},
+      // A modular (chassis) spine. Arista 7800R3 Series data sheet: 7804R3 / 7808R3 / 7812R3 /
+      // 7816R3 with 4 / 8 / 12 / 16 line-card slots; the 7800R3-36P line card has 36 x 400G
+      // QSFP-DD ports, so a 7816R3 holds 16 x 36 = 576 x 400GbE (460 Tb/s, both directions);
+      // one port a cage. Meta's RoCE training cluster (Meta, "Building Meta's GenAI
+      // Infrastructure", 2024) is built with Arista 7800 switches. Buffer: the line cards'
+      // Broadcom Jericho2 chips with 8 GB of HBM each (Jericho2 brief), 3 for 14.4 Tb/s of 400G
+      // ports (4.8 Tb/s each): 24 GB a card, 384 GB in all (derived). Power ~16,000 W for a full
+      // chassis (~28 W a 400G port), latency ~4 us (deep-buffer store-and-forward class) and
+      // price ~$1,000,000 (~$1,700 a 400G port; no public list price) are estimates.
+      {"arista_7816r3", "Arista 7816R3 chassis (16 slots x 36 x 400GbE)", "ethernet", 576,
+       Bandwidth::gbps(400), Time::us(4), Bytes(384'000'000'000), 16'000, 1'000'000, false, 0,
+       Time::zero()},
   };
   return table;
 }

@@ -9,7 +9,8 @@
 //   GPUs:      a100, h100, h200, b200, gb200, h20, h800, h100_pcie, gh200, b300, gb300, gb10,
 //              mi300x, mi325x, mi355x, l40s, a100_pcie, a100_40gb, v100, a10g
 //   NICs:      cx6_hdr, cx7_ndr, cx7_400gbe, bf3_400gbe, cx8_xdr, cx8_800gbe, efa_p5, cx5_edr
-//   switches:  qm8700, qm9700, q3400, sn5600, sn5600_400g, tomahawk5, tomahawk5_400g
+//   switches:  qm8700, qm9700, q3400, sn5600, sn5600_400g, tomahawk5, tomahawk5_400g,
+//              tomahawk3, tomahawk4, sn3700, sn4700, rosetta, arista_7816r3 (a chassis)
 //   scale-up:  hgx_a100, hgx_h100, hgx_b200, nvl72, nvlink_domain, nvlink_bridge, gh200_quad,
 //              xgmi_mesh, xgmi_mesh_mi355x, a100_quad, pcie_switch, dgx1_cube_mesh
 //   cables:    dac, aec, sr (multimode optics), dr (single-mode optics), zr (long-haul coherent)

@@ -53,7 +53,7 @@ ClosCounts plan_clos(const ClosShape& shape, std::uint32_t spine_radix, std::uin
 
 std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
                                         const ClosShape& shape, ClosCounts& counts) {
-  counts = plan_clos(shape, hw.spine.radix, hw.core.radix);
+  counts = plan_clos(shape, hw.spine.ends(), hw.core.ends());
   std::vector<DeviceId> leaves(shape.leaves);
   for (auto& l : leaves) l = add_switch(b, hw, 0);
   std::vector<DeviceId> spines(counts.spines);

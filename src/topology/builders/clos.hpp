@@ -100,6 +100,17 @@ BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const Buil
 /// cages, decided in build_clos) and `nic_ports_per_module` (1 or 2) into `design`.
 void read_optics(const ArgNode& args, ClosDesign& design);
 
+/// Reads `spine_switch` (spines, and cores unless `core_switch` says otherwise) and, where the
+/// builder has a core tier (`core`), `core_switch` into `hw`: a catalog switch of the leaves'
+/// fabric whose ports run at least at the leaves' uplink rate, taking switch_breakout() of
+/// those links a port (Hardware::TierSwitch::ends_per_port). Absent: the leaves' switch.
+void read_tier_switches(const ArgNode& args, Hardware& hw, bool core);
+
+/// ", spines NAME radix R" (", cores ...": `what`) for the design line of a tier switch other
+/// than the leaves', with its split ("(2 x 400G a port)") or its ports' slower rate.
+std::string tier_switch_note(const Hardware& hw, const Hardware::TierSwitch& s,
+                             const std::string& what);
+
 /// The keys read_optics() reads, for BuilderInfo::keys.
 std::vector<std::string> optics_keys();
 

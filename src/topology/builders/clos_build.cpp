@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <span>
 
 #include "clos.hpp"
@@ -11,6 +12,10 @@
 
 namespace lockstep::builders {
 namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Fabric ports per NIC: two with dual-ToR, one to each leaf of a pair.
 std::uint64_t nic_ports(const ClosDesign& d) {
@@ -42,17 +47,39 @@ std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic, std::uint64_t port
   return static_cast<std::uint32_t>((node / d.nodes_per_su) * rails + nic % rails);
 }
 
-// Switches that share one total of ports spread as evenly as the builder spreads them: `total`
-// ports over `count` switches, the first total % count taking one more.
+// One switch's ports for fabric ends at the leaves' rate, `k` ends to a port where its port is
+// split by breakout (Hardware::TierSwitch::ends_per_port), grouped as the counted graph groups
+// them (count_inventory: optical ends apart from the others); `times` such switches' splitter
+// fibres (200G ends of an optical split port share one per pair, splitter_legs) go to `t`.
+std::uint64_t tier_ports(BomTally& t, const Hardware& hw, std::uint32_t k, std::uint64_t times,
+                         std::uint64_t optical, std::uint64_t other) {
+  const std::uint64_t legs = k > 1 ? splitter_legs(hw.port_speed) : 1;
+  if (legs > 1 && optical != 0) t.add_splitters(times * ceil_div(optical, legs), times * optical);
+  return ceil_div(optical, k) + ceil_div(other, k);
+}
+
+bool is_optical(Bandwidth speed, double m) {
+  return medium_for_length(speed, m) == LinkMedium::Optical;
+}
+
+// Switches that share one total of link ends (all of one length) spread as evenly as the
+// builder spreads them: `total` ends over `count` switches, the first total % count taking one
+// more.
 void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_t count,
-                std::uint64_t total) {
+                std::uint64_t total, double m) {
   if (count == 0) return;
   const std::uint64_t lo = total / count, extra = total % count;
-  std::uint64_t overfull = 0;
   const Hardware::TierSwitch& s = tier == 1 ? hw.spine : hw.core;
-  if (lo + (extra ? 1 : 0) > s.radix) overfull += extra;
-  if (lo > s.radix) overfull += count - extra;
-  t.add_switches(s.model, tier, count, total, s.radix, overfull);
+  const bool optical = is_optical(hw.port_speed, m);
+  std::uint64_t overfull = 0, used = 0;
+  for (const auto& [ends, n] : {std::pair{lo + 1, extra}, {lo, count - extra}}) {
+    if (n == 0) continue;
+    const std::uint64_t ports =
+        tier_ports(t, hw, s.ends_per_port, n, optical ? ends : 0, optical ? 0 : ends);
+    used += n * ports;
+    if (ports > s.radix) overfull += n;
+  }
+  t.add_switches(s.model, tier, count, used, s.radix, overfull);
 }
 
 // Leaves hold `full` hosts each except the last group; returns per-leaf host ports as
@@ -70,10 +97,6 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> leaf_loads(const ClosDesign
   return {{d.nodes_per_su, (sus - 1) * rails}, {base + 1, more}, {base, rails - more}};
 }
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
-
 // Modules on `count` switches sharing `total` ports as evenly as the builder spreads them.
 std::uint64_t modules_even(std::uint64_t count, std::uint64_t total, std::uint64_t share) {
   if (count == 0) return 0;
@@ -87,8 +110,9 @@ std::uint64_t modules_even(std::uint64_t count, std::uint64_t total, std::uint64
 void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   const Hardware& hw = d.hw;
   const std::uint64_t sw = switch_ports_per_cage(*hw.sw);
-  const std::uint64_t upper = switch_ports_per_cage(*hw.spine.sw);
-  const std::uint64_t core = switch_ports_per_cage(*hw.core.sw);
+  // A spine's or core's cage holds its ports' split ends too (an SN5600 800G cage, 2 x 400G).
+  const std::uint64_t upper = switch_ports_per_cage(*hw.spine.sw) * hw.spine.ends_per_port;
+  const std::uint64_t core = switch_ports_per_cage(*hw.core.sw) * hw.core.ends_per_port;
   auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n) {
     const LinkMedium medium = medium_for_length(speed, m);
     if (medium == LinkMedium::Optical || medium == LinkMedium::LongHaulFibre) {
@@ -159,18 +183,22 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   t.add_links(medium_for_length(hw.port_speed, hw.fabric_link_m), hw.port_speed, hw.fabric_link_m,
               leaf_links, ends);
   if (c.cores == 0) {
-    tally_even(t, hw, 1, c.spines, leaf_links);
+    tally_even(t, hw, 1, c.spines, leaf_links, hw.fabric_link_m);
   } else {
     const std::uint64_t lpp = d.shape.leaves_per_pod, last = d.shape.leaves - (c.pods - 1) * lpp;
     const std::uint64_t su = d.shape.spine_up, lu = d.shape.leaf_up;
+    const bool down_optical = is_optical(hw.port_speed, hw.fabric_link_m);
+    const bool up_optical = is_optical(hw.port_speed, hw.core_link_m);
     for (const auto& [down, pods] : {std::pair{lpp, std::uint64_t{c.pods} - 1}, {last, 1}}) {
-      const std::uint64_t n = pods * lu, per = down + su;
-      if (n) {
-        t.add_switches(hw.spine.model, 1, n, n * per, hw.spine.radix, per > hw.spine.radix ? n : 0);
-      }
+      const std::uint64_t n = pods * lu;
+      if (n == 0) continue;
+      const std::uint64_t optical = (down_optical ? down : 0) + (up_optical ? su : 0);
+      const std::uint64_t per =
+          tier_ports(t, hw, hw.spine.ends_per_port, n, optical, down + su - optical);
+      t.add_switches(hw.spine.model, 1, n, n * per, hw.spine.radix, per > hw.spine.radix ? n : 0);
     }
     for (std::uint64_t plane = 0; plane < lu; ++plane) {
-      tally_even(t, hw, 2, c.cores_per_plane, std::uint64_t{c.pods} * su);
+      tally_even(t, hw, 2, c.cores_per_plane, std::uint64_t{c.pods} * su, hw.core_link_m);
     }
     t.add_links(medium_for_length(hw.port_speed, hw.core_link_m), hw.port_speed, hw.core_link_m,
                 std::uint64_t{c.spines} * su, ends);
@@ -260,7 +288,7 @@ void add_management_and_cages(TopologyBuilder& b, const ClosDesign& d,
 static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
                                      const BuildOptions& options) {
   const Hardware& hw = d.hw;
-  const ClosCounts planned = plan_clos(d.shape, hw.spine.radix, hw.core.radix);
+  const ClosCounts planned = plan_clos(d.shape, hw.spine.ends(), hw.core.ends());
   const std::uint64_t hosts = hosts_of(d);
   BuildResult result;
   ClosCounts counts = planned;
@@ -319,7 +347,7 @@ static ClosShape pad_uplinks(const ClosDesign& d) {
   if (three || s.leaves <= 1 || s.leaf_up == 0) return s;
   const std::uint64_t per_plane = ceil_div(s.leaves, std::max<std::uint32_t>(s.planes, 1));
   const std::uint64_t need =
-      std::max<std::uint64_t>(1, ceil_div(per_plane * s.leaf_up, d.hw.spine.radix));
+      std::max<std::uint64_t>(1, ceil_div(per_plane * s.leaf_up, d.hw.spine.ends()));
   if (need >= s.leaf_up || s.leaf_up % need == 0) return s;
   const std::uint64_t padded = ceil_div(s.leaf_up, need) * need;
   // Host ports in switch ports (breakout shares one among k).
@@ -330,7 +358,7 @@ static ClosShape pad_uplinks(const ClosDesign& d) {
   }
   const bool oversubscribed = s.leaf_up < std::max<std::uint64_t>(load, ceil_div(d.leaf_down, k));
   if (oversubscribed || load + padded > d.hw.radix ||
-      per_plane * padded > need * d.hw.spine.radix) {
+      per_plane * padded > need * d.hw.spine.ends()) {
     return s;
   }
   s.leaf_up = static_cast<std::uint32_t>(padded);
@@ -348,6 +376,8 @@ BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const Buil
     for (const SwitchSpec* sw : {d.hw.sw, d.hw.spine.sw, d.hw.core.sw}) {
       if (sw != nullptr && switch_ports_per_cage(*sw) > 1) twin = true;
     }
+    // A spine or core port split for the leaves' slower uplinks: its cage's module serves them.
+    if (d.hw.spine.ends_per_port > 1 || d.hw.core.ends_per_port > 1) twin = true;
     d.optics_per_module = twin;
   }
   return build_clos_shaped(args, d, options);
@@ -359,6 +389,55 @@ void read_optics(const ArgNode& args, ClosDesign& d) {
   }
   d.nic_ports_per_module =
       static_cast<std::uint32_t>(args.get_int("nic_ports_per_module", 1, 1, 2));
+}
+
+namespace {
+
+// A tier's switch named by `key`: a chassis or larger switch above the leaves. It must speak the
+// leaves' fabric; every fabric link runs at the leaves' uplink rate, so its ports must be at
+// least that fast, and a faster port takes as many of those links as its datasheet's breakout
+// allows (switch_breakout: an SN5600 800G port as 2 x 400G), else one, the port running at the
+// leaves' rate (Ethernet and InfiniBand ports train to the highest rate both ends support).
+std::optional<Hardware::TierSwitch> read_tier_switch(const ArgNode& args, const Hardware& hw,
+                                                     const std::string& key) {
+  const ArgNode* node = args.find(key);
+  if (node == nullptr) return std::nullopt;
+  const SwitchSpec* sw = nullptr;
+  try {
+    sw = &switch_spec(node->text(), key);
+  } catch (const InputError& e) {
+    node->fail(e.bare_message());
+  }
+  if (sw->fabric != hw.sw->fabric) {
+    node->fail(fmt::format("a {} is an {} switch and the leaves ({}) are {}", sw->name, sw->fabric,
+                           hw.sw->name, hw.sw->fabric));
+  }
+  if (sw->port_speed.bytes_per_second() < hw.port_speed.bytes_per_second()) {
+    node->fail(fmt::format("a {} port runs at {} Gb/s, slower than the leaves' uplinks at {} Gb/s",
+                           sw->name, sw->port_speed.gigabits_per_second(),
+                           hw.port_speed.gigabits_per_second()));
+  }
+  return Hardware::TierSwitch{sw, static_cast<std::uint16_t>(sw - switch_catalog().data()),
+                              sw->radix, switch_breakout(*sw, hw.port_speed)};
+}
+
+}  // namespace
+
+void read_tier_switches(const ArgNode& args, Hardware& hw, bool core) {
+  if (auto spine = read_tier_switch(args, hw, "spine_switch")) hw.spine = hw.core = *spine;
+  if (!core) return;
+  if (auto c = read_tier_switch(args, hw, "core_switch")) hw.core = *c;
+}
+
+std::string tier_switch_note(const Hardware& hw, const Hardware::TierSwitch& s,
+                             const std::string& what) {
+  std::string note = fmt::format(", {} {} radix {}", what, s.sw->name, s.radix);
+  if (s.ends_per_port > 1) {
+    note += fmt::format(" ({} x {}G a port)", s.ends_per_port, hw.port_speed.gigabits_per_second());
+  } else if (s.sw->port_speed.bytes_per_second() > hw.port_speed.bytes_per_second()) {
+    note += fmt::format(" (ports at {}G)", hw.port_speed.gigabits_per_second());
+  }
+  return note;
 }
 
 std::vector<std::string> optics_keys() {

@@ -27,11 +27,15 @@ struct Hardware {
   std::uint16_t switch_model = 0;
   std::uint32_t radix = 0;
   // The spine (tier 1) and core (tier 2) switches: the leaf's unless a builder reads another
-  // (rail_optimized's spine_switch / core_switch: a chassis or 128-port switch).
+  // (spine_switch / core_switch of the Clos builders: a chassis or 128-port switch).
   struct TierSwitch {
     const SwitchSpec* sw = nullptr;
     std::uint16_t model = 0;
     std::uint32_t radix = 0;
+    // Fabric link ends (at the leaves' port speed) one of its ports takes: a faster port split
+    // by breakout (switch_breakout: an SN5600 800G port as 2 x 400G); 1 otherwise.
+    std::uint32_t ends_per_port = 1;
+    std::uint32_t ends() const { return radix * ends_per_port; }
   };
   TierSwitch spine, core;
   Bandwidth port_speed;

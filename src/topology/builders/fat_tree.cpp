@@ -3,7 +3,9 @@
 // Clos of the catalog switch with oversubscription per tier. Non-blocking with radix-R switches
 // it holds at most R pods x R/2 leaves x R/2 hosts = R^3/4 (65,536 with 64 ports).
 // `tiers`: auto (3, which is 2 when every leaf fits one pod), 3 (forced: at least two pods), or
-// 2 (a leaf-spine, refused beyond R leaves).
+// 2 (a leaf-spine, refused beyond R leaves). `spine_switch` / `core_switch` put other models in
+// the upper tiers (a chassis spine, a 128-port core): a spine's links (radix x breakout) set the
+// leaves of a pod, a core's the pods it joins.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -26,6 +28,9 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
     d.hw.radix = static_cast<std::uint32_t>(k);
     d.hw.spine.radix = d.hw.core.radix = d.hw.radix;
   }
+  // After k: a spine_switch or core_switch keeps its own radix (`k` shapes the leaves').
+  read_tier_switches(args, d.hw, true);
+  const std::uint32_t spine_ends = d.hw.spine.ends(), core_ends = d.hw.core.ends();
   d.layout = read_node_layout(args, d.hw);
   if (k != 0 && !args.has("nodes") && !args.has("gpus")) {
     const std::uint64_t hosts = k * k * k / 4;
@@ -40,7 +45,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   const double leaf_ratio = read_ratio(args, "oversubscription");
   const double spine_ratio = read_ratio(args, "spine_oversubscription");
   const auto [down, up] = split_ports(d.hw.radix, leaf_ratio);
-  const auto [spine_down, spine_up] = split_ports(d.hw.radix, spine_ratio);
+  const auto [spine_down, spine_up] = split_ports(spine_ends, spine_ratio);
   const std::uint64_t hosts = std::uint64_t{d.nodes} * d.layout.nics_per_node;
   d.leaf_down = down;
   d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
@@ -51,11 +56,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   if (tiers == "2") {
     // A leaf-spine: every leaf reaches every spine, so at most `radix` leaves (clos.hpp).
     d.shape.tiers = 2;
-    if (d.shape.leaves > d.hw.radix) {
+    if (d.shape.leaves > spine_ends) {
       d.problems.push_back(fmt::format(
-          "2 tiers of {}-port switches hold at most {} hosts ({} leaves x {} hosts); {} requested: "
+          "2 tiers of {}-port {} hold at most {} hosts ({} leaves x {} hosts); {} requested: "
           "use tiers: 3",
-          d.hw.radix, std::uint64_t{d.hw.radix} * down, d.hw.radix, down, hosts));
+          spine_ends, d.hw.spine.sw == d.hw.sw && spine_ends == d.hw.radix ? "switches" : "spines",
+          std::uint64_t{spine_ends} * down, spine_ends, down, hosts));
     }
   } else {
     d.shape.tiers = 3;
@@ -74,12 +80,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
           static_cast<std::uint32_t>(std::ceil(d.shape.leaves_per_pod / spine_ratio - 1e-9));
       pods = 2;
     }
-    if (pods > d.hw.radix) {
+    if (pods > core_ends) {
       d.problems.push_back(fmt::format(
-          "a 3-tier Clos of {}-port switches holds at most {} hosts ({} pods x {} leaves x {} "
+          "a 3-tier Clos of {}-port {} holds at most {} hosts ({} pods x {} leaves x {} "
           "hosts); {} requested",
-          d.hw.radix, std::uint64_t{d.hw.radix} * spine_down * down, d.hw.radix, spine_down, down,
-          hosts));
+          core_ends, d.hw.core.sw == d.hw.sw && core_ends == d.hw.radix ? "switches" : "cores",
+          std::uint64_t{core_ends} * spine_down * down, core_ends, spine_down, down, hosts));
     }
   }
   // The tiers built, said in the design line: auto on one pod has no core (it builds 2 tiers,
@@ -90,6 +96,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
                                    : std::string("2 tiers (one pod, no core; tiers: 3 adds one)");
   d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {}, {} radix {}", d.nodes,
                          d.layout.gpus_per_node, d.hw.gpu->name, shape, d.hw.sw->name, d.hw.radix);
+  if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
+    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
+  }
+  if (core && (d.hw.core.radix != d.hw.spine.radix || d.hw.core.sw != d.hw.spine.sw)) {
+    d.design += tier_switch_note(d.hw, d.hw.core, "cores");
+  }
   read_optics(args, d);
   return build_clos(args, d, options);
 }
@@ -98,7 +110,8 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
 
 void register_fat_tree_builder() {
   auto keys = node_keys();
-  for (const char* k : {"k", "oversubscription", "spine_oversubscription", "tiers"})
+  for (const char* k :
+       {"k", "oversubscription", "spine_oversubscription", "tiers", "spine_switch", "core_switch"})
     keys.push_back(k);
   for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder({"fat_tree", "3-tier Clos: k-ary fat tree or general, oversubscription per tier",

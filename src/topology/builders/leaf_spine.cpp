@@ -1,7 +1,8 @@
 // leaf_spine: a 2-tier folded Clos. NICs fill leaves in order (leaf_down = radix * o / (1 + o)
 // hosts per leaf for oversubscription o), every leaf reaches every spine. Non-blocking with
 // radix-R switches it holds at most R leaves x R/2 hosts (2,048 hosts with 64 ports); beyond that
-// the design is reported infeasible.
+// the design is reported infeasible. `spine_switch` puts another model above the leaves (a
+// chassis or 128-port switch): its links (radix x breakout) decide how many leaves it joins.
 #include <fmt/format.h>
 
 #include "clos.hpp"
@@ -14,6 +15,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   ClosDesign d;
   d.builder = "leaf_spine";
   d.hw = read_hardware(args);
+  read_tier_switches(args, d.hw, false);
   d.layout = read_node_layout(args, d.hw);
   d.nodes = read_nodes(args, d.layout);
   const double ratio = read_ratio(args, "oversubscription");
@@ -34,12 +36,17 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.shape.tiers = 2;
   d.shape.planes = planes;
   read_optics(args, d);
-  if (d.shape.leaves / planes > d.hw.radix) {
+  // Every leaf reaches every spine: at most as many leaves (a plane's) as a spine takes links.
+  const std::uint32_t spine_ends = d.hw.spine.ends();
+  if (d.shape.leaves / planes > spine_ends) {
+    const bool own = d.hw.spine.sw != d.hw.sw || d.hw.spine.radix != d.hw.radix;
+    const std::string spines = !own ? fmt::format("{}-port switches", d.hw.radix)
+                                    : fmt::format("{}-port leaves under {} spines of {} links",
+                                                  d.hw.radix, d.hw.spine.sw->name, spine_ends);
     d.problems.push_back(fmt::format(
-        "a 2-tier leaf-spine of {}-port switches holds at most {} hosts at {}:1 ({} leaves x {} "
+        "a 2-tier leaf-spine of {} holds at most {} hosts at {}:1 ({} leaves x {} "
         "hosts); {} requested: use fat_tree",
-        d.hw.radix, std::uint64_t{d.hw.radix} * d.leaf_down, ratio, d.hw.radix, d.leaf_down,
-        hosts));
+        spines, std::uint64_t{spine_ends} * d.leaf_down, ratio, spine_ends, d.leaf_down, hosts));
   }
   d.design = fmt::format(
       "leaf_spine: {} nodes x {} {} GPUs, {} leaves x {} down{} / {} up{}, {} "
@@ -47,6 +54,9 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       d.nodes, d.layout.gpus_per_node, d.hw.gpu->name, d.shape.leaves, d.leaf_down,
       split > 1 ? fmt::format(" (on {} ports split {} ways)", down, split) : "", up,
       d.dual_tor ? " (dual-ToR pairs, 2 planes)" : "", d.hw.sw->name, d.hw.radix);
+  if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
+    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
+  }
   return build_clos(args, d, options);
 }
 
@@ -56,6 +66,7 @@ void register_leaf_spine_builder() {
   auto keys = node_keys();
   keys.push_back("oversubscription");
   keys.push_back("dual_tor");
+  keys.push_back("spine_switch");
   for (const std::string& k : optics_keys()) keys.push_back(k);
   register_builder(
       {"leaf_spine", "2-tier leaf-spine Clos with a leaf oversubscription ratio", keys, build});

@@ -11,7 +11,7 @@
 //   management_links   UFM appliance cables into the last SU's free leaf ports (0)
 //   optics             per_port (one transceiver per link end) | per_module (twin-port cages)
 //   nic_ports_per_module  NIC ports per node-side cage (2 on DGX H100 / B200 OSFP cages; 1)
-//   spine_switch       the switch above the leaves (default: `switch`), same port speed
+//   spine_switch       the switch above the leaves (default: `switch`), ports at least as fast
 //   core_switch        the core tier's (default: spine_switch)
 // `tiers: 2` beyond one spine tier builds rail-planed: each rail its own leaf-spine plane.
 // Structure: SU s has one leaf per rail; NIC r of every server of SU s plugs into leaf (s, r),
@@ -24,44 +24,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "clos.hpp"
 #include "registrars.hpp"
 
 namespace lockstep::builders {
 namespace {
-
-// spine_switch (spines, and cores unless core_switch says otherwise) and core_switch: a
-// chassis or 128-port switch above the leaves; its ports must run at the leaves' uplink speed
-// and speak the leaves' fabric.
-std::optional<Hardware::TierSwitch> read_tier_switch(const ArgNode& args, const Hardware& hw,
-                                                     const std::string& key) {
-  const ArgNode* node = args.find(key);
-  if (node == nullptr) return std::nullopt;
-  const SwitchSpec* spine = nullptr;
-  try {
-    spine = &switch_spec(node->text(), key);
-  } catch (const InputError& e) {
-    node->fail(e.bare_message());
-  }
-  if (spine->fabric != hw.sw->fabric) {
-    node->fail(fmt::format("a {} is an {} switch and the leaves ({}) are {}", spine->name,
-                           spine->fabric, hw.sw->name, hw.sw->fabric));
-  }
-  if (spine->port_speed.bytes_per_second() != hw.port_speed.bytes_per_second()) {
-    node->fail(fmt::format("a {} port runs at {} Gb/s and the leaves' uplinks at {} Gb/s",
-                           spine->name, spine->port_speed.gigabits_per_second(),
-                           hw.port_speed.gigabits_per_second()));
-  }
-  return Hardware::TierSwitch{spine, static_cast<std::uint16_t>(spine - switch_catalog().data()),
-                              spine->radix};
-}
-
-void read_tier_switches(const ArgNode& args, Hardware& hw) {
-  if (auto spine = read_tier_switch(args, hw, "spine_switch")) hw.spine = hw.core = *spine;
-  if (auto core = read_tier_switch(args, hw, "core_switch")) hw.core = *core;
-}
 
 BuildResult build(const ArgNode& args, const BuildOptions& options) {
   ClosDesign d;
@@ -87,8 +55,8 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.management_links =
       static_cast<std::uint32_t>(args.get_int("management_links", 0, 0, 1'000'000));
   read_optics(args, d);
-  read_tier_switches(args, d.hw);
-  const std::uint32_t spine_radix = d.hw.spine.radix, core_radix = d.hw.core.radix;
+  read_tier_switches(args, d.hw, true);
+  const std::uint32_t spine_radix = d.hw.spine.ends(), core_radix = d.hw.core.ends();
   d.leaf_down = d.nodes_per_su;
   d.shape.leaves = sus * rails;
   d.shape.leaf_up = static_cast<std::uint32_t>(std::ceil(d.nodes_per_su / leaf_ratio - 1e-9));
@@ -149,11 +117,11 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       sus, d.nodes_per_su, d.layout.gpus_per_node, d.hw.gpu->name, rails, three ? 3 : 2,
       d.shape.planes > 1 ? fmt::format(" (rail-planed: {} planes)", d.shape.planes) : "",
       d.hw.sw->name, d.hw.radix);
-  if (d.hw.spine.sw != d.hw.sw) {
-    d.design += fmt::format(", spines {} radix {}", d.hw.spine.sw->name, spine_radix);
+  if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
+    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
   }
-  if (three && d.hw.core.sw != d.hw.spine.sw) {
-    d.design += fmt::format(", cores {} radix {}", d.hw.core.sw->name, core_radix);
+  if (three && (d.hw.core.radix != d.hw.spine.radix || d.hw.core.sw != d.hw.spine.sw)) {
+    d.design += tier_switch_note(d.hw, d.hw.core, "cores");
   }
   return build_clos(args, d, options);
 }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "topology_test_util.hpp"
 
 namespace lockstep {
@@ -365,6 +366,149 @@ TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
   }
 }
 
+// A switch model per tier: QM9700 leaves under 800G Quantum-X800 Q3400 spines. 1,024 single-NIC
+// hosts make 32 leaves of 32 down / 32 up (1,024 uplinks at 400G). The Q3400's split is not in
+// the catalog, so each 400G uplink takes one of its 144 ports: ceil(1,024 / 144) = 8 spines,
+// and 8 divides 32, so 8 spines with 4 links from each leaf, 128 of 144 ports used (1,024 used,
+// 128 free); QM9700 spines would take 16 full ones. Cables: 1,024 host + 1,024 leaf-spine patch
+// cords (10 m and 30 m: optical). Modules: 1,024 NIC 400G SR4 + leaves 32 x (16 down + 16 up)
+// twin 800G 2xSR4 + spines 8 x 128 / 2 ports a cage = 512 twin: 1,024 + 1,536 = 2,560.
+TEST(LeafSpine, QuantumTwoLeavesUnderXdrSpinesByHand) {
+  const test::Kv kv = {
+      {"builder", "leaf_spine"}, kHost[0], kHost[1], {"nodes", "1024"}, {"spine_switch", "q3400"}};
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    const Inventory inv = build(kv, graph).inventory;
+    EXPECT_TRUE(inv.feasible);
+    EXPECT_EQ(switches_in(inv, "leaf"), 32u);
+    EXPECT_EQ(line(inv, switch_spec("q3400").display), 8u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 1'024u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 128u);
+    EXPECT_EQ(inv.cables, 2'048u);
+    EXPECT_EQ(line(inv, "OSFP 800G 2xSR4 transceiver"), 1'536u);
+    EXPECT_EQ(inv.transceivers, 2'560u);
+  }
+  // A spine's radix decides how many leaves it joins: 3,200 hosts are 100 leaves, beyond 64
+  // QM9700 spines' ports but not 144: 3,200 uplinks need ceil(3,200 / 144) = 23 spines, whose
+  // smallest divisor of 32 at least 23 is 32: one link from each leaf to each, 100 ports used a
+  // spine (3,200 used, 32 x 44 = 1,408 free). 145 leaves (4,640 hosts) exceed 144.
+  test::Kv more = kv;
+  more[3].second = "3200";
+  const Inventory hundred = build(more, false).inventory;
+  EXPECT_TRUE(hundred.feasible);
+  EXPECT_EQ(switches_in(hundred, "spine"), 32u);
+  EXPECT_EQ(test::tier_of(hundred, "spine")->ports_free, 1'408u);
+  more.pop_back();
+  EXPECT_FALSE(build(more, false).inventory.feasible);
+  more = kv;
+  more[3].second = "4640";
+  const Inventory over = build(more, false).inventory;
+  EXPECT_FALSE(over.feasible);
+  EXPECT_NE(over.problems.front().find("q3400 spines of 144 links holds at most 4608 hosts"),
+            std::string::npos)
+      << over.problems.front();
+}
+
+// 400GbE leaves (128-port SN5600 configuration) under 800G SN5600 spines, each port split
+// 2 x 400G (switch_breakout): 2,048 single-NIC hosts are 32 leaves of 64 down / 64 up, 2,048
+// uplinks; a spine takes 64 x 2 = 128 links, so 16 spines (16 divides 64), 4 links from each
+// leaf, all 64 ports used (1,024 used, 0 free). Modules: 2,048 NIC + leaves 32 x (32 + 32) twin
+// cages + spines 16 x 64 ports, one 800G module each for its 2 x 400G = 5,120.
+TEST(LeafSpine, SplitSpinePortsTakeTwoUplinksByHand) {
+  const test::Kv kv = {{"builder", "leaf_spine"},
+                       kHost[0],
+                       kHost[1],
+                       {"switch", "sn5600_400g"},
+                       {"nic", "cx7_400gbe"},
+                       {"nodes", "2048"},
+                       {"spine_switch", "sn5600"}};
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    const Inventory inv = build(kv, graph).inventory;
+    EXPECT_TRUE(inv.feasible);
+    EXPECT_EQ(switches_in(inv, "leaf"), 32u);
+    EXPECT_EQ(line(inv, switch_spec("sn5600").display), 16u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 1'024u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+    EXPECT_EQ(inv.cables, 4'096u);
+    EXPECT_EQ(inv.transceivers, 5'120u);
+  }
+}
+
+// A chassis spine (Arista 7816R3: 16 line-card slots x 36 x 400GbE = 576 ports, the 7800R3
+// data sheet): 16,384 GPUs in 8-GPU nodes with 400GbE NICs on 64-port leaves (32 down / 32 up)
+// are 512 leaves, 16,384 uplinks; ceil(16,384 / 576) = 29 spines by ports, whose smallest
+// divisor of 32 at least 29 is 32: 32 chassis, one link from each leaf, 512 of 576 ports used
+// (16,384 used, 32 x 64 = 2,048 free). Two tiers: 512 leaves exceed a 64- or 128-port spine
+// (infeasible with those), not 576. Cables 16,384 + 16,384.
+TEST(LeafSpine, ChassisSpinesHoldFiveHundredLeavesByHand) {
+  EXPECT_EQ(switch_spec("arista_7816r3").radix, 16u * 36u);
+  test::Kv kv = {{"builder", "leaf_spine"}, {"switch", "sn5600_400g"},
+                 {"radix", "64"},           {"nic", "cx7_400gbe"},
+                 {"gpus", "16384"},         {"spine_switch", "arista_7816r3"}};
+  const Inventory inv = build(kv, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 512u);
+  EXPECT_EQ(line(inv, switch_spec("arista_7816r3").display), 32u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 16'384u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 2'048u);
+  EXPECT_EQ(inv.cables, 32'768u);
+  kv.back().second = "sn5600_400g";
+  EXPECT_FALSE(build(kv, false).inventory.feasible);
+}
+
+// fat_tree k = 4 with QM9700 cores (64 ports): 16 hosts, 8 leaves and 8 spines of 2 down / 2 up
+// as in the k-ary tree, 4 pods; each of the 2 core planes joins 4 pods x 2 spine uplinks = 8
+// links on ceil(8 / 64) = 1 core (k = 4 cores: 2 per plane of 4 ports). Cores 2, 16 ports used,
+// 2 x 64 - 16 = 112 free; cables 16 + 16 + 16 = 48 as before.
+// A core's radix decides how many pods it joins: 200 hosts on 8-port switches make 50 leaves of
+// 4 down, pods of 4 leaves, 13 pods: beyond 8-port cores, not 64-port ones (4 planes of
+// ceil(13 x 4 / 64) = 1 core, 52 ports used each).
+TEST(FatTree, CoreSwitchOfItsOwnByHand) {
+  const test::Kv kv = {
+      {"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"core_switch", "qm9700"}};
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    const Inventory inv = build(kv, graph).inventory;
+    EXPECT_TRUE(inv.feasible);
+    EXPECT_EQ(switches_in(inv, "leaf"), 8u);
+    EXPECT_EQ(switches_in(inv, "spine"), 8u);
+    EXPECT_EQ(switches_in(inv, "core"), 2u);
+    EXPECT_EQ(test::tier_of(inv, "core")->ports_used, 16u);
+    EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 112u);
+    EXPECT_EQ(inv.cables, 48u);
+    EXPECT_NE(inv.design.find("cores qm9700 radix 64"), std::string::npos) << inv.design;
+  }
+  test::Kv wide = {{"builder", "fat_tree"}, kHost[0], kHost[1], {"radix", "8"}, {"nodes", "200"}};
+  EXPECT_FALSE(build(wide, false).inventory.feasible);
+  wide.push_back({"core_switch", "qm9700"});
+  const Inventory inv = build(wide, false).inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "core"), 4u);
+  EXPECT_EQ(test::tier_of(inv, "core")->ports_used, 208u);
+}
+
+// spine_switch on fat_tree sets the pod: 8-port QM9700 leaves (4 down / 4 up) under 64-port
+// spines hold 32 leaves a pod: 512 hosts are 128 leaves, 4 pods of 4 spines each (16 spines of
+// 32 down + 32 up), and one core plane per leaf uplink joins 4 pods x 32 = 128 links on 2
+// 64-port cores (the spine model's too): 8 cores.
+TEST(FatTree, SpineSwitchSetsThePodByHand) {
+  const Inventory inv = build({{"builder", "fat_tree"},
+                               kHost[0],
+                               kHost[1],
+                               {"radix", "8"},
+                               {"nodes", "512"},
+                               {"spine_switch", "qm9700"}},
+                              false)
+                            .inventory;
+  EXPECT_TRUE(inv.feasible);
+  EXPECT_EQ(switches_in(inv, "leaf"), 128u);
+  EXPECT_EQ(switches_in(inv, "spine"), 16u);
+  EXPECT_EQ(switches_in(inv, "core"), 8u);
+  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
+  EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 0u);
+}
+
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
   // 200,000 H100s in 8-GPU nodes: 25,000 nodes, 200,000 NICs, one switch of 64 ports.
   const Inventory inv =
@@ -578,6 +722,45 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"dual_tor", "true"},
         {"optics", "per_port"}},
        false},
+      // A switch model per tier: 400G leaves under 800G spines (Q3400: a port a link; SN5600:
+      // split 2 x 400G), 200G leaves under split SN5600 ports (4 x 200G, splitter fibres), and
+      // fat trees with spines and cores of their own, copper and optical fabric links.
+      {{{"builder", "leaf_spine"}, kHost[0], kHost[1], {"nodes", "700"}, {"spine_switch", "q3400"}},
+       true},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn5600_400g"},
+        {"radix", "40"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "250"},
+        {"spine_switch", "sn5600"}},
+       true},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn3700"},
+        {"nodes", "300"},
+        {"spine_switch", "sn5600"}},
+       true},
+      {{{"builder", "fat_tree"},
+        kHost[0],
+        kHost[1],
+        {"k", "8"},
+        {"nodes", "100"},
+        {"core_switch", "qm9700"}},
+       true},
+      {{{"builder", "fat_tree"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn3700"},
+        {"radix", "8"},
+        {"nodes", "90"},
+        {"tiers", "3"},
+        {"fabric_link_m", "2"},
+        {"spine_switch", "sn5600"},
+        {"core_switch", "tomahawk5"}},
+       true},
   };
   for (const auto& [kv, latency] : designs) {
     const Inventory counted = build(kv, true).inventory;

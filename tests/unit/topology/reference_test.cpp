@@ -148,17 +148,34 @@ TEST(SpineSwitch, OneTierOf128PortSpinesByHand) {
   EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 4'096u);
   EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
   EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 0u);
-  // A spine of another port speed or fabric is refused, naming the key.
+  // The 800G SN5600 splits each port 2 x 400G (switch_breakout): the same 32 spines, each
+  // 128 links on 64 ports, so 2,048 ports used and none free.
+  test::Kv split = kv;
+  split.back().second = "sn5600";
+  const Inventory halves = build(split, false).inventory;
+  EXPECT_TRUE(halves.feasible);
+  EXPECT_EQ(switches_in(halves, "spine"), 32u);
+  EXPECT_EQ(test::tier_of(halves, "spine")->ports_used, 2'048u);
+  EXPECT_EQ(test::tier_of(halves, "spine")->ports_free, 0u);
+  EXPECT_NE(halves.design.find("spines sn5600 radix 64 (2 x 400G a port)"), std::string::npos)
+      << halves.design;
+  // A spine of another fabric, or with ports slower than the leaves' uplinks, is refused,
+  // naming the key.
+  auto refused = [](const test::Kv& bad, const char* why) {
+    try {
+      build(bad, false);
+      ADD_FAILURE() << "no error: " << why;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("spine_switch"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
   test::Kv bad = kv;
-  bad.back().second = "sn5600";
-  EXPECT_THROW(build(bad, false), InputError);
   bad.back().second = "qm9700";
-  try {
-    build(bad, false);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("spine_switch"), std::string::npos) << e.what();
-  }
+  refused(bad, "infiniband switch");
+  bad = {{"builder", "rail_optimized"}, {"sus", "2"},   {"switch", "sn5600"},
+         {"nic", "cx8_800gbe"},         {"tiers", "2"}, {"spine_switch", "sn5600_400g"}};
+  refused(bad, "slower than the leaves' uplinks at 800 Gb/s");
 }
 
 // A core model of its own: 32 SUs of 400GbE rail leaves (64 ports), 128-port SN5600 spines and
