@@ -436,17 +436,18 @@ TrainConfig parse_train_config(const ArgNode& job) {
                      c.micro_batches(), rest, n, p.pp));
   }
   p.microbatch_group = n;
-  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs (DeepSeek's
-  // dualpipe.py asserts an even rank count and micro-batch count, recalled).
+  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs; DeepSeek's
+  // dualpipe.py (DualPipe.step) asserts an even rank count and an even micro-batch count of at
+  // least 2 pp, which its steady phase needs (m / 2 - pp + 1 rounds on the end ranks).
   if (c.pipeline == PipelineSchedule::DualPipe) {
     if (p.pp < 2 || p.pp % 2 != 0)
       fail("pipeline", fmt::format("dualpipe needs an even pp of 2 or more, got pp={}", p.pp));
     if (p.interleave > 1) fail("pipeline", "dualpipe has no interleaved chunks (interleave 1)");
-    if (c.micro_batches() < p.pp || c.micro_batches() % 2 != 0)
+    if (c.micro_batches() < 2 * p.pp || c.micro_batches() % 2 != 0)
       fail("pipeline",
-           fmt::format("dualpipe needs an even number of micro-batches per replica, at least pp "
-                       "({}), got {}",
-                       p.pp, c.micro_batches()));
+           fmt::format("dualpipe needs an even number of micro-batches per replica, at least 2 "
+                       "x pp ({}), got {}",
+                       2 * p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).

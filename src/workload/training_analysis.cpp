@@ -96,37 +96,67 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
     const auto between = [](Time from, Time to) {
       return from.is_finite() ? to - from : Time::zero();
     };
+    // Kernels on a chain run one at a time (a DualPipe pair's two chains share the SMs): a
+    // chain op claims the time from the chains' last end to its own; kernels running within
+    // it make that time compute, the rest is the op's (with one chain: its wait and itself).
+    std::vector<std::pair<Time, Time>> kernels;
+    for (OpIndex i = 0; i < tags.size(); ++i) {
+      const bool kernel = tags[i].role == OpRole::Forward || tags[i].role == OpRole::Backward;
+      if (tags[i].chain && kernel && times[i].end.is_finite())
+        kernels.emplace_back(times[i].start, times[i].end);
+    }
+    std::sort(kernels.begin(), kernels.end());
+    const auto kernel_time = [&](Time from, Time to) {
+      Time covered = Time::zero();
+      auto k = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(from, from),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+      for (; k != kernels.end() && k->first < to; ++k)
+        covered += std::max(Time::zero(), std::min(to, k->second) - std::max(from, k->first));
+      return covered;
+    };
     for (OpIndex i = 0; i < tags.size(); ++i) {
       if (tags[i].role == OpRole::PpSend) rt.send_end = std::max(rt.send_end, times[i].end);
       if (tags[i].role == OpRole::DpComm) rt.reduced = std::max(rt.reduced, times[i].end);
       if (!tags[i].chain) continue;
+      const Time from = std::max(prev, times[i].start);
+      const Time covered = from.is_finite() && times[i].end.is_finite() && times[i].end > prev
+                               ? kernel_time(prev, times[i].end)
+                               : Time::zero();
       const Time wait = std::max(Time::zero(), between(prev, times[i].start));
-      const Time busy = between(times[i].start, times[i].end);
+      const Time busy = std::max(Time::zero(), between(from, times[i].end));
+      const bool kernel = tags[i].role == OpRole::Forward || tags[i].role == OpRole::Backward;
+      if (kernel && !times[i].end.is_finite()) {
+        b.compute += busy;  // compute past Time's range: the iteration is infinite
+        b.dp += wait;
+        prev = times[i].end;
+        continue;
+      }
+      const Time own = wait + busy - covered;
+      b.compute += covered;
       switch (tags[i].role) {
         case OpRole::Forward:
         case OpRole::Backward:
-          b.compute += busy;
-          b.dp += wait;  // a kernel waits beside its chain only for a ZeRO-3 parameter gather
+          b.dp += own;  // a kernel waits beside its chain only for a ZeRO-3 parameter gather
           break;
         case OpRole::TpComm:
-          b.tp += wait + busy;
+          b.tp += own;
           break;
         case OpRole::EpComm:
-          b.ep += wait + busy;
+          b.ep += own;
           break;
         case OpRole::CpComm:
-          b.cp += wait + busy;
+          b.cp += own;
           break;
         case OpRole::PpRecv: {
           // Waiting for a neighbour stage: the transfer itself is exposed communication, the
           // rest is the neighbour still computing (the pipeline bubble).
-          const Time comm = std::min(wait, pp_transfer);
+          const Time comm = std::min(own, pp_transfer);
           b.pp += comm;
-          b.bubble += wait - comm + busy;
+          b.bubble += own - comm;
           break;
         }
         default:
-          b.dp += wait + busy;
+          b.dp += own;
           break;
       }
       prev = std::max(prev, times[i].end);
