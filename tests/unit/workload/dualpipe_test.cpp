@@ -163,5 +163,42 @@ TEST(DualPipe, SimulatedBubbleOfTableTwo) {
   EXPECT_NEAR(dualpipe_step(0.4).seconds(), 0.264, 1e-9);
 }
 
+// pp 2, m 4 per replica, dp 2 = ep 2: two MoE layers, one a stage, F 10 ms (attention 5, MoE 5),
+// B 20 ms (MoE 10, attention 10), W = F, no output layer, no DP buckets, free pipeline
+// transfers; each all-to-all sends half of 8 MB to the other EP rank at 1 GB/s: E = 4 ms.
+TEST(DualPipe, PairsHideTheirAllToAllBehindTheOtherPassKernels) {
+  TrainConfig c = testing::tiny_config(1, 2, 2, 8);
+  c.model.experts = 2;
+  c.model.top_k = 1;
+  c.model.expert_ffn = 4096;
+  c.par.ep = 2;
+  c.pipeline = PipelineSchedule::DualPipe;
+  StepPlan plan = make_step_plan(c, c.peak_flops);
+  for (std::uint32_t l = 0; l < 2; ++l) {
+    plan.forward[l] = Time::ms(10);
+    plan.backward[l] = Time::ms(20);
+    plan.split[l] = {0.5, 0.5, 0.0, 0.0};
+    plan.buckets[l].clear();
+  }
+  plan.head_forward = plan.head_backward = Time::zero();
+  plan.pp_bytes = Bytes(0);
+  plan.ep_bytes = Bytes(8'000'000);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  testing::ReferenceEngine engine(Time::zero(), Bandwidth::bytes_per_second(1e9));
+  EngineInput in;
+  in.programs = programs.programs.get();
+  // Rank 0 runs F0.0 F1.0 F0.1 B1.0 F1.1&B0.0 B1.1 b0.1 W0.1 (rank 1 the mirror image). A pass
+  // alone exposes its two all-to-alls per layer: F 5 + 4 + 5 + 4 = 18 ms, B 4 + 10 + 4 + 10 =
+  // 28, b (W deferred: 10 ms, 5 + 5) 18. F0.0 0-18, F1.0 18-36 (after rank 1's F1.0), F0.1
+  // 36-54, B1.0 54-82, then the pair once rank 1's B0.0 is in at 82: F's attention 82-87 beside
+  // B's first all-to-all 82-86; B's MoE 87-97 beside F's dispatch 87-91; F's MoE 97-102 beside
+  // B's second all-to-all 97-101; B's attention 102-112 beside F's combine 102-106: 30 ms =
+  // F + B, nothing exposed. B1.1 112-140, b0.1 140-158 (after rank 1's B0.1), W0.1 158-168.
+  EXPECT_NEAR(engine.run(in).makespan.seconds(), 0.168, 1e-9);
+}
+
 }  // namespace
 }  // namespace lockstep
