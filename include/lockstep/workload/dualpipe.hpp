@@ -59,11 +59,12 @@ struct ChunkShares {
   double weight_grad = 1.0 / 3.0;
 };
 
-/// DualPipe's iteration from the simulated 1F1B step's mean breakdown over m micro-batches per
-/// replica on pp stages: each rank still runs m forward and m backward chunks (C = compute / m
-/// per pair), now in pairs whose all-to-all (E = ep / m per pair) hides behind the pair's
-/// compute, F&B = max(C, E); the part of E beyond C stays exposed; the bubble is Table 2's with
-/// B and W the shares of C; TP, CP, PP, DP and imbalance are kept as simulated.
+/// Table 2's closed form, kept as a check on the simulated schedule (the step runs
+/// dualpipe_order as programs): DualPipe's iteration from a 1F1B step's mean breakdown over m
+/// micro-batches per replica on pp stages: each rank still runs m forward and m backward chunks (C
+/// = compute / m per pair), now in pairs whose all-to-all (E = ep / m per pair) hides behind the
+/// pair's compute, F&B = max(C, E); the part of E beyond C stays exposed; the bubble is Table 2's
+/// with B and W the shares of C; TP, CP, PP, DP and imbalance are kept as simulated.
 TrainBreakdown dualpipe_breakdown(const TrainBreakdown& one_f_one_b, std::uint64_t micro_batches,
                                   std::uint32_t pp, ChunkShares shares);
 
