@@ -123,7 +123,8 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
                                          std::uint64_t micro_batches, std::uint32_t stage,
                                          std::uint32_t group) {
   const std::uint64_t v = interleave, m = micro_batches, total = m * v;
-  const std::uint64_t n = group ? group : pp;
+  // Fewer micro-batches than stages (the Llama 3 paper's schedule allows it) form one group.
+  const std::uint64_t n = std::min<std::uint64_t>(group ? group : pp, m);
   std::uint64_t warmup = 0;
   if (v == 1) {
     warmup = std::min<std::uint64_t>(pp - stage - 1, m);

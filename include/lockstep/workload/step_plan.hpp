@@ -54,11 +54,12 @@ struct PipelineUnit {
 /// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
 /// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x N warm-up
 /// forwards, N = `group` micro-batches per group (microbatch_group_size_per_vp_stage; 0: pp, its
-/// default), all of them when micro_batches == pp; units follow Megatron-core's schedule
-/// table (get_schedule_table): micro-batches in groups of N, each group through chunk 0, then
-/// chunk 1, ..., the last group taking what is left. Forward unit k is entry k; backward unit k
-/// is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k / N) % v of
-/// micro-batch (k / (N v)) N + k % N.
+/// default; at most m: fewer micro-batches than stages run as one group, as Llama 3's schedule
+/// allows, arXiv:2407.21783 section 3.3.2), all of them when micro_batches == pp; units follow
+/// Megatron-core's schedule table (get_schedule_table): micro-batches in groups of N, each group
+/// through chunk 0, then chunk 1, ..., the last group taking what is left. Forward unit k is entry
+/// k; backward unit k is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k /
+/// N) % v of micro-batch (k / (N v)) N + k % N.
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
                                          std::uint64_t micro_batches, std::uint32_t stage,
                                          std::uint32_t group = 0);
