@@ -65,7 +65,7 @@ TEST(DualPipe, OrderOfFourRanksAndEightMicroBatches) {
   // to the middle), its chunk 0 direction 0: phase 1, 2 x 1 forwards F0; phase 2, h + 1 = 1
   // round F0, F1; phase 3, 1 round b1 (weights deferred), W, F1; phase 4, m / 2 - pp + h + 1 = 1
   // round of the pairs F0&B1, F1&B0; phase 5, 1 round B1, F1&B0; phase 6, h + 1 = 1 round B1,
-  // B0, deferring B0's weights (h even: from the middle round's second pass, h + 1 / 2 = 0);
+  // B0, deferring B0's weights (h even: from the middle round's second pass, (h + 1) / 2 = 0);
   // phase 7, 1 round W, b0; phase 8, h + 1 = 1 W. Micro-batches count per direction.
   EXPECT_EQ(order_text(4, 8, 0),
             "F0.0 F0.1 F0.2 F1.0 b1.0 W1.0 F1.1 F0.3&B1.1 F1.2&B0.0 B1.2 F1.3&B0.1 B1.3 b0.2 "
