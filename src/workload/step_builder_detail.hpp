@@ -86,6 +86,7 @@ class Builder {
   // One kernel's noise factor for global rank `global`, drawn from its stream.
   double noise_factor(std::uint32_t global, Rng& rng) const;
   OpIndex add(std::uint32_t r, const Op& op, OpTag tag) {
+    tag.paired = lane_ != 0;
     out_.tags[r].push_back(tag);
     return out_.programs->add(r, op);
   }

@@ -97,15 +97,21 @@ void Builder::dual_pair(std::uint32_t s, const DualPipeUnit& fwd, const DualPipe
     }
   };
   // dualpipe.py's _forward_backward_chunk: both receives, then the pair's compute, then both
-  // sends. The backward runs on chain `paired`. Their blocks alternate (Figure 4: the forward's
-  // attention, the backward's MLP, the forward's MLP, the backward's attention), each kernel
-  // after the rank's last one; a block's collectives wait for its own chain only, so they run
-  // beside the other pass's kernels.
-  for (std::uint32_t r : rs) ranks_[r].paired = ranks_[r].chain;
-  if (f.recv) f.recv();
+  // sends. The backward runs on chain `paired`, from a zero-time op after the rank's chain (a
+  // trace starts drawing it there). Their blocks alternate (Figure 4: the forward's attention,
+  // the backward's MLP, the forward's MLP, the backward's attention), each kernel after the
+  // rank's last one; a block's collectives wait for its own chain only, so they run beside the
+  // other pass's kernels.
+  for (std::uint32_t r : rs) ranks_[r].paired = kNone;
   swap_chains();
+  lane_ = kPairChannelOffset;
+  for (std::uint32_t r : rs) {
+    add_chain(r, make_compute(Time::zero()), ranks_[r].paired, {OpRole::Join, true, kNone, kNone});
+  }
   if (b.recv) b.recv();
+  lane_ = 0;
   swap_chains();
+  if (f.recv) f.recv();
   join();
   pairing_ = true;
   for (std::size_t i = 0; i < std::max(f.body.size(), b.body.size()); ++i) {
