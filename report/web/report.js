@@ -105,6 +105,23 @@
     });
     return t;
   }
+  // The other job keys as `lockstep train` prints them (src/report/training.cpp, options_text).
+  function optionsText(o) {
+    const onOff = (b) => (b ? "on" : "off");
+    let s = `efficiency ${o.efficiency}`;
+    if (o.peak_tflops !== null) s += `, peak_tflops ${o.peak_tflops}`;
+    s += `, tp_comm_overlap ${onOff(o.tp_comm_overlap)}, overlap_dp ${onOff(o.overlap_dp)}` +
+      `, overlap_param_gather ${onOff(o.overlap_param_gather)}` +
+      `, grad_reduce_in_fp32 ${onOff(o.grad_reduce_in_fp32)}`;
+    s += o.bucket_bytes !== null ? `, bucket ${o.bucket_bytes} B` : ", bucket default";
+    s += `, optimizer_step ${onOff(o.optimizer_step)}, clip_grad ${o.clip_grad}`;
+    if (o.moe_imbalance !== 1) s += `, moe_imbalance ${o.moe_imbalance}`;
+    if (o.lora_rank > 0) s += `, lora_rank ${o.lora_rank} on ${o.lora_targets}`;
+    if (o.account_for_embedding_in_pipeline_split) s += ", embedding in pipeline split";
+    if (o.account_for_loss_in_pipeline_split) s += ", loss in pipeline split";
+    if (o.communication_sms > 0) s += `, communication_sms ${o.communication_sms}`;
+    return s;
+  }
   function empty(container, message) {
     container.classList.remove("chart");
     container.appendChild(el("p", { class: "empty" }, message));
@@ -442,6 +459,7 @@
           (t.recompute_modules ? ` of ${t.recompute_modules}` : "")) +
         (t.parallel.pipeline_timing === "closed_form_on_1f1b"
           ? "; DualPipe: its closed form over the simulated 1F1B step" : "") + "."));
+      notes.appendChild(el("li", {}, `${v.name} options: ${optionsText(t.options)}.`));
     });
     chart(container, {
       data: { values }, width: 640, height: { step: 38 },

@@ -176,6 +176,9 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
        "flash (default) | unfused: Megatron's pre-FlashAttention core, scores through HBM "
        "(efficiency kernels)"},
       {"pipeline", "1f1b (default) | dualpipe: DeepSeek-V3's bidirectional pipeline (even pp)"},
+      {"communication_sms",
+       "SMs the all-to-all kernels hold beside DualPipe's compute (DeepSeek-V3: 20 of 132; "
+       "default 0)"},
       {"microbatch_group_size_per_vp_stage",
        "interleaved: micro-batches per group through each chunk (N, default pp)"},
       {"account_for_embedding_in_pipeline_split",

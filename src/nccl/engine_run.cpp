@@ -313,8 +313,16 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   if (ring && !how.overhead_as_latency)
     how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
   // Every tree channel runs at most at NCCL's per-channel tree ceiling (tree_channel_cap_GBps).
-  if (p.algo == Algorithm::Tree && op == CollectiveOp::AllReduce)
+  // LL128 and LL cut their own chunks (enqueue.cc; nccl::tree_chunk_bytes, the model's fill):
+  // LL128 from its 614,400 B step, halved while a channel would get too few, 15/16 of it
+  // payload; LL its 64 KiB step's 32 KiB of payload. Not the Simple steps the tree program
+  // halves by default, which Simple keeps (docs/nccl-model.md "Flow runs").
+  if (p.algo == Algorithm::Tree && op == CollectiveOp::AllReduce) {
     how.channel_bandwidth = Bandwidth::gBps(tree_channel_cap_GBps(c, p.proto));
+    if (p.proto != nccl::Proto::Simple)
+      how.spec.chunk = Bytes(static_cast<std::uint64_t>(nccl::tree_chunk_bytes(
+          p.proto, bytes.as_double(), p.channels, c.gpus_per_node, c.nodes)));
+  }
   return how;
 }
 

@@ -227,6 +227,9 @@ PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,
   const std::uint32_t per_nic = how.spec.algorithm == Algorithm::Tree ? 2 : 1;
   how.spec.channels =
       across ? static_cast<std::uint16_t>(std::min<std::uint32_t>(p.channels, per_nic * g)) : 1;
+  // NCCL's tree chunk (nccl_engine_run) is cut for its channels' bytes, not these: the
+  // program's own rule for its bytes per channel.
+  how.spec.chunk = Bytes{};
   PlannedCollective out;
   out.programs = make_collective(how.spec);
   out.lead = p.time - p.transfer;

@@ -48,10 +48,12 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
                    c.prompt.text, c.output.text,
                    c.rate > 0 ? fmt::format("Poisson at {:g} req/s", c.rate)
                               : fmt::format("closed loop of {} clients", c.concurrency)));
-  line(
-      fmt::format("batching           {}, max_batch {}, {} prompt tokens per prefill step "
-                  "(mean decode batch {})",
-                  r.policy, c.max_batch, c.max_prefill_tokens, r.mean_decode_batch));
+  line(fmt::format(
+      "batching           {}, max_batch {}, {} prompt tokens per prefill step{} "
+      "(mean decode batch {})",
+      r.policy, c.max_batch, c.max_prefill_tokens,
+      c.max_partial_prefills > 1 ? fmt::format(", {} prompts at once", c.max_partial_prefills) : "",
+      r.mean_decode_batch));
   line(
       fmt::format("memory per GPU     weights {:.1f} GiB, KV cache {:.1f} GiB free ({} tokens "
                   "per replica), {} preemptions",
@@ -114,6 +116,7 @@ json inference_to_json(const InferenceResult& r, const InferenceConfig& c) {
   j["precision"] = to_string(c.precision);
   j["max_batch"] = c.max_batch;
   j["max_prefill_tokens"] = c.max_prefill_tokens;
+  j["max_partial_prefills"] = c.max_partial_prefills;
   j["requests"] = r.requests;
   j["prompt_tokens"] = r.prompt_tokens;
   j["output_tokens"] = r.output_tokens;

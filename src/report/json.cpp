@@ -179,6 +179,30 @@ Json sweeps_to_json(const std::vector<Sweep>& sweeps) {
   return out;
 }
 
+namespace {
+
+// The job keys of TrainingOptions, each by its job name; null where the job left it to a default
+// that is not a value (the catalog's peak, Megatron's bucket, no LoRA).
+Json options_to_json(const TrainingOptions& o) {
+  return {{"efficiency", o.efficiency > 0 ? Json(number(o.efficiency)) : Json("kernels")},
+          {"peak_tflops", o.peak_tflops > 0 ? Json(number(o.peak_tflops)) : Json(nullptr)},
+          {"tp_comm_overlap", o.tp_comm_overlap},
+          {"overlap_dp", o.overlap_dp},
+          {"overlap_param_gather", o.overlap_param_gather},
+          {"grad_reduce_in_fp32", o.grad_reduce_in_fp32},
+          {"bucket_bytes", o.bucket_bytes ? Json(o.bucket_bytes) : Json(nullptr)},
+          {"optimizer_step", o.optimizer_step},
+          {"clip_grad", number(o.clip_grad)},
+          {"moe_imbalance", number(o.moe_imbalance)},
+          {"lora_rank", o.lora_rank},
+          {"lora_targets", o.lora_rank ? Json(o.lora_targets) : Json(nullptr)},
+          {"account_for_embedding_in_pipeline_split", o.account_for_embedding_in_pipeline_split},
+          {"account_for_loss_in_pipeline_split", o.account_for_loss_in_pipeline_split},
+          {"communication_sms", o.communication_sms}};
+}
+
+}  // namespace
+
 Json training_to_json(const Training& t) {
   Json slow = Json::array();
   for (const TrainingSlowGpu& g : t.slow_gpus) {
@@ -231,6 +255,7 @@ Json training_to_json(const Training& t) {
           {"recompute", t.recompute},
           {"recompute_modules",
            t.recompute_modules.empty() ? Json(nullptr) : Json(t.recompute_modules)},
+          {"options", options_to_json(t.options)},
           {"batch",
            {{"global_batch", b.global_batch},
             {"micro_batch", b.micro_batch},

@@ -154,6 +154,25 @@ Training training_from_json(const Json& j) {
   t.optimizer_moments = text(j, "optimizer_moments");
   t.recompute = text(j, "recompute");
   if (!j.at("recompute_modules").is_null()) t.recompute_modules = text(j, "recompute_modules");
+  const Json& o = j.at("options");
+  TrainingOptions& opt = t.options;
+  const Json& eff = o.at("efficiency");
+  opt.efficiency = eff.is_string() ? 0.0 : number(o, "efficiency");
+  if (!o.at("peak_tflops").is_null()) opt.peak_tflops = number(o, "peak_tflops");
+  opt.tp_comm_overlap = o.at("tp_comm_overlap").get<bool>();
+  opt.overlap_dp = o.at("overlap_dp").get<bool>();
+  opt.overlap_param_gather = o.at("overlap_param_gather").get<bool>();
+  opt.grad_reduce_in_fp32 = o.at("grad_reduce_in_fp32").get<bool>();
+  if (!o.at("bucket_bytes").is_null()) opt.bucket_bytes = count(o, "bucket_bytes");
+  opt.optimizer_step = o.at("optimizer_step").get<bool>();
+  opt.clip_grad = number(o, "clip_grad");
+  opt.moe_imbalance = number(o, "moe_imbalance");
+  opt.lora_rank = small(o, "lora_rank");
+  if (!o.at("lora_targets").is_null()) opt.lora_targets = text(o, "lora_targets");
+  opt.account_for_embedding_in_pipeline_split =
+      o.at("account_for_embedding_in_pipeline_split").get<bool>();
+  opt.account_for_loss_in_pipeline_split = o.at("account_for_loss_in_pipeline_split").get<bool>();
+  opt.communication_sms = small(o, "communication_sms");
   const Json& b = j.at("batch");
   t.batch = {count(b, "global_batch"), count(b, "micro_batch"), count(b, "micro_batches"),
              count(b, "sequence_length"), count(b, "tokens_per_iteration")};

@@ -26,6 +26,49 @@ const char* optimizer_moments(const TrainConfig& c) {
   return c.bf16_moments ? "bf16" : "fp32";
 }
 
+TrainingOptions options_record(const TrainConfig& c) {
+  TrainingOptions o;
+  o.efficiency = c.efficiency;
+  o.peak_tflops = c.peak_flops / 1e12;
+  o.tp_comm_overlap = c.tp_comm_overlap;
+  o.overlap_dp = c.overlap_dp;
+  o.overlap_param_gather = c.overlap_param_gather;
+  o.grad_reduce_in_fp32 = c.grad_reduce_in_fp32;
+  o.bucket_bytes = c.bucket.count();
+  o.optimizer_step = c.optimizer_step;
+  o.clip_grad = c.clip_grad;
+  o.moe_imbalance = c.moe_imbalance;
+  o.lora_rank = c.lora_rank;
+  if (c.lora_rank > 0) o.lora_targets = c.lora_mlp ? "attention_mlp" : "attention";
+  o.account_for_embedding_in_pipeline_split = c.embedding_in_pipeline_split;
+  o.account_for_loss_in_pipeline_split = c.loss_in_pipeline_split;
+  o.communication_sms = c.communication_sms;
+  return o;
+}
+
+// The options as the text output's lines name them: every key, then the ones a job sets for
+// LoRA, MoE imbalance and the pipeline split only when set.
+std::string on_off(bool b) {
+  return b ? "on" : "off";
+}
+std::string options_text(const TrainingOptions& o) {
+  std::string s = o.efficiency > 0 ? fmt::format("efficiency {:g}", o.efficiency)
+                                   : std::string("efficiency kernels");
+  if (o.peak_tflops > 0) s += fmt::format(", peak_tflops {:g}", o.peak_tflops);
+  s += fmt::format(
+      ", tp_comm_overlap {}, overlap_dp {}, overlap_param_gather {}, grad_reduce_in_fp32 {}",
+      on_off(o.tp_comm_overlap), on_off(o.overlap_dp), on_off(o.overlap_param_gather),
+      on_off(o.grad_reduce_in_fp32));
+  s += o.bucket_bytes ? fmt::format(", bucket {} B", o.bucket_bytes) : ", bucket default";
+  s += fmt::format(", optimizer_step {}, clip_grad {:g}", on_off(o.optimizer_step), o.clip_grad);
+  if (o.moe_imbalance != 1.0) s += fmt::format(", moe_imbalance {:g}", o.moe_imbalance);
+  if (o.lora_rank > 0) s += fmt::format(", lora_rank {} on {}", o.lora_rank, o.lora_targets);
+  if (o.account_for_embedding_in_pipeline_split) s += ", embedding in pipeline split";
+  if (o.account_for_loss_in_pipeline_split) s += ", loss in pipeline split";
+  if (o.communication_sms > 0) s += fmt::format(", communication_sms {}", o.communication_sms);
+  return s;
+}
+
 std::string parallelism_text(const TrainConfig& c) {
   const ParallelConfig& p = c.par;
   std::string text = fmt::format("TP{} PP{}", p.tp, p.pp);
@@ -141,6 +184,7 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
   t.recompute = to_string(config.recompute);
   if (config.recompute == Recompute::Selective)
     t.recompute_modules = recompute_module_names(config.recompute_modules);
+  t.options = options_record(config);
   t.batch = {config.global_batch, config.micro_batch, config.micro_batches(),
              config.sequence_length(), r.tokens_per_iteration};
   t.memory = {r.memory.weights.count(),     r.memory.gradients.count(), r.memory.optimizer.count(),
@@ -164,6 +208,7 @@ std::string format_training_text(const TrainResult& r, const TrainConfig& c) {
   line(fmt::format("parallelism        {}", parallel_text(c)));
   line(fmt::format("kernels            {} weight GEMMs, {} attention, optimizer moments {}",
                    to_string(c.precision), attention_kernel(c), optimizer_moments(c)));
+  line(fmt::format("options            {}", options_text(options_record(c))));
   line(
       fmt::format("batch              {} sequences x {} tokens, micro-batch {}, {} micro-batches "
                   "per replica",

@@ -292,7 +292,7 @@ TrainingCase training_case(const TrainingRow& row) {
     add("recompute", "selective");
   }
   // Megatron-Core's names of the modules a run recomputed ("recompute_modules=layernorm+
-  // mla_up_proj": DeepSeek-V3's RMSNorm and MLA up-projections, its section 3.3.4).
+  // mla_up_proj": DeepSeek-V3's RMSNorm and MLA up-projections, its section 3.2.3).
   static const std::regex modules(R"(recompute_modules\s*=\s*([a-z_]+(?:\+[a-z_]+)*))");
   std::smatch listed;
   if (std::regex_search(notes, listed, modules)) {
@@ -305,6 +305,10 @@ TrainingCase training_case(const TrainingRow& row) {
   // A run that names its attention as unfused (Megatron-LM before FlashAttention).
   if (notes.find("unfused attention") != std::string::npos) add("attention_kernel", "unfused");
   if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
+  // The SMs a run's communication kernels held ("communication_sms=20": DeepSeek-V3's).
+  static const std::regex sms(R"(communication_sms\s*=\s*([0-9]+))");
+  if (std::smatch held; std::regex_search(notes, held, sms))
+    add("communication_sms", held[1].str());
   static const std::regex moments(R"(bf16 (adamw |adam |optimizer )?moments|moments\s*=\s*bf16)");
   if (std::regex_search(notes, moments)) add("optimizer", "moments=bf16");
   // NVIDIA NeMo's performance recipes reduce gradients in BF16 (NeMo 1.x: optim.grad_sync_dtype

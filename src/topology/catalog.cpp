@@ -418,6 +418,13 @@ const std::vector<CableSpec>& cables() {
        1'500, 2},
       {"fr_800g", "OSFP 800G 2xFR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 2'000,
        17, 2'000, 2},
+      // NVIDIA LinkX XDR twin-port OSFP 1.6T 2xDR4 single-mode transceiver (500 m), one per
+      // Quantum-X800 Q3400 cage of 2 x 800G XDR ports (NVIDIA's Quantum-X800 announcement,
+      // GTC 2024: LinkX 1.6T twin-port OSFP). No datasheet power or list price found: ~25 W
+      // (estimate, below two 800G modules' 2 x 17 W) and ~$3,000 (estimate: two 800G 2xDR4's
+      // ~$1,500, the same price per lane).
+      {"dr_1600g", "OSFP 1.6T 2xDR4 transceiver (estimate)", LinkMedium::Optical,
+       Bandwidth::gbps(1'600), 500, 25, 3'000, 2},
       // OIF 400ZR implementation agreement: 400G coherent DWDM, 120 km amplified, ~20 W
       // (QSFP-DD). OpenZR+ MSA: 400G over 1,000+ km amplified, ~25 W; 800ZR (OIF, 2024) ~30 W.
       // Approximate street prices, ~$6,000 / ~$8,000 / ~$12,000 per module (estimates, 2024).
@@ -564,9 +571,9 @@ std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
   // NVIDIA Quantum-2 QM9700 datasheet: 64 NDR 400G ports "in 32 OSFP cages" (each cage a
   // twin-port 2 x 400G module, NVIDIA LinkX MMA4Z00-NS 2xSR4 / MMS4X00-NM 2xDR4). Spectrum-4
   // SN5600 datasheet and Broadcom Tomahawk 5 brief: 64 x 800G OSFP cages, 128 x 400G by
-  // splitting each cage's module into two 400G ports. Quantum-X800 Q3400 cages are twin-port
-  // too (72 OSFP for 144 XDR ports), but the catalog has no 1.6T module: counted per port.
-  for (const char* twin : {"qm9700", "sn5600_400g", "tomahawk5_400g"}) {
+  // splitting each cage's module into two 400G ports. NVIDIA Quantum-X800 Q3400 datasheet: 144
+  // XDR 800G ports on 72 OSFP cages, a twin-port 1.6T module each (dr_1600g).
+  for (const char* twin : {"qm9700", "sn5600_400g", "tomahawk5_400g", "q3400"}) {
     if (sw.name == twin) return 2;
   }
   return 1;
@@ -575,10 +582,27 @@ std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {
 std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link) {
   // NVIDIA Quantum-2 QM9700 datasheet: "64 400Gb/s ports or 128 200Gb/s ports" on its 32 OSFP
   // cages; a twin-port 2 x 400G module drives four 200G ports through splitter cables (NVIDIA
-  // LinkX MMA4Z00-NS with MFP7E20 1:2 fibre splitters to NDR200 ConnectX-7 ports). Other
-  // switches' splits are not in the catalog: one link end per port.
-  if (sw.name == "qm9700" && link * 2.0 == sw.port_speed) return 2;
+  // LinkX MMA4Z00-NS with MFP7E20 1:2 fibre splitters to NDR200 ConnectX-7 ports). NVIDIA
+  // Spectrum-4 SN5600 datasheet: 64 x 800GbE OSFP ports, "128 x 400GbE or 256 x 200GbE" by
+  // splitting each port 2 x 400G or 4 x 200G; its 128 x 400G configuration (sn5600_400g) is the
+  // 2-way split, so a 200G end takes half of one of those. Other switches' splits are not in
+  // the catalog: one link end per port.
+  static constexpr std::pair<std::string_view, std::uint32_t> kMostWays[] = {
+      {"qm9700", 2}, {"sn5600", 4}, {"sn5600_400g", 2}};
+  for (const auto& [name, most] : kMostWays) {
+    if (sw.name != name) continue;
+    for (std::uint32_t k = 2; k <= most; k *= 2) {
+      if (link * static_cast<double>(k) == sw.port_speed) return k;
+    }
+  }
   return 1;
+}
+
+std::uint32_t splitter_legs(Bandwidth link) {
+  // A split port's module (OSFP 800G 2xSR4 / 2xDR4) has one MPO-12 per 400G (4 lanes of 100G):
+  // a 400G end takes that MPO's patch cord; two 200G ends share it through a 1:2 splitter fibre
+  // (NVIDIA LinkX MFP7E20, 2 lanes each).
+  return link * 2.0 == Bandwidth::gbps(400) ? 2 : 1;
 }
 
 const CableSpec& fibre_patch_cord() {
@@ -608,6 +632,32 @@ const CableSpec& splitter_fibre() {
                                   100,
                                   0};
   return splitter;
+}
+
+const CableSpec& splitter_dac(std::uint32_t legs) {
+  // NVIDIA LinkX NDR splitter DACs (LinkX cables and transceivers catalogue, InfiniBand NDR
+  // passive copper): MCP7Y00-N00x, twin-port 800G OSFP to 2 x 400G OSFP, and MCP7Y10-N00x,
+  // twin-port 800G OSFP to 4 x 200G OSFP, the switch end in one cage, each leg into a
+  // ConnectX-7 port; lengths as the straight NDR DACs (medium_for_length). Passive: power as
+  // the DACs above. No public list price: ~$400 and ~$500 are estimates (an 800G DAC's $300
+  // and the fan-out).
+  static const CableSpec two{"dac_800g_2x400g",
+                             "OSFP 800G to 2x400G passive copper splitter DAC (estimate)",
+                             LinkMedium::CopperDac,
+                             Bandwidth::gbps(400),
+                             2,
+                             0.1,
+                             400,
+                             0};
+  static const CableSpec four{"dac_800g_4x200g",
+                              "OSFP 800G to 4x200G passive copper splitter DAC (estimate)",
+                              LinkMedium::CopperDac,
+                              Bandwidth::gbps(200),
+                              3,
+                              0.1,
+                              500,
+                              0};
+  return legs <= 2 ? two : four;
 }
 
 LinkMedium medium_for_length(Bandwidth speed, double length_m) {

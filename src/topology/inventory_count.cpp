@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "lockstep/topology/catalog.hpp"
 
@@ -80,6 +81,14 @@ void BomTally::add_splitters(std::uint64_t splitters, std::uint64_t legs) {
   split_legs_ += legs;
 }
 
+void BomTally::add_split_dacs(LinkMedium medium, Bandwidth speed, double length_m,
+                              std::uint32_t legs_per_cable, std::uint64_t cables,
+                              std::uint64_t legs) {
+  auto& [n, l] = split_dacs_[{LinkKey{medium, speed.bytes_per_second(), length_m}, legs_per_cable}];
+  n += cables;
+  l += legs;
+}
+
 void BomTally::finish(Inventory& inv) const {
   inv.lines.clear();
   inv.tiers.clear();
@@ -152,6 +161,18 @@ void BomTally::finish(Inventory& inv) const {
       inv.cables += n;
     }
   }
+  // Copper legs joined at their switch cage take one splitter DAC per cage, not a DAC each.
+  std::map<const CableSpec*, std::uint64_t> split;
+  for (const auto& [key, counts] : split_dacs_) {
+    const auto& [link, legs_per_cable] = key;
+    const CableChoice choice =
+        cable_for(link.medium, Bandwidth::bytes_per_second(link.speed), link.length_m);
+    if (choice.spec == nullptr || choice.spec->transceivers_per_link != 0) continue;
+    const std::uint64_t legs = std::min(counts.second * choice.parallel, parts[choice.spec]);
+    parts[choice.spec] -= legs;
+    inv.cables = inv.cables - legs + counts.first;
+    split[&splitter_dac(legs_per_cable)] += counts.first;
+  }
   // A module carries its ports' total speed: a twin-port 2 x 400G end takes one 800G 2xSR4.
   for (const auto& [key, count] : modules) {
     const CableChoice choice =
@@ -167,6 +188,9 @@ void BomTally::finish(Inventory& inv) const {
     if (auto it = parts.find(&c); it != parts.end()) {
       add_line(inv, c.display, "cable", "", it->second, c.power_w, c.price_usd);
     }
+  }
+  for (const auto& [spec, count] : split) {
+    add_line(inv, spec->display, "cable", "", count, spec->power_w, spec->price_usd);
   }
   // Split legs share a splitter fibre instead of a patch cord each.
   const std::uint64_t legs = std::min(split_legs_, fibres);
@@ -188,7 +212,7 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   for (const Link& l : topo.management_links()) ++managed[l.b];
   // A switch's ports: one per link end, except ends its datasheet lets share a port by breakout
   // (switch_breakout: a QM9700 400G port split 2 x 200G), k of them to a port.
-  // Optical ends split k ways take a splitter fibre per port (add_splitters).
+  // Optical 200G ends take a 1:2 splitter fibre per pair (splitter_legs, add_splitters).
   auto switch_ports = [&](DeviceId id, std::uint64_t managed_ends) {
     const SwitchSpec& spec = switch_catalog()[topo.device(id).model];
     std::map<std::pair<std::uint32_t, bool>, std::uint64_t> ends;  // by (breakout, optical)
@@ -203,7 +227,8 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     for (const auto& [key, n] : ends) {
       const auto [k, optical] = key;
       used += (n + k - 1) / k;
-      if (k > 1 && optical) tally.add_splitters((n + k - 1) / k, n);
+      const std::uint64_t legs = k > 1 ? splitter_legs(spec.port_speed * (1.0 / k)) : 1;
+      if (legs > 1 && optical) tally.add_splitters((n + legs - 1) / legs, n);
     }
     return used;
   };
@@ -267,12 +292,37 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   std::map<Kind, std::uint64_t> loose;
   for (const auto& [key, count] : kinds) loose[key] = 2 * count;
   std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged;
+  std::set<std::pair<std::uint64_t, DeviceId>> in_cage;  // (link, device) ends
+  for (std::size_t c = 0; c < topo.num_cages(); ++c) {
+    for (const CageEnd& e : topo.cage(c)) in_cage.insert({e.link, e.device});
+  }
+  // A switch cage of copper links only, whose other ends are single ports (NICs, appliances):
+  // one splitter DAC for the cage (splitter_dac()).
+  std::map<std::pair<Kind, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split;
+  auto single_port_peer = [&](const CageEnd& e) {
+    const Link& l = link_at(e.link);
+    if (l.medium != LinkMedium::CopperDac) return false;
+    const DeviceId peer = l.a == e.device ? l.b : l.a;
+    if (peer == kNone) return true;  // an appliance's management cable
+    return topo.device(peer).kind != DeviceKind::Switch && !in_cage.count({e.link, peer});
+  };
   for (std::size_t c = 0; c < topo.num_cages(); ++c) {
     const auto ends = topo.cage(c);
     if (ends.empty()) continue;
     const Kind k = kind_of(link_at(ends[0].link));
     ++caged[{k, topo.cage_ports(c)}];
     for (const CageEnd& e : ends) --loose[kind_of(link_at(e.link))];
+    if (topo.device(ends[0].device).kind == DeviceKind::Switch &&
+        std::all_of(ends.begin(), ends.end(), single_port_peer)) {
+      auto& [cables, legs] = split[{k, topo.cage_ports(c)}];
+      ++cables;
+      legs += ends.size();
+    }
+  }
+  for (const auto& [key, counts] : split) {
+    const auto [medium, speed, length] = key.first;
+    tally.add_split_dacs(medium, Bandwidth::bytes_per_second(speed), length, key.second,
+                         counts.first, counts.second);
   }
   for (const auto& [key, count] : kinds) {
     const auto [medium, speed, length] = key;

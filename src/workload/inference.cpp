@@ -11,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <queue>
+#include <utility>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
@@ -75,11 +76,13 @@ std::uint64_t draw(const LengthSpec& l, Rng& rng) {
   return l.lo == l.hi ? l.lo : l.lo + rng.below(l.hi - l.lo + 1);
 }
 
-// Tokens of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves.
-std::uint64_t kv_capacity(const InferenceConfig& c, const InferenceStepModel& m) {
-  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens;
+// Blocks of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves, in whole blocks
+// of 16 tokens (vLLM's determine_num_available_blocks divides the free memory by a block's size).
+std::uint64_t kv_capacity_blocks(const InferenceConfig& c, const InferenceStepModel& m) {
+  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens / kKvBlockTokens;
   const double budget = m.kv_budget_bytes_per_gpu();
-  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / m.kv_bytes_per_token_per_gpu());
+  const double block = m.kv_bytes_per_token_per_gpu() * kKvBlockTokens;
+  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / block);
 }
 
 void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
@@ -100,7 +103,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
     // A decode pool takes KV caches in and cannot recompute a preempted sequence: its largest
     // batch, max_batch sequences of the longest prompt and output, must fit.
     const double tokens =
-        static_cast<double>(c.max_batch) * static_cast<double>(c.prompt.max() + c.output.max());
+        static_cast<double>(c.max_batch) *
+        static_cast<double>(kv_blocks(c.prompt.max() + c.output.max()) * kKvBlockTokens);
     const double need = tokens * m.kv_bytes_per_token_per_gpu();
     if (need > m.kv_budget_bytes_per_gpu()) {
       throw InputError(
@@ -110,9 +114,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
               "{:.1f} GiB is left after the weights and activations (at most {} sequences fit)",
               c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
               m.kv_budget_bytes_per_gpu() / kGiB,
-              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() /
-                                         (static_cast<double>(c.prompt.max() + c.output.max()) *
-                                          m.kv_bytes_per_token_per_gpu()))),
+              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() *
+                                         static_cast<double>(c.max_batch) / need)),
           c.max_batch_where);
     }
     return;
@@ -120,8 +123,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
   // Colocated, vLLM preempts when the cache is full; one sequence must fit alone (vLLM refuses
   // a max_model_len whose KV cache does not fit).
   const std::uint64_t longest = c.prompt.max() + c.output.max();
-  const std::uint64_t capacity = kv_capacity(c, m);
-  if (longest > capacity) {
+  const std::uint64_t capacity = kv_capacity_blocks(c, m) * kKvBlockTokens;
+  if (kv_blocks(longest) * kKvBlockTokens > capacity) {
     throw InputError(
         c.kv_field,
         fmt::format("one sequence of up to {} + {} tokens does not fit in the KV cache of {} "
@@ -165,8 +168,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   r.gpus = c.gpus();
   r.weight_gib_per_gpu = model.weight_bytes_per_gpu() / kGiB;
   r.kv_gib_free_per_gpu = model.kv_budget_bytes_per_gpu() / kGiB;
-  r.kv_token_capacity = kv_capacity(c, model);
-  const std::uint64_t capacity = r.kv_token_capacity;
+  const std::uint64_t capacity = kv_capacity_blocks(c, model);  // blocks
+  r.kv_token_capacity = capacity * kKvBlockTokens;
   const auto mean_prompt = static_cast<std::uint64_t>(std::llround(c.prompt.mean()));
   r.decode_batch1 = model.decode({mean_prompt});
   r.prefill_one = model.prefill({mean_prompt});
@@ -235,18 +238,19 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     }
     return best;
   };
-  // Tokens a sequence holds in the cache once its next token is computed (its context).
+  // Tokens a sequence holds in the cache once its next token is computed (its context), and the
+  // blocks they take: every count against the cache below is in blocks (PagedAttention).
   auto context = [&](std::size_t q) { return reqs[q].prompt + reqs[q].generated; };
   // vLLM's recompute preemption: when the running batch's next tokens do not fit, the newest
   // sequence leaves the cache and goes back to the front of the queue, to be prefilled again
   // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5).
   auto make_room = [&](Replica& rep, std::uint64_t held) {
     std::uint64_t need = held;
-    for (std::size_t q : rep.running) need += context(q);
+    for (std::size_t q : rep.running) need += kv_blocks(context(q));
     while (need > capacity && rep.running.size() > 1) {
       const std::size_t q = rep.running.back();
       rep.running.pop_back();
-      need -= context(q);
+      need -= kv_blocks(context(q));
       reqs[q].cached = 0;
       rep.waiting.push_front(q);
       ++r.preemptions;
@@ -254,7 +258,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   };
   auto held = [&](const Replica& rep) {
     std::uint64_t n = 0;
-    for (std::size_t q : rep.running) n += reqs[q].cached;
+    for (std::size_t q : rep.running) n += kv_blocks(reqs[q].cached);
     return n;
   };
   auto start = [&](std::uint32_t i, double t) {
@@ -277,28 +281,55 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       // prefill: the running sequences decode first, then prompt chunks fill the step's budget
       // of max_prefill_tokens tokens, the partly prefilled prompt first.
       std::uint64_t partial = 0;  // the prompt being prefilled holds its chunks so far
-      for (std::size_t q : rep.waiting) partial += reqs[q].cached;
+      for (std::size_t q : rep.waiting) partial += kv_blocks(reqs[q].cached);
       make_room(rep, partial);
       std::uint64_t budget = c.max_prefill_tokens;
       std::uint64_t used = 0;
       for (std::size_t q : rep.running) {
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({context(q) - 1, 1, true});
-        used += context(q);
+        used += kv_blocks(context(q));
         budget -= std::min<std::uint64_t>(budget, 1);
       }
       rep.running.clear();
+      // Several partial prefills (vLLM's max_num_partial_prefills, N): S of the waiting prompts,
+      // at most N and at most one "long" (more than 4% of the context left to prefill:
+      // max_long_partial_prefills 1, long_prefill_token_threshold's default), share the step,
+      // each chunk at most max_prefill_tokens / S; a long prompt past the first waits its turn
+      // while shorter ones go. N = 1: one prompt may take the whole budget left.
+      const std::uint32_t n_partial = c.max_partial_prefills;
+      const std::uint64_t long_tokens = c.model.seq * 4 / 100;
+      auto is_long = [&](std::size_t q) {
+        return n_partial > 1 && context(q) - reqs[q].cached > long_tokens;
+      };
+      std::uint64_t slots = 0;
+      bool long_seen = false;
+      for (std::size_t q : rep.waiting) {
+        if (slots == n_partial) break;
+        if (is_long(q) && std::exchange(long_seen, true)) continue;
+        ++slots;
+      }
+      const std::uint64_t cap = c.max_prefill_tokens / std::max<std::uint64_t>(slots, 1);
+      std::deque<std::size_t> passed;  // long prompts waiting behind the one prefilling
+      bool long_taken = false;
       while (budget > 0 && !rep.waiting.empty() && rep.step_members.size() < c.max_batch) {
         const std::size_t q = rep.waiting.front();
+        if (is_long(q) && long_taken) {
+          passed.push_back(q);
+          rep.waiting.pop_front();
+          continue;
+        }
         const std::uint64_t left = context(q) - reqs[q].cached;
-        const std::uint64_t chunk = std::min(budget, left);
-        if (used + reqs[q].cached + chunk > capacity) break;
+        const std::uint64_t chunk = std::min({budget, left, cap});
+        if (used + kv_blocks(reqs[q].cached + chunk) > capacity) break;
+        long_taken = long_taken || is_long(q);
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({reqs[q].cached, chunk, chunk == left});
-        used += reqs[q].cached + chunk;
+        used += kv_blocks(reqs[q].cached + chunk);
         budget -= chunk;
       }
+      for (auto it = passed.rbegin(); it != passed.rend(); ++it) rep.waiting.push_front(*it);
       bool decode_only = true;
       for (const StepPiece& p : rep.step_pieces) decode_only = decode_only && p.tokens == 1;
       rep.step_prefill = !decode_only;
@@ -310,9 +341,9 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
              (rep.step_members.empty() ||
               tokens + context(rep.waiting.front()) <= c.max_prefill_tokens)) {
         const std::size_t q = rep.waiting.front();
-        if (rep.role == Role::Both && used + context(q) > capacity) break;
+        if (rep.role == Role::Both && used + kv_blocks(context(q)) > capacity) break;
         tokens += context(q);
-        used += context(q);
+        used += kv_blocks(context(q));
         rep.step_members.push_back(q);
         rep.step_pieces.push_back({0, context(q), true});
         rep.waiting.pop_front();

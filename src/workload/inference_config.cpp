@@ -128,7 +128,9 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   c.max_batch = 256;  // vLLM's max_num_seqs default
   if (const ArgNode* b = job.find("batching")) {
     if (b->kind() != ArgNode::Kind::Map)
-      b->fail("expected a map: max_batch, max_prefill_tokens, policy, kv_cache_tokens");
+      b->fail(
+          "expected a map: max_batch, max_prefill_tokens, policy, max_partial_prefills, "
+          "kv_cache_tokens");
     if (const ArgNode* m = b->find("max_batch")) {
       c.max_batch = static_cast<std::uint32_t>(m->as_int(1, 1 << 20));
       c.max_batch_field = m->path();
@@ -141,6 +143,11 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
       c.policy = policy == "static"    ? BatchPolicy::Static
                  : policy == "chunked" ? BatchPolicy::Chunked
                                        : BatchPolicy::Continuous;
+    }
+    if (const ArgNode* n = b->find("max_partial_prefills")) {
+      c.max_partial_prefills = static_cast<std::uint32_t>(n->as_int(1, 1 << 20));
+      if (c.policy != BatchPolicy::Chunked)
+        n->fail("several partial prefills need policy: chunked (vLLM's max_num_partial_prefills)");
     }
     // vLLM's num_gpu_blocks_override (x its 16-token blocks): the KV cache's size in tokens
     // instead of what HBM leaves, to study preemption.
@@ -213,6 +220,17 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
            fmt::format("ep={} must equal tp={}: experts split over the TP group", c.ep, c.tp));
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
+  }
+  // vLLM runs one scheduler per pipeline stage (its virtual engines), each with its own token
+  // budget, and pipelines their steps; a chunked step here is one micro-batch through every
+  // stage, which would leave pp - 1 stages idle: refused rather than priced wrong.
+  if (c.policy == BatchPolicy::Chunked && c.pp > 1) {
+    job.at("batching")
+        .at("policy")
+        .fail(fmt::format(
+            "chunked prefill with pp={} is not modelled (vLLM schedules each pipeline stage's "
+            "virtual engine apart): use pp: 1 or policy: continuous",
+            c.pp));
   }
   // vLLM's max_num_batched_tokens: with chunked prefill a step's token budget (2048, its default
   // with chunked prefill); without, the longest prompt a step takes whole.

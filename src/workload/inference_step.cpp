@@ -11,6 +11,7 @@
 #include <numbers>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/rng.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
@@ -82,9 +83,67 @@ double expected_max_load(std::uint64_t balls, std::uint32_t bins) {
   return out;
 }
 
+BusiestRank expected_busiest_rank(std::uint64_t tokens, std::uint32_t top_k, std::uint32_t experts,
+                                  std::uint32_t ranks) {
+  BusiestRank out;
+  const double t = static_cast<double>(tokens), e = experts, k = top_k;
+  if (tokens == 0 || experts == 0) return out;
+  if (ranks <= 1) {
+    // One rank holds every expert: each is missed by a token with probability 1 - k / E.
+    return {t * k, e * (1 - std::pow(1 - k / e, t))};
+  }
+  const std::uint32_t local = experts / ranks;
+  const std::uint64_t slots = tokens * top_k;
+  if (slots > 256) {
+    // Gaussian limit: a token's counts over the ranks are multivariate hypergeometric, whose
+    // covariance is the multinomial's x (E - k) / (E - 1); the busiest rank's M slots reach
+    // local x (1 - (1 - 1 / local)^M) experts (all of them, at these loads).
+    const double mean = static_cast<double>(slots) / ranks;
+    const double shrink = experts > 1 ? (e - k) / (e - 1) : 0;
+    out.slots = mean + std::sqrt(mean * shrink) * expected_max_normal(ranks);
+    out.experts = local * (1 - std::pow(1 - 1.0 / local, out.slots));
+    return out;
+  }
+  // Sampled: each trial routes every token to top_k distinct experts (Floyd's algorithm), the
+  // trials sized to about 2^18 slots in all (a fixed seed: the same figure every run).
+  const std::uint64_t trials = std::max<std::uint64_t>(4096, (std::uint64_t{1} << 18) / slots);
+  Rng rng(0x70b6);
+  std::vector<std::uint32_t> load(ranks), hits(experts), picked;
+  double sum_slots = 0, sum_experts = 0;
+  for (std::uint64_t n = 0; n < trials; ++n) {
+    std::fill(load.begin(), load.end(), 0);
+    std::fill(hits.begin(), hits.end(), 0);
+    for (std::uint64_t q = 0; q < tokens; ++q) {
+      picked.clear();
+      for (std::uint32_t j = experts - top_k; j < experts; ++j) {
+        auto x = static_cast<std::uint32_t>(rng.below(j + 1));
+        if (std::find(picked.begin(), picked.end(), x) != picked.end()) x = j;
+        picked.push_back(x);
+        ++load[x / local];
+        ++hits[x];
+      }
+    }
+    std::uint32_t best = 0, best_hit = 0;
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      std::uint32_t reached = 0;
+      for (std::uint32_t x = r * local; x < (r + 1) * local; ++x) reached += hits[x] > 0 ? 1 : 0;
+      if (load[r] > best || (load[r] == best && reached > best_hit)) {
+        best = load[r];
+        best_hit = reached;
+      }
+    }
+    sum_slots += best;
+    sum_experts += best_hit;
+  }
+  out.slots = sum_slots / static_cast<double>(trials);
+  out.experts = sum_experts / static_cast<double>(trials);
+  return out;
+}
+
 struct InferenceStepModel::Impl {
   const Topology& topo;
-  const InferenceConfig& c;
+  // A copy: a model may outlive the config it was built from (a temporary, a sweep's point).
+  const InferenceConfig c;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Router> router;
   NcclGroups nccl;
@@ -94,11 +153,11 @@ struct InferenceStepModel::Impl {
   double gemm_rate = 0, attention_rate = 0, hbm = 0;
   double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
-  std::map<std::uint64_t, double> busiest;  // token-slots -> the busiest EP rank's expected share
-  double busiest_rank_slots(std::uint64_t slots) {
-    const auto it = busiest.find(slots);
+  std::map<std::uint64_t, BusiestRank> busiest;  // tokens -> the busiest EP rank's expected share
+  const BusiestRank& busiest_rank(std::uint64_t tokens) {
+    const auto it = busiest.find(tokens);
     if (it != busiest.end()) return it->second;
-    return busiest[slots] = expected_max_load(slots, c.ep);
+    return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
   }
 
   // One pass of a micro-batch through one pipeline stage.
@@ -290,19 +349,17 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
     if (moe && c.ep > 1) {
       // Expert parallelism: a rank holds E / ep whole experts and the step waits for the
-      // busiest. Its expected token-slots M: the multinomial maximum of N slots over ep ranks;
-      // M slots over its E / ep experts hit (E / ep)(1 - (1 - ep / E)^M) of them.
-      const double local = static_cast<double>(md.experts) / c.ep;
-      const double m = busiest_rank_slots(static_cast<std::uint64_t>(tokens) * md.top_k);
-      const double hit = local * (1 - std::pow(1 - 1 / local, m));
-      roofline(2 * ex * m, gemm_rate, ex * hit * wb);
+      // busiest: its expected token-slots and experts reached, each token's top_k experts
+      // distinct.
+      const BusiestRank& b = busiest_rank(static_cast<std::uint64_t>(tokens));
+      roofline(2 * ex * b.slots, gemm_rate, ex * b.experts * wb);
     } else if (moe) {
       // Routed experts split over the TP ranks: a rank reads its share of the experts its
-      // tokens reach. N token-slots routed uniformly (what the load-balancing loss aims at) hit
-      // an expert with probability 1 - (1 - 1/E)^N.
-      const double e = md.experts, slots = tokens * md.top_k;
-      const double hit = 1 - std::pow(1 - 1 / e, slots);
-      roofline(2 * ex * slots / tpd, gemm_rate, routed * hit * wb / tpd);
+      // tokens reach. Each token picks top_k distinct experts uniformly (what the
+      // load-balancing loss aims at): an expert is missed by one with probability 1 - k / E.
+      const BusiestRank all =
+          expected_busiest_rank(static_cast<std::uint64_t>(tokens), md.top_k, md.experts, 1);
+      roofline(2 * ex * all.slots / tpd, gemm_rate, ex * all.experts * wb / tpd);
     }
     double attn_flops = 0, kv_tokens = 0;
     for (const StepPiece& q : pieces) {

@@ -184,8 +184,15 @@ const std::map<std::string, std::function<ModelSpec()>>& presets() {
       {"gpt-oss-120b", [] { return gpt_oss("gpt-oss-120b", 36, 128); }},
       // DeepSeek-V3: DeepSeek-AI 2024 (arXiv:2412.19437) section 4.2: 61 layers, 128 heads,
       // 256 routed experts, first 3 layers dense, vocab 129280. Totals: 671B parameters, 37B
-      // activated per token (the multi-token-prediction module is not part of the model here).
-      {"deepseek-v3", [] { return deepseek("deepseek-v3", 128, 256, 3, 129280); }},
+      // activated per token, without the one multi-token-prediction module it trains with
+      // (section 2.2; depth D = 1 in section 4.2; config.json
+      // num_nextn_predict_layers 1), counted apart (mtp_layers).
+      {"deepseek-v3",
+       [] {
+         ModelSpec m = deepseek("deepseek-v3", 128, 256, 3, 129280);
+         m.mtp_layers = 1;
+         return m;
+       }},
       // Kimi K2: Kimi Team 2025 (arXiv:2507.20534), Table 2 against DeepSeek-V3, and config.json
       // of moonshotai/Kimi-K2-Base: 64 heads, 384 experts, first layer dense, vocab 163840.
       // Totals: 1.04T parameters, 32.6B activated.
@@ -269,8 +276,16 @@ double ModelSpec::head_forward_flops_per_token() const {
   return 2.0 * static_cast<double>(vocab) * static_cast<double>(hidden);
 }
 
+double ModelSpec::mtp_forward_flops_per_token(std::uint64_t s) const {
+  if (mtp_layers == 0) return 0;
+  const double h = static_cast<double>(hidden);
+  const double module = layer_forward_flops_per_token(layers - 1, s) + 2.0 * 2.0 * h * h +
+                        head_forward_flops_per_token();
+  return mtp_layers * module;
+}
+
 double ModelSpec::train_flops_per_token(std::uint64_t s) const {
-  double forward = head_forward_flops_per_token();
+  double forward = head_forward_flops_per_token() + mtp_forward_flops_per_token(s);
   for (std::uint32_t l = 0; l < layers; ++l) forward += layer_forward_flops_per_token(l, s);
   return 3.0 * forward;
 }
@@ -333,7 +348,8 @@ const std::vector<std::string>& model_keys() {
         "layers hidden ffn heads kv_heads head_dim vocab seq gated_mlp tied_embeddings dropout "
         "experts top_k shared_experts expert_ffn dense_layers "  // mixtures of experts
         "q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim "  // latent attention
-        "attention_params sliding_window global_every");
+        "attention_params sliding_window global_every "
+        "num_nextn_predict_layers");  // multi-token prediction
     std::vector<std::string> out;
     for (std::string key; text >> key;) out.push_back(key);
     return out;
@@ -449,6 +465,7 @@ ModelSpec parse_model_map(const ArgNode& node) {
   u64("attention_params", m.attention_params, 0);
   u64("sliding_window", m.sliding_window, 0);
   u32("global_every", m.global_every, 0);
+  u32("num_nextn_predict_layers", m.mtp_layers, 0);
   // An inconsistency is reported at the key it names when the map gives it, else at the map.
   if (const ModelSpec::Inconsistency bad = m.inconsistency(); bad.key) {
     const ArgNode* key = node.find(bad.key);

@@ -55,6 +55,12 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   const LayerSplit& split = plan_.split[layer];
   Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
   if (!fwd && input_only_) whole = std::max(Time::zero(), whole - weight_grad(layer));
+  // A DualPipe pair's MoE blocks run beside the other pass's all-to-all, whose kernels hold
+  // communication_sms of the GPU's SMs (DeepSeek-V3 section 3.2.2): the block's kernels run on
+  // the rest, 1 / (1 - share) as long (exact while the transfer outlasts them, as DeepSeek-V3's
+  // does in lockstep; an upper bound otherwise, dualpipe_pair).
+  if (pairing_ && plan_.comm_sm_share > 0 && p_.ep > 1 && c_.model.is_moe_layer(layer))
+    whole = whole.scaled(1.0 / (1.0 - plan_.comm_sm_share));
   const Time attn_time = whole.scaled(fwd ? split.attention_fwd : split.attention_bwd);
   const Time mlp_time = whole - attn_time;
   const OpRole role = fwd ? OpRole::Forward : OpRole::Backward;

@@ -298,8 +298,15 @@ void kernel_model_times(const TrainConfig& c, const KernelModel& km, StepPlan& p
 
 }  // namespace
 
-StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_peak_flops,
+StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops,
                         const GpuSpec* gpu) {
+  // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 section 2.2): each module's block runs
+  // as one more layer after the main model's last, on the last stage, so the per-layer figures
+  // below (kernel times, EP all-to-all, activations, parameters, gradient buckets) cover layers +
+  // mtp_layers; the pipeline split, the FLOP count and the head's extras take the model as given.
+  const std::uint32_t mtp = config.model.mtp_layers;
+  TrainConfig c = config;
+  c.model.layers += mtp;
   const ModelSpec& m = c.model;
   const ParallelConfig& p = c.par;
   StepPlan plan;
@@ -316,8 +323,9 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   const std::uint32_t e = c.embedding_in_pipeline_split ? 1 : 0,
                       l = c.loss_in_pipeline_split ? 1 : 0;
   const bool accounted = e + l > 0;
-  const std::uint32_t units = m.layers + e + l;
-  const std::uint32_t base = units / vstages, extra = accounted ? 0 : m.layers % vstages;
+  const std::uint32_t main_layers = config.model.layers;
+  const std::uint32_t units = main_layers + e + l;
+  const std::uint32_t base = units / vstages, extra = accounted ? 0 : main_layers % vstages;
   plan.chunk_first_layer.push_back(0);
   for (std::uint32_t k = 0; k < vstages; ++k) {
     const bool bigger = k >= 1 && k <= extra;
@@ -325,6 +333,7 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     plan.chunk_first_layer.push_back(plan.chunk_first_layer.back() + base + (bigger ? 1 : 0) -
                                      fewer);
   }
+  plan.chunk_first_layer.back() += mtp;  // the MTP blocks follow the last layer
   plan.micro_batches = c.micro_batches();
   const std::uint64_t seq = c.sequence_length();
   plan.tokens_per_micro = c.micro_batch * seq;
@@ -332,6 +341,8 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   // activations of its s / cp tokens, whose queries still attend to the whole sequence.
   plan.tokens_per_rank = plan.tokens_per_micro / p.cp;
   plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
+  if (gpu && c.communication_sms > 0 && gpu->kernels.sms > c.communication_sms)
+    plan.comm_sm_share = static_cast<double>(c.communication_sms) / gpu->kernels.sms;
   if (c.efficiency > 0) {
     plan.achieved_flops = peak_flops * c.efficiency;
     single_efficiency_times(c, plan);
@@ -341,6 +352,15 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
     kernel_model_times(c, KernelModel(*gpu, peak_flops, gemm_peak_flops, c.precision), plan);
   }
   const double tokens = static_cast<double>(plan.tokens_per_rank);
+  // Each MTP module runs the shared output head once more and its projection M (2h x h: 4 h^2
+  // FLOPs per token against the head's 2 vocab h) at the head's rate, on the last stage.
+  const double hidden = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
+  if (mtp > 0) {
+    const double head_scale = 1.0 + mtp * (1.0 + 2.0 * hidden / vocab);
+    plan.head_forward = plan.head_forward.scaled(head_scale);
+    plan.head_backward = plan.head_backward.scaled(head_scale);
+  }
+  const double projection = mtp * 2.0 * hidden * hidden / p.tp;  // parameters per rank
 
   const double act = tokens * static_cast<double>(m.hidden) * kBf16;
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));
@@ -364,7 +384,8 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
   for (std::uint32_t l = 0; l < m.layers; ++l) {
     const RankParams params = layer_params_per_rank(m, p, l, l + 1, l == 0, l + 1 == m.layers);
     // LoRA: only the adapters have gradients (the embedding and output layer are frozen too).
-    const double dense = c.lora_rank > 0 ? c.lora_params(l) / p.tp : params.dense;
+    const double own = params.dense + (l + 1 == m.layers ? projection : 0.0);
+    const double dense = c.lora_rank > 0 ? c.lora_params(l) / p.tp : own;
     const double expert = c.lora_rank > 0 ? 0.0 : params.expert;
     plan.layer_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(dense * kBf16)));
     plan.layer_expert_grad_bytes.push_back(Bytes(static_cast<std::uint64_t>(expert * kBf16)));
@@ -403,10 +424,10 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
 
   // LoRA: the base's weight-gradient GEMMs are not run (2 FLOPs per active weight and token
   // fewer, the output layer's too); the adapters' forward and two backward GEMMs are.
-  double flops_per_token = m.train_flops_per_token(seq);
+  double flops_per_token = config.model.train_flops_per_token(seq);  // with the MTP modules
   if (c.lora_rank > 0) {
     flops_per_token -= m.head_forward_flops_per_token();
-    for (std::uint32_t l = 0; l < m.layers; ++l)
+    for (std::uint32_t l = 0; l < main_layers; ++l)
       flops_per_token +=
           -2.0 * static_cast<double>(m.layer_active_params(l)) + 6.0 * c.lora_params(l);
   }
@@ -433,6 +454,13 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
                                   h == 0 && ch == 0, h + 1 == p.pp && ch + 1 == p.interleave);
         params.dense += part.dense;
         params.expert += part.expert;
+      }
+      // The MTP projections where the head is; the embedding the modules look up is the main
+      // model's where DualPipe puts both ends on one rank (section 3.2.3, "Shared Embedding and
+      // Output Head for Multi-Token Prediction"), a copy on the last stage otherwise.
+      if (mtp > 0 && h + 1 == p.pp) {
+        params.dense += projection;
+        if (!dualpipe) params.dense += vocab * hidden / p.tp;
       }
     }
     // The distributed optimizer shards over the data-parallel group with context parallel.
@@ -499,9 +527,10 @@ StepPlan make_step_plan(const TrainConfig& c, double peak_flops, double gemm_pea
       peak = (p.pp + 1) * both / 2;
     }
     double act = peak;
-    // FP32 logits where the output layer is (both end ranks under DualPipe).
+    // FP32 logits where the output layer is (both end ranks under DualPipe), once more per MTP
+    // module.
     if (s + 1 == p.pp || (dualpipe && s == 0))
-      act += tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;
+      act += (1 + mtp) * tokens * static_cast<double>(m.vocab) * kFp32 / p.tp;
     e.activations = Bytes(static_cast<std::uint64_t>(act));
     if (!c.grad_reduce_in_fp32) {
       // BF16 gradients: the optimizer casts its shard to FP32 at the step (Megatron-Core's

@@ -281,6 +281,11 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.pipeline = pipe->as_choice({"1f1b", "dualpipe"}) == "dualpipe" ? PipelineSchedule::DualPipe
                                                                      : PipelineSchedule::OneFOneB;
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
+  c.communication_sms = static_cast<std::uint32_t>(job.get_int("communication_sms", 0, 0, 1 << 16));
+  if (c.communication_sms > 0 && c.pipeline != PipelineSchedule::DualPipe) {
+    job.at("communication_sms")
+        .fail("needs pipeline: dualpipe (its all-to-all is the only one run beside compute)");
+  }
   // Megatron-LM asserts it: userbuffers overlap the sequence-parallel all-gather and
   // reduce-scatter, not the all-reduce of tensor parallelism alone (arguments.py).
   if (c.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel) {

@@ -283,9 +283,10 @@ CommDelays Simulation::measure_delays(Runner& runner) {
     d.cp_ring_forward = runner.collective(CollectiveOp::AllGather, Bytes(block), groups, gpn);
     d.cp_ring_backward = runner.collective(CollectiveOp::AllGather, Bytes(2 * block), groups, gpn);
   }
-  d.zero3_gather.assign(c_.model.layers, Time::zero());
+  // Per layer of the plan (the model's and its multi-token-prediction blocks).
+  d.zero3_gather.assign(plan_.layer_grad_bytes.size(), Time::zero());
   if (p_.zero == ZeroStage::Parameters && p_.replicas() > 1) {
-    for (std::uint32_t l = 0; l < c_.model.layers; ++l) {
+    for (std::uint32_t l = 0; l < plan_.layer_grad_bytes.size(); ++l) {
       d.zero3_gather[l] = dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0);
       if (plan_.layer_expert_grad_bytes[l].count() > 0) {
         d.zero3_gather[l] +=
@@ -582,6 +583,11 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
   r.hbm = c.hbm.count() ? c.hbm : gpu.hbm;
   const StepPlan plan = make_step_plan(c, peak, peak * gemm_speedup(gpu, c), &gpu);
   check_memory(plan, r.hbm, c);
+  if (c.communication_sms > 0 && c.communication_sms >= gpu.kernels.sms) {
+    throw InputError("communication_sms",
+                     fmt::format("{} of the {}'s {} SMs leave none for compute",
+                                 c.communication_sms, gpu.name, gpu.kernels.sms));
+  }
   r.memory = plan.memory;
 
   const std::uint32_t world = c.par.world();

@@ -335,6 +335,16 @@ lockstep_good(train.interleaved_group_json "\"microbatch_group_size_per_vp_stage
   ${LOCKSTEP_PIPE_TRAIN} --interleave 2 --microbatch-group-size-per-vp-stage 8)
 lockstep_good(train.dualpipe_simulated_json "\"pipeline_timing\": \"simulated\""
   ${LOCKSTEP_PIPE_TRAIN} --pipeline dualpipe)
+# The other job keys under `options` (tp_comm_overlap given, the rest at their defaults).
+lockstep_good(train.options_json "\"tp_comm_overlap\": true,"
+  ${LOCKSTEP_PIPE_TRAIN} --tp-comm-overlap true)
+# DeepSeek-V3's communication SMs: only beside DualPipe's compute, and fewer than the GPU has.
+lockstep_bad_flags(train_communication_sms_without_dualpipe
+  "^lockstep: error: --communication-sms: needs pipeline: dualpipe"
+  ${LOCKSTEP_PIPE_TRAIN} --communication-sms 20)
+lockstep_bad_flags(train_communication_sms_all_of_them
+  "^lockstep: error: communication_sms: 132 of the h100's 132 SMs leave none for compute$"
+  ${LOCKSTEP_PIPE_TRAIN} --pipeline dualpipe --communication-sms 132)
 
 # --- stragglers placed by node, GPU and stage (issue 23). 32 hgx-h100 nodes, TP8 PP4 DP8: node 12
 # GPU 3 is rank 12 x 8 + 3 = 99; t = 99 % 8 = 3, d = 99 / 8 % 8 = 4, s = 99 / 64 = 1.
@@ -414,8 +424,11 @@ lockstep_bad_flags(spine_switch_fabric
 lockstep_good(serve.llama3_70b
   "TPOT +[0-9.]+ ms"
   serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
-lockstep_good(serve.preempt "KV cache .* \\(2050 tokens per replica\\), 1 preemptions"
+lockstep_good(serve.preempt "KV cache .* \\(2048 tokens per replica\\), 1 preemptions"
   serve ${LOCKSTEP_CLI_DIR}/serve_preempt.yaml)
+lockstep_bad_flags(serve.chunked_pp
+  "serve_chunked_pp.yaml:10:22: job.batching.policy: chunked prefill with pp=2 is not modelled"
+  serve ${LOCKSTEP_CLI_DIR}/serve_chunked_pp.yaml)
 lockstep_bad_flags(serve.kv_too_large
   "serve_kv_too_large.yaml:8:47: job.batching.kv_cache_tokens: one sequence of up to 4000 \\+ 96 tokens does not fit in the KV cache of 4000 tokens"
   serve ${LOCKSTEP_CLI_DIR}/serve_kv_too_large.yaml)

@@ -172,6 +172,14 @@ try {
     if (t.recompute !== "none") want.push(`${t.recompute} recomputation`);
     if (t.parallel.pipeline_timing === "closed_form_on_1f1b") want.push("closed form over the simulated 1F1B step");
     for (const w of want) if (!line || !line.includes(w)) fail(`configuration line of ${v.name} does not show ${JSON.stringify(w)}: ${line}`);
+    // The other job keys on the line below, as `lockstep train` prints them.
+    const o = t.options;
+    const options = configLines.find((l) => l.startsWith(`${v.name} options: `));
+    for (const w of [`efficiency ${o.efficiency}`, `tp_comm_overlap ${o.tp_comm_overlap ? "on" : "off"}`,
+      `overlap_param_gather ${o.overlap_param_gather ? "on" : "off"}`,
+      `grad_reduce_in_fp32 ${o.grad_reduce_in_fp32 ? "on" : "off"}`, `clip_grad ${o.clip_grad}`]) {
+      if (!options || !options.includes(w)) fail(`options line of ${v.name} does not show ${JSON.stringify(w)}: ${options}`);
+    }
   }
   // Issue 23: the links-under-load table shows, per variant, the counters of results.json's
   // largest flow / packet row, leaves out all-zero columns, and is absent (not empty) without

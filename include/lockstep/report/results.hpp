@@ -66,6 +66,25 @@ struct TrainingParallel {
   std::string pipeline_timing = "simulated";
 };
 
+/// The other job keys that change the result, named as the job names them (docs/scenario-job.md).
+struct TrainingOptions {
+  double efficiency = 0.5;  // one fraction of the peaks; 0: the kernel model ("kernels")
+  double peak_tflops = 0;   // the job's override per GPU; 0: the catalog's (null)
+  bool tp_comm_overlap = false;
+  bool overlap_dp = true;
+  bool overlap_param_gather = false;
+  bool grad_reduce_in_fp32 = true;
+  std::uint64_t bucket_bytes = 0;  // 0: Megatron's default, max(40M, 1M x dp) parameters (null)
+  bool optimizer_step = true;
+  double clip_grad = 1.0;  // 0: no clipping
+  double moe_imbalance = 1.0;
+  std::uint32_t lora_rank = 0;  // 0: full training (lora_targets null)
+  std::string lora_targets;     // attention or attention_mlp
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  std::uint32_t communication_sms = 0;  // held by the all-to-all beside DualPipe's compute
+};
+
 /// The batch of one iteration.
 struct TrainingBatch {
   std::uint64_t global_batch = 0;     // sequences per iteration
@@ -144,6 +163,7 @@ struct Training {
   // Megatron-Core's names ("core_attn,layernorm"; empty otherwise, null in results.json).
   std::string recompute = "none";
   std::string recompute_modules;
+  TrainingOptions options;
   TrainingBatch batch;
   TrainingMemory memory;
   double gpu_hours_per_trillion_tokens = 0;

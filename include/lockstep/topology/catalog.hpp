@@ -192,6 +192,12 @@ const CableSpec& fibre_patch_cord();
 /// The fibre of a switch port split 1:2 (switch_breakout): one splitter for two optical links.
 const CableSpec& splitter_fibre();
 
+/// The copper assembly of a switch cage whose `legs` ports (a twin-port OSFP, each port split
+/// as switch_breakout() allows) reach single-port ends: one passive splitter DAC from the cage's
+/// 800G twin-port OSFP, 1:2 to 400G (NVIDIA LinkX MCP7Y00) for 2 legs, 1:4 to 200G (MCP7Y10)
+/// for more.
+const CableSpec& splitter_dac(std::uint32_t legs);
+
 /// The medium a scale-out link of this length uses: copper DAC up to its reach (about 2-3 m at
 /// 400-800G), active electrical cable up to about 7 m, optics up to 2 km, long-haul fibre beyond.
 LinkMedium medium_for_length(Bandwidth speed, double length_m);
@@ -210,8 +216,13 @@ inline constexpr double kPropagationNsPerMetre = 5.0;
 std::uint32_t switch_ports_per_cage(const SwitchSpec& sw);
 
 /// Link ends at `link` rate that share one of the switch's ports by breakout, as its datasheet
-/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable); 1 where none is listed.
+/// allows (QM9700: a 400G port split 2 x 200G by a splitter cable; SN5600: an 800G port split
+/// 2 x 400G or 4 x 200G); 1 where none is listed.
 std::uint32_t switch_breakout(const SwitchSpec& sw, Bandwidth link);
+
+/// Optical ends of `link` rate at a split switch port that share one 1:2 splitter fibre (2 at
+/// 200G: an MPO of 400G fanned out), or 1 (a patch cord each).
+std::uint32_t splitter_legs(Bandwidth link);
 
 /// The NIC a switch pairs with by default (same fabric and port speed): qm9700 -> cx7_ndr.
 const NicSpec& default_nic_for(const SwitchSpec& sw);

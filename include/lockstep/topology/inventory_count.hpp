@@ -38,6 +38,11 @@ class BomTally {
   /// `splitters` splitter fibres (switch_breakout: a QM9700 400G port to two 200G links), each in
   /// place of its legs' patch cords.
   void add_splitters(std::uint64_t splitters, std::uint64_t legs);
+  /// `legs` copper links, already given to add_links(), reach their switch cage of
+  /// `legs_per_cable` ports through `cables` splitter DACs (splitter_dac()), each in place of
+  /// its legs' straight DACs.
+  void add_split_dacs(LinkMedium medium, Bandwidth speed, double length_m,
+                      std::uint32_t legs_per_cable, std::uint64_t cables, std::uint64_t legs);
   /// Writes counts, lines, power, cost, tiers (ports used/free) and radix problems into `inv`.
   void finish(Inventory& inv) const;
 
@@ -58,6 +63,8 @@ class BomTally {
   std::map<LinkKey, std::uint64_t> auto_ends_;  // link ends that take one module each
   std::map<LinkKey, std::uint64_t> modules_;    // speed = what one module carries
   std::uint64_t splitters_ = 0, split_legs_ = 0;
+  // (link kind, legs per cable) -> (splitter DACs, legs)
+  std::map<std::pair<LinkKey, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split_dacs_;
 };
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with

@@ -59,13 +59,20 @@ struct ChunkShares {
   double weight_grad = 1.0 / 3.0;
 };
 
+/// A pair's time: its all-to-all E beside its compute C, which runs on the SMs the
+/// communication kernels leave (a fraction `comm_sm_share` held while E runs): E when C / (1 -
+/// share) ends within E, else E plus what is left at full speed, C + share x E; in all,
+/// max(E, C + share x E), max(C, E) when communication takes no SMs.
+Time dualpipe_pair(Time compute, Time all_to_all, double comm_sm_share);
+
 /// Table 2's closed form, kept as a check on the simulated schedule (the step runs
 /// dualpipe_order as programs): DualPipe's iteration from a 1F1B step's mean breakdown over m
-/// micro-batches per replica on pp stages: each rank still runs m forward and m backward chunks (C
-/// = compute / m per pair), now in pairs whose all-to-all (E = ep / m per pair) hides behind the
-/// pair's compute, F&B = max(C, E); the part of E beyond C stays exposed; the bubble is Table 2's
-/// with B and W the shares of C; TP, CP, PP, DP and imbalance are kept as simulated.
+/// micro-batches per replica on pp stages: each rank still runs m forward and m backward chunks
+/// (C = compute / m per pair), now in pairs whose all-to-all (E = ep / m per pair) hides behind
+/// the pair's compute, F&B = dualpipe_pair(C, E, comm_sm_share); what F&B adds to C counts as
+/// exposed EP; the bubble is Table 2's with B and W the shares of C; TP, CP, PP, DP and
+/// imbalance are kept as simulated.
 TrainBreakdown dualpipe_breakdown(const TrainBreakdown& one_f_one_b, std::uint64_t micro_batches,
-                                  std::uint32_t pp, ChunkShares shares);
+                                  std::uint32_t pp, ChunkShares shares, double comm_sm_share = 0);
 
 }  // namespace lockstep

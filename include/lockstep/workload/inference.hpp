@@ -35,6 +35,13 @@ struct LengthSpec {
 
 enum class BatchPolicy : std::uint8_t { Static, Continuous, Chunked };
 
+/// Tokens per KV-cache block: vLLM's PagedAttention allocates the cache in blocks of 16 tokens
+/// (its default block_size on CUDA); a sequence of n tokens holds ceil(n / 16) blocks.
+constexpr std::uint64_t kKvBlockTokens = 16;
+constexpr std::uint64_t kv_blocks(std::uint64_t tokens) {
+  return (tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+}
+
 struct InferenceConfig {
   ModelSpec model;
   std::uint32_t tp = 1, pp = 1, ep = 1;
@@ -49,7 +56,10 @@ struct InferenceConfig {
   // without chunked prefill, max(the model's context, 2048)); a longer prompt runs alone.
   std::uint64_t max_prefill_tokens = 0;
   BatchPolicy policy = BatchPolicy::Continuous;
-  std::uint64_t kv_cache_tokens = 0;  // KV cache per replica in tokens (0: what HBM leaves)
+  // Chunked prefill: prompts prefilled at once in a step (vLLM's max_num_partial_prefills).
+  std::uint32_t max_partial_prefills = 1;
+  // KV cache per replica in tokens, whole blocks of kKvBlockTokens (0: what HBM leaves).
+  std::uint64_t kv_cache_tokens = 0;
   // Disaggregated serving (prefill and decode pools); 0: every replica does both.
   std::uint32_t prefill_gpus = 0, decode_gpus = 0;
   double gpu_memory_utilization = 0.9;  // vLLM's default share of HBM it manages
@@ -78,6 +88,20 @@ struct InferenceConfig {
 /// above, the Gaussian limit balls / bins + sqrt(balls / bins) x E[max of `bins` standard
 /// normals]. docs/inference.md ("The busiest expert rank").
 double expected_max_load(std::uint64_t balls, std::uint32_t bins);
+
+/// The busiest expert-parallel rank of one MoE layer: its expected token-slots and the expected
+/// number of its experts they reach.
+struct BusiestRank {
+  double slots = 0, experts = 0;
+};
+
+/// `tokens` each routed to `top_k` distinct experts of `experts` (uniformly, without replacement,
+/// as top-k picks them), the experts split in `ranks` contiguous groups (E / ranks each): the
+/// busiest rank (most slots; ties: most experts reached), by sampling up to 256 slots, above by
+/// the Gaussian limit with the without-replacement variance (x (E - k) / (E - 1)).
+/// docs/inference.md ("The busiest expert rank").
+BusiestRank expected_busiest_rank(std::uint64_t tokens, std::uint32_t top_k, std::uint32_t experts,
+                                  std::uint32_t ranks);
 
 /// The keys of an inference job, in docs/scenario-job.md's order.
 const std::vector<std::string>& inference_job_keys();
@@ -118,6 +142,7 @@ struct AllReducePrice {
 class InferenceStepModel {
  public:
   /// `comm` prices MoE and KV traffic; null: DeepEpComm on `topology` (docs/moe-dispatch.md).
+  /// The model keeps a copy of `c`; `topology` must outlive it.
   InferenceStepModel(const Topology& topology, const InferenceConfig& c,
                      std::shared_ptr<InferenceComm> comm = nullptr);
   ~InferenceStepModel();
@@ -193,7 +218,7 @@ struct InferenceResult {
   StepCost prefill_one;              // one mean prompt alone: the floor of TTFT
   AllReducePrice decode_all_reduce;  // batch 1 x hidden x 2 B
   double weight_gib_per_gpu = 0, kv_gib_free_per_gpu = 0;
-  std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds
+  std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds (whole blocks)
   std::uint64_t preemptions = 0;        // sequences evicted from a full cache and recomputed
   std::uint32_t mean_decode_batch = 0;
   std::vector<RequestTiming> timings;

@@ -47,6 +47,12 @@ struct ModelSpec {
   // GPT-OSS alternates (window 128, every 2nd layer global); Mistral 7B slides in every layer.
   std::uint64_t sliding_window = 0;
   std::uint32_t global_every = 0;
+  // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 section 2.2; config.json's
+  // num_nextn_predict_layers): D sequential modules after the last layer, each a projection M
+  // (2 hidden x hidden, of the last layer's output and the next token's embedding), one more
+  // transformer block of the last layer's kind and the output head shared with the main model.
+  // Trained with the model (the "main" totals leave them out, as the report's 671B does).
+  std::uint32_t mtp_layers = 0;
 
   bool is_moe() const { return experts > 0; }
   std::uint64_t head_size() const { return head_dim ? head_dim : hidden / heads; }
@@ -77,7 +83,11 @@ struct ModelSpec {
   double layer_forward_flops_per_token(std::uint32_t layer, std::uint64_t seq) const;
   /// Forward FLOPs per token of the output head (2 * vocab * hidden).
   double head_forward_flops_per_token() const;
-  /// Forward+backward FLOPs per token of the whole model (3x forward), the MFU numerator.
+  /// Forward FLOPs per token of the multi-token-prediction modules (0 without): per module its
+  /// block (a layer like the last), the projection 2 x 2h x h and the shared head 2 vocab h.
+  double mtp_forward_flops_per_token(std::uint64_t seq) const;
+  /// Forward+backward FLOPs per token of the whole model (3x forward) with its MTP modules, the
+  /// MFU numerator.
   double train_flops_per_token(std::uint64_t seq) const;
 
   /// The first size that is zero or inconsistent with another: the key to blame (nullptr when

@@ -83,13 +83,14 @@ struct StepPlan {
   std::uint64_t tokens_per_rank = 0;   // of them, one context-parallel rank's: / cp
   double achieved_flops = 0;           // per GPU: BF16 peak x efficiency (0: the kernel model)
   double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
-  std::vector<Time> forward;           // per layer, one TP rank's kernel time per micro-batch
-  std::vector<Time> backward;          // per layer (with recomputation's rerun)
-  std::vector<LayerSplit> split;       // per layer: where the TP collectives cut its time
-  Time head_forward, head_backward;    // output layer and loss on the last stage
-  Bytes tp_bytes;  // nccl-tests size of each TP collective (the full activation)
-  Bytes pp_bytes;  // per TP rank, per micro-batch, activations or their gradients
-  Bytes ep_bytes;  // all-to-all send buffer per rank (dispatch and combine each)
+  double comm_sm_share = 0;          // DualPipe: communication_sms / the GPU's SMs (0: none taken)
+  std::vector<Time> forward;         // per layer, one TP rank's kernel time per micro-batch
+  std::vector<Time> backward;        // per layer (with recomputation's rerun)
+  std::vector<LayerSplit> split;     // per layer: where the TP collectives cut its time
+  Time head_forward, head_backward;  // output layer and loss on the last stage
+  Bytes tp_bytes;                    // nccl-tests size of each TP collective (the full activation)
+  Bytes pp_bytes;                    // per TP rank, per micro-batch, activations or their gradients
+  Bytes ep_bytes;                    // all-to-all send buffer per rank (dispatch and combine each)
   // Context parallelism's ring attention: the K and V block one rank holds of one layer, sent
   // to the next CP rank in each of cp - 1 steps of the forward pass (the backward pass sends it
   // with its gradients dK, dV: twice the bytes).

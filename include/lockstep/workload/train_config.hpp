@@ -112,6 +112,10 @@ struct TrainConfig {
   // streamed by the optimizer step.
   bool bf16_moments = false;
   PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  // SMs the communication kernels hold while a transfer runs beside compute (DeepSeek-V3,
+  // arXiv:2412.19437 section 3.2.2: 20 SMs of the H800's 132 for the all-to-all; section 3.5.1):
+  // DualPipe's paired compute runs on the rest meanwhile. 0: communication takes no SMs.
+  std::uint32_t communication_sms = 0;
   // `attention_kernel: unfused`: the attention core as Megatron-LM ran it before FlashAttention
   // (baddbmm, fused scale-mask-softmax, dropout, bmm; the scores through HBM), priced by the
   // kernel model (docs/kernel-model.md, "Attention core"); default flash.

@@ -5,11 +5,16 @@
 // (event_queue.hpp). Source routes are spans of directed link ids in one arena; a packet walks its
 // route by index, so forwarding does no lookup.
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "buffers.hpp"
 #include "event_queue.hpp"
+#include "huge_pages.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
@@ -68,6 +73,52 @@ struct Packet {
   std::uint8_t lane = 0;     // on the link it is queued for / travelling on
   std::uint8_t in_lane = 0;  // on the link it arrived over (its buffer there is released)
   std::uint8_t flags = 0;
+};
+
+/// The packets in flight, in slabs of 2^17 (6 MiB: three 2 MiB pages, huge_pages.hpp) that never
+/// move, with a free list through Packet::next (last freed, first reused). A vector doubling as
+/// it grew held up to twice the packets at their peak, and both copies while it moved them; its
+/// free list was a second vector (8 MiB at 8,192 hosts). A slot is found by one shift into a
+/// table of slab pointers, which stays in cache (16 entries at 2 M packets).
+class PacketPool {
+ public:
+  Packet& operator[](std::uint32_t i) { return slabs_[i >> kShift][i & kMask]; }
+  const Packet& operator[](std::uint32_t i) const { return slabs_[i >> kShift][i & kMask]; }
+  /// Slots ever used: the peak number of packets at once.
+  std::uint32_t size() const { return size_; }
+  std::uint32_t take() {
+    if (free_ != 0xFFFFFFFFu) {
+      const std::uint32_t i = free_;
+      free_ = (*this)[i].next;
+      return i;
+    }
+    if ((size_ & kMask) == 0) add_slab();
+    // Constructed on first use: a slab's untouched pages take no memory (a small run, one slab).
+    new (&(*this)[size_]) Packet{};
+    return size_++;
+  }
+  void give(std::uint32_t i) {
+    (*this)[i].next = free_;
+    free_ = i;
+  }
+
+ private:
+  static constexpr std::uint32_t kShift = 17, kMask = (1u << kShift) - 1;
+  static constexpr std::size_t kSlabBytes = sizeof(Packet) << kShift;
+  static_assert(kSlabBytes % kHugePage == 0);
+  static_assert(std::is_trivially_destructible_v<Packet>);  // slabs are freed, not destroyed
+  struct Free {
+    void operator()(Packet* p) const { std::free(p); }
+  };
+  void add_slab() {
+    void* raw = std::aligned_alloc(kHugePage, kSlabBytes);
+    if (raw == nullptr) throw std::bad_alloc();
+    advise_huge_pages(raw, kSlabBytes);
+    slabs_.emplace_back(static_cast<Packet*>(raw));
+  }
+  std::vector<std::unique_ptr<Packet[], Free>> slabs_;
+  std::uint32_t size_ = 0;
+  std::uint32_t free_ = 0xFFFFFFFFu;
 };
 
 struct Fifo {
@@ -231,15 +282,19 @@ enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
 
 /// Credits on their way back to a transmitter, oldest first: a few inline (about as many as
 /// one link latency holds at line rate, so the usual case needs no other memory), the rest
-/// in an overflow vector.
+/// in an overflow ring that grows by doubling when full. (A vector appended to and consumed from
+/// the front kept every return a busy link ever had until 4,096 were consumed: 49 MB of the
+/// 333 MB heap at 8,192 hosts; the ring holds what is in flight, rounded up to a power of two.)
 class CreditReturns {
  public:
   bool empty() const { return count_ == 0; }
   std::int64_t front_time() const { return at_[head_]; }
   std::uint32_t front_wire() const { return wire_[head_]; }
   void push_back(std::int64_t at, std::uint32_t wire) {
-    if (count_ == kInline || spill_head_ < spill_.size()) {
-      spill_.emplace_back(at, wire);
+    if (count_ == kInline || ring_count_ > 0) {
+      if (ring_count_ == ring_size()) grow();
+      ring_[(ring_head_ + ring_count_) & (ring_size() - 1)] = {at, wire};
+      ++ring_count_;
       return;
     }
     const auto i = static_cast<std::uint8_t>((head_ + count_) % kInline);
@@ -250,22 +305,14 @@ class CreditReturns {
   void pop_front() {
     head_ = static_cast<std::uint8_t>((head_ + 1) % kInline);
     --count_;
-    // Keep the inline part in front: refill it from the overflow, which stays in order behind.
-    while (count_ < kInline && spill_head_ < spill_.size()) {
+    // Keep the inline part in front: refill it from the ring, which stays in order behind.
+    while (count_ < kInline && ring_count_ > 0) {
       const auto i = static_cast<std::uint8_t>((head_ + count_) % kInline);
-      at_[i] = spill_[spill_head_].first;
-      wire_[i] = spill_[spill_head_].second;
+      at_[i] = ring_[ring_head_].at;
+      wire_[i] = ring_[ring_head_].wire;
       ++count_;
-      ++spill_head_;
-    }
-    if (spill_head_ == spill_.size() && spill_head_ > 0) {
-      spill_.clear();
-      spill_head_ = 0;
-    } else if (spill_head_ >= 4096 && 2 * spill_head_ >= spill_.size()) {
-      // A link that never runs dry (a stream of small packets) would otherwise keep every
-      // return it ever had: drop the collected half.
-      spill_.erase(spill_.begin(), spill_.begin() + spill_head_);
-      spill_head_ = 0;
+      ring_head_ = (ring_head_ + 1) & (ring_size() - 1);
+      --ring_count_;
     }
   }
   /// Calls f(at, wire) for each return, oldest first, while f returns true.
@@ -273,17 +320,35 @@ class CreditReturns {
   void for_each(F f) const {
     for (std::uint8_t k = 0; k < count_; ++k)
       if (!f(at_[(head_ + k) % kInline], wire_[(head_ + k) % kInline])) return;
-    for (std::size_t k = spill_head_; k < spill_.size(); ++k)
-      if (!f(spill_[k].first, spill_[k].second)) return;
+    for (std::uint32_t k = 0; k < ring_count_; ++k) {
+      const Entry& e = ring_[(ring_head_ + k) & (ring_size() - 1)];
+      if (!f(e.at, e.wire)) return;
+    }
   }
+  /// Entries the ring can hold without growing (0 until the inline part first overflows).
+  std::uint32_t ring_size() const { return ring_ ? std::uint32_t{1} << ring_log2_ : 0; }
 
  private:
+  struct Entry {
+    std::int64_t at;
+    std::uint32_t wire;
+  };
+  void grow() {
+    const std::uint32_t n = ring_size();
+    const std::uint8_t log2 = ring_ ? static_cast<std::uint8_t>(ring_log2_ + 1) : 3;
+    auto bigger = std::make_unique<Entry[]>(std::size_t{1} << log2);
+    for (std::uint32_t k = 0; k < ring_count_; ++k) bigger[k] = ring_[(ring_head_ + k) & (n - 1)];
+    ring_ = std::move(bigger);
+    ring_log2_ = log2;
+    ring_head_ = 0;
+  }
   static constexpr std::uint8_t kInline = 5;
   std::uint8_t head_ = 0, count_ = 0;
-  std::uint32_t spill_head_ = 0;
+  std::uint8_t ring_log2_ = 0;
+  std::uint32_t ring_head_ = 0, ring_count_ = 0;
   std::int64_t at_[kInline] = {};
   std::uint32_t wire_[kInline] = {};
-  std::vector<std::pair<std::int64_t, std::uint32_t>> spill_;
+  std::unique_ptr<Entry[]> ring_;  // a pointer, not a vector: LaneState stays two cache lines
 };
 
 class Simulator {
@@ -478,6 +543,7 @@ class Simulator {
     CreditReturns returns;
     std::int64_t pause_start = -1;
   };
+  static_assert(sizeof(LaneState) == 128);
   std::vector<LaneState> lane_;  // link x lane
   std::vector<double> link_bytes_;
   // Per link, what every hop updates for the telemetry in one 32-byte record (copied into
@@ -498,8 +564,7 @@ class Simulator {
   // outputs while this link's credits still cover its round trip (the credits beyond it, shared
   // by the far device's inputs); kNever where nothing limits it (no credits). setup_links.
   std::vector<std::int64_t> incast_room_;
-  std::vector<Packet> packets_;
-  std::vector<std::uint32_t> free_packets_;
+  PacketPool packets_;
   // The SACK bitmap of each control packet in flight, by packet slot (only under sack_bitmap;
   // kept apart so that the packets every hop reads stay 40 bytes).
   std::vector<std::uint64_t> sack_;

@@ -136,11 +136,23 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   const Bandwidth host_port = host_port_bandwidth(d);
   t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
               hosts + d.management_links, ends);
-  // Split leaf ports (host_breakout) take a splitter fibre each for their k optical links.
+  // Split leaf ports (host_breakout) take a splitter fibre per pair of optical 200G links.
   const std::uint64_t k = host_breakout(d);
-  if (k > 1 && medium_for_length(host_port, hw.host_link_m) == LinkMedium::Optical) {
+  const std::uint64_t legs = k > 1 ? splitter_legs(host_port) : 1;
+  if (legs > 1 && medium_for_length(host_port, hw.host_link_m) == LinkMedium::Optical) {
     for (const auto& [load, leaves] : leaf_loads(d)) {
-      t.add_splitters(leaves * ceil_div(load, k), leaves * load);
+      t.add_splitters(leaves * ceil_div(load, legs), leaves * load);
+    }
+  }
+  // Copper host links into a leaf cage of several ports (twin-port OSFP, split ports) from
+  // single-port NICs: one splitter DAC per cage (splitter_dac()), counted with the cages.
+  const std::uint64_t share = std::uint64_t{switch_ports_per_cage(*hw.sw)} * k;
+  if (ends && share > 1 && d.nic_ports_per_module == 1 &&
+      medium_for_length(host_port, hw.host_link_m) == LinkMedium::CopperDac) {
+    for (const auto& [load, leaves] : leaf_loads(d)) {
+      t.add_split_dacs(LinkMedium::CopperDac, host_port, hw.host_link_m,
+                       static_cast<std::uint32_t>(share), leaves * ceil_div(load, share),
+                       leaves * load);
     }
   }
   const std::uint64_t leaf_links = std::uint64_t{d.shape.leaves} * up;
@@ -330,8 +342,9 @@ BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const Buil
   d.shape = pad_uplinks(design);
   if (!d.optics_per_module) {
     // docs/topology.md "Transceivers per module": the default counts modules where a cage holds
-    // two ports (QM9700, SN5600 / Tomahawk 5 at 400G); `optics: per_port` keeps one per end.
-    bool twin = false;
+    // two ports (QM9700, SN5600 / Tomahawk 5 at 400G) or the leaves' host ends split a port
+    // (SN5600 at 400G or 200G); `optics: per_port` keeps one per end.
+    bool twin = host_breakout(d) > 1;
     for (const SwitchSpec* sw : {d.hw.sw, d.hw.spine.sw, d.hw.core.sw}) {
       if (sw != nullptr && switch_ports_per_cage(*sw) > 1) twin = true;
     }

@@ -81,6 +81,34 @@ TEST(JsonRead, PipelineAndKernelKeysRoundTrip) {
   EXPECT_EQ(back.training->optimizer_moments, "bf16");
 }
 
+// The other job keys read back: efficiency "kernels" as 0, nulls as the defaults they stand for.
+TEST(JsonRead, OptionsRoundTrip) {
+  Variant v = testing::sample_results().variants.at(0);
+  expect_round_trip(v);
+  TrainingOptions& o = v.training->options;
+  o.efficiency = 0;
+  o.peak_tflops = 1979;
+  o.tp_comm_overlap = true;
+  o.overlap_dp = false;
+  o.overlap_param_gather = true;
+  o.grad_reduce_in_fp32 = false;
+  o.bucket_bytes = 100'000'000;
+  o.optimizer_step = false;
+  o.clip_grad = 0;
+  o.moe_imbalance = 1.25;
+  o.lora_rank = 16;
+  o.lora_targets = "attention";
+  o.account_for_embedding_in_pipeline_split = true;
+  o.account_for_loss_in_pipeline_split = true;
+  o.communication_sms = 20;
+  expect_round_trip(v);
+  const TrainingOptions back = variant_from_json(variant_to_json(v)).training->options;
+  EXPECT_EQ(back.efficiency, 0.0);
+  EXPECT_EQ(back.bucket_bytes, 100'000'000u);
+  EXPECT_EQ(back.lora_targets, "attention");
+  EXPECT_EQ(back.communication_sms, 20u);
+}
+
 TEST(JsonRead, PriceNotesRoundTrip) {
   // An HGX NVSwitch line is priced inside its GPU's price: the note travels with the line (the
   // sweep's merged report read it back as a $0 line before).

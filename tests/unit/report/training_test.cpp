@@ -99,6 +99,7 @@ TEST(TrainingRecord, JsonKeysAndNumbers) {
                                                   "optimizer_moments",
                                                   "recompute",
                                                   "recompute_modules",
+                                                  "options",
                                                   "batch",
                                                   "memory_per_gpu",
                                                   "gpu_hours_per_trillion_tokens",
@@ -254,6 +255,72 @@ TEST(TrainingRecord, RecomputeAndItsModules) {
   j = training_to_json(training_record(result(), c));
   EXPECT_EQ(j["recompute"], "full");
   EXPECT_TRUE(j["recompute_modules"].is_null());
+}
+
+// The other job keys that change the result, by their job names: the defaults as a job without
+// them runs (null where the default is not a value), then each one set.
+TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
+  const nlohmann::ordered_json d = training_to_json(training_record(result(), config()))["options"];
+  EXPECT_EQ(keys_of(d),
+            (std::vector<std::string>{"efficiency", "peak_tflops", "tp_comm_overlap", "overlap_dp",
+                                      "overlap_param_gather", "grad_reduce_in_fp32", "bucket_bytes",
+                                      "optimizer_step", "clip_grad", "moe_imbalance", "lora_rank",
+                                      "lora_targets", "account_for_embedding_in_pipeline_split",
+                                      "account_for_loss_in_pipeline_split", "communication_sms"}));
+  EXPECT_EQ(d["efficiency"], 0.5);
+  EXPECT_TRUE(d["peak_tflops"].is_null());
+  EXPECT_EQ(d["overlap_dp"], true);
+  EXPECT_EQ(d["grad_reduce_in_fp32"], true);
+  EXPECT_TRUE(d["bucket_bytes"].is_null());
+  EXPECT_EQ(d["clip_grad"], 1.0);
+  EXPECT_EQ(d["lora_rank"], 0);
+  EXPECT_TRUE(d["lora_targets"].is_null());
+  EXPECT_NE(format_training_text(result(), config())
+                .find("options            efficiency 0.5, tp_comm_overlap off, overlap_dp on, "
+                      "overlap_param_gather off, grad_reduce_in_fp32 on, bucket default, "
+                      "optimizer_step on, clip_grad 1\n"),
+            std::string::npos)
+      << format_training_text(result(), config());
+  TrainConfig c = config();
+  c.efficiency = 0;  // `efficiency: kernels`
+  c.peak_flops = 1979e12;
+  c.tp_comm_overlap = true;
+  c.overlap_dp = false;
+  c.overlap_param_gather = true;
+  c.grad_reduce_in_fp32 = false;
+  c.bucket = Bytes(100'000'000);
+  c.optimizer_step = false;
+  c.clip_grad = 0;
+  c.moe_imbalance = 1.25;
+  c.lora_rank = 16;
+  c.lora_mlp = true;
+  c.embedding_in_pipeline_split = true;
+  c.loss_in_pipeline_split = true;
+  c.communication_sms = 20;
+  const nlohmann::ordered_json o = training_to_json(training_record(result(), c))["options"];
+  EXPECT_EQ(o["efficiency"], "kernels");
+  EXPECT_EQ(o["peak_tflops"], 1979.0);
+  EXPECT_EQ(o["tp_comm_overlap"], true);
+  EXPECT_EQ(o["overlap_dp"], false);
+  EXPECT_EQ(o["overlap_param_gather"], true);
+  EXPECT_EQ(o["grad_reduce_in_fp32"], false);
+  EXPECT_EQ(o["bucket_bytes"], 100'000'000);
+  EXPECT_EQ(o["optimizer_step"], false);
+  EXPECT_EQ(o["clip_grad"], 0.0);
+  EXPECT_EQ(o["moe_imbalance"], 1.25);
+  EXPECT_EQ(o["lora_rank"], 16);
+  EXPECT_EQ(o["lora_targets"], "attention_mlp");
+  EXPECT_EQ(o["account_for_embedding_in_pipeline_split"], true);
+  EXPECT_EQ(o["account_for_loss_in_pipeline_split"], true);
+  EXPECT_EQ(o["communication_sms"], 20);
+  const std::string text = format_training_text(result(), c);
+  EXPECT_NE(text.find("options            efficiency kernels, peak_tflops 1979, tp_comm_overlap "
+                      "on, overlap_dp off, overlap_param_gather on, grad_reduce_in_fp32 off, "
+                      "bucket 100000000 B, optimizer_step off, clip_grad 0, moe_imbalance 1.25, "
+                      "lora_rank 16 on attention_mlp, embedding in pipeline split, loss in "
+                      "pipeline split, communication_sms 20\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(TrainingText, IterationAndBreakdownInMilliseconds) {

@@ -282,6 +282,38 @@ TEST(FromFile, ReferenceGraphReadsBackTheSameBillOfMaterials) {
   EXPECT_DOUBLE_EQ(reread.inventory.power_w, closed.power_w);
 }
 
+// Copper host links into QM9700 twin cages read back as one splitter DAC per cage: 64 one-GPU
+// nodes on 2 leaves at 2 m (LeafSpine.CopperHostLinksTakeOneSplitterDacPerCageByHand): 32 1:2
+// DACs + 64 leaf-spine patch cords = 96 cables, 64 modules, emitted and re-read.
+TEST(FromFile, SplitterDacsReadBackFromTheirCages) {
+  ArgNode args = ArgNode::map("");
+  for (const auto& [key, value] : {std::pair<const char*, const char*>{"builder", "leaf_spine"},
+                                   {"gpus_per_node", "1"},
+                                   {"scale_up", "none"},
+                                   {"nodes", "64"},
+                                   {"host_link_m", "2"}}) {
+    args.set(key, ArgNode::scalar(value, key));
+  }
+  const BuildResult built = build_topology(args, {.want_graph = true});
+  ASSERT_TRUE(built.graph.has_value());
+  std::ostringstream json;
+  write_graph_json(*built.graph, json);
+  TempDir dir;
+  ArgNode file = ArgNode::map("");
+  file.set("builder", ArgNode::scalar("from_file", "builder"));
+  file.set("path", ArgNode::scalar(dir.file("graph.json", json.str()), "path"));
+  const BuildResult reread = build_topology(file);
+  for (const Inventory* inv : {&built.inventory, &reread.inventory}) {
+    EXPECT_EQ(inv->cables, 96u);
+    EXPECT_EQ(inv->transceivers, 64u);
+    std::uint64_t dacs = 0;
+    for (const InventoryLine& l : inv->lines) {
+      if (l.item == "OSFP 800G to 2x400G passive copper splitter DAC (estimate)") dacs = l.count;
+    }
+    EXPECT_EQ(dacs, 32u);
+  }
+}
+
 // Two GPUs on a switch by 10 m optical links (one transceiver per end): a twin cage at the switch
 // holding both links' ends makes 2 + 1 modules; a management cable adds a cable, a switch port
 // and its two ends. Bad cages and management links are named at their entry.

@@ -329,6 +329,14 @@ TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");
 }
 
+TEST(TrainingRow, CommunicationSmsFromTheNotes) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "DualPipe, 20 of 132 SMs for the all-to-all (communication_sms=20)";
+  EXPECT_EQ(job_value(training_case(r), "communication_sms"), "20");
+  r.notes = "DualPipe, 20 SMs for communication";
+  EXPECT_EQ(job_value(training_case(r), "communication_sms"), "(absent)");
+}
+
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
   std::istringstream in(
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"

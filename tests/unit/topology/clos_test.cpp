@@ -16,6 +16,14 @@ using test::switches_in;
 constexpr std::pair<const char*, const char*> kHost[] = {{"gpus_per_node", "1"},
                                                          {"scale_up", "none"}};
 
+// The count of the bill of materials' line `item` (0 without one).
+std::uint64_t line(const Inventory& inv, const std::string& item) {
+  for (const auto& l : inv.lines) {
+    if (l.item == item) return l.count;
+  }
+  return 0;
+}
+
 BuildResult fat_tree(const std::string& k, bool graph = true) {
   return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
 }
@@ -209,12 +217,6 @@ TEST(LeafSpine, DualTorPairsCountedByHand) {
   EXPECT_EQ(test::tier_of(big, "leaf")->ports_used, 64u);
   EXPECT_EQ(test::tier_of(big, "leaf")->ports_free, 64u);
   EXPECT_EQ(big.cables, 64u);
-  auto line = [](const Inventory& inv, const std::string& item) {
-    for (const auto& l : inv.lines) {
-      if (l.item == item) return l.count;
-    }
-    return std::uint64_t{0};
-  };
   EXPECT_EQ(line(big, "MPO 1:2 splitter fibre (estimate)"), 64u);
   EXPECT_EQ(line(big, "MPO fibre patch cord"), 0u);
   EXPECT_EQ(big.transceivers, 160u);
@@ -245,6 +247,122 @@ TEST(LeafSpine, DualTorPairsCountedByHand) {
   EXPECT_EQ(test::tier_of(small, "leaf")->ports_used, 4u);
   EXPECT_EQ(small.cables, 4u);
   EXPECT_EQ(small.transceivers, 10u);
+}
+
+// Copper host links (2 m, in the rack) into a QM9700's twin-port cages: the cage's OSFP takes
+// one passive splitter DAC to single-port NICs, 1:2 to 400G (NVIDIA LinkX MCP7Y00) or 1:4 to
+// 200G (MCP7Y10), not a straight DAC per link.
+TEST(LeafSpine, CopperHostLinksTakeOneSplitterDacPerCageByHand) {
+  auto copper = [](const char* nodes, const char* optics, bool dual_tor, bool graph) {
+    test::Kv kv = {{"builder", "leaf_spine"}, kHost[0],         kHost[1],
+                   {"switch", "qm9700"},      {"nodes", nodes}, {"host_link_m", "2"},
+                   {"optics", optics}};
+    if (dual_tor) kv.emplace_back("dual_tor", "true");
+    return build(kv, graph).inventory;
+  };
+  const std::string two = "OSFP 800G to 2x400G passive copper splitter DAC (estimate)";
+  const std::string four = "OSFP 800G to 4x200G passive copper splitter DAC (estimate)";
+  const std::string straight = "OSFP 800G passive copper DAC";
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    // 64 NICs: 2 leaves of 32 down / 32 up, one spine. 64 host links on 16 down cages a leaf:
+    // 32 1:2 DACs (64 straight before); 64 leaf-spine fibres at 30 m: 96 cables (128).
+    // Modules: the copper ends take none; 2 x 16 leaf up + 32 spine = 64. Network cost of the
+    // host cables: 32 x $400 = $12,800 (64 x $300 = $19,200 before).
+    const Inventory inv = copper("64", "per_module", false, graph);
+    EXPECT_EQ(line(inv, two), 32u);
+    EXPECT_EQ(line(inv, straight), 0u);
+    EXPECT_EQ(line(inv, "MPO fibre patch cord"), 64u);
+    EXPECT_EQ(inv.cables, 96u);
+    EXPECT_EQ(inv.transceivers, 64u);
+    // One transceiver (and cable) per link end: no cages, a straight DAC per link.
+    const Inventory ports = copper("64", "per_port", false, graph);
+    EXPECT_EQ(line(ports, straight), 64u);
+    EXPECT_EQ(line(ports, two), 0u);
+    EXPECT_EQ(ports.cables, 128u);
+    // Per port: 64 straight DACs at $300 and 128 OSFP 400G SR4 at $700; per module: 32 1:2
+    // DACs at $400 and 64 OSFP 800G 2xSR4 at $1,100.
+    EXPECT_DOUBLE_EQ(network_cost_usd(ports) - network_cost_usd(inv),
+                     (64 * 300.0 + 128 * 700.0) - (32 * 400.0 + 64 * 1'100.0));
+    // 5 NICs on one leaf, no spine: 5 ports on ceil(5 / 2) = 3 cages, 3 DACs (one leg unused).
+    const Inventory five = copper("5", "per_module", false, graph);
+    EXPECT_EQ(line(five, two), 3u);
+    EXPECT_EQ(five.cables, 3u);
+    EXPECT_EQ(five.transceivers, 0u);
+    // Dual-ToR, 64 NICs: 128 200G ports (3 m copper at 200G), one leaf a plane, its 64 ends
+    // 4 to a cage (2 ports split 2 x 200G): 16 cages a leaf, 32 1:4 DACs (128 straight before),
+    // no splitter fibre, no module.
+    const Inventory dual = copper("64", "per_module", true, graph);
+    EXPECT_EQ(line(dual, four), 32u);
+    EXPECT_EQ(line(dual, "QSFP56 200G passive copper DAC"), 0u);
+    EXPECT_EQ(line(dual, "MPO 1:2 splitter fibre (estimate)"), 0u);
+    EXPECT_EQ(dual.cables, 32u);
+    EXPECT_EQ(dual.transceivers, 0u);
+  }
+}
+
+// Spectrum-4 SN5600 (64 x 800GbE OSFP; datasheet: "128 x 400GbE or 256 x 200GbE" by splitting
+// each port 2 x 400G or 4 x 200G): 400G NICs take half a port and 200G NIC ports a quarter, and
+// the split port's module is one 800G 2xSR4 (two MPO-12 of 400G each).
+TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
+  auto sn5600 = [](const char* nodes, bool dual_tor, bool graph) {
+    test::Kv kv = {{"builder", "leaf_spine"}, kHost[0],        kHost[1], {"switch", "sn5600"},
+                   {"nic", "cx7_400gbe"},     {"nodes", nodes}};
+    if (dual_tor) kv.emplace_back("dual_tor", "true");
+    return build(kv, graph).inventory;
+  };
+  for (const bool graph : {true, false}) {
+    SCOPED_TRACE(graph);
+    // 64 x 400G NICs: 2 leaves of 32 down / 32 up, 32 x 800G uplinks each on one spine. A
+    // leaf's 32 NICs on 16 ports: 48 of 64 used a leaf (64 before), the spine 64. Cables: 64
+    // host + 64 leaf-spine patch cords, no splitter (a 400G end has its MPO). Modules (per
+    // module by default now that ports split): 64 NIC SR4 + 2 x 16 leaf 2xSR4 down + 2 x 32
+    // up + 64 spine = 224 (2 x 128 = 256 per link end before).
+    const Inventory inv = sn5600("64", false, graph);
+    EXPECT_EQ(switches_in(inv, "leaf"), 2u);
+    EXPECT_EQ(switches_in(inv, "spine"), 1u);
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_used, 96u);
+    EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 32u);
+    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 64u);
+    EXPECT_EQ(inv.cables, 128u);
+    EXPECT_EQ(line(inv, "MPO fibre patch cord"), 128u);
+    EXPECT_EQ(line(inv, "OSFP 400G SR4 transceiver"), 64u);
+    EXPECT_EQ(line(inv, "OSFP 800G 2xSR4 transceiver"), 160u);
+    EXPECT_EQ(inv.transceivers, 224u);
+    // Dual-ToR, 128 NICs: 256 x 200G ports, 128 a plane; a 1:1 leaf splits its 32 down ports
+    // 4 ways (128 x 200G = 25.6 Tb/s under 32 x 800G), so one leaf a plane, no spine: 32 of 64
+    // ports used a leaf. Cables: 128 ends a leaf in pairs on 1:2 splitter fibres, 128. Modules:
+    // 256 NIC-port QSFP56 200G SR4 + 128 / 4 = 32 2xSR4 a leaf: 320.
+    const Inventory dual = sn5600("128", true, graph);
+    EXPECT_EQ(switches_in(dual, "leaf"), 2u);
+    EXPECT_EQ(switches_in(dual, "spine"), 0u);
+    EXPECT_EQ(test::tier_of(dual, "leaf")->ports_used, 64u);
+    EXPECT_EQ(test::tier_of(dual, "leaf")->ports_free, 64u);
+    EXPECT_EQ(line(dual, "MPO 1:2 splitter fibre (estimate)"), 128u);
+    EXPECT_EQ(dual.cables, 128u);
+    EXPECT_EQ(line(dual, "QSFP56 200G SR4 transceiver"), 256u);
+    EXPECT_EQ(dual.transceivers, 320u);
+  }
+}
+
+// Quantum-X800 Q3400 (datasheet: 144 XDR 800G ports on 72 OSFP cages): a twin-port 1.6T module
+// per cage. 144 x 800G NICs: 2 leaves of 72 down / 72 up on one spine (144 ports). Modules: 144
+// NIC 800G + (2 x 36 leaf down + 2 x 36 leaf up + 72 spine) = 216 1.6T 2xDR4 = 360 (576 per
+// link end, the default before); 288 patch cords either way.
+TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
+  for (const bool graph : {true, false}) {
+    const Inventory inv =
+        build(
+            {{"builder", "leaf_spine"}, kHost[0], kHost[1], {"switch", "q3400"}, {"nodes", "144"}},
+            graph)
+            .inventory;
+    SCOPED_TRACE(graph);
+    EXPECT_EQ(switches_in(inv, "leaf"), 2u);
+    EXPECT_EQ(switches_in(inv, "spine"), 1u);
+    EXPECT_EQ(inv.cables, 288u);
+    EXPECT_EQ(line(inv, "OSFP 1.6T 2xDR4 transceiver (estimate)"), 216u);
+    EXPECT_EQ(inv.transceivers, 360u);
+  }
 }
 
 TEST(SingleSwitch, TwoHundredThousandGpusDoNotFitA64PortSwitch) {
@@ -422,6 +540,38 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"dual_tor", "true"},
         {"optics", "per_module"}},
        true},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"nodes", "37"},
+        {"host_link_m", "2"},
+        {"dual_tor", "true"}},
+       true},
+      {{{"builder", "rail_optimized"},
+        {"nodes", "7"},
+        {"host_link_m", "1"},
+        {"management_links", "3"}},
+       false},
+      {{{"builder", "rail_optimized"},
+        {"nodes", "7"},
+        {"host_link_m", "1"},
+        {"nic_ports_per_module", "2"}},
+       false},
+      {{{"builder", "leaf_spine"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn5600"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "75"},
+        {"dual_tor", "true"}},
+       true},
+      {{{"builder", "fat_tree"}, {"switch", "q3400"}, {"nodes", "300"}, {"tiers", "3"}}, true},
+      {{{"builder", "rail_optimized"},
+        {"switch", "sn5600"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "40"},
+        {"host_link_m", "2"}},
+       false},
       {{{"builder", "leaf_spine"},
         {"radix", "8"},
         {"nodes", "5"},

@@ -46,6 +46,35 @@ TEST(DualPipe, PairsHideTheAllToAllUpToTheirCompute) {
   EXPECT_NEAR(hidden.bubble.seconds(), 0.420, 1e-9);
 }
 
+// DeepSeek-V3 gives its all-to-all 20 of the H800's 132 SMs (section 3.2.2; 3.5.1): a pair's
+// compute runs on the other 112 while the transfer is in flight.
+TEST(DualPipe, CommunicationSmsSlowThePairedCompute) {
+  const double share = 20.0 / 132.0;
+  // C = 10 ms, E = 6 ms: 10 x 132 / 112 = 11.79 ms of compute outlasts E; during E it does 6 x
+  // 112 / 132 = 5.09 ms of its work, the other 4.91 ms at full speed: 6 + 4.91 = 10 + 6 x 20 /
+  // 132 = 10.909 ms (10 ms with no SMs taken).
+  EXPECT_NEAR(dualpipe_pair(Time::ms(10), Time::ms(6), share).seconds(), 0.010 + 0.006 * share,
+              1e-12);
+  EXPECT_EQ(dualpipe_pair(Time::ms(10), Time::ms(6), 0), Time::ms(10));
+  // E = 11 ms, above C but below C x 132 / 112 = 11.79 ms: still bound by the slowed compute,
+  // 10 + 11 x 20 / 132 = 11.667 ms (11 ms with no SMs taken).
+  EXPECT_NEAR(dualpipe_pair(Time::ms(10), Time::ms(11), share).seconds(), 0.010 + 0.011 * share,
+              1e-12);
+  EXPECT_EQ(dualpipe_pair(Time::ms(10), Time::ms(11), 0), Time::ms(11));
+  // E = 13.6 ms = 1.36 C (DeepSeek-V3 on lockstep's all-to-all): the compute ends on 112 SMs
+  // at 11.79 ms, within E: the pair takes E whatever the SMs.
+  EXPECT_EQ(dualpipe_pair(Time::ms(10), Time::us(13'600), share), Time::us(13'600));
+  // In the breakdown: 10 micro-batches of C = 10 ms and E = 6 ms, pp 2 (no bubble term): the
+  // 0.909 ms each pair's compute loses shows as exposed EP, 9.09 ms in all.
+  TrainBreakdown b;
+  b.compute = Time::ms(100);
+  b.ep = Time::ms(60);
+  const TrainBreakdown d = dualpipe_breakdown(b, 10, 2, {2.0 / 3.0, 1.0 / 3.0}, share);
+  EXPECT_EQ(d.compute, Time::ms(100));
+  EXPECT_NEAR(d.ep.seconds(), 10 * 0.006 * share, 1e-9);
+  EXPECT_EQ(dualpipe_breakdown(b, 10, 2, {2.0 / 3.0, 1.0 / 3.0}).ep, Time::zero());
+}
+
 // A rank's order as text: F (forward), B (full backward), b (inputs only), W (the deferred
 // weight gradients), then direction.micro-batch; "&" joins a pair.
 std::string order_text(std::uint32_t pp, std::uint64_t m, std::uint32_t rank) {

@@ -218,9 +218,9 @@ TEST(Memory, DistributedOptimizerByDefaultAndRecomputeByName) {
   }
 }
 
-// DeepSeek-V3 as its report ran it (arXiv:2412.19437, sections 3.2-3.4): 2,048 H800, PP 16, EP
+// DeepSeek-V3 as its report ran it (arXiv:2412.19437, sections 3.2 and 3.3): 2,048 H800, PP 16, EP
 // 64, DP 128, ZeRO-1, seq 4096, micro-batch 1, FP8, RMSNorm and MLA up-projections recomputed,
-// the MoE SwiGLU's output recomputed from its cached input (section 3.3.4: moe_act).
+// the MoE SwiGLU's output recomputed from its cached input (section 3.3.3: moe_act).
 TrainConfig deepseek_v3(std::uint8_t modules) {
   TrainConfig c;
   c.model = model_preset("deepseek-v3");
@@ -236,6 +236,34 @@ TrainConfig deepseek_v3(std::uint8_t modules) {
     c.recompute_modules = modules;
   }
   return c;
+}
+
+// The MTP module (section 2.2) follows layer 60 on the last stage as layer 61: its block's
+// gradients there with the output head's (the bucket it completes), the head's time once more
+// plus the projection's, and its FLOPs in the MFU numerator. Layer 61 on one rank: the MoE
+// layer's dense 232,980,480 + the head 7168 x 129,280 = 926,679,040 + the projection 2 x 7168^2
+// = 102,760,448: 1,262,419,968 x 2 B = 2,524,839,936 B; routed 4 x 44,040,192 x 2 B =
+// 352,321,536 B. The head's time x (1 + 1 + 2 x 7168 / 129,280). The FLOPs: 3 x 3,565,027,328
+// more per token (Model.DeepSeekV3MtpModuleFlops) x 15,360 x 4,096 tokens.
+TEST(Memory, DeepSeekV3MtpModuleRunsOnTheLastStage) {
+  const TrainConfig with =
+      deepseek_v3(kRecomputeLayernorm | kRecomputeMlaUpProj | kRecomputeMoeAct);
+  TrainConfig without = with;
+  without.model.mtp_layers = 0;
+  const StepPlan a = make_step_plan(with, 1e15), b = make_step_plan(without, 1e15);
+  EXPECT_EQ(a.chunk_first_layer.back(), 62u);
+  EXPECT_EQ(a.first_layer(15, 0), 58u);  // the split of the 61 layers is as before
+  EXPECT_EQ(b.chunk_first_layer.back(), 61u);
+  ASSERT_EQ(a.forward.size(), 62u);
+  EXPECT_EQ(a.forward[61], a.forward[60]);  // a block like the last layer
+  EXPECT_EQ(a.layer_grad_bytes[61].count(), 2'524'839'936ull);
+  EXPECT_EQ(a.layer_expert_grad_bytes[61].count(), 352'321'536ull);
+  EXPECT_NEAR(a.head_forward.seconds() / b.head_forward.seconds(), 2 + 2 * 7168.0 / 129'280, 1e-6);
+  EXPECT_NEAR(a.model_flops_per_iteration - b.model_flops_per_iteration,
+              3 * 3'565'027'328.0 * 15'360 * 4'096, 1e6);
+  // Stage 1 (four MoE layers, 15 micro-batches in flight) stays the peak under 1F1B: the last
+  // stage's module holds one micro-batch (below).
+  EXPECT_EQ(a.memory.total(), b.memory.total());
 }
 
 TEST(Memory, DeepSeekV3FitsWithItsReportsRecomputation) {

@@ -46,6 +46,23 @@ TEST(Model, DeepSeekV3Has671BTotal37BActive) {
   EXPECT_NEAR(static_cast<double>(m.active_params()), 37e9, 37e9 * 0.02);
 }
 
+// DeepSeek-V3's multi-token-prediction module (arXiv:2412.19437 section 2.2, depth 1), forward
+// FLOPs per token at seq 4096: its block, a MoE layer like the last, 2 x active weights = 2 x
+// (MLA 187,105,280 + router 1,835,008 + 9 experts x 44,040,192) = 1,170,604,032, plus the core
+// 2 x 4096 x 128 x (192 + 128) = 335,544,320; the projection 2 x 2h x h = 4 x 7168^2 =
+// 205,520,896; the shared head 2 x 7168 x 129,280 = 1,853,358,080: 3,565,027,328 in all. The
+// training count takes it 3 times over the model's; the 671B total leaves the module out.
+TEST(Model, DeepSeekV3MtpModuleFlops) {
+  ModelSpec m = model_preset("deepseek-v3");
+  EXPECT_EQ(m.mtp_layers, 1u);
+  EXPECT_DOUBLE_EQ(m.mtp_forward_flops_per_token(4096), 3'565'027'328.0);
+  const double with = m.train_flops_per_token(4096);
+  m.mtp_layers = 0;
+  EXPECT_DOUBLE_EQ(m.mtp_forward_flops_per_token(4096), 0.0);
+  EXPECT_NEAR(with - m.train_flops_per_token(4096), 3 * 3'565'027'328.0, 1e-3);
+  EXPECT_EQ(model_preset("kimi-k2").mtp_layers, 0u);
+}
+
 TEST(Model, SeventyBillionParametersHave140GBOfBf16Gradients) {
   // The seed: "for a 70B parameter model, that's ~140GB of data". With tp = pp = 1 every rank
   // holds all gradients at 2 bytes each: 2 x 70,552,387,584 = 141,104,775,168 bytes.
