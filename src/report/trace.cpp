@@ -32,8 +32,10 @@ const char* stream_name(std::uint8_t stream) {
       return "compute";
     case 1:
       return "data-parallel comm";
-    default:
+    case 2:
       return "pipeline sends";
+    default:
+      return "compute (DualPipe pair's backward)";
   }
 }
 
@@ -138,6 +140,8 @@ std::string write_trace(const TrainResult& r, std::ostream* sink) {
   out.text() = std::string(kTraceHead) + other.dump().substr(1) +
                ",\n\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[";
   std::map<std::uint32_t, double> slowdown;
+  bool dualpipe = false;  // a track for DualPipe pairs' backward passes
+  for (const TimelineSlice& s : r.timeline) dualpipe = dualpipe || s.stream == 3;
   for (std::size_t i = 0; i < r.timeline_ranks.size(); ++i) {
     const std::uint32_t rank = r.timeline_ranks[i];
     const double x = i < r.timeline_slowdown.size() ? r.timeline_slowdown[i] : 1.0;
@@ -158,7 +162,7 @@ std::string write_trace(const TrainResult& r, std::ostream* sink) {
       metadata(out, "process_labels", rank, 0,
                json{{"labels", fmt::format("slow GPU x{:.2f}", x)}});
     }
-    for (std::uint8_t s = 0; s < 3; ++s)
+    for (std::uint8_t s = 0; s < (dualpipe ? 4 : 3); ++s)
       metadata(out, "thread_name", rank, s, json{{"name", stream_name(s)}});
   }
   for (const TimelineSlice& s : r.timeline) {

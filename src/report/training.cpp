@@ -136,8 +136,7 @@ std::string parallel_text(const TrainConfig& c) {
   s += fmt::format(", dp {}", p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
   if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
-  if (c.pipeline == PipelineSchedule::DualPipe)
-    s += ", pipeline dualpipe (closed form on the simulated 1F1B step)";
+  if (c.pipeline == PipelineSchedule::DualPipe) s += ", pipeline dualpipe";
   return s;
 }
 
@@ -178,10 +177,7 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
                 p.fsdp};
   t.parallel.cp = p.cp;
   t.parallel.microbatch_group = microbatch_group(p);
-  if (config.pipeline == PipelineSchedule::DualPipe) {
-    t.parallel.pipeline = "dualpipe";
-    t.parallel.pipeline_timing = "closed_form_on_1f1b";
-  }
+  if (config.pipeline == PipelineSchedule::DualPipe) t.parallel.pipeline = "dualpipe";
   t.precision = to_string(config.precision);
   t.attention_kernel = attention_kernel(config);
   t.optimizer_moments = optimizer_moments(config);

@@ -42,21 +42,33 @@ void Builder::compute(const std::vector<std::uint32_t>& rs, Time ideal, OpRole r
     }
     out_.ideal_compute[rs[i]] += ideal;
     out_.noisy_compute[rs[i]] += noisy;
-    add_chain(rs[i], make_compute(noisy), side ? (*side)[i] : kNone, {role, true, layer, micro});
+    Op op = make_compute(noisy);
+    if (pairing_) depend(op, st.kernel);
+    st.kernel = add_chain(rs[i], op, side ? (*side)[i] : kNone, {role, true, layer, micro});
   }
 }
 
-void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd) {
+void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd,
+                         Half half) {
   const auto& rs = stage_ranks_[s];
   // Split a layer's kernel time between attention and MLP as the plan's kernel times do.
   const LayerSplit& split = plan_.split[layer];
-  const Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
+  Time whole = fwd ? plan_.forward[layer] : plan_.backward[layer];
+  if (!fwd && input_only_) whole = std::max(Time::zero(), whole - weight_grad(layer));
+  // A DualPipe pair's MoE blocks run beside the other pass's all-to-all, whose kernels hold
+  // communication_sms of the GPU's SMs (DeepSeek-V3 section 3.2.2): the block's kernels run on
+  // the rest, 1 / (1 - share) as long (exact while the transfer outlasts them, as DeepSeek-V3's
+  // does in lockstep; an upper bound otherwise, dualpipe_pair).
+  if (pairing_ && plan_.comm_sm_share > 0 && p_.ep > 1 && c_.model.is_moe_layer(layer))
+    whole = whole.scaled(1.0 / (1.0 - plan_.comm_sm_share));
   const Time attn_time = whole.scaled(fwd ? split.attention_fwd : split.attention_bwd);
   const Time mlp_time = whole - attn_time;
   const OpRole role = fwd ? OpRole::Forward : OpRole::Backward;
   const bool sp = p_.sequence_parallel;
   std::vector<OpIndex> gathered;
-  const bool zero3 = p_.zero == ZeroStage::Parameters && p_.replicas() > 1;
+  // The gather precedes the pass's first block (forward: attention; backward: MLP).
+  const bool zero3 = p_.zero == ZeroStage::Parameters && p_.replicas() > 1 &&
+                     half != (fwd ? Half::Mlp : Half::Attention);
   if (zero3) {
     zero3_gather(s, layer);
     for (std::uint32_t r : rs) gathered.push_back(ranks_[r].gather);
@@ -125,12 +137,13 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
     tp_out();
   };
   const std::vector<OpIndex>* side = zero3 ? &gathered : nullptr;
+  const bool attn = half != Half::Mlp, ffn = half != Half::Attention;
   if (fwd) {
-    attention(side);
-    mlp(nullptr);
+    if (attn) attention(side);
+    if (ffn) mlp(attn ? nullptr : side);
   } else {
-    mlp(side);
-    attention(nullptr);
+    if (ffn) mlp(side);
+    if (attn) attention(ffn ? nullptr : side);
   }
 }
 
@@ -302,6 +315,11 @@ StepPrograms Builder::build() {
     std::sort(stage_ranks_[s].begin(), stage_ranks_[s].end());
   }
   for (std::uint32_t s = 0; s < p_.pp; ++s) {
+    if (c_.pipeline == PipelineSchedule::DualPipe) {
+      dualpipe_stage(s);
+      stage_reduce(s);
+      continue;
+    }
     for (const PipelineUnit& u :
          pipeline_order(p_.pp, p_.interleave, plan_.micro_batches, s, p_.microbatch_group)) {
       if (u.forward) {

@@ -3,10 +3,12 @@
 // schedule and the passes of each layer) and step_collectives.cpp (collectives over groups of
 // ranks, as real sends/receives or as measured delays).
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "lockstep/core/rng.hpp"
 #include "lockstep/topology/graph.hpp"
+#include "lockstep/workload/dualpipe.hpp"
 #include "lockstep/workload/step_builder.hpp"
 
 namespace lockstep::step_detail {
@@ -23,6 +25,9 @@ constexpr std::uint16_t kCpChannel = 5000;
 constexpr std::uint16_t kNormChannel = 6000;
 // Expert-data-parallel collectives, clear of the NCCL channels of the dense ones.
 constexpr std::uint16_t kExpertChannelOffset = 500;
+// The backward pass of a DualPipe pair: its TP, EP and CP collectives run beside the forward's
+// and keep their own queues, clear of both (step_dualpipe.cpp).
+constexpr std::uint16_t kPairChannelOffset = 250;
 
 /// Adds a dependency only when it exists.
 inline void depend(Op& op, OpIndex dep) {
@@ -52,6 +57,8 @@ class Builder {
     OpIndex gather = kNone;   // last op of the ZeRO-3 parameter-gather chain
     OpIndex ring = kNone;     // the context-parallel KV ring of the current attention pass
     OpIndex tp_side = kNone;  // an overlapped TP collective (tp_comm_overlap) beside a GEMM
+    OpIndex kernel = kNone;   // the last kernel: a DualPipe pair's two chains share the SMs
+    OpIndex paired = kNone;   // the other chain of a DualPipe pair
     Rng rng{0};
     // Collapsed TP group: every member's noise stream and accumulated noisy kernel time.
     std::vector<Rng> member_rngs;
@@ -79,6 +86,7 @@ class Builder {
   // One kernel's noise factor for global rank `global`, drawn from its stream.
   double noise_factor(std::uint32_t global, Rng& rng) const;
   OpIndex add(std::uint32_t r, const Op& op, OpTag tag) {
+    tag.paired = lane_ != 0;
     out_.tags[r].push_back(tag);
     return out_.programs->add(r, op);
   }
@@ -111,7 +119,23 @@ class Builder {
   void backward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb);
   void pp_recv(std::uint32_t s, std::uint32_t from_stage, std::uint16_t channel, std::uint32_t mb);
   void pp_send(std::uint32_t s, std::uint32_t to_stage, std::uint16_t channel, std::uint32_t mb);
-  void layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd);
+  // Half::Attention or Half::Mlp runs one block of the layer (a DualPipe pair interleaves them).
+  enum class Half : std::uint8_t { Both, Attention, Mlp };
+  void layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb, bool fwd,
+                  Half half = Half::Both);
+  // DualPipe (step_dualpipe.cpp): the rank's schedule; one pass as its receive, its blocks
+  // (each layer's two, the output layer's) and its send; a forward and a backward pass
+  // interleaved block by block on two chains whose kernels run one at a time.
+  struct DualStep {
+    std::function<void()> recv, send;
+    std::vector<std::function<void()>> body;
+  };
+  void dualpipe_stage(std::uint32_t s);
+  DualStep dual_pass(std::uint32_t s, const DualPipeUnit& u);
+  void dual_pair(std::uint32_t s, const DualPipeUnit& fwd, const DualPipeUnit& bwd);
+  // A layer's weight-gradient GEMMs (W): as many FLOPs as their forward, the layer's forward
+  // less the attention core.
+  Time weight_grad(std::uint32_t layer) const;
   void after_backward_of(std::uint32_t s, std::uint32_t layer);
   // The step's end: stage s's gradient reduction, the gradient-norm all-reduce over every
   // rank, then stage s's optimizer step and parameter gather.
@@ -136,6 +160,9 @@ class Builder {
   Groups stage_ranks_;
   std::vector<std::uint32_t> dps_;  // dp indices present
   std::vector<std::uint32_t> tps_;  // tp indices present (0 alone when collapsed)
+  bool pairing_ = false;            // kernels follow the rank's last kernel (a DualPipe pair)
+  bool input_only_ = false;         // backward passes leave their weight gradients for later
+  std::uint16_t lane_ = 0;          // added to TP, EP and CP channels (kPairChannelOffset)
 };
 
 }  // namespace lockstep::step_detail

@@ -164,8 +164,8 @@ void Builder::cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro,
   // cp - 1 steps, each sending the local block to the next rank: a ring all-gather of the cp
   // blocks (nccl-tests size: all of them); the backward pass sends K, V and dK, dV.
   const Bytes bytes = Bytes(plan_.cp_block_bytes.count() * p_.cp * (fwd ? 1 : 2));
-  collective(cp_groups(s), CollectiveOp::AllGather, bytes, Time::zero(), OpRole::CpComm, kCpChannel,
-             layer, micro, &RankState::ring);
+  collective(cp_groups(s), CollectiveOp::AllGather, bytes, Time::zero(), OpRole::CpComm,
+             static_cast<std::uint16_t>(kCpChannel + lane_), layer, micro, &RankState::ring);
 }
 
 void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
@@ -192,8 +192,8 @@ void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t laye
     }
     return;
   }
-  collective(tp_groups(s), op, plan_.tp_bytes, delay, OpRole::TpComm, kTpChannel, layer, micro,
-             which);
+  collective(tp_groups(s), op, plan_.tp_bytes, delay, OpRole::TpComm,
+             static_cast<std::uint16_t>(kTpChannel + lane_), layer, micro, which);
 }
 
 void Builder::tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role,
@@ -223,7 +223,7 @@ void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t 
     return;
   }
   collective(groups, CollectiveOp::AllToAll, plan_.ep_bytes, Time::zero(), OpRole::EpComm,
-             kEpChannel, layer, micro, &RankState::chain);
+             static_cast<std::uint16_t>(kEpChannel + lane_), layer, micro, &RankState::chain);
 }
 
 void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {

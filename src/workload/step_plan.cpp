@@ -123,7 +123,8 @@ std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interle
                                          std::uint64_t micro_batches, std::uint32_t stage,
                                          std::uint32_t group) {
   const std::uint64_t v = interleave, m = micro_batches, total = m * v;
-  const std::uint64_t n = group ? group : pp;
+  // Fewer micro-batches than stages (the Llama 3 paper's schedule allows it) form one group.
+  const std::uint64_t n = std::min<std::uint64_t>(group ? group : pp, m);
   std::uint64_t warmup = 0;
   if (v == 1) {
     warmup = std::min<std::uint64_t>(pp - stage - 1, m);
@@ -340,6 +341,8 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
   // activations of its s / cp tokens, whose queries still attend to the whole sequence.
   plan.tokens_per_rank = plan.tokens_per_micro / p.cp;
   plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
+  if (gpu && c.communication_sms > 0 && gpu->kernels.sms > c.communication_sms)
+    plan.comm_sm_share = static_cast<double>(c.communication_sms) / gpu->kernels.sms;
   if (c.efficiency > 0) {
     plan.achieved_flops = peak_flops * c.efficiency;
     single_efficiency_times(c, plan);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <string_view>
@@ -407,20 +408,26 @@ TrainConfig parse_train_config(const ArgNode& job) {
   // (pp - s - 1) x 2 + (v - 1) x N deadlocks: with pp 4, v 2, N 2 stage 0 warms up through
   // micro-batch 3's chunk 1, which needs stage 3's chunk 0 of it, which stage 3 runs after a
   // backward that waits for stage 0's first (docs/training.md). The Llama 3 paper's schedule
-  // allows N below pp (arXiv:2407.21783, section 3.3.2) but does not publish its order.
+  // allows N below pp (arXiv:2407.21783, section 3.3.2) but does not publish its order. It also
+  // runs "fewer micro-batches than the number of stages": lockstep takes them as one group, N =
+  // m (the breadth-first schedule, N = M in the paper's words) with Megatron-Core's warm-up,
+  // which never deadlocks there (docs/training.md).
   if (group_given && p.interleave < 2)
     fail(group_key, "groups micro-batches over model chunks: needs interleave > 1");
-  const std::uint32_t n = group_given ? p.microbatch_group : p.pp;
-  if (p.interleave > 1 && n < p.pp) {
+  const bool few = p.interleave > 1 && c.micro_batches() < p.pp;
+  const auto m = static_cast<std::uint32_t>(std::min<std::uint64_t>(c.micro_batches(), p.pp));
+  const std::uint32_t n = group_given ? p.microbatch_group : few ? m : p.pp;
+  if (few && n < m) {
+    fail(group_key, fmt::format("{} is below the {} micro-batches per replica: with fewer than pp "
+                                "({}) they run as one group (N = {})",
+                                n, m, p.pp, m));
+  }
+  if (p.interleave > 1 && !few && n < p.pp) {
     fail(group_key, fmt::format("{} is below pp ({}): Megatron-Core's interleaved schedule needs "
                                 "N in [pp, micro-batches per replica]",
                                 n, p.pp));
   }
   if (p.interleave > 1 && c.micro_batches() < n) {
-    if (!group_given) {
-      fail("interleave", fmt::format("interleaving needs at least pp ({}) micro-batches, got {}",
-                                     p.pp, c.micro_batches()));
-    }
     fail(group_key, fmt::format("a group of {} micro-batches is more than the {} per replica", n,
                                 c.micro_batches()));
   }
@@ -441,17 +448,18 @@ TrainConfig parse_train_config(const ArgNode& job) {
                      c.micro_batches(), rest, n, p.pp));
   }
   p.microbatch_group = n;
-  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs (DeepSeek's
-  // dualpipe.py asserts an even rank count and micro-batch count, recalled).
+  // DualPipe feeds half the micro-batches from each end of pp / 2 rank pairs; DeepSeek's
+  // dualpipe.py (DualPipe.step) asserts an even rank count and an even micro-batch count of at
+  // least 2 pp, which its steady phase needs (m / 2 - pp + 1 rounds on the end ranks).
   if (c.pipeline == PipelineSchedule::DualPipe) {
     if (p.pp < 2 || p.pp % 2 != 0)
       fail("pipeline", fmt::format("dualpipe needs an even pp of 2 or more, got pp={}", p.pp));
     if (p.interleave > 1) fail("pipeline", "dualpipe has no interleaved chunks (interleave 1)");
-    if (c.micro_batches() < p.pp || c.micro_batches() % 2 != 0)
+    if (c.micro_batches() < 2 * p.pp || c.micro_batches() % 2 != 0)
       fail("pipeline",
-           fmt::format("dualpipe needs an even number of micro-batches per replica, at least pp "
-                       "({}), got {}",
-                       p.pp, c.micro_batches()));
+           fmt::format("dualpipe needs an even number of micro-batches per replica, at least 2 "
+                       "x pp ({}), got {}",
+                       2 * p.pp, c.micro_batches()));
   }
   // Megatron-LM splits each sequence into 2 x cp chunks and gives rank r chunks r and
   // 2cp - 1 - r, so that causal attention's work balances (get_batch_on_this_cp_rank).

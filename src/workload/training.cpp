@@ -12,7 +12,6 @@
 #include "lockstep/core/rng.hpp"
 #include "lockstep/nccl/groups.hpp"
 #include "lockstep/topology/catalog.hpp"
-#include "lockstep/workload/dualpipe.hpp"
 #include "lockstep/workload/waste.hpp"
 #include "training_detail.hpp"
 
@@ -447,7 +446,10 @@ std::optional<Simulation::Expanded> Simulation::fast_forward(const Topology& top
   // Worth it only when the three runs expand fewer micro-batches than the job.
   const std::uint64_t m = plan_.micro_batches;
   const std::uint64_t group = p_.microbatch_group ? p_.microbatch_group : p_.pp;
-  const std::uint64_t period = p_.interleave > 1 ? group : 1;
+  // DualPipe: one micro-batch per direction, its steady phase from m = 2 pp on (every rank
+  // runs a pair of pairs there, dualpipe_order).
+  const bool dualpipe = c_.pipeline == PipelineSchedule::DualPipe;
+  const std::uint64_t period = p_.interleave > 1 ? group : dualpipe ? 2 : 1;
   const std::uint64_t least = 2 * std::max<std::uint64_t>(p_.pp, period);
   const std::uint64_t m1 = (least + period - 1) / period * period;
   if (!fast_forward_ || (noise && noise->has_kernel_jitter()) || m <= 3 * (m1 + period) ||
@@ -558,22 +560,6 @@ double gemm_speedup(const GpuSpec& gpu, const TrainConfig& c) {
   return dense / gpu.bf16_dense_flops;
 }
 
-// A chunk's backward (B) and weight-gradient (W) shares of its compute under DualPipe: W is the
-// weight GEMMs' gradient, as many FLOPs as their forward (the forward less the attention core);
-// the output layer counts on the stages that hold it.
-ChunkShares chunk_shares(const StepPlan& plan) {
-  double total = (plan.head_forward + plan.head_backward).seconds();
-  double backward = plan.head_backward.seconds(), weight = plan.head_forward.seconds();
-  for (std::size_t l = 0; l < plan.forward.size(); ++l) {
-    const double f = plan.forward[l].seconds(), b = plan.backward[l].seconds();
-    total += f + b;
-    backward += b;
-    weight += f * (1.0 - plan.split[l].attention_fwd * plan.split[l].core_fwd);
-  }
-  if (total <= 0) return {};
-  return {backward / total, weight / total};
-}
-
 }  // namespace
 
 StepPlan training_plan(const Topology& topo, const TrainConfig& config) {
@@ -632,22 +618,6 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                  mean(base.parts.cp),      mean(base.parts.pp),        mean(base.parts.bubble),
                  mean(base.parts.dp),      mean(base.parts.imbalance), Time::zero()};
 
-  // DualPipe: the simulated step runs 1F1B; its pairs' overlap and bubble are Table 2's closed
-  // form over that step's compute and all-to-all (dualpipe.hpp), the same saving for each trial.
-  Time dualpipe_saving = Time::zero();
-  if (c.pipeline == PipelineSchedule::DualPipe) {
-    // (A GPU without an SM count in the catalog can only take communication_sms 0, above.)
-    const double comm_sm_share =
-        c.communication_sms > 0 ? static_cast<double>(c.communication_sms) / gpu.kernels.sms : 0.0;
-    const TrainBreakdown d = dualpipe_breakdown(r.breakdown, plan.micro_batches, c.par.pp,
-                                                chunk_shares(plan), comm_sm_share);
-    dualpipe_saving = r.breakdown.ep + r.breakdown.bubble - d.ep - d.bubble;
-    r.breakdown = d;
-    r.iteration = r.iteration - dualpipe_saving;
-    r.warnings.push_back(
-        "pipeline dualpipe: the iteration is DualPipe's closed form over the simulated 1F1B step "
-        "(docs/training.md, \"DualPipe\"); a trace shows the 1F1B step");
-  }
   const double t = r.iteration.seconds();
   r.mfu = plan.model_flops_per_iteration / (world * peak * t);
   r.tokens_per_second = static_cast<double>(r.tokens_per_iteration) / t;
@@ -677,7 +647,6 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
       Trial trial = sim.run(trial_topo, &noise, seed, options.record_timeline && i == 0,
                             !perturb || fixed, maybe);
       const bool trace = options.record_timeline && i == 0 && !trial.traced.empty();
-      trial.iteration = trial.iteration - dualpipe_saving;
       r.trial_times.push_back(trial.iteration);
       r.expanded_micro_batches = std::max(r.expanded_micro_batches, trial.expanded_micro_batches);
       waste += lockstep_waste_gpu_seconds(trial.iteration, r.iteration, trial.extra_compute);

@@ -96,37 +96,67 @@ std::vector<RankTimes> analyse(const StepPrograms& programs, const RunResult& ru
     const auto between = [](Time from, Time to) {
       return from.is_finite() ? to - from : Time::zero();
     };
+    // Kernels on a chain run one at a time (a DualPipe pair's two chains share the SMs): a
+    // chain op claims the time from the chains' last end to its own; kernels running within
+    // it make that time compute, the rest is the op's (with one chain: its wait and itself).
+    std::vector<std::pair<Time, Time>> kernels;
+    for (OpIndex i = 0; i < tags.size(); ++i) {
+      const bool kernel = tags[i].role == OpRole::Forward || tags[i].role == OpRole::Backward;
+      if (tags[i].chain && kernel && times[i].end.is_finite())
+        kernels.emplace_back(times[i].start, times[i].end);
+    }
+    std::sort(kernels.begin(), kernels.end());
+    const auto kernel_time = [&](Time from, Time to) {
+      Time covered = Time::zero();
+      auto k = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(from, from),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+      for (; k != kernels.end() && k->first < to; ++k)
+        covered += std::max(Time::zero(), std::min(to, k->second) - std::max(from, k->first));
+      return covered;
+    };
     for (OpIndex i = 0; i < tags.size(); ++i) {
       if (tags[i].role == OpRole::PpSend) rt.send_end = std::max(rt.send_end, times[i].end);
       if (tags[i].role == OpRole::DpComm) rt.reduced = std::max(rt.reduced, times[i].end);
       if (!tags[i].chain) continue;
+      const Time from = std::max(prev, times[i].start);
+      const Time covered = from.is_finite() && times[i].end.is_finite() && times[i].end > prev
+                               ? kernel_time(prev, times[i].end)
+                               : Time::zero();
       const Time wait = std::max(Time::zero(), between(prev, times[i].start));
-      const Time busy = between(times[i].start, times[i].end);
+      const Time busy = std::max(Time::zero(), between(from, times[i].end));
+      const bool kernel = tags[i].role == OpRole::Forward || tags[i].role == OpRole::Backward;
+      if (kernel && !times[i].end.is_finite()) {
+        b.compute += busy;  // compute past Time's range: the iteration is infinite
+        b.dp += wait;
+        prev = times[i].end;
+        continue;
+      }
+      const Time own = wait + busy - covered;
+      b.compute += covered;
       switch (tags[i].role) {
         case OpRole::Forward:
         case OpRole::Backward:
-          b.compute += busy;
-          b.dp += wait;  // a kernel waits beside its chain only for a ZeRO-3 parameter gather
+          b.dp += own;  // a kernel waits beside its chain only for a ZeRO-3 parameter gather
           break;
         case OpRole::TpComm:
-          b.tp += wait + busy;
+          b.tp += own;
           break;
         case OpRole::EpComm:
-          b.ep += wait + busy;
+          b.ep += own;
           break;
         case OpRole::CpComm:
-          b.cp += wait + busy;
+          b.cp += own;
           break;
         case OpRole::PpRecv: {
           // Waiting for a neighbour stage: the transfer itself is exposed communication, the
           // rest is the neighbour still computing (the pipeline bubble).
-          const Time comm = std::min(wait, pp_transfer);
+          const Time comm = std::min(own, pp_transfer);
           b.pp += comm;
-          b.bubble += wait - comm + busy;
+          b.bubble += own - comm;
           break;
         }
         default:
-          b.dp += wait + busy;
+          b.dp += own;
           break;
       }
       prev = std::max(prev, times[i].end);
@@ -181,21 +211,26 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
   };
   const auto& tags = programs.tags[r];
   const auto& times = run.ops[r];
-  Time prev = Time::zero();
-  // The layer pass being drawn as one slice: out[open] covers it so far; out[last0] is the
-  // latest compute-track slice (other tracks' slices may come between).
-  std::size_t open = SIZE_MAX, last0 = SIZE_MAX;
-  std::uint32_t open_layer = 0, open_micro = 0;
+  // Per chain: the end of what it has drawn, the layer pass being drawn as one slice (out[open]
+  // covers it so far) and its latest slice (other tracks' slices may come between). A DualPipe
+  // pair's backward chain runs beside the rank's chain: its slices go on a track of their own
+  // (stream 3), so that neither track's slices overlap.
+  Time prev[2] = {Time::zero(), Time::zero()};
+  std::size_t open[2] = {SIZE_MAX, SIZE_MAX}, last[2] = {SIZE_MAX, SIZE_MAX};
+  std::uint32_t open_layer[2] = {0, 0}, open_micro[2] = {0, 0};
   auto pass_part = [](OpRole role) {
     return role == OpRole::Forward || role == OpRole::Backward || role == OpRole::TpComm ||
            role == OpRole::EpComm || role == OpRole::CpComm;
   };
   auto push = [&](TimelineSlice&& s, const OpTag& tag) {
     if (s.end <= s.start) return;
-    if (!per_op && s.stream == 0 && pass_part(tag.role)) {
+    const bool chain_track = s.stream == 0 || s.stream == 3;
+    const std::size_t c = s.stream == 3 ? 1 : 0;
+    if (!per_op && chain_track && pass_part(tag.role)) {
       const bool kernel = tag.role == OpRole::Forward || tag.role == OpRole::Backward;
-      if (open != SIZE_MAX && open == last0 && open_layer == tag.layer && open_micro == tag.micro) {
-        TimelineSlice& o = out[open];
+      if (open[c] != SIZE_MAX && open[c] == last[c] && open_layer[c] == tag.layer &&
+          open_micro[c] == tag.micro) {
+        TimelineSlice& o = out[open[c]];
         o.end = std::max(o.end, s.end);
         if (kernel && o.category != "forward" && o.category != "backward") {
           o.name = std::move(s.name);
@@ -204,12 +239,12 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
         return;
       }
       out.push_back(std::move(s));
-      open = last0 = out.size() - 1;
-      open_layer = tag.layer;
-      open_micro = tag.micro;
+      open[c] = last[c] = out.size() - 1;
+      open_layer[c] = tag.layer;
+      open_micro[c] = tag.micro;
       return;
     }
-    if (s.stream == 0) last0 = out.size();
+    if (chain_track) last[c] = out.size();
     out.push_back(std::move(s));
   };
   for (OpIndex i = 0; i < tags.size(); ++i) {
@@ -219,11 +254,18 @@ void append_timeline(const StepPrograms& programs, const RunResult& run, std::ui
     s.name = intern(slice_name(tag));
     s.category = to_string(tag.role);
     if (tag.chain) {
-      // Zero-time chain markers stand for the wait before them (a collective, a receive).
+      // Zero-time chain markers stand for the wait before them (a collective, a receive); a
+      // join (a DualPipe pair's start or end) only moves its chain's drawn end.
       const bool marker = times[i].end == times[i].start;
-      s.start = marker ? prev : times[i].start;
+      Time& drawn = prev[tag.paired ? 1 : 0];
+      if (tag.role == OpRole::Join) {
+        drawn = std::max(drawn, times[i].end);
+        continue;
+      }
+      if (tag.paired) s.stream = 3;
+      s.start = marker ? drawn : times[i].start;
       s.end = times[i].end;
-      prev = std::max(prev, times[i].end);
+      drawn = std::max(drawn, times[i].end);
       if (tag.role == OpRole::PpRecv) s.category = "wait";
       const bool kernel = tag.role == OpRole::Forward || tag.role == OpRole::Backward;
       if (kernel && member.own_fraction < 1 && s.end > s.start) {

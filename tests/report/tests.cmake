@@ -111,8 +111,8 @@ lockstep_report_scenario(pushback ${LOCKSTEP_REPORT_TESTS}/scenarios/packet_push
 lockstep_report_browser(pushback
   "EXPECT_CHARTS=bom-chart,busbw-chart;EXPECT_PAUSED_LINKS=5")
 
-# Issue 21: the pipeline's and kernels' job keys where the user reads results: DualPipe (its
-# closed form on the 1F1B step said in a field), BF16 moments, the unfused attention core recomputed, and
+# Issue 21: the pipeline's and kernels' job keys where the user reads results: DualPipe (simulated
+# as its own schedule), BF16 moments, the unfused attention core recomputed, and
 # the interleaved schedule's N = 8 at pp 4, interleave 2: in results.json (schema) and on the
 # report's configuration lines, written out by hand.
 lockstep_report_scenario(pipeline_keys ${LOCKSTEP_REPORT_TESTS}/scenarios/pipeline_keys.yaml)
@@ -121,4 +121,4 @@ add_test(NAME report.pipeline_keys_browser
           ${LOCKSTEP_REPORT_TEST_DIR}/pipeline_keys/report.html ${PROJECT_BINARY_DIR}/report-pipeline-keys-screenshot.png)
 set_tests_properties(report.pipeline_keys_browser PROPERTIES
   FIXTURES_REQUIRED report_pipeline_keys LABELS report TIMEOUT 300
-  ENVIRONMENT "EXPECT_VARIANTS=2;EXPECT_LITERAL=dualpipe: llama3-8b, TP1 PP4 DualPipe DP2 ZeRO-1; bf16 weight GEMMs, unfused attention, optimizer moments bf16, selective recomputation of core_attn; DualPipe: its closed form over the simulated 1F1B step.||interleaved: llama3-8b, TP1 PP4 VP2 N8 DP2 ZeRO-1; bf16 weight GEMMs, unfused attention, optimizer moments bf16, selective recomputation of core_attn.")
+  ENVIRONMENT "EXPECT_VARIANTS=2;EXPECT_LITERAL=dualpipe: llama3-8b, TP1 PP4 DualPipe DP2 ZeRO-1; bf16 weight GEMMs, unfused attention, optimizer moments bf16, selective recomputation of core_attn.||interleaved: llama3-8b, TP1 PP4 VP2 N8 DP2 ZeRO-1; bf16 weight GEMMs, unfused attention, optimizer moments bf16, selective recomputation of core_attn.")

@@ -60,8 +60,9 @@ struct TrainingParallel {
   // given); 0 without interleaving, where no group exists (null in results.json).
   std::uint32_t microbatch_group = 0;
   std::string pipeline = "1f1b";  // the job's `pipeline`: 1f1b or dualpipe
-  // How the pipeline's figures were obtained: "simulated", or "closed_form_on_1f1b" when DualPipe's
-  // overlap and bubble are its closed form over the simulated 1F1B step (docs/training.md).
+  // How the pipeline's figures were obtained: "simulated" (DualPipe too, since its schedule runs
+  // as programs); "closed_form_on_1f1b" in files of earlier versions, whose DualPipe figures were
+  // its closed form over a simulated 1F1B step (docs/training.md).
   std::string pipeline_timing = "simulated";
 };
 

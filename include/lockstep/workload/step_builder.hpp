@@ -49,6 +49,7 @@ struct OpTag {
   bool chain = false;                 // on the rank's compute chain (the critical stream)
   std::uint32_t layer = 0xFFFFFFFFu;  // layer index, kNone for the output layer / none
   std::uint32_t micro = 0xFFFFFFFFu;  // micro-batch, kNone when not per micro-batch
+  bool paired = false;                // on a DualPipe pair's second chain (its backward pass)
 };
 
 /// Durations of the collectives that the reduced expansion runs as delays.

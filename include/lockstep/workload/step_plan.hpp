@@ -54,11 +54,12 @@ struct PipelineUnit {
 /// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, section 2.2; schedules.py
 /// forward_backward_pipelining_with_interleaving): (pp - stage - 1) x 2 + (v - 1) x N warm-up
 /// forwards, N = `group` micro-batches per group (microbatch_group_size_per_vp_stage; 0: pp, its
-/// default), all of them when micro_batches == pp; units follow Megatron-core's schedule
-/// table (get_schedule_table): micro-batches in groups of N, each group through chunk 0, then
-/// chunk 1, ..., the last group taking what is left. Forward unit k is entry k; backward unit k
-/// is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k / N) % v of
-/// micro-batch (k / (N v)) N + k % N.
+/// default; at most m: fewer micro-batches than stages run as one group, as Llama 3's schedule
+/// allows, arXiv:2407.21783 section 3.3.2), all of them when micro_batches == pp; units follow
+/// Megatron-core's schedule table (get_schedule_table): micro-batches in groups of N, each group
+/// through chunk 0, then chunk 1, ..., the last group taking what is left. Forward unit k is entry
+/// k; backward unit k is entry k on chunk v - 1 - its chunk. With m % N == 0, entry k is chunk (k /
+/// N) % v of micro-batch (k / (N v)) N + k % N.
 std::vector<PipelineUnit> pipeline_order(std::uint32_t pp, std::uint32_t interleave,
                                          std::uint64_t micro_batches, std::uint32_t stage,
                                          std::uint32_t group = 0);
@@ -82,13 +83,14 @@ struct StepPlan {
   std::uint64_t tokens_per_rank = 0;   // of them, one context-parallel rank's: / cp
   double achieved_flops = 0;           // per GPU: BF16 peak x efficiency (0: the kernel model)
   double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
-  std::vector<Time> forward;           // per layer, one TP rank's kernel time per micro-batch
-  std::vector<Time> backward;          // per layer (with recomputation's rerun)
-  std::vector<LayerSplit> split;       // per layer: where the TP collectives cut its time
-  Time head_forward, head_backward;    // output layer and loss on the last stage
-  Bytes tp_bytes;  // nccl-tests size of each TP collective (the full activation)
-  Bytes pp_bytes;  // per TP rank, per micro-batch, activations or their gradients
-  Bytes ep_bytes;  // all-to-all send buffer per rank (dispatch and combine each)
+  double comm_sm_share = 0;          // DualPipe: communication_sms / the GPU's SMs (0: none taken)
+  std::vector<Time> forward;         // per layer, one TP rank's kernel time per micro-batch
+  std::vector<Time> backward;        // per layer (with recomputation's rerun)
+  std::vector<LayerSplit> split;     // per layer: where the TP collectives cut its time
+  Time head_forward, head_backward;  // output layer and loss on the last stage
+  Bytes tp_bytes;                    // nccl-tests size of each TP collective (the full activation)
+  Bytes pp_bytes;                    // per TP rank, per micro-batch, activations or their gradients
+  Bytes ep_bytes;                    // all-to-all send buffer per rank (dispatch and combine each)
   // Context parallelism's ring attention: the K and V block one rank holds of one layer, sent
   // to the next CP rank in each of cp - 1 steps of the forward pass (the backward pass sends it
   // with its gradients dK, dV: twice the bytes).

@@ -35,7 +35,8 @@ struct TrainBreakdown {
   Time straggler;  // mean per-GPU lockstep waste over the noisy trials (not in the sum)
 };
 
-/// One slice of a rank's timeline (stream 0: compute chain, 1: DP communication, 2: PP sends).
+/// One slice of a rank's timeline (stream 0: compute chain, 1: DP communication, 2: PP sends,
+/// 3: the backward pass of a DualPipe pair, beside the chain).
 /// The distinct names of a timeline's slices, each stored once (a 256-rank trace has 700k slices
 /// and a few thousand names).
 using SliceNames = std::unordered_set<std::string>;

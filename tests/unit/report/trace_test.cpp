@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -93,6 +94,36 @@ TEST(Trace, PipelineAndEndWaitsAreWaitSlices) {
       EXPECT_EQ(e["cat"], "wait");
     }
   }
+}
+
+TEST(Trace, DualPipePairsDrawTheirBackwardOnATrackOfItsOwn) {
+  // pp 2, m 4: rank 0 runs F0.0 F1.0 F0.1 B1.0 F1.1&B0.0 B1.1 b0.1 W0.1 (DualPipe tests), rank 1
+  // the mirror image, F0.1&B1.0 its pair. The pair's backward, on stage 0's layer 0 for either
+  // (direction 0's micro-batch 0, direction 1's 0 = micro-batch 2 of the step), is drawn on tid
+  // 3; no track's slices overlap, though the pair's two passes run at once.
+  TrainConfig c = testing::tiny_config(1, 2, 1, 4);
+  c.pipeline = PipelineSchedule::DualPipe;
+  c.trace_ranks = {0, 1};
+  SimulateOptions o =
+      testing::reference_options(Time::zero(), Bandwidth::bytes_per_second(2'097'152'000));
+  o.record_timeline = true;
+  const auto doc = nlohmann::json::parse(
+      report::training_trace_json(simulate_training(testing::star_cluster(1, 2), c, o)));
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
+  std::map<int, std::vector<std::string>> paired;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const double ts = e["ts"], dur = e["dur"];
+    tracks[{e["pid"], e["tid"]}].push_back({ts, ts + dur});
+    if (e["tid"] == 3) paired[e["pid"]].push_back(e["name"]);
+  }
+  for (auto& [track, slices] : tracks) {
+    std::sort(slices.begin(), slices.end());
+    for (std::size_t i = 1; i < slices.size(); ++i)
+      EXPECT_LE(slices[i - 1].second, slices[i].first + 1e-6) << track.first << " " << track.second;
+  }
+  EXPECT_NE(std::find(paired[0].begin(), paired[0].end(), "B mb0 L0"), paired[0].end());
+  EXPECT_NE(std::find(paired[1].begin(), paired[1].end(), "B mb2 L0"), paired[1].end());
 }
 
 TEST(Trace, LayerDetailDrawsOneSlicePerLayerPass) {

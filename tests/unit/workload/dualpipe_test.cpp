@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
+#include "test_cluster.hpp"
 
 namespace lockstep {
 namespace {
@@ -71,6 +73,160 @@ TEST(DualPipe, CommunicationSmsSlowThePairedCompute) {
   EXPECT_EQ(d.compute, Time::ms(100));
   EXPECT_NEAR(d.ep.seconds(), 10 * 0.006 * share, 1e-9);
   EXPECT_EQ(dualpipe_breakdown(b, 10, 2, {2.0 / 3.0, 1.0 / 3.0}).ep, Time::zero());
+}
+
+// A rank's order as text: F (forward), B (full backward), b (inputs only), W (the deferred
+// weight gradients), then direction.micro-batch; "&" joins a pair.
+std::string order_text(std::uint32_t pp, std::uint64_t m, std::uint32_t rank) {
+  auto unit = [](const DualPipeUnit& u) {
+    const char* pass[] = {"F", "B", "b", "W"};
+    return pass[static_cast<int>(u.pass)] + std::to_string(u.direction) + "." +
+           std::to_string(u.micro);
+  };
+  std::string out;
+  for (const DualPipeStep& s : dualpipe_order(pp, m, rank))
+    out += unit(s.first) + (s.paired ? "&" + unit(s.second) : "") + " ";
+  return out;
+}
+
+TEST(DualPipe, OrderOfFourRanksAndEightMicroBatches) {
+  // pp 4, m 8 (4 per direction), dualpipe.py's eight phases. Rank 0 (h = 0, 2 - h - 1 = 1 rank
+  // to the middle), its chunk 0 direction 0: phase 1, 2 x 1 forwards F0; phase 2, h + 1 = 1
+  // round F0, F1; phase 3, 1 round b1 (weights deferred), W, F1; phase 4, m / 2 - pp + h + 1 = 1
+  // round of the pairs F0&B1, F1&B0; phase 5, 1 round B1, F1&B0; phase 6, h + 1 = 1 round B1,
+  // B0, deferring B0's weights (h even: from the middle round's second pass, (h + 1) / 2 = 0);
+  // phase 7, 1 round W, b0; phase 8, h + 1 = 1 W. Micro-batches count per direction.
+  EXPECT_EQ(order_text(4, 8, 0),
+            "F0.0 F0.1 F0.2 F1.0 b1.0 W1.0 F1.1 F0.3&B1.1 F1.2&B0.0 B1.2 F1.3&B0.1 B1.3 b0.2 "
+            "W0.2 b0.3 W0.3 ");
+  // Rank 1, a middle rank (h = 1, none to the middle): phase 2, 2 rounds F0, F1; phase 4, 2
+  // rounds, the first's F0 and B1 unpaired; phase 6, 2 rounds B1, B0, both deferred from the
+  // second round on (h odd: before its B1); phase 8, 2 W in the order deferred.
+  EXPECT_EQ(order_text(4, 8, 1),
+            "F0.0 F1.0 F0.1 F1.1 F0.2 B1.0 F1.2&B0.0 F0.3&B1.1 F1.3&B0.1 B1.2 B0.2 b1.3 b0.3 "
+            "W1.3 W0.3 ");
+  // Ranks 2 and 3 mirror ranks 1 and 0: their chunk 0 is direction 1.
+  EXPECT_EQ(order_text(4, 8, 3),
+            "F1.0 F1.1 F1.2 F0.0 b0.0 W0.0 F0.1 F1.3&B0.1 F0.2&B1.0 B0.2 F0.3&B1.1 B0.3 b1.2 "
+            "W1.2 b1.3 W1.3 ");
+  EXPECT_EQ(order_text(4, 8, 2),
+            "F1.0 F0.0 F1.1 F0.1 F1.2 B0.0 F0.2&B1.0 F1.3&B0.1 F0.3&B1.1 B0.2 B1.2 b0.3 b1.3 "
+            "W0.3 W1.3 ");
+}
+
+TEST(DualPipe, EveryRankRunsEachMicroBatchOnceEachWay) {
+  // Property: on every rank of pp 8 with 20 micro-batches (Figure 5's shape), each direction's
+  // 10 micro-batches pass forward once and backward once, in order, and each deferred weight
+  // pass follows its backward.
+  for (std::uint32_t r = 0; r < 8; ++r) {
+    std::uint32_t next_f[2] = {0, 0}, next_b[2] = {0, 0}, weights = 0, deferred = 0;
+    for (const DualPipeStep& s : dualpipe_order(8, 20, r)) {
+      for (int k = 0; k < (s.paired ? 2 : 1); ++k) {
+        const DualPipeUnit& u = k ? s.second : s.first;
+        switch (u.pass) {
+          case DualPass::Forward:
+            EXPECT_EQ(u.micro, next_f[u.direction]++);
+            break;
+          case DualPass::BackwardInput:
+            ++deferred;
+            [[fallthrough]];
+          case DualPass::Backward:
+            EXPECT_LT(u.micro, next_f[u.direction]);
+            EXPECT_EQ(u.micro, next_b[u.direction]++);
+            break;
+          case DualPass::Weight:
+            EXPECT_LT(u.micro, next_b[u.direction]);
+            ++weights;
+            break;
+        }
+      }
+    }
+    EXPECT_EQ(next_f[0] + next_f[1] + next_b[0] + next_b[1], 40u) << r;
+    EXPECT_EQ(weights, deferred) << r;
+  }
+}
+
+// Four one-layer stages, the layers' times set by hand: F 10 ms, B 20 ms (W of it: the weight
+// GEMMs' share, 1 - attention share x core share of F), no output layer, no communication.
+StepPlan hand_plan(const TrainConfig& c, double core_share) {
+  StepPlan plan = make_step_plan(c, c.peak_flops);
+  for (std::uint32_t l = 0; l < 4; ++l) {
+    plan.forward[l] = Time::ms(10);
+    plan.backward[l] = Time::ms(20);
+    plan.split[l] = {0.5, 0.5, core_share, core_share};
+  }
+  plan.head_forward = plan.head_backward = Time::zero();
+  return plan;
+}
+
+Time dualpipe_step(double core_share) {
+  TrainConfig c = testing::tiny_config(1, 4, 1, 8);
+  c.model.layers = 4;
+  c.pipeline = PipelineSchedule::DualPipe;
+  const StepPlan plan = hand_plan(c, core_share);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  testing::ReferenceEngine engine(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  EngineInput in;
+  in.programs = programs.programs.get();
+  return engine.run(in).makespan;
+}
+
+TEST(DualPipe, SimulatedBubbleOfTableTwo) {
+  // 8 micro-batches on each rank: 8 x (F + B) = 240 ms of kernels. No attention core: W = F =
+  // 10 ms, a pair F&B = F + B = 30 ms (nothing to hide); Table 2: (4 / 2 - 1)(30 + 20 - 30) =
+  // 20 ms of bubble, 260 ms.
+  EXPECT_EQ(dualpipe_bubble(4, Time::ms(30), Time::ms(20), Time::ms(10)), Time::ms(20));
+  EXPECT_NEAR(dualpipe_step(0.0).seconds(), 0.260, 1e-9);
+  // An attention core of 0.4 of the attention block, half the layer: W = 10 (1 - 0.2) = 8 ms,
+  // an inputs-only backward b = 12 ms. In OrderOfFourRanksAndEightMicroBatches' order (a pair
+  // starts once both its inputs are in), rank 1 runs B1.0 60-80, F1.2&B0.0 80-110, F0.3&B1.1
+  // 110-140, F1.3&B0.1 140-170, ..., b0.3 232-244; rank 0 runs F0.0-F1.0 0-40, b1.0 40-52, W1.0
+  // 52-60, F1.1 60-70, F0.3&B1.1 70-100, waits for B0.0 until 110, F1.2&B0.0 110-140, B1.2
+  // 140-160, waits for B0.1 until 170, F1.3&B0.1 170-200, B1.3 200-220, b0.2 220-232, W0.2
+  // 232-240, waits for b0.3 until 244, b0.3 244-256, W0.3 256-264: a bubble of 10 + 10 + 4 = 24
+  // ms, 2 ms (F - W) under Table 2's (30 + 20 - 24) = 26.
+  EXPECT_EQ(dualpipe_bubble(4, Time::ms(30), Time::ms(20), Time::ms(8)), Time::ms(26));
+  EXPECT_NEAR(dualpipe_step(0.4).seconds(), 0.264, 1e-9);
+}
+
+// pp 2, m 4 per replica, dp 2 = ep 2: two MoE layers, one a stage, F 10 ms (attention 5, MoE 5),
+// B 20 ms (MoE 10, attention 10), W = F, no output layer, no DP buckets, free pipeline
+// transfers; each all-to-all sends half of 8 MB to the other EP rank at 1 GB/s: E = 4 ms.
+TEST(DualPipe, PairsHideTheirAllToAllBehindTheOtherPassKernels) {
+  TrainConfig c = testing::tiny_config(1, 2, 2, 8);
+  c.model.experts = 2;
+  c.model.top_k = 1;
+  c.model.expert_ffn = 4096;
+  c.par.ep = 2;
+  c.pipeline = PipelineSchedule::DualPipe;
+  StepPlan plan = make_step_plan(c, c.peak_flops);
+  for (std::uint32_t l = 0; l < 2; ++l) {
+    plan.forward[l] = Time::ms(10);
+    plan.backward[l] = Time::ms(20);
+    plan.split[l] = {0.5, 0.5, 0.0, 0.0};
+    plan.buckets[l].clear();
+  }
+  plan.head_forward = plan.head_backward = Time::zero();
+  plan.pp_bytes = Bytes(0);
+  plan.ep_bytes = Bytes(8'000'000);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  testing::ReferenceEngine engine(Time::zero(), Bandwidth::bytes_per_second(1e9));
+  EngineInput in;
+  in.programs = programs.programs.get();
+  // Rank 0 runs F0.0 F1.0 F0.1 B1.0 F1.1&B0.0 B1.1 b0.1 W0.1 (rank 1 the mirror image). A pass
+  // alone exposes its two all-to-alls per layer: F 5 + 4 + 5 + 4 = 18 ms, B 4 + 10 + 4 + 10 =
+  // 28, b (W deferred: 10 ms, 5 + 5) 18. F0.0 0-18, F1.0 18-36 (after rank 1's F1.0), F0.1
+  // 36-54, B1.0 54-82, then the pair once rank 1's B0.0 is in at 82: F's attention 82-87 beside
+  // B's first all-to-all 82-86; B's MoE 87-97 beside F's dispatch 87-91; F's MoE 97-102 beside
+  // B's second all-to-all 97-101; B's attention 102-112 beside F's combine 102-106: 30 ms =
+  // F + B, nothing exposed. B1.1 112-140, b0.1 140-158 (after rank 1's B0.1), W0.1 158-168.
+  EXPECT_NEAR(engine.run(in).makespan.seconds(), 0.168, 1e-9);
 }
 
 }  // namespace

@@ -56,6 +56,19 @@ TEST(FastForward, OneF1BOf64MicroBatchesFromFour) {
   EXPECT_EQ(fast.breakdown.compute, Time::ms(480));
 }
 
+// DualPipe: a period is one micro-batch from each end, from m = 2 pp = 4 (dualpipe.py's least):
+// the runs take m = 4, 6 and 8. Each rank runs 32 micro-batches through each of its two stages:
+// 32 x (2 + 4) + 32 x (3 + 6) = 480 ms of compute, as under 1F1B.
+TEST(FastForward, DualPipeOf64MicroBatchesFromFour) {
+  TrainConfig c = four_layer_pipeline(1, 64);
+  c.pipeline = PipelineSchedule::DualPipe;
+  const auto [fast, all] = on_an_infinite_network(c);
+  EXPECT_EQ(fast.expanded_micro_batches, 4u);
+  EXPECT_EQ(all.expanded_micro_batches, 64u);
+  expect_same(fast, all);
+  EXPECT_EQ(fast.breakdown.compute, Time::ms(480));
+}
+
 // Interleaved (v 2): a period is pp micro-batches, from m = 2 pp = 4; B is busy 9 ms per
 // micro-batch and waits 1 + 2 ms at the ends as at m = 4 (39 ms): 9 x 64 + 3 = 579 ms.
 TEST(FastForward, InterleavedStepsByPpMicroBatches) {

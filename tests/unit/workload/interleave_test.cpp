@@ -258,20 +258,16 @@ std::string error_of(const ArgNode& node) {
   return testing::train_config_error(node);
 }
 
-TEST(Interleave, AtLeastPpMicroBatches) {
-  // 6 sequences / dp 2 = 3 micro-batches, fewer than a group of pp = 4: Megatron-core refuses.
-  try {
-    parse_train_config(job({{"model", "llama3-8b"},
-                            {"pp", "4"},
-                            {"dp", "2"},
-                            {"interleave", "2"},
-                            {"global_batch", "6"}}));
-    FAIL() << "3 micro-batches over 4 stages";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("s.yaml:7:3"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("at least pp (4) micro-batches, got 3"), std::string::npos)
-        << e.what();
-  }
+TEST(Interleave, MicroBatchesPerReplicaAgainstPp) {
+  // 6 sequences / dp 2 = 3 micro-batches, fewer than pp = 4: Megatron-Core refuses (N in [pp,
+  // m]); lockstep runs them as Llama 3 does, one group of 3 (FewerMicroBatchesThanStages...).
+  EXPECT_EQ(parse_train_config(job({{"model", "llama3-8b"},
+                                    {"pp", "4"},
+                                    {"dp", "2"},
+                                    {"interleave", "2"},
+                                    {"global_batch", "6"}}))
+                .par.microbatch_group,
+            3u);
   // 6 micro-batches, not a multiple of 4: Megatron-Core refuses the last group of 2 (schedules.py:
   // 0 < M mod N < pp "introduces dependency bubbles"); 8 are two whole groups.
   EXPECT_EQ(error_of(job({{"model", "llama3-8b"},
@@ -336,6 +332,58 @@ TEST(Interleave, TheGroupSizeLiesBetweenPpAndTheMicroBatches) {
                 .find("job.microbatch_group_size_per_vp_stage: groups micro-batches over model "
                       "chunks: needs interleave > 1"),
             std::string::npos);
+}
+
+// Fewer micro-batches than stages (the Llama 3 paper runs them, arXiv:2407.21783 section
+// 3.3.2): one group of all m (N = m), Megatron-Core's warm-up clipped at every unit. pp 3, v 2,
+// m 2, six one-layer virtual stages (F 1 ms, B 2 ms; the output layer doubles virtual stage 5's:
+// F 2, B 4). Stages A, B run every forward first (warm-up (3 - s - 1) x 2 + 2 >= 4 units), C
+// warms up 2. "<-" marks what a unit waits for:
+//  A: F0.0 0-1 F0.1 1-2 F1.0 3-4 (<-C.F0.0) F1.1 4-5 B1.0 13-15 (<-B.B1.0) B1.1 19-21
+//     (<-B.B1.1) B0.0 21-23 B0.1 25-27 (<-B.B0.1)
+//  B: F0.0 1-2 F0.1 2-3 F1.0 4-5 F1.1 5-6 B1.0 11-13 (<-C.B1.0) B1.1 17-19 (<-C.B1.1) B0.0
+//     19-21 B0.1 23-25 (<-C.B0.1)
+//  C: F0.0 2-3 F0.1 3-4 F1.0 5-7 B1.0 7-11 F1.1 11-13 B1.1 13-17 B0.0 17-19 B0.1 21-23
+//     (<-A.B1.1)
+// 27 ms. Without interleaving (stages F 2, 2, 3 ms, B 4, 4, 6), 1F1B: C runs F0 4-7 B0 7-13 F1
+// 13-16 B1 16-22, B's B1 22-26, A's B1 26-30: 30 ms.
+TEST(Interleave, FewerMicroBatchesThanStagesRunAsOneGroup) {
+  TrainConfig c = tiny_config(1, 3, 1, 2);
+  c.model.layers = 6;
+  const auto opts = reference_options(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  const Topology topo = star_cluster(1, 3);
+  EXPECT_NEAR(simulate_training(topo, c, opts).iteration.seconds(), 30 * kMs, 1e-9);
+  c.par.interleave = 2;
+  EXPECT_NEAR(simulate_training(topo, c, opts).iteration.seconds(), 27 * kMs, 1e-9);
+  // Property: no deadlock for any m < pp (pp 2-6, v 2-3, a layer per virtual stage).
+  for (std::uint32_t pp = 2; pp <= 6; ++pp) {
+    for (std::uint32_t v = 2; v <= 3; ++v) {
+      for (std::uint32_t m = 1; m < pp; ++m) {
+        TrainConfig few = tiny_config(1, pp, 1, m);
+        few.model.layers = pp * v;
+        few.par.interleave = v;
+        EXPECT_NO_THROW(simulate_training(star_cluster(1, pp), few, opts)) << pp << v << m;
+      }
+    }
+  }
+  // The job takes it, N = m; a smaller N or a larger one is refused, naming the key.
+  auto with = [](const char* group) {
+    ArgNode j =
+        job({{"model", "llama3-8b"}, {"pp", "4"}, {"interleave", "2"}, {"global_batch", "2"}});
+    if (group) {
+      j.set("microbatch_group_size_per_vp_stage",
+            ArgNode::scalar(group, "job.microbatch_group_size_per_vp_stage", {"s.yaml", 9, 3}));
+    }
+    return j;
+  };
+  EXPECT_EQ(parse_train_config(with(nullptr)).par.microbatch_group, 2u);
+  EXPECT_EQ(parse_train_config(with("2")).par.microbatch_group, 2u);
+  EXPECT_EQ(error_of(with("1")),
+            "s.yaml:9:3: job.microbatch_group_size_per_vp_stage: 1 is below the 2 micro-batches "
+            "per replica: with fewer than pp (4) they run as one group (N = 2)");
+  EXPECT_EQ(error_of(with("3")),
+            "s.yaml:9:3: job.microbatch_group_size_per_vp_stage: a group of 3 micro-batches is "
+            "more than the 2 per replica");
 }
 
 TEST(Interleave, EmbeddingAndLossCountAsALayerInTheSplit) {

@@ -408,7 +408,12 @@ TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
 TEST(Memory, DualPipeNeedsAnEvenPpAndEvenMicroBatches) {
   EXPECT_EQ(parse_train_config(job({{"pipeline", "dualpipe"}, {"pp", "2"}})).pipeline,
             PipelineSchedule::DualPipe);
-  for (auto [pp, batch] : {std::pair{"3", "8"}, std::pair{"4", "2"}, std::pair{"2", "3"}}) {
+  // dualpipe.py's step() asserts an even pp and an even number of micro-batches, at least 2 pp.
+  ArgNode ok = job({{"pipeline", "dualpipe"}, {"pp", "4"}});
+  ok.set("global_batch", ArgNode::scalar("8", "job.global_batch", {"s.yaml", 5, 3}));
+  EXPECT_EQ(parse_train_config(ok).micro_batches(), 8u);
+  for (auto [pp, batch] :
+       {std::pair{"3", "8"}, std::pair{"4", "2"}, std::pair{"2", "3"}, std::pair{"4", "6"}}) {
     try {
       ArgNode j = job({{"pipeline", "dualpipe"}, {"pp", pp}});
       j.set("global_batch", ArgNode::scalar(batch, "job.global_batch", {"s.yaml", 5, 3}));
