@@ -111,6 +111,8 @@ void Simulator::setup_links() {
   link_bytes_.assign(n, 0.0);
   tally_.assign(n, LinkTally{});
   incast_room_.assign(n, kNever);
+  // The queue histograms, 128 bytes a link, every arrival updates one (reset keeps the room).
+  reserve_on_huge_pages(stats_.links.queue_hist, n * LinkCounters::kQueueBuckets);
   stats_.links.reset(n, true);
   // The largest packet on any link: the fabric's, or an on-board copy's where it is larger.
   const std::int64_t max_wire = max_wire_ = static_cast<std::int64_t>(
