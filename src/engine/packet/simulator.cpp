@@ -340,6 +340,11 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   if (p.hop + 1 < p.hops) {
     arrive = later(cfg_.cut_through ? later(later(now_, retry), s.latency) : tail,
                    devices_[s.dst].latency);
+  } else if (!(p.flags & kCtl)) {
+    // The last hop: the receiver's record of this packet (Flow::got) loads while the packet is
+    // on the wire; on_deliver waited for it (60% of its samples, UEC at 8,192 hosts in `perf`).
+    const Flow& f = flows_[p.flow];
+    if (!f.got.empty()) __builtin_prefetch(&f.got[p.seq], 1);
   }
   p.tail = tail;
   // The packet next in line, as a hint: run() prefetches it with the event (a miss behind the
