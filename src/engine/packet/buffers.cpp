@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "huge_pages.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
 
@@ -50,8 +51,12 @@ void Buffers::setup(const PacketConfig& cfg, const Topology& topo, std::uint32_t
   if (!on_) return;
   lanes_ = lanes;
   const std::size_t links = topo.num_directed_links();
+  // Read at random by every hop: on huge pages (huge_pages.hpp).
+  reserve_on_huge_pages(pools_, topo.num_devices());
   pools_.assign(topo.num_devices(), SwitchPool{});
+  reserve_on_huge_pages(queue_bytes_, links * queues);
   queue_bytes_.assign(links * queues, 0);
+  reserve_on_huge_pages(pg_, links * lanes);
   pg_.assign(links * lanes, PriorityGroup{});
   headroom_.assign(links, 0);
   const auto cat = switch_catalog();

@@ -57,6 +57,10 @@ class Buffers {
   bool admit(std::uint32_t dev, std::size_t queue, std::uint32_t wire) const;
   void add_egress(std::uint32_t dev, std::size_t queue, std::uint32_t wire);
   void remove_egress(std::uint32_t dev, std::size_t queue, std::uint32_t wire);
+  /// Starts loading egress queue `queue`'s counter (Simulator::run, a hop ahead).
+  void prefetch(std::size_t queue) const {
+    if (on_) __builtin_prefetch(&queue_bytes_[queue], 1);
+  }
 
   /// PFC: a packet arrives in group `pg` (link x lane) of `dev`, whose XOFF is `paused` already.
   /// Returns true when the group now passes its XOFF threshold (a static `xoff` when positive,

@@ -271,11 +271,12 @@ struct Flow {
   std::uint32_t increase_stage = 0;
   bool cc_timer_armed = false;
   std::int64_t last_cnp_seen = -1;
-  std::uint32_t ccti = 0;             // IB CC: congestion control table index (ib_cc.cpp)
-  std::vector<std::uint8_t> state;    // per packet (lossy / multipath)
-  std::vector<std::uint8_t> got;      // receiver per packet
-  std::vector<std::int64_t> sent_at;  // latest transmission per packet (reliable only)
-  UecFlow uec;                        // NSCC, RCCC and ROD state (uec.hpp)
+  std::uint32_t ccti = 0;  // IB CC: congestion control table index (ib_cc.cpp)
+  // Per packet, in the Simulator's PerPacketArena (huge_pages.hpp):
+  PerPacket<std::uint8_t> state;    // the sender's (lossy / multipath)
+  PerPacket<std::uint8_t> got;      // the receiver's
+  PerPacket<std::int64_t> sent_at;  // latest transmission (reliable only)
+  UecFlow uec;                      // NSCC, RCCC and ROD state (uec.hpp)
 };
 
 enum class PacketState : std::uint8_t { Unsent, Inflight, Lost, Acked };
@@ -571,6 +572,7 @@ class Simulator {
   std::uint64_t in_network_ = 0;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
+  PerPacketArena per_packet_;  // the flows' per-packet arrays
 
   std::vector<DirLinkId> arena_;
   std::vector<PathRef> paths_;

@@ -79,13 +79,19 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
 void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId dst,
                                std::uint64_t bytes, std::uint64_t label, std::int64_t ready_at,
                                double cap_share) {
+  // The flows are read at random by every ACK and arrival: on huge pages (huge_pages.hpp).
+  if (free_flows_.empty()) grow_on_huge_pages(flows_, flows_.size() + 1);
   const std::uint32_t id = take_slot(flows_, free_flows_);
   Flow& f = flows_[id];
   // Timers of the slot's former transfer may still be pending: their generations move on.
   const std::uint32_t gen = f.timer_gen + 1, ack_gen = f.ack_gen + 1;
   const std::uint32_t incarnation = f.incarnation + 1;
-  std::vector<std::uint8_t> state = std::move(f.state), got = std::move(f.got);
-  std::vector<std::int64_t> sent_at = std::move(f.sent_at);
+  // The slot's per-packet arrays keep their room for this transfer.
+  PerPacket<std::uint8_t> state = f.state, got = f.got;
+  PerPacket<std::int64_t> sent_at = f.sent_at;
+  state.clear();
+  got.clear();
+  sent_at.clear();
   f = Flow{};
   f.timer_gen = gen;
   f.ack_gen = ack_gen;
@@ -154,15 +160,13 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.rto = cfg_.rto_min.picoseconds();
   f.window_end = 0;
   if (reliable(f)) {
-    state.assign(n, static_cast<std::uint8_t>(PacketState::Unsent));
-    f.state = std::move(state);
-    sent_at.assign(n, 0);
-    f.sent_at = std::move(sent_at);
+    per_packet_.assign(state, f.packets, static_cast<std::uint8_t>(PacketState::Unsent));
+    per_packet_.assign(sent_at, f.packets, std::int64_t{0});
   }
-  if (reliable(f) || multipath_) {
-    got.assign(n, 0);
-    f.got = std::move(got);
-  }
+  if (reliable(f) || multipath_) per_packet_.assign(got, f.packets, std::uint8_t{0});
+  f.state = state;
+  f.sent_at = sent_at;
+  f.got = got;
   uec_start(f, p0);
   f.label = label;
   f.setup = f.ready_at - now_;
@@ -479,7 +483,10 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   if (!(flags & (kCnp | kGrant | kNack)) && sack_bitmap(f)) {
     // The bitmap of the packets arrived in [cum, cum + 64) (bit i: cum + i), as PDS's SACK
     // carries it. `unreported` arrived but belongs to the next ACK (another CE mark).
-    if (sack_.size() < packets_.size()) sack_.resize(packets_.size());
+    if (sack_.size() < packets_.size()) {
+      grow_on_huge_pages(sack_, packets_.size());
+      sack_.resize(packets_.size());
+    }
     std::uint64_t bits = 0;
     const std::uint32_t end = std::min(f.packets, cum + kSackBits);
     for (std::uint32_t s = cum; s < end; ++s)
