@@ -24,10 +24,12 @@ CollectiveRow run(const std::string& system, const char* engine, Bytes bytes) {
   return run_collective_sweep(s, nccl_cluster(preset), &*built.graph).at(0);
 }
 
-// DGX A100's tree (NCCL's choice at 1 GiB on 2 nodes): the model bounds each tree channel by
-// NCCL's per-channel tree maximum (tuning.cc perChMaxTreeLL128Bws, 20 GB/s on Ampere) and the
-// flow glue caps ring channels only (nccl/engine_run.cpp), so flow's tree streams at the links'
-// rate: 8,387.43 us against the model's 9,717.22 (packet 8,387.33, with flow).
+// DGX A100's tree (NCCL's choice at 1 GiB on 2 nodes, LL128): the flow glue caps each tree
+// channel at NCCL's per-channel tree maximum as the model bounds it (nccl/engine_run.cpp
+// tree_channel_cap_GBps; tuning.cc perChMaxTreeLL128Bws, 20 GB/s on Ampere), but not at its
+// share of the model's rate as it caps ring channels, so a channel whose links have room runs
+// above that share: 8,589.18 us against the model's 9,676.43 (0.954 of the model with the
+// share cap too, docs/nccl-model.md "Flow runs").
 bool model_caps_tree_channels(const std::string& system) {
   return system == "dgx-a100";
 }
