@@ -191,6 +191,9 @@ const std::map<std::string, std::function<ModelSpec()>>& presets() {
        [] {
          ModelSpec m = deepseek("deepseek-v3", 128, 256, 3, 129280);
          m.mtp_layers = 1;
+         // Node-limited routing to 4 nodes (section 2.1.2), FP8 dispatch (section 3.3.3).
+         m.moe_max_nodes = 4;
+         m.moe_fp8_dispatch = true;
          return m;
        }},
       // Kimi K2: Kimi Team 2025 (arXiv:2507.20534), Table 2 against DeepSeek-V3, and config.json
@@ -349,7 +352,9 @@ const std::vector<std::string>& model_keys() {
         "experts top_k shared_experts expert_ffn dense_layers "  // mixtures of experts
         "q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim "  // latent attention
         "attention_params sliding_window global_every "
-        "num_nextn_predict_layers");  // multi-token prediction
+        "num_nextn_predict_layers "         // multi-token prediction
+        "moe_max_nodes moe_fp8_dispatch");  // DeepSeek-V3's expert all-to-all  // multi-token
+                                            // prediction
     std::vector<std::string> out;
     for (std::string key; text >> key;) out.push_back(key);
     return out;
@@ -466,6 +471,8 @@ ModelSpec parse_model_map(const ArgNode& node) {
   u64("sliding_window", m.sliding_window, 0);
   u32("global_every", m.global_every, 0);
   u32("num_nextn_predict_layers", m.mtp_layers, 0);
+  u32("moe_max_nodes", m.moe_max_nodes, 0);
+  m.moe_fp8_dispatch = node.get_bool("moe_fp8_dispatch", m.moe_fp8_dispatch);
   // An inconsistency is reported at the key it names when the map gives it, else at the map.
   if (const ModelSpec::Inconsistency bad = m.inconsistency(); bad.key) {
     const ArgNode* key = node.find(bad.key);

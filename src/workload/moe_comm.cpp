@@ -142,10 +142,9 @@ std::vector<std::uint32_t> nvlink_domains(const Topology& topo,
   return domain;
 }
 
-CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint32_t>& gpus,
-                      const Topology& topo, std::string_view engine) {
+MoeSpec moe_group_spec(MoeSpec spec, const std::vector<std::uint32_t>& gpus, const Topology& topo,
+                       std::vector<std::uint32_t>& placement) {
   if (gpus.empty()) throw InputError("ranks", "an expert-parallel group of no GPU");
-  if (spec.tokens == 0) return {};
   for (std::uint32_t g : gpus)
     if (g >= topo.gpus().size())
       throw InputError(
@@ -153,7 +152,7 @@ CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint3
   // Ranks domain by domain; equal domains make the nodes, else every GPU is its own.
   const std::vector<std::uint32_t> domain = nvlink_domains(topo, gpus);
   const std::uint32_t domains = *std::max_element(domain.begin(), domain.end()) + 1;
-  std::vector<std::uint32_t> placement;
+  placement.clear();
   for (std::uint32_t d = 0; d < domains; ++d)
     for (std::size_t i = 0; i < gpus.size(); ++i)
       if (domain[i] == d) placement.push_back(gpus[i]);
@@ -169,6 +168,15 @@ CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint3
   const std::uint32_t reach =
       spec.max_nodes == 0 || spec.max_nodes >= nodes ? nodes : spec.max_nodes;
   spec.topk = std::min<std::uint32_t>(spec.topk, reach * (spec.experts / nodes));
+  return spec;
+}
+
+CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint32_t>& gpus,
+                      const Topology& topo, std::string_view engine) {
+  if (gpus.empty()) throw InputError("ranks", "an expert-parallel group of no GPU");
+  if (spec.tokens == 0) return {};
+  std::vector<std::uint32_t> placement;
+  spec = moe_group_spec(spec, gpus, topo, placement);
   return run_programs(*make_moe_programs(spec, phase), topo, engine, placement);
 }
 

@@ -131,9 +131,9 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
       return;
     }
     tp_in();
-    ep_all_to_all(s, layer, mb);
+    ep_all_to_all(s, layer, mb, false);
     compute(rs, mlp_time, role, layer, mb, side);
-    ep_all_to_all(s, layer, mb);
+    ep_all_to_all(s, layer, mb, true);
     tp_out();
   };
   const std::vector<OpIndex>* side = zero3 ? &gathered : nullptr;

@@ -108,7 +108,7 @@ class Builder {
   // both have.
   void tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role, std::uint32_t layer,
                      std::uint32_t micro, const std::vector<OpIndex>* side);
-  void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro);
+  void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool combine);
   void zero3_gather(std::uint32_t s, std::uint32_t layer);
   // Starts the KV ring of `layer`'s attention beside the chain (RankState::ring).
   void cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool fwd);

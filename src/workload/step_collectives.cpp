@@ -210,13 +210,19 @@ void Builder::tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole 
   }
 }
 
-void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro) {
+void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro,
+                            bool combine) {
   if (p_.ep < 2 || !c_.model.is_moe_layer(layer)) return;
   auto groups = ep_groups(s);
   if (!o_.full) {
+    Time t = Time::zero();
+    if (o_.delays) {
+      t = combine && o_.delays->ep_combine > Time::zero() ? o_.delays->ep_combine
+                                                          : o_.delays->ep_all_to_all;
+    }
     for (const auto& g : groups) {
       const std::uint32_t r = g[0];
-      Op delay = make_compute(o_.delays ? o_.delays->ep_all_to_all : Time::zero());
+      Op delay = make_compute(t);
       depend(delay, ranks_[r].chain);
       ranks_[r].chain = add(r, delay, {OpRole::EpComm, true, layer, micro});
     }

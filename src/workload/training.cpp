@@ -12,6 +12,7 @@
 #include "lockstep/core/rng.hpp"
 #include "lockstep/nccl/groups.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/workload/moe_comm.hpp"
 #include "lockstep/workload/waste.hpp"
 #include "training_detail.hpp"
 
@@ -270,7 +271,32 @@ CommDelays Simulation::measure_delays(Runner& runner) {
       groups.emplace_back();
       for (std::uint32_t e = 0; e < p_.ep; ++e) groups.back().push_back(t + p_.tp * e);
     }
-    d.ep_all_to_all = runner.collective(CollectiveOp::AllToAll, plan_.ep_bytes, groups, gpn);
+    if (c_.model.deepep_training()) {
+      // DeepSeek-V3 (docs/training.md): DeepEP's normal kernels over the first EP group, each
+      // rank's tokens routed to top_k experts on at most moe_max_nodes nodes, dispatch in FP8
+      // or BF16, combine in BF16. The backward's pair has the same shapes: the gradient before
+      // the down projections goes out as the dispatch did (FP8 too, section 3.3.3), the one of
+      // the dispatched inputs comes back as the combine.
+      MoeSpec s;
+      s.tokens = plan_.tokens_per_rank / p_.tp;
+      s.hidden = static_cast<std::uint32_t>(c_.model.hidden);
+      s.topk = c_.model.top_k;
+      s.experts = c_.model.experts;
+      s.max_nodes = c_.model.moe_max_nodes;
+      s.kernel = MoeKernel::Normal;
+      s.fp8_dispatch = c_.model.moe_fp8_dispatch;
+      s.imbalance = c_.moe_imbalance;
+      std::vector<std::uint32_t> placement;
+      s = moe_group_spec(s, groups[0], runner.topology(), placement);
+      if (s.tokens > 0) {
+        d.ep_all_to_all =
+            runner.run(*make_moe_programs(s, MoePhase::Dispatch), placement, false, false).makespan;
+        d.ep_combine =
+            runner.run(*make_moe_programs(s, MoePhase::Combine), placement, false, false).makespan;
+      }
+    } else {
+      d.ep_all_to_all = runner.collective(CollectiveOp::AllToAll, plan_.ep_bytes, groups, gpn);
+    }
   }
   if (p_.cp > 1) {
     // The cp ranks of replica 0 for each TP rank, rings at once as in the full expansion.

@@ -53,6 +53,15 @@ struct ModelSpec {
   // transformer block of the last layer's kind and the output head shared with the main model.
   // Trained with the model (the "main" totals leave them out, as the report's 671B does).
   std::uint32_t mtp_layers = 0;
+  // Expert all-to-all as DeepSeek-V3 trained (arXiv:2412.19437): node-limited routing sends a
+  // token to at most moe_max_nodes nodes (section 2.1.2, M = 4; config.json topk_group 4 of
+  // n_group 8), crossing the network once per node and forwarded there over NVLink (section
+  // 3.2.2, DeepEP's normal kernels); moe_fp8_dispatch sends dispatch activations in FP8, the
+  // combine in BF16 (section 3.3.3). Either one prices EP in the reduced expansion with DeepEP's
+  // normal kernels (docs/moe-dispatch.md) instead of NCCL's all-to-all of all top-k copies.
+  std::uint32_t moe_max_nodes = 0;  // 0: unrestricted
+  bool moe_fp8_dispatch = false;
+  bool deepep_training() const { return moe_max_nodes > 0 || moe_fp8_dispatch; }
 
   bool is_moe() const { return experts > 0; }
   std::uint64_t head_size() const { return head_dim ? head_dim : hidden / heads; }

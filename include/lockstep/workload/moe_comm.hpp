@@ -53,6 +53,10 @@ std::vector<std::uint32_t> nvlink_domains(const Topology& topology,
 /// the ranks and topk down to the experts reachable. Zero tokens take no time.
 CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint32_t>& gpus,
                       const Topology& topology, std::string_view engine);
+/// The spec run_moe_group runs for `gpus` and, in `placement`, the topology GPU of each of its
+/// ranks (the group's GPUs domain by domain).
+MoeSpec moe_group_spec(MoeSpec spec, const std::vector<std::uint32_t>& gpus,
+                       const Topology& topology, std::vector<std::uint32_t>& placement);
 
 /// One request's KV cache moving from a prefill instance's GPUs (its TP shards) to a decode
 /// instance's. Bytes = prompt x 2 (K and V) x layers x kv_heads x head_dim x bytes_per_element.

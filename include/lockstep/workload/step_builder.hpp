@@ -55,8 +55,9 @@ struct OpTag {
 /// Durations of the collectives that the reduced expansion runs as delays.
 struct CommDelays {
   Time tp_all_gather, tp_reduce_scatter, tp_all_reduce;
-  Time ep_all_to_all;
-  std::vector<Time> zero3_gather;          // per layer
+  Time ep_all_to_all;              // the first of an MoE block's pair (dispatch, or its gradient's)
+  Time ep_combine;                 // the second (combine); zero: ep_all_to_all
+  std::vector<Time> zero3_gather;  // per layer
   Time cp_ring_forward, cp_ring_backward;  // one layer's KV ring, without its overlap
 };
 
