@@ -17,6 +17,19 @@ namespace {
 using testing::FixedComm;
 using testing::inference_config;
 
+const Topology& one_hgx() {
+  static const Topology t = testing::ndr_h100_nodes(1, 8);
+  return t;
+}
+const Topology& two_hgx() {
+  static const Topology t = testing::ndr_h100_nodes(2, 8);
+  return t;
+}
+// Llama 3 8B at TP 4 x PP 2 on one_hgx(), with these requests and batching.
+InferenceConfig two_stages(const std::string& rest) {
+  return inference_config("type: inference\nmodel: llama3-8b\ntp: 4\npp: 2\n" + rest);
+}
+
 // Disaggregated Llama 3 8B, TP 8 prefill and decode replicas on 2 HGX H100, a decode cache of
 // 2,050 tokens: 128 blocks of 16. Two requests of 1,000 + 100 tokens (closed loop of 2, so both
 // arrive at 0). The prefill replica takes A alone (its step started before B arrived), then B;
@@ -27,16 +40,14 @@ using testing::inference_config;
 // (emitting its next), and its cache of 1,025 - d tokens goes over again (1 ms). A holds 65+
 // blocks from then on and B 64 or 65, so B waits until A finishes, then decodes to its 100th.
 TEST(InferenceDisaggregated, AFullDecodeCacheSendsTheNewestBackToThePrefillPool) {
-  static const Topology two = testing::ndr_h100_nodes(2, 8);
+  const Topology& two = two_hgx();
   const InferenceConfig c = inference_config(
       "type: inference\nmodel: llama3-8b\ntp: 8\n"
       "requests: {prompt: 1000, output: 100, concurrency: 2, count: 2}\n"
       "batching: {max_batch: 2, kv_cache_tokens: 2050}\n"
       "disaggregated: {prefill_gpus: 8, decode_gpus: 8}\n");
   auto comm = std::make_shared<FixedComm>();
-  InferenceOptions o;
-  o.comm = comm;
-  o.record_steps = true;
+  const InferenceOptions o = testing::options_with(comm, true);
   const InferenceResult r = simulate_inference(two, c, o);
   InferenceStepModel m(two, c, comm);
   auto blocks = [](std::uint64_t tokens) { return (tokens + 15) / 16; };
@@ -92,12 +103,7 @@ TEST(InferenceDisaggregated, AFullDecodeCacheSendsTheNewestBackToThePrefillPool)
 // last) working on one while stage 0 works on the other: 2 x (t1 + h), each stage's GPUs also
 // held by the send; 2 tokens in 2 x (t1 + h) against 1 in t0 + h + t1.
 TEST(InferencePipeline, TwoStagesOverlapTwoMicroBatches) {
-  static const Topology hgx = testing::ndr_h100_nodes(1, 8);
-  const InferenceConfig c = inference_config(
-      "type: inference\nmodel: llama3-8b\ntp: 4\npp: 2\n"
-      "requests: {prompt: 1024, output: 2, concurrency: 1, count: 1}\n"
-      "batching: {max_batch: 2}\n");
-  InferenceStepModel m(hgx, c);
+  InferenceStepModel m(one_hgx(), two_stages("requests: {prompt: 1024, output: 2, rate: 1}\n"));
   const double hbm = 0.9 * 3.35e12, ar = m.tp_all_reduce(4096 * 2);
   const double t0 = 16 * (109'051'904.0 + 1'048'576.0) / hbm + 32 * ar;
   const double t1 = t0 + 262'668'288.0 / hbm;
@@ -119,18 +125,16 @@ TEST(InferencePipeline, TwoStagesOverlapTwoMicroBatches) {
 // step): a step of one prompt chunk and one decode token is two micro-batches, so it lasts no
 // longer than the two passes one after the other and at least the chunk's own pass.
 TEST(InferencePipeline, ChunkedPrefillSharesTheStages) {
-  static const Topology hgx = testing::ndr_h100_nodes(1, 8);
-  const InferenceConfig c = inference_config(
-      "type: inference\nmodel: llama3-8b\ntp: 4\npp: 2\n"
+  const InferenceConfig c = two_stages(
       "requests: {prompt: 3000, output: 16, concurrency: 4, count: 8}\n"
       "batching: {max_batch: 4, policy: chunked}\n");
-  InferenceStepModel m(hgx, c);
+  InferenceStepModel m(one_hgx(), c);
   const double chunk = m.step({{0, 512, false}}).seconds;
   const double token = m.step({{1023, 1, true}}).seconds;
   const double mixed = m.step({{0, 512, false}, {1023, 1, true}}).seconds;
   EXPECT_GE(mixed, chunk);
   EXPECT_LT(mixed, chunk + token);
-  const InferenceResult r = simulate_inference(hgx, c);
+  const InferenceResult r = simulate_inference(one_hgx(), c);
   EXPECT_EQ(r.requests, 8u);
   EXPECT_GT(r.tpot.p50, 0);
 }
@@ -141,7 +145,7 @@ TEST(InferencePipeline, ChunkedPrefillSharesTheStages) {
 // BF16) and combines BF16 (8,192 B either way). A rank sends each other GPU T x K / R = 2 x 2 / 8
 // = 0.5 tokens on average: 2,112 B against 4,096.
 TEST(InferenceExperts, Fp8DispatchSendsOneByteAnElementAndItsScales) {
-  static const Topology hgx = testing::ndr_h100_nodes(1, 8);
+  const Topology& hgx = one_hgx();
   const std::string job =
       "tp: 8\nep: 8\nrequests: {prompt: 512, output: 8, rate: 1, count: 1}\n"
       "batching: {max_batch: 16}\ntype: inference\n";

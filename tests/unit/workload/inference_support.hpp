@@ -2,7 +2,9 @@
 // Shared by the inference tests: a job read from YAML text, and a fixed-time stand-in for the
 // MoE and KV traffic (the contract DeepEP-style primitives fill in).
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/yaml_reader.hpp"
@@ -34,5 +36,13 @@ class FixedComm : public InferenceComm {
   std::uint64_t kv_bytes = 0;
   std::size_t pairs = 0, transfers = 0;
 };
+
+/// Options that price MoE and KV traffic with `comm`, recording the steps when asked.
+inline InferenceOptions options_with(std::shared_ptr<InferenceComm> comm, bool record_steps) {
+  InferenceOptions o;
+  o.comm = std::move(comm);
+  o.record_steps = record_steps;
+  return o;
+}
 
 }  // namespace lockstep::testing

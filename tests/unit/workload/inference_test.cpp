@@ -474,9 +474,7 @@ TEST(InferenceServe, DisaggregatedRequestWaitsForItsKvCache) {
       "requests: {prompt: 1024, output: 2, concurrency: 1, count: 1}\n"
       "disaggregated: {prefill_gpus: 8, decode_gpus: 8}\n");
   auto comm = std::make_shared<FixedComm>();
-  InferenceOptions o;
-  o.comm = comm;
-  const InferenceResult r = simulate_inference(two, c, o);
+  const InferenceResult r = simulate_inference(two, c, testing::options_with(comm, false));
   InferenceStepModel m(two, c, comm);
   EXPECT_EQ(comm->kv_bytes, 134'217'728u);
   EXPECT_EQ(comm->pairs, 8u);
