@@ -430,9 +430,13 @@ lockstep_good(serve.llama3_70b
   serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
 lockstep_good(serve.preempt "KV cache .* \\(2048 tokens per replica\\), 1 preemptions"
   serve ${LOCKSTEP_CLI_DIR}/serve_preempt.yaml)
-lockstep_bad_flags(serve.chunked_pp
-  "serve_chunked_pp.yaml:10:22: job.batching.policy: chunked prefill with pp=2 is not modelled"
+lockstep_good(serve.chunked_pp "batching +chunked, .*2 prompts at once"
   serve ${LOCKSTEP_CLI_DIR}/serve_chunked_pp.yaml)
+lockstep_bad_flags(serve.bad_pp
+  "serve_bad_pp.yaml:8:7: job.pp: 32 layers cannot fill pp=33 stages"
+  serve ${LOCKSTEP_CLI_DIR}/serve_bad_pp.yaml)
+lockstep_good(serve.disaggregated_preempt "\\(2048 tokens per replica\\), 1 preemptions"
+  serve ${LOCKSTEP_CLI_DIR}/serve_disaggregated_preempt.yaml)
 lockstep_bad_flags(serve.kv_too_large
   "serve_kv_too_large.yaml:8:47: job.batching.kv_cache_tokens: one sequence of up to 4000 \\+ 96 tokens does not fit in the KV cache of 4000 tokens"
   serve ${LOCKSTEP_CLI_DIR}/serve_kv_too_large.yaml)
