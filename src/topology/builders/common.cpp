@@ -51,6 +51,7 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   hw.core = hw.spine;
   hw.port_speed = args.get_bandwidth("port_speed", hw.sw->port_speed);
   if (!(hw.port_speed.bytes_per_second() > 0)) args.at("port_speed").fail("must be positive");
+  hw.core_link_speed = hw.port_speed;
   std::string default_nic = default_nic_for(*hw.sw).name;
   if (const ArgNode* speed = args.find("nic_speed")) {
     // A NIC by speed: the first catalog NIC of the switch's fabric at that port speed.
