@@ -609,6 +609,11 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                      fmt::format("{} of the {}'s {} SMs leave none for compute",
                                  c.communication_sms, gpu.name, gpu.kernels.sms));
   }
+  if (c.tp_comm_overlap && c.par.tp > 1 && c.tp_comm_overlap_sms >= gpu.kernels.sms) {
+    throw InputError("tp_comm_overlap_sms",
+                     fmt::format("{} of the {}'s {} SMs leave none for the GEMMs",
+                                 c.tp_comm_overlap_sms, gpu.name, gpu.kernels.sms));
+  }
   r.memory = plan.memory;
 
   const std::uint32_t world = c.par.world();
