@@ -92,10 +92,6 @@ lockstep_bad_input(multi_site_bad_site
   "multi_site_bad_site.yaml:8:34: cluster.sites.west.k: must be even")
 
 # --- bad flags --------------------------------------------------------------------------------
-# 5 GPUs of a DGX-1 V100 have no NVLink ring: refused by the engines, not routed through GPUs.
-lockstep_bad_flags(dgx1_five_gpus "gpus.per.node.*5 GPUs of a v100 node have no NVLink ring"
-  collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --op allreduce --min-bytes 1GiB
-  --max-bytes 1GiB)
 lockstep_bad_flags(odd_k "^lockstep: error: --k: must be even" topo --builder fat_tree --k 5)
 lockstep_bad_flags(unknown_builder_flag "--builder: unknown builder 'nope'" topo --builder nope)
 lockstep_bad_flags(flag_given_twice "--k: given twice$" topo --builder fat_tree --k 4 --k 8)
