@@ -215,6 +215,11 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   // ep = tp; SGLang's DP attention with --ep-size, DeepSeek-V3's EP32 over DP8 x TP4, section
   // 3.4). Pipeline stages are not combined with DP attention here.
   const std::uint32_t moe_gpus = c.tp * c.attention_dp;
+  // A dense model's attention groups would be replicas kept in step for no exchange.
+  if (c.attention_dp > 1 && !c.model.is_moe())
+    fail("attention_dp",
+         "DP attention needs an MoE model (experts > 0); a dense model's data "
+         "parallelism is replicas");
   if (c.attention_dp > 1 && c.pp > 1)
     fail("attention_dp",
          fmt::format("attention_dp={} with pp={}: DP attention is modelled without pipeline "

@@ -148,6 +148,11 @@ TEST(InferenceLayout, BadLayoutsAreRefusedAtTheirField) {
   const std::string pp = error_of(base + "tp: 2\nattention_dp: 2\npp: 2\n");
   EXPECT_NE(pp.find("job.attention_dp"), std::string::npos) << pp;
   EXPECT_NE(error_of(base + "attention_dp: 0\n").find("job.attention_dp"), std::string::npos);
+  // A dense model's attention groups are replicas: refused at attention_dp.
+  const std::string dense = error_of(
+      "model: llama3-8b\ntp: 2\nattention_dp: 4\nrequests: {prompt: 8, output: 8, rate: 1}\n");
+  EXPECT_NE(dense.find("job.attention_dp: DP attention needs an MoE model"), std::string::npos)
+      << dense;
   // tp x attention_dp x replicas must be the cluster's GPUs: 2 x 2 = 4 of 8.
   const InferenceConfig four = testing::inference_config(base + "tp: 2\nattention_dp: 2\nep: 4\n");
   const std::string gpus = testing::serve_error(two_nodes_of_four(), four);
