@@ -12,7 +12,8 @@ std::string ms(double s) {
 }
 
 std::string layout(const InferenceConfig& c) {
-  std::string s = fmt::format("tp {} x pp {}", c.tp, c.pp);
+  std::string s = c.attention_dp > 1 ? fmt::format("attention tp {} x dp {}", c.tp, c.attention_dp)
+                                     : fmt::format("tp {} x pp {}", c.tp, c.pp);
   if (c.ep > 1) s += fmt::format(", ep {}", c.ep);
   if (c.disaggregated()) {
     s += fmt::format("; {} prefill + {} decode replicas ({} + {} GPUs)", c.prefill_replicas(),

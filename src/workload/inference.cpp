@@ -78,12 +78,13 @@ std::uint64_t draw(const LengthSpec& l, Rng& rng) {
 }
 
 // Blocks of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves, in whole blocks
-// of 16 tokens (vLLM's determine_num_available_blocks divides the free memory by a block's size).
+// of 16 tokens (vLLM's determine_num_available_blocks divides the free memory by a block's size),
+// in each of its attention_dp groups (counted as one pool: the scheduler deals the sequences).
 std::uint64_t kv_capacity_blocks(const InferenceConfig& c, const InferenceStepModel& m) {
   if (c.kv_cache_tokens > 0) return c.kv_cache_tokens / kKvBlockTokens;
   const double budget = m.kv_budget_bytes_per_gpu();
   const double block = m.kv_bytes_per_token_per_gpu() * kKvBlockTokens;
-  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / block);
+  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / block) * c.attention_dp;
 }
 
 void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
@@ -104,7 +105,8 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
   // prefill pool); one sequence must fit alone (vLLM refuses a max_model_len whose KV cache does
   // not fit).
   const std::uint64_t longest = c.prompt.max() + c.output.max();
-  const std::uint64_t capacity = kv_capacity_blocks(c, m) * kKvBlockTokens;
+  // A sequence lives in one attention group's cache.
+  const std::uint64_t capacity = kv_capacity_blocks(c, m) / c.attention_dp * kKvBlockTokens;
   if (kv_blocks(longest) * kKvBlockTokens > capacity) {
     throw InputError(
         c.kv_field,
@@ -127,6 +129,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         c.disaggregated()
             ? fmt::format("prefill_gpus + decode_gpus = {} + {} = {} but the cluster has {} GPUs",
                           c.prefill_gpus, c.decode_gpus, c.gpus(), world)
+        : c.attention_dp > 1
+            ? fmt::format("replicas x tp x attention_dp = {} x {} x {} = {} GPUs but the "
+                          "cluster has {}",
+                          c.replicas, c.tp, c.attention_dp, c.gpus(), world)
             : fmt::format("replicas x tp x pp = {} x {} x {} = {} GPUs but the cluster has {}",
                           c.replicas, c.tp, c.pp, c.gpus(), world),
         c.world_where);

@@ -60,6 +60,7 @@ const std::vector<std::string>& inference_job_keys() {
                                                 "tp",
                                                 "pp",
                                                 "ep",
+                                                "attention_dp",
                                                 "replicas",
                                                 "precision",
                                                 "requests",
@@ -104,6 +105,7 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   c.tp = get_u32(job, "tp", 1, 1 << 16);
   c.pp = get_u32(job, "pp", 1, 1 << 16);
   c.ep = get_u32(job, "ep", 1, 1 << 16);
+  c.attention_dp = get_u32(job, "attention_dp", 1, 1 << 16);
   c.replicas = get_u32(job, "replicas", 1, 1 << 24);
   if (const ArgNode* pr = job.find("precision")) {
     const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});
@@ -208,13 +210,27 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     fail("tp", fmt::format("{} attention heads do not split over tp={}", c.model.heads, c.tp));
   if (c.model.layers < c.pp)
     fail("pp", fmt::format("{} layers cannot fill pp={} stages", c.model.layers, c.pp));
-  // Experts split over the ranks of the tensor-parallel group (vLLM's --enable-expert-parallel
-  // with one data-parallel rank: EP size = TP size).
+  // The attention part runs on attention_dp groups of tp GPUs, each on its own sequences; the
+  // routed experts on ep GPUs of the replica's tp x attention_dp (vLLM's EP over its TP group is
+  // ep = tp; SGLang's DP attention with --ep-size, DeepSeek-V3's EP32 over DP8 x TP4, section
+  // 3.4). Pipeline stages are not combined with DP attention here.
+  const std::uint32_t moe_gpus = c.tp * c.attention_dp;
+  // A dense model's attention groups would be replicas kept in step for no exchange.
+  if (c.attention_dp > 1 && !c.model.is_moe())
+    fail("attention_dp",
+         "DP attention needs an MoE model (experts > 0); a dense model's data "
+         "parallelism is replicas");
+  if (c.attention_dp > 1 && c.pp > 1)
+    fail("attention_dp",
+         fmt::format("attention_dp={} with pp={}: DP attention is modelled without pipeline "
+                     "stages (pp: 1)",
+                     c.attention_dp, c.pp));
   if (c.ep > 1) {
     if (!c.model.is_moe()) fail("ep", "expert parallelism needs an MoE model (experts > 0)");
-    if (c.ep != c.tp)
-      fail("ep",
-           fmt::format("ep={} must equal tp={}: experts split over the TP group", c.ep, c.tp));
+    if (moe_gpus % c.ep != 0)
+      fail("ep", fmt::format("ep={} does not divide the replica's tp x attention_dp = {} x {} = {} "
+                             "GPUs",
+                             c.ep, c.tp, c.attention_dp, moe_gpus));
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
   }

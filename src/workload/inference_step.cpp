@@ -165,6 +165,7 @@ struct InferenceStepModel::Impl {
     double compute = 0, tp = 0, ep = 0, flops = 0, bytes = 0;
     double seconds() const { return compute + tp + ep; }
   };
+  Pass group_layer(std::uint32_t l, const std::vector<StepPiece>& pieces, double tokens, double ar);
   Pass stage_pass(std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode);
   StepCost step(const std::vector<StepPiece>& pieces);
 
@@ -185,6 +186,12 @@ struct InferenceStepModel::Impl {
     std::vector<std::uint32_t> g;
     for (std::uint32_t r = 0; r < c.tp; ++r)
       g.push_back(replica * c.replica_gpus() + stage * c.tp + r);
+    return g;
+  }
+  // Replica 0's first expert-parallel group: ep consecutive GPUs of stage s.
+  std::vector<std::uint32_t> ep_group(std::uint32_t stage) const {
+    std::vector<std::uint32_t> g;
+    for (std::uint32_t r = 0; r < c.ep; ++r) g.push_back(stage * c.tp + r);
     return g;
   }
   double all_reduce(double bytes) {
@@ -237,8 +244,15 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
   double most = 0;
   for (std::uint32_t s = 0; s < c.pp; ++s) {
     double bytes = 0;
-    for (std::uint32_t l = m.stages[s].first; l < m.stages[s].second; ++l)
-      bytes += static_cast<double>(md.layer_params(l)) * wb / c.tp;
+    for (std::uint32_t l = m.stages[s].first; l < m.stages[s].second; ++l) {
+      // The routed experts split over the ep GPUs (whole experts) or, without EP, over the TP
+      // ranks; everything else over the TP ranks.
+      const double routed = md.is_moe_layer(l) ? static_cast<double>(md.experts) *
+                                                     static_cast<double>(md.expert_params())
+                                               : 0;
+      const double shared = static_cast<double>(md.layer_params(l)) - routed;
+      bytes += shared * wb / c.tp + routed * wb / (c.ep > 1 ? c.ep : c.tp);
+    }
     // The embedding and output layer stay BF16 (as Transformer Engine's recipes keep them).
     const double embed = static_cast<double>(md.vocab * md.hidden) * kBf16 / c.tp;
     if (s == 0) bytes += embed;
@@ -308,7 +322,9 @@ AllReducePrice InferenceStepModel::price_all_reduce(std::uint64_t bytes) {
 double InferenceStepModel::kv_transfer(std::uint64_t tokens, std::uint32_t p, std::uint32_t d) {
   const InferenceConfig& c = impl_->c;
   KvTransfer x;
-  for (std::uint32_t g = 0; g < c.replica_gpus(); ++g) {
+  // A sequence lives in one attention group (tp x pp GPUs): the prefill replica's first sends
+  // to the decode replica's first.
+  for (std::uint32_t g = 0; g < c.tp * c.pp; ++g) {
     x.from.push_back(p * c.replica_gpus() + g);
     x.to.push_back((c.prefill_replicas() + d) * c.replica_gpus() + g);
   }
@@ -322,84 +338,129 @@ double InferenceStepModel::kv_transfer(std::uint64_t tokens, std::uint32_t p, st
 // of one (chunked prefill), or one decode token (past = context - 1). Its tokens go through every
 // weight GEMM; its attention is causal over past + tokens (writing the new K and V, reading the
 // cached ones).
-InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
-    std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode) {
+//
+// One attention group's part of layer l on its own pieces: the attention projections, dense MLP
+// and shared experts, the routed experts when they are split over its TP ranks (no EP), the
+// attention itself, and its TP all-reduces (one when the MoE block's becomes an exchange).
+InferenceStepModel::Impl::Pass InferenceStepModel::Impl::group_layer(
+    std::uint32_t l, const std::vector<StepPiece>& pieces, double tokens, double ar) {
   const ModelSpec& md = c.model;
-  const double tpd = c.tp, h = static_cast<double>(md.hidden);
-  double tokens = 0, seqs = 0;
-  for (const StepPiece& q : pieces) {
-    tokens += static_cast<double>(q.tokens);
-    seqs += q.samples ? 1 : 0;
-  }
-  const double ar = all_reduce(tokens * h * kBf16);
+  const double tpd = c.tp;
   Pass p;
   auto roofline = [&](double flops, double rate, double bytes) {
     p.flops += flops;
     p.bytes += bytes;
     p.compute += std::max(flops / rate, bytes / hbm);
   };
+  const bool moe = md.is_moe_layer(l);
+  const double ex = static_cast<double>(md.expert_params());
+  const double routed = moe ? static_cast<double>(md.experts) * ex : 0;
+  const double dense = static_cast<double>(md.layer_params(l)) - routed;
+  const double dense_active =
+      static_cast<double>(md.layer_active_params(l)) - (moe ? md.top_k * ex : 0);
+  // Attention projections, dense MLP and shared experts: every weight read once per pass.
+  roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
+  if (moe && c.ep == 1) {
+    // Routed experts split over the TP ranks: a rank reads its share of the experts its
+    // tokens reach. Each token picks top_k distinct experts uniformly (what the
+    // load-balancing loss aims at): an expert is missed by one with probability 1 - k / E.
+    const BusiestRank all =
+        expected_busiest_rank(static_cast<std::uint64_t>(tokens), md.top_k, md.experts, 1);
+    roofline(2 * ex * all.slots / tpd, gemm_rate, ex * all.experts * wb / tpd);
+  }
+  double attn_flops = 0, kv_tokens = 0;
+  for (const StepPiece& q : pieces) {
+    const std::uint64_t n = q.past + q.tokens;
+    const std::uint64_t span = md.attention_span(l, n);
+    const double f = md.attention_score_flops_per_token(l, n);
+    const double t = static_cast<double>(q.tokens), past = static_cast<double>(q.past);
+    // A whole prompt: causal, half of the square (PaLM's accounting); a chunk or a decode
+    // token: query i attends past + i + 1 positions, on average past + (tokens + 1) / 2 of n.
+    // (A decode token, tokens = 1, attends all n: 1 without the division.)
+    const double causal = span != n || q.tokens == 1 ? 1.0
+                          : q.past == 0              ? 0.5
+                                        : (past + (t + 1) / 2) / static_cast<double>(n);
+    attn_flops += t * f * causal;
+    kv_tokens += static_cast<double>(q.past == 0 ? q.tokens : span);
+  }
+  roofline(attn_flops / tpd, attention_rate, kv_tokens * kv_per_layer);
+  // Megatron's tensor parallelism: an all-reduce after attention and after the MLP; with
+  // expert parallelism the MoE block's all-reduce becomes the dispatch and combine.
+  p.tp += moe && c.ep > 1 ? ar : 2 * ar;
+  return p;
+}
+
+// A stage's pass: per layer, every attention group on its own pieces (DP attention: the layer
+// waits for the slowest group, as the exchange that follows needs every group's tokens), then,
+// under EP, the routed experts' dispatch, GEMMs on the busiest expert GPU and combine.
+InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
+    std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode) {
+  const ModelSpec& md = c.model;
+  const double h = static_cast<double>(md.hidden);
+  // The step's sequences dealt over the attention groups in turn (a balanced DP controller).
+  const std::uint32_t dp = c.attention_dp;
+  std::vector<std::vector<StepPiece>> groups(dp);
+  for (std::size_t i = 0; i < pieces.size(); ++i) groups[i % dp].push_back(pieces[i]);
+  std::vector<double> tokens(dp, 0.0), ar(dp, 0.0);
+  double most_seqs = 0;
+  for (std::uint32_t g = 0; g < dp; ++g) {
+    double seqs = 0;
+    for (const StepPiece& q : groups[g]) {
+      tokens[g] += static_cast<double>(q.tokens);
+      seqs += q.samples ? 1 : 0;
+    }
+    most_seqs = std::max(most_seqs, seqs);
+    if (!groups[g].empty()) ar[g] = all_reduce(tokens[g] * h * kBf16);
+  }
+  // Each GPU routes its group's tokens / tp (sequence-parallel, as V3's attention TP with SP):
+  // an exchange's busiest sender, and the tokens each group of ep GPUs takes into its experts.
+  double most_routed = 0, ep_tokens = 0;
+  for (std::uint32_t g = 0; g < dp; ++g) most_routed = std::max(most_routed, tokens[g] / c.tp);
+  for (std::uint32_t first = 0; first < c.tp * dp && c.ep > 1; first += c.ep) {
+    double in = 0;
+    for (std::uint32_t gpu = first; gpu < first + c.ep; ++gpu) in += tokens[gpu / c.tp] / c.tp;
+    ep_tokens = std::max(ep_tokens, in);
+  }
+  Pass p;
   for (std::uint32_t l = stages[s].first; l < stages[s].second; ++l) {
-    const bool moe = md.is_moe_layer(l);
+    Pass slowest;
+    for (std::uint32_t g = 0; g < dp; ++g) {
+      if (groups[g].empty()) continue;
+      const Pass a = group_layer(l, groups[g], tokens[g], ar[g]);
+      if (a.seconds() > slowest.seconds()) slowest = a;
+    }
+    p.compute += slowest.compute;
+    p.tp += slowest.tp;
+    p.flops += slowest.flops;
+    p.bytes += slowest.bytes;
+    if (!md.is_moe_layer(l) || c.ep == 1) continue;
+    // Expert parallelism: a GPU holds E / ep whole experts and the layer waits for the busiest:
+    // its expected token-slots and experts reached, each token's top_k experts distinct.
     const double ex = static_cast<double>(md.expert_params());
-    const double routed = moe ? static_cast<double>(md.experts) * ex : 0;
-    const double dense = static_cast<double>(md.layer_params(l)) - routed;
-    const double dense_active =
-        static_cast<double>(md.layer_active_params(l)) - (moe ? md.top_k * ex : 0);
-    // Attention projections, dense MLP and shared experts: every weight read once per pass.
-    roofline(2 * dense_active * tokens / tpd, gemm_rate, dense * wb / tpd);
-    if (moe && c.ep > 1) {
-      // Expert parallelism: a rank holds E / ep whole experts and the step waits for the
-      // busiest: its expected token-slots and experts reached, each token's top_k experts
-      // distinct.
-      const BusiestRank& b = busiest_rank(static_cast<std::uint64_t>(tokens));
-      roofline(2 * ex * b.slots, gemm_rate, ex * b.experts * wb);
-    } else if (moe) {
-      // Routed experts split over the TP ranks: a rank reads its share of the experts its
-      // tokens reach. Each token picks top_k distinct experts uniformly (what the
-      // load-balancing loss aims at): an expert is missed by one with probability 1 - k / E.
-      const BusiestRank all =
-          expected_busiest_rank(static_cast<std::uint64_t>(tokens), md.top_k, md.experts, 1);
-      roofline(2 * ex * all.slots / tpd, gemm_rate, ex * all.experts * wb / tpd);
-    }
-    double attn_flops = 0, kv_tokens = 0;
-    for (const StepPiece& q : pieces) {
-      const std::uint64_t n = q.past + q.tokens;
-      const std::uint64_t span = md.attention_span(l, n);
-      const double f = md.attention_score_flops_per_token(l, n);
-      const double t = static_cast<double>(q.tokens), past = static_cast<double>(q.past);
-      // A whole prompt: causal, half of the square (PaLM's accounting); a chunk or a decode
-      // token: query i attends past + i + 1 positions, on average past + (tokens + 1) / 2 of n.
-      // (A decode token, tokens = 1, attends all n: 1 without the division.)
-      const double causal = span != n || q.tokens == 1 ? 1.0
-                            : q.past == 0              ? 0.5
-                                          : (past + (t + 1) / 2) / static_cast<double>(n);
-      attn_flops += t * f * causal;
-      kv_tokens += static_cast<double>(q.past == 0 ? q.tokens : span);
-    }
-    roofline(attn_flops / tpd, attention_rate, kv_tokens * kv_per_layer);
-    // Megatron's tensor parallelism: an all-reduce after attention and after the MLP; with
-    // expert parallelism the MoE block's all-reduce becomes the dispatch and combine.
-    p.tp += ar;
-    if (moe && c.ep > 1) {
-      MoeExchange x;
-      x.ranks = tp_group(0, s);
-      x.tokens_per_rank = static_cast<std::uint64_t>(std::ceil(tokens / c.ep));
-      x.hidden = md.hidden;
-      x.top_k = md.top_k;
-      x.experts = md.experts;
-      // The model's moe_fp8_dispatch: DeepEP's dispatch in FP8 with a scale per 128 values
-      // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
-      x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
-      x.decode = decode;
-      p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
-    } else {
-      p.tp += ar;
-    }
+    const BusiestRank& b = busiest_rank(static_cast<std::uint64_t>(std::llround(ep_tokens)));
+    p.flops += 2 * ex * b.slots;
+    p.bytes += ex * b.experts * wb;
+    p.compute += std::max(2 * ex * b.slots / gemm_rate, ex * b.experts * wb / hbm);
+    MoeExchange x;
+    x.ranks = ep_group(s);
+    x.tokens_per_rank = static_cast<std::uint64_t>(std::ceil(most_routed - 1e-9));
+    x.hidden = md.hidden;
+    x.top_k = md.top_k;
+    x.experts = md.experts;
+    // The model's moe_fp8_dispatch: DeepEP's dispatch in FP8 with a scale per 128 values
+    // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
+    x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
+    x.decode = decode;
+    p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
   }
   if (s + 1 == c.pp) {
-    // The output layer at each sampling sequence's last position, BF16.
+    // The output layer at each sampling sequence's last position, BF16, on the group with the
+    // most.
     const double v = static_cast<double>(md.vocab);
-    roofline(2 * v * h * seqs / tpd, bf16_rate, v * h * kBf16 / tpd);
+    const double flops = 2 * v * h * most_seqs / c.tp, bytes = v * h * kBf16 / c.tp;
+    p.flops += flops;
+    p.bytes += bytes;
+    p.compute += std::max(flops / bf16_rate, bytes / hbm);
   }
   return p;
 }

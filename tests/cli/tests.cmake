@@ -431,6 +431,11 @@ lockstep_good(serve.chunked_pp "batching +chunked, .*2 prompts at once"
 lockstep_bad_flags(serve.bad_pp
   "serve_bad_pp.yaml:8:7: job.pp: 32 layers cannot fill pp=33 stages"
   serve ${LOCKSTEP_CLI_DIR}/serve_bad_pp.yaml)
+lockstep_bad_flags(serve.bad_ep
+  "serve_bad_ep.yaml:9:7: job.ep: ep=3 does not divide the replica's tp x attention_dp = 2 x 4 = 8 GPUs"
+  serve ${LOCKSTEP_CLI_DIR}/serve_bad_ep.yaml)
+lockstep_good(serve.dp_attention "attention tp 2 x dp 4, ep 8"
+  serve ${LOCKSTEP_CLI_DIR}/serve_dp_attention.yaml)
 lockstep_good(serve.disaggregated_preempt "\\(2048 tokens per replica\\), 1 preemptions"
   serve ${LOCKSTEP_CLI_DIR}/serve_disaggregated_preempt.yaml)
 lockstep_bad_flags(serve.kv_too_large

@@ -44,7 +44,11 @@ constexpr std::uint64_t kv_blocks(std::uint64_t tokens) {
 
 struct InferenceConfig {
   ModelSpec model;
-  std::uint32_t tp = 1, pp = 1, ep = 1;
+  // tp: the attention (and dense) part's tensor parallelism; attention_dp: data-parallel
+  // attention groups of tp GPUs in one replica, each running attention on its own sequences
+  // (SGLang's --enable-dp-attention with --dp-size); ep: the routed experts over ep GPUs of the
+  // replica (a divisor of its tp x attention_dp GPUs, nodes apart or not).
+  std::uint32_t tp = 1, pp = 1, ep = 1, attention_dp = 1;
   std::uint32_t replicas = 1;  // data-parallel copies of the model (the colocated pool)
   Precision precision = Precision::Bf16;
   LengthSpec prompt, output;
@@ -74,7 +78,7 @@ struct InferenceConfig {
   std::string kv_field = "replicas";  // batching.kv_cache_tokens when given
   SourceLocation world_where, kv_where;
 
-  std::uint32_t replica_gpus() const { return tp * pp; }
+  std::uint32_t replica_gpus() const { return tp * pp * attention_dp; }
   bool disaggregated() const { return prefill_gpus > 0; }
   std::uint32_t prefill_replicas() const { return prefill_gpus / replica_gpus(); }
   std::uint32_t decode_replicas() const { return decode_gpus / replica_gpus(); }

@@ -8,6 +8,7 @@
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/yaml_reader.hpp"
+#include "lockstep/core/error.hpp"
 #include "lockstep/workload/inference.hpp"
 
 namespace lockstep::testing {
@@ -15,6 +16,16 @@ namespace lockstep::testing {
 /// The `job:` map `yaml`, read as the file s.yaml.
 inline InferenceConfig inference_config(const std::string& yaml) {
   return parse_inference_config(parse_yaml_args(yaml, "s.yaml", "job"));
+}
+
+/// The message of the InputError serving `c` on `topology` throws ("" when it serves).
+inline std::string serve_error(const Topology& topology, const InferenceConfig& c) {
+  try {
+    simulate_inference(topology, c);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 /// Dispatch 3 us, combine 5 us, any KV transfer 1 ms; remembers the last exchange's shape and
