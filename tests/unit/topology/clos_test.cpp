@@ -323,6 +323,16 @@ TEST(Clos, RejectsBadArgumentsNamingTheKey) {
   EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"port_speed", "0Gbps"}})
                 .find("cluster.port_speed"),
             std::string::npos);
+  // QM9700's ports are NDR 400G (datasheet): 800G is refused naming the key, 200G (ports
+  // trained down) is a design of its own.
+  EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"port_speed", "800Gbps"}})
+                .find("cluster.port_speed: 800 Gb/s is above switch 'qm9700''s ports of 400 Gb/s"),
+            std::string::npos);
+  EXPECT_NE(message({{"builder", "rail_optimized"}, {"sus", "1"}, {"port_speed", "401Gbps"}})
+                .find("cluster.port_speed"),
+            std::string::npos);
+  EXPECT_EQ(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"port_speed", "200Gbps"}}),
+            "no error");
   EXPECT_NE(message({{"builder", "leaf_spine"}, {"nodes", "4"}, {"nic", "cx7_400gbe"}})
                 .find("cluster.nic: NIC 'cx7_400gbe' speaks roce but switch 'qm9700'"),
             std::string::npos);
