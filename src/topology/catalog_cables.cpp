@@ -8,6 +8,7 @@
 
 #include "catalog_tables.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/topology/inventory_count.hpp"
 
 namespace lockstep {
 namespace catalog_tables {
@@ -43,6 +44,15 @@ const std::vector<CableSpec>& cables() {
        900, 2},
       {"dr_800g", "OSFP 800G 2xDR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 500, 17,
        1'500, 2},
+      // A ConnectX-8's single 800G XDR port on a Quantum-X800 fabric: the Q3400's ports run 4
+      // lanes of 200G (144 ports of 800G on 72 cages of 1.6T, Q3400 datasheet) over single-mode
+      // DR optics (dr_1600g below), so the NIC's end is their single-port half, an OSFP 800G DR4
+      // of 4 x 200G lanes, 500 m (IEEE 802.3dj 800GBASE-DR4). Not chosen by cable_for (dr_800g
+      // comes first at the same speed and reach): only nic_cage_module() names it. NVIDIA's
+      // LinkX part number, power and price could not be checked offline: ~13 W (estimate, half
+      // the 1.6T module's ~25 W) and ~$1,500 (estimate, the 1.6T module's price per lane).
+      {"dr4_800g_xdr", "OSFP 800G DR4 transceiver (4 x 200G lanes, estimate)", LinkMedium::Optical,
+       Bandwidth::gbps(800), 500, 13, 1'500, 2},
       {"fr_800g", "OSFP 800G 2xFR4 transceiver", LinkMedium::Optical, Bandwidth::gbps(800), 2'000,
        17, 2'000, 2},
       // NVIDIA LinkX XDR twin-port OSFP 1.6T 2xDR4 single-mode transceiver (500 m), one per
@@ -84,6 +94,26 @@ CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m) {
   const double lanes =
       std::ceil(speed.bytes_per_second() / fastest->max_speed.bytes_per_second() - 1e-9);
   return {fastest, static_cast<std::uint32_t>(std::max(1.0, lanes))};
+}
+
+CableChoice nic_cage_module(const NicSpec& nic, LinkMedium medium, Bandwidth cage_speed,
+                            double length_m) {
+  // NVIDIA ConnectX-8 SuperNIC datasheet: one 800G XDR port (PCIe Gen6 x16); its XDR peer, the
+  // Quantum-X800 Q3400, runs 200G lanes on single-mode optics, so the NIC's cage takes the
+  // single-port XDR DR4 while it reaches (dr4_800g_xdr above). Other NICs' cages (ConnectX-7,
+  // BlueField-3, a CX-8 in 800GbE mode on 100G-lane Spectrum-4 / Tomahawk 5 ports, a CX-8 on
+  // a slower port) take the part the reach gives, as the switch's cage at the far end does.
+  static constexpr std::pair<std::string_view, std::string_view> kOwnModule[] = {
+      {"cx8_xdr", "dr4_800g_xdr"}};
+  if (medium == LinkMedium::Optical) {
+    for (const auto& [name, part] : kOwnModule) {
+      if (nic.name != name) continue;
+      for (const CableSpec& c : cables()) {
+        if (c.name == part && c.max_speed == cage_speed && c.reach_m >= length_m) return {&c, 1};
+      }
+    }
+  }
+  return cable_for(medium, cage_speed, length_m);
 }
 
 std::uint32_t switch_ports_per_cage(const SwitchSpec& sw) {

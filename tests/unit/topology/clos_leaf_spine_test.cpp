@@ -3,6 +3,8 @@
 // the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "clos_expect.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
@@ -222,6 +224,43 @@ TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
        .cables = 288,
        .transceivers = 360,
        .lines = {{"OSFP 1.6T 2xDR4 transceiver (estimate)", 216}}});
+}
+
+// The NIC's end of those links: a ConnectX-8's 800G XDR port faces Q3400 cages whose 1.6T 2xDR4
+// modules run 200G lanes on single-mode fibre, so its cage takes the single-port half, an OSFP
+// 800G DR4 of 4 x 200G lanes (dr4_800g_xdr, ~13 W and ~$1,500: estimates), not the multimode
+// 800G 2xSR4 of 100G lanes the reach alone gives (which cannot talk to the switch's module).
+// Network cost of the 144 hosts above: 144 ConnectX-8 x $3,000 = $432,000, 3 Q3400 x $120,000 =
+// $360,000, 144 NIC modules x $1,500 = $216,000, 216 1.6T x $3,000 = $648,000, 288 patch cords
+// x $50 = $14,400: $1,670,400 (with 2xSR4 at the NICs, 144 x $1,100: $1,612,800). Their optics'
+// power: 144 x 13 W = 1,872 W at the NICs.
+// The same ConnectX-8 on a QM9700 port trains to 400G and takes the ConnectX-7's 400G SR4 flat
+// top by reach; in 800GbE mode on an SN5600 (100G lanes, 800G 2xSR4 cages) its cage takes the
+// 2xSR4 flat top, as the switch's cage does: 64 hosts are 2 leaves and a spine, 64 NIC modules.
+TEST(LeafSpine, ConnectX8XdrCagesTakeTheXdrDr4ByHand) {
+  const std::string dr4 =
+      "OSFP 800G DR4 transceiver (4 x 200G lanes, estimate), flat top (NIC side)";
+  const std::string sr8 = "OSFP 800G 2xSR4 transceiver, flat top (NIC side)";
+  test::expect_clos_both_ways(
+      test::one_gpu_hosts("leaf_spine", {{"switch", "q3400"}, {"nodes", "144"}}),
+      {.transceivers = 360, .lines = {{dr4, 144}, {sr8, 0}}});
+  const Inventory xdr =
+      build(test::one_gpu_hosts("leaf_spine", {{"switch", "q3400"}, {"nodes", "144"}}), false)
+          .inventory;
+  EXPECT_DOUBLE_EQ(network_cost_usd(xdr), 1'670'400.0);
+  const auto nic_side = std::find_if(xdr.lines.begin(), xdr.lines.end(),
+                                     [&](const InventoryLine& l) { return l.item == dr4; });
+  ASSERT_NE(nic_side, xdr.lines.end());
+  EXPECT_DOUBLE_EQ(nic_side->unit_power_w * static_cast<double>(nic_side->count), 1'872.0);
+  test::expect_clos_both_ways(
+      test::one_gpu_hosts("leaf_spine",
+                          {{"switch", "qm9700"}, {"nic", "cx8_xdr"}, {"nodes", "64"}}),
+      {.leaves = 2,
+       .spines = 1,
+       .lines = {{"OSFP 400G SR4 transceiver, flat top (NIC side)", 64}, {dr4, 0}}});
+  test::expect_clos_both_ways(
+      test::one_gpu_hosts("leaf_spine", {{"switch", "sn5600"}, {"nodes", "64"}}),
+      {.leaves = 2, .spines = 1, .lines = {{sr8, 64}, {dr4, 0}}});
 }
 
 // A switch model per tier: QM9700 leaves under 800G Quantum-X800 Q3400 spines. 1,024 single-NIC
