@@ -72,10 +72,14 @@ void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, st
 }
 
 void BomTally::add_modules(LinkMedium medium, Bandwidth speed, double length_m,
-                           std::uint32_t ports_per_module, std::uint64_t modules, bool nic_side) {
-  (nic_side ? nic_modules_
-            : modules_)[LinkKey{medium, speed.bytes_per_second() * ports_per_module, length_m}] +=
-      modules;
+                           std::uint32_t ports_per_module, std::uint64_t modules,
+                           std::optional<std::uint16_t> nic) {
+  const LinkKey key{medium, speed.bytes_per_second() * ports_per_module, length_m};
+  if (nic) {
+    nic_modules_[{key, *nic}] += modules;
+  } else {
+    modules_[key] += modules;
+  }
 }
 
 std::string nic_side_module_name(const CableSpec& part) {
@@ -183,16 +187,23 @@ void BomTally::finish(Inventory& inv) const {
   // A module carries its ports' total speed: a twin-port 2 x 400G end takes one 800G 2xSR4.
   // NIC cages' modules are the same parts in their NIC form, on a line of their own.
   std::map<const CableSpec*, std::uint64_t> nic_optics;
-  using Source = std::pair<const std::map<LinkKey, std::uint64_t>*,
-                           std::map<const CableSpec*, std::uint64_t>*>;
-  for (const auto& [from, to] : {Source{&modules, &optics}, Source{&nic_modules_, &nic_optics}}) {
-    for (const auto& [key, count] : *from) {
-      const CableChoice choice =
-          cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
-      if (choice.spec == nullptr || choice.spec->transceivers_per_link == 0) continue;
-      (*to)[choice.spec] += count * choice.parallel;
-      inv.transceivers += count * choice.parallel;
-    }
+  auto add_optics = [&](std::map<const CableSpec*, std::uint64_t>& to, const CableChoice& choice,
+                        std::uint64_t count) {
+    if (choice.spec == nullptr || choice.spec->transceivers_per_link == 0) return;
+    to[choice.spec] += count * choice.parallel;
+    inv.transceivers += count * choice.parallel;
+  };
+  for (const auto& [key, count] : modules) {
+    add_optics(optics, cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m),
+               count);
+  }
+  // A NIC's cage takes the part its NIC's optics need (nic_cage_module).
+  for (const auto& [key, count] : nic_modules_) {
+    const auto& [link, nic] = key;
+    add_optics(nic_optics,
+               nic_cage_module(nic_catalog()[nic], link.medium,
+                               Bandwidth::bytes_per_second(link.speed), link.length_m),
+               count);
   }
   for (const CableSpec& c : cable_catalog()) {
     if (auto it = optics.find(&c); it != optics.end()) {
@@ -310,16 +321,23 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     for (const CageEnd& e : topo.cage(c)) in_cage.insert({e.link, e.device});
   }
   // Ends in no cage, a module each: a NIC's on the NIC side, the rest (switches, appliances).
-  std::map<Kind, std::uint64_t> loose, nic_loose;
+  // NIC ends are keyed by the NIC's catalog model too (its cage's part: nic_cage_module).
+  std::map<Kind, std::uint64_t> loose;
+  std::map<std::pair<Kind, std::uint16_t>, std::uint64_t> nic_loose;
   auto is_nic = [&](DeviceId d) { return d != kNone && topo.device(d).kind == DeviceKind::Nic; };
   for (std::uint64_t i = 0; i < links + topo.management_links().size(); ++i) {
     const Link& l = link_at(i);
     for (const DeviceId end : {l.a, l.b}) {
       if (!in_cage.empty() && in_cage.count({i, end})) continue;
-      ++(is_nic(end) ? nic_loose : loose)[kind_of(l)];
+      if (is_nic(end)) {
+        ++nic_loose[{kind_of(l), topo.device(end).model}];
+      } else {
+        ++loose[kind_of(l)];
+      }
     }
   }
-  std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged, nic_caged;
+  std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged;
+  std::map<std::tuple<Kind, std::uint32_t, std::uint16_t>, std::uint64_t> nic_caged;
   // A switch cage of copper links only, whose other ends are single ports (NICs, appliances):
   // one splitter DAC for the cage (splitter_dac()).
   std::map<std::pair<Kind, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split;
@@ -334,7 +352,11 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const auto ends = topo.cage(c);
     if (ends.empty()) continue;
     const Kind k = kind_of(link_at(ends[0].link));
-    ++(is_nic(ends[0].device) ? nic_caged : caged)[{k, topo.cage_ports(c)}];
+    if (is_nic(ends[0].device)) {
+      ++nic_caged[{k, topo.cage_ports(c), topo.device(ends[0].device).model}];
+    } else {
+      ++caged[{k, topo.cage_ports(c)}];
+    }
     if (topo.device(ends[0].device).kind == DeviceKind::Switch &&
         std::all_of(ends.begin(), ends.end(), single_port_peer)) {
       auto& [cables, legs] = split[{k, topo.cage_ports(c)}];
@@ -351,15 +373,22 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const auto [medium, speed, length] = key;
     tally.add_links(medium, Bandwidth::bytes_per_second(speed), length, count, true);
   }
-  for (const bool nic : {false, true}) {
-    for (const auto& [key, count] : nic ? nic_loose : loose) {
-      const auto [medium, speed, length] = key;
-      tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count, nic);
-    }
-    for (const auto& [key, count] : nic ? nic_caged : caged) {
-      const auto [medium, speed, length] = key.first;
-      tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, key.second, count, nic);
-    }
+  for (const auto& [key, count] : loose) {
+    const auto [medium, speed, length] = key;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count);
+  }
+  for (const auto& [key, count] : caged) {
+    const auto [medium, speed, length] = key.first;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, key.second, count);
+  }
+  for (const auto& [key, count] : nic_loose) {
+    const auto [medium, speed, length] = key.first;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count, key.second);
+  }
+  for (const auto& [key, count] : nic_caged) {
+    const auto& [kind, ports, nic] = key;
+    const auto [medium, speed, length] = kind;
+    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, ports, count, nic);
   }
   tally.finish(inv);
   inv.nodes = topo.num_nodes();

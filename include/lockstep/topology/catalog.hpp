@@ -1,6 +1,6 @@
 #pragma once
 // The hardware catalog: every GPU, NIC, switch, scale-up system, cable and optic lockstep knows,
-// each figure with its public source (see src/topology/catalog.cpp). Builders look parts up by
+// each figure with its public source (see src/topology/catalog*.cpp). Builders look parts up by
 // name ("h100", "cx7_ndr", "qm9700", "osfp_800g_sr8"); an unknown name is an InputError that lists
 // the known ones. Device::model stores the index of a part within its table, so engines and the
 // inventory can find a device's spec with gpu_catalog()[device.model] and friends.
@@ -219,7 +219,7 @@ const CableSpec& splitter_dac(std::uint32_t legs);
 LinkMedium medium_for_length(Bandwidth speed, double length_m);
 
 /// The most payload one packet of an on-board medium carries (NVLink, which stands for xGMI
-/// too, and PCIe), each with its source in catalog.cpp; zero for the scale-out media, whose
+/// too, and PCIe), each with its source in catalog_cables.cpp; zero for the scale-out media, whose
 /// packets are the fabric's (its MTU).
 Bytes board_packet_payload(LinkMedium medium);
 

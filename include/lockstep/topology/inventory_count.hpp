@@ -6,6 +6,7 @@
 // builder; measure_paths() (inventory_paths.hpp) gives diameter and latency of a built graph.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -33,9 +34,11 @@ class BomTally {
                  bool ends_counted = false);
   /// `modules` pluggable optics, each carrying `ports_per_module` ports of `speed` over
   /// `length_m` (a twin-port OSFP on a QM9700 cage: 2 x 400G in one 800G 2xSR4 module).
-  /// `nic_side`: modules in a node's NIC cages, a line of their own (nic_side_module_name()).
+  /// `nic`: the catalog NIC whose cages hold them, a line of their own (nic_side_module_name())
+  /// with the part that NIC's cage takes (nic_cage_module()); none: a switch's or appliance's.
   void add_modules(LinkMedium medium, Bandwidth speed, double length_m,
-                   std::uint32_t ports_per_module, std::uint64_t modules, bool nic_side = false);
+                   std::uint32_t ports_per_module, std::uint64_t modules,
+                   std::optional<std::uint16_t> nic = std::nullopt);
   /// `legs` optical links, already given to add_links(), reach their switch by breakout through
   /// `splitters` splitter fibres (switch_breakout: a QM9700 400G port to two 200G links), each in
   /// place of its legs' patch cords.
@@ -62,9 +65,9 @@ class BomTally {
   std::map<std::pair<std::uint8_t, std::uint16_t>, SwitchCount> switches_;  // (tier, model)
   std::map<std::uint16_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> scale_up_;
   std::map<LinkKey, std::uint64_t> links_;
-  std::map<LinkKey, std::uint64_t> auto_ends_;    // link ends that take one module each
-  std::map<LinkKey, std::uint64_t> modules_;      // speed = what one module carries
-  std::map<LinkKey, std::uint64_t> nic_modules_;  // the same, in NIC cages
+  std::map<LinkKey, std::uint64_t> auto_ends_;  // link ends that take one module each
+  std::map<LinkKey, std::uint64_t> modules_;    // speed = what one module carries
+  std::map<std::pair<LinkKey, std::uint16_t>, std::uint64_t> nic_modules_;  // in NIC model's cages
   std::uint64_t splitters_ = 0, split_legs_ = 0;
   // (link kind, legs per cable) -> (splitter DACs, legs)
   std::map<std::pair<LinkKey, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split_dacs_;
@@ -77,6 +80,13 @@ class BomTally {
 /// for QM9700), so "OSFP 400G SR4 transceiver, flat top (NIC side)"; other form factors
 /// "... (NIC side)".
 std::string nic_side_module_name(const CableSpec& part);
+
+/// The module in a cage of NIC `nic` carrying `cage_speed` (its ports' total) over `length_m`
+/// (defined with the cables, catalog_cables.cpp):
+/// a ConnectX-8 XDR port takes the single-port XDR 800G DR4 of 200G lanes that a Quantum-X800
+/// fabric's single-mode optics need (dr4_800g_xdr); other NICs, cable_for() by reach.
+CableChoice nic_cage_module(const NicSpec& nic, LinkMedium medium, Bandwidth cage_speed,
+                            double length_m);
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with
 /// ports used and free, cables and transceivers by kind, power, cost, radix problems) and marks

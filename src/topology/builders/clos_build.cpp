@@ -131,16 +131,16 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   const std::uint64_t upper_up = switch_ports_per_cage(*hw.spine.sw) * hw.spine_up_ends_per_port;
   const std::uint64_t core = switch_ports_per_cage(*hw.core.sw) * hw.core.ends_per_port;
   auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n,
-                 bool nic_side = false) {
+                 std::optional<std::uint16_t> nic = std::nullopt) {
     const LinkMedium medium = medium_for_length(speed, m);
     if (medium == LinkMedium::Optical || medium == LinkMedium::LongHaulFibre) {
-      t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n, nic_side);
+      t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n, nic);
     }
   };
   const Bandwidth host = host_port_bandwidth(d);
   const std::uint64_t nic_share = d.nic_ports_per_module;
   add(host, hw.host_link_m, nic_share,
-      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share), true);
+      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share), hw.nic_model);
   add(host, hw.host_link_m, 1, d.management_links);
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
   const std::uint64_t k = host_breakout(d);  // a cage's ports each split k ways
@@ -182,7 +182,7 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   t.add_links(host_medium, host_port, hw.host_link_m, hosts + d.management_links, true);
   if (!ends) {
     // One module per end, the NICs' on the NIC side (a line of their own).
-    t.add_modules(host_medium, host_port, hw.host_link_m, 1, hosts, true);
+    t.add_modules(host_medium, host_port, hw.host_link_m, 1, hosts, hw.nic_model);
     t.add_modules(host_medium, host_port, hw.host_link_m, 1, hosts + 2 * d.management_links);
   }
   // Split leaf ports (host_breakout) take a splitter fibre per pair of optical 200G links.

@@ -51,6 +51,14 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   hw.core = hw.spine;
   hw.port_speed = args.get_bandwidth("port_speed", hw.sw->port_speed);
   if (!(hw.port_speed.bytes_per_second() > 0)) args.at("port_speed").fail("must be positive");
+  // A port trains down to a slower rate (InfiniBand link training, Ethernet auto-negotiation),
+  // never above its datasheet's: a faster port_speed would price and route a switch that does not
+  // exist.
+  if (hw.port_speed.bytes_per_second() > hw.sw->port_speed.bytes_per_second()) {
+    args.at("port_speed")
+        .fail(fmt::format("{} is above switch '{}''s ports of {}", to_string(hw.port_speed),
+                          hw.sw->name, to_string(hw.sw->port_speed)));
+  }
   hw.core_link_speed = hw.port_speed;
   std::string default_nic = default_nic_for(*hw.sw).name;
   if (const ArgNode* speed = args.find("nic_speed")) {

@@ -14,6 +14,29 @@
 
 namespace lockstep::test {
 
+/// One GPU per node, no scale-up: "hosts" are GPUs, each with its own NIC.
+inline constexpr std::pair<const char*, const char*> kHost[] = {{"gpus_per_node", "1"},
+                                                                {"scale_up", "none"}};
+
+/// `builder` over one-GPU hosts (kHost), with the keys `more` adds.
+inline Kv one_gpu_hosts(const char* builder, const Kv& more) {
+  Kv kv = {{"builder", builder}, kHost[0], kHost[1]};
+  kv.insert(kv.end(), more.begin(), more.end());
+  return kv;
+}
+
+/// Rail leaves of 400GbE (the 128-port SN5600 configuration held to 64 ports: 32 servers down,
+/// 32 up) and 400GbE NICs, `sus` SUs, under the tier switches `more` adds.
+inline Kv rail_400gbe(const char* sus, const Kv& more) {
+  Kv kv = {{"builder", "rail_optimized"},
+           {"sus", sus},
+           {"switch", "sn5600_400g"},
+           {"radix", "64"},
+           {"nic", "cx7_400gbe"}};
+  kv.insert(kv.end(), more.begin(), more.end());
+  return kv;
+}
+
 /// What a hand derivation states of a Clos design; an empty field is not checked.
 struct ExpectedClos {
   std::optional<bool> feasible;

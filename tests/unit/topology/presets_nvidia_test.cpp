@@ -1,6 +1,6 @@
 // The NVIDIA presets real clusters use (H20, H800, H100 PCIe, GH200 quad, B300, GB300, DGX
 // Spark) against their datasheets, and NVL72 racks of any tray count. Every figure is written out
-// from the datasheet named in src/topology/catalog.cpp and presets.cpp.
+// from the datasheet named in src/topology/catalog_gpus.cpp and presets.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -46,6 +46,16 @@ double gBps(Bandwidth b) {
   return b.gigabytes_per_second();
 }
 
+// A GPU's datasheet figures: NVLink per direction (GB/s) over `links` links, dense BF16 FLOP/s
+// and HBM.
+void expect_gpu(const GpuSpec& g, double nvlink_gBps, std::uint32_t links, double bf16_flops,
+                Bytes hbm) {
+  EXPECT_DOUBLE_EQ(gBps(g.scale_up_bandwidth), nvlink_gBps);
+  EXPECT_EQ(g.scale_up_links, links);
+  EXPECT_DOUBLE_EQ(g.bf16_dense_flops, bf16_flops);
+  EXPECT_EQ(g.hbm, hbm);
+}
+
 // GPUs attached to each scale-up switch, in device order.
 std::vector<std::uint32_t> domain_gpus(const Topology& t) {
   std::vector<std::uint32_t> out;
@@ -68,11 +78,7 @@ TEST(NvidiaPresets, H20AndH800AreHopperWithOtherComputeOrNvlink) {
   // H20: NVLink 900 GB/s bidirectional = 450 per direction over 18 links, 96 GB HBM3,
   // 148 TFLOPS BF16 dense (a seventh of H100's 989).
   const PresetCluster h20 = preset("hgx-h20", 2);
-  const GpuSpec& g20 = gpu_spec(h20.system.gpu);
-  EXPECT_DOUBLE_EQ(gBps(g20.scale_up_bandwidth), 450.0);
-  EXPECT_EQ(g20.scale_up_links, 18u);
-  EXPECT_EQ(g20.hbm, Bytes::gib(96));
-  EXPECT_DOUBLE_EQ(g20.bf16_dense_flops, 148e12);
+  expect_gpu(gpu_spec(h20.system.gpu), 450.0, 18, 148e12, Bytes::gib(96));
   EXPECT_EQ(h20.ranks(), 16u);
   EXPECT_EQ(h20.nics_per_node, 8u);
   EXPECT_DOUBLE_EQ(h20.nic_speed.gigabits_per_second(), 400.0);
@@ -80,11 +86,7 @@ TEST(NvidiaPresets, H20AndH800AreHopperWithOtherComputeOrNvlink) {
   // H800: 400 GB/s bidirectional = 8 NVLink 4 links of 25 GB/s per direction = 200; H100's
   // compute (989 TFLOPS) and 80 GB.
   const PresetCluster h800 = preset("hgx-h800");
-  const GpuSpec& g800 = gpu_spec(h800.system.gpu);
-  EXPECT_DOUBLE_EQ(gBps(g800.scale_up_bandwidth), 200.0);
-  EXPECT_EQ(g800.scale_up_links, 8u);
-  EXPECT_DOUBLE_EQ(g800.bf16_dense_flops, 989e12);
-  EXPECT_EQ(g800.hbm, Bytes::gib(80));
+  expect_gpu(gpu_spec(h800.system.gpu), 200.0, 8, 989e12, Bytes::gib(80));
   EXPECT_EQ(h800.fabric.name, "ib-ndr");
 }
 
@@ -92,11 +94,7 @@ TEST(NvidiaPresets, A800IsAnA100WithEightNvlinks) {
   // A800 SXM4: NVLink 400 GB/s bidirectional = 8 NVLink 3 links of 25 GB/s per direction = 200
   // (the A100's 12 give 300); A100's 312 TFLOPS and 80 GB; HDR 200G NICs, PCIe Gen4 to them.
   const PresetCluster a800 = preset("hgx-a800", 2);
-  const GpuSpec& g = gpu_spec(a800.system.gpu);
-  EXPECT_DOUBLE_EQ(gBps(g.scale_up_bandwidth), 200.0);
-  EXPECT_EQ(g.scale_up_links, 8u);
-  EXPECT_DOUBLE_EQ(g.bf16_dense_flops, 312e12);
-  EXPECT_EQ(g.hbm, Bytes::gib(80));
+  expect_gpu(gpu_spec(a800.system.gpu), 200.0, 8, 312e12, Bytes::gib(80));
   EXPECT_EQ(a800.fabric.name, "ib-hdr");
   EXPECT_EQ(a800.nics_per_node, 8u);
   EXPECT_FALSE(a800.nvls);
@@ -107,10 +105,7 @@ TEST(NvidiaPresets, H100PcieIsBridgedPairsOverPcie) {
   // 600 GB/s bidirectional per bridged pair = 300 per direction over 12 links; 756 TFLOPS dense
   // (1,513 with sparsity), 350 W; 8 GPUs and one NIC per pair = 4.
   const PresetCluster c = preset("h100-pcie");
-  const GpuSpec& g = gpu_spec(c.system.gpu);
-  EXPECT_DOUBLE_EQ(gBps(g.scale_up_bandwidth), 300.0);
-  EXPECT_EQ(g.scale_up_links, 12u);
-  EXPECT_DOUBLE_EQ(g.bf16_dense_flops, 756e12);
+  expect_gpu(gpu_spec(c.system.gpu), 300.0, 12, 756e12, Bytes::gib(80));
   EXPECT_EQ(c.gpus_per_node, 8u);
   EXPECT_EQ(c.nics_per_node, 4u);
   EXPECT_FALSE(c.nvls);

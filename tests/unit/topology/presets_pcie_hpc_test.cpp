@@ -1,5 +1,5 @@
 // The PCIe and HPC-centre presets (L40S, A100 PCIe, NERSC Perlmutter) against their datasheets
-// and the centre's node description, figure by figure (sources in src/topology/catalog.cpp and
+// and the centre's node description, figure by figure (sources in src/topology/catalog_gpus.cpp and
 // presets.cpp), and the graphs they build.
 #include <gtest/gtest.h>
 

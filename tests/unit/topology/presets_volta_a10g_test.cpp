@@ -1,6 +1,6 @@
 // dgx1-v100 (DGX-1's NVLink 2 hybrid cube mesh, wired pair by pair) and a10g (AWS g5.48xlarge,
 // PCIe only) against the DGX-1 V100 whitepaper and AWS's instance page, figure by figure
-// (sources in src/topology/catalog.cpp and presets.cpp), and the graphs they build.
+// (sources in src/topology/catalog_gpus.cpp and presets.cpp), and the graphs they build.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -17,6 +17,7 @@ namespace lockstep {
 namespace {
 
 using test::build;
+using test::rail_400gbe;
 using test::switches_in;
 
 // The equal-links rule by hand, DGX H100 SUs of 32 nodes on 64-port QM9700 (8 rail leaves per
@@ -134,18 +135,6 @@ TEST(RailPlanes, TwoTiersOfSixteenSusByHand) {
   EXPECT_FALSE(big.feasible);
   EXPECT_NE(big.problems.front().find("65 SUs do not fit under rail-planed 64-port spines"),
             std::string::npos);
-}
-
-// Rail leaves of 400GbE (the 128-port SN5600 configuration held to 64 ports: 32 servers down,
-// 32 up) and 400GbE NICs, `sus` SUs, under the tier switches `more` adds.
-test::Kv rail_400gbe(const char* sus, const test::Kv& more) {
-  test::Kv kv = {{"builder", "rail_optimized"},
-                 {"sus", sus},
-                 {"switch", "sn5600_400g"},
-                 {"radix", "64"},
-                 {"nic", "cx7_400gbe"}};
-  kv.insert(kv.end(), more.begin(), more.end());
-  return kv;
 }
 
 // A spine model of its own: 16 SUs of 400GbE rail leaves (128-port SN5600 held to 64 ports)
