@@ -345,6 +345,7 @@ ArgNode rail_optimized_args(const PresetCluster& c, const std::string& path) {
   const std::uint32_t fused =
       c.nics_per_node > c.gpus_per_node ? c.nics_per_node / c.gpus_per_node : 1;
   put("port_speed", std::to_string(c.nic_speed.gigabits_per_second() * fused) + "Gbps");
+  if (fused > 1) put("nic_ports_fused", std::to_string(fused));
   // The transport decides NCCL's network protocol choice and the packet engine's flow control;
   // without it a TCP preset would pass for RoCE because it uses the same Ethernet switch.
   put("transport", c.fabric.technology);

@@ -53,11 +53,16 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   if (!(hw.port_speed.bytes_per_second() > 0)) args.at("port_speed").fail("must be positive");
   // A port trains down to a slower rate (InfiniBand link training, Ethernet auto-negotiation),
   // never above its datasheet's: a faster port_speed would price and route a switch that does not
-  // exist.
-  if (hw.port_speed.bytes_per_second() > hw.sw->port_speed.bytes_per_second()) {
+  // exist. The one exception is a host port that stands for several NIC ports fused into one
+  // (nic_ports_fused: NCCL fuses the NICs of one GPU, as AWS p5's 4 x 100G or a GB300 tray's 2 x
+  // 400G per GPU, and the presets wire them as one port of their summed speed).
+  const auto fused = args.get_int("nic_ports_fused", 1, 1, 64);
+  if (hw.port_speed.bytes_per_second() >
+      static_cast<double>(fused) * hw.sw->port_speed.bytes_per_second()) {
     args.at("port_speed")
-        .fail(fmt::format("{} is above switch '{}''s ports of {}", to_string(hw.port_speed),
-                          hw.sw->name, to_string(hw.sw->port_speed)));
+        .fail(fmt::format("{} is above {}switch '{}''s ports of {}", to_string(hw.port_speed),
+                          fused > 1 ? fmt::format("{} fused ports of ", fused) : "", hw.sw->name,
+                          to_string(hw.sw->port_speed)));
   }
   hw.core_link_speed = hw.port_speed;
   std::string default_nic = default_nic_for(*hw.sw).name;
@@ -529,13 +534,28 @@ void finish_inventory(BuildResult& result, Topology topo, const BuildOptions& op
 }
 
 std::vector<std::string> node_keys() {
-  return {"nodes",         "gpus",          "gpu",
-          "gpus_per_node", "scale_up",      "scale_up_gpus",
-          "nic",           "nic_speed",     "transport",
-          "nics_per_node", "switch",        "radix",
-          "port_speed",    "link_latency",  "switch_latency",
-          "host_link_m",   "fabric_link_m", "core_link_m",
-          "pcie",          "routing",       "qps_per_connection"};
+  return {"nodes",
+          "gpus",
+          "gpu",
+          "gpus_per_node",
+          "scale_up",
+          "scale_up_gpus",
+          "nic",
+          "nic_speed",
+          "transport",
+          "nics_per_node",
+          "switch",
+          "radix",
+          "port_speed",
+          "link_latency",
+          "switch_latency",
+          "host_link_m",
+          "fabric_link_m",
+          "core_link_m",
+          "pcie",
+          "routing",
+          "qps_per_connection",
+          "nic_ports_fused"};
 }
 
 }  // namespace lockstep::builders

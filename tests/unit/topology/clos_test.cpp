@@ -329,6 +329,13 @@ TEST(Clos, RejectsBadArgumentsNamingTheKey) {
        "cluster.port_speed: 800 Gb/s is above switch 'qm9700''s ports of 400 Gb/s"},
       {{{"builder", "rail_optimized"}, {"sus", "1"}, {"port_speed", "401Gbps"}},
        "cluster.port_speed"},
+      {{{"builder", "leaf_spine"},
+        {"nodes", "4"},
+        {"nic_ports_fused", "2"},
+        {"port_speed", "801Gbps"}},
+       "cluster.port_speed: 801 Gb/s is above 2 fused ports of switch 'qm9700''s ports of 400 "
+       "Gb/s"},
+      {with("nic_ports_fused", "0"), "cluster.nic_ports_fused"},
       {with("nic", "cx7_400gbe"), "cluster.nic: NIC 'cx7_400gbe' speaks roce but switch 'qm9700'"},
       {{{"builder", "leaf_spine"}, {"gpus", "12"}}, "cluster.gpus"},
       {with("nodez", "4"), "cluster.nodez: unknown key"},
@@ -338,6 +345,13 @@ TEST(Clos, RejectsBadArgumentsNamingTheKey) {
     EXPECT_NE(message(kv).find(text), std::string::npos) << message(kv);
   }
   EXPECT_EQ(message(with("port_speed", "200Gbps")), "no error");
+  // A host port that stands for two fused NIC ports (NCCL fuses a GPU's NICs; a GB300 tray's 2 x
+  // 400G per GPU) may run at twice the switch's port: 2 x 400 = 800 Gb/s is accepted.
+  EXPECT_EQ(message({{"builder", "leaf_spine"},
+                     {"nodes", "4"},
+                     {"nic_ports_fused", "2"},
+                     {"port_speed", "800Gbps"}}),
+            "no error");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -275,6 +276,26 @@ TEST(Nvl72Fill, ScalableUnitsAreWholeRacks) {
   const BuildResult gb300 = preset_build("gb300-nvl72", 288);
   EXPECT_NE(gb300.inventory.design.find("4 SUs x 72 nodes"), std::string::npos)
       << gb300.inventory.design;
+}
+
+// OCI's GB300 trays (calibration rows: 4 ConnectX-8 = 8 x 400G per tray of 4 GPUs) on a 400G
+// SN5600: NCCL fuses each GPU's two 400G ports (nccl/cluster.cpp fuse_nics), so the preset wires
+// one 800G host port per GPU that stands for two 400G switch ports (nic_ports_fused 2), where a
+// lone 800G port on a 400G switch is refused (Clos.RejectsBadArgumentsNamingTheKey).
+TEST(Nvl72Fill, FusedNicPortsMayReachTwiceTheSwitchPort) {
+  ArgNode m = ArgNode::map("cluster");
+  for (const auto& [key, value] : {std::pair<const char*, const char*>{"builder", "preset"},
+                                   {"system", "gb300-nvl72"},
+                                   {"nodes", "2"},
+                                   {"fabric", "roce-400g"},
+                                   {"nics_per_node", "8"},
+                                   {"nic_speed", "400Gbps"}}) {
+    m.set(key, ArgNode::scalar(value, std::string("cluster.") + key));
+  }
+  const BuildResult r = build_topology(m);
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(r.graph->gpus().size(), 8u);
+  EXPECT_EQ(count(*r.graph, DeviceKind::Nic), 8u);  // one fused NIC per GPU
 }
 
 TEST(Nvl72Fill, PartialRackIsOneNvlsDomain) {
