@@ -272,19 +272,16 @@ CommDelays Simulation::measure_delays(Runner& runner) {
       for (std::uint32_t e = 0; e < p_.ep; ++e) groups.back().push_back(t + p_.tp * e);
     }
     if (c_.model.deepep_training()) {
-      // DeepSeek-V3 (docs/training.md): DeepEP's normal kernels over the first EP group, each
+      // DeepSeek-V3 (docs/training.md): DeepEP's normal kernels over every TP rank's EP group at
+      // once (they share the links where their paths meet, as in the full expansion), each
       // rank's tokens routed to top_k experts on at most moe_max_nodes nodes, dispatch in FP8
       // or BF16, combine in BF16. The backward's pair has the same shapes: the gradient before
       // the down projections goes out as the dispatch did (FP8 too, section 3.3.3), the one of
       // the dispatched inputs comes back as the combine.
-      std::vector<std::uint32_t> placement;
-      const MoeSpec s =
-          moe_group_spec(deepep_training_spec(c_, plan_), groups[0], runner.topology(), placement);
+      const MoeSpec s = deepep_training_spec(c_, plan_);
       if (s.tokens > 0) {
-        d.ep_all_to_all =
-            runner.run(*make_moe_programs(s, MoePhase::Dispatch), placement, false, false).makespan;
-        d.ep_combine =
-            runner.run(*make_moe_programs(s, MoePhase::Combine), placement, false, false).makespan;
+        d.ep_all_to_all = train_detail::deepep_exchange_time(runner, s, MoePhase::Dispatch, groups);
+        d.ep_combine = train_detail::deepep_exchange_time(runner, s, MoePhase::Combine, groups);
       }
     } else {
       d.ep_all_to_all = runner.collective(CollectiveOp::AllToAll, plan_.ep_bytes, groups, gpn);
