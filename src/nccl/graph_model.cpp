@@ -560,15 +560,26 @@ GraphTerm Pricer::result() const {
     if (kept.empty() || l.second > kept.back().second) kept.push_back(l);
   links = std::move(kept);
   double slowest = 0;
+  double line_rate = 0;  // the same sum with every link at its line rate
+  bool network_binds = true, scale_up_binds = true;
   for (std::uint32_t ph = 0; ph < loads_.num_phases(); ++ph) {
     const PhaseLoad load = loads_.phase(ph);
     const double up = load.scale_up_seconds / e_.scale_up;
     const double net = load.network_seconds / e_.network;
     out.seconds_per_byte += std::max(up, net);
+    line_rate += std::max(load.scale_up_seconds, load.network_seconds);
     if (std::max(up, net) > slowest) {
       slowest = std::max(up, net);
       out.bottleneck = up >= net ? load.scale_up_link : load.network_link;
     }
+    if (std::max(up, net) <= 0) continue;
+    network_binds = network_binds && net >= up && load.network_seconds >= load.scale_up_seconds;
+    scale_up_binds = scale_up_binds && up >= net && load.scale_up_seconds >= load.network_seconds;
+  }
+  if (out.seconds_per_byte > 0) {
+    out.binding_efficiency = network_binds    ? e_.network
+                             : scale_up_binds ? e_.scale_up
+                                              : line_rate / out.seconds_per_byte;
   }
   return out;
 }

@@ -37,6 +37,12 @@ struct GraphTerm {
   Time latency_excess;           // path latency beyond NCCL's reference paths, longest chain
   DirLinkId bottleneck = kNone;  // the link that set the slowest phase
   StageTerm stages;
+  // The one fraction of line rate that, applied to every link, makes the phases' busiest links
+  // take seconds_per_byte: the efficiency of the medium that binds (NVLink's or the network's,
+  // exactly, when the same medium binds every phase at line rate and at NCCL's rates), else
+  // the ratio of the two sums. A program that can carry only one efficiency (a training step's,
+  // NcclGroups::plan) runs at NCCL's rate where it matters with it. 0: no link is loaded.
+  double binding_efficiency = 0;
 };
 
 /// Prices prediction `p` (made on `cluster`, NCCL's view of groups[0]) of `op` run at once by

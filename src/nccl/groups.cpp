@@ -91,6 +91,44 @@ const Router& NcclGroups::router() const {
   return *router_;
 }
 
+std::vector<NcclGroupSpec> NcclGroups::group_specs(const NcclEngineRun& how, const Prediction& p,
+                                                   CollectiveOp op,
+                                                   const std::vector<GpuGroup>& groups) const {
+  std::vector<NcclGroupSpec> specs;
+  for (const GpuGroup& g : groups) {
+    NcclGroupSpec s{how.spec, g};
+    s.spec.ranks = static_cast<Rank>(g.size());
+    // Nodes holding different numbers of the group's GPUs: a flat ring.
+    if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
+    if (op == CollectiveOp::AllToAllV && s.spec.alltoallv.size() != g.size())
+      s.spec.alltoallv = skewed_alltoallv(s.spec.ranks, how.spec.bytes, how.spec.type, p.skew);
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+const nccl_detail::GraphTerm& NcclGroups::graph_term(const Prediction& p, CollectiveOp op,
+                                                     Bytes bytes, DataType type,
+                                                     const std::vector<GpuGroup>& groups) const {
+  // The traffic spreads over the channels the model's bandwidth term assumes (the
+  // communicator's, tuner.cpp, unless the request fixed them; fewer run small messages, where
+  // the latency terms dominate): one channel of a ring crosses one NIC per node, sixteen cross
+  // them all.
+  Prediction wide = p;
+  wide.channels = std::max(p.channels, p.bandwidth_channels);
+  if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
+  GraphKey key{p.algo, p.proto, op, wide.channels, p.skew, groups};
+  auto it = graph_cache_->terms.find(key);
+  if (it == graph_cache_->terms.end()) {
+    const NcclCluster first = cluster_of(groups.at(0));
+    const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topology());
+    const auto term = nccl_detail::price_on_graph(first, p, op, group_specs(how, p, op, groups),
+                                                  topology(), *run_on_, router());
+    it = graph_cache_->terms.emplace(std::move(key), term).first;
+  }
+  return it->second;
+}
+
 Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataType type,
                       const std::vector<GpuGroup>& groups, Engine* engine,
                       const std::vector<std::optional<Time>>& late) const {
@@ -102,41 +140,14 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   for (const auto& d : late)
     if (d) latest = std::max(latest, *d);
   if (engine == nullptr && topo_ == nullptr) return p.time + latest;
-  const Topology& topo = topology();
-  const NcclCluster first = cluster_of(groups.at(0));
-  const auto specs_of = [&](const NcclEngineRun& how) {
-    std::vector<NcclGroupSpec> specs;
-    for (const GpuGroup& g : groups) {
-      NcclGroupSpec s{how.spec, g};
-      s.spec.ranks = static_cast<Rank>(g.size());
-      // Nodes holding different numbers of the group's GPUs: a flat ring.
-      if (cluster_of(g).ranks() != g.size()) s.spec.ranks_per_node = 0;
-      if (op == CollectiveOp::AllToAllV && s.spec.alltoallv.size() != g.size())
-        s.spec.alltoallv = skewed_alltoallv(s.spec.ranks, bytes, type, p.skew);
-      specs.push_back(std::move(s));
-    }
-    return specs;
-  };
   if (engine != nullptr) {
-    const NcclEngineRun how = nccl_engine_run(first, p, op, bytes, type, topo);
-    return run_nccl_engine(how, *run_on_, router(), *engine, specs_of(how), late);
+    const NcclEngineRun how =
+        nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topology());
+    return run_nccl_engine(how, *run_on_, router(), *engine, group_specs(how, p, op, groups), late);
   }
-  // The analytical engine: the model's time, plus what the graph adds. Its traffic spreads over
-  // the channels the model's bandwidth term assumes (the communicator's, tuner.cpp, unless the
-  // request fixed them; fewer run small messages, where the latency terms dominate): one
-  // channel of a ring crosses one NIC per node, sixteen cross them all.
-  Prediction wide = p;
-  wide.channels = std::max(p.channels, p.bandwidth_channels);
-  if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
-  GraphKey key{p.algo, p.proto, op, wide.channels, p.skew, groups};
-  auto it = graph_cache_->terms.find(key);
-  if (it == graph_cache_->terms.end()) {
-    const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topo);
-    const auto term =
-        nccl_detail::price_on_graph(first, p, op, specs_of(how), topo, *run_on_, router());
-    it = graph_cache_->terms.emplace(std::move(key), term).first;
-  }
-  const nccl_detail::GraphTerm& term = it->second;
+  // The analytical engine: the model's time, plus what the graph adds.
+  const NcclCluster first = cluster_of(groups.at(0));
+  const nccl_detail::GraphTerm& term = graph_term(p, op, bytes, type, groups);
   Time t = p.time + term.latency_excess;
   // The graph binds only where its busiest links need longer than the model's bandwidth term
   // (equal to rounding on a fabric as fast as NCCL assumes).
@@ -208,9 +219,18 @@ PlannedCollective NcclGroups::plan(CollectiveOp op, Bytes bytes, DataType type,
   // One step program carries many collectives, so the protocol's efficiency cannot be an
   // engine option: the programs move bytes / efficiency instead, which occupies the links the
   // same time. The per-step latency becomes part of one lead delay: launch + NCCL's latency term.
+  // One efficiency for every link, where an engine run has one for NVLink and one for the
+  // network: the medium's whose links bind the collective on the graph (a ring over 2 nodes
+  // of 2 H100 is held by its NICs at 48 / 50 GB/s, not by NVLink at 0.82 of its line rate:
+  // with NVLink's it ran 17% slower than the reduced expansion's time, docs/training.md).
+  double efficiency = how.transfer_efficiency;
+  if (gpus.size() > 1) {
+    const double binding = graph_term(p, op, bytes, type, {gpus}).binding_efficiency;
+    if (binding > 0) efficiency = binding;
+  }
   const std::uint64_t unit = size_of(type) * gpus.size();
   const auto stretched = static_cast<std::uint64_t>(
-      std::ceil(bytes.as_double() / how.transfer_efficiency / static_cast<double>(unit)));
+      std::ceil(bytes.as_double() / efficiency / static_cast<double>(unit)));
   how.spec.bytes = Bytes(std::max<std::uint64_t>(1, stretched) * unit);
   how.spec.ranks = static_cast<Rank>(gpus.size());
   if (c.ranks() != gpus.size()) how.spec.ranks_per_node = 0;  // uneven: a flat ring

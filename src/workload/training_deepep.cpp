@@ -2,6 +2,7 @@
 // all-to-all"): DeepEP's normal two-hop kernels over each expert-parallel group, the same
 // exchange in both expansions (measured once as a delay in the reduced one, spliced into the
 // rank programs in the full one).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -9,6 +10,7 @@
 
 #include "lockstep/workload/moe_comm.hpp"
 #include "lockstep/workload/step_builder.hpp"
+#include "training_detail.hpp"
 
 namespace lockstep {
 
@@ -69,4 +71,28 @@ MoeExchangeFactory deepep_training_exchanges(const Topology& topo, const MoeSpec
   };
 }
 
+namespace train_detail {
+
+Time deepep_exchange_time(Runner& runner, const MoeSpec& spec, MoePhase phase,
+                          const std::vector<std::vector<std::uint32_t>>& groups) {
+  const MoeExchangeFactory exchanges = deepep_training_exchanges(runner.topology(), spec);
+  // Program ranks in global rank order, as the full expansion numbers them: an engine that
+  // serves a link's transfers one at a time takes simultaneous ones in that order.
+  std::vector<std::uint32_t> globals;
+  for (const auto& g : groups) globals.insert(globals.end(), g.begin(), g.end());
+  std::sort(globals.begin(), globals.end());
+  MaterializedProgramSet set(static_cast<Rank>(globals.size()), DataType::Uint8);
+  for (const auto& g : groups) {
+    const PlannedExchange x = exchanges(phase, g);
+    std::vector<Rank> members;
+    for (std::uint32_t global : x.order) {
+      const auto at = std::lower_bound(globals.begin(), globals.end(), global);
+      members.push_back(static_cast<Rank>(at - globals.begin()));
+    }
+    append_collective(set, *x.programs, members, std::vector<OpIndex>(members.size(), kNone), 0);
+  }
+  return runner.run(set, globals, false, false).makespan;
+}
+
+}  // namespace train_detail
 }  // namespace lockstep

@@ -70,6 +70,11 @@ class Runner {
   bool launch_overhead_ = true;
 };
 
+/// DeepEP's exchange of `phase` (deepep_training_exchanges) run by every group of global ranks at
+/// once on the runner's engine: its makespan.
+Time deepep_exchange_time(Runner& runner, const MoeSpec& spec, MoePhase phase,
+                          const std::vector<std::vector<std::uint32_t>>& groups);
+
 /// One program rank's iteration, from the engine's op timings.
 struct RankTimes {
   Time chain_end;                  // last op of the compute chain

@@ -19,11 +19,16 @@
 #include "lockstep/collective/program.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/engine_run.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/graph.hpp"
 
 namespace lockstep {
+
+namespace nccl_detail {
+struct GraphTerm;
+}
 
 /// The engine name under which collectives take the NCCL model's own prediction rather than an
 /// engine run of its programs (`lockstep collective --engine analytical`; training steps too).
@@ -80,6 +85,14 @@ class NcclGroups {
   const Topology& topology() const;
 
   const Router& router() const;
+  /// Each group's spec for an engine run `how` (made for the first group) of `p`.
+  std::vector<NcclGroupSpec> group_specs(const NcclEngineRun& how, const Prediction& p,
+                                         CollectiveOp op,
+                                         const std::vector<GpuGroup>& groups) const;
+  /// `p` priced on the graph with every group at once (nccl_detail::price_on_graph), cached.
+  const nccl_detail::GraphTerm& graph_term(const Prediction& p, CollectiveOp op, Bytes bytes,
+                                           DataType type,
+                                           const std::vector<GpuGroup>& groups) const;
 
   NcclCluster whole_;
   const Topology* topo_;

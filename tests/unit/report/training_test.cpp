@@ -63,6 +63,11 @@ std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
   return keys;
 }
 
+// Each key of `expected` holds its value in `j`.
+void expect_fields(const nlohmann::ordered_json& j, const nlohmann::ordered_json& expected) {
+  for (const auto& [key, value] : expected.items()) EXPECT_EQ(j.at(key), value) << key;
+}
+
 TEST(TrainingRecord, TimesInMicrosecondsAndSlicesThatAddUp) {
   const Training t = training_record(result(), config());
   EXPECT_DOUBLE_EQ(t.iteration_time_us, 2000.0);
@@ -153,14 +158,14 @@ TEST(TrainingRecord, SlowGpuPlacementAndWastePerDayWithOneTrial) {
   const auto& g = j["slow_gpus"][0];
   EXPECT_EQ(keys_of(g), (std::vector<std::string>{"fault", "factor", "rank", "node", "gpu", "stage",
                                                   "replica", "tp_rank"}));
-  EXPECT_EQ(g["fault"], "slow-gpu:node=1,gpu=3,x=1.5");
-  EXPECT_EQ(g["factor"], 1.5);
-  EXPECT_EQ(g["rank"], 7);
-  EXPECT_EQ(g["node"], 1);
-  EXPECT_EQ(g["gpu"], 3);
-  EXPECT_EQ(g["stage"], 0);
-  EXPECT_EQ(g["replica"], 3);
-  EXPECT_EQ(g["tp_rank"], 1);
+  expect_fields(g, {{"fault", "slow-gpu:node=1,gpu=3,x=1.5"},
+                    {"factor", 1.5},
+                    {"rank", 7},
+                    {"node", 1},
+                    {"gpu", 3},
+                    {"stage", 0},
+                    {"replica", 3},
+                    {"tp_rank", 1}});
   const auto& w = j["lockstep_waste"];
   EXPECT_EQ(keys_of(w), (std::vector<std::string>{"gpu_s_per_step", "usd_per_step", "fraction",
                                                   "usd_per_trillion_tokens", "gpu_hours_per_day",
@@ -199,24 +204,24 @@ TEST(TrainingRecord, ModelMapNamesEveryArchitecturalKey) {
   // DeepSeek-V3 (arXiv:2412.19437 section 4.2, config.json): 61 layers (13 here), hidden 7168,
   // 128 MLA heads of 128 + 64 rotary, q rank 1536, kv rank 512, 256 routed experts of 2048 and
   // one shared, top-8, the first 3 layers dense, one MTP module, M = 4 nodes, FP8 dispatch.
-  EXPECT_EQ(m["name"], "deepseek-v3");
-  EXPECT_EQ(m["layers"], 13);
-  EXPECT_EQ(m["hidden"], 7168);
-  EXPECT_EQ(m["heads"], 128);
-  EXPECT_EQ(m["head_dim"], 128);
-  EXPECT_EQ(m["qk_rope_head_dim"], 64);
-  EXPECT_EQ(m["q_lora_rank"], 1536);
-  EXPECT_EQ(m["kv_lora_rank"], 512);
-  EXPECT_EQ(m["experts"], 256);
-  EXPECT_EQ(m["shared_experts"], 1);
-  EXPECT_EQ(m["expert_ffn"], 2048);
-  EXPECT_EQ(m["top_k"], 8);
-  EXPECT_EQ(m["dense_layers"], 3);
-  EXPECT_EQ(m["vocab"], 129280);
-  EXPECT_EQ(m["num_nextn_predict_layers"], 1);
-  EXPECT_EQ(m["moe_max_nodes"], 4);
-  EXPECT_EQ(m["moe_fp8_dispatch"], true);
-  EXPECT_EQ(m["tied_embeddings"], false);
+  expect_fields(m, {{"name", "deepseek-v3"},
+                    {"layers", 13},
+                    {"hidden", 7168},
+                    {"heads", 128},
+                    {"head_dim", 128},
+                    {"qk_rope_head_dim", 64},
+                    {"q_lora_rank", 1536},
+                    {"kv_lora_rank", 512},
+                    {"experts", 256},
+                    {"shared_experts", 1},
+                    {"expert_ffn", 2048},
+                    {"top_k", 8},
+                    {"dense_layers", 3},
+                    {"vocab", 129280},
+                    {"num_nextn_predict_layers", 1},
+                    {"moe_max_nodes", 4},
+                    {"moe_fp8_dispatch", true},
+                    {"tied_embeddings", false}});
 }
 
 // The map is a `model:` map: given back to the parser it makes the same model, for every preset.

@@ -39,20 +39,26 @@ TEST(TpCommOverlap, ExposedCollectivesSitOnTheChain) {
   EXPECT_NEAR(r.breakdown.tp.seconds(), 32 * kU, 1e-9);
 }
 
+// The overlapped step in both expansions, with `sms` SMs held by the overlapped reduce-scatters:
+// its iteration, exposed TP and compute times in units of u.
+void expect_overlapped_step(std::uint32_t sms, double iteration, double tp, double compute) {
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = tp_config(true);
+    c.tp_comm_overlap_sms = sms;
+    c.expansion = e;
+    const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
+    EXPECT_NEAR(r.iteration.seconds(), iteration * kU, 1e-9) << r.expansion << ", " << sms;
+    EXPECT_NEAR(r.breakdown.tp.seconds(), tp * kU, 1e-9) << r.expansion << ", " << sms;
+    EXPECT_NEAR(r.breakdown.compute.seconds(), compute * kU, 1e-9) << r.expansion << ", " << sms;
+  }
+}
+
 TEST(TpCommOverlap, EachCollectiveCostsWhatExceedsItsGemm) {
   // Forward per layer: max(AG 2, QKV 3) + core 2 + max(RS 2, out 1) + max(2, FC1 4) +
   // max(2, FC2 4) = 15u (1u exposed); backward: FC2 8, FC1 8, out max(2, 2), core 4, QKV 6 =
   // 28u, nothing exposed. 2 x 15 + 14 + 28 + 2 x 28 = 128u; tp 2u, compute 126u. The
   // userbuffers kernels take no SMs here (below, they do).
-  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
-    TrainConfig c = tp_config(true);
-    c.tp_comm_overlap_sms = 0;
-    c.expansion = e;
-    const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
-    EXPECT_NEAR(r.iteration.seconds(), 128 * kU, 1e-9) << r.expansion;
-    EXPECT_NEAR(r.breakdown.tp.seconds(), 2 * kU, 1e-9) << r.expansion;
-    EXPECT_NEAR(r.breakdown.compute.seconds(), 126 * kU, 1e-9) << r.expansion;
-  }
+  expect_overlapped_step(0, 128, 2, 126);
 }
 
 // The overlapped reduce-scatters' kernels hold 33 of the H100's 132 SMs while the GEMM they drain
@@ -62,15 +68,7 @@ TEST(TpCommOverlap, EachCollectiveCostsWhatExceedsItsGemm) {
 // 8) + max(RS 2, FC1 32/3) + max(2, out 2) + core 4 + max(2, QKV 8) = 98/3u. 2 x 49/3 + 14 + 28
 // + 2 x 98/3 = 140u; tp 4/3u, compute 416/3u.
 TEST(TpCommOverlap, ReduceScattersTakeTheirSmsFromTheGemmsTheyDrain) {
-  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
-    TrainConfig c = tp_config(true);
-    c.tp_comm_overlap_sms = 33;
-    c.expansion = e;
-    const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
-    EXPECT_NEAR(r.iteration.seconds(), 140 * kU, 1e-9) << r.expansion;
-    EXPECT_NEAR(r.breakdown.tp.seconds(), 4.0 / 3 * kU, 1e-9) << r.expansion;
-    EXPECT_NEAR(r.breakdown.compute.seconds(), 416.0 / 3 * kU, 1e-9) << r.expansion;
-  }
+  expect_overlapped_step(33, 140, 4.0 / 3, 416.0 / 3);
   // Every SM held leaves none for the GEMMs: refused by name.
   TrainConfig all = tp_config(true);
   all.tp_comm_overlap_sms = 132;
