@@ -6,9 +6,11 @@
 // slowest row (by CPU time). Rows become clusters through scenario/calibration_row.hpp
 // (docs/calibration.md).
 //   bench_calibration [--csv FILE]... [--engine analytical|flow|packet[,...]]... [--no-usage]
+//                     [--lines A[-B][,...]]
 // Without --csv: every *.csv of ../shared/calibration/ that has the nccl-tests columns. A FILE
 // that does not exist is looked up in that directory too. --no-usage leaves out the times and
-// memory (for snapshots: the rest is deterministic).
+// memory (for snapshots: the rest is deterministic). --lines runs only the rows on those file
+// lines (the header is line 1), e.g. to time the slowest rows alone; the summary covers them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,12 +72,41 @@ std::string cluster_name(const PresetCluster& c) {
                      c.nic_speed.gigabits_per_second(), c.fabric.name);
 }
 
+// Inclusive ranges of file lines; empty: every line.
+using LineFilter = std::vector<std::pair<std::size_t, std::size_t>>;
+
+bool wanted(const LineFilter& lines, std::size_t line) {
+  return lines.empty() || std::any_of(lines.begin(), lines.end(), [&](const auto& range) {
+           return line >= range.first && line <= range.second;
+         });
+}
+
+// "47,48" or "40-48,60": false on anything else.
+bool parse_lines(const std::string& text, LineFilter& out) {
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const std::size_t dash = item.find('-');
+    const std::string first = item.substr(0, dash);
+    const std::string last = dash == std::string::npos ? first : item.substr(dash + 1);
+    const auto whole = [](const std::string& s) {
+      return !s.empty() && s.size() < 10 &&
+             std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    };
+    if (!whole(first) || !whole(last)) return false;
+    out.emplace_back(std::stoul(first), std::stoul(last));
+    if (out.back().first > out.back().second) return false;
+    at = comma + 1;
+  }
+  return true;
+}
+
 Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
-                 const std::string& engine, bool usage) {
+                 const std::string& engine, bool usage, const LineFilter& lines) {
   Figures fig;
   fig.file = path.filename().string();
   fig.engine = engine;
-  fig.in_file = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) fig.in_file += wanted(lines, i + 2) ? 1 : 0;
   const bool timed = usage && engine != "analytical";
   std::printf("== %s, engine %s ==\n", fig.file.c_str(), engine.c_str());
   std::printf("%4s %-34s %-10s %11s %-9s %-6s %10s %10s %9s %9s %7s%s\n", "line", "cluster",
@@ -83,6 +114,7 @@ Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
               "err%", timed ? "  wall_s   cpu_s  rss_MiB" : "");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::size_t line = i + 2;  // the header is line 1
+    if (!wanted(lines, line)) continue;
     try {
       CalibrationCase c = calibration_case(rows[i]);
       const PresetCluster preset = resolve_preset(c.preset);
@@ -149,6 +181,7 @@ int main(int argc, char** argv) {
   std::vector<fs::path> files;
   std::vector<std::string> engines;
   bool usage = true;
+  LineFilter lines;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--csv") == 0 && has_value) {
@@ -164,10 +197,18 @@ int main(int argc, char** argv) {
       }
     } else if (std::strcmp(argv[i], "--no-usage") == 0) {
       usage = false;
+    } else if (std::strcmp(argv[i], "--lines") == 0 && has_value) {
+      if (!parse_lines(argv[++i], lines)) {
+        std::fprintf(stderr,
+                     "bench_calibration: --lines: expected file lines such as 47,48 or 40-48, got "
+                     "'%s'\n",
+                     argv[i]);
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "bench_calibration: unknown argument '%s' (--csv FILE, --engine NAME[,NAME], "
-                   "--no-usage)\n",
+                   "--no-usage, --lines A[-B][,...])\n",
                    argv[i]);
       return 2;
     }
@@ -208,7 +249,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_calibration: %s\n", e.what());
       return 2;
     }
-    for (const std::string& e : engines) all.push_back(run_file(f, rows, e, usage));
+    for (const std::string& e : engines) all.push_back(run_file(f, rows, e, usage, lines));
   }
   if (all.size() < 2) return 0;
   std::printf("%-28s %-10s %11s %8s %8s %8s %8s", "file", "engine", "rows", "median%", "p90%",

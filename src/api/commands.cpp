@@ -204,6 +204,9 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"optimizer", "moments=fp32 (default) | moments=bf16: AdamW's moments (DeepSeek-V3's BF16)"},
       {"tp_comm_overlap",
        "true | false: TP all-gather / reduce-scatter beside their GEMMs (false)"},
+      {"tp_comm_overlap_sms",
+       "SMs the overlapped reduce-scatters take from the GEMMs they drain (Transformer Engine's "
+       "16)"},
       {"overlap_param_gather",
        "true | false: ZeRO-1/2 parameter gather in the next forward (false)"},
       {"optimizer_step",

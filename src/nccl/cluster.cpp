@@ -47,17 +47,42 @@ nccl::Generation generation_of(const std::string& gpu) {
 // ring is not duplicated, and at the per-link speed (SM70's 20 GB/s) a ring takes one link per
 // direction on each hop (search.cc), so the search can reach as many directed Hamiltonian rings
 // over the GPUs in use as the links carry: the most rings that fit, counted here by trying every
-// combination (8 GPUs of which each has 2-4 linked peers: a few dozen rings). 0 when the GPUs in
-// use have no NVLink ring (5 GPUs of a DGX-1: GPU 4 has one linked peer among them).
+// combination (8 GPUs of which each has 2-4 linked peers: a few dozen rings).
+//
+// With `relay`, a hop between GPUs without NVLink may pass through one GPU linked to both:
+// NCCL's PATH_NVB (paths.cc lets a path cross one GPU over NVLink, NCCL_NVB_DISABLE=0 by
+// default; p2p.cc then moves the data "P2P/indirect" through that GPU's memory), which charges
+// both of its links. NCCL's search only raises the ring's path type from PATH_NVL to PATH_NVB
+// when no ring of NVLink alone exists (search.cc ncclTopoCompute), as nccl_mesh_rings does. The
+// relay is the GPU in use whose narrower link to the pair is the widest (paths.cc keeps the
+// widest of the shortest paths), the lowest index among equals (NCCL's tie follows its link
+// order).
 class RingPacking {
  public:
-  RingPacking(const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t g)
-      : cap_(links), g_(g) {
+  RingPacking(const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t g, bool relay)
+      : cap_(links), g_(g), via_(g, std::vector<std::uint32_t>(g, kNoHop)) {
+    for (std::uint32_t a = 0; a < g; ++a)
+      for (std::uint32_t b = 0; b < g; ++b) {
+        if (a == b) continue;
+        if (links[a][b] > 0) {
+          via_[a][b] = b;
+          continue;
+        }
+        std::uint32_t widest = 0;
+        for (std::uint32_t k = 0; relay && k < g; ++k) {
+          const std::uint32_t narrow = std::min(links[a][k], links[k][b]);
+          if (k != a && k != b && narrow > widest) {
+            widest = narrow;
+            via_[a][b] = k;
+          }
+        }
+      }
     std::vector<std::uint32_t> path{0};
     std::vector<bool> used(g, false);
     used[0] = true;
     find_rings(path, used);
   }
+  bool any() const { return !rings_.empty(); }
   // The largest set of rings the links carry (a ring may appear more than once).
   std::vector<std::vector<std::uint32_t>> most() {
     pack(0);
@@ -67,14 +92,16 @@ class RingPacking {
   }
 
  private:
+  static constexpr std::uint32_t kNoHop = 0xFFFFFFFFu;
+
   void find_rings(std::vector<std::uint32_t>& path, std::vector<bool>& used) {
     const std::uint32_t last = path.back();
     if (path.size() == g_) {
-      if (cap_[last][0] > 0) rings_.push_back(path);
+      if (via_[last][0] != kNoHop) rings_.push_back(path);
       return;
     }
     for (std::uint32_t next = 1; next < g_; ++next) {
-      if (used[next] || cap_[last][next] == 0) continue;
+      if (used[next] || via_[last][next] == kNoHop) continue;
       used[next] = true;
       path.push_back(next);
       find_rings(path, used);
@@ -82,16 +109,23 @@ class RingPacking {
       used[next] = false;
     }
   }
-  // Adds ring r's directed hops to the links' use (sign +1) or takes them back (-1); false if a
-  // hop would exceed its links.
+  // Adds ring r's directed hops to the links' use (sign +1: one link per direction on each leg
+  // of each hop) or takes them back (-1); false, with nothing taken, if a leg would exceed its
+  // links.
   bool take(const std::vector<std::uint32_t>& r, int sign) {
+    std::vector<std::uint32_t*> taken;
     for (std::size_t k = 0; k < r.size(); ++k) {
-      std::uint32_t& c = cap_[r[k]][r[(k + 1) % r.size()]];
-      if (sign > 0 && c == 0) {
-        for (std::size_t u = 0; u < k; ++u) ++cap_[r[u]][r[(u + 1) % r.size()]];
-        return false;
+      const std::uint32_t a = r[k], b = r[(k + 1) % r.size()], v = via_[a][b];
+      for (const auto& [from, to] : {std::pair{a, v}, std::pair{v, b}}) {
+        if (from == to) continue;  // a direct hop has one leg
+        std::uint32_t& c = cap_[from][to];
+        if (sign > 0 && c == 0) {
+          for (std::uint32_t* t : taken) ++*t;
+          return false;
+        }
+        c = sign > 0 ? c - 1 : c + 1;
+        taken.push_back(&c);
       }
-      c = sign > 0 ? c - 1 : c + 1;
     }
     return true;
   }
@@ -108,6 +142,7 @@ class RingPacking {
 
   std::vector<std::vector<std::uint32_t>> cap_;  // links left per direction
   std::uint32_t g_;
+  std::vector<std::vector<std::uint32_t>> via_;  // hop a -> b: b (its link), a relay, or kNoHop
   std::vector<std::vector<std::uint32_t>> rings_;
   std::vector<std::size_t> taken_, best_;  // indices into rings_
 };
@@ -129,7 +164,8 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
     const auto n =
         std::min<std::uint32_t>(gpus_per_node, static_cast<std::uint32_t>(wiring.size()));
     const auto rings = static_cast<std::uint32_t>(nccl_mesh_rings(gpu, n).size());
-    // No NVLink ring over the GPUs in use: it crosses PCIe, at NCCL's figure for the GPU's link.
+    // No ring over the GPUs in use, even through a GPU: it crosses PCIe, at NCCL's figure for
+    // the GPU's link.
     return rings > 0 ? rings * nccl::nvlink_bw_per_link(g)
                      : default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
   }
@@ -227,7 +263,15 @@ std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu,
   const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
   const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
   if (n < 2) return {};
-  return RingPacking(wiring, n).most();
+  RingPacking nvlink(wiring, n, /*relay=*/false);
+  if (nvlink.any()) return nvlink.most();
+  return RingPacking(wiring, n, /*relay=*/true).most();
+}
+
+bool nccl_mesh_rings_relayed(const std::string& gpu, std::uint32_t gpus) {
+  const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
+  const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
+  return n >= 2 && !RingPacking(wiring, n, false).any() && RingPacking(wiring, n, true).any();
 }
 
 void apply_transport(NcclCluster& c, const FabricPreset& f) {
@@ -343,6 +387,8 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
                       scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
   c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
   c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node) : c.gpu_nic_GBps;
+  c.ring_relayed =
+      nvlink && trays_per_domain == 1 && nccl_mesh_rings_relayed(c.gpu, c.gpus_per_node);
   c.ll128_default = ll128_by_default(c);
   c.sharp = p.sharp;
   c.nvls = p.nvls;
@@ -430,6 +476,8 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node)
                  : t.scale_up == "pcie" ? default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second()
                                         : nccl::kPcieBw;
+  c.ring_relayed =
+      scale_up && c.servers_per_node == 1 && nccl_mesh_rings_relayed(c.gpu, c.gpus_per_node);
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;

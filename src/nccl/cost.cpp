@@ -32,8 +32,11 @@ int log2_ceil(std::uint64_t v) {
 }
 
 // Per-step latency of one intra-node hop and one network hop (tuning.cc; network_step_us).
+// A ring relayed through GPUs (PATH_NVB) takes the PCIe row: tuning.cc gives the NVLink row
+// only to a graph whose intra-node type is PATH_NVL.
 double intra_lat(const NcclCluster& c, Algorithm a, Proto p) {
-  return nccl::hw_latency_us(c.intra_path, a, p);
+  const bool relayed = a == Algorithm::Ring && c.ring_relayed;
+  return nccl::hw_latency_us(relayed ? nccl::Path::Pcie : c.intra_path, a, p);
 }
 double inter_lat(const NcclCluster& c, Algorithm a, Proto p) {
   return network_step_us(c, a, p);

@@ -3,8 +3,6 @@
 // engine's path already charges; the fixed launch and base latency added to the makespan.
 #include "lockstep/nccl/engine_run.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -12,7 +10,6 @@
 #include <vector>
 
 #include "group_programs.hpp"
-#include "lockstep/core/error.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 
@@ -290,15 +287,6 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   if (c.gpus_per_node > 2 && c.servers_per_node == 1) {
     how.spec.node_cycles = nccl_mesh_rings(c.gpu, c.gpus_per_node);
     if (!how.spec.node_cycles.empty()) how.spec.mesh_rings = true;
-    // No NVLink ring over the GPUs in use (5 GPUs of a DGX-1: GPU 4 has one linked peer among
-    // them): NCCL runs such a node over PCIe, a route the engines' graph does not take (its
-    // unlinked hops cross other GPUs' NVLinks, 3x slower than NCCL), so the count is refused
-    // rather than answered wrongly.
-    else if (!mesh_wiring(gpu_spec(c.gpu).default_scale_up).empty())
-      throw InputError("gpus_per_node",
-                       fmt::format("{} GPUs of a {} node have no NVLink ring (NCCL would run them "
-                                   "over PCIe, which the engines do not route); use 2-4 or 6-8",
-                                   c.gpus_per_node, c.gpu));
   }
   // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else
   // the link with one channel more limits them all: round up (channel speed is bus / channels

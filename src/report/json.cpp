@@ -187,6 +187,7 @@ Json options_to_json(const TrainingOptions& o) {
   return {{"efficiency", o.efficiency > 0 ? Json(number(o.efficiency)) : Json("kernels")},
           {"peak_tflops", o.peak_tflops > 0 ? Json(number(o.peak_tflops)) : Json(nullptr)},
           {"tp_comm_overlap", o.tp_comm_overlap},
+          {"tp_comm_overlap_sms", o.tp_comm_overlap ? Json(o.tp_comm_overlap_sms) : Json(nullptr)},
           {"overlap_dp", o.overlap_dp},
           {"overlap_param_gather", o.overlap_param_gather},
           {"grad_reduce_in_fp32", o.grad_reduce_in_fp32},
@@ -223,6 +224,7 @@ Json training_to_json(const Training& t) {
   const TrainingBatch& b = t.batch;
   const TrainingMemory& m = t.memory;
   return {{"model", t.model},
+          {"model_map", t.model_map},
           {"parallelism", t.parallelism},
           {"gpus", t.gpus},
           {"iteration_time_us", number(t.iteration_time_us)},

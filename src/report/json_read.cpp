@@ -126,6 +126,7 @@ JitterStats jitter_from_json(const Json& j) {
 Training training_from_json(const Json& j) {
   Training t;
   t.model = text(j, "model");
+  if (j.contains("model_map")) t.model_map = j.at("model_map");
   t.parallelism = text(j, "parallelism");
   t.gpus = count(j, "gpus");
   t.iteration_time_us = number(j, "iteration_time_us");
@@ -160,6 +161,8 @@ Training training_from_json(const Json& j) {
   opt.efficiency = eff.is_string() ? 0.0 : number(o, "efficiency");
   if (!o.at("peak_tflops").is_null()) opt.peak_tflops = number(o, "peak_tflops");
   opt.tp_comm_overlap = o.at("tp_comm_overlap").get<bool>();
+  if (o.contains("tp_comm_overlap_sms") && !o.at("tp_comm_overlap_sms").is_null())
+    opt.tp_comm_overlap_sms = small(o, "tp_comm_overlap_sms");
   opt.overlap_dp = o.at("overlap_dp").get<bool>();
   opt.overlap_param_gather = o.at("overlap_param_gather").get<bool>();
   opt.grad_reduce_in_fp32 = o.at("grad_reduce_in_fp32").get<bool>();

@@ -31,6 +31,7 @@ TrainingOptions options_record(const TrainConfig& c) {
   o.efficiency = c.efficiency;
   o.peak_tflops = c.peak_flops / 1e12;
   o.tp_comm_overlap = c.tp_comm_overlap;
+  o.tp_comm_overlap_sms = c.tp_comm_overlap_sms;
   o.overlap_dp = c.overlap_dp;
   o.overlap_param_gather = c.overlap_param_gather;
   o.grad_reduce_in_fp32 = c.grad_reduce_in_fp32;
@@ -55,10 +56,11 @@ std::string options_text(const TrainingOptions& o) {
   std::string s = o.efficiency > 0 ? fmt::format("efficiency {:g}", o.efficiency)
                                    : std::string("efficiency kernels");
   if (o.peak_tflops > 0) s += fmt::format(", peak_tflops {:g}", o.peak_tflops);
-  s += fmt::format(
-      ", tp_comm_overlap {}, overlap_dp {}, overlap_param_gather {}, grad_reduce_in_fp32 {}",
-      on_off(o.tp_comm_overlap), on_off(o.overlap_dp), on_off(o.overlap_param_gather),
-      on_off(o.grad_reduce_in_fp32));
+  s += ", tp_comm_overlap " +
+       (o.tp_comm_overlap ? fmt::format("on ({} SMs)", o.tp_comm_overlap_sms) : std::string("off"));
+  s += fmt::format(", overlap_dp {}, overlap_param_gather {}, grad_reduce_in_fp32 {}",
+                   on_off(o.overlap_dp), on_off(o.overlap_param_gather),
+                   on_off(o.grad_reduce_in_fp32));
   s += o.bucket_bytes ? fmt::format(", bucket {} B", o.bucket_bytes) : ", bucket default";
   s += fmt::format(", optimizer_step {}, clip_grad {:g}", on_off(o.optimizer_step), o.clip_grad);
   if (o.moe_imbalance != 1.0) s += fmt::format(", moe_imbalance {:g}", o.moe_imbalance);
@@ -142,9 +144,40 @@ std::string parallel_text(const TrainConfig& c) {
 
 }  // namespace
 
+nlohmann::ordered_json model_map_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"ffn", m.ffn},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"head_dim", m.head_dim},
+          {"vocab", m.vocab},
+          {"seq", m.seq},
+          {"gated_mlp", m.gated_mlp},
+          {"tied_embeddings", m.tied_embeddings},
+          {"dropout", m.dropout},
+          {"experts", m.experts},
+          {"top_k", m.top_k},
+          {"shared_experts", m.shared_experts},
+          {"expert_ffn", m.expert_ffn},
+          {"dense_layers", m.dense_layers},
+          {"q_lora_rank", m.q_lora_rank},
+          {"kv_lora_rank", m.kv_lora_rank},
+          {"qk_rope_head_dim", m.qk_rope_head_dim},
+          {"v_head_dim", m.v_head_dim},
+          {"attention_params", m.attention_params},
+          {"sliding_window", m.sliding_window},
+          {"global_every", m.global_every},
+          {"num_nextn_predict_layers", m.mtp_layers},
+          {"moe_max_nodes", m.moe_max_nodes},
+          {"moe_fp8_dispatch", m.moe_fp8_dispatch}};
+}
+
 Training training_record(const TrainResult& r, const TrainConfig& config) {
   Training t;
   t.model = r.model;
+  t.model_map = model_map_json(config.model);
   t.parallelism = parallelism_text(config);
   t.gpus = r.gpus;
   t.iteration_time_us = r.iteration.microseconds();

@@ -589,6 +589,18 @@ const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scal
   return scale_up == "dgx1_cube_mesh" ? dgx1 : none;
 }
 
+// NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (WP-08437-002), figure "DGX-1
+// PCIe topology": four PCIe switches, each joining two GPUs and one EDR NIC to a CPU's root
+// complex by a Gen3 x16 link, two switches per CPU (GPUs 0-3 on CPU 0, 4-7 on CPU 1). The two
+// Xeon E5-2698 v4 (Intel's product specification: 2 QPI links at 9.6 GT/s) are joined by QPI:
+// a link moves 16 data bits per transfer each way, 9.6 x 2 = 19.2 GB/s per direction, 38.4 over
+// both links. QPI's hop latency ~100 ns is an estimate (Intel publishes none per hop).
+const HostPcieTree& host_pcie_tree(std::string_view scale_up) {
+  static const HostPcieTree none;
+  static const HostPcieTree dgx1{2, 2, Bandwidth::gBps(2 * 9.6 * 2), Time::ns(100)};
+  return scale_up == "dgx1_cube_mesh" ? dgx1 : none;
+}
+
 // NVIDIA DGX A100 user guide (PCIe Gen4 switches to the ConnectX-6 NICs); DGX H100 / DGX B200
 // datasheets (PCIe Gen5 to ConnectX-7); AMD Instinct MI300X OAM: PCIe Gen5 x16 host interface.
 // Blackwell Ultra (B300, GB300) and ConnectX-8 are PCIe Gen6 (HGX B300 / GB300 NVL72

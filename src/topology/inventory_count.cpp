@@ -72,8 +72,15 @@ void BomTally::add_links(LinkMedium medium, Bandwidth speed, double length_m, st
 }
 
 void BomTally::add_modules(LinkMedium medium, Bandwidth speed, double length_m,
-                           std::uint32_t ports_per_module, std::uint64_t modules) {
-  modules_[LinkKey{medium, speed.bytes_per_second() * ports_per_module, length_m}] += modules;
+                           std::uint32_t ports_per_module, std::uint64_t modules, bool nic_side) {
+  (nic_side ? nic_modules_
+            : modules_)[LinkKey{medium, speed.bytes_per_second() * ports_per_module, length_m}] +=
+      modules;
+}
+
+std::string nic_side_module_name(const CableSpec& part) {
+  const bool osfp = part.display.rfind("OSFP ", 0) == 0;
+  return part.display + (osfp ? ", flat top (NIC side)" : " (NIC side)");
 }
 
 void BomTally::add_splitters(std::uint64_t splitters, std::uint64_t legs) {
@@ -174,16 +181,25 @@ void BomTally::finish(Inventory& inv) const {
     split[&splitter_dac(legs_per_cable)] += counts.first;
   }
   // A module carries its ports' total speed: a twin-port 2 x 400G end takes one 800G 2xSR4.
-  for (const auto& [key, count] : modules) {
-    const CableChoice choice =
-        cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
-    if (choice.spec == nullptr || choice.spec->transceivers_per_link == 0) continue;
-    optics[choice.spec] += count * choice.parallel;
-    inv.transceivers += count * choice.parallel;
+  // NIC cages' modules are the same parts in their NIC form, on a line of their own.
+  std::map<const CableSpec*, std::uint64_t> nic_optics;
+  using Source = std::pair<const std::map<LinkKey, std::uint64_t>*,
+                           std::map<const CableSpec*, std::uint64_t>*>;
+  for (const auto& [from, to] : {Source{&modules, &optics}, Source{&nic_modules_, &nic_optics}}) {
+    for (const auto& [key, count] : *from) {
+      const CableChoice choice =
+          cable_for(key.medium, Bandwidth::bytes_per_second(key.speed), key.length_m);
+      if (choice.spec == nullptr || choice.spec->transceivers_per_link == 0) continue;
+      (*to)[choice.spec] += count * choice.parallel;
+      inv.transceivers += count * choice.parallel;
+    }
   }
   for (const CableSpec& c : cable_catalog()) {
     if (auto it = optics.find(&c); it != optics.end()) {
       add_line(inv, c.display, "transceiver", "", it->second, c.power_w, c.price_usd);
+    }
+    if (auto it = nic_optics.find(&c); it != nic_optics.end()) {
+      add_line(inv, nic_side_module_name(c), "transceiver", "", it->second, c.power_w, c.price_usd);
     }
     if (auto it = parts.find(&c); it != parts.end()) {
       add_line(inv, c.display, "cable", "", it->second, c.power_w, c.price_usd);
@@ -289,13 +305,21 @@ void count_inventory(const Topology& topo, Inventory& inv) {
   auto link_at = [&](std::uint64_t i) -> const Link& {
     return i < links ? topo.link(i) : topo.management_links()[i - links];
   };
-  std::map<Kind, std::uint64_t> loose;
-  for (const auto& [key, count] : kinds) loose[key] = 2 * count;
-  std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged;
   std::set<std::pair<std::uint64_t, DeviceId>> in_cage;  // (link, device) ends
   for (std::size_t c = 0; c < topo.num_cages(); ++c) {
     for (const CageEnd& e : topo.cage(c)) in_cage.insert({e.link, e.device});
   }
+  // Ends in no cage, a module each: a NIC's on the NIC side, the rest (switches, appliances).
+  std::map<Kind, std::uint64_t> loose, nic_loose;
+  auto is_nic = [&](DeviceId d) { return d != kNone && topo.device(d).kind == DeviceKind::Nic; };
+  for (std::uint64_t i = 0; i < links + topo.management_links().size(); ++i) {
+    const Link& l = link_at(i);
+    for (const DeviceId end : {l.a, l.b}) {
+      if (!in_cage.empty() && in_cage.count({i, end})) continue;
+      ++(is_nic(end) ? nic_loose : loose)[kind_of(l)];
+    }
+  }
+  std::map<std::pair<Kind, std::uint32_t>, std::uint64_t> caged, nic_caged;
   // A switch cage of copper links only, whose other ends are single ports (NICs, appliances):
   // one splitter DAC for the cage (splitter_dac()).
   std::map<std::pair<Kind, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split;
@@ -310,8 +334,7 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const auto ends = topo.cage(c);
     if (ends.empty()) continue;
     const Kind k = kind_of(link_at(ends[0].link));
-    ++caged[{k, topo.cage_ports(c)}];
-    for (const CageEnd& e : ends) --loose[kind_of(link_at(e.link))];
+    ++(is_nic(ends[0].device) ? nic_caged : caged)[{k, topo.cage_ports(c)}];
     if (topo.device(ends[0].device).kind == DeviceKind::Switch &&
         std::all_of(ends.begin(), ends.end(), single_port_peer)) {
       auto& [cables, legs] = split[{k, topo.cage_ports(c)}];
@@ -328,13 +351,15 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const auto [medium, speed, length] = key;
     tally.add_links(medium, Bandwidth::bytes_per_second(speed), length, count, true);
   }
-  for (const auto& [key, count] : loose) {
-    const auto [medium, speed, length] = key;
-    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count);
-  }
-  for (const auto& [key, count] : caged) {
-    const auto [medium, speed, length] = key.first;
-    tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, key.second, count);
+  for (const bool nic : {false, true}) {
+    for (const auto& [key, count] : nic ? nic_loose : loose) {
+      const auto [medium, speed, length] = key;
+      tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, 1, count, nic);
+    }
+    for (const auto& [key, count] : nic ? nic_caged : caged) {
+      const auto [medium, speed, length] = key.first;
+      tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, key.second, count, nic);
+    }
   }
   tally.finish(inv);
   inv.nodes = topo.num_nodes();

@@ -234,6 +234,11 @@ std::uint32_t PresetCluster::domains() const {
   return fill().domains;
 }
 
+// GPUs of the instances whose NIC counts fabric_presets() lists (FabricPreset::nics_per_node:
+// AWS p5, GCP A3 and A3 Mega, 8 GPUs each), so that another system gets the same NICs per GPU
+// (a 4-GPU GB200 tray on efa: 16 devices, not 32).
+constexpr std::uint32_t kInstanceGpus = 8;
+
 PresetCluster resolve_preset(const PresetRequest& r) {
   PresetCluster c;
   c.system = system_preset(r.system);
@@ -252,13 +257,13 @@ PresetCluster resolve_preset(const PresetRequest& r) {
     if (r.nics_per_node > 64) throw InputError("nics_per_node", "at most 64 NICs per node");
     c.nics_per_node = r.nics_per_node;
   } else {
-    // The fabric's own count when the instance ships one (p5: 32 EFA devices), else the system's;
-    // a system that ships on that fabric (AWS G5's one EFA device) keeps its own.
-    const std::uint32_t shipped = c.fabric.nics_per_node > 0 && c.fabric.name != c.system.fabric
-                                      ? c.fabric.nics_per_node
-                                      : c.system.nics_per_node;
-    c.nics_per_node =
-        (shipped * c.gpus_per_node + c.system.gpus_per_node - 1) / c.system.gpus_per_node;
+    // The fabric's own count when the instance ships one (p5: 32 EFA devices for its 8 GPUs),
+    // per GPU of that instance, else the system's per GPU it ships; a system that ships on that
+    // fabric (AWS G5's one EFA device) keeps its own.
+    const bool instance = c.fabric.nics_per_node > 0 && c.fabric.name != c.system.fabric;
+    const std::uint32_t shipped = instance ? c.fabric.nics_per_node : c.system.nics_per_node;
+    const std::uint32_t per = instance ? kInstanceGpus : c.system.gpus_per_node;
+    c.nics_per_node = (shipped * c.gpus_per_node + per - 1) / per;
   }
   c.nic_speed = r.nic_speed.bytes_per_second() > 0 ? r.nic_speed : c.fabric.nic_speed;
   if (r.sharp && !c.fabric.sharp_capable)

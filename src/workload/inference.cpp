@@ -48,8 +48,9 @@ struct Replica {
 struct Event {
   double time = 0;
   std::uint64_t order = 0;  // ties: in the order scheduled (determinism)
-  enum Kind : std::uint8_t { Arrival, StepEnd, KvArrival } kind = Arrival;
-  std::size_t index = 0;     // request (Arrival, KvArrival) or replica (StepEnd)
+  // Preempted: a decode replica evicted the request, which goes back to the prefill pool.
+  enum Kind : std::uint8_t { Arrival, StepEnd, KvArrival, Preempted } kind = Arrival;
+  std::size_t index = 0;     // request (Arrival, KvArrival, Preempted) or replica (StepEnd)
   std::uint32_t target = 0;  // KvArrival: the decode replica
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : order > o.order; }
 };
@@ -99,29 +100,9 @@ void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
                     static_cast<double>(gpu.hbm.count()) / kGiB, c.gpu_memory_utilization),
         c.world_where);
   }
-  if (c.disaggregated()) {
-    // A decode pool takes KV caches in and cannot recompute a preempted sequence: its largest
-    // batch, max_batch sequences of the longest prompt and output, must fit.
-    const double tokens =
-        static_cast<double>(c.max_batch) *
-        static_cast<double>(kv_blocks(c.prompt.max() + c.output.max()) * kKvBlockTokens);
-    const double need = tokens * m.kv_bytes_per_token_per_gpu();
-    if (need > m.kv_budget_bytes_per_gpu()) {
-      throw InputError(
-          c.max_batch_field,
-          fmt::format(
-              "{} sequences of up to {} + {} tokens need {:.1f} GiB of KV cache per GPU; "
-              "{:.1f} GiB is left after the weights and activations (at most {} sequences fit)",
-              c.max_batch, c.prompt.max(), c.output.max(), need / kGiB,
-              m.kv_budget_bytes_per_gpu() / kGiB,
-              static_cast<std::uint64_t>(m.kv_budget_bytes_per_gpu() *
-                                         static_cast<double>(c.max_batch) / need)),
-          c.max_batch_where);
-    }
-    return;
-  }
-  // Colocated, vLLM preempts when the cache is full; one sequence must fit alone (vLLM refuses
-  // a max_model_len whose KV cache does not fit).
+  // vLLM preempts when the cache is full (a decode pool too, sending the sequence back to the
+  // prefill pool); one sequence must fit alone (vLLM refuses a max_model_len whose KV cache does
+  // not fit).
   const std::uint64_t longest = c.prompt.max() + c.output.max();
   const std::uint64_t capacity = kv_capacity_blocks(c, m) * kKvBlockTokens;
   if (kv_blocks(longest) * kKvBlockTokens > capacity) {
@@ -243,8 +224,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   auto context = [&](std::size_t q) { return reqs[q].prompt + reqs[q].generated; };
   // vLLM's recompute preemption: when the running batch's next tokens do not fit, the newest
   // sequence leaves the cache and goes back to the front of the queue, to be prefilled again
-  // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5).
-  auto make_room = [&](Replica& rep, std::uint64_t held) {
+  // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5). A decode replica
+  // cannot prefill: the sequence goes back to the front of the prefill pool's queue, whose
+  // prefill recomputes its K and V and sends them to a decode replica again.
+  auto make_room = [&](Replica& rep, std::uint64_t held, double t) {
     std::uint64_t need = held;
     for (std::size_t q : rep.running) need += kv_blocks(context(q));
     while (need > capacity && rep.running.size() > 1) {
@@ -252,7 +235,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       rep.running.pop_back();
       need -= kv_blocks(context(q));
       reqs[q].cached = 0;
-      rep.waiting.push_front(q);
+      if (rep.role == Role::Decode)
+        push(t, Event::Preempted, q);
+      else
+        rep.waiting.push_front(q);
       ++r.preemptions;
     }
   };
@@ -270,9 +256,14 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
                        (c.policy != BatchPolicy::Static && rep.role == Role::Both) ||
                        rep.running.empty();
     if (rep.role == Role::Decode) {
-      // KV caches that arrived join the running batch at the step boundary.
+      // KV caches that arrived join the running batch at the step boundary, when the cache holds
+      // every running sequence's blocks after the step beside theirs.
+      std::uint64_t used = 0;
+      for (std::size_t q : rep.running) used += kv_blocks(context(q));
       while (!rep.waiting.empty() && rep.running.size() < c.max_batch &&
              (c.policy != BatchPolicy::Static || admit)) {
+        used += kv_blocks(context(rep.waiting.front()));
+        if (used > capacity) break;
         rep.running.push_back(rep.waiting.front());
         rep.waiting.pop_front();
       }
@@ -282,7 +273,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       // of max_prefill_tokens tokens, the partly prefilled prompt first.
       std::uint64_t partial = 0;  // the prompt being prefilled holds its chunks so far
       for (std::size_t q : rep.waiting) partial += kv_blocks(reqs[q].cached);
-      make_room(rep, partial);
+      make_room(rep, partial, t);
       std::uint64_t budget = c.max_prefill_tokens;
       std::uint64_t used = 0;
       for (std::size_t q : rep.running) {
@@ -351,7 +342,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       rep.step_prefill = !rep.step_members.empty();
     }
     if (rep.step_members.empty()) {
-      if (rep.role == Role::Both) make_room(rep, 0);
+      if (rep.role != Role::Prefill) make_room(rep, 0, t);
       if (rep.running.empty()) return;
       rep.step_members = rep.running;
       rep.running.clear();
@@ -393,6 +384,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       const std::uint32_t i = least_loaded(c.disaggregated() ? Role::Prefill : Role::Both);
       reps[i].waiting.push_back(e.index);
       start(i, e.time);
+    } else if (e.kind == Event::Preempted) {
+      const std::uint32_t i = least_loaded(Role::Prefill);
+      reps[i].waiting.push_front(e.index);
+      start(i, e.time);
     } else if (e.kind == Event::KvArrival) {
       --reps[e.target].inbound;
       reps[e.target].waiting.push_back(e.index);
@@ -415,7 +410,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
           finish(q, e.time);
         } else if (rep.role == Role::Prefill) {
           const std::uint32_t d = least_loaded(Role::Decode);
-          const double kv = model.kv_transfer(rq.prompt, static_cast<std::uint32_t>(e.index),
+          // The K and V of every token prefilled (a recomputed sequence: its generated ones too).
+          const double kv = model.kv_transfer(rq.cached, static_cast<std::uint32_t>(e.index),
                                               d - c.prefill_replicas());
           network += kv * rg;
           ++reps[d].inbound;

@@ -131,11 +131,8 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
       b->fail(
           "expected a map: max_batch, max_prefill_tokens, policy, max_partial_prefills, "
           "kv_cache_tokens");
-    if (const ArgNode* m = b->find("max_batch")) {
+    if (const ArgNode* m = b->find("max_batch"))
       c.max_batch = static_cast<std::uint32_t>(m->as_int(1, 1 << 20));
-      c.max_batch_field = m->path();
-      c.max_batch_where = m->where();
-    }
     c.max_prefill_tokens =
         static_cast<std::uint64_t>(b->get_int("max_prefill_tokens", 0, 1, kMaxTokens));
     if (const ArgNode* p = b->find("policy")) {
@@ -220,17 +217,6 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
            fmt::format("ep={} must equal tp={}: experts split over the TP group", c.ep, c.tp));
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
-  }
-  // vLLM runs one scheduler per pipeline stage (its virtual engines), each with its own token
-  // budget, and pipelines their steps; a chunked step here is one micro-batch through every
-  // stage, which would leave pp - 1 stages idle: refused rather than priced wrong.
-  if (c.policy == BatchPolicy::Chunked && c.pp > 1) {
-    job.at("batching")
-        .at("policy")
-        .fail(fmt::format(
-            "chunked prefill with pp={} is not modelled (vLLM schedules each pipeline stage's "
-            "virtual engine apart): use pp: 1 or policy: continuous",
-            c.pp));
   }
   // vLLM's max_num_batched_tokens: with chunked prefill a step's token budget (2048, its default
   // with chunked prefill); without, the longest prompt a step takes whole.

@@ -305,16 +305,16 @@ AllReducePrice InferenceStepModel::price_all_reduce(std::uint64_t bytes) {
   return out;
 }
 
-double InferenceStepModel::kv_transfer(std::uint64_t prompt, std::uint32_t p, std::uint32_t d) {
+double InferenceStepModel::kv_transfer(std::uint64_t tokens, std::uint32_t p, std::uint32_t d) {
   const InferenceConfig& c = impl_->c;
   KvTransfer x;
   for (std::uint32_t g = 0; g < c.replica_gpus(); ++g) {
     x.from.push_back(p * c.replica_gpus() + g);
     x.to.push_back((c.prefill_replicas() + d) * c.replica_gpus() + g);
   }
-  // Every TP rank's share of every layer's K and V for the prompt.
+  // Every TP rank's share of every layer's K and V for the tokens.
   x.bytes = Bytes(static_cast<std::uint64_t>(impl_->kv_per_layer * c.model.layers * c.tp *
-                                             static_cast<double>(prompt)));
+                                             static_cast<double>(tokens)));
   return impl_->comm->kv_transfer(x).seconds();
 }
 
@@ -387,6 +387,9 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       x.hidden = md.hidden;
       x.top_k = md.top_k;
       x.experts = md.experts;
+      // The model's moe_fp8_dispatch: DeepEP's dispatch in FP8 with a scale per 128 values
+      // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
+      x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
       x.decode = decode;
       p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
     } else {
@@ -401,42 +404,48 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
   return p;
 }
 
+// Pipeline parallelism as vLLM runs it: one virtual engine per stage, each with its own batch,
+// the stages working on different engines' batches at once. A step's sequences run as
+// min(pp, n) micro-batches (round robin), each passing every stage in turn with a send of its
+// hidden states between stages. The step lasts the longer of the longest micro-batch's pass
+// (fewer micro-batches than stages: the others idle, the bubbles) and the busiest stage's work
+// over all micro-batches, each send holding both its stages' GPUs (NCCL's send and receive run
+// on both): with pp = 2 and k equal micro-batches, k x (the slowest stage + one send).
 StepCost InferenceStepModel::Impl::step(const std::vector<StepPiece>& pieces) {
   StepCost out;
   if (pieces.empty()) return out;
   bool decode = true;
   for (const StepPiece& q : pieces) decode = decode && q.tokens == 1 && q.past > 0;
-  // Decode with pipeline parallelism runs min(pp, batch) micro-batches in flight (vLLM's virtual
-  // engines); a step with prompt tokens is one micro-batch.
-  const std::size_t micro = decode ? std::min<std::size_t>(c.pp, pieces.size()) : 1;
-  std::vector<StepPiece> part;
-  for (std::size_t i = 0; i < pieces.size(); i += micro) part.push_back(pieces[i]);
-  double tokens = 0;
-  for (const StepPiece& q : part) tokens += static_cast<double>(q.tokens);
-  const double hop =
-      c.pp > 1
-          ? runner
-                ->transfer(0, c.tp,
-                           Bytes(std::max<std::uint64_t>(
-                               2, static_cast<std::uint64_t>(tokens * c.model.hidden * kBf16))))
-                .seconds()
-          : 0;
-  double chain = 0, slowest = 0;
-  for (std::uint32_t s = 0; s < c.pp; ++s) {
-    const Pass p = stage_pass(s, part, decode);
-    out.compute += p.compute;
-    out.tp += p.tp;
-    out.ep += p.ep;
-    out.flops += p.flops * static_cast<double>(micro) / c.pp;
-    out.hbm_bytes += p.bytes * static_cast<double>(micro) / c.pp;
-    chain += p.seconds();
-    slowest = std::max(slowest, p.seconds());
+  const std::size_t micro = std::min<std::size_t>(c.pp, pieces.size());
+  std::vector<std::vector<StepPiece>> batches(micro);
+  for (std::size_t i = 0; i < pieces.size(); ++i) batches[i % micro].push_back(pieces[i]);
+  std::vector<double> stage_work(c.pp, 0.0);
+  double longest = 0;
+  for (const std::vector<StepPiece>& batch : batches) {
+    double tokens = 0;
+    for (const StepPiece& q : batch) tokens += static_cast<double>(q.tokens);
+    const auto hidden_bytes = std::max<std::uint64_t>(
+        2, static_cast<std::uint64_t>(tokens * static_cast<double>(c.model.hidden) * kBf16));
+    const double hop = c.pp > 1 ? runner->transfer(0, c.tp, Bytes(hidden_bytes)).seconds() : 0;
+    double chain = (c.pp - 1) * hop;
+    for (std::uint32_t s = 0; s < c.pp; ++s) {
+      const Pass p = stage_pass(s, batch, decode);
+      out.compute += p.compute;
+      out.tp += p.tp;
+      out.ep += p.ep;
+      out.flops += p.flops / c.pp;  // per GPU: every GPU sits in one stage
+      out.hbm_bytes += p.bytes / c.pp;
+      chain += p.seconds();
+      const int sends = (s > 0 ? 1 : 0) + (s + 1 < c.pp ? 1 : 0);
+      stage_work[s] += p.seconds() + sends * hop;
+    }
+    out.pp += (c.pp - 1) * hop;
+    longest = std::max(longest, chain);
   }
-  out.pp = (c.pp - 1) * hop;
-  chain += out.pp;
-  // Every micro-batch passes every stage; a stage serves the micro-batches one at a time.
-  out.seconds = std::max(chain, static_cast<double>(micro) * slowest);
-  const double stretch = chain > 0 ? out.seconds / chain : 1;
+  out.seconds = std::max(longest, *std::max_element(stage_work.begin(), stage_work.end()));
+  // The parts in proportion to the work they do, summing to the step.
+  const double work = out.compute + out.tp + out.ep + out.pp;
+  const double stretch = work > 0 ? out.seconds / work : 1;
   out.compute *= stretch;
   out.tp *= stretch;
   out.ep *= stretch;

@@ -193,4 +193,17 @@ void KernelModel::embedding(const TrainConfig& c, double tokens, double& fwd, do
   bwd = memory(h * (kBf16 + 2.0 * kFp32) * tokens);
 }
 
+void KernelModel::mtp_module(const TrainConfig& c, double tokens, double& fwd, double& bwd) const {
+  const double tp = c.par.tp, h = static_cast<double>(c.model.hidden);
+  const double local = c.par.sequence_parallel && c.par.tp > 1 ? tokens / tp : tokens;
+  embedding(c, tokens, fwd, bwd);
+  // Two RMSNorms (read x, write norm(x)); backward twice the bytes, as every element-wise kernel.
+  fwd += memory(2.0 * 2.0 * h * kBf16 * local);
+  bwd += memory(2.0 * 4.0 * h * kBf16 * local);
+  // The concatenation reads both normalised halves and writes M's 2h-wide input; its backward
+  // hands M's input gradient back as two views of it (no kernel).
+  fwd += memory(2.0 * 2.0 * h * kBf16 * local);
+  gemm_pass(tokens, h / tp, 2.0 * h, true, fwd, bwd);
+}
+
 }  // namespace lockstep

@@ -353,8 +353,7 @@ const std::vector<std::string>& model_keys() {
         "q_lora_rank kv_lora_rank qk_rope_head_dim v_head_dim "  // latent attention
         "attention_params sliding_window global_every "
         "num_nextn_predict_layers "         // multi-token prediction
-        "moe_max_nodes moe_fp8_dispatch");  // DeepSeek-V3's expert all-to-all  // multi-token
-                                            // prediction
+        "moe_max_nodes moe_fp8_dispatch");  // DeepSeek-V3's expert all-to-all
     std::vector<std::string> out;
     for (std::string key; text >> key;) out.push_back(key);
     return out;

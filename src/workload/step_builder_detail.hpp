@@ -102,6 +102,11 @@ class Builder {
   void collective(const Groups& groups, CollectiveOp op, Bytes bytes, Time delay, OpRole role,
                   std::uint16_t channel, std::uint32_t layer, std::uint32_t micro,
                   OpIndex RankState::*which, const std::vector<OpIndex>* extra_after = nullptr);
+  // Appends `programs` (its rank i run by members[i], starting after after[i]) on `channel`;
+  // each member's chain selected by `which` continues from the end of its part.
+  void splice(const std::vector<std::uint32_t>& members, const std::vector<OpIndex>& after,
+              const ProgramSet& programs, OpRole role, std::uint16_t channel, std::uint32_t layer,
+              std::uint32_t micro, OpIndex RankState::*which);
   void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro,
                      OpIndex RankState::*which = &RankState::chain);
   // `gemm` on the chain with TP collective `op` beside it (tp_comm_overlap): the pair ends when

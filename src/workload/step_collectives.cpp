@@ -1,6 +1,7 @@
 // Collectives of a training step: groups of ranks (TP, DP, expert-DP, EP), each collective as
 // real sends and receives spliced into the rank programs, or as a measured delay.
 #include <algorithm>
+#include <stdexcept>
 
 #include "step_builder_detail.hpp"
 
@@ -68,22 +69,29 @@ void Builder::collective(const Groups& groups, CollectiveOp op, Bytes bytes, Tim
       programs = o_.collectives(op, static_cast<Rank>(members.size()), bytes,
                                 ranks_per_node_of(globals, o_.gpus_per_node));
     }
-    std::vector<std::size_t> first(members.size());
-    for (std::size_t i = 0; i < members.size(); ++i) first[i] = out_.programs->num_ops(members[i]);
-    auto done = append_collective(*out_.programs, *programs, members, after, channel);
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const std::uint32_t r = members[i];
-      for (std::size_t j = first[i]; j < out_.programs->num_ops(r); ++j) {
-        out_.tags[r].push_back({role, false, layer, micro});
-      }
-      if (chain) {
-        // A zero-time op on the chain marks the collective's end for the breakdown.
-        Op mark = make_compute(Time::zero());
-        depend(mark, done[i]);
-        ranks_[r].*which = add(r, mark, {role, true, layer, micro});
-      } else {
-        ranks_[r].*which = done[i];
-      }
+    splice(members, after, *programs, role, channel, layer, micro, which);
+  }
+}
+
+void Builder::splice(const std::vector<std::uint32_t>& members, const std::vector<OpIndex>& after,
+                     const ProgramSet& programs, OpRole role, std::uint16_t channel,
+                     std::uint32_t layer, std::uint32_t micro, OpIndex RankState::*which) {
+  const bool chain = which == &RankState::chain;
+  std::vector<std::size_t> first(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) first[i] = out_.programs->num_ops(members[i]);
+  auto done = append_collective(*out_.programs, programs, members, after, channel);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::uint32_t r = members[i];
+    for (std::size_t j = first[i]; j < out_.programs->num_ops(r); ++j) {
+      out_.tags[r].push_back({role, false, layer, micro});
+    }
+    if (chain) {
+      // A zero-time op on the chain marks the collective's end for the breakdown.
+      Op mark = make_compute(Time::zero());
+      depend(mark, done[i]);
+      ranks_[r].*which = add(r, mark, {role, true, layer, micro});
+    } else {
+      ranks_[r].*which = done[i];
     }
   }
 }
@@ -228,8 +236,32 @@ void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t 
     }
     return;
   }
-  collective(groups, CollectiveOp::AllToAll, plan_.ep_bytes, Time::zero(), OpRole::EpComm,
-             static_cast<std::uint16_t>(kEpChannel + lane_), layer, micro, &RankState::chain);
+  const auto channel = static_cast<std::uint16_t>(kEpChannel + lane_);
+  if (!c_.model.deepep_training()) {
+    collective(groups, CollectiveOp::AllToAll, plan_.ep_bytes, Time::zero(), OpRole::EpComm,
+               channel, layer, micro, &RankState::chain);
+    return;
+  }
+  // DeepEP's two hops, as the reduced expansion measures them: the first of the block's pair is
+  // dispatch-shaped (forward: the dispatch; backward: the combine's gradient, FP8 too), the
+  // second combine-shaped.
+  if (!o_.moe_exchange)
+    throw std::logic_error("full expansion of a DeepEP job needs StepBuildOptions::moe_exchange");
+  const MoePhase phase = combine ? MoePhase::Combine : MoePhase::Dispatch;
+  for (const auto& members : groups) {
+    std::vector<std::uint32_t> globals;
+    for (std::uint32_t r : members) globals.push_back(ranks_[r].global);
+    const PlannedExchange x = o_.moe_exchange(phase, globals);
+    std::vector<std::uint32_t> ordered;
+    std::vector<OpIndex> after;
+    for (std::uint32_t g : x.order) {
+      const auto at = std::find(globals.begin(), globals.end(), g);
+      if (at == globals.end()) throw std::logic_error("DeepEP exchange outside its EP group");
+      ordered.push_back(members[static_cast<std::size_t>(at - globals.begin())]);
+      after.push_back(ranks_[ordered.back()].chain);
+    }
+    splice(ordered, after, *x.programs, OpRole::EpComm, channel, layer, micro, &RankState::chain);
+  }
 }
 
 void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {

@@ -343,22 +343,32 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
   plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
   if (gpu && c.communication_sms > 0 && gpu->kernels.sms > c.communication_sms)
     plan.comm_sm_share = static_cast<double>(c.communication_sms) / gpu->kernels.sms;
+  if (gpu && c.tp_comm_overlap && p.tp > 1 && gpu->kernels.sms > c.tp_comm_overlap_sms)
+    plan.tp_overlap_sm_share = static_cast<double>(c.tp_comm_overlap_sms) / gpu->kernels.sms;
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
+  const double hidden = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
+  // Each MTP module (DeepSeek-V3 section 2.2) runs, besides its block (a layer above), the shared
+  // head once more and its own kernels, on the last stage with the head: with one efficiency the
+  // projection M's FLOPs (2h x h: 4 h^2 per token) at the weight GEMMs' rate, its element-wise
+  // kernels (the lookup, two norms, the concatenation) within the efficiency as every layer's
+  // are; with the kernel model each of them priced (KernelModel::mtp_module).
+  double mtp_fwd = 0, mtp_bwd = 0;
   if (c.efficiency > 0) {
     plan.achieved_flops = peak_flops * c.efficiency;
     single_efficiency_times(c, plan);
+    mtp_fwd = 4.0 * hidden * hidden * tokens / (plan.achieved_flops * p.tp * plan.gemm_speedup);
+    mtp_bwd = (c.lora_rank > 0 ? 1.0 : 2.0) * mtp_fwd;  // LoRA: no weight gradient
   } else {
     if (gpu == nullptr)
       throw InputError("efficiency", "0 needs the GPU's kernel-model figures (none given)");
-    kernel_model_times(c, KernelModel(*gpu, peak_flops, gemm_peak_flops, c.precision), plan);
+    const KernelModel km(*gpu, peak_flops, gemm_peak_flops, c.precision);
+    kernel_model_times(c, km, plan);
+    if (mtp > 0) km.mtp_module(c, tokens, mtp_fwd, mtp_bwd);
   }
-  const double tokens = static_cast<double>(plan.tokens_per_rank);
-  // Each MTP module runs the shared output head once more and its projection M (2h x h: 4 h^2
-  // FLOPs per token against the head's 2 vocab h) at the head's rate, on the last stage.
-  const double hidden = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
   if (mtp > 0) {
-    const double head_scale = 1.0 + mtp * (1.0 + 2.0 * hidden / vocab);
-    plan.head_forward = plan.head_forward.scaled(head_scale);
-    plan.head_backward = plan.head_backward.scaled(head_scale);
+    const auto modules = static_cast<std::int64_t>(mtp);
+    plan.head_forward += Time::s(mtp * mtp_fwd) + plan.head_forward * modules;
+    plan.head_backward += Time::s(mtp * mtp_bwd) + plan.head_backward * modules;
   }
   const double projection = mtp * 2.0 * hidden * hidden / p.tp;  // parameters per rank
 

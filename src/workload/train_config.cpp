@@ -281,6 +281,10 @@ TrainConfig parse_train_config(const ArgNode& job) {
     c.pipeline = pipe->as_choice({"1f1b", "dualpipe"}) == "dualpipe" ? PipelineSchedule::DualPipe
                                                                      : PipelineSchedule::OneFOneB;
   c.tp_comm_overlap = job.get_bool("tp_comm_overlap", false);
+  c.tp_comm_overlap_sms =
+      static_cast<std::uint32_t>(job.get_int("tp_comm_overlap_sms", 16, 0, 1 << 16));
+  if (job.find("tp_comm_overlap_sms") && !c.tp_comm_overlap)
+    job.at("tp_comm_overlap_sms").fail("needs tp_comm_overlap: true");
   c.communication_sms = static_cast<std::uint32_t>(job.get_int("communication_sms", 0, 0, 1 << 16));
   if (c.communication_sms > 0 && c.pipeline != PipelineSchedule::DualPipe) {
     job.at("communication_sms")

@@ -277,17 +277,9 @@ CommDelays Simulation::measure_delays(Runner& runner) {
       // or BF16, combine in BF16. The backward's pair has the same shapes: the gradient before
       // the down projections goes out as the dispatch did (FP8 too, section 3.3.3), the one of
       // the dispatched inputs comes back as the combine.
-      MoeSpec s;
-      s.tokens = plan_.tokens_per_rank / p_.tp;
-      s.hidden = static_cast<std::uint32_t>(c_.model.hidden);
-      s.topk = c_.model.top_k;
-      s.experts = c_.model.experts;
-      s.max_nodes = c_.model.moe_max_nodes;
-      s.kernel = MoeKernel::Normal;
-      s.fp8_dispatch = c_.model.moe_fp8_dispatch;
-      s.imbalance = c_.moe_imbalance;
       std::vector<std::uint32_t> placement;
-      s = moe_group_spec(s, groups[0], runner.topology(), placement);
+      const MoeSpec s =
+          moe_group_spec(deepep_training_spec(c_, plan_), groups[0], runner.topology(), placement);
       if (s.tokens > 0) {
         d.ep_all_to_all =
             runner.run(*make_moe_programs(s, MoePhase::Dispatch), placement, false, false).makespan;
@@ -351,6 +343,9 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
       return nccl->plan(op, bytes, train_detail::collective_type(bytes), globals);
     };
   }
+  // The full expansion runs DeepEP's exchanges themselves, as the reduced one measures them.
+  if (full_ && c_.model.deepep_training())
+    o.moe_exchange = deepep_training_exchanges(topo, deepep_training_spec(c_, plan_));
   o.rank_factors = noise ? &factors : nullptr;
   o.noise = noise;
   o.noise_seed = seed;
@@ -613,6 +608,11 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
     throw InputError("communication_sms",
                      fmt::format("{} of the {}'s {} SMs leave none for compute",
                                  c.communication_sms, gpu.name, gpu.kernels.sms));
+  }
+  if (c.tp_comm_overlap && c.par.tp > 1 && c.tp_comm_overlap_sms >= gpu.kernels.sms) {
+    throw InputError("tp_comm_overlap_sms",
+                     fmt::format("{} of the {}'s {} SMs leave none for the GEMMs",
+                                 c.tp_comm_overlap_sms, gpu.name, gpu.kernels.sms));
   }
   r.memory = plan.memory;
 

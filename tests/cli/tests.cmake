@@ -92,10 +92,6 @@ lockstep_bad_input(multi_site_bad_site
   "multi_site_bad_site.yaml:8:34: cluster.sites.west.k: must be even")
 
 # --- bad flags --------------------------------------------------------------------------------
-# 5 GPUs of a DGX-1 V100 have no NVLink ring: refused by the engines, not routed through GPUs.
-lockstep_bad_flags(dgx1_five_gpus "gpus.per.node.*5 GPUs of a v100 node have no NVLink ring"
-  collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --op allreduce --min-bytes 1GiB
-  --max-bytes 1GiB)
 lockstep_bad_flags(odd_k "^lockstep: error: --k: must be even" topo --builder fat_tree --k 5)
 lockstep_bad_flags(unknown_builder_flag "--builder: unknown builder 'nope'" topo --builder nope)
 lockstep_bad_flags(flag_given_twice "--k: given twice$" topo --builder fat_tree --k 4 --k 8)
@@ -430,9 +426,13 @@ lockstep_good(serve.llama3_70b
   serve ${PROJECT_SOURCE_DIR}/scenarios/serve_llama3_70b.yaml)
 lockstep_good(serve.preempt "KV cache .* \\(2048 tokens per replica\\), 1 preemptions"
   serve ${LOCKSTEP_CLI_DIR}/serve_preempt.yaml)
-lockstep_bad_flags(serve.chunked_pp
-  "serve_chunked_pp.yaml:10:22: job.batching.policy: chunked prefill with pp=2 is not modelled"
+lockstep_good(serve.chunked_pp "batching +chunked, .*2 prompts at once"
   serve ${LOCKSTEP_CLI_DIR}/serve_chunked_pp.yaml)
+lockstep_bad_flags(serve.bad_pp
+  "serve_bad_pp.yaml:8:7: job.pp: 32 layers cannot fill pp=33 stages"
+  serve ${LOCKSTEP_CLI_DIR}/serve_bad_pp.yaml)
+lockstep_good(serve.disaggregated_preempt "\\(2048 tokens per replica\\), 1 preemptions"
+  serve ${LOCKSTEP_CLI_DIR}/serve_disaggregated_preempt.yaml)
 lockstep_bad_flags(serve.kv_too_large
   "serve_kv_too_large.yaml:8:47: job.batching.kv_cache_tokens: one sequence of up to 4000 \\+ 96 tokens does not fit in the KV cache of 4000 tokens"
   serve ${LOCKSTEP_CLI_DIR}/serve_kv_too_large.yaml)

@@ -38,6 +38,10 @@ struct NcclCluster {
   // NCCL's tuner may pick LL128 unasked (tuning.cc): false on compute capability 8.9 (L40S) and
   // where a node's GPUs meet over PCIe. NCCL_PROTO=LL128 (--proto ll128) still runs it.
   bool ll128_default = true;
+  // The rings' hops between GPUs without NVLink pass through a GPU linked to both (NCCL's
+  // PATH_NVB: 5 GPUs of a DGX-1, nccl_mesh_rings): NCCL's tuner then prices the ring's steps
+  // with its PCIe latency (tuning.cc: the NVLink row only for a ring of type PATH_NVL).
+  bool ring_relayed = false;
   double extra_net_step_us = 0;  // fabric latency per network step beyond NCCL's IB table
   // Servers (trays) making up one node: 18 for a GB200 NVL72 rack (multi-node NVLink), else 1.
   std::uint32_t servers_per_node = 1;
@@ -94,9 +98,13 @@ double nccl_pcie_GBps(double raw_GBps);
 
 /// The rings NCCL's search finds over the first `gpus` GPUs of `gpu`'s node when its mesh is
 /// wired pair by pair (DGX-1's hybrid cube mesh; catalog mesh_wiring), each a Hamiltonian cycle
-/// of local indices, one per ring at the per-link speed (a cycle may repeat); empty for other
-/// nodes, or when the GPUs in use have no NVLink ring.
+/// of local indices, one per ring at the per-link speed (a cycle may repeat). When the GPUs in
+/// use have no NVLink ring (5 GPUs of a DGX-1), the rings whose hops between unlinked GPUs pass
+/// through a GPU linked to both, as NCCL's PATH_NVB does. Empty for other nodes, or when even
+/// those find no ring.
 std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu, std::uint32_t gpus);
+/// True when nccl_mesh_rings relays hops through GPUs (no NVLink ring over the GPUs in use).
+bool nccl_mesh_rings_relayed(const std::string& gpu, std::uint32_t gpus);
 
 /// The cluster description NCCL would derive from a preset.
 NcclCluster nccl_cluster(const PresetCluster& preset);

@@ -71,6 +71,7 @@ struct TrainingOptions {
   double efficiency = 0.5;  // one fraction of the peaks; 0: the kernel model ("kernels")
   double peak_tflops = 0;   // the job's override per GPU; 0: the catalog's (null)
   bool tp_comm_overlap = false;
+  std::uint32_t tp_comm_overlap_sms = 16;  // with tp_comm_overlap (null without)
   bool overlap_dp = true;
   bool overlap_param_gather = false;
   bool grad_reduce_in_fp32 = true;
@@ -140,6 +141,10 @@ struct TrainingWaste {
 /// One training step of a model with a given parallelism.
 struct Training {
   std::string model;
+  // The model as it ran, as a `model:` map (docs/scenario-job.md): every architectural key with
+  // the value the preset and the job's overrides gave it (model_map_json, report/training.hpp).
+  // Null when read from a results.json written before it was recorded.
+  nlohmann::ordered_json model_map;
   std::string parallelism;  // "TP8 PP4 DP8", one line
   std::uint64_t gpus = 0;
   double iteration_time_us = 0;  // noise-free

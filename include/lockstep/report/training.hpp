@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lockstep/report/results.hpp"
+#include "lockstep/workload/model.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 
@@ -18,6 +19,12 @@ namespace lockstep::report {
 /// smallest, is the maximum for every n < 100 (ceil(0.99 n) = n), so below 100 the text and the
 /// report name the maximum instead.
 inline constexpr std::uint64_t kTrialsForP99 = 100;
+
+/// `model` as the `model:` map that gives it (docs/scenario-job.md): every key of model_keys()
+/// but `preset`, in that order, with its value (0 where a size is derived: head_dim 0 is
+/// hidden / heads, v_head_dim 0 the head size, expert_ffn 0 the ffn, attention_params 0 the
+/// formula's count). parse_model of this map gives `model` back.
+nlohmann::ordered_json model_map_json(const ModelSpec& model);
 
 /// The report's record of `result`: times in microseconds, the breakdown's non-zero slices
 /// (which add up to the iteration time), jitter statistics when more than one trial ran, and the

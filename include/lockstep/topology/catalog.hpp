@@ -169,6 +169,18 @@ const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field =
 /// (DGX-1's hybrid cube mesh); empty for meshes that wire every pair alike.
 const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scale_up);
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
+
+/// The PCIe tree of a server whose GPUs meet over PCIe where no NVLink joins them (DGX-1): the
+/// GPUs sit in groups behind PCIe switches, each switch on one CPU's root complex by a link at
+/// the GPUs' PCIe rate, and the CPUs are joined by their socket interconnect (QPI / UPI).
+struct HostPcieTree {
+  std::uint32_t gpus_per_switch = 0;   // GPUs behind each PCIe switch (0: no tree)
+  std::uint32_t switches_per_cpu = 0;  // PCIe switches on each CPU's root complex
+  Bandwidth cpu_link;                  // between the two CPUs, per direction
+  Time cpu_link_latency;
+};
+/// The tree of a scale-up's servers; gpus_per_switch 0 for servers built with one host device.
+const HostPcieTree& host_pcie_tree(std::string_view scale_up);
 /// The PCIe link between a GPU and its NIC when a cluster does not name one: what the servers
 /// of that GPU ship with (Gen4 x16 on A100 systems, Gen6 x16 on B300/GB300, Gen5 x16 on the
 /// others).

@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/graph.hpp"
 #include "lockstep/topology/inventory.hpp"
 
@@ -32,8 +33,9 @@ class BomTally {
                  bool ends_counted = false);
   /// `modules` pluggable optics, each carrying `ports_per_module` ports of `speed` over
   /// `length_m` (a twin-port OSFP on a QM9700 cage: 2 x 400G in one 800G 2xSR4 module).
+  /// `nic_side`: modules in a node's NIC cages, a line of their own (nic_side_module_name()).
   void add_modules(LinkMedium medium, Bandwidth speed, double length_m,
-                   std::uint32_t ports_per_module, std::uint64_t modules);
+                   std::uint32_t ports_per_module, std::uint64_t modules, bool nic_side = false);
   /// `legs` optical links, already given to add_links(), reach their switch by breakout through
   /// `splitters` splitter fibres (switch_breakout: a QM9700 400G port to two 200G links), each in
   /// place of its legs' patch cords.
@@ -60,12 +62,21 @@ class BomTally {
   std::map<std::pair<std::uint8_t, std::uint16_t>, SwitchCount> switches_;  // (tier, model)
   std::map<std::uint16_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> scale_up_;
   std::map<LinkKey, std::uint64_t> links_;
-  std::map<LinkKey, std::uint64_t> auto_ends_;  // link ends that take one module each
-  std::map<LinkKey, std::uint64_t> modules_;    // speed = what one module carries
+  std::map<LinkKey, std::uint64_t> auto_ends_;    // link ends that take one module each
+  std::map<LinkKey, std::uint64_t> modules_;      // speed = what one module carries
+  std::map<LinkKey, std::uint64_t> nic_modules_;  // the same, in NIC cages
   std::uint64_t splitters_ = 0, split_legs_ = 0;
   // (link kind, legs per cable) -> (splitter DACs, legs)
   std::map<std::pair<LinkKey, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> split_dacs_;
 };
+
+/// The bill-of-materials name of catalog optic `part` plugged into a NIC's cage: an OSFP NIC
+/// cage takes the flat-top form of the module whose finned-top form sits in a switch cage
+/// (NVIDIA LinkX: MMA4Z00-NS400 400G SR4 flat top for ConnectX-7 adapters, MMA4Z00-NS-FLT
+/// twin-port 2 x 400G flat top for the DGX H100 / B200 ConnectX-7 cages, MMA4Z00-NS finned top
+/// for QM9700), so "OSFP 400G SR4 transceiver, flat top (NIC side)"; other form factors
+/// "... (NIC side)".
+std::string nic_side_module_name(const CableSpec& part);
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with
 /// ports used and free, cables and transceivers by kind, power, cost, radix problems) and marks

@@ -70,9 +70,9 @@ struct InferenceConfig {
   std::string engine = "analytical";
   std::string trace_path;
   // Where fields came from, for errors found against the cluster.
-  std::string max_batch_field = "batching.max_batch", world_field = "replicas";
+  std::string world_field = "replicas";
   std::string kv_field = "replicas";  // batching.kv_cache_tokens when given
-  SourceLocation max_batch_where, world_where, kv_where;
+  SourceLocation world_where, kv_where;
 
   std::uint32_t replica_gpus() const { return tp * pp; }
   bool disaggregated() const { return prefill_gpus > 0; }
@@ -157,8 +157,9 @@ class InferenceStepModel {
   /// An all-reduce of `bytes` in replica 0's first TP group: NCCL's pick (the time steps use) and
   /// every algorithm NCCL could run it with, each priced by NCCL's model on the graph.
   AllReducePrice price_all_reduce(std::uint64_t bytes);
-  /// A request's KV cache from prefill replica `p` to decode replica `d`.
-  double kv_transfer(std::uint64_t prompt, std::uint32_t p, std::uint32_t d);
+  /// The K and V of a request's `tokens` prefilled tokens from prefill replica `p` to decode
+  /// replica `d`.
+  double kv_transfer(std::uint64_t tokens, std::uint32_t p, std::uint32_t d);
 
   double weight_bytes_per_gpu() const { return weight_bytes_; }
   double kv_bytes_per_token_per_gpu() const { return kv_token_bytes_; }
@@ -219,7 +220,9 @@ struct InferenceResult {
   AllReducePrice decode_all_reduce;  // batch 1 x hidden x 2 B
   double weight_gib_per_gpu = 0, kv_gib_free_per_gpu = 0;
   std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds (whole blocks)
-  std::uint64_t preemptions = 0;        // sequences evicted from a full cache and recomputed
+  // Sequences evicted from a full cache and recomputed (disaggregated: by the prefill pool, their
+  // KV cache sent to a decode replica again).
+  std::uint64_t preemptions = 0;
   std::uint32_t mean_decode_batch = 0;
   std::vector<RequestTiming> timings;
   std::vector<StepRecord> steps;

@@ -72,6 +72,11 @@ class KernelModel {
   void head(const TrainConfig& c, double tokens, double& fwd, double& bwd) const;
   /// The input embedding's lookup (forward) and gradient scatter into FP32 (backward).
   void embedding(const TrainConfig& c, double tokens, double& fwd, double& bwd) const;
+  /// One multi-token-prediction module's own kernels besides its transformer block and the
+  /// shared head (DeepSeek-V3, arXiv:2412.19437 section 2.2): the shared embedding's lookup of
+  /// the next tokens, the RMSNorms of the hidden state and of that embedding, their
+  /// concatenation and the projection M (2 hidden -> hidden, a layer weight at the precision).
+  void mtp_module(const TrainConfig& c, double tokens, double& fwd, double& bwd) const;
 
  private:
   KernelRates rates_;

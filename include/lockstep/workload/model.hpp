@@ -57,7 +57,7 @@ struct ModelSpec {
   // token to at most moe_max_nodes nodes (section 2.1.2, M = 4; config.json topk_group 4 of
   // n_group 8), crossing the network once per node and forwarded there over NVLink (section
   // 3.2.2, DeepEP's normal kernels); moe_fp8_dispatch sends dispatch activations in FP8, the
-  // combine in BF16 (section 3.3.3). Either one prices EP in the reduced expansion with DeepEP's
+  // combine in BF16 (section 3.3.3). Either one prices EP in both expansions with DeepEP's
   // normal kernels (docs/moe-dispatch.md) instead of NCCL's all-to-all of all top-k copies.
   std::uint32_t moe_max_nodes = 0;  // 0: unrestricted
   bool moe_fp8_dispatch = false;

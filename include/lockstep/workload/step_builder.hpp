@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
+#include "lockstep/collective/moe.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/nccl/groups.hpp"
+#include "lockstep/topology/graph.hpp"
 #include "lockstep/workload/noise.hpp"
 #include "lockstep/workload/step_plan.hpp"
 
@@ -70,6 +72,28 @@ using CollectiveFactory = std::function<std::unique_ptr<ProgramSet>(
 using GroupCollectiveFactory = std::function<PlannedCollective(
     CollectiveOp op, Bytes bytes, const std::vector<std::uint32_t>& global_ranks)>;
 
+/// One expert-parallel dispatch or combine as DeepEP's normal kernels run it (DeepSeek-V3's
+/// training, docs/training.md "DeepSeek-V3's expert all-to-all"): the exchange's programs and
+/// the global rank that runs each of its ranks (its ranks go NVLink domain by domain).
+struct PlannedExchange {
+  std::shared_ptr<const ProgramSet> programs;
+  std::vector<std::uint32_t> order;  // exchange rank i runs on global rank order[i]
+};
+
+/// Plans `phase` of DeepEP's exchange for an expert-parallel group of global ranks.
+using MoeExchangeFactory =
+    std::function<PlannedExchange(MoePhase phase, const std::vector<std::uint32_t>& global_ranks)>;
+
+/// DeepEP's exchange for a training job's EP groups (docs/training.md): each rank's tokens of a
+/// micro-batch (/ tp) of `hidden`, top_k of the routed experts on at most moe_max_nodes nodes,
+/// the normal kernels, dispatch in FP8 (moe_fp8_dispatch) or BF16, combine in BF16, the job's
+/// moe_imbalance as the hot rank's share.
+MoeSpec deepep_training_spec(const TrainConfig& config, const StepPlan& plan);
+/// The full expansion's exchanges (StepBuildOptions::moe_exchange) on `topology` (which must
+/// outlive the factory): each group's ranks placed by moe_group_spec, the programs built once
+/// per group shape and phase.
+MoeExchangeFactory deepep_training_exchanges(const Topology& topology, const MoeSpec& spec);
+
 /// A factory using make_collective: ring for reductions and gathers, direct for all-to-all.
 CollectiveFactory default_collective_factory();
 
@@ -84,7 +108,9 @@ struct StepBuildOptions {
   bool collapse_tp = false;
   CollectiveFactory collectives;             // full: required unless group_collectives is set
   GroupCollectiveFactory group_collectives;  // full: preferred when set (NCCL's choices)
-  std::uint32_t gpus_per_node = 0;           // for ring ordering of collectives (0: flat)
+  // Full, jobs whose expert all-to-all is DeepEP's (ModelSpec::deepep_training): required.
+  MoeExchangeFactory moe_exchange;
+  std::uint32_t gpus_per_node = 0;  // for ring ordering of collectives (0: flat)
   // Noise: per global rank factor (null: 1), per-kernel jitter drawn from Rng(seed).split(rank).
   const std::vector<double>* rank_factors = nullptr;
   const ComputeNoise* noise = nullptr;

@@ -83,6 +83,9 @@ struct StepPlan {
   std::uint64_t tokens_per_rank = 0;   // of them, one context-parallel rank's: / cp
   double achieved_flops = 0;           // per GPU: BF16 peak x efficiency (0: the kernel model)
   double gemm_speedup = 1;             // weight-GEMM peak / BF16 peak (precision fp8, fp4)
+  // tp_comm_overlap: tp_comm_overlap_sms / the GPU's SMs, held by the userbuffers kernels of the
+  // overlapped reduce-scatters from the GEMM each drains (0: none taken, or no GPU given).
+  double tp_overlap_sm_share = 0;
   double comm_sm_share = 0;          // DualPipe: communication_sms / the GPU's SMs (0: none taken)
   std::vector<Time> forward;         // per layer, one TP rank's kernel time per micro-batch
   std::vector<Time> backward;        // per layer (with recomputation's rerun)

@@ -123,6 +123,11 @@ struct TrainConfig {
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each TP all-gather and
   // reduce-scatter runs beside the GEMM it feeds or drains; off by default as in Megatron-LM.
   bool tp_comm_overlap = false;
+  // SMs the overlapped reduce-scatters' userbuffers kernels hold: Transformer Engine launches the
+  // GEMM they drain on the others for its whole run (its "pipeline" and "bulk" overlaps set an
+  // SM margin of num_sm, 16 by default; the all-gathers' "ring_exchange" runs on copy engines
+  // and keeps every SM: `initialize_ub`, transformer_engine/pytorch/module/base.py).
+  std::uint32_t tp_comm_overlap_sms = 16;
   // Megatron-LM's --overlap-param-gather: ZeRO-1/2's parameter all-gather hides behind the next
   // forward pass but for the first bucket it needs; off by default as in Megatron-LM.
   bool overlap_param_gather = false;

@@ -127,13 +127,14 @@ void Simulator::setup_links() {
     s.dst = t.target(d);
     s.ps_per_byte = 1e12 / l.bandwidth.bytes_per_second();
     s.latency = l.latency.picoseconds();
+    s.far_latency = devices_[s.dst].latency;
+    s.to_endpoint = devices_[s.dst].endpoint;
     // The watchdog calls the run stalled when no packet started or arrived for a whole period,
     // so a period must hold the longest hop: the largest packet's serialisation plus latencies
     // (on a 1.9 Mb/s link a 4 KiB packet takes 17 ms, which the 500 us default took for a
     // deadlock).
     const Time ser = Time::from_ps(static_cast<double>(max_wire) * s.ps_per_byte);
-    watchdog_ =
-        std::max(watchdog_, later(later(ser.picoseconds(), s.latency), devices_[s.dst].latency));
+    watchdog_ = std::max(watchdog_, later(later(ser.picoseconds(), s.latency), s.far_latency));
     const Device& far = t.device(s.dst);
     const Device& near = t.device(s.src);
     if (is_fabric_switch(near.kind) && is_fabric_switch(far.kind))
@@ -338,8 +339,7 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   const std::int64_t tail = later(end, s.latency);
   std::int64_t arrive = tail;
   if (p.hop + 1 < p.hops) {
-    arrive = later(cfg_.cut_through ? later(later(now_, retry), s.latency) : tail,
-                   devices_[s.dst].latency);
+    arrive = later(cfg_.cut_through ? later(later(now_, retry), s.latency) : tail, s.far_latency);
   } else if (!(p.flags & kCtl)) {
     // The last hop: the receiver's record of this packet (Flow::got) loads while the packet is
     // on the wire; on_deliver waited for it (60% of its samples, UEC at 8,192 hosts in `perf`).
@@ -372,12 +372,13 @@ void Simulator::on_link_free(std::uint32_t link, std::uint32_t ingress) {
 
 void Simulator::release(std::uint32_t ingress, std::uint8_t lane, std::uint32_t wire,
                         std::uint32_t dev, std::uint32_t link, std::uint32_t queue) {
-  devices_[dev].used -= wire;
+  // The device's own count serves the shared model only (admit); as built, its switch's pool.
+  if (!buffers_.on()) devices_[dev].used -= wire;
   LaneState& r = lane_[lidx(ingress, lane)];
   r.ingress_bytes -= wire;
-  const LinkState& in = links_[ingress];
-  bool resume = r.ingress_bytes <= in.xon;
-  if (buffers_.on() && !devices_[dev].endpoint) {
+  const LinkState& in = links_[ingress];  // it arrives at `dev`
+  bool resume = in.control == LinkControl::Pfc && r.ingress_bytes <= in.xon;
+  if (buffers_.on() && !in.to_endpoint) {
     if (in.control == LinkControl::Lossy) buffers_.remove_egress(dev, qidx(link, queue), wire);
     if (in.control == LinkControl::Pfc) {
       // A static Xoff keeps its Xon (pfc.xon, or two packets below it); else the dynamic one.
@@ -512,10 +513,10 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
     p.wire = header;
     q = 0;
   }
-  devices_[dev].used += p.wire;
+  if (!buffers_.on()) devices_[dev].used += p.wire;  // as in release
   LaneState& lane = lane_[lidx(in, in_lane)];
   lane.ingress_bytes += p.wire;
-  bool xoff = lane.ingress_bytes > inl.xoff;
+  bool xoff = inl.control == LinkControl::Pfc && lane.ingress_bytes > inl.xoff;
   if (buffers_.on()) {
     if (inl.control == LinkControl::Lossy) buffers_.add_egress(dev, qidx(out, q), p.wire);
     if (inl.control == LinkControl::Pfc) {
@@ -537,8 +538,7 @@ void Simulator::on_arrive(std::uint32_t pkt, std::uint32_t in, std::uint32_t out
   p.in = in;
   p.nxt = p.hop + 1 < p.hops ? arena_[p.at + 1] : kNil;
   Fifo& f = fifos_[qidx(out, q)];
-  if (cfg_.ecn && q != 0 && !control && !devices_[dev].endpoint &&
-      inl.control != LinkControl::Credit) {
+  if (cfg_.ecn && q != 0 && !control && !inl.to_endpoint && inl.control != LinkControl::Credit) {
     const bool own = buffers_.on();  // the switch model's thresholds (buffers.cpp)
     const auto kmin =
         own ? buffers_.pool(dev).ecn_kmin : static_cast<std::int64_t>(cfg_.ecn_kmin.count());
@@ -600,6 +600,8 @@ void Simulator::run(ProgressHook* progress) {
       if (next->kind() == EventKind::Arrive) {
         __builtin_prefetch(&packets_[next->a]);
         __builtin_prefetch(&links_[next->b]);
+        // The input's lane, whose buffered bytes the arrival counts (a sixth of on_arrive).
+        __builtin_prefetch(&lane_[lidx(next->b, 0)], 1);
         if (next->c != kNil) {
           __builtin_prefetch(&arena_[next->d + 1]);
           prefetch_tally(next->c);

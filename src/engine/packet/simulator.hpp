@@ -4,6 +4,7 @@
 // recycled slot vector; events are plain structs in a radix heap ordered by (time, sequence)
 // (event_queue.hpp). Source routes are spans of directed link ids in one arena; a packet walks its
 // route by index, so forwarding does no lookup.
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -130,36 +131,45 @@ struct Fifo {
 /// What stops a link's transmitter from overrunning the device at its far end.
 enum class LinkControl : std::uint8_t { Sink, Credit, Pfc, Lossy };
 
-struct LinkState {
+// What every hop reads of a link (the packet's links in, out, and the one it leaves) in its first
+// cache line, the rest in the second: at 8,192 hosts each is a miss, and the 104 bytes as they
+// were laid out before straddled two or three lines at random offsets.
+struct alignas(64) LinkState {
   double ps_per_byte = 0;
   std::int64_t latency = 0;
+  std::int64_t last_tx = 0;      // when its latest packet started (the deadlock watch)
+  std::int64_t far_latency = 0;  // the far device's port-to-port latency (DeviceState::latency)
   std::uint32_t src = kNil, dst = kNil;  // devices
+  // The packet being serialised (buffer release and credit return happen when it is done).
+  std::uint32_t cur_ingress = kNil;
+  std::uint32_t cur_wire = 0;
+  std::uint32_t inject = kNil;  // ring of flows injecting here (endpoint links)
+  std::uint16_t paused = 0;     // PFC: lanes paused by the far end (bit mask)
+  // PFC frames this link carries for the opposite link (its far end's ingress): the lanes whose
+  // XOFF / XON state changed since the last frame, and the state that frame put on the wire.
+  std::uint16_t pfc_pending = 0;
   LinkControl control = LinkControl::Sink;
   bool busy = false;
   // Between two fabric switches: whether the hop climbs (kUp) or descends (kDown) in the order
   // of (tier, device id); a packet changes lane level where a kDown hop meets a kUp hop.
   std::uint8_t turn = 0;
-  std::uint16_t paused = 0;  // PFC: lanes paused by the far end (bit mask)
   // Credits count blocks of 2^credit_shift bytes: 64 B on InfiniBand cables (IBTA Vol. 1,
   // 7.9.4), bytes on board links; a packet takes ceil(wire / block) of them.
   std::uint8_t credit_shift = 0;
   std::uint8_t rr_lane = 0;
-  std::uint32_t inject = kNil;  // ring of flows injecting here (endpoint links)
-  std::uint32_t inject_count = 0;
-  std::uint32_t wake_gen = 0;
-  std::int64_t wake_at = -1;
-  // The packet being serialised (buffer release and credit return happen when it is done).
-  std::uint32_t cur_ingress = kNil;
-  std::uint32_t cur_wire = 0;
   std::uint8_t cur_in_lane = 0;  // its lane on the link it came in over
   std::uint8_t cur_queue = 0;    // the output queue it left (0 control, else lane + 1)
-  std::int64_t last_tx = 0;
-  std::int64_t xoff = 0, xon = 0;  // PFC thresholds for this link's ingress at the far end
-  // PFC frames this link carries for the opposite link (its far end's ingress): the lanes whose
-  // XOFF / XON state changed since the last frame, and the state that frame put on the wire.
-  std::uint16_t pfc_pending = 0;
+  bool to_endpoint = false;      // the far device is a GPU (DeviceState::endpoint)
+  // Second line: injection, and PFC's thresholds for this link's ingress at the far end and
+  // its frames (a PFC fabric's arrival reads xoff here; last_tx, which every packet's start
+  // writes, stays in the first).
+  std::int64_t xoff = 0, xon = 0;
+  std::int64_t wake_at = -1;
+  std::uint32_t inject_count = 0;
+  std::uint32_t wake_gen = 0;
   std::uint16_t pfc_sent = 0;
 };
+static_assert(sizeof(LinkState) == 128 && offsetof(LinkState, xoff) == 64);
 
 struct DeviceState {
   std::int64_t buffer = 0;  // shared buffer capacity (bytes), lossy admission
@@ -569,9 +579,13 @@ class Simulator {
   };
   std::vector<LinkTally> tally_;
   void flush_tallies();
+  // Both lines of the link's queue histogram: a queue of 32 KiB or more counts in the second
+  // (buckets 16-31), where a fifth of on_arrive's samples waited in `perf` (UEC, 1,024 hosts).
   void prefetch_tally(std::uint32_t link) const {
     __builtin_prefetch(&tally_[link], 1);
-    __builtin_prefetch(&stats_.links.queue_hist[link * LinkCounters::kQueueBuckets], 1);
+    const std::uint32_t* hist = &stats_.links.queue_hist[link * LinkCounters::kQueueBuckets];
+    __builtin_prefetch(hist, 1);
+    __builtin_prefetch(hist + 16, 1);
   }
   // Per directed link: the bytes each input of the far device may have queued at one of its
   // outputs while this link's credits still cover its round trip (the credits beyond it, shared

@@ -88,8 +88,8 @@ std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
       for (std::uint32_t m = 0; m < shape.spine_up; ++m) {
         const auto c = static_cast<std::uint32_t>((std::uint64_t{p} * shape.spine_up + m) %
                                                   counts.cores_per_plane);
-        b.add_link(
-            fabric_link(hw, spine, cores[j * counts.cores_per_plane + c], port, hw.core_link_m, 2));
+        b.add_link(fabric_link(hw, spine, cores[j * counts.cores_per_plane + c], hw.core_link_speed,
+                               hw.core_link_m, 2));
       }
     }
   }
@@ -97,13 +97,13 @@ std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
 }
 
 Bandwidth clos_bisection(const ClosShape& shape, const ClosCounts& counts, std::uint64_t hosts,
-                         Bandwidth host_bw, Bandwidth port) {
+                         Bandwidth host_bw, Bandwidth port, Bandwidth core_port) {
   Bandwidth best = host_bw * static_cast<double>(hosts / 2);
   if (shape.leaves > 1) {
     best = std::min(best, port * (static_cast<double>(shape.leaves) * shape.leaf_up / 2));
   }
   if (three_tier(shape) && counts.pods > 1) {
-    best = std::min(best, port * (static_cast<double>(counts.spines) * shape.spine_up / 2));
+    best = std::min(best, core_port * (static_cast<double>(counts.spines) * shape.spine_up / 2));
   }
   return best;
 }

@@ -29,7 +29,7 @@ struct ClosShape {
   std::uint32_t leaf_up = 0;
   std::uint32_t tiers = 2;           // 2 or 3; a single leaf needs no spines whatever this says
   std::uint32_t leaves_per_pod = 0;  // 3 tiers only
-  std::uint32_t spine_up = 0;        // 3 tiers only
+  std::uint32_t spine_up = 0;        // 3 tiers only: links at Hardware::core_link_speed
   // 2 tiers: leaf l belongs to plane l % planes (a rail fabric's rail) and reaches only its
   // plane's spines: rail-planed, each rail its own leaf-spine fabric.
   std::uint32_t planes = 1;
@@ -59,9 +59,10 @@ std::vector<DeviceId> add_clos_switches(TopologyBuilder& b, const Hardware& hw,
                                         const ClosShape& shape, ClosCounts& counts);
 
 /// Bisection of a Clos carrying `hosts` endpoints of `host_bw`: the least of the hosts' half,
-/// the leaf uplinks' half and (3 tiers, several pods) the spine uplinks' half.
+/// the leaf uplinks' half (at `port`) and (3 tiers, several pods) the spine uplinks' half (at
+/// `core_port`).
 Bandwidth clos_bisection(const ClosShape& shape, const ClosCounts& counts, std::uint64_t hosts,
-                         Bandwidth host_bw, Bandwidth port);
+                         Bandwidth host_bw, Bandwidth port, Bandwidth core_port);
 
 /// A Clos fabric over canonical nodes (docs/topology.md): the shape of its switch tiers and which
 /// leaf each NIC plugs into.
@@ -106,10 +107,26 @@ void read_optics(const ArgNode& args, ClosDesign& design);
 /// those links a port (Hardware::TierSwitch::ends_per_port). Absent: the leaves' switch.
 void read_tier_switches(const ArgNode& args, Hardware& hw, bool core);
 
+/// Spine-to-core links of a spine with `down_ends` links to leaves (at port_speed) at a
+/// down:up bandwidth ratio of `ratio`, at Hardware::core_link_speed: ceil(down bandwidth /
+/// (ratio x link rate)). Equal rates give ceil(down_ends / ratio).
+std::uint32_t spine_up_links(const Hardware& hw, std::uint64_t down_ends, double ratio);
+
+/// A spine's ports split as split_ports() splits a leaf's, in ports that carry links of two
+/// rates: down ports take Hardware::TierSwitch::ends_per_port leaf links, up ports
+/// spine_up_ends_per_port core links; the most down ports whose up links fit the rest at
+/// `ratio`. Returns (leaf link ends, core links). 64 SN5600 ports under 400G leaves at 1:1 with
+/// 800G cores: 32 ports down (64 ends), 32 up (32 links at 800G).
+std::pair<std::uint32_t, std::uint32_t> split_spine_ports(const Hardware& hw, double ratio);
+
 /// ", spines NAME radix R" (", cores ...": `what`) for the design line of a tier switch other
-/// than the leaves', with its split ("(2 x 400G a port)") or its ports' slower rate.
-std::string tier_switch_note(const Hardware& hw, const Hardware::TierSwitch& s,
+/// than the leaves', with its split for links of `rate` ("(2 x 400G a port)": the leaves'
+/// uplink rate for spines, Hardware::core_link_speed for cores) or its ports' slower rate.
+std::string tier_switch_note(const Hardware::TierSwitch& s, Bandwidth rate,
                              const std::string& what);
+
+/// ", spine-core links at 800G" where they run at another rate than the leaves' uplinks; "".
+std::string core_links_note(const Hardware& hw);
 
 /// The keys read_optics() reads, for BuilderInfo::keys.
 std::vector<std::string> optics_keys();

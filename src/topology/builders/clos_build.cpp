@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
@@ -47,15 +49,30 @@ std::uint32_t leaf_of(const ClosDesign& d, std::uint64_t nic, std::uint64_t port
   return static_cast<std::uint32_t>((node / d.nodes_per_su) * rails + nic % rails);
 }
 
-// One switch's ports for fabric ends at the leaves' rate, `k` ends to a port where its port is
-// split by breakout (Hardware::TierSwitch::ends_per_port), grouped as the counted graph groups
-// them (count_inventory: optical ends apart from the others); `times` such switches' splitter
+// `n` fabric link ends on one switch, `k` of them to a port where its port is split by breakout
+// (Hardware::TierSwitch::ends_per_port for the leaves' links, spine_up_ends_per_port for the
+// cores'), optical or not.
+struct TierEnds {
+  std::uint32_t k = 1;
+  bool optical = false;
+  std::uint64_t n = 0;
+};
+
+// One switch's ports for its fabric ends, grouped as the counted graph groups them
+// (count_inventory: by breakout and medium, k ends to a port); `times` such switches' splitter
 // fibres (200G ends of an optical split port share one per pair, splitter_legs) go to `t`.
-std::uint64_t tier_ports(BomTally& t, const Hardware& hw, std::uint32_t k, std::uint64_t times,
-                         std::uint64_t optical, std::uint64_t other) {
-  const std::uint64_t legs = k > 1 ? splitter_legs(hw.port_speed) : 1;
-  if (legs > 1 && optical != 0) t.add_splitters(times * ceil_div(optical, legs), times * optical);
-  return ceil_div(optical, k) + ceil_div(other, k);
+std::uint64_t tier_ports(BomTally& t, const SwitchSpec& sw, std::uint64_t times,
+                         std::initializer_list<TierEnds> ends) {
+  std::map<std::pair<std::uint32_t, bool>, std::uint64_t> groups;
+  for (const TierEnds& e : ends) groups[{e.k, e.optical}] += e.n;
+  std::uint64_t ports = 0;
+  for (const auto& [key, n] : groups) {
+    const auto [k, optical] = key;
+    const std::uint64_t legs = k > 1 ? splitter_legs(sw.port_speed * (1.0 / k)) : 1;
+    if (legs > 1 && optical && n != 0) t.add_splitters(times * ceil_div(n, legs), times * n);
+    ports += ceil_div(n, k);
+  }
+  return ports;
 }
 
 bool is_optical(Bandwidth speed, double m) {
@@ -64,18 +81,17 @@ bool is_optical(Bandwidth speed, double m) {
 
 // Switches that share one total of link ends (all of one length) spread as evenly as the
 // builder spreads them: `total` ends over `count` switches, the first total % count taking one
-// more.
+// more. Spines (tier 1) take the leaves' links, cores (tier 2) the spines' at their own rate.
 void tally_even(BomTally& t, const Hardware& hw, std::uint8_t tier, std::uint64_t count,
                 std::uint64_t total, double m) {
   if (count == 0) return;
   const std::uint64_t lo = total / count, extra = total % count;
   const Hardware::TierSwitch& s = tier == 1 ? hw.spine : hw.core;
-  const bool optical = is_optical(hw.port_speed, m);
+  const bool optical = is_optical(tier == 1 ? hw.port_speed : hw.core_link_speed, m);
   std::uint64_t overfull = 0, used = 0;
   for (const auto& [ends, n] : {std::pair{lo + 1, extra}, {lo, count - extra}}) {
     if (n == 0) continue;
-    const std::uint64_t ports =
-        tier_ports(t, hw, s.ends_per_port, n, optical ? ends : 0, optical ? 0 : ends);
+    const std::uint64_t ports = tier_ports(t, *s.sw, n, {{s.ends_per_port, optical, ends}});
     used += n * ports;
     if (ports > s.radix) overfull += n;
   }
@@ -112,17 +128,19 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   const std::uint64_t sw = switch_ports_per_cage(*hw.sw);
   // A spine's or core's cage holds its ports' split ends too (an SN5600 800G cage, 2 x 400G).
   const std::uint64_t upper = switch_ports_per_cage(*hw.spine.sw) * hw.spine.ends_per_port;
+  const std::uint64_t upper_up = switch_ports_per_cage(*hw.spine.sw) * hw.spine_up_ends_per_port;
   const std::uint64_t core = switch_ports_per_cage(*hw.core.sw) * hw.core.ends_per_port;
-  auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n) {
+  auto add = [&](Bandwidth speed, double m, std::uint64_t share, std::uint64_t n,
+                 bool nic_side = false) {
     const LinkMedium medium = medium_for_length(speed, m);
     if (medium == LinkMedium::Optical || medium == LinkMedium::LongHaulFibre) {
-      t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n);
+      t.add_modules(medium, speed, m, static_cast<std::uint32_t>(share), n, nic_side);
     }
   };
   const Bandwidth host = host_port_bandwidth(d);
   const std::uint64_t nic_share = d.nic_ports_per_module;
   add(host, hw.host_link_m, nic_share,
-      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share));
+      d.nodes * ceil_div(d.layout.nics_per_node * nic_ports(d), nic_share), true);
   add(host, hw.host_link_m, 1, d.management_links);
   const std::uint64_t up = c.spines ? d.shape.leaf_up : 0;
   const std::uint64_t k = host_breakout(d);  // a cage's ports each split k ways
@@ -140,8 +158,10 @@ void tally_modules(BomTally& t, const ClosDesign& d, const ClosCounts& c) {
   const std::uint64_t lpp = d.shape.leaves_per_pod, last = d.shape.leaves - (c.pods - 1) * lpp;
   add(port, hw.fabric_link_m, upper,
       (c.pods - 1) * up * ceil_div(lpp, upper) + up * ceil_div(last, upper));
-  add(port, hw.core_link_m, upper, std::uint64_t{c.spines} * ceil_div(d.shape.spine_up, upper));
-  add(port, hw.core_link_m, core,
+  const Bandwidth core_port = hw.core_link_speed;
+  add(core_port, hw.core_link_m, upper_up,
+      std::uint64_t{c.spines} * ceil_div(d.shape.spine_up, upper_up));
+  add(core_port, hw.core_link_m, core,
       up * modules_even(c.cores_per_plane, std::uint64_t{c.pods} * d.shape.spine_up, core));
 }
 
@@ -158,8 +178,13 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
   }
   const bool ends = d.optics_per_module.value_or(false);
   const Bandwidth host_port = host_port_bandwidth(d);
-  t.add_links(medium_for_length(host_port, hw.host_link_m), host_port, hw.host_link_m,
-              hosts + d.management_links, ends);
+  const LinkMedium host_medium = medium_for_length(host_port, hw.host_link_m);
+  t.add_links(host_medium, host_port, hw.host_link_m, hosts + d.management_links, true);
+  if (!ends) {
+    // One module per end, the NICs' on the NIC side (a line of their own).
+    t.add_modules(host_medium, host_port, hw.host_link_m, 1, hosts, true);
+    t.add_modules(host_medium, host_port, hw.host_link_m, 1, hosts + 2 * d.management_links);
+  }
   // Split leaf ports (host_breakout) take a splitter fibre per pair of optical 200G links.
   const std::uint64_t k = host_breakout(d);
   const std::uint64_t legs = k > 1 ? splitter_legs(host_port) : 1;
@@ -188,20 +213,20 @@ void tally_clos(const ClosDesign& d, const ClosCounts& c, Inventory& inv) {
     const std::uint64_t lpp = d.shape.leaves_per_pod, last = d.shape.leaves - (c.pods - 1) * lpp;
     const std::uint64_t su = d.shape.spine_up, lu = d.shape.leaf_up;
     const bool down_optical = is_optical(hw.port_speed, hw.fabric_link_m);
-    const bool up_optical = is_optical(hw.port_speed, hw.core_link_m);
+    const bool up_optical = is_optical(hw.core_link_speed, hw.core_link_m);
     for (const auto& [down, pods] : {std::pair{lpp, std::uint64_t{c.pods} - 1}, {last, 1}}) {
       const std::uint64_t n = pods * lu;
       if (n == 0) continue;
-      const std::uint64_t optical = (down_optical ? down : 0) + (up_optical ? su : 0);
-      const std::uint64_t per =
-          tier_ports(t, hw, hw.spine.ends_per_port, n, optical, down + su - optical);
+      const std::uint64_t per = tier_ports(t, *hw.spine.sw, n,
+                                           {{hw.spine.ends_per_port, down_optical, down},
+                                            {hw.spine_up_ends_per_port, up_optical, su}});
       t.add_switches(hw.spine.model, 1, n, n * per, hw.spine.radix, per > hw.spine.radix ? n : 0);
     }
     for (std::uint64_t plane = 0; plane < lu; ++plane) {
       tally_even(t, hw, 2, c.cores_per_plane, std::uint64_t{c.pods} * su, hw.core_link_m);
     }
-    t.add_links(medium_for_length(hw.port_speed, hw.core_link_m), hw.port_speed, hw.core_link_m,
-                std::uint64_t{c.spines} * su, ends);
+    t.add_links(medium_for_length(hw.core_link_speed, hw.core_link_m), hw.core_link_speed,
+                hw.core_link_m, std::uint64_t{c.spines} * su, ends);
   }
   if (ends) tally_modules(t, d, c);
   t.finish(inv);
@@ -323,14 +348,17 @@ static BuildResult build_clos_shaped(const ArgNode&, const ClosDesign& d,
   inv.injection_per_gpu =
       host_bw * (static_cast<double>(d.layout.nics_per_node) / d.layout.gpus_per_node);
   const Bandwidth port_bw = host_port_bandwidth(d);
-  inv.bisection = clos_bisection(d.shape, counts, hosts, port_bw, hw.port_speed);
+  inv.bisection =
+      clos_bisection(d.shape, counts, hosts, port_bw, hw.port_speed, hw.core_link_speed);
   if (counts.spines != 0) {
     set_tier_ratio(inv, "leaf",
                    d.leaf_down * port_bw.bytes_per_second() /
                        (d.shape.leaf_up * hw.port_speed.bytes_per_second()));
   }
   if (counts.cores != 0) {
-    set_tier_ratio(inv, "spine", static_cast<double>(d.shape.leaves_per_pod) / d.shape.spine_up);
+    set_tier_ratio(inv, "spine",
+                   d.shape.leaves_per_pod * hw.port_speed.bytes_per_second() /
+                       (d.shape.spine_up * hw.core_link_speed.bytes_per_second()));
   }
   return result;
 }
@@ -377,7 +405,10 @@ BuildResult build_clos(const ArgNode& args, const ClosDesign& design, const Buil
       if (sw != nullptr && switch_ports_per_cage(*sw) > 1) twin = true;
     }
     // A spine or core port split for the leaves' slower uplinks: its cage's module serves them.
-    if (d.hw.spine.ends_per_port > 1 || d.hw.core.ends_per_port > 1) twin = true;
+    if (d.hw.spine.ends_per_port > 1 || d.hw.spine_up_ends_per_port > 1 ||
+        d.hw.core.ends_per_port > 1) {
+      twin = true;
+    }
     d.optics_per_module = twin;
   }
   return build_clos_shaped(args, d, options);
@@ -424,20 +455,53 @@ std::optional<Hardware::TierSwitch> read_tier_switch(const ArgNode& args, const 
 }  // namespace
 
 void read_tier_switches(const ArgNode& args, Hardware& hw, bool core) {
-  if (auto spine = read_tier_switch(args, hw, "spine_switch")) hw.spine = hw.core = *spine;
-  if (!core) return;
-  if (auto c = read_tier_switch(args, hw, "core_switch")) hw.core = *c;
+  const auto spine = read_tier_switch(args, hw, "spine_switch");
+  if (spine) hw.spine = hw.core = *spine;
+  const auto own_core = core ? read_tier_switch(args, hw, "core_switch") : std::nullopt;
+  if (own_core) hw.core = *own_core;
+  if (!spine && !own_core) return;  // one switch model: every fabric link at port_speed
+  // Spine-core links train to the highest rate both ports support (InfiniBand and Ethernet
+  // auto-negotiation): two 800G SN5600 tiers join at 800G even under 400G leaves, one link a
+  // port rather than the leaves' 2 x 400G. A port faster than that rate takes as many of them as
+  // its breakout gives (switch_breakout), as the spine's down ports take the leaves' links.
+  const Bandwidth spine_rate = spine ? hw.spine.sw->port_speed : hw.port_speed;
+  const Bandwidth core_rate = own_core ? hw.core.sw->port_speed : spine_rate;
+  hw.core_link_speed = std::min(spine_rate, core_rate);
+  if (spine) hw.spine_up_ends_per_port = switch_breakout(*hw.spine.sw, hw.core_link_speed);
+  hw.core.ends_per_port = switch_breakout(*hw.core.sw, hw.core_link_speed);
 }
 
-std::string tier_switch_note(const Hardware& hw, const Hardware::TierSwitch& s,
+std::uint32_t spine_up_links(const Hardware& hw, std::uint64_t down_ends, double ratio) {
+  const double down_bw = static_cast<double>(down_ends) * hw.port_speed.bytes_per_second();
+  return static_cast<std::uint32_t>(
+      std::ceil(down_bw / (ratio * hw.core_link_speed.bytes_per_second()) - 1e-9));
+}
+
+std::pair<std::uint32_t, std::uint32_t> split_spine_ports(const Hardware& hw, double ratio) {
+  const std::uint32_t radix = hw.spine.radix, k_down = hw.spine.ends_per_port;
+  const std::uint32_t k_up = hw.spine_up_ends_per_port;
+  auto up_ports = [&](std::uint32_t d) {
+    return (spine_up_links(hw, std::uint64_t{d} * k_down, ratio) + k_up - 1) / k_up;
+  };
+  std::uint32_t down = radix;
+  while (down > 1 && down + up_ports(down) > radix) --down;
+  return {down * k_down, std::max<std::uint32_t>(1, spine_up_links(hw, down * k_down, ratio))};
+}
+
+std::string tier_switch_note(const Hardware::TierSwitch& s, Bandwidth rate,
                              const std::string& what) {
   std::string note = fmt::format(", {} {} radix {}", what, s.sw->name, s.radix);
   if (s.ends_per_port > 1) {
-    note += fmt::format(" ({} x {}G a port)", s.ends_per_port, hw.port_speed.gigabits_per_second());
-  } else if (s.sw->port_speed.bytes_per_second() > hw.port_speed.bytes_per_second()) {
-    note += fmt::format(" (ports at {}G)", hw.port_speed.gigabits_per_second());
+    note += fmt::format(" ({} x {}G a port)", s.ends_per_port, rate.gigabits_per_second());
+  } else if (s.sw->port_speed.bytes_per_second() > rate.bytes_per_second()) {
+    note += fmt::format(" (ports at {}G)", rate.gigabits_per_second());
   }
   return note;
+}
+
+std::string core_links_note(const Hardware& hw) {
+  if (hw.core_link_speed.bytes_per_second() == hw.port_speed.bytes_per_second()) return "";
+  return fmt::format(", spine-core links at {}G", hw.core_link_speed.gigabits_per_second());
 }
 
 std::vector<std::string> optics_keys() {

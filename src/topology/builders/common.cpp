@@ -51,6 +51,7 @@ Hardware read_hardware(const ArgNode& args, const std::string& default_switch) {
   hw.core = hw.spine;
   hw.port_speed = args.get_bandwidth("port_speed", hw.sw->port_speed);
   if (!(hw.port_speed.bytes_per_second() > 0)) args.at("port_speed").fail("must be positive");
+  hw.core_link_speed = hw.port_speed;
   std::string default_nic = default_nic_for(*hw.sw).name;
   if (const ArgNode* speed = args.find("nic_speed")) {
     // A NIC by speed: the first catalog NIC of the switch's fabric at that port speed.
@@ -229,6 +230,57 @@ std::uint64_t wired_pairs(const std::vector<std::vector<std::uint32_t>>& w, std:
   return pairs;
 }
 
+// The devices of a server's PCIe tree (catalog host_pcie_tree) for g GPUs: the switches their
+// GPUs sit behind and the CPUs those switches hang from; none without a tree.
+struct HostTreeSize {
+  std::uint32_t switches = 0, cpus = 0;
+};
+HostTreeSize host_tree_size(const NodeLayout& layout, std::uint32_t g) {
+  if (layout.scale_up == nullptr) return {};
+  const HostPcieTree& tree = host_pcie_tree(layout.scale_up->name);
+  if (tree.gpus_per_switch == 0) return {};
+  const std::uint32_t switches = (g + tree.gpus_per_switch - 1) / tree.gpus_per_switch;
+  return {switches, (switches + tree.switches_per_cpu - 1) / tree.switches_per_cpu};
+}
+
+// Where the server's GPUs meet over PCIe: its PCIe tree when the catalog has one (DGX-1: GPU ->
+// PCIe switch -> CPU root complex, the CPUs joined by QPI), else one host device standing for
+// the PCIe switches and root complex, every GPU on it by its PCIe link.
+void add_host_pcie(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,
+                   std::uint32_t node, const std::vector<DeviceId>& gpus) {
+  const auto g = static_cast<std::uint32_t>(gpus.size());
+  const HostTreeSize size = host_tree_size(layout, g);
+  if (size.switches == 0) {
+    const DeviceId host = b.add_device(Device{DeviceKind::Host, 0, node, 0, 0, 0, 0});
+    for (DeviceId gpu : gpus)
+      b.add_link(Link{gpu, host, hw.pcie->bandwidth, hw.pcie->latency, LinkMedium::Pcie, 0});
+    return;
+  }
+  const HostPcieTree& tree = host_pcie_tree(layout.scale_up->name);
+  std::vector<DeviceId> cpus(size.cpus), switches(size.switches);
+  for (std::uint32_t c = 0; c < size.cpus; ++c)
+    cpus[c] = b.add_device(Device{DeviceKind::Host, 0, node, 0, c, 0, 0});
+  for (std::uint32_t s = 0; s < size.switches; ++s) {
+    switches[s] = b.add_device(Device{DeviceKind::Host, 0, node, 0, size.cpus + s, 0, 0});
+    b.add_link(Link{switches[s], cpus[s / tree.switches_per_cpu], hw.pcie->bandwidth,
+                    hw.pcie->latency, LinkMedium::Pcie, 0});
+  }
+  for (std::uint32_t i = 0; i < g; ++i)
+    b.add_link(Link{gpus[i], switches[i / tree.gpus_per_switch], hw.pcie->bandwidth,
+                    hw.pcie->latency, LinkMedium::Pcie, 0});
+  // The socket interconnect: a board link like PCIe (no cable), carrying PCIe's traffic between
+  // the root complexes.
+  for (std::uint32_t c = 1; c < size.cpus; ++c)
+    b.add_link(
+        Link{cpus[c - 1], cpus[c], tree.cpu_link, tree.cpu_link_latency, LinkMedium::Pcie, 0});
+}
+
+// The server's PCIe links that add_host_pcie builds for g GPUs.
+std::uint64_t host_pcie_links(const NodeLayout& layout, std::uint32_t g) {
+  const HostTreeSize size = host_tree_size(layout, g);
+  return g + size.switches + (size.cpus > 0 ? size.cpus - 1 : 0);
+}
+
 }  // namespace
 
 std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const NodeLayout& layout,
@@ -261,8 +313,8 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
     }
     const auto& wiring = wiring_of(layout);
     if (!wiring.empty()) {
-      // Each linked pair at its links' rate, and every GPU's PCIe link to the host, through
-      // which the pairs without NVLink meet (on a DGX-1, across the CPUs).
+      // Each linked pair at its links' rate, and the server's PCIe, through which the pairs
+      // without NVLink meet (on a DGX-1, its PCIe switches and across the CPUs).
       for (std::uint32_t i = 0; i < g; ++i) {
         for (std::uint32_t j = i + 1; j < g; ++j) {
           if (wiring[i][j] == 0) continue;
@@ -270,10 +322,7 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
                           su->latency, LinkMedium::NvLink, 0});
         }
       }
-      const DeviceId host = b.add_device(Device{DeviceKind::Host, 0, n, 0, 0, 0, 0});
-      for (std::uint32_t i = 0; i < g; ++i) {
-        b.add_link(Link{gpus[i], host, hw.pcie->bandwidth, hw.pcie->latency, LinkMedium::Pcie, 0});
-      }
+      add_host_pcie(b, hw, layout, n, gpus);
     } else if (mesh && group > 1) {
       const Bandwidth per_peer = mesh_pair_bandwidth(hw, layout);
       for (std::uint32_t i = 0; i < g; ++i) {
@@ -282,13 +331,8 @@ std::vector<DeviceId> add_nodes(TopologyBuilder& b, const Hardware& hw, const No
         }
       }
     }
-    if (mesh && group < g) {
-      // GPUs of different meshes (bridged pairs) meet in the server's PCIe root complex.
-      const DeviceId host = b.add_device(Device{DeviceKind::Host, 0, n, 0, 0, 0, 0});
-      for (std::uint32_t i = 0; i < g; ++i) {
-        b.add_link(Link{gpus[i], host, hw.pcie->bandwidth, hw.pcie->latency, LinkMedium::Pcie, 0});
-      }
-    }
+    // GPUs of different meshes (bridged pairs) meet in the server's PCIe root complex.
+    if (mesh && group < g) add_host_pcie(b, hw, layout, n, gpus);
     const std::size_t first_nic = nics.size();
     for (std::uint32_t i = 0; i < layout.nics_per_node; ++i) {
       nics.push_back(b.add_device(Device{DeviceKind::Nic, 0, n, 0, i, hw.nic_model, 0}));
@@ -321,11 +365,13 @@ std::uint64_t node_links(const NodeLayout& layout, std::uint64_t nodes) {
   const ScaleUpSpec* su = layout.scale_up;
   if (su != nullptr && su->chip_ports != 0) per_node += g;
   if (const auto& wiring = wiring_of(layout); !wiring.empty()) {
-    per_node += wired_pairs(wiring, layout.gpus_per_node) + g;  // NVLink pairs, PCIe to the host
+    // NVLink pairs, the server's PCIe
+    per_node +=
+        wired_pairs(wiring, layout.gpus_per_node) + host_pcie_links(layout, layout.gpus_per_node);
   } else if (su != nullptr && su->chip_ports == 0) {
     const std::uint64_t group = std::min<std::uint64_t>(g, su->domain_gpus);
     per_node += g / group * group * (group - 1) / 2;
-    if (group < g) per_node += g;  // PCIe to the host between meshes
+    if (group < g) per_node += host_pcie_links(layout, layout.gpus_per_node);  // between meshes
   }
   return per_node * nodes;
 }
@@ -346,7 +392,11 @@ void tally_nodes(BomTally& tally, const Hardware& hw, const NodeLayout& layout,
         if (wiring[i][j] > 0)
           tally.add_links(LinkMedium::NvLink, su->port_speed * static_cast<double>(wiring[i][j]), 0,
                           nodes);
-    tally.add_links(LinkMedium::Pcie, hw.pcie->bandwidth, 0, nodes * g);
+    const HostTreeSize tree = host_tree_size(layout, layout.gpus_per_node);
+    tally.add_links(LinkMedium::Pcie, hw.pcie->bandwidth, 0, nodes * (g + tree.switches));
+    if (tree.cpus > 1)
+      tally.add_links(LinkMedium::Pcie, host_pcie_tree(su->name).cpu_link, 0,
+                      nodes * (tree.cpus - 1));
     return;
   }
   if (su->chip_ports == 0) {

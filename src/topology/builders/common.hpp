@@ -39,6 +39,11 @@ struct Hardware {
   };
   TierSwitch spine, core;
   Bandwidth port_speed;
+  // Spine-to-core links run at the highest rate both ends' ports support: the lower of the
+  // spine's and the core's port speed (port_speed while neither tier has a switch of its own),
+  // each spine port taking spine_up_ends_per_port of them (its breakout at that rate).
+  Bandwidth core_link_speed;
+  std::uint32_t spine_up_ends_per_port = 1;
   Time switch_latency;
   std::optional<Time> link_latency;  // overrides the propagation latency of scale-out cables
   const PcieSpec* pcie = nullptr;

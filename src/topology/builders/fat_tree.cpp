@@ -45,7 +45,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   const double leaf_ratio = read_ratio(args, "oversubscription");
   const double spine_ratio = read_ratio(args, "spine_oversubscription");
   const auto [down, up] = split_ports(d.hw.radix, leaf_ratio);
-  const auto [spine_down, spine_up] = split_ports(spine_ends, spine_ratio);
+  const auto [spine_down, spine_up] = split_spine_ports(d.hw, spine_ratio);
   const std::uint64_t hosts = std::uint64_t{d.nodes} * d.layout.nics_per_node;
   d.leaf_down = down;
   d.shape.leaves = static_cast<std::uint32_t>((hosts + down - 1) / down);
@@ -76,8 +76,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
             "3 tiers need at least 2 pods; {} hosts fit on one {}-port leaf", hosts, d.hw.radix));
       }
       d.shape.leaves_per_pod = (d.shape.leaves + 1) / 2;
-      d.shape.spine_up =
-          static_cast<std::uint32_t>(std::ceil(d.shape.leaves_per_pod / spine_ratio - 1e-9));
+      d.shape.spine_up = spine_up_links(d.hw, d.shape.leaves_per_pod, spine_ratio);
       pods = 2;
     }
     if (pods > core_ends) {
@@ -97,11 +96,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   d.design = fmt::format("fat_tree: {} nodes x {} {} GPUs, {}, {} radix {}", d.nodes,
                          d.layout.gpus_per_node, d.hw.gpu->name, shape, d.hw.sw->name, d.hw.radix);
   if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
-    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
+    d.design += tier_switch_note(d.hw.spine, d.hw.port_speed, "spines");
   }
   if (core && (d.hw.core.radix != d.hw.spine.radix || d.hw.core.sw != d.hw.spine.sw)) {
-    d.design += tier_switch_note(d.hw, d.hw.core, "cores");
+    d.design += tier_switch_note(d.hw.core, d.hw.core_link_speed, "cores");
   }
+  if (core) d.design += core_links_note(d.hw);
   read_optics(args, d);
   return build_clos(args, d, options);
 }

@@ -55,7 +55,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       split > 1 ? fmt::format(" (on {} ports split {} ways)", down, split) : "", up,
       d.dual_tor ? " (dual-ToR pairs, 2 planes)" : "", d.hw.sw->name, d.hw.radix);
   if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
-    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
+    d.design += tier_switch_note(d.hw.spine, d.hw.port_speed, "spines");
   }
   return build_clos(args, d, options);
 }

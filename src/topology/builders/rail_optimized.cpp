@@ -69,7 +69,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
   const bool three = tiers == "3" || (tiers == "auto" && d.shape.leaves > spine_radix);
   std::uint32_t pods = 1;
   if (three) {
-    const auto [spine_down, spine_up] = split_ports(spine_radix, spine_ratio);
+    const auto [spine_down, spine_up] = split_spine_ports(d.hw, spine_ratio);
     std::uint32_t sus_per_pod = std::max<std::uint32_t>(1, spine_down / rails);
     d.shape.tiers = 3;
     d.shape.spine_up = spine_up;
@@ -83,8 +83,7 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
             d.nodes, d.nodes_per_su));
       }
       sus_per_pod = (sus + 1) / 2;
-      d.shape.spine_up =
-          static_cast<std::uint32_t>(std::ceil(sus_per_pod * rails / spine_ratio - 1e-9));
+      d.shape.spine_up = spine_up_links(d.hw, std::uint64_t{sus_per_pod} * rails, spine_ratio);
     }
     d.shape.leaves_per_pod = sus_per_pod * rails;
     pods = (sus + sus_per_pod - 1) / sus_per_pod;
@@ -118,11 +117,12 @@ BuildResult build(const ArgNode& args, const BuildOptions& options) {
       d.shape.planes > 1 ? fmt::format(" (rail-planed: {} planes)", d.shape.planes) : "",
       d.hw.sw->name, d.hw.radix);
   if (d.hw.spine.radix != d.hw.radix || d.hw.spine.sw != d.hw.sw) {
-    d.design += tier_switch_note(d.hw, d.hw.spine, "spines");
+    d.design += tier_switch_note(d.hw.spine, d.hw.port_speed, "spines");
   }
   if (three && (d.hw.core.radix != d.hw.spine.radix || d.hw.core.sw != d.hw.spine.sw)) {
-    d.design += tier_switch_note(d.hw, d.hw.core, "cores");
+    d.design += tier_switch_note(d.hw.core, d.hw.core_link_speed, "cores");
   }
+  if (three) d.design += core_links_note(d.hw);
   return build_clos(args, d, options);
 }
 

@@ -61,8 +61,9 @@ TEST(VoltaA10gNccl, Dgx1RingsUseEveryLinkOnce) {
   // GPUs 0-5: 4 and 5 reach the rest only by 4-0 (2 links) and 5-1 (2), and each other by one
   // link, so every ring crosses 4-5: one per direction, 40 GB/s.
   EXPECT_DOUBLE_EQ(from_preset("dgx1-v100", 1, 6).intra_GBps, 40.0);
-  // GPUs 0-4: GPU 4 has one linked peer (0), no NVLink ring; NCCL's PCIe Gen3 figure, 12 GB/s.
-  EXPECT_DOUBLE_EQ(from_preset("dgx1-v100", 1, 5).intra_GBps, 12.0);
+  // GPUs 0-4: GPU 4 has one linked peer (0), no NVLink ring; its hops relay through GPU 0
+  // (PATH_NVB), whose 2 links to GPU 4 carry 2 rings: 40 GB/s (nvlink_paths_test.cpp).
+  EXPECT_DOUBLE_EQ(from_preset("dgx1-v100", 1, 5).intra_GBps, 40.0);
 }
 
 TEST(VoltaA10gNccl, Dgx1AllReduceFromFirstPrinciples) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "lockstep/report/json.hpp"
+#include "lockstep/report/training.hpp"
 #include "sample_results.hpp"
 
 namespace lockstep::report {
@@ -49,11 +50,13 @@ TEST(JsonRead, LinksNullsAndSensitivityRoundTrip) {
   v.sweeps.push_back(Sweep{"all_reduce", "auto", "packet", {"failed-link:link=3"}, {row}});
   // A figure that was not finite is written null and reads back as NaN (null again).
   v.training->mfu = std::numeric_limits<double>::quiet_NaN();
+  v.training->model_map = model_map_json(model_preset("mixtral-8x7b"));
   v.sensitivity_baseline_us = 1234.5;
   v.sensitivity = {{"network_2x", "2x faster", 1000.25, ""}, {"failed_spine", "no spine", {}, "x"}};
   expect_round_trip(v);
   const Variant back = variant_from_json(variant_to_json(v));
   EXPECT_TRUE(std::isnan(back.training->mfu));
+  EXPECT_EQ(back.training->model_map["experts"], 8);
   EXPECT_EQ(back.sweeps.back().rows[0].links[0].paused, Time::ns(640));
   EXPECT_FALSE(back.sensitivity[1].iteration_time_us.has_value());
 }
@@ -89,6 +92,7 @@ TEST(JsonRead, OptionsRoundTrip) {
   o.efficiency = 0;
   o.peak_tflops = 1979;
   o.tp_comm_overlap = true;
+  o.tp_comm_overlap_sms = 24;
   o.overlap_dp = false;
   o.overlap_param_gather = true;
   o.grad_reduce_in_fp32 = false;
@@ -107,6 +111,7 @@ TEST(JsonRead, OptionsRoundTrip) {
   EXPECT_EQ(back.bucket_bytes, 100'000'000u);
   EXPECT_EQ(back.lora_targets, "attention");
   EXPECT_EQ(back.communication_sms, 20u);
+  EXPECT_EQ(back.tp_comm_overlap_sms, 24u);
 }
 
 TEST(JsonRead, PriceNotesRoundTrip) {

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/config/json_reader.hpp"
 #include "lockstep/report/json.hpp"
+#include "lockstep/workload/model.hpp"
 
 namespace lockstep::report {
 namespace {
@@ -81,6 +83,7 @@ TEST(TrainingRecord, TimesInMicrosecondsAndSlicesThatAddUp) {
 TEST(TrainingRecord, JsonKeysAndNumbers) {
   const nlohmann::ordered_json j = training_to_json(training_record(result(), config()));
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"model",
+                                                  "model_map",
                                                   "parallelism",
                                                   "gpus",
                                                   "iteration_time_us",
@@ -182,6 +185,49 @@ TEST(TrainingRecord, ResultsJsonHoldsTheSameObject) {
             training_to_json(training_record(result(), config())));
 }
 
+// The model as it ran, as the `model:` map a scenario would give: every key the map accepts
+// but `preset`, in model_keys()' order, with the preset's values and the job's overrides.
+TEST(TrainingRecord, ModelMapNamesEveryArchitecturalKey) {
+  TrainConfig c = config();
+  c.model = model_preset("deepseek-v3");
+  c.model.layers = 13;  // a job's override of the preset
+  const nlohmann::ordered_json j = training_to_json(training_record(result(), c));
+  std::vector<std::string> keys = model_keys();
+  keys.erase(keys.begin());  // "preset": the map gives the values themselves
+  EXPECT_EQ(keys_of(j["model_map"]), keys);
+  const nlohmann::ordered_json& m = j["model_map"];
+  // DeepSeek-V3 (arXiv:2412.19437 section 4.2, config.json): 61 layers (13 here), hidden 7168,
+  // 128 MLA heads of 128 + 64 rotary, q rank 1536, kv rank 512, 256 routed experts of 2048 and
+  // one shared, top-8, the first 3 layers dense, one MTP module, M = 4 nodes, FP8 dispatch.
+  EXPECT_EQ(m["name"], "deepseek-v3");
+  EXPECT_EQ(m["layers"], 13);
+  EXPECT_EQ(m["hidden"], 7168);
+  EXPECT_EQ(m["heads"], 128);
+  EXPECT_EQ(m["head_dim"], 128);
+  EXPECT_EQ(m["qk_rope_head_dim"], 64);
+  EXPECT_EQ(m["q_lora_rank"], 1536);
+  EXPECT_EQ(m["kv_lora_rank"], 512);
+  EXPECT_EQ(m["experts"], 256);
+  EXPECT_EQ(m["shared_experts"], 1);
+  EXPECT_EQ(m["expert_ffn"], 2048);
+  EXPECT_EQ(m["top_k"], 8);
+  EXPECT_EQ(m["dense_layers"], 3);
+  EXPECT_EQ(m["vocab"], 129280);
+  EXPECT_EQ(m["num_nextn_predict_layers"], 1);
+  EXPECT_EQ(m["moe_max_nodes"], 4);
+  EXPECT_EQ(m["moe_fp8_dispatch"], true);
+  EXPECT_EQ(m["tied_embeddings"], false);
+}
+
+// The map is a `model:` map: given back to the parser it makes the same model, for every preset.
+TEST(TrainingRecord, ModelMapParsesBackToTheSameModel) {
+  for (const std::string& name : model_preset_names()) {
+    const nlohmann::ordered_json j = model_map_json(model_preset(name));
+    const ArgNode node = parse_json_args(j.dump(), "results.json", "model");
+    EXPECT_EQ(model_map_json(parse_model(node)), j) << name;
+  }
+}
+
 // The interleaved schedule's N in every output: pp 4 x interleave 2 with N = 8 micro-batches per
 // group; N left out runs as Megatron-Core's default pp = 4; without interleaving there is no group.
 TEST(TrainingRecord, InterleavedGroupSizeInEveryOutput) {
@@ -261,14 +307,15 @@ TEST(TrainingRecord, RecomputeAndItsModules) {
 // them runs (null where the default is not a value), then each one set.
 TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
   const nlohmann::ordered_json d = training_to_json(training_record(result(), config()))["options"];
-  EXPECT_EQ(keys_of(d),
-            (std::vector<std::string>{"efficiency", "peak_tflops", "tp_comm_overlap", "overlap_dp",
-                                      "overlap_param_gather", "grad_reduce_in_fp32", "bucket_bytes",
-                                      "optimizer_step", "clip_grad", "moe_imbalance", "lora_rank",
-                                      "lora_targets", "account_for_embedding_in_pipeline_split",
-                                      "account_for_loss_in_pipeline_split", "communication_sms"}));
+  EXPECT_EQ(keys_of(d), (std::vector<std::string>{
+                            "efficiency", "peak_tflops", "tp_comm_overlap", "tp_comm_overlap_sms",
+                            "overlap_dp", "overlap_param_gather", "grad_reduce_in_fp32",
+                            "bucket_bytes", "optimizer_step", "clip_grad", "moe_imbalance",
+                            "lora_rank", "lora_targets", "account_for_embedding_in_pipeline_split",
+                            "account_for_loss_in_pipeline_split", "communication_sms"}));
   EXPECT_EQ(d["efficiency"], 0.5);
   EXPECT_TRUE(d["peak_tflops"].is_null());
+  EXPECT_TRUE(d["tp_comm_overlap_sms"].is_null());  // without tp_comm_overlap
   EXPECT_EQ(d["overlap_dp"], true);
   EXPECT_EQ(d["grad_reduce_in_fp32"], true);
   EXPECT_TRUE(d["bucket_bytes"].is_null());
@@ -301,6 +348,7 @@ TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
   EXPECT_EQ(o["efficiency"], "kernels");
   EXPECT_EQ(o["peak_tflops"], 1979.0);
   EXPECT_EQ(o["tp_comm_overlap"], true);
+  EXPECT_EQ(o["tp_comm_overlap_sms"], 16);  // Transformer Engine's default
   EXPECT_EQ(o["overlap_dp"], false);
   EXPECT_EQ(o["overlap_param_gather"], true);
   EXPECT_EQ(o["grad_reduce_in_fp32"], false);
@@ -314,12 +362,13 @@ TEST(TrainingRecord, OtherJobKeysInEveryOutput) {
   EXPECT_EQ(o["account_for_loss_in_pipeline_split"], true);
   EXPECT_EQ(o["communication_sms"], 20);
   const std::string text = format_training_text(result(), c);
-  EXPECT_NE(text.find("options            efficiency kernels, peak_tflops 1979, tp_comm_overlap "
-                      "on, overlap_dp off, overlap_param_gather on, grad_reduce_in_fp32 off, "
-                      "bucket 100000000 B, optimizer_step off, clip_grad 0, moe_imbalance 1.25, "
-                      "lora_rank 16 on attention_mlp, embedding in pipeline split, loss in "
-                      "pipeline split, communication_sms 20\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("options            efficiency kernels, peak_tflops 1979, tp_comm_overlap "
+                "on (16 SMs), overlap_dp off, overlap_param_gather on, grad_reduce_in_fp32 off, "
+                "bucket 100000000 B, optimizer_step off, clip_grad 0, moe_imbalance 1.25, "
+                "lora_rank 16 on attention_mlp, embedding in pipeline split, loss in "
+                "pipeline split, communication_sms 20\n"),
+      std::string::npos)
       << text;
 }
 

@@ -3,6 +3,7 @@
 
 #include <tuple>
 
+#include "clos_expect.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "topology_test_util.hpp"
@@ -18,12 +19,7 @@ constexpr std::pair<const char*, const char*> kHost[] = {{"gpus_per_node", "1"},
                                                          {"scale_up", "none"}};
 
 // The count of the bill of materials' line `item` (0 without one).
-std::uint64_t line(const Inventory& inv, const std::string& item) {
-  for (const auto& l : inv.lines) {
-    if (l.item == item) return l.count;
-  }
-  return 0;
-}
+constexpr auto* line = &test::line_count;
 
 BuildResult fat_tree(const std::string& k, bool graph = true) {
   return build({{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", k}}, graph);
@@ -327,7 +323,8 @@ TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
     EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 64u);
     EXPECT_EQ(inv.cables, 128u);
     EXPECT_EQ(line(inv, "MPO fibre patch cord"), 128u);
-    EXPECT_EQ(line(inv, "OSFP 400G SR4 transceiver"), 64u);
+    EXPECT_EQ(line(inv, "OSFP 400G SR4 transceiver, flat top (NIC side)"), 64u);
+    EXPECT_EQ(line(inv, "OSFP 400G SR4 transceiver"), 0u);
     EXPECT_EQ(line(inv, "OSFP 800G 2xSR4 transceiver"), 160u);
     EXPECT_EQ(inv.transceivers, 224u);
     // Dual-ToR, 128 NICs: 256 x 200G ports, 128 a plane; a 1:1 leaf splits its 32 down ports
@@ -341,7 +338,7 @@ TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
     EXPECT_EQ(test::tier_of(dual, "leaf")->ports_free, 64u);
     EXPECT_EQ(line(dual, "MPO 1:2 splitter fibre (estimate)"), 128u);
     EXPECT_EQ(dual.cables, 128u);
-    EXPECT_EQ(line(dual, "QSFP56 200G SR4 transceiver"), 256u);
+    EXPECT_EQ(line(dual, "QSFP56 200G SR4 transceiver (NIC side)"), 256u);
     EXPECT_EQ(dual.transceivers, 320u);
   }
 }
@@ -351,19 +348,13 @@ TEST(LeafSpine, Sn5600PortsSplitForFourAndTwoHundredGigabitEndsByHand) {
 // NIC 800G + (2 x 36 leaf down + 2 x 36 leaf up + 72 spine) = 216 1.6T 2xDR4 = 360 (576 per
 // link end, the default before); 288 patch cords either way.
 TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
-  for (const bool graph : {true, false}) {
-    const Inventory inv =
-        build(
-            {{"builder", "leaf_spine"}, kHost[0], kHost[1], {"switch", "q3400"}, {"nodes", "144"}},
-            graph)
-            .inventory;
-    SCOPED_TRACE(graph);
-    EXPECT_EQ(switches_in(inv, "leaf"), 2u);
-    EXPECT_EQ(switches_in(inv, "spine"), 1u);
-    EXPECT_EQ(inv.cables, 288u);
-    EXPECT_EQ(line(inv, "OSFP 1.6T 2xDR4 transceiver (estimate)"), 216u);
-    EXPECT_EQ(inv.transceivers, 360u);
-  }
+  test::expect_clos_both_ways(
+      {{"builder", "leaf_spine"}, kHost[0], kHost[1], {"switch", "q3400"}, {"nodes", "144"}},
+      {.leaves = 2,
+       .spines = 1,
+       .cables = 288,
+       .transceivers = 360,
+       .lines = {{"OSFP 1.6T 2xDR4 transceiver (estimate)", 216}}});
 }
 
 // A switch model per tier: QM9700 leaves under 800G Quantum-X800 Q3400 spines. 1,024 single-NIC
@@ -376,18 +367,14 @@ TEST(LeafSpine, Q3400CagesTakeOneTwinPortModuleByHand) {
 TEST(LeafSpine, QuantumTwoLeavesUnderXdrSpinesByHand) {
   const test::Kv kv = {
       {"builder", "leaf_spine"}, kHost[0], kHost[1], {"nodes", "1024"}, {"spine_switch", "q3400"}};
-  for (const bool graph : {true, false}) {
-    SCOPED_TRACE(graph);
-    const Inventory inv = build(kv, graph).inventory;
-    EXPECT_TRUE(inv.feasible);
-    EXPECT_EQ(switches_in(inv, "leaf"), 32u);
-    EXPECT_EQ(line(inv, switch_spec("q3400").display), 8u);
-    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 1'024u);
-    EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 128u);
-    EXPECT_EQ(inv.cables, 2'048u);
-    EXPECT_EQ(line(inv, "OSFP 800G 2xSR4 transceiver"), 1'536u);
-    EXPECT_EQ(inv.transceivers, 2'560u);
-  }
+  test::expect_clos_both_ways(
+      kv, {.feasible = true,
+           .leaves = 32,
+           .spine_ports_used = 1'024,
+           .spine_ports_free = 128,
+           .cables = 2'048,
+           .transceivers = 2'560,
+           .lines = {{switch_spec("q3400").display, 8}, {"OSFP 800G 2xSR4 transceiver", 1'536}}});
   // A spine's radix decides how many leaves it joins: 3,200 hosts are 100 leaves, beyond 64
   // QM9700 spines' ports but not 144: 3,200 uplinks need ceil(3,200 / 144) = 23 spines, whose
   // smallest divisor of 32 at least 23 is 32: one link from each leaf to each, 100 ports used a
@@ -422,17 +409,13 @@ TEST(LeafSpine, SplitSpinePortsTakeTwoUplinksByHand) {
                        {"nic", "cx7_400gbe"},
                        {"nodes", "2048"},
                        {"spine_switch", "sn5600"}};
-  for (const bool graph : {true, false}) {
-    SCOPED_TRACE(graph);
-    const Inventory inv = build(kv, graph).inventory;
-    EXPECT_TRUE(inv.feasible);
-    EXPECT_EQ(switches_in(inv, "leaf"), 32u);
-    EXPECT_EQ(line(inv, switch_spec("sn5600").display), 16u);
-    EXPECT_EQ(test::tier_of(inv, "spine")->ports_used, 1'024u);
-    EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
-    EXPECT_EQ(inv.cables, 4'096u);
-    EXPECT_EQ(inv.transceivers, 5'120u);
-  }
+  test::expect_clos_both_ways(kv, {.feasible = true,
+                                   .leaves = 32,
+                                   .spine_ports_used = 1'024,
+                                   .spine_ports_free = 0,
+                                   .cables = 4'096,
+                                   .transceivers = 5'120,
+                                   .lines = {{switch_spec("sn5600").display, 16}}});
 }
 
 // A chassis spine (Arista 7816R3: 16 line-card slots x 36 x 400GbE = 576 ports, the 7800R3
@@ -465,20 +448,16 @@ TEST(LeafSpine, ChassisSpinesHoldFiveHundredLeavesByHand) {
 // 4 down, pods of 4 leaves, 13 pods: beyond 8-port cores, not 64-port ones (4 planes of
 // ceil(13 x 4 / 64) = 1 core, 52 ports used each).
 TEST(FatTree, CoreSwitchOfItsOwnByHand) {
-  const test::Kv kv = {
-      {"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"core_switch", "qm9700"}};
-  for (const bool graph : {true, false}) {
-    SCOPED_TRACE(graph);
-    const Inventory inv = build(kv, graph).inventory;
-    EXPECT_TRUE(inv.feasible);
-    EXPECT_EQ(switches_in(inv, "leaf"), 8u);
-    EXPECT_EQ(switches_in(inv, "spine"), 8u);
-    EXPECT_EQ(switches_in(inv, "core"), 2u);
-    EXPECT_EQ(test::tier_of(inv, "core")->ports_used, 16u);
-    EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 112u);
-    EXPECT_EQ(inv.cables, 48u);
-    EXPECT_NE(inv.design.find("cores qm9700 radix 64"), std::string::npos) << inv.design;
-  }
+  test::expect_clos_both_ways(
+      {{"builder", "fat_tree"}, kHost[0], kHost[1], {"k", "4"}, {"core_switch", "qm9700"}},
+      {.feasible = true,
+       .leaves = 8,
+       .spines = 8,
+       .cores = 2,
+       .core_ports_used = 16,
+       .core_ports_free = 112,
+       .cables = 48,
+       .design_has = "cores qm9700 radix 64"});
   test::Kv wide = {{"builder", "fat_tree"}, kHost[0], kHost[1], {"radix", "8"}, {"nodes", "200"}};
   EXPECT_FALSE(build(wide, false).inventory.feasible);
   wide.push_back({"core_switch", "qm9700"});
@@ -760,6 +739,26 @@ TEST(Clos, CountedAndAnalyticalInventoriesAgree) {
         {"fabric_link_m", "2"},
         {"spine_switch", "sn5600"},
         {"core_switch", "tomahawk5"}},
+       true},
+      // Spine-core links at 800G (one a spine port) and at 400G on split 800G spine ports.
+      {{{"builder", "rail_optimized"},
+        {"sus", "2"},
+        {"tiers", "3"},
+        {"switch", "sn5600_400g"},
+        {"radix", "64"},
+        {"nic", "cx7_400gbe"},
+        {"spine_switch", "sn5600"},
+        {"core_switch", "tomahawk5"}},
+       false},
+      {{{"builder", "fat_tree"},
+        kHost[0],
+        kHost[1],
+        {"switch", "sn5600_400g"},
+        {"radix", "16"},
+        {"nic", "cx7_400gbe"},
+        {"nodes", "200"},
+        {"spine_switch", "sn5600"},
+        {"core_switch", "tomahawk5_400g"}},
        true},
   };
   for (const auto& [kv, latency] : designs) {

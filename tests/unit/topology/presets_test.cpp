@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -198,6 +200,37 @@ TEST(Presets, ClustersSmallerThanAnSuGetSpinesForTheirNodes) {
   EXPECT_EQ(count(13), (std::array<std::uint32_t, 3>{8, 2, 8 * 14}));
   EXPECT_EQ(count(20), (std::array<std::uint32_t, 3>{8, 3, 8 * 21}));
   EXPECT_EQ(count(32), (std::array<std::uint32_t, 3>{8, 4, 8 * 32}));
+}
+
+// A fabric's NIC count is its instance's (p5: 32 EFA devices for 8 GPUs, 4 x 100G a GPU), so
+// another system gets as many per GPU: a 4-GPU GB200 tray on efa has 32 x 4 / 8 = 16 devices,
+// fused to one 400G NIC a GPU on the stand-in Tomahawk 5's 400G ports (before: 32 devices, 8
+// fused a GPU, 800G fabric ports on 400G switches, 1.6T modules in the leaves' up cages and the
+// spine's, the leaves 0.5 down:up). One rack of 18 trays: 72 NICs on 4
+// rail leaves of 18 down / 18 up under one 128-port spine (72 of its ports). Modules: 72 NIC-side
+// 400G SR4 and twin-port 2 x 400G 800G 2xSR4 in the Tomahawk 5 cages: leaves 4 x (9 down + 9
+// up), spine 72 / 2 = 36: 108; 180 in all, none of 1.6T.
+TEST(Presets, EfaOnAnotherSystemKeepsThePerGpuCountOfItsInstance) {
+  EXPECT_EQ(resolve_preset({.system = "hgx-h100", .fabric = "efa", .nodes = 2}).nics_per_node, 32u);
+  EXPECT_EQ(resolve_preset({.system = "gb200-nvl72", .fabric = "efa", .nodes = 18}).nics_per_node,
+            16u);
+  ArgNode m = ArgNode::map("cluster");
+  for (const auto& [key, value] : {std::pair{"builder", "preset"},
+                                   {"system", "gb200-nvl72"},
+                                   {"fabric", "efa"},
+                                   {"nodes", "18"}}) {
+    m.set(key, ArgNode::scalar(value, std::string("cluster.") + key));
+  }
+  const Inventory inv = build_topology(m).inventory;
+  EXPECT_DOUBLE_EQ(inv.injection_per_gpu.gigabits_per_second(), 400.0);
+  std::map<std::string, std::uint64_t> optics;
+  for (const InventoryLine& l : inv.lines) {
+    if (l.category == "transceiver") optics[l.item] = l.count;
+  }
+  EXPECT_EQ(optics, (std::map<std::string, std::uint64_t>{
+                        {"OSFP 400G SR4 transceiver, flat top (NIC side)", 72},
+                        {"OSFP 800G 2xSR4 transceiver", 108}}));
+  EXPECT_EQ(inv.transceivers, 180u);
 }
 
 }  // namespace

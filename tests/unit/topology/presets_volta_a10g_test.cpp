@@ -60,14 +60,15 @@ TEST(VoltaA10gPresets, Dgx1GraphWiresPairsUnequally) {
   EXPECT_EQ(c.nics_per_node, 4u);
   EXPECT_DOUBLE_EQ(c.nic_speed.gigabits_per_second(), 100.0);
   EXPECT_FALSE(c.system.amd_host);  // Intel Xeon E5-2698 v4
-  // One node: 8 x 4 / 2 = 16 linked pairs, 8 doubly (50 GB/s) and 8 singly (25 GB/s); each GPU's
-  // PCIe Gen3 link to the host, where the 12 unlinked pairs meet.
+  // One node: 8 x 4 / 2 = 16 linked pairs, 8 doubly (50 GB/s) and 8 singly (25 GB/s); the PCIe
+  // tree where the 12 unlinked pairs could meet (catalog host_pcie_tree): each GPU's Gen3 link to
+  // its PCIe switch (8), the 4 switches' links to their CPUs and QPI between the CPUs: 13.
   const Topology t = preset_graph("dgx1-v100", 1);
   const Links n = links_of(t);
   EXPECT_EQ(n.nvlink.at(50), 8u);
   EXPECT_EQ(n.nvlink.at(25), 8u);
   EXPECT_EQ(n.nvlink.size(), 2u);
-  EXPECT_EQ(n.host, 8u);
+  EXPECT_EQ(n.host, 8u + 4u + 1u);
   EXPECT_EQ(t.traits().scale_up, "mesh");
   // GPUs 0-3 (a quad): pairs 0-3, 1-2, 2-3 doubly, 0-1, 0-2, 1-3 singly.
   const Links four = links_of(preset_graph("dgx1-v100", 1, 4));

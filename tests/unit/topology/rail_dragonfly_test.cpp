@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "clos_expect.hpp"
 #include "lockstep/core/error.hpp"
 #include "topology_test_util.hpp"
 
@@ -28,16 +29,16 @@ TEST(RailOptimized, OneScalableUnitByHand) {
   EXPECT_EQ(inv.nics, 256u);
   EXPECT_EQ(inv.nodes, 32u);
   EXPECT_EQ(switches_in(inv, "scale_up"), 128u);
-  EXPECT_EQ(switches_in(inv, "leaf"), 8u);
-  EXPECT_EQ(switches_in(inv, "spine"), 4u);
-  EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 0u);
-  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
-  EXPECT_EQ(inv.cables, 512u);
-  EXPECT_EQ(inv.transceivers, 640u);
+  test::expect_clos(inv, {.feasible = true,
+                          .leaves = 8,
+                          .spines = 4,
+                          .leaf_ports_free = 0,
+                          .spine_ports_free = 0,
+                          .cables = 512,
+                          .transceivers = 640});
   EXPECT_EQ(build({{"builder", "rail_optimized"}, {"sus", "1"}, {"optics", "per_port"}})
                 .inventory.transceivers,
             1'024u);
-  EXPECT_TRUE(inv.feasible);
   // Bisection: min(128 GPUs x 50 GB/s, 8 x 32 x 50 GB/s / 2) = 6.4 TB/s.
   EXPECT_DOUBLE_EQ(inv.bisection.bytes_per_second(), 6.4e12);
   EXPECT_DOUBLE_EQ(inv.injection_per_gpu.gigabits_per_second(), 400);

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "clos_expect.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "topology_test_util.hpp"
@@ -50,12 +51,13 @@ TEST(EqualLinks, SpinesForOneToFourSusByHand) {
 
 // One SU of the DGX SuperPOD H100 with transceivers per module, by hand. 31 DGX H100 (one
 // position for the UFM), 4 UFM links into the free port of rails 0-3. Modules:
-//   DGX side: 31 nodes x 4 twin-port OSFP cages (8 NDR ports / 2)        = 124 twin (2xSR4)
+//   DGX side: 31 nodes x 4 twin-port OSFP cages (8 NDR ports / 2)        = 124 twin (2xSR4),
+//             the flat-top form (NVIDIA LinkX MMA4Z00-NS-FLT), a line of its own
 //   UFM side: 4 single-port modules                                       =   4 OSFP 400G SR4
 //   leaf down: 4 leaves of 32 ports + 4 of 31 -> 16 cages each            = 128 twin
 //   leaf up: 8 leaves x 32 uplinks / 2                                    = 128 twin
 //   spine down: 4 spines x 64 ports / 2                                   = 128 twin
-// 508 twin-port 800G 2xSR4 modules + 4 single 400G = 512 transceivers (per link end: 2 x 508
+// 124 + 384 twin-port 800G 2xSR4 modules + 4 single 400G = 512 transceivers (per link end: 2 x 508
 // links = 1,016). Cables: 248 + 4 = 252 to the leaves, 256 leaf-spine = 508 fibres.
 TEST(TwinPort, OneH100SuByHand) {
   const ReferenceDesign& ref = reference_design("dgx-superpod-h100-1su", "--reference");
@@ -68,9 +70,10 @@ TEST(TwinPort, OneH100SuByHand) {
     for (const InventoryLine& l : inv.lines) {
       if (l.category == "transceiver") optics[l.item] = l.count;
     }
-    EXPECT_EQ(optics["OSFP 800G 2xSR4 transceiver"], 508u);
+    EXPECT_EQ(optics["OSFP 800G 2xSR4 transceiver, flat top (NIC side)"], 124u);
+    EXPECT_EQ(optics["OSFP 800G 2xSR4 transceiver"], 384u);
     EXPECT_EQ(optics["OSFP 400G SR4 transceiver"], 4u);
-    EXPECT_EQ(optics.size(), 2u);
+    EXPECT_EQ(optics.size(), 3u);
     // Leaf ports: 4 x (32 + 32) + 4 x (31 + 32) = 508 of 512 used.
     EXPECT_EQ(test::tier_of(inv, "leaf")->ports_used, 508u);
     EXPECT_EQ(test::tier_of(inv, "leaf")->ports_free, 4u);
@@ -133,13 +136,23 @@ TEST(RailPlanes, TwoTiersOfSixteenSusByHand) {
             std::string::npos);
 }
 
+// Rail leaves of 400GbE (the 128-port SN5600 configuration held to 64 ports: 32 servers down,
+// 32 up) and 400GbE NICs, `sus` SUs, under the tier switches `more` adds.
+test::Kv rail_400gbe(const char* sus, const test::Kv& more) {
+  test::Kv kv = {{"builder", "rail_optimized"},
+                 {"sus", sus},
+                 {"switch", "sn5600_400g"},
+                 {"radix", "64"},
+                 {"nic", "cx7_400gbe"}};
+  kv.insert(kv.end(), more.begin(), more.end());
+  return kv;
+}
+
 // A spine model of its own: 16 SUs of 400GbE rail leaves (128-port SN5600 held to 64 ports)
 // under 128-port SN5600 spines: 128 leaves fit one spine tier; 128 x 32 uplinks / 128 ports
 // = 32 spines (32 divides 32: one link from each leaf to each), all 128 ports used.
 TEST(SpineSwitch, OneTierOf128PortSpinesByHand) {
-  const test::Kv kv = {{"builder", "rail_optimized"}, {"sus", "16"},
-                       {"switch", "sn5600_400g"},     {"radix", "64"},
-                       {"nic", "cx7_400gbe"},         {"spine_switch", "sn5600_400g"}};
+  const test::Kv kv = rail_400gbe("16", {{"spine_switch", "sn5600_400g"}});
   const Inventory inv = build(kv, false).inventory;
   EXPECT_TRUE(inv.feasible);
   EXPECT_EQ(switches_in(inv, "leaf"), 128u);
@@ -184,18 +197,16 @@ TEST(SpineSwitch, OneTierOf128PortSpinesByHand) {
 // planes joins 4 pods x 64 uplinks = 256 ports on ceil(256 / 128) = 2 cores: 64 Tomahawk 5,
 // full. Cables: 8,192 NIC-leaf + 256 x 32 leaf-spine + 128 x 64 spine-core = 24,576.
 TEST(SpineSwitch, CoreSwitchOfItsOwnByHand) {
-  const test::Kv kv = {{"builder", "rail_optimized"},   {"sus", "32"},
-                       {"switch", "sn5600_400g"},       {"radix", "64"},
-                       {"nic", "cx7_400gbe"},           {"tiers", "3"},
-                       {"spine_switch", "sn5600_400g"}, {"core_switch", "tomahawk5_400g"}};
+  const test::Kv kv = rail_400gbe(
+      "32", {{"tiers", "3"}, {"spine_switch", "sn5600_400g"}, {"core_switch", "tomahawk5_400g"}});
   const Inventory inv = build(kv, false).inventory;
-  EXPECT_TRUE(inv.feasible);
-  EXPECT_EQ(switches_in(inv, "leaf"), 256u);
-  EXPECT_EQ(switches_in(inv, "spine"), 128u);
-  EXPECT_EQ(switches_in(inv, "core"), 64u);
-  EXPECT_EQ(test::tier_of(inv, "spine")->ports_free, 0u);
-  EXPECT_EQ(test::tier_of(inv, "core")->ports_free, 0u);
-  EXPECT_EQ(inv.cables, 24'576u);
+  test::expect_clos(inv, {.feasible = true,
+                          .leaves = 256,
+                          .spines = 128,
+                          .cores = 64,
+                          .spine_ports_free = 0,
+                          .core_ports_free = 0,
+                          .cables = 24'576});
   std::map<std::string, std::uint64_t> core_lines;
   for (const InventoryLine& l : inv.lines) {
     if (l.tier == "core") core_lines[l.item] = l.count;
@@ -203,6 +214,54 @@ TEST(SpineSwitch, CoreSwitchOfItsOwnByHand) {
   EXPECT_EQ(core_lines,
             (std::map<std::string, std::uint64_t>{{switch_spec("tomahawk5_400g").display, 64}}));
   EXPECT_NE(inv.design.find("cores tomahawk5_400g radix 128"), std::string::npos) << inv.design;
+}
+
+// Spine-core links at the rate both switches' ports run: 400GbE rail leaves (32 down / 32 up)
+// under 800G SN5600 spines and 800G Tomahawk 5 cores. A spine port takes 2 x 400G leaf links
+// (switch_breakout) but one 800G core link, so at 1:1 a spine has 32 ports down (64 leaf links,
+// 25.6 Tb/s) and 32 up (32 x 800G): pods of 64 / 8 rails = 8 SUs. 32 SUs: 256 leaves, 4 pods x
+// 32 leaf uplinks = 128 spines (64 ports used, full); each of the 32 core planes joins 4 pods x
+// 32 links = 128 on ceil(128 / 64) = 2 cores: 64 Tomahawk 5, full. Cables: 8,192 NIC-leaf +
+// 256 x 32 leaf-spine + 128 x 32 spine-core = 20,480. Modules: 8,192 NIC 400G SR4; leaves 256 x
+// (16 + 16) twin cages = 8,192 and spines 128 x 32 down cages (2 x 400G each) = 4,096 800G
+// 2xSR4 (10 and 30 m: 12,288); spines 128 x 32 up and cores 64 x 64 = 8,192 800G 2xDR4 (100 m);
+// 28,672 in all. At the leaves' 400G (before) the same spines took 64 core links each, one to an
+// 800G core port (Tomahawk 5 splits are not in the catalog): 128 cores, 8,192 spine-core cables.
+// Two SUs forced to 3 tiers (two pods of one SU): a spine's 8 leaf links (4 ports) take
+// ceil(8 x 400 / 800) = 4 core links (4 ports): 64 spines of 8 ports used (3,584 free); 32
+// planes of 2 pods x 4 links on one core each: 32 cores of 8 used (1,792 free). Cables 512 + 512
+// + 64 x 4 = 1,280; modules 512 NIC + 16 x 32 leaf + 64 x (4 + 4) spine + 32 x 8 core = 1,792,
+// of them 512 800G 2xDR4 (spine up and core). Counted graph and closed form alike.
+TEST(SpineSwitch, CoreLinksAtTheSpinesRateByHand) {
+  const test::Kv tiers = {{"spine_switch", "sn5600"}, {"core_switch", "tomahawk5"}};
+  const Inventory inv = build(rail_400gbe("32", tiers), false).inventory;
+  test::expect_clos(inv, {.feasible = true,
+                          .leaves = 256,
+                          .spines = 128,
+                          .cores = 64,
+                          .spine_ports_used = 128 * 64,
+                          .spine_ports_free = 0,
+                          .core_ports_free = 0,
+                          .cables = 20'480,
+                          .transceivers = 28'672,
+                          .lines = {{"OSFP 400G SR4 transceiver, flat top (NIC side)", 8'192},
+                                    {"OSFP 800G 2xSR4 transceiver", 12'288},
+                                    {"OSFP 800G 2xDR4 transceiver", 8'192}},
+                          .design_has = "spine-core links at 800G"});
+  EXPECT_DOUBLE_EQ(test::tier_of(inv, "spine")->oversubscription, 1.0);
+  test::Kv two = rail_400gbe("2", tiers);
+  two.emplace_back("tiers", "3");
+  test::expect_clos_both_ways(two, {.feasible = true,
+                                    .leaves = 16,
+                                    .spines = 64,
+                                    .cores = 32,
+                                    .spine_ports_used = 512,
+                                    .spine_ports_free = 3'584,
+                                    .core_ports_used = 256,
+                                    .core_ports_free = 1'792,
+                                    .cables = 1'280,
+                                    .transceivers = 1'792,
+                                    .lines = {{"OSFP 800G 2xDR4 transceiver", 512}}});
 }
 
 // Every reference reproduces its document's numbers exactly (the numbers and their tables are

@@ -146,8 +146,19 @@ TEST(TrainConfig, TpCommOverlapNeedsSequenceParallelism) {
             "the sequence-parallel all-gather and reduce-scatter only)");
   const TrainConfig c = parse_train_config(job({{"model", "llama3-8b"}, {"global_batch", "8"}}));
   EXPECT_FALSE(c.tp_comm_overlap);
+  EXPECT_EQ(c.tp_comm_overlap_sms, 16u);  // Transformer Engine's userbuffers default
   EXPECT_FALSE(c.overlap_param_gather);
   EXPECT_TRUE(c.optimizer_step);
+  // The SMs of overlapped reduce-scatters mean nothing without the overlap.
+  EXPECT_EQ(
+      error_of(job({{"model", "llama3-8b"}, {"global_batch", "8"}, {"tp_comm_overlap_sms", "20"}})),
+      "s.yaml:6:3: job.tp_comm_overlap_sms: needs tp_comm_overlap: true");
+  EXPECT_EQ(parse_train_config(job({{"model", "llama3-8b"},
+                                    {"global_batch", "8"},
+                                    {"tp_comm_overlap", "true"},
+                                    {"tp_comm_overlap_sms", "20"}}))
+                .tp_comm_overlap_sms,
+            20u);
 }
 TEST(TrainConfig, RecomputeModulesAreMegatronCoresNamesWithSelective) {
   const TrainConfig c = parse_train_config(job({{"model", "deepseek-v3"},

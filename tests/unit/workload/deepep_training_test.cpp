@@ -2,7 +2,10 @@
 // node-limited routing and FP8 dispatch price EP with DeepEP's normal kernels (docs/training.md).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "lockstep/workload/model.hpp"
+#include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
 
@@ -47,11 +50,19 @@ TrainConfig deepseek_like(std::uint32_t max_nodes, bool fp8) {
 // = 16.56624 us on the contention-free reference engine (50 GB/s). Combine (BF16, 2048 B): the
 // two NVLink parts of 873,813 / 4 B chained, 4 (0.7 + 4.36906) us, then the last network chunk
 // of 262,144 B, 0.7 + 5.24288 us: 26.21912 us. EP: 4 x 42.78536 = 171.14144 us.
+// The full expansion runs the same exchanges in the rank programs: the same EP time and step.
 TEST(DeepEpTraining, NodeLimitedFp8DispatchTakesTheHandDerivedTime) {
   const auto opts = reference_options(Time::ns(700), Bandwidth::gBps(50));
   const Topology topo = ndr_h100_nodes(2, 2);
   const TrainResult r = simulate_training(topo, deepseek_like(1, true), opts);
+  EXPECT_EQ(r.expansion, "reduced");
   EXPECT_NEAR(r.breakdown.ep.seconds(), 171.14144e-6, 2e-12 * 1000);
+  TrainConfig full = deepseek_like(1, true);
+  full.expansion = Expansion::Full;
+  const TrainResult f = simulate_training(topo, full, opts);
+  EXPECT_EQ(f.expansion, "full");
+  EXPECT_NEAR(f.breakdown.ep.seconds(), 171.14144e-6, 2e-12 * 1000);
+  EXPECT_EQ(f.iteration, r.iteration);
   // FP8 dispatch moves 1056 of 2048 B a token: faster than BF16; routing to every node reaches
   // the other node with P = 1 - C(4,2) / C(8,2) = 22/28 > 1/2: slower.
   EXPECT_LT(r.breakdown.ep, simulate_training(topo, deepseek_like(1, false), opts).breakdown.ep);
@@ -64,6 +75,68 @@ TEST(DeepEpTraining, WithoutTheKeysEpIsNcclsAllToAllOfEveryCopy) {
   const auto opts = reference_options(Time::ns(700), Bandwidth::gBps(50));
   const TrainResult r = simulate_training(ndr_h100_nodes(2, 2), deepseek_like(0, false), opts);
   EXPECT_NEAR(r.breakdown.ep.seconds(), 173.37216e-6, 2e-12 * 1000);
+}
+
+// The bytes of the two hops in the full expansion's programs, per rank, in the case above (EP 4
+// on 2 nodes of 2, M = 1, 1024 tokens of hidden 1024, P(node) = 1/2, P(GPU) = 5/12). Per
+// exchange: dispatch (FP8, 1056 B a token) crosses the network once, 512 x 1056 = 540,672 B to
+// the rail peer of the other node, and NVLink twice (the rank's own tokens, the other node's it
+// forwards), 1024 x 5/12 x 1056 = 450,560 B each; combine (BF16, 2048 B) sends 2 x 1024 x 5/12 x
+// 2048 = 2 x 873,813 B (rounded) over NVLink to the forwarders and 512 x 2048 = 1,048,576 B over
+// the network. Two MoE layers, forward and backward: 4 of each. Network 4 x 1,589,248 =
+// 6,356,992 B, NVLink 4 x 2,648,746 = 10,594,984 B. NCCL's all-to-all of every copy (without
+// the keys) sends 1 MiB to each of the 3 others, 8 times: 16 MiB across nodes, 8 MiB inside.
+struct EpSends {
+  std::uint64_t network = 0, nvlink = 0;  // GPUs r / 2 are a node's
+};
+EpSends ep_sends(const TrainConfig& c, const Topology& topo, Rank r, bool deepep) {
+  const StepPlan plan = make_step_plan(c, c.peak_flops);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  if (deepep) o.moe_exchange = deepep_training_exchanges(topo, deepep_training_spec(c, plan));
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  EpSends out;
+  for (OpIndex i = 0; i < programs.programs->num_ops(r); ++i) {
+    const Op op = programs.programs->op(r, i);
+    if (programs.tags[r][i].role != OpRole::EpComm || op.kind != OpKind::Send) continue;
+    (op.peer / 2 == r / 2 ? out.nvlink : out.network) += op.bytes();
+  }
+  return out;
+}
+
+TEST(DeepEpTraining, FullExpansionSendsTheTwoHopsBytes) {
+  const Topology topo = ndr_h100_nodes(2, 2);
+  for (Rank r = 0; r < 4; ++r) {
+    const EpSends deepep = ep_sends(deepseek_like(1, true), topo, r, true);
+    EXPECT_EQ(deepep.network, 6'356'992u) << "rank " << r;
+    EXPECT_EQ(deepep.nvlink, 10'594'984u) << "rank " << r;
+    const EpSends nccl = ep_sends(deepseek_like(0, false), topo, r, false);
+    EXPECT_EQ(nccl.network, 16u << 20) << "rank " << r;
+    EXPECT_EQ(nccl.nvlink, 8u << 20) << "rank " << r;
+  }
+  // Without a factory the full expansion cannot run DeepEP's exchange: an internal error, not
+  // NCCL's all-to-all in its place.
+  EXPECT_THROW(ep_sends(deepseek_like(1, true), topo, 0, false), std::logic_error);
+}
+
+// On the analytical engine with NCCL's collectives (the default options) the two expansions run
+// the same exchanges: the same exposed EP time, and the steps differ only by their gradient
+// reduction (the full expansion runs NCCL's DP programs on one channel, the reduced one takes the
+// NCCL model's time: docs/training.md, "Collectives as NCCL runs them"). NCCL's all-to-all of
+// every copy, without the keys, took different EP times in the two (756.7 against 693.2 us).
+TEST(DeepEpTraining, ExpansionsAgreeOnTheAnalyticalEngine) {
+  const Topology topo = ndr_h100_nodes(2, 2);
+  TrainConfig c = deepseek_like(1, true);
+  c.engine = "analytical";
+  const TrainResult reduced = simulate_training(topo, c);
+  c.expansion = Expansion::Full;
+  const TrainResult full = simulate_training(topo, c);
+  EXPECT_GT(full.breakdown.ep, Time::zero());
+  EXPECT_EQ(full.breakdown.ep, reduced.breakdown.ep);
+  EXPECT_EQ(full.breakdown.compute, reduced.breakdown.compute);
+  EXPECT_NEAR((full.iteration - full.breakdown.dp).seconds(),
+              (reduced.iteration - reduced.breakdown.dp).seconds(), 1e-11);
 }
 
 }  // namespace

@@ -10,16 +10,17 @@
 #include <cmath>
 #include <memory>
 
-#include "lockstep/config/arg_node.hpp"
-#include "lockstep/config/yaml_reader.hpp"
+#include "inference_support.hpp"
 #include "lockstep/core/error.hpp"
 #include "test_cluster.hpp"
 
 namespace lockstep {
 namespace {
 
+using testing::FixedComm;
+
 InferenceConfig config(const std::string& yaml) {
-  return parse_inference_config(parse_yaml_args(yaml, "s.yaml", "job"));
+  return testing::inference_config(yaml);
 }
 
 std::string error_of(const std::string& yaml) {
@@ -89,16 +90,23 @@ TEST(InferenceConfig, ErrorsNameTheFieldAndItsPlace) {
                      "requests: {prompt: 8, output: 8, rate: 1}\n")
                 .find("s.yaml:2:29: job.batching.kv_cache_tokens"),
             std::string::npos);
-  // Several partial prefills only with chunked prefill; chunked prefill only without pipeline
-  // stages (vLLM schedules each stage's virtual engine apart).
+  // Several partial prefills only with chunked prefill.
   EXPECT_NE(error_of("model: llama3-8b\nbatching: {max_partial_prefills: 2}\n"
                      "requests: {prompt: 8, output: 8, rate: 1}\n")
                 .find("s.yaml:2:34: job.batching.max_partial_prefills"),
             std::string::npos);
-  EXPECT_NE(error_of("model: llama3-8b\npp: 2\nbatching: {policy: chunked}\n"
-                     "requests: {prompt: 8, output: 8, rate: 1}\n")
-                .find("s.yaml:3:20: job.batching.policy: chunked prefill with pp=2"),
+  // Pipeline stages: at least one layer each (vLLM's get_pp_indices splits 32 layers over 3
+  // stages as 11 + 11 + 10, so pp need not divide them), at least one stage.
+  EXPECT_NE(error_of("model: llama3-8b\npp: 33\nrequests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:2:5: job.pp: 32 layers cannot fill pp=33 stages"),
             std::string::npos);
+  EXPECT_NE(error_of("model: llama3-8b\npp: -2\nrequests: {prompt: 8, output: 8, rate: 1}\n")
+                .find("s.yaml:2:5: job.pp"),
+            std::string::npos);
+  EXPECT_EQ(config("model: llama3-8b\npp: 2\nbatching: {policy: chunked}\n"
+                   "requests: {prompt: 8, output: 8, rate: 1}\n")
+                .pp,
+            2u);
   // Chunked prefill's budget defaults to vLLM's 2,048 tokens a step.
   const InferenceConfig chunked = config(
       "model: llama3-8b\nbatching: {policy: chunked}\nrequests: {prompt: 8, output: 8, rate: 1}\n");
@@ -440,25 +448,6 @@ TEST(InferenceServe, RefusesALayoutThatMissesTheGpus) {
   EXPECT_THROW(simulate_inference(hgx(), c), InputError);
 }
 
-// The contract moe26's DeepEP-style primitives fill in: a fixed-time stand-in, and what the step
-// and the request simulation make of its times and sizes.
-class FixedComm : public InferenceComm {
- public:
-  Time moe_dispatch(const MoeExchange& x) override {
-    last = x;
-    return Time::us(3);
-  }
-  Time moe_combine(const MoeExchange&) override { return Time::us(5); }
-  Time kv_transfer(const KvTransfer& x) override {
-    kv_bytes = x.bytes.count();
-    pairs = x.from.size();
-    return Time::ms(1);
-  }
-  MoeExchange last;
-  std::uint64_t kv_bytes = 0;
-  std::size_t pairs = 0;
-};
-
 // Mixtral 8x7B (32 layers, all MoE, 8 experts, top 2) at TP 8 = EP 8, a decode batch of 16:
 // each layer one attention all-reduce, one dispatch (3 us) and one combine (5 us): 32 x 8 us.
 TEST(InferenceStep, ExpertParallelLayersCallDispatchAndCombine) {
@@ -485,9 +474,7 @@ TEST(InferenceServe, DisaggregatedRequestWaitsForItsKvCache) {
       "requests: {prompt: 1024, output: 2, concurrency: 1, count: 1}\n"
       "disaggregated: {prefill_gpus: 8, decode_gpus: 8}\n");
   auto comm = std::make_shared<FixedComm>();
-  InferenceOptions o;
-  o.comm = comm;
-  const InferenceResult r = simulate_inference(two, c, o);
+  const InferenceResult r = simulate_inference(two, c, testing::options_with(comm, false));
   InferenceStepModel m(two, c, comm);
   EXPECT_EQ(comm->kv_bytes, 134'217'728u);
   EXPECT_EQ(comm->pairs, 8u);

@@ -249,5 +249,36 @@ TEST(KernelModel, ParsedJobsUseTheKernelModelOnlyWhenEfficiencyIsKernels) {
   EXPECT_NEAR(make_step_plan(e, 989e12).forward[0].seconds(), flops / (989e12 * 0.5), 1e-12);
 }
 
+// A multi-token-prediction module's own kernels (DeepSeek-V3 section 2.2), hidden 4096, one
+// 4096-token sequence, tp 1, BF16. Element-wise at 3.015 TB/s: the embedding's lookup 2 x 4096 x
+// 2 B x 4096 = 67.1 MB (22.258 us) and its FP32 gradient scatter 4096 x 10 B x 4096 = 167.8 MB
+// (55.646 us); two RMSNorms 2 x 67.1 MB = 44.517 us, backward twice: 89.033 us; the
+// concatenation reads both halves and writes 2h: 134.2 MB = 44.517 us, backward views (none).
+// The projection M, 4096 x 4096 x 8192: 2.749e11 FLOPs, 512 tiles in 4 waves (512 / 528 busy):
+// 2.749e11 / (791.2e12 x 512 / 528) = 358.276 us; backward its data gradient (4096 x 8192 out,
+// 1024 tiles, 8 waves) and weight gradient (8192 x 4096) the same: 716.552 us. Forward 469.567 us,
+// backward 861.231 us; the plan adds them and the head once more to the head's time.
+TEST(KernelModel, MtpModulePricesItsLookupNormsConcatenationAndProjection) {
+  TrainConfig c = one_layer_of_32_heads();
+  double fwd = 0, bwd = 0;
+  bf16().mtp_module(c, 4096, fwd, bwd);
+  EXPECT_NEAR(fwd, 469.567e-6, 1e-9);
+  EXPECT_NEAR(bwd, 861.231e-6, 1e-9);
+  c.efficiency = 0;  // the kernel model
+  const StepPlan without = make_step_plan(c, 989e12, 1979e12, &h100());
+  c.model.mtp_layers = 1;
+  const StepPlan with = make_step_plan(c, 989e12, 1979e12, &h100());
+  EXPECT_NEAR(with.head_forward.seconds(), 2 * without.head_forward.seconds() + fwd, 1e-11);
+  EXPECT_NEAR(with.head_backward.seconds(), 2 * without.head_backward.seconds() + bwd, 1e-11);
+  // One efficiency: M's 4 h^2 FLOPs per token at the weight GEMMs' rate, FP8's twice BF16's.
+  c.efficiency = 0.5;
+  c.precision = Precision::Fp8;
+  const StepPlan single = make_step_plan(c, 989e12, 1979e12, &h100());
+  c.model.mtp_layers = 0;
+  const StepPlan plain = make_step_plan(c, 989e12, 1979e12, &h100());
+  const double projection = 4.0 * 4096 * 4096 * 4096 / (989e12 * 0.5 * 1979 / 989);
+  EXPECT_NEAR(single.head_forward.seconds(), 2 * plain.head_forward.seconds() + projection, 1e-11);
+}
+
 }  // namespace
 }  // namespace lockstep

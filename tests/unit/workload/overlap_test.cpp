@@ -3,6 +3,7 @@
 // at the end of the step and --overlap-param-gather.
 #include <gtest/gtest.h>
 
+#include "lockstep/core/error.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
 
@@ -41,14 +42,43 @@ TEST(TpCommOverlap, ExposedCollectivesSitOnTheChain) {
 TEST(TpCommOverlap, EachCollectiveCostsWhatExceedsItsGemm) {
   // Forward per layer: max(AG 2, QKV 3) + core 2 + max(RS 2, out 1) + max(2, FC1 4) +
   // max(2, FC2 4) = 15u (1u exposed); backward: FC2 8, FC1 8, out max(2, 2), core 4, QKV 6 =
-  // 28u, nothing exposed. 2 x 15 + 14 + 28 + 2 x 28 = 128u; tp 2u, compute 126u.
+  // 28u, nothing exposed. 2 x 15 + 14 + 28 + 2 x 28 = 128u; tp 2u, compute 126u. The
+  // userbuffers kernels take no SMs here (below, they do).
   for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
     TrainConfig c = tp_config(true);
+    c.tp_comm_overlap_sms = 0;
     c.expansion = e;
     const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
     EXPECT_NEAR(r.iteration.seconds(), 128 * kU, 1e-9) << r.expansion;
     EXPECT_NEAR(r.breakdown.tp.seconds(), 2 * kU, 1e-9) << r.expansion;
     EXPECT_NEAR(r.breakdown.compute.seconds(), 126 * kU, 1e-9) << r.expansion;
+  }
+}
+
+// The overlapped reduce-scatters' kernels hold 33 of the H100's 132 SMs while the GEMM they drain
+// runs on the other 99: that GEMM takes 4/3 as long (Transformer Engine's SM margin), the ones
+// beside an all-gather keep every SM. Forward per layer: max(AG 2, QKV 3) + core 2 + max(RS 2,
+// out 4/3) + max(2, FC1 4) + max(2, FC2 16/3) = 49/3u (2/3u exposed); backward: max(AG 2, FC2
+// 8) + max(RS 2, FC1 32/3) + max(2, out 2) + core 4 + max(2, QKV 8) = 98/3u. 2 x 49/3 + 14 + 28
+// + 2 x 98/3 = 140u; tp 4/3u, compute 416/3u.
+TEST(TpCommOverlap, ReduceScattersTakeTheirSmsFromTheGemmsTheyDrain) {
+  for (Expansion e : {Expansion::Full, Expansion::Reduced}) {
+    TrainConfig c = tp_config(true);
+    c.tp_comm_overlap_sms = 33;
+    c.expansion = e;
+    const TrainResult r = simulate_training(star_cluster(1, 2), c, tp_options());
+    EXPECT_NEAR(r.iteration.seconds(), 140 * kU, 1e-9) << r.expansion;
+    EXPECT_NEAR(r.breakdown.tp.seconds(), 4.0 / 3 * kU, 1e-9) << r.expansion;
+    EXPECT_NEAR(r.breakdown.compute.seconds(), 416.0 / 3 * kU, 1e-9) << r.expansion;
+  }
+  // Every SM held leaves none for the GEMMs: refused by name.
+  TrainConfig all = tp_config(true);
+  all.tp_comm_overlap_sms = 132;
+  try {
+    simulate_training(star_cluster(1, 2), all, tp_options());
+    ADD_FAILURE() << "132 of 132 SMs accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "tp_comm_overlap_sms");
   }
 }
 
