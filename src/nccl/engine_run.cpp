@@ -186,6 +186,28 @@ double tree_channel_cap_GBps(const NcclCluster& c, nccl::Proto p) {
   return 0;
 }
 
+// A tree channel's share of the model's bus bandwidth, as a ring channel's (docs/nccl-model.md
+// "A tree channel runs at its share", "Why the share"): NCCL fitted its tree step latencies in its
+// sum latency + S / bus, with every channel moving at its share of bus, so a channel allowed past
+// its share while another waits out a step latency would count the head start that latency already
+// holds a second time (one of the two 8.5 us network steps on 2 one-GPU nodes). The tree program's
+// lanes (one per channel, or per channel and tree with an odd count: collective/tree.cpp) each
+// carry S / lanes; the busiest rank of a lane sends it up and, where it also has children, down
+// once more (a broadcast counts once: Op::fan_out), 2 S / lanes, which takes the model's S / bus at
+// 2 bus / lanes. A rank has both a parent and children where the tree is at least two edges
+// deep: the node chain's g - 1 edges plus the binary tree's floor(log2 N) (NCCL's depth,
+// graph/connect.cc), so on 2 or 3 one-GPU nodes or 2 GPUs of one node a lane's busiest rank
+// sends S / lanes and its share is bus / lanes. Never above NCCL's per-channel ceiling; none
+// for LL, which has no per-channel figure (tree_channel_cap_GBps).
+double tree_channel_share_GBps(const NcclCluster& c, const Prediction& p, std::uint32_t lanes) {
+  const double ceiling = tree_channel_cap_GBps(c, p.proto);
+  if (ceiling <= 0) return 0;
+  std::uint32_t depth = c.gpus_per_node - 1;
+  for (std::uint32_t m = c.nodes; m > 1; m /= 2) ++depth;
+  const double load = depth >= 2 ? 2 : 1;
+  return std::min(ceiling, load * p.bus_GBps / lanes);
+}
+
 bool same_programs(const CollectiveSpec& a, const CollectiveSpec& b) {
   return a.op == b.op && a.algorithm == b.algorithm && a.ranks == b.ranks && a.bytes == b.bytes &&
          a.type == b.type && a.channels == b.channels && a.chunk == b.chunk && a.root == b.root &&
@@ -337,13 +359,17 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // model priced, LL's and LL128's caps included, shared evenly by the channels.
   if (ring && !how.overhead_as_latency)
     how.channel_bandwidth = Bandwidth::gBps(p.bus_GBps / how.spec.channels);
-  // Every tree channel runs at most at NCCL's per-channel tree ceiling (tree_channel_cap_GBps).
-  // LL128 and LL cut their own chunks (enqueue.cc; nccl::tree_chunk_bytes, the model's fill):
-  // LL128 from its 614,400 B step, halved while a channel would get too few, 15/16 of it
-  // payload; LL its 64 KiB step's 32 KiB of payload. Not the Simple steps the tree program
-  // halves by default, which Simple keeps (docs/nccl-model.md "Flow runs").
+  // Every tree channel runs at its share of the model's bus bandwidth, at most NCCL's per-channel
+  // tree ceiling (tree_channel_share_GBps). LL128 and LL cut their own chunks (enqueue.cc;
+  // nccl::tree_chunk_bytes, the model's fill): LL128 from its 614,400 B step, halved while a
+  // channel would get too few, 15/16 of it payload; LL its 64 KiB step's 32 KiB of payload. Not the
+  // Simple steps the tree program halves by default, which Simple keeps (docs/nccl-model.md "Flow
+  // runs").
   if (p.algo == Algorithm::Tree && op == CollectiveOp::AllReduce) {
-    how.channel_bandwidth = Bandwidth::gBps(tree_channel_cap_GBps(c, p.proto));
+    // Lanes: one per channel when the channels split between the two trees, else one per
+    // channel and tree (collective/tree.cpp).
+    const std::uint32_t lanes = p.channels % 2 == 0 ? p.channels : 2 * p.channels;
+    how.channel_bandwidth = Bandwidth::gBps(tree_channel_share_GBps(c, p, lanes));
     if (p.proto != nccl::Proto::Simple)
       how.spec.chunk = Bytes(static_cast<std::uint64_t>(nccl::tree_chunk_bytes(
           p.proto, bytes.as_double(), p.channels, c.gpus_per_node, c.nodes)));

@@ -35,9 +35,10 @@ struct NcclEngineRun {
   bool overhead_as_latency = false;
   // NCCL's speed of one channel (payload); zero: no limit. Ring all-reduce / all-gather /
   // reduce-scatter: bus bandwidth / channels, protocol caps included, so that a channel waiting
-  // out its step latency does not lend its share to the others. Tree all-reduce: NCCL's
-  // per-channel tree ceiling of the protocol (LL128, Simple), one thread block's speed. Flow and
-  // packet runs cap each (rank, channel)'s sends at it (EngineOptions::channel_send_bandwidth).
+  // out its step latency does not lend its share to the others. Tree all-reduce (LL128, Simple):
+  // its share the same way (the busiest rank's load per lane x bus / lanes), at most NCCL's
+  // per-channel tree ceiling, one thread block's speed. Flow and packet runs cap each (rank,
+  // channel)'s sends at it (EngineOptions::channel_send_bandwidth).
   Bandwidth channel_bandwidth;
   /// Copies the overheads, efficiencies and channel speed above into engine options (the
   /// channel cap in wire bytes: channel_bandwidth / transfer_efficiency).

@@ -232,11 +232,15 @@ struct Flow {
   std::int64_t start = 0;
   std::int64_t ready_at = 0;  // host cost and rate pacing: no packet before this
   // The sender's channel speed limit (EngineOptions::channel_send_bandwidth): its pacer in
-  // Simulator::channel_free_ (kNil: none) and the ps of the channel's time a byte on the wire
+  // Simulator::channel_pacers_ (kNil: none) and the ps of the channel's time a byte on the wire
   // takes (its share of the transfer's bytes, 1 / Op::fan_out, at the channel's speed).
   std::uint32_t pacer = kNil;
   double pacer_ps_per_byte = 0;
   std::int64_t pacer_slack = 0;
+  // Its weight among the channel's connections (cap_share) and its connection's own clock at
+  // its max-min share of the channel (Simulator::connection_free_, pacer_ready).
+  double pacer_weight = 0;
+  std::uint32_t own_pacer = kNil;
   std::uint32_t next_new = 0;
   std::uint32_t in_network = 0;  // packets of this flow in the pool
   // Receiver.
@@ -483,6 +487,14 @@ class Simulator {
   /// The flow's last new packet is out of its port at `sent`: the connection's next transfer
   /// may start, after its own overhead.
   void release_connection(std::uint32_t flow, std::int64_t sent);
+  // The channel pacer (channel_pacer.cpp): attach a flow to its (GPU, channel)'s pacer; count it
+  // among the channel's streaming connections (or stop); when its next packet may go; charge a
+  // packet sent.
+  void attach_pacer(Flow& f, std::uint64_t label, double cap_share, double eff);
+  void pacer_streaming(Flow& f, bool streaming);
+  double own_ps_per_byte(const Flow& f) const;
+  std::int64_t pacer_ready(const Flow& f) const;
+  void pacer_sent(Flow& f, std::uint32_t payload);
 
   // Ultra Ethernet (uec_cc.cpp, uec_delivery.cpp, uec_link.cpp).
   bool uec_nscc() const {
@@ -599,8 +611,18 @@ class Simulator {
   std::unordered_map<RouteKey, Connection, RouteKeyHash> connections_;
   // One pacer per (sending GPU, channel) under EngineOptions::channel_send_bandwidth: the time
   // from which the channel may put its next packet on the wire (one thread block's speed, shared
-  // by its concurrent sends as in the flow engine).
-  std::vector<std::int64_t> channel_free_;
+  // by its concurrent sends as in the flow engine) and the weight (cap_share) of its connections
+  // streaming now, which sets each one's guaranteed share (pacer_ready).
+  struct ChannelPacer {
+    std::int64_t free = 0;
+    double active_weight = 0;
+  };
+  std::vector<ChannelPacer> channel_pacers_;
+  // Per connection (sender, receiver, channel) under the same limit: the time from which its
+  // max-min share lets it send (channel_pacer.cpp). Kept across the connection's transfers, so
+  // a new transfer does not start with a fresh allowance.
+  std::vector<std::int64_t> connection_free_;
+  std::unordered_map<RouteKey, std::uint32_t, RouteKeyHash> connection_pacer_;
   std::unordered_map<std::uint64_t, std::uint32_t> channel_pacer_;
   std::unique_ptr<Router> own_router_;
   const Router* router_ = nullptr;

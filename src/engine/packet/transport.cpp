@@ -15,12 +15,6 @@
 
 namespace lockstep::packet {
 
-namespace {
-// How far a channel's pacer lets its packets run behind its speed limit and catch up: a packet
-// that finds its port busy when the channel's turn comes does not lose that turn for good.
-constexpr double kPacerSlackPackets = 8;
-}  // namespace
-
 PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
   const RouteKey key{src, dst, label};
   if (auto it = route_cache_.find(key); it != route_cache_.end()) return it->second;
@@ -127,18 +121,7 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   const EngineOptions& o = input_.options;
   const double eff = f.fabric && o.network_transfer_efficiency > 0 ? o.network_transfer_efficiency
                                                                    : o.transfer_efficiency;
-  // The channel's limit is in the wire bytes of transfer_efficiency (EngineOptions), so a byte
-  // inflated by `eff` instead takes eff / transfer_efficiency of its time there.
-  if (const double cap = o.channel_send_bandwidth.bytes_per_second(); cap > 0) {
-    const std::uint64_t key = std::uint64_t{src} << 16 | (label & 0xFFFF);
-    const auto [it, added] =
-        channel_pacer_.try_emplace(key, static_cast<std::uint32_t>(channel_free_.size()));
-    if (added) channel_free_.push_back(0);
-    f.pacer = it->second;
-    f.pacer_ps_per_byte = 1e12 * cap_share * eff / o.transfer_efficiency / cap;
-    f.pacer_slack = static_cast<std::int64_t>(
-        kPacerSlackPackets * static_cast<double>(cfg_.payload.count()) * f.pacer_ps_per_byte);
-  }
+  attach_pacer(f, label, cap_share, eff);
   bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / eff));
   f.bytes = bytes;
   // An on-board copy moves in its media's packets (path_set), or in the scenario's `board_mtu`.
@@ -191,12 +174,14 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
     return;
   }
   c.sending = c.last = id;
+  pacer_streaming(f, true);
   ring_add(id);
   try_transmit(f.inject_link);
 }
 
 void Simulator::release_connection(std::uint32_t flow, std::int64_t sent) {
   Flow& f = flows_[flow];
+  pacer_streaming(f, false);
   const auto it = connections_.find(RouteKey{f.src, f.dst, f.label});
   const std::uint32_t next = f.conn_next;
   f.conn_next = kNil;
@@ -207,6 +192,7 @@ void Simulator::release_connection(std::uint32_t flow, std::int64_t sent) {
   it->second.sending = next;
   // As in the flow engine, a waiting message pays its overhead once the connection is free.
   Flow& n = flows_[next];
+  pacer_streaming(n, true);
   n.ready_at = std::max(n.ready_at, later(sent, n.setup));
   ring_add(next);
   wake_link(n.inject_link, n.ready_at);
@@ -287,8 +273,7 @@ std::uint32_t Simulator::pick_injection(std::uint32_t link) {
     if (!window_ok) continue;
     if (!uec_may_send(f, seq, (seq + 1 == f.packets ? f.last_payload : f.payload) + f.header))
       continue;  // RCCC: no credit yet
-    const std::int64_t ready =
-        f.pacer == kNil ? f.ready_at : std::max(f.ready_at, channel_free_[f.pacer] - f.pacer_slack);
+    const std::int64_t ready = pacer_ready(f);
     if (ready > now_) {
       wake = std::min(wake, ready);
       continue;
@@ -368,10 +353,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   if (f.rate < f.line_rate) gap = Time::from_ps(std::trunc(p.wire * 1e12 / f.rate)).picoseconds();
   if (f.fabric) gap = std::max(gap, (cfg_.host_per_byte_ps * p.payload).picoseconds());
   if (gap > 0) f.ready_at = later(now_, gap);
-  if (f.pacer != kNil) {
-    std::int64_t& free = channel_free_[f.pacer];
-    free = later(std::max(free, now_), static_cast<std::int64_t>(p.payload * f.pacer_ps_per_byte));
-  }
+  pacer_sent(f, p.payload);
   return pkt;
 }
 

@@ -160,16 +160,22 @@ TEST(DirectWired, TreeEdgesTakeCablesOfTheirOwnOnAFullMesh) {
               745.65, 0.01);
 }
 
-// The packet engine runs the same programs with the same options. Ring and tree all-reduce have
-// nothing to contend for on a mesh or a 1-D torus (each message on its own cable, in program
-// order), so packet and flow agree within 2%: packets carry 26 B of InfiniBand header per
-// 4096 B on these cables (0.6%) plus their pipeline. Before, the packet engine interleaved a
-// tree's chunks on one connection and ran the tree 1.76x slower than flow.
+// The packet engine runs the same programs with the same options. Where nothing contends (ring
+// and tree on the mesh, each message on its own cable; the ring on the 1-D torus, each hop one
+// cable in program order) packet and flow agree within 2%: packets carry 26 B of InfiniBand
+// header per 4096 B on these cables (0.6%) plus their pipeline. Before, the packet engine
+// interleaved a tree's chunks on one connection and ran the tree 1.76x slower than flow.
+// The tree on the 1-D torus does contend: its edges join ranks two apart, so they are forwarded
+// through a GPU and share cables (3 -> 2 and 2 -> 1 carry 2.5 S each, five connections on 3 ->
+// 2). There the two engines differ in how a forwarding GPU's port shares its turns (flow: max-min
+// per connection; packet: transit before its own sends, docs/packet-engine.md), so that case is
+// held to the 5% the zoo allows packet against flow on contended fabrics (zoo_test.cpp).
 TEST(DirectWired, PacketAgreesWithFlow) {
   const std::vector<Topology> graphs = {
       built({{"builder", "full_mesh"}, {"gpus", "4"}, {"link_bandwidth", "50GB/s"}}),
       built({{"builder", "torus"}, {"dims", "8"}, {"link_bandwidth", "50GB/s"}})};
-  for (const Topology& topo : graphs) {
+  for (std::size_t g = 0; g < graphs.size(); ++g) {
+    const Topology& topo = graphs[g];
     for (const Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
       CollectiveSweep s;
       s.algo = algo;
@@ -181,7 +187,9 @@ TEST(DirectWired, PacketAgreesWithFlow) {
       const double flow = run_collective_sweep(s, nccl_cluster(topo), &topo).at(0).time.seconds();
       s.engine = "packet";
       const double packet = run_collective_sweep(s, nccl_cluster(topo), &topo).at(0).time.seconds();
-      EXPECT_NEAR(packet / flow, 1.0, 0.02) << topo.name() << " " << to_string(algo);
+      const bool contended = g == 1 && algo == Algorithm::Tree;  // the torus's tree
+      EXPECT_NEAR(packet / flow, 1.0, contended ? 0.05 : 0.02)
+          << topo.name() << " " << to_string(algo);
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -34,13 +35,32 @@ TEST(SharedNicTree, FourSharedNicsCarryAsMuchAsEightOfHalfTheSpeed) {
     const CollectiveRow shared = tree_256mib(4, 100, engine);
     const CollectiveRow own = tree_256mib(8, 50, engine);
     EXPECT_GE(shared.time.microseconds(), 5368.7) << engine;
-    // Within 3%: flow also caps each tree channel at NCCL's per-channel ceiling, and 4 NICs get
-    // 8 channels where 8 NICs get 16 (6,502.12 against 6,356.03 us on flow).
+    // Within 3%: flow caps each tree channel at its share of the model's bus, and 4 NICs get 8
+    // channels where 8 NICs get 16 (6,855.96 us on flow for both).
     EXPECT_NEAR(shared.time.microseconds() / own.time.microseconds(), 1.0, 0.03) << engine;
-    // And within NCCL's tree efficiency of the bound (Simple: 0.92 x 50 GB/s -> 5,835.6 us),
-    // plus latency: under 6,600 us, where heads on two NICs take twice the bound.
-    EXPECT_LT(shared.time.microseconds(), 6600.0) << engine;
   }
+  // The model: NCCL's tree efficiency on the node's 48 GB/s (4 x 12 or 8 x 6 at NCCL's search
+  // speeds), bus 0.92 x 48 = 44.16 GB/s: S / bus = 6,078.70 us, plus launch (20), latency
+  // (120.40) and the fill of 524,288 B Simple chunks (324.45) = 6,543.55 us for both, under 6,600
+  // where heads on two NICs take twice the bound.
+  const double model_us = tree_256mib(4, 100, "analytical").time.microseconds();
+  EXPECT_NEAR(model_us, 6543.55, 0.01);
+  EXPECT_NEAR(tree_256mib(8, 50, "analytical").time.microseconds(), model_us, 0.01);
+  // Flow: a chain GPU's channel is capped at its share, 2 x 44.16 / 8 = 11.04 GB/s with 8
+  // channels (2 x 44.16 / 16 = 5.52 with 16), where the model's fill lets the first chunk cross
+  // each of the 2 (8 - 1) = 14 NVLink stages at NVLink's share, 240 / 8 = 30 GB/s (240 / 16 =
+  // 15). Simple forwards whole chunks: 524,288 B with 8 channels (32 MiB per channel, 64 chunks,
+  // NCCL's 8 x depth 8), 262,144 B with 16: 14 x 524,288 B x (1 / 11.04 - 1 / 30) GB/s^-1 =
+  // 14 x 262,144 B x (1 / 5.52 - 1 / 15) GB/s^-1 = 420.19 us more at most: 6,963.74 us.
+  const double first_chunk_us = 14 * 524288 * (1 / 11.04 - 1 / 30.0) / 1e3;
+  EXPECT_NEAR(first_chunk_us, 14 * 262144 * (1 / 5.52 - 1 / 15.0) / 1e3, 1e-9);
+  EXPECT_NEAR(first_chunk_us, 420.19, 0.005);
+  for (const auto& [nics, gbps] : {std::pair{4u, 100.0}, std::pair{8u, 50.0}}) {
+    const double flow_us = tree_256mib(nics, gbps, "flow").time.microseconds();
+    EXPECT_LE(flow_us, model_us + first_chunk_us) << nics << " NICs";
+    EXPECT_GE(flow_us, model_us - 324.45) << nics << " NICs";  // latency + S / bus at least
+  }
+  EXPECT_LT(model_us, 6600.0);
 }
 
 }  // namespace

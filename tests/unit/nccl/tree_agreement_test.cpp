@@ -129,7 +129,8 @@ TEST(TreeTiming, TheLongestProgramIsAWideEnoughWindow) {
 // analytical (the NCCL model) and flow (the algorithm's programs on the preset's graph) agree
 // within 1% where nothing contends and the programs move what the model prices: the audit of
 // docs/collectives.md ("Analytical vs flow"), fixed cases only, protocol Simple, large sizes
-// (where the per-step latency terms, which the two engines book differently, are small).
+// (where the per-step latency terms, which the two engines book differently, are small); the
+// tree's flow run lies between the model less its pipeline fill and the model instead.
 struct AgreementCase {
   const char* name;
   std::uint32_t nodes;
@@ -165,9 +166,10 @@ TEST_P(Agreement, AnalyticalAndFlowWithinOnePercent) {
   const auto flow = run_collective_sweep(s, nccl_cluster(preset), &*built.graph);
   ASSERT_EQ(model.size(), 1u);
   ASSERT_EQ(flow.size(), 1u);
-  // The model's tree pays the fill of NCCL's 512 KiB Simple chunks (docs/nccl-model.md
-  // "Transports"); the tree program moves 64 KiB halves (docs/collectives.md), whose fill is
-  // within the 1%: flow is compared with the model less its fill.
+  // The model's tree pays the fill of NCCL's Simple chunks (docs/nccl-model.md "Transports"),
+  // and flow's first chunks pay theirs at the channel's share: flow lies between the model less
+  // its fill and the model (8 one-GPU nodes at 64 MiB: 3,204.73 us, 1.017 of the 3,151.75 us
+  // without the 83.58 us fill and 0.991 of the model's 3,235.33).
   TunerRequest tr;
   tr.op = c.op;
   tr.bytes = Bytes::mib(c.mib);
@@ -175,17 +177,28 @@ TEST_P(Agreement, AnalyticalAndFlowWithinOnePercent) {
   tr.proto = nccl::Proto::Simple;
   const Time fill = predict(nccl_cluster(preset), tr).fill;
   EXPECT_EQ(fill > Time::zero(), c.algo == Algorithm::Tree);
-  EXPECT_NEAR(flow[0].time.seconds() / (model[0].time - fill).seconds(), 1.0, 0.01)
-      << model[0].time.microseconds() << " us (fill " << fill.microseconds() << ") vs "
-      << flow[0].time.microseconds() << " us";
+  const std::string figures = std::to_string(model[0].time.microseconds()) + " us (fill " +
+                              std::to_string(fill.microseconds()) + ") vs " +
+                              std::to_string(flow[0].time.microseconds()) + " us";
+  if (c.algo == Algorithm::Tree) {
+    // Each tree channel runs at its share of the model's bus (engine_run.cpp
+    // tree_channel_share_GBps): the busiest rank of a lane moves its 2 S / lanes at 2 bus / lanes,
+    // the model's S / bus, and no channel streams ahead while another waits out a step latency,
+    // so flow pays the model's latency and bandwidth terms (its time less the fill) and, as its
+    // first chunks climb and come back at the same share, some of the fill: never more.
+    EXPECT_GE(flow[0].time.seconds(), (model[0].time - fill).seconds() * (1 - 1e-9)) << figures;
+    EXPECT_LE(flow[0].time.seconds(), model[0].time.seconds() * (1 + 1e-9)) << figures;
+  } else {
+    EXPECT_NEAR(flow[0].time.seconds() / model[0].time.seconds(), 1.0, 0.01) << figures;
+  }
 }
 
 // Tree across 4, 8 and 16 one-GPU nodes from 64 MiB: the double binary tree puts 2 x S/2 per
-// direction on an inner node's NIC, as the model's bw / 2; with at least 8 x depth chunks per
-// channel (NCCL's chunk rule) the pipeline's fill and the overlap of latency with streaming
-// stay under 1% (below 16 MiB they do not: docs/collectives.md, F). Direct all-reduce is two-shot
-// in both. Halving-doubling in one node moves 2(n-1)/n S per GPU over NVLink like the ring. PAT's
-// Bruck all-gather moves (n-1)/n S per GPU through its NIC at 0.75 of the ring's bandwidth in both.
+// direction on an inner node's NIC, as the model's bw / 2; a channel capped at its share
+// cannot stream past the model's latency, so flow lies within the model's fill of it. Direct
+// all-reduce is two-shot in both. Halving-doubling in one node moves 2(n-1)/n S per GPU over NVLink
+// like the ring. PAT's Bruck all-gather moves (n-1)/n S per GPU through its NIC at 0.75 of the
+// ring's bandwidth in both.
 INSTANTIATE_TEST_SUITE_P(
     Fixed, Agreement,
     ::testing::Values(

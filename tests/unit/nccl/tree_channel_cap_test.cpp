@@ -13,6 +13,8 @@
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/presets.hpp"
+#include "preset_request.hpp"
 
 namespace lockstep {
 namespace {
@@ -72,6 +74,41 @@ TEST(TreeChannelCap, AFullMeshTreeRunsNoFasterThanItsChannelsCapsOrItsCables) {
       EXPECT_LE(us, 1.1 * (bound_us + fixed_us(topo, channels)));
     }
   }
+}
+
+// The public file's line 19: 2 x 1 H100 over RoCE (400G), tree LL128, 2 MiB, 2 channels (one per
+// tree). The model: launch 20 + base 14 + 2 x 8.5 (NCCL's network hwLat, tree LL128) + S / bus,
+// bus = 48 GB/s (NCCL's search speed of a 400G NIC) x 120/128 = 45 GB/s: 2,097,152 B / 45 GB/s =
+// 46.60 us, plus the fill of 18,000 B chunks (tree_chunk_test.cpp): two crossings at 48 x 0.92 /
+// 2 = 22.08 GB/s (0.815 us each) less one period (2,097,152 / 59 chunks / 45 GB/s = 0.790 us),
+// 0.84 us: 98.44 us. Flow caps each channel at its share, bus / 2 = 22.5 GB/s (a leaf only
+// climbs, a root only descends: each sends S / 2 per channel once), so a channel's descent, S
+// / 2 = 1,048,576 B, takes at least 46.60 us, cannot start before its first chunk has climbed
+// (one network step latency, 8.5 us) and ends one step latency before its last chunk lands:
+// flow >= 20 + 14 + 2 x 8.5 + 46.60 = 97.60 us, the model less its fill, and no more than the
+// model. Without the cap a lone climb streamed at NCCL's per-channel ceiling (36.7 GB/s) while
+// the other tree's first chunk waited out its step latency, and flow took 92.42 us.
+TEST(TreeChannelCap, TwoOneGpuNodesPayBothStepLatenciesAsTheModel) {
+  const PresetCluster preset = test::preset_of("hgx-h100", "roce-400g", 2, 1, 1);
+  const BuildResult built = build_topology(rail_optimized_args(preset));
+  CollectiveSweep s;
+  s.algo = Algorithm::Tree;
+  s.proto = nccl::Proto::LL128;
+  s.min_bytes = s.max_bytes = Bytes::mib(2);
+  const auto time_us = [&](const char* engine) {
+    s.engine = engine;
+    return run_collective_sweep(s, nccl_cluster(preset), &*built.graph).at(0).time.microseconds();
+  };
+  const double S = 2.0 * 1024 * 1024;
+  const double stream_us = S / (48 * 120.0 / 128 * 1e3);
+  const double fill_us = 2 * 18000 / (48 * 0.92 / 2 * 1e3) - S / 59 / (45 * 1e3);
+  EXPECT_NEAR(stream_us, 46.60, 0.005);
+  EXPECT_NEAR(fill_us, 0.84, 0.005);
+  const double model_us = 20 + 14 + 2 * 8.5 + stream_us + fill_us;
+  EXPECT_NEAR(time_us("analytical"), model_us, 0.01);
+  const double flow_us = time_us("flow");
+  EXPECT_GE(flow_us, model_us - fill_us);
+  EXPECT_LE(flow_us, model_us);
 }
 
 }  // namespace
