@@ -23,18 +23,7 @@ using test::from_preset;
 using test::kGiB;
 using test::preset_graph;
 using test::ring_simple_all_reduce;
-
-// A 1 GiB ring Simple all-reduce on `engine` over the built graph.
-std::vector<CollectiveRow> ring_simple_gib(const char* engine, const NcclCluster& c,
-                                           const Topology& topo) {
-  CollectiveSweep s;
-  s.op = CollectiveOp::AllReduce;
-  s.algo = Algorithm::Ring;
-  s.proto = nccl::Proto::Simple;
-  s.min_bytes = s.max_bytes = Bytes::gib(1);
-  s.engine = engine;
-  return run_collective_sweep(s, c, &topo);
-}
+using test::ring_simple_gib;
 
 NcclCluster five_from_graph() {
   return nccl_cluster(preset_graph("dgx1-v100", 1, 5));
