@@ -165,3 +165,12 @@ lockstep_good(collective.dgx1_v100_ring "^1073741824,268435456,float,ring,Simple
 lockstep_good(collective.dgx1_v100_five_gpus "^1073741824,268435456,float,ring,Simple,43024.68,24.96,39.93"
               collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --algo ring
               --proto simple --min-bytes 1GiB --max-bytes 1GiB --format csv --engine flow)
+# The same with NCCL_NVB_DISABLE=1: no relay; the rings cross the PCIe tree and QPI, at NCCL's
+# QPI_BW 6 GB/s: 2 rings, 12 GB/s, 20 + 8.4 + 8 x 5.7 + 2 x 4/5 x 2^30 B / 12 GB/s = 143,239.58 us,
+# + 1.0 us of the graph's relayed route latency (docs/nccl-model.md "Path types"); the flow
+# engine, which would relay the data too, refuses it.
+lockstep_good(collective.dgx1_v100_five_gpus_nvb_off "^1073741824,268435456,float,ring,Simple,143240.58,"
+              collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --algo ring
+              --proto simple --min-bytes 1GiB --max-bytes 1GiB --format csv --nvb false)
+lockstep_bad_flags(collective.nvb_off_flow "--nvb: false: engine 'flow' routes"
+                   collective --system dgx1-v100 --gpus-per-node 5 --nvb false --engine flow)
