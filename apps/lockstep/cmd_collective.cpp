@@ -27,7 +27,7 @@ namespace {
 
 struct Flags {
   ClusterFlags cluster;
-  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew;
+  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew, nvb;
   std::vector<std::string> faults;
   std::string binary;  // positional: all_reduce_perf
   std::string format = "table";
@@ -61,6 +61,7 @@ ArgNode sweep_args(const Flags& f) {
   put("channels", f.channels, "--channels");
   put("engine", f.engine, "--engine");
   put("skew", f.skew, "--skew");
+  put("nvb", f.nvb, "--nvb");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
   put_nccl_tests_sweep(f.nccl_tests, m);
   return m;
@@ -300,6 +301,8 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_option("--step-factor", f->step_factor, "size multiplier per row (default 2)");
   cmd->add_option("--type", f->type, "element type (default float)");
   cmd->add_option("--channels", f->channels, "NCCL channels (default: as NCCL picks)");
+  cmd->add_option("--nvb", f->nvb,
+                  "false: NCCL_NVB_DISABLE=1, no ring hop through a GPU's NVLinks (default true)");
   cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)");
   cmd->add_option("--fault", f->faults,
                   "fault (repeatable): degraded-link:link=L,x=F | failed-link:link=L | "

@@ -43,110 +43,6 @@ nccl::Generation generation_of(const std::string& gpu) {
   return nccl::Generation::Hopper;
 }
 
-// NCCL's ring search on a mesh wired pair by pair (DGX-1's hybrid cube mesh): below 25 GB/s a
-// ring is not duplicated, and at the per-link speed (SM70's 20 GB/s) a ring takes one link per
-// direction on each hop (search.cc), so the search can reach as many directed Hamiltonian rings
-// over the GPUs in use as the links carry: the most rings that fit, counted here by trying every
-// combination (8 GPUs of which each has 2-4 linked peers: a few dozen rings).
-//
-// With `relay`, a hop between GPUs without NVLink may pass through one GPU linked to both:
-// NCCL's PATH_NVB (paths.cc lets a path cross one GPU over NVLink, NCCL_NVB_DISABLE=0 by
-// default; p2p.cc then moves the data "P2P/indirect" through that GPU's memory), which charges
-// both of its links. NCCL's search only raises the ring's path type from PATH_NVL to PATH_NVB
-// when no ring of NVLink alone exists (search.cc ncclTopoCompute), as nccl_mesh_rings does. The
-// relay is the GPU in use whose narrower link to the pair is the widest (paths.cc keeps the
-// widest of the shortest paths), the lowest index among equals (NCCL's tie follows its link
-// order).
-class RingPacking {
- public:
-  RingPacking(const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t g, bool relay)
-      : cap_(links), g_(g), via_(g, std::vector<std::uint32_t>(g, kNoHop)) {
-    for (std::uint32_t a = 0; a < g; ++a)
-      for (std::uint32_t b = 0; b < g; ++b) {
-        if (a == b) continue;
-        if (links[a][b] > 0) {
-          via_[a][b] = b;
-          continue;
-        }
-        std::uint32_t widest = 0;
-        for (std::uint32_t k = 0; relay && k < g; ++k) {
-          const std::uint32_t narrow = std::min(links[a][k], links[k][b]);
-          if (k != a && k != b && narrow > widest) {
-            widest = narrow;
-            via_[a][b] = k;
-          }
-        }
-      }
-    std::vector<std::uint32_t> path{0};
-    std::vector<bool> used(g, false);
-    used[0] = true;
-    find_rings(path, used);
-  }
-  bool any() const { return !rings_.empty(); }
-  // The largest set of rings the links carry (a ring may appear more than once).
-  std::vector<std::vector<std::uint32_t>> most() {
-    pack(0);
-    std::vector<std::vector<std::uint32_t>> out;
-    for (std::size_t i : best_) out.push_back(rings_[i]);
-    return out;
-  }
-
- private:
-  static constexpr std::uint32_t kNoHop = 0xFFFFFFFFu;
-
-  void find_rings(std::vector<std::uint32_t>& path, std::vector<bool>& used) {
-    const std::uint32_t last = path.back();
-    if (path.size() == g_) {
-      if (via_[last][0] != kNoHop) rings_.push_back(path);
-      return;
-    }
-    for (std::uint32_t next = 1; next < g_; ++next) {
-      if (used[next] || via_[last][next] == kNoHop) continue;
-      used[next] = true;
-      path.push_back(next);
-      find_rings(path, used);
-      path.pop_back();
-      used[next] = false;
-    }
-  }
-  // Adds ring r's directed hops to the links' use (sign +1: one link per direction on each leg
-  // of each hop) or takes them back (-1); false, with nothing taken, if a leg would exceed its
-  // links.
-  bool take(const std::vector<std::uint32_t>& r, int sign) {
-    std::vector<std::uint32_t*> taken;
-    for (std::size_t k = 0; k < r.size(); ++k) {
-      const std::uint32_t a = r[k], b = r[(k + 1) % r.size()], v = via_[a][b];
-      for (const auto& [from, to] : {std::pair{a, v}, std::pair{v, b}}) {
-        if (from == to) continue;  // a direct hop has one leg
-        std::uint32_t& c = cap_[from][to];
-        if (sign > 0 && c == 0) {
-          for (std::uint32_t* t : taken) ++*t;
-          return false;
-        }
-        c = sign > 0 ? c - 1 : c + 1;
-        taken.push_back(&c);
-      }
-    }
-    return true;
-  }
-  void pack(std::size_t from) {
-    if (taken_.size() > best_.size()) best_ = taken_;
-    for (std::size_t i = from; i < rings_.size(); ++i) {
-      if (!take(rings_[i], +1)) continue;
-      taken_.push_back(i);
-      pack(i);
-      taken_.pop_back();
-      take(rings_[i], -1);
-    }
-  }
-
-  std::vector<std::vector<std::uint32_t>> cap_;  // links left per direction
-  std::uint32_t g_;
-  std::vector<std::vector<std::uint32_t>> via_;  // hop a -> b: b (its link), a relay, or kNoHop
-  std::vector<std::vector<std::uint32_t>> rings_;
-  std::vector<std::size_t> taken_, best_;  // indices into rings_
-};
-
 // NCCL's per-GPU scale-up bandwidth: links x the per-link figure topo.h assumes (20.6 GB/s for
 // NVLink4's 25 GB/s). xGMI: the links to the node's other GPUs in use (one per pair on AMD's
 // UBB, so 2 GPUs of 8 have one) at the datasheet rate x NCCL's lane payload fraction.
@@ -160,15 +56,6 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
   // (GH200 quad, Perlmutter's A100 quad, a bridged pair) each pair has links of its own, so the
   // GPUs in use reach links / (mesh - 1) per peer they have.
   const GpuSpec& s = gpu_spec(gpu);
-  if (const auto& wiring = mesh_wiring(s.default_scale_up); !wiring.empty()) {
-    const auto n =
-        std::min<std::uint32_t>(gpus_per_node, static_cast<std::uint32_t>(wiring.size()));
-    const auto rings = static_cast<std::uint32_t>(nccl_mesh_rings(gpu, n).size());
-    // No ring over the GPUs in use, even through a GPU: it crosses PCIe, at NCCL's figure for
-    // the GPU's link.
-    return rings > 0 ? rings * nccl::nvlink_bw_per_link(g)
-                     : default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
-  }
   std::uint32_t links = s.scale_up_links;
   if (!s.default_scale_up.empty()) {
     const ScaleUpSpec& su = scale_up_spec(s.default_scale_up);
@@ -177,6 +64,40 @@ double intra_bandwidth(const std::string& gpu, nccl::Generation g, std::uint32_t
               std::min(su.domain_gpus - 1, std::max(1u, gpus_per_node - 1));
   }
   return links * nccl::nvlink_bw_per_link(g);
+}
+
+// The rings NCCL's intra-node search finds where lockstep derives it (nccl_ring_search): a node
+// wired pair by pair (DGX-1) and a bridged pair (H100 / A100 PCIe, 2 GPUs in use); elsewhere the
+// generation's NVSwitch channels (intra_channels 0) at links x NCCL's per-link figure. Sets the
+// node's bandwidth, channels and path type.
+void search_node_rings(NcclCluster& c, bool nvb) {
+  c.intra_channels = 0;
+  c.ring_relayed = false;
+  MeshSearch found;
+  const GpuSpec& s = gpu_spec(c.gpu);
+  const bool wired = !mesh_wiring(s.default_scale_up).empty();
+  if (wired) {
+    found = nccl_mesh_search(c.gpu, c.gpus_per_node, nvb);
+  } else if (c.gpus_per_node == 2 && !s.default_scale_up.empty() &&
+             scale_up_spec(s.default_scale_up).chip_ports == 0 &&
+             scale_up_spec(s.default_scale_up).domain_gpus == 2) {
+    MeshSearchInput pair;
+    pair.gpus = 2;
+    pair.links = {{0, s.scale_up_links}, {s.scale_up_links, 0}};
+    pair.link_GBps = nccl::nvlink_bw_per_link(c.generation);
+    found = nccl_ring_search(pair, c.generation);
+  }
+  if (found.found == 0) {
+    // No ring over the GPUs in use, even through a GPU or the host: it crosses PCIe, at NCCL's
+    // figure for the GPU's link.
+    c.intra_GBps = wired ? default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second()
+                         : intra_bandwidth(c.gpu, c.generation, c.gpus_per_node);
+    return;
+  }
+  c.intra_GBps = found.GBps();
+  c.intra_channels = found.channels();
+  c.ring_relayed = found.level == MeshSearch::kRelay;
+  if (found.level == MeshSearch::kHost) c.intra_path = nccl::Path::Pcie;
 }
 
 // SHARP's aggregation tree over `servers` servers with `rails` NICs each, on the rail-optimised
@@ -258,20 +179,8 @@ std::vector<std::string> env_list(const std::string& text) {
 
 }  // namespace
 
-std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu,
-                                                        std::uint32_t gpus) {
-  const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
-  const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
-  if (n < 2) return {};
-  RingPacking nvlink(wiring, n, /*relay=*/false);
-  if (nvlink.any()) return nvlink.most();
-  return RingPacking(wiring, n, /*relay=*/true).most();
-}
-
-bool nccl_mesh_rings_relayed(const std::string& gpu, std::uint32_t gpus) {
-  const auto& wiring = mesh_wiring(gpu_spec(gpu).default_scale_up);
-  const auto n = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
-  return n >= 2 && !RingPacking(wiring, n, false).any() && RingPacking(wiring, n, true).any();
+nccl::Generation nccl_generation(const std::string& gpu) {
+  return generation_of(gpu);
 }
 
 void apply_transport(NcclCluster& c, const FabricPreset& f) {
@@ -293,6 +202,12 @@ void apply_transport(NcclCluster& c, const FabricPreset& f) {
   // documented profile lists LL128 (TCPXO) does.
   c.ll128_network = f.technology != "tcp" || std::find(c.net_protos.begin(), c.net_protos.end(),
                                                        nccl::Proto::LL128) != c.net_protos.end();
+}
+
+void disable_nvb(NcclCluster& c) {
+  if (c.servers_per_node != 1 || mesh_wiring(gpu_spec(c.gpu).default_scale_up).empty()) return;
+  search_node_rings(c, /*nvb=*/false);
+  c.ll128_default = ll128_by_default(c);
 }
 
 double NcclCluster::nic_path_GBps() const {
@@ -334,10 +249,13 @@ double NcclCluster::node_nics_GBps() const {
 }
 
 // connect.cc (ncclTopoPostset) duplicates every channel the search found; inside an NVSwitch
-// node the search finds half of intra_node_channels. Across nodes a channel is a ring through
+// node the search finds half of intra_node_channels, on a node whose search lockstep runs
+// (search_node_rings) intra_channels. Across nodes a channel is a ring through
 // the NICs, so the network's rings set the count.
 std::uint32_t NcclCluster::max_channels() const {
-  std::uint32_t ch = intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation) : 2;
+  std::uint32_t ch = intra_channels > 0                 ? intra_channels
+                     : intra_path == nccl::Path::NvLink ? nccl::intra_node_channels(generation)
+                                                        : 2;
   if (nodes > 1) ch = std::min(ch, std::max(2u, nccl::kChannelDuplication * net_rings()));
   return std::min(ch, nccl::kMaxChannels);
 }
@@ -387,8 +305,7 @@ NcclCluster nccl_cluster(const PresetCluster& p) {
                       scale_up_spec(p.system.scale_up).domain_gpus >= p.gpus_per_node;
   c.intra_path = nvlink ? nccl::Path::NvLink : nccl::Path::Pcie;
   c.intra_GBps = nvlink ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node) : c.gpu_nic_GBps;
-  c.ring_relayed =
-      nvlink && trays_per_domain == 1 && nccl_mesh_rings_relayed(c.gpu, c.gpus_per_node);
+  if (nvlink && trays_per_domain == 1) search_node_rings(c, /*nvb=*/true);
   c.ll128_default = ll128_by_default(c);
   c.sharp = p.sharp;
   c.nvls = p.nvls;
@@ -476,8 +393,7 @@ NcclCluster nccl_cluster(const Topology& topo) {
   c.intra_GBps = scale_up               ? intra_bandwidth(c.gpu, c.generation, c.gpus_per_node)
                  : t.scale_up == "pcie" ? default_gpu_nic_pcie(c.gpu).nccl.gigabytes_per_second()
                                         : nccl::kPcieBw;
-  c.ring_relayed =
-      scale_up && c.servers_per_node == 1 && nccl_mesh_rings_relayed(c.gpu, c.gpus_per_node);
+  if (scale_up && c.servers_per_node == 1) search_node_rings(c, /*nvb=*/true);
   c.sharp = t.sharp;
   c.nvls = t.nvls;
   if (c.gpus_per_node == 1) c.torus_dims = t.torus_dims;

@@ -146,6 +146,13 @@ constexpr std::array<double, 18> kBlackwellInterSpeeds = {96.0, 48.0, 45.1, 42.0
                                                           24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
                                                           6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
+// Intra-node ring speeds the search tries, highest first (search.cc: speedArrayIntra below
+// compute capability 9.0, sm90SpeedArrayIntra from 9.0).
+constexpr std::array<double, 13> kIntraSpeeds = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                                 9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+constexpr std::array<double, 11> kHopperIntraSpeeds = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                                       15.0, 12.0, 11.0, 6.0,  3.0};
+
 template <std::size_t N>
 double first_not_above(const std::array<double, N>& speeds, double rate) {
   for (double s : speeds)
@@ -269,6 +276,13 @@ double net_search_speed(Generation g, double rate) {
       return first_not_above(kBlackwellInterSpeeds, rate);
   }
   return rate;
+}
+
+std::vector<double> intra_search_speeds(Generation g) {
+  if (g == Generation::Volta || g == Generation::Ampere)
+    return {kIntraSpeeds.begin(), kIntraSpeeds.end()};
+  // Hopper; no Blackwell node is searched here (none is wired pair by pair or bridged).
+  return {kHopperIntraSpeeds.begin(), kHopperIntraSpeeds.end()};
 }
 
 std::uint32_t p2p_channels_per_peer(std::uint32_t ranks, std::uint32_t p2p_channels,

@@ -160,8 +160,17 @@ lockstep_good(collective.dgx1_v100_ring "^1073741824,268435456,float,ring,Simple
 # DGX-1 V100, 5 GPUs: no NVLink ring; NCCL's rings relay GPU 4's hops through GPU 0 (PATH_NVB),
 # 2 rings x 20 GB/s: 20 + 8.4 + 8 x PCIe's 5.7 us (tuning.cc prices an NVB ring with its PCI
 # row) + 2 x 4/5 x 2^30 B at 40 GB/s = 43,023.67 us, + 1.0 us for the longest chain's 2 relayed
-# hops' second NVLink (0.5 us each): 43,024.68 on the flow engine (tests/unit/nccl/
-# nvlink_paths_test.cpp); busbw 2 x 4/5 x 2^30 B / 43,024.68 us = 39.93 GB/s.
-lockstep_good(collective.dgx1_v100_five_gpus "^1073741824,268435456,float,ring,Simple,43024.68,24.96,39.93"
+# hops' second NVLink (0.5 us each): 43,024.67 on the flow engine (4 channels) (tests/unit/nccl/
+# nvlink_paths_test.cpp); busbw 2 x 4/5 x 2^30 B / 43,024.67 us = 39.93 GB/s.
+lockstep_good(collective.dgx1_v100_five_gpus "^1073741824,268435456,float,ring,Simple,43024.67,24.96,39.93"
               collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --algo ring
               --proto simple --min-bytes 1GiB --max-bytes 1GiB --format csv --engine flow)
+# The same with NCCL_NVB_DISABLE=1: no relay; the rings cross the PCIe tree and QPI, at NCCL's
+# QPI_BW 6 GB/s: 2 rings, 12 GB/s, 20 + 8.4 + 8 x 5.7 + 2 x 4/5 x 2^30 B / 12 GB/s = 143,239.58 us,
+# + 1.0 us of the graph's relayed route latency (docs/nccl-model.md "Path types"); the flow
+# engine, which would relay the data too, refuses it.
+lockstep_good(collective.dgx1_v100_five_gpus_nvb_off "^1073741824,268435456,float,ring,Simple,143240.58,"
+              collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --algo ring
+              --proto simple --min-bytes 1GiB --max-bytes 1GiB --format csv --nvb false)
+lockstep_bad_flags(collective.nvb_off_flow "--nvb: false: engine 'flow' routes"
+                   collective --system dgx1-v100 --gpus-per-node 5 --nvb false --engine flow)

@@ -42,6 +42,10 @@ struct NcclCluster {
   // PATH_NVB: 5 GPUs of a DGX-1, nccl_mesh_rings): NCCL's tuner then prices the ring's steps
   // with its PCIe latency (tuning.cc: the NVLink row only for a ring of type PATH_NVL).
   bool ring_relayed = false;
+  // Channels NCCL builds inside the node where lockstep runs its ring search (a DGX-1's mesh, a
+  // bridged pair: nccl_ring_search, after both duplications); 0: the generation's NVSwitch
+  // count (intra_node_channels).
+  std::uint32_t intra_channels = 0;
   double extra_net_step_us = 0;  // fabric latency per network step beyond NCCL's IB table
   // Servers (trays) making up one node: 18 for a GB200 NVL72 rack (multi-node NVLink), else 1.
   std::uint32_t servers_per_node = 1;
@@ -96,15 +100,52 @@ void fuse_nics(NcclCluster& c, std::uint32_t nics, double nic_GBps, std::uint32_
 /// link not in the catalog keeps its rate).
 double nccl_pcie_GBps(double raw_GBps);
 
-/// The rings NCCL's search finds over the first `gpus` GPUs of `gpu`'s node when its mesh is
-/// wired pair by pair (DGX-1's hybrid cube mesh; catalog mesh_wiring), each a Hamiltonian cycle
-/// of local indices, one per ring at the per-link speed (a cycle may repeat). When the GPUs in
-/// use have no NVLink ring (5 GPUs of a DGX-1), the rings whose hops between unlinked GPUs pass
-/// through a GPU linked to both, as NCCL's PATH_NVB does. Empty for other nodes, or when even
-/// those find no ring.
-std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu, std::uint32_t gpus);
+/// A node as NCCL's intra-node ring search sees it (nccl_ring_search): NVLinks per GPU pair at
+/// NCCL's per-link rate and, where GPUs without NVLink meet over the host, its PCIe tree.
+struct MeshSearchInput {
+  std::uint32_t gpus = 0;                         // GPUs in use: the first `gpus` of `links`
+  std::vector<std::vector<std::uint32_t>> links;  // NVLinks between GPUs a and b
+  double link_GBps = 0;                           // NCCL's figure per NVLink (topo.h)
+  bool nvb = true;  // NCCL_NVB_DISABLE unset: a hop may cross one GPU over NVLink (PATH_NVB)
+  std::uint32_t gpus_per_switch = 0;   // host PCIe tree (catalog HostPcieTree; 0: none)
+  std::uint32_t switches_per_cpu = 0;  //
+  double pcie_GBps = 0;                // NCCL's rating of a GPU's PCIe link (and a switch's uplink)
+  double cpu_link_GBps = 0;  // NCCL's figure for the link between the CPUs (topo.h QPI_BW)
+};
+/// What NCCL's intra-node ring search settles on (search.cc ncclTopoCompute).
+struct MeshSearch {
+  static constexpr int kNvLink = 0, kRelay = 1, kHost = 2;  // path levels: NVL, NVB, PCIe/SYS
+  std::vector<std::vector<std::uint32_t>> rings;  // found: Hamiltonian cycles of local indices
+  double speed = 0;                               // GB/s per ring, after the search's duplication
+  int level = kNvLink;                            // the worst path type the rings take
+  std::uint32_t found = 0;                        // rings found
+  std::uint32_t duplicated = 0;  // after ncclTopoDupChannels (x2 from 25 GB/s per ring)
+  /// Channels NCCL runs: connect.cc doubles the search's channels again.
+  std::uint32_t channels() const { return nccl::kChannelDuplication * duplicated; }
+  /// NCCL's intra-node bandwidth: channels of the search x their speed (tuning.cc).
+  double GBps() const { return duplicated * speed; }
+};
+/// The search over a node: speeds from search.cc's array for `generation` (from the widest
+/// path down while nothing is found or the next speed is above 0.49 of the best's), path types
+/// raised one at a time at each speed (NVLink alone, through a GPU, the host's PCIe tree), the
+/// most rings that fit each time; the largest rings x speed wins.
+MeshSearch nccl_ring_search(const MeshSearchInput& in, nccl::Generation generation);
+/// The search over the first `gpus` GPUs of `gpu`'s node when its NVLinks are wired pair by pair
+/// (DGX-1's hybrid cube mesh; catalog mesh_wiring): empty (no rings) for other nodes. `nvb`
+/// false: NCCL_NVB_DISABLE=1, hops between GPUs without NVLink cross the host's PCIe tree.
+MeshSearch nccl_mesh_search(const std::string& gpu, std::uint32_t gpus, bool nvb = true);
+/// nccl_mesh_search's rings (5 GPUs of a DGX-1: relayed through GPU 0, PATH_NVB).
+std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu, std::uint32_t gpus,
+                                                        bool nvb = true);
 /// True when nccl_mesh_rings relays hops through GPUs (no NVLink ring over the GPUs in use).
 bool nccl_mesh_rings_relayed(const std::string& gpu, std::uint32_t gpus);
+/// The table generation NCCL's tuner takes for `gpu` (tuning.cc, by compute capability).
+nccl::Generation nccl_generation(const std::string& gpu);
+
+/// NCCL_NVB_DISABLE=1 (paths.cc): a node wired pair by pair re-runs its ring search without
+/// hops through a GPU, so GPUs without NVLink meet over the host's PCIe tree (5 GPUs of a
+/// DGX-1: through both CPUs, at NCCL's QPI figure). Other nodes are unchanged.
+void disable_nvb(NcclCluster& c);
 
 /// The cluster description NCCL would derive from a preset.
 NcclCluster nccl_cluster(const PresetCluster& preset);

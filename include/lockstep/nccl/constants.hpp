@@ -7,6 +7,7 @@
 //   // 0.6 us per ring step over NVLink with the LL protocol
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/units.hpp"
@@ -81,6 +82,9 @@ inline constexpr double kNetDefaultBw = 12.0;  // network default before NICs ar
 /// The bandwidth NCCL's topology search settles on for one channel over a NIC of `line_rate`
 /// (GB/s): the largest entry of the generation's inter-node speed array not above the line rate.
 double net_search_speed(Generation g, double nic_line_rate_GBps);
+/// The ring speeds NCCL's intra-node search tries, highest first (GB/s per ring; search.cc
+/// speedArrayIntra, sm90SpeedArrayIntra).
+std::vector<double> intra_search_speeds(Generation g);
 
 /// NCCL kernel sizing (src/include/device.h, tuning.cc): threads per channel and the per-thread
 /// byte thresholds under which NCCL drops channels for small messages.

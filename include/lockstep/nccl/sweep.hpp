@@ -54,10 +54,15 @@ struct CollectiveSweep {
   DataType type = DataType::Float32;  // nccl-tests' default "float"
   std::uint32_t channels = 0;         // 0: as NCCL would pick
   bool sharp = false;                 // allow CollNet / SHARP where the switches have it
+  // NCCL_NVB_DISABLE unset: a ring's hop between GPUs without NVLink may cross one GPU over
+  // NVLink (PATH_NVB); false: over the host's PCIe tree (only a node wired pair by pair differs).
+  bool nvb = true;
   double skew = 0;                    // alltoallv: Zipf exponent of its matrix (0: alltoall's)
   std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
+  std::string nvb_field = "nvb";      // likewise `nvb`
+  SourceLocation nvb_where;
   SourceLocation algo_where;
   // Link faults the engines run with (docs/scenario-collectives.md); NCCL's choices stay those of
   // the healthy cluster (the fault comes after NCCL initialised). A slow GPU only as a late

@@ -11,8 +11,8 @@
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/topology/builder.hpp"
-#include "lockstep/topology/faults.hpp"
 #include "lockstep/topology/graph.hpp"
+#include "preset_views.hpp"
 
 namespace lockstep {
 namespace {
@@ -74,14 +74,7 @@ Topology four_nodes(bool dual) {
 
 CollectiveRow ring(const Topology& topo, const std::vector<std::string>& faults,
                    const char* engine) {
-  CollectiveSweep s;
-  s.op = CollectiveOp::AllReduce;
-  s.algo = Algorithm::Ring;
-  s.proto = nccl::Proto::Simple;
-  s.min_bytes = s.max_bytes = Bytes::gib(1);
-  s.engine = engine;
-  for (const auto& f : faults) s.faults.push_back(parse_fault(f, "--fault"));
-  return run_collective_sweep(s, nccl_cluster(topo), &topo).at(0);
+  return test::ring_simple_gib(engine, nccl_cluster(topo), topo, faults).at(0);
 }
 
 // NCCL's fixed part of that ring (launch and latency): its time less its bandwidth term.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+#include "lockstep/core/error.hpp"
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/topology/builder.hpp"
@@ -23,18 +24,7 @@ using test::from_preset;
 using test::kGiB;
 using test::preset_graph;
 using test::ring_simple_all_reduce;
-
-// A 1 GiB ring Simple all-reduce on `engine` over the built graph.
-std::vector<CollectiveRow> ring_simple_gib(const char* engine, const NcclCluster& c,
-                                           const Topology& topo) {
-  CollectiveSweep s;
-  s.op = CollectiveOp::AllReduce;
-  s.algo = Algorithm::Ring;
-  s.proto = nccl::Proto::Simple;
-  s.min_bytes = s.max_bytes = Bytes::gib(1);
-  s.engine = engine;
-  return run_collective_sweep(s, c, &topo);
-}
+using test::ring_simple_gib;
 
 NcclCluster five_from_graph() {
   return nccl_cluster(preset_graph("dgx1-v100", 1, 5));
@@ -107,6 +97,60 @@ TEST(Dgx1Relay, EnginesAgreeAndNoPcieLinkCarriesData) {
     }
     // GPU 0 -> GPU 4 carries the most: it is the bottleneck (with the single links' hops).
     EXPECT_NEAR(zero_to_four / rows[0].links.front().bytes, 1.0, 1e-9);
+  }
+}
+
+// NCCL_NVB_DISABLE=1 (`nvb: false`): no hop through GPU 0, so GPU 4 (CPU 1's only GPU in use)
+// reaches GPUs 1-3 over the host's PCIe tree (PATH_SYS: GPU 4 -> its PCIe switch -> CPU 1 -> QPI
+// -> CPU 0 -> a switch -> the GPU). NCCL rates the Broadwell CPUs' QPI at topo.h's QPI_BW, 6 GB/s
+// per direction, below the PCIe links' 12: no ring fits at 40 .. 7, and at 6 a ring that enters
+// GPU 4 from 0 over NVLink and leaves it over the host crosses QPI once (CPU 1 -> 0), its reverse
+// once the other way: 2 rings, 12 GB/s (at 3, 4 rings, 12 again: not more). 6 < 25: no
+// duplication, 4 channels. The ring's type is PATH_SYS: PCIe's step latency and no LL128 unasked.
+// Ring Simple, 1 GiB: 20 us launch + 8.4 + 8 x 5.7 + 2 x 4/5 x 2^30 B / 12 GB/s = 143,239.58 us
+// (model).
+TEST(Dgx1Relay, NvbDisabledCrossesQpi) {
+  const MeshSearch s = nccl_mesh_search("v100", 5, /*nvb=*/false);
+  EXPECT_EQ(s.level, MeshSearch::kHost);
+  EXPECT_EQ(s.found, 2u);
+  EXPECT_DOUBLE_EQ(s.speed, 6.0);
+  NcclCluster c = from_preset("dgx1-v100", 1, 5);
+  disable_nvb(c);
+  EXPECT_EQ(c.intra_path, nccl::Path::Pcie);
+  EXPECT_FALSE(c.ring_relayed);
+  EXPECT_FALSE(c.ll128_default);
+  EXPECT_DOUBLE_EQ(c.intra_GBps, 12.0);
+  EXPECT_EQ(c.max_channels(), 4u);
+  const Prediction p = ring_simple_all_reduce(c, kGiB);
+  EXPECT_NEAR(p.time.microseconds(), 20 + 8.4 + 8 * 5.7 + 2.0 * 4 / 5 * kGiB / 12e3, 1e-6);
+  // 8 GPUs have NVLink rings: nothing relays, so nvb changes nothing there.
+  NcclCluster eight = from_preset("dgx1-v100", 1);
+  disable_nvb(eight);
+  EXPECT_DOUBLE_EQ(eight.intra_GBps, 120.0);
+  EXPECT_EQ(eight.max_channels(), 12u);
+}
+
+// The sweep key: the analytical engine prices it, + 1.0 us: it takes the path latencies from the
+// graph's routes, which still relay through GPU 0 (the longest chain's two relayed hops' second
+// NVLink, 0.5 us each, as with NVB on); the flow engine, whose router would relay the data too,
+// refuses it naming the field.
+TEST(Dgx1Relay, NvbKeyInASweep) {
+  const NcclCluster c = from_preset("dgx1-v100", 1, 5);
+  const Topology topo = preset_graph("dgx1-v100", 1, 5);
+  CollectiveSweep s;
+  s.algo = Algorithm::Ring;
+  s.proto = nccl::Proto::Simple;
+  s.min_bytes = s.max_bytes = Bytes::gib(1);
+  s.nvb = false;
+  const auto rows = run_collective_sweep(s, c, &topo);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].time.microseconds(), 21 + 8.4 + 8 * 5.7 + 2.0 * 4 / 5 * kGiB / 12e3, 1e-3);
+  s.engine = "flow";
+  try {
+    run_collective_sweep(s, c, &topo);
+    ADD_FAILURE() << "flow ran nvb: false";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "nvb");
   }
 }
 

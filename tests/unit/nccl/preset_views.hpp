@@ -1,11 +1,15 @@
 #pragma once
 // NCCL's view of a preset two ways (resolved, and from the graph the preset builder makes), and a
-// ring Simple all-reduce priced by the model: what the preset tests derive by hand.
+// ring Simple all-reduce priced by the model and run on an engine: what the preset tests derive
+// by hand.
 #include <string>
+#include <vector>
 
 #include "../topology/topology_test_util.hpp"
 #include "lockstep/nccl/cluster.hpp"
+#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
+#include "lockstep/topology/faults.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace lockstep::test {
@@ -27,5 +31,20 @@ inline Prediction ring_simple_all_reduce(const NcclCluster& c, std::uint64_t byt
 }
 
 inline constexpr std::uint64_t kGiB = 1ull << 30;
+
+// A 1 GiB ring Simple all-reduce on `engine` over the built graph, with `faults` (the --fault
+// syntax) applied: one row.
+inline std::vector<CollectiveRow> ring_simple_gib(const char* engine, const NcclCluster& c,
+                                                  const Topology& topo,
+                                                  const std::vector<std::string>& faults = {}) {
+  CollectiveSweep s;
+  s.op = CollectiveOp::AllReduce;
+  s.algo = Algorithm::Ring;
+  s.proto = nccl::Proto::Simple;
+  s.min_bytes = s.max_bytes = Bytes::gib(1);
+  s.engine = engine;
+  for (const auto& f : faults) s.faults.push_back(parse_fault(f, "--fault"));
+  return run_collective_sweep(s, c, &topo);
+}
 
 }  // namespace lockstep::test
