@@ -365,24 +365,59 @@ class ShortestPathRouter final : public Router {
         }
   }
 
+  // A leg of a sprayed route: the field it follows and the device it ends at.
+  struct SprayLeg {
+    DistanceField* field;
+    DeviceId to;
+  };
+
+  // As walk: beyond the destination's gateway (and before the source's own) the search towards
+  // that gateway gives the same next hops as one towards `to`, so the sprayed routes follow up to
+  // three fields, the gateway's shared by every destination behind it (in a permutation every
+  // flow has its own destination, and its search covered most of the fabric).
   void spray_leg(DeviceId from, DeviceId to, std::uint32_t budget, const FlowKey& key,
                  std::vector<PathShare>& out) const {
     if (from == to) {
       out.push_back(PathShare{{}, 1.0});
       return;
     }
-    if (!use_field(fields_, to).reach(to, from)) no_path(key.src, key.dst);
     std::vector<DirLinkId> prefix;
-    spray_from(from, to, true, 1.0, budget, flow_hash(key), key, prefix, out);
+    SprayLeg legs[3];
+    std::size_t n = 0;
+    if (gateways_) {
+      const DistanceField::Gateway g = gateway(to);
+      const DistanceField::Gateway s = gateway(from);
+      if (g.device != kNone && !near_->within(to, from, g.depth)) {
+        DeviceId leg = from;
+        if (s.device != kNone && s.device != g.device && !near_->within(to, s.device, g.depth) &&
+            !near_from_->within(from, to, s.depth)) {
+          if (!up_->reach(s.device, from)) no_path(key.src, key.dst);
+          legs[n++] = SprayLeg{up_.get(), s.device};
+          leg = s.device;
+        }
+        DistanceField& towards = use_field(gate_fields_, g.device);
+        if (!towards.reach(g.device, leg)) no_path(key.src, key.dst);
+        legs[n++] = SprayLeg{&towards, g.device};
+        legs[n++] = SprayLeg{near_.get(), to};
+      }
+    }
+    if (n == 0) {
+      DistanceField& towards = use_field(fields_, to);
+      if (!towards.reach(to, from)) no_path(key.src, key.dst);
+      legs[n++] = SprayLeg{&towards, to};
+    }
+    spray_from(from, legs, legs + n - 1, true, 1.0, budget, flow_hash(key), key, prefix, out);
   }
 
-  void spray_from(DeviceId u, DeviceId dst, bool start, double fraction, std::uint32_t budget,
-                  std::uint64_t h, const FlowKey& key, std::vector<DirLinkId>& prefix,
-                  std::vector<PathShare>& out) const {
-    if (u == dst) {
+  void spray_from(DeviceId u, const SprayLeg* leg, const SprayLeg* last, bool start,
+                  double fraction, std::uint32_t budget, std::uint64_t h, const FlowKey& key,
+                  std::vector<DirLinkId>& prefix, std::vector<PathShare>& out) const {
+    while (u == leg->to && leg != last) ++leg;  // at a gateway: on along the next field
+    if (u == last->to) {
       out.push_back(PathShare{prefix, fraction});
       return;
     }
+    field_ = leg->field;
     std::vector<Port> hops;
     next_hops(u, start, hops);
     if (hops.empty()) no_path(key.src, key.dst);
@@ -393,7 +428,7 @@ class ShortestPathRouter final : public Router {
       const Port& p = hops[(first + i) % n];
       const std::uint32_t sub_budget = budget / branches + (i < budget % branches ? 1 : 0);
       prefix.push_back(p.out);
-      spray_from(p.peer, dst, false, fraction / branches, sub_budget, h, key, prefix, out);
+      spray_from(p.peer, leg, last, false, fraction / branches, sub_budget, h, key, prefix, out);
       prefix.pop_back();
     }
   }

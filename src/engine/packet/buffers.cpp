@@ -13,7 +13,7 @@
 namespace lockstep::packet {
 
 namespace {
-// As simulator.cpp's fallback: a switch without a catalog entry (hand-built topologies).
+// As link_setup.cpp's fallback: a switch without a catalog entry (hand-built topologies).
 constexpr std::int64_t kFallbackSwitchBuffer = 32ll << 20;
 
 bool is_fabric_switch(DeviceKind k) {

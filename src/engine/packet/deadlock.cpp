@@ -40,6 +40,16 @@ void Simulator::on_watchdog() {
   }
 }
 
+std::int64_t Simulator::credits_due(std::size_t li) const {
+  std::int64_t c = lane_[li].credits;
+  lane_[li].returns.for_each([&](std::int64_t at, std::uint32_t wire) {
+    if (at > now_) return false;
+    c += wire;
+    return true;
+  });
+  return c;
+}
+
 bool Simulator::find_deadlock(bool force) {
   const std::int64_t period = watchdog_;
   const std::size_t n = links_.size();

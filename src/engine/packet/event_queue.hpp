@@ -4,12 +4,18 @@
 // exist; events are cancelled by generation counters kept in the component they address (a stale
 // event is recognised and ignored).
 //
-// It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990): a simulation never schedules an
-// event before the one it is handling, so keys only grow, and an event can be filed in bucket
-// bit_width(time XOR last), where `last` is the time of the latest event taken out. Buckets are
-// chains of blocks, appended to and scanned in order; an event only ever moves to a lower
-// bucket, at most 64 moves in all. The 4-ary heap it replaced did ~9 dependent cache
-// misses per pop once 190K events were pending (8,192 hosts) and was a third of the run time.
+// It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990) on base-16 digits: a simulation
+// never schedules an event before the one it is handling, so keys only grow, and an event is filed
+// by the highest hexadecimal digit in which its time differs from `last`, the time of the latest
+// event taken out, and its value there: bucket (level, digit). The lowest non-empty bucket holds
+// the earliest events; when the current time's are used up its events are refiled around its
+// earliest time, each one level lower at least, so an event moves at most 16 times. (With binary
+// digits, 64 buckets, an event scheduled 2^17-2^20 ps ahead, as most are, moved about half as many
+// times as its delay has bits, 8-10 copies, since each refill took it down two levels on average:
+// the refiling was a quarter of `run` in `perf`. Four bits take it down one digit a refill.)
+// Buckets are chains of blocks, appended to and scanned in order. The 4-ary heap before the radix
+// heap did ~9 dependent cache misses per pop once 190K events were pending (8,192 hosts) and was
+// a third of the run time.
 // Within one time, bucket 0 is kept sorted by sequence: events refiled into it are sorted once,
 // and events pushed at the current time carry a larger sequence than all of them. Each bucket
 // remembers its earliest event, so the next event is known one step ahead (peek) and the
@@ -64,8 +70,8 @@ class EventQueue {
   /// prefetching the next event's data while the current one is handled; pop() is the authority.
   const Event* peek() const {
     if (head_ < now_.size()) return &now_[head_];
-    if (nonempty_ == 0) return nullptr;
-    return &buckets_[static_cast<std::size_t>(std::countr_zero(nonempty_))].min;
+    if (levels_ == 0) return nullptr;
+    return &buckets_[lowest()].min;
   }
   /// The earliest event (smallest time, then earliest scheduled). Requires !empty().
   Event pop() {
@@ -80,7 +86,7 @@ class EventQueue {
   }
 
  private:
-  // Buckets 1..64 are chains of fixed-size blocks from one free list: a bucket's events are
+  // The buckets are chains of fixed-size blocks from one free list: a bucket's events are
   // only ever appended and then all moved down at once, so a chain is all a bucket needs, and
   // memory follows the events pending, not the sum of each bucket's largest size (as vectors,
   // which keep their capacity, the buckets held ~14x the peak pending events at 1,024 hosts).
@@ -100,10 +106,20 @@ class EventQueue {
   static bool before(const Event& x, const Event& y) {
     return x.time < y.time || (x.time == y.time && x.order < y.order);
   }
-  // Bucket of an event: 0 is the current time (now_), i >= 1 is buckets_[i - 1].
+  static constexpr unsigned kDigitBits = 4, kDigits = 1u << kDigitBits;
+  static constexpr unsigned kLevels = 64 / kDigitBits;
+  // Bucket of an event at a time after last_: level x 16 + digit.
   std::size_t bucket_of(std::int64_t time) const {
-    return static_cast<std::size_t>(
-        std::bit_width(static_cast<std::uint64_t>(time) ^ static_cast<std::uint64_t>(last_)));
+    const auto t = static_cast<std::uint64_t>(time);
+    const auto level =
+        static_cast<unsigned>(std::bit_width(t ^ static_cast<std::uint64_t>(last_)) - 1) /
+        kDigitBits;
+    return level * kDigits + ((t >> (level * kDigitBits)) & (kDigits - 1));
+  }
+  // The lowest non-empty bucket (some is): its events are the earliest.
+  std::size_t lowest() const {
+    const auto level = static_cast<unsigned>(std::countr_zero(levels_));
+    return level * kDigits + static_cast<unsigned>(std::countr_zero(digits_[level]));
   }
   Block* take_block() {
     if (free_ == nullptr) {
@@ -134,15 +150,17 @@ class EventQueue {
   }
   // Appends to the event's bucket and keeps track of each bucket's earliest event.
   void file(const Event& e) {
-    const std::size_t i = bucket_of(e.time);
-    if (i == 0) {
+    if (e.time == last_) {
       now_.push_back(e);
       return;
     }
-    Bucket& b = buckets_[i - 1];
-    const std::uint64_t bit = std::uint64_t{1} << (i - 1);
-    if (!(nonempty_ & bit) || before(e, b.min)) b.min = e;
-    nonempty_ |= bit;
+    const std::size_t i = bucket_of(e.time);
+    Bucket& b = buckets_[i];
+    const auto level = static_cast<unsigned>(i / kDigits);
+    const auto bit = static_cast<std::uint16_t>(1u << (i % kDigits));
+    if (!(digits_[level] & bit) || before(e, b.min)) b.min = e;
+    digits_[level] |= bit;
+    levels_ |= static_cast<std::uint16_t>(1u << level);
     if (b.fill == kBlock) {
       Block* n = take_block();
       if (b.tail == nullptr) {
@@ -155,16 +173,19 @@ class EventQueue {
     }
     b.tail->ev[b.fill++] = e;
   }
-  // Empties bucket i (1..64) and calls f on each of its events, in the order they were filed;
-  // each block goes back to the free list once read.
+  bool filled(std::size_t i) const { return digits_[i / kDigits] & (1u << (i % kDigits)); }
+  // Empties bucket i and calls f on each of its events, in the order they were filed; each block
+  // goes back to the free list once read.
   template <class F>
   void drain(std::size_t i, F f) {
-    Bucket& b = buckets_[i - 1];
+    Bucket& b = buckets_[i];
     Block* blk = b.head;
     const std::uint32_t last_fill = b.fill;
     b.head = b.tail = nullptr;
     b.fill = kBlock;
-    nonempty_ &= ~(std::uint64_t{1} << (i - 1));
+    const auto level = static_cast<unsigned>(i / kDigits);
+    digits_[level] &= static_cast<std::uint16_t>(~(1u << (i % kDigits)));
+    if (digits_[level] == 0) levels_ &= static_cast<std::uint16_t>(~(1u << level));
     while (blk != nullptr) {
       Block* next = blk->next;
       const std::uint32_t n = next == nullptr ? last_fill : kBlock;
@@ -175,20 +196,20 @@ class EventQueue {
     }
   }
   // The current time's events are used up: move the lowest non-empty bucket down around its
-  // earliest time.
+  // earliest time. Its events share its digit and the ones above with that time, and no bucket
+  // below it has events: they land below its level, and every other bucket stays as it is.
   void refill() {
     now_.clear();
     head_ = 0;
-    const auto i = static_cast<std::size_t>(std::countr_zero(nonempty_)) + 1;
-    last_ = buckets_[i - 1].min.time;
-    drain(i, [this](const Event& e) { file(e); });  // all land below i
+    const std::size_t i = lowest();
+    last_ = buckets_[i].min.time;
+    drain(i, [this](const Event& e) { file(e); });
     sort_now();
   }
   void rebase(std::int64_t time) {
     std::vector<Event> all(now_.begin() + static_cast<std::ptrdiff_t>(head_), now_.end());
-    for (std::size_t i = 1; i <= buckets_.size(); ++i)
-      if (nonempty_ & (std::uint64_t{1} << (i - 1)))
-        drain(i, [&all](const Event& e) { all.push_back(e); });
+    for (std::size_t i = 0; i < buckets_.size(); ++i)
+      if (filled(i)) drain(i, [&all](const Event& e) { all.push_back(e); });
     now_.clear();
     head_ = 0;
     last_ = time;
@@ -204,9 +225,10 @@ class EventQueue {
   }
 
   std::vector<Event> now_;  // bucket 0: events at last_, sorted by sequence
-  std::array<Bucket, 64> buckets_{};
-  std::uint64_t nonempty_ = 0;  // bit i - 1 set: bucket i (1..64) has events
-  std::size_t head_ = 0;        // events of now_ before head_ have been taken out
+  std::array<Bucket, kLevels * kDigits> buckets_{};
+  std::array<std::uint16_t, kLevels> digits_{};  // per level, bit d: bucket (level, d) has events
+  std::uint16_t levels_ = 0;                     // bit l: some bucket of level l has events
+  std::size_t head_ = 0;                         // events of now_ before head_ have been taken out
   std::size_t size_ = 0;
   std::int64_t last_ = 0;
   std::uint64_t next_seq_ = 0;

@@ -91,5 +91,17 @@ TEST(Gateways, OtherBuildersRouteAsWithoutThem) {
   }
 }
 
+// Spraying follows the same fields as a single path: every sprayed path, in order and with its
+// share of the flow, equals the one the search towards each destination gives (the 3-tier fat
+// tree's 64 paths per route cross the spines and the cores).
+TEST(Gateways, SprayedRoutesAsWithoutThem) {
+  EXPECT_GT(expect_same_routes(test::hgx_h100(40), RoutingPolicy::Spray, 37), 1000);
+  const Topology fat = std::move(
+      *test::build(
+           {{"builder", "fat_tree"}, {"gpu", "h100"}, {"gpus", "512"}, {"switch", "qm9700"}})
+           .graph);
+  EXPECT_GT(expect_same_routes(fat, RoutingPolicy::Spray, 61), 1000);
+}
+
 }  // namespace
 }  // namespace lockstep
