@@ -108,7 +108,8 @@ std::vector<Case> cases() {
   // GB200 NVL72 across two and three racks (16 trays each, RoCE between racks) and on 32 p5
   // nodes (32 x 100G EFA per node, fused to one NIC per GPU); the ring all-reduce on three racks
   // (nccl_tests_public_more.csv lines 47 and 48, NCCL's choice there: LL128 at 4 GiB, Simple at
-  // 8 GiB).
+  // 8 GiB) with OCI's four queue pairs per connection, as bench_calibration reads those rows
+  // (calibration_row.cpp read_row_qps; the alltoall rows here keep one).
   struct Row {
     const char* name;
     const char* system;
@@ -118,30 +119,33 @@ std::vector<Case> cases() {
     const char* speed;
     CollectiveOp op;
     Bytes bytes;
+    const char* qps = "1";
   };
   const CollectiveOp a2a = CollectiveOp::AllToAll, ar = CollectiveOp::AllReduce;
-  for (const Row r : {Row{"calib.gb200.n32.alltoall.8GiB", "gb200-nvl72", "roce-400g", "32", "4",
-                          "400Gbps", a2a, Bytes::gib(8)},
-                      Row{"calib.gb200.n48.alltoall.8GiB", "gb200-nvl72", "roce-400g", "48", "4",
-                          "400Gbps", a2a, Bytes::gib(8)},
-                      Row{"calib.gb300.n32.alltoall.16GiB", "gb300-nvl72", "roce-400g", "32", "8",
-                          "400Gbps", a2a, Bytes::gib(16)},
-                      Row{"calib.p5.n32.alltoall.2GiB", "hgx-h100", "efa", "32", "32", "100Gbps",
-                          a2a, Bytes::gib(2)},
-                      Row{"calib.gb200.n48.all_reduce.4GiB", "gb200-nvl72", "roce-400g", "48", "4",
-                          "400Gbps", ar, Bytes::gib(4)},
-                      Row{"calib.gb200.n48.all_reduce.8GiB", "gb200-nvl72", "roce-400g", "48", "4",
-                          "400Gbps", ar, Bytes::gib(8)}}) {
+  for (const Row& r : {Row{"calib.gb200.n32.alltoall.8GiB", "gb200-nvl72", "roce-400g", "32", "4",
+                           "400Gbps", a2a, Bytes::gib(8)},
+                       Row{"calib.gb200.n48.alltoall.8GiB", "gb200-nvl72", "roce-400g", "48", "4",
+                           "400Gbps", a2a, Bytes::gib(8)},
+                       Row{"calib.gb300.n32.alltoall.16GiB", "gb300-nvl72", "roce-400g", "32", "8",
+                           "400Gbps", a2a, Bytes::gib(16)},
+                       Row{"calib.p5.n32.alltoall.2GiB", "hgx-h100", "efa", "32", "32", "100Gbps",
+                           a2a, Bytes::gib(2)},
+                       Row{"calib.gb200.n48.all_reduce.4GiB", "gb200-nvl72", "roce-400g", "48", "4",
+                           "400Gbps", ar, Bytes::gib(4), "4"},
+                       Row{"calib.gb200.n48.all_reduce.8GiB", "gb200-nvl72", "roce-400g", "48", "4",
+                           "400Gbps", ar, Bytes::gib(8), "4"}}) {
     out.push_back({r.name,
                    std::string("collective --system ") + r.system + " --fabric " + r.fabric +
                        " --nodes " + r.nodes + " --nics-per-node " + r.nics + " --nic-speed " +
-                       r.speed + " --op " + to_string(r.op) + " --min-bytes " + size_name(r.bytes) +
-                       " --max-bytes " + size_name(r.bytes) + " --engine flow",
+                       r.speed + " --qps-per-connection " + r.qps + " --op " + to_string(r.op) +
+                       " --min-bytes " + size_name(r.bytes) + " --max-bytes " + size_name(r.bytes) +
+                       " --engine flow",
                    cluster_map({{"system", r.system},
                                 {"fabric", r.fabric},
                                 {"nodes", r.nodes},
                                 {"nics_per_node", r.nics},
-                                {"nic_speed", r.speed}}),
+                                {"nic_speed", r.speed},
+                                {"qps_per_connection", r.qps}}),
                    r.op, std::nullopt, r.bytes, false});
   }
   return out;
