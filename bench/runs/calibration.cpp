@@ -4,7 +4,7 @@
 // error, then the rows compared out of the file's, the median, p90 and maximum absolute error and
 // the rows over 25%; on flow and packet also each row's wall and CPU time and peak memory and the
 // slowest row (by CPU time). Rows become clusters through scenario/calibration_row.hpp
-// (docs/calibration.md).
+// and scenario/calibration_run.hpp (docs/calibration.md).
 //   bench_calibration [--csv FILE]... [--engine analytical|flow|packet[,...]]... [--no-usage]
 //                     [--lines A[-B][,...]]
 // Without --csv: every *.csv of ../shared/calibration/ that has the nccl-tests columns. A FILE
@@ -26,10 +26,9 @@
 #include "../error_stats.hpp"
 #include "../process_usage.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/nccl/sweep.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/scenario/calibration_row.hpp"
-#include "lockstep/topology/builder.hpp"
+#include "lockstep/scenario/calibration_run.hpp"
 #include "lockstep/topology/presets.hpp"
 
 namespace {
@@ -40,24 +39,6 @@ using bench::median;
 using bench::over_25;
 using bench::p90;
 namespace fs = std::filesystem;
-
-// One row on an engine: the sweep of `lockstep collective` at this one size.
-Prediction run_on_engine(const std::string& engine, const PresetCluster& preset,
-                         const NcclCluster& cluster, const TunerRequest& tr, Prediction p) {
-  const BuildResult built = build_topology(rail_optimized_args(preset));
-  CollectiveSweep sweep;
-  sweep.op = tr.op;
-  sweep.algo = tr.algo;
-  sweep.proto = tr.proto;  // a protocol the row forces (NCCL_PROTO=, "Ring / LL128")
-  sweep.min_bytes = sweep.max_bytes = tr.bytes;
-  sweep.sharp = cluster.sharp;  // the row ran with SHARP on
-  sweep.engine = engine;
-  const auto rows = run_collective_sweep(sweep, cluster, &*built.graph);
-  if (rows.empty()) throw InputError("bytes", "no whole element at this size");
-  p.time = rows.front().time;
-  p.busbw_GBps = rows.front().busbw_GBps;
-  return p;
-}
 
 struct Figures {
   std::string file, engine;
@@ -116,21 +97,13 @@ Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
     const std::size_t line = i + 2;  // the header is line 1
     if (!wanted(lines, line)) continue;
     try {
-      CalibrationCase c = calibration_case(rows[i]);
-      const PresetCluster preset = resolve_preset(c.preset);
-      const NcclCluster cluster = calibration_nccl_cluster(c, preset);
       if (timed) bench::reset_peak_rss();
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = bench::cpu_seconds();
-      Prediction p;
-      try {
-        p = predict(cluster, c.tuner);
-      } catch (const InputError& e) {
-        if (e.field() != "algo") throw;
-        c.tuner.algo = std::nullopt;  // an algorithm NCCL would not run here: take NCCL's choice
-        p = predict(cluster, c.tuner);
-      }
-      p = run_on_engine(engine, preset, cluster, c.tuner, p);
+      const CalibrationRun run = run_calibration_row(rows[i], engine);
+      const CalibrationCase& c = run.c;
+      const PresetCluster& preset = run.preset;
+      const Prediction& p = run.prediction;
       const double wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double err = (p.busbw_GBps / c.measured_busbw_GBps - 1) * 100;

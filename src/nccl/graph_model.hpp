@@ -12,6 +12,7 @@
 // NcclGroups::time adds them to the NCCL model's prediction: time = model time + excess +
 // max(0, S x seconds per byte - the model's transfer time).
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -24,7 +25,16 @@
 
 namespace lockstep::nccl_detail {
 
-// A tree's stages (graph_model.cpp stage_chain), per byte of S: what its one-chunk programs,
+// Fraction of line rate at which NCCL's model runs each medium for this algorithm: the medium's
+// speed as NCCL assumes it over the raw link's (370.8 / 450 GB/s NVLink on H100, 48 / 50 GB/s
+// per NDR NIC; the flow engine's run takes the same ratios, nccl_engine_run), times the
+// algorithm's protocol efficiency on that medium as cost.cpp applies it.
+struct MediumEfficiency {
+  double scale_up = 1;
+  double network = 1;
+};
+
+// A tree's stages (tree_stage_term), per byte of S: what its one-chunk programs,
 // level by level, need beyond the steady state; per link beyond the transfers' own, its steady
 // time and how long the one-chunk walk runs before its first use and after its last.
 struct StageTerm {
@@ -44,6 +54,12 @@ struct GraphTerm {
   // NcclGroups::plan) runs at NCCL's rate where it matters with it. 0: no link is loaded.
   double binding_efficiency = 0;
 };
+
+/// The stages of a tree's one-chunk `programs` (built at `nominal` bytes) run on `devices` of
+/// `topo`, routed by `router`, each medium at its `efficiency` (graph_stages.cpp).
+StageTerm tree_stage_term(const ProgramSet& programs, double nominal,
+                          std::span<const DeviceId> devices, const Topology& topo,
+                          const Router& router, const MediumEfficiency& efficiency);
 
 /// Prices prediction `p` (made on `cluster`, NCCL's view of groups[0]) of `op` run at once by
 /// every group, each with the spec its engine run would have (NcclGroups::time), on the graph

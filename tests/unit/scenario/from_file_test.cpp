@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../core/error_of.hpp"
+#include "../topology/topology_test_util.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
@@ -286,15 +287,11 @@ TEST(FromFile, ReferenceGraphReadsBackTheSameBillOfMaterials) {
 // nodes on 2 leaves at 2 m (LeafSpine.CopperHostLinksTakeOneSplitterDacPerCageByHand): 32 1:2
 // DACs + 64 leaf-spine patch cords = 96 cables, 64 modules, emitted and re-read.
 TEST(FromFile, SplitterDacsReadBackFromTheirCages) {
-  ArgNode args = ArgNode::map("");
-  for (const auto& [key, value] : {std::pair<const char*, const char*>{"builder", "leaf_spine"},
-                                   {"gpus_per_node", "1"},
-                                   {"scale_up", "none"},
-                                   {"nodes", "64"},
-                                   {"host_link_m", "2"}}) {
-    args.set(key, ArgNode::scalar(value, key));
-  }
-  const BuildResult built = build_topology(args, {.want_graph = true});
+  const BuildResult built = test::build({{"builder", "leaf_spine"},
+                                         {"gpus_per_node", "1"},
+                                         {"scale_up", "none"},
+                                         {"nodes", "64"},
+                                         {"host_link_m", "2"}});
   ASSERT_TRUE(built.graph.has_value());
   std::ostringstream json;
   write_graph_json(*built.graph, json);

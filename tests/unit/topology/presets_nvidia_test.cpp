@@ -10,6 +10,7 @@
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "topology_test_util.hpp"
 
 namespace lockstep {
 namespace {
@@ -283,16 +284,12 @@ TEST(Nvl72Fill, ScalableUnitsAreWholeRacks) {
 // one 800G host port per GPU that stands for two 400G switch ports (nic_ports_fused 2), where a
 // lone 800G port on a 400G switch is refused (Clos.RejectsBadArgumentsNamingTheKey).
 TEST(Nvl72Fill, FusedNicPortsMayReachTwiceTheSwitchPort) {
-  ArgNode m = ArgNode::map("cluster");
-  for (const auto& [key, value] : {std::pair<const char*, const char*>{"builder", "preset"},
-                                   {"system", "gb300-nvl72"},
-                                   {"nodes", "2"},
-                                   {"fabric", "roce-400g"},
-                                   {"nics_per_node", "8"},
-                                   {"nic_speed", "400Gbps"}}) {
-    m.set(key, ArgNode::scalar(value, std::string("cluster.") + key));
-  }
-  const BuildResult r = build_topology(m);
+  const BuildResult r = test::build({{"builder", "preset"},
+                                     {"system", "gb300-nvl72"},
+                                     {"nodes", "2"},
+                                     {"fabric", "roce-400g"},
+                                     {"nics_per_node", "8"},
+                                     {"nic_speed", "400Gbps"}});
   ASSERT_TRUE(r.graph.has_value());
   EXPECT_EQ(r.graph->gpus().size(), 8u);
   EXPECT_EQ(count(*r.graph, DeviceKind::Nic), 8u);  // one fused NIC per GPU
