@@ -80,6 +80,31 @@ std::vector<DualPipeStep> dualpipe_order(std::uint32_t pp, std::uint64_t micro_b
   return order;
 }
 
+double dualpipe_activation_peak(std::uint32_t pp, std::uint64_t micro_batches, std::uint32_t rank,
+                                const std::array<double, 2>& per_micro_batch) {
+  double live = 0, peak = 0;
+  auto run = [&](const DualPipeUnit& u) {
+    const double bytes = per_micro_batch[u.direction];
+    switch (u.pass) {
+      case DualPass::Forward:
+        live += bytes;
+        peak = std::max(peak, live);
+        break;
+      case DualPass::Backward:
+      case DualPass::Weight:
+        live -= bytes;
+        break;
+      case DualPass::BackwardInput:
+        break;  // the weight pass still reads the saved inputs
+    }
+  };
+  for (const DualPipeStep& step : dualpipe_order(pp, micro_batches, rank)) {
+    run(step.first);
+    if (step.paired) run(step.second);
+  }
+  return peak;
+}
+
 Time dualpipe_bubble(std::uint32_t pp, Time f_and_b, Time b, Time w) {
   const Time per = f_and_b + b - w.scaled(3.0);
   if (pp < 2 || per <= Time::zero()) return Time::zero();

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/workload/dualpipe.hpp"
 #include "lockstep/workload/kernel_model.hpp"
 
 namespace lockstep {
@@ -528,13 +530,16 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
       peak = std::max(peak, live);
     }
     if (dualpipe) {
-      // DualPipe keeps pp + 1 micro-batches' activations of a stage (Table 2), here the mean of
-      // the two stages the rank holds (half the micro-batches enter from each end).
-      double both = 0;
-      for (std::uint32_t h : hosted(s))
+      // DualPipe: the rank's own schedule, stage s's activations per micro-batch of direction
+      // 0 and stage pp - 1 - s's of direction 1 (dualpipe_activation_peak; pp + 1 micro-batches
+      // with equal stages, DeepSeek-V3's Table 2).
+      std::array<double, 2> per_direction = {0, 0};
+      for (std::uint32_t d = 0; d < 2; ++d) {
+        const std::uint32_t h = hosted(s)[d];
         for (std::uint32_t l = plan.first_layer(h, 0); l < plan.end_layer(h, 0); ++l)
-          both += layer_activation_bytes(c, l, tokens);
-      peak = (p.pp + 1) * both / 2;
+          per_direction[d] += layer_activation_bytes(c, l, tokens);
+      }
+      peak = dualpipe_activation_peak(p.pp, plan.micro_batches, s, per_direction);
     }
     double act = peak;
     // FP32 logits where the output layer is (both end ranks under DualPipe), once more per MTP

@@ -4,6 +4,7 @@
 // micro-batches from both ends, and run a forward chunk of one direction beside a backward chunk
 // of the other so that each one's all-to-all and pipeline transfers hide behind the other's
 // compute. docs/training.md, "DualPipe".
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,17 @@ struct DualPipeStep {
 /// times W, B0 (inputs only); h + 1 W. Deferred weight passes run first in, first out.
 std::vector<DualPipeStep> dualpipe_order(std::uint32_t pp, std::uint64_t micro_batches,
                                          std::uint32_t rank);
+
+/// The most activation bytes rank `rank` holds at once over its dualpipe_order, each forward of
+/// direction d keeping `per_micro_batch[d]` (its stage's activations of one micro-batch) until
+/// the pass that frees them: a full backward, or the weight pass a backward split off (the
+/// deferred weight gradients read the inputs the forward saved; Qi et al. 2023, "Zero Bubble
+/// Pipeline Parallelism", arXiv:2311.09241, section 2). In a pair the forward's bytes count
+/// before the backward's are freed (they run block by block: an upper bound by at most one
+/// micro-batch's chunk). With equal stages: pp + 1 micro-batches on every rank (DeepSeek-V3's
+/// Table 2).
+double dualpipe_activation_peak(std::uint32_t pp, std::uint64_t micro_batches, std::uint32_t rank,
+                                const std::array<double, 2>& per_micro_batch);
 
 /// Table 2's bubble of DualPipe: (pp / 2 - 1) (F&B + B - 3W), with F&B the time of a forward and
 /// a backward chunk run together, B a full backward chunk and W its weight-gradient part. Never

@@ -154,10 +154,10 @@ TrainConfig deepep_tp2(const std::string& engine) {
   c.engine = engine;
   return c;
 }
-Topology four_gpu_nodes(std::uint32_t nics) {
+Topology four_gpu_nodes(std::uint32_t nics, std::uint32_t nodes = 2) {
   PresetRequest request;
   request.fabric = "ib-ndr";
-  request.nodes = 2;
+  request.nodes = nodes;
   request.gpus_per_node = 4;
   request.nics_per_node = nics;
   return *build_topology(rail_optimized_args(resolve_preset(request))).graph;
@@ -173,6 +173,43 @@ TEST(DeepEpTraining, TpRanksEpGroupsShareTheNicsInBothExpansions) {
   EXPECT_EQ(full.breakdown.ep, reduced.breakdown.ep);
   const TrainResult own_nics = simulate_training(four_gpu_nodes(4), deepep_tp2("flow"));
   EXPECT_GT(reduced.breakdown.ep, own_nics.breakdown.ep);
+}
+
+// The two expansions' EP time for tp 1, 2 and 4 (EP 4, 2 GPUs per NIC: TP ranks 2i and 2i + 1
+// of a node share NIC i). tp 1: every EP group is one node's 4 GPUs, NVLink only, no link shared
+// between groups: equal. tp 2 and 4: the TP ranks' groups meet on each NIC. The flow engine shares
+// a link fairly: the groups' exchanges end together, in both expansions alike (equal to the
+// picosecond). The analytical engine serves a link's transfers one at a time, first come first
+// served: of k = 2 groups queued on a NIC, the one served first ends its network hop after half
+// the queue's drain, the other after all of it. The reduced expansion delays every rank by the
+// exchange's makespan (the last group's end); the full one charges each rank its own end. So a
+// rank's full-expansion EP time lies between the first-served group's share and the makespan:
+// mean over the k groups >= (1/k + ... + k/k) / k = (k + 1) / (2k) = 3/4 of the reduced one
+// (the NVLink hop and latencies, shared by no group, only raise the ratio), and <= the reduced
+// one (no group waits for more bytes than the at-once run queues on its links). The time the
+// first-served ranks gain they wait for their TP peers in the next TP collective, counted as TP
+// there (docs/training.md, "DeepSeek-V3's expert all-to-all").
+TEST(DeepEpTraining, ExpansionsAgreeOnEpTimeWithinTheFifoBound) {
+  for (const char* engine : {"flow", "analytical"}) {
+    for (std::uint32_t tp : {1u, 2u, 4u}) {
+      TrainConfig c = deepep_tp2(engine);
+      c.par.tp = tp;
+      c.par.dp = tp == 4 ? 4 : 8 / tp;  // 8 GPUs, 16 with tp 4
+      c.global_batch = 2 * c.par.dp;
+      const Topology topo = four_gpu_nodes(2, tp == 4 ? 4 : 2);
+      const TrainResult reduced = simulate_training(topo, c);
+      c.expansion = Expansion::Full;
+      const TrainResult full = simulate_training(topo, c);
+      SCOPED_TRACE(std::string(engine) + " tp " + std::to_string(tp));
+      ASSERT_GT(reduced.breakdown.ep, Time::zero());
+      if (tp == 1 || std::string(engine) == "flow") {
+        EXPECT_EQ(full.breakdown.ep, reduced.breakdown.ep);
+        continue;
+      }
+      EXPECT_LE(full.breakdown.ep, reduced.breakdown.ep);
+      EXPECT_GE(full.breakdown.ep.seconds(), 0.75 * reduced.breakdown.ep.seconds());
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
@@ -112,6 +114,27 @@ TEST(DualPipe, OrderOfFourRanksAndEightMicroBatches) {
   EXPECT_EQ(order_text(4, 8, 2),
             "F1.0 F0.0 F1.1 F0.1 F1.2 B0.0 F0.2&B1.0 F1.3&B0.1 F0.3&B1.1 B0.2 B1.2 b0.3 b1.3 "
             "W0.3 W1.3 ");
+}
+
+// The activation peak walks each rank's order (OrderOfFourRanksAndEightMicroBatches), counting
+// the micro-batches held per direction (d0, d1) with a forward of direction 0 keeping a0 bytes
+// and one of direction 1 a1, until its full backward B or its deferred weight pass W (b keeps
+// them). Rank 0: F0.0-F0.2 (3, 0), F1.0 (3, 1), b1.0 W1.0 (3, 0), F1.1 (3, 1), the pair
+// F0.3&B1.1 (4, 1) then (4, 0), F1.2&B0.0 (4, 1), (3, 1), and fewer after: 4 a0 + a1. Rank 1
+// (middle): F0.0 F1.0 F0.1 F1.1 F0.2 (3, 2), B1.0 (3, 1), F1.2&B0.0 (3, 2), F0.3&B1.1 (3, 2),
+// F1.3&B0.1 (3, 2), then down: 3 a0 + 2 a1. Ranks 3 and 2 mirror them with the directions
+// swapped. With equal stages every rank holds pp + 1 micro-batches (Table 2).
+TEST(DualPipe, ActivationPeakFollowsTheSchedule) {
+  const std::array<double, 2> a = {3, 5};
+  EXPECT_EQ(dualpipe_activation_peak(4, 8, 0, a), 4 * 3 + 5);
+  EXPECT_EQ(dualpipe_activation_peak(4, 8, 1, a), 3 * 3 + 2 * 5);
+  EXPECT_EQ(dualpipe_activation_peak(4, 8, 2, a), 2 * 3 + 3 * 5);
+  EXPECT_EQ(dualpipe_activation_peak(4, 8, 3, a), 3 + 4 * 5);
+  for (std::uint32_t pp : {2u, 4u, 8u, 16u})
+    for (std::uint64_t m : {2ull * pp, 4ull * pp + 2})
+      for (std::uint32_t r = 0; r < pp; ++r)
+        EXPECT_EQ(dualpipe_activation_peak(pp, m, r, {1, 1}), pp + 1)
+            << "pp " << pp << " m " << m << " rank " << r;
 }
 
 TEST(DualPipe, EveryRankRunsEachMicroBatchOnceEachWay) {

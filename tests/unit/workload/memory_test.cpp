@@ -381,14 +381,15 @@ TEST(Memory, OptimizerMomentsByMapOrFlagText) {
 }
 
 TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
-  // Llama 3 8B on PP 4 (8 layers a stage), dp 1, no ZeRO, 4 micro-batches of 8192 tokens. A layer
+  // Llama 3 8B on PP 4 (8 layers a stage), dp 1, no ZeRO, 8 micro-batches of 8192 tokens (the
+  // 2 pp DualPipe needs; with 4 a rank would hold at most 4 at once). A layer
   // holds 218,103,808 parameters, the embedding and the output layer 525,336,576 each. Under 1F1B
   // stage 0 holds 8 layers and the embedding: 2,270,167,040. Under DualPipe rank 0 also holds
   // stage 3 (8 layers and the output layer): 4,540,334,080, twice as many (Table 2's "2x").
   TrainConfig c;
   c.model = llama3_8b();
   c.par.pp = 4;
-  c.global_batch = 4;
+  c.global_batch = 8;
   c.seq = 8192;
   c.par.zero = ZeroStage::None;
   const MemoryEstimate one = make_step_plan(c, 1e15).memory;
@@ -398,7 +399,8 @@ TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
   EXPECT_NEAR(dual.weights.as_double(), 2 * one.weights.as_double(), 1);
   EXPECT_NEAR(dual.gradients.as_double(), 4 * 4'540'334'080.0, 1);
   EXPECT_NEAR(dual.optimizer.as_double(), 12 * 4'540'334'080.0, 1);
-  // Activations: pp + 1 = 5 micro-batches of a stage's 8 layers x 34 s h (Memory test above):
+  // Activations: pp + 1 = 5 micro-batches of a stage's 8 layers x 34 s h (Memory test above;
+  // rank 0's schedule peaks at 4 of direction 0 and 1 of direction 1, DualPipe tests):
   // 5 x 8 x 34 x 8192 x 4096 = 45,634,027,520 B, plus the FP32 logits of the output layer rank 0
   // holds, 8192 x 128256 x 4 = 4,202,692,608 B. (1F1B's stage 0: 4 micro-batches, no logits.)
   EXPECT_NEAR(dual.activations.as_double(), 45'634'027'520.0 + 4'202'692'608.0, 2);
