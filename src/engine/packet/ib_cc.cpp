@@ -8,7 +8,8 @@
 // (1 + i), the shape Gran et al. used on real switches, "First experiences with congestion
 // control in InfiniBand hardware", IPDPS 2010) and the defaults of packet_config.hpp, named
 // assumptions in docs/packet-engine.md. BECNs travel as the engine's other notifications
-// (transport.cpp); FECN reuses the packet's ECN bit and the counters ecn_marks and cnps.
+// (receiver.cpp, sender_feedback.cpp); FECN reuses the packet's ECN bit and the counters ecn_marks
+// and cnps.
 #include "simulator.hpp"
 
 namespace lockstep::packet {

@@ -1,7 +1,7 @@
 // The packet engine's core: links (serialisation + propagation), switch buffers and output
 // queues, link-level flow control (credits, PFC thresholds, drop-tail) and the event loop. Set-up
-// is in link_setup.cpp, PFC's frames in pfc.cpp, transport and programs in transport.cpp and
-// program_runner.cpp.
+// is in link_setup.cpp, PFC's frames in pfc.cpp, the transport in transport.cpp (sender),
+// receiver.cpp and sender_feedback.cpp, programs in program_runner.cpp.
 #include "simulator.hpp"
 
 #include <algorithm>

@@ -90,7 +90,8 @@ class Simulator {
     return (static_cast<std::int64_t>(wire) + (std::int64_t{1} << shift) - 1) >> shift;
   }
 
-  // Transport (transport.cpp).
+  // Transport: the sender (transport.cpp), the receiver (receiver.cpp), control packets at the
+  // sender (sender_feedback.cpp).
   std::uint32_t pick_injection(std::uint32_t link);
   std::uint32_t make_packet(std::uint32_t flow, std::uint32_t seq);
   bool next_seq(Flow& f, std::uint32_t& seq);

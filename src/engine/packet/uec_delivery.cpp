@@ -1,5 +1,5 @@
 // Ultra Ethernet 1.0 delivery modes (PDS). RUD, reliable unordered delivery, is the engine's
-// sprayed reliable transport (transport.cpp, reliable.cpp: a per-packet bitmap at the receiver,
+// sprayed reliable transport (receiver.cpp, reliable.cpp: a per-packet bitmap at the receiver,
 // selective ACKs). ROD, reliable ordered delivery, keeps a flow on one path and accepts packets
 // only in order: the receiver discards a packet past a gap and NACKs the one it expects, and the
 // sender goes back to it, resending everything it had sent since (go-back-N).
@@ -31,7 +31,7 @@ bool Simulator::rod_accept(std::uint32_t flow, std::uint32_t seq, std::uint8_t f
   if (seq == f.contiguous && !(flags & kTrimmed)) return true;
   // A trimmed packet or one past a gap. The expected packet is NACKed: at once when its own
   // header arrives trimmed, once per gap otherwise (the packets behind a loss all see it). The
-  // NACK is a control packet on the reverse route (transport.cpp's send_control).
+  // NACK is a control packet on the reverse route (receiver.cpp's send_control).
   const bool own_trim = seq == f.contiguous;
   if (own_trim || f.uec.nacked != f.contiguous) {
     f.uec.nacked = f.contiguous;
