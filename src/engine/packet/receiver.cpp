@@ -12,7 +12,7 @@
 namespace lockstep::packet {
 
 void Simulator::on_deliver(std::uint32_t pkt) {
-  // Copied out: sending an ACK takes a packet from the pool, which may move it.
+  // Copied out: the packet is freed at once, and an ACK sent below may take its slot.
   const Packet& p = packets_[pkt];
   const std::uint32_t flow = p.flow, seq = p.seq, payload = p.payload;
   const std::uint8_t flags = p.flags;
