@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "cost.hpp"
+
 namespace lockstep::nccl {
 namespace {
 
@@ -276,6 +278,25 @@ double net_search_speed(Generation g, double rate) {
       return first_not_above(kBlackwellInterSpeeds, rate);
   }
   return rate;
+}
+
+double net_search_speed_above(Generation g, double speed) {
+  const auto above = [&](const auto& speeds) {
+    double next = speed;  // the arrays run highest first: the last entry above is the next one
+    for (double s : speeds)
+      if (s > speed + 1e-9) next = s;
+    return next;
+  };
+  switch (g) {
+    case Generation::Volta:
+    case Generation::Ampere:
+      return above(kAmpereInterSpeeds);
+    case Generation::Hopper:
+      return above(kHopperInterSpeeds);
+    case Generation::Blackwell:
+      return above(kBlackwellInterSpeeds);
+  }
+  return speed;
 }
 
 std::vector<double> intra_search_speeds(Generation g) {

@@ -32,6 +32,18 @@ Cost direct_cost(const NcclCluster& c, CollectiveOp op, double S, nccl::Proto p)
 double sharp_depth_us(const NcclCluster& c);
 Cost hierarchical_cost(const NcclCluster& c, double S);
 Cost torus_ring_cost(const NcclCluster& c, CollectiveOp op, double S);
+namespace nccl {
+/// The next entry of the generation's inter-node speed array (search.cc) above `speed`, or
+/// `speed` itself when none is above it: search.cc's pass 2 raising a tree's bwIntra
+/// (constants.cpp, beside the arrays).
+double net_search_speed_above(Generation g, double speed);
+}  // namespace nccl
+
+// The tree graph NCCL's search builds across nodes and the algorithm bandwidth NCCL's tuner
+// ranks the tree with (GB/s; tuner_bandwidth.cpp).
+std::uint32_t tree_graph_channels(const NcclCluster& c);
+double tree_graph_intra_speed(const NcclCluster& c);
+double tree_tuner_algbw_GBps(const NcclCluster& c, nccl::Proto p);
 Cost alltoallv_cost(const NcclCluster& c, double S, nccl::Proto p, double skew);
 
 }  // namespace lockstep
