@@ -16,19 +16,8 @@ namespace {
 
 using flow_test::input_for;
 using flow_test::leaf_spine;
+using flow_test::spec_of;
 using flow_test::star;
-
-CollectiveSpec spec_of(CollectiveOp op, Algorithm algo, Rank ranks, std::uint16_t channels,
-                       std::uint64_t bytes) {
-  CollectiveSpec spec;
-  spec.op = op;
-  spec.algorithm = algo;
-  spec.ranks = ranks;
-  spec.channels = channels;
-  spec.bytes = Bytes(bytes);
-  spec.type = DataType::Float32;
-  return spec;
-}
 
 struct Runs {
   RunResult merged, one_by_one;
@@ -66,7 +55,7 @@ Runs expect_same_merged_and_one_by_one(const Topology& t, const CollectiveSpec& 
 TEST(QueuePairs, FourQueuePairsOnOnePathAreOneVariableAndTakeTheFormulasTime) {
   const Topology t = star(4, Bandwidth::gBps(50), Time::us(1));
   const Runs r = expect_same_merged_and_one_by_one(
-      t, spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 4, 1, 4'000'000), 4);
+      t, spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 4, 1, 4'000'000, DataType::Float32), 4);
   EXPECT_EQ(r.merged.makespan, Time::us(132));
   EXPECT_EQ(r.merged_stats.class_size, 4u);
   EXPECT_EQ(r.merged_stats.bundled_flows, 18u);
@@ -83,7 +72,8 @@ TEST(QueuePairs, AMergedShareCrossesTheChannelLimitOncePerQueuePair) {
   EngineOptions capped;
   capped.channel_send_bandwidth = Bandwidth::gBps(10);
   const Runs r = expect_same_merged_and_one_by_one(
-      t, spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 4, 1, 4'000'000), 4, capped);
+      t, spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 4, 1, 4'000'000, DataType::Float32), 4,
+      capped);
   EXPECT_EQ(r.merged.makespan, Time::us(612));
   EXPECT_EQ(r.merged_stats.bundled_flows, 18u);
 }
@@ -97,10 +87,14 @@ TEST(QueuePairs, LeafSpineWithEcmpMergesOnlyQueuePairsOnTheSameSpine) {
   const Rank n = static_cast<Rank>(t.gpus().size());
   for (const std::uint32_t qps : {3u, 4u}) {
     const Runs ring = expect_same_merged_and_one_by_one(
-        t, spec_of(CollectiveOp::AllReduce, Algorithm::Ring, n, 4, n * 4 * 65'536), qps);
+        t,
+        spec_of(CollectiveOp::AllReduce, Algorithm::Ring, n, 4, n * 4 * 65'536, DataType::Float32),
+        qps);
     EXPECT_GT(ring.merged_stats.bundled_flows, 0u) << qps;
     const Runs a2a = expect_same_merged_and_one_by_one(
-        t, spec_of(CollectiveOp::AllToAll, Algorithm::Direct, n, 4, n * 4 * 65'536), qps);
+        t,
+        spec_of(CollectiveOp::AllToAll, Algorithm::Direct, n, 4, n * 4 * 65'536, DataType::Float32),
+        qps);
     EXPECT_GT(a2a.merged_stats.bundled_flows, 0u) << qps;
   }
 }
@@ -111,8 +105,8 @@ TEST(QueuePairs, LeafSpineWithEcmpMergesOnlyQueuePairsOnTheSameSpine) {
 // with a channel limit (20 GB/s, below an NVLink share, above a NIC's).
 TEST(QueuePairs, RailOptimisedRingWithUnequalBlocksKeepsEveryTime) {
   const Topology t = test::hgx_h100(4);
-  CollectiveSpec ring =
-      spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 32, 4, (32 * 4 * 16'384 + 7) * 4);
+  CollectiveSpec ring = spec_of(CollectiveOp::AllReduce, Algorithm::Ring, 32, 4,
+                                (32 * 4 * 16'384 + 7) * 4, DataType::Float32);
   ring.ranks_per_node = 8;
   EngineOptions capped;
   capped.channel_send_bandwidth = Bandwidth::gBps(20);
