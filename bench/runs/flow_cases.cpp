@@ -12,6 +12,8 @@
 //   bench_flow_cases --algo ring --bytes 1MiB dragonfly576.all_reduce.64KiB   # another algorithm
 //                                    # or size for the cases named (exploration)
 //   bench_flow_cases --individual h100.n16   # every rank on its own, no skipping (to compare)
+//   bench_flow_cases --no-bundle calib.gb200.n48.all_reduce   # every flow and queue pair its own
+//                                    # solver variable (to compare; `bundled` counts the others)
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -183,11 +185,12 @@ void run(const Case& c, const FlowEngineConfig& config) {
   const FlowRunStats& st = engine.last_stats();
   std::printf(
       "%-34s %5u GPUs %-9s %-6s | run %7.2f s wall %7.2f s cpu, peak %6.0f MiB (setup %.2f s, "
-      "cpu %.2f s) | classes %5u x %4u attempts %2u transfers %9llu solves %8llu jumps %u | "
-      "%.6f us\n",
+      "cpu %.2f s) | classes %5u x %4u attempts %2u transfers %9llu bundled %9llu solves %8llu "
+      "jumps %u | %.6f us\n",
       c.name.c_str(), cluster.ranks(), nccl::algorithm_name(p.algo), nccl::to_string(p.proto), wall,
       cpu, bench::peak_rss_mib(), setup, cpu1 - cpu0, st.simulated_ranks, st.class_size,
       st.attempts, static_cast<unsigned long long>(st.transfers),
+      static_cast<unsigned long long>(st.bundled_flows),
       static_cast<unsigned long long>(st.solver_components), st.fast_forwards,
       static_cast<double>(t.picoseconds()) / 1e6);
   std::fflush(stdout);
@@ -210,6 +213,8 @@ int main(int argc, char** argv) {
     } else if (a == "--individual") {
       config.aggregate = false;
       config.fast_forward = false;
+    } else if (a == "--no-bundle") {
+      config.bundle = false;  // every flow its own variable (FlowEngineConfig::bundle), to compare
     } else if (a == "--bytes" && i + 1 < argc) {
       bytes = ArgNode::scalar(argv[++i], "--bytes").as_bytes();
     } else {

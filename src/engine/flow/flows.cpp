@@ -25,12 +25,15 @@ void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, dou
   const std::uint64_t key =
       mix64((std::uint64_t{route} << 16 | share) ^ mix64(std::bit_cast<std::uint64_t>(bytes)));
   const bool bundles = bundle_ && cap == kNone;
+  // Queue pairs a merged share stands for (RouteTable::merge_identical_shares) are flows on one
+  // variable too.
+  const std::uint32_t queue_pairs = routes_[route].shares[share].flows;
   if (bundles) {
     if (const auto it = open_.find(key); it != open_.end()) {
       Flow& bundle = flows_[it->second];
       if (bundle.route == route && bundle.share == share && bundle.remaining == bytes) {
         bundle.more.push_back(t);
-        ++bundled_;
+        bundled_ += queue_pairs;
         // Its variable grows by one flow's coefficients: until the solve that ends the instant
         // no rate has been given, so nothing else changes.
         solver_.remove(bundle.var);
@@ -52,6 +55,7 @@ void Flows::start(std::uint32_t t, std::uint32_t route, std::uint32_t share, dou
   flow.live = true;
   flow.more.clear();
   flow.var = add_variable(f);
+  bundled_ += queue_pairs - 1;
   if (bundles) open_.try_emplace(key, f);
 }
 
@@ -62,9 +66,11 @@ MaxMinSolver::VarId Flows::add_variable(std::uint32_t f) {
   MaxMinSolver::VarId v;
   if (flow.cap != kNone || k != 1) {
     // The sender's channel limit goes in front of the share's links, where a port link on the
-    // sending GPU would sit, as one more constraint the flow crosses.
+    // sending GPU would sit, as one more constraint the flow crosses: once per queue pair the
+    // share stands for (the share's link coefficients already count them).
     uses_scratch_.clear();
-    if (flow.cap != kNone) uses_scratch_.push_back(MaxMinSolver::Use{flow.cap, flow.cap_share});
+    if (flow.cap != kNone)
+      uses_scratch_.push_back(MaxMinSolver::Use{flow.cap, flow.cap_share * share.flows});
     for (const MaxMinSolver::Use& use : share.uses)
       uses_scratch_.push_back(MaxMinSolver::Use{use.cons, use.coefficient * k});
     v = solver_.add(uses_scratch_);

@@ -242,9 +242,42 @@ std::uint32_t RouteTable::build(std::span<const std::vector<PathShare>* const> m
       }
     }
   }
+  if (share_routes_) merge_identical_shares(route);
   route.member_links.assign(total_scratch_.begin(), total_scratch_.end());
   check_uniform_load(id);
   return id;
+}
+
+// Queue pairs whose members' paths load the same constraints with the same coefficients are
+// identical solver variables: max-min fairness gives them one rate (1.4: uniqueness), and with
+// equal bytes (fraction) and latency they stream and arrive together. One variable whose
+// coefficients are k times one flow's gets that same rate (progressive filling sees the same
+// sum of coefficients on every constraint), so a share standing for k flows replaces them
+// (docs/flow-engine.md R4). A 4-queue-pair connection inside an NVLink domain has one path,
+// hence one flow instead of four.
+void RouteTable::merge_identical_shares(ClassRoute& route) {
+  std::vector<ShareRoute>& shares = route.shares;
+  if (shares.size() < 2) return;
+  std::size_t kept = 0;
+  for (std::size_t s = 0; s < shares.size(); ++s) {
+    const auto same = std::find_if(shares.begin(), shares.begin() + kept, [&](const ShareRoute& k) {
+      const auto same_use = [](const MaxMinSolver::Use& a, const MaxMinSolver::Use& b) {
+        return a.cons == b.cons && a.coefficient == b.coefficient;
+      };
+      return std::equal(k.uses.begin(), k.uses.end(), shares[s].uses.begin(), shares[s].uses.end(),
+                        same_use) &&
+             k.fraction == shares[s].fraction && k.latency == shares[s].latency;
+    });
+    if (same != shares.begin() + kept) {
+      ++same->flows;
+    } else {
+      if (kept != s) shares[kept] = std::move(shares[s]);
+      ++kept;
+    }
+  }
+  shares.resize(kept);
+  for (ShareRoute& share : shares)
+    for (MaxMinSolver::Use& use : share.uses) use.coefficient *= share.flows;
 }
 
 // Every route loading constraint `from` loads `to` instead (their orbits joined).
@@ -302,8 +335,10 @@ RouteTable::Watch RouteTable::rebuild_watch() {
       if (!uneven_[root]) continue;
       if (std::find(uneven_roots_.begin(), uneven_roots_.end(), root) == uneven_roots_.end())
         uneven_roots_.push_back(root);
-      // Loads are summed per route from one rate: several path shares would need one each.
-      if (routes_[id].shares.size() > 1) return Watch::SharesOnUnevenOrbit;
+      // Loads are summed per route from one rate: several path shares would need one each (a
+      // share standing for several flows too: route_rate_ counts one).
+      if (routes_[id].shares.size() > 1 || routes_[id].shares.front().flows > 1)
+        return Watch::SharesOnUnevenOrbit;
       const auto [it, added] = index.try_emplace(link, static_cast<std::uint32_t>(watched_.size()));
       if (added) watched_.push_back(Watched{link, {}});
       watched_[it->second].routes.emplace_back(id, weight);

@@ -27,9 +27,14 @@
 namespace lockstep::flow_detail {
 
 struct ShareRoute {
-  std::vector<MaxMinSolver::Use> uses;  // empty when source and destination coincide
-  double fraction = 1;
-  Time latency;  // sum of the representative path's link latencies
+  // Empty when source and destination coincide. Coefficients count `flows` flows.
+  std::vector<MaxMinSolver::Use> uses;
+  double fraction = 1;  // of the transfer's bytes, per flow
+  Time latency;         // sum of the representative path's link latencies
+  // Path shares (queue pairs) of identical constraints, fraction and latency that this one
+  // stands for: under max-min fairness they get one rate, stream for one time and arrive
+  // together, so they are one solver variable with `flows` times one flow's coefficients.
+  std::uint32_t flows = 1;
 };
 
 struct ClassRoute {
@@ -42,7 +47,8 @@ struct ClassRoute {
 
 class RouteTable {
  public:
-  // share_routes: channels of identical member paths share a route (FlowEngineConfig::bundle).
+  // share_routes: channels of identical member paths share a route, and a route's identical
+  // path shares are one (FlowEngineConfig::bundle).
   RouteTable(const Topology& topo, PathCache& paths, std::span<const DeviceId> placement,
              const ClassMap& classes, bool share_routes);
 
@@ -110,6 +116,7 @@ class RouteTable {
                       const LinkWeight* weight = nullptr);
   std::uint32_t new_slot();
   void check_uniform_load(std::uint32_t id);
+  static void merge_identical_shares(ClassRoute& route);
   Watch rebuild_watch();
   void retarget(DirLinkId from, DirLinkId to);
   Time network_latency_ = Time::zero();

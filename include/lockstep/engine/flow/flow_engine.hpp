@@ -33,8 +33,9 @@ struct FlowEngineConfig {
   bool fast_forward = true;
   // Simulate identical flows (same route, bytes and start: the channels of one peer in a direct
   // alltoall when every channel takes the same paths) as one solver variable of their summed
-  // coefficients, and channels of identical paths on one route; results are those of flows one
-  // by one (docs/flow-engine.md, "Bundles"). false: one variable and one route each (to compare).
+  // coefficients, channels of identical paths on one route, and a connection's queue pairs of
+  // identical paths as one variable; results are those of flows one by one (docs/flow-engine.md,
+  // "Bundles", R4). false: one variable and one route each (to compare).
   bool bundle = true;
 };
 
@@ -45,7 +46,8 @@ struct FlowRunStats {
   std::uint32_t local_rotation = 1;   // rotations inside a node per class (local_symmetry; 1: none)
   std::uint32_t attempts = 0;         // runs started (a class that splits restarts finer)
   std::uint64_t transfers = 0;        // matched send/recv pairs simulated
-  std::uint64_t bundled_flows = 0;    // flows that joined another's solver variable (bundle)
+  // Flows that joined another's solver variable (bundles; queue pairs of identical paths).
+  std::uint64_t bundled_flows = 0;
   std::uint64_t solver_components = 0;
   std::uint32_t fast_forwards = 0;  // steady-state jumps taken
   std::uint64_t skipped_ops = 0;    // ops per simulated rank that the jumps skipped

@@ -15,6 +15,7 @@ namespace {
 
 using flow_test::input_for;
 using flow_test::leaf_spine;
+using flow_test::spec_of;
 
 struct Compared {
   std::uint64_t bundled_flows = 0;
@@ -36,17 +37,6 @@ Compared expect_same_with_and_without_bundles(const Topology& t, const Collectiv
     EXPECT_NEAR(a.link_bytes[l], b.link_bytes[l], 1e-9 * b.link_bytes[l]) << "link " << l;
   EXPECT_EQ(one_by_one.last_stats().bundled_flows, 0u);
   return {bundled.last_stats().bundled_flows, bundled.last_stats().class_size};
-}
-
-CollectiveSpec spec_of(CollectiveOp op, Algorithm algo, Rank ranks, std::uint16_t channels,
-                       std::uint64_t bytes) {
-  CollectiveSpec spec;
-  spec.op = op;
-  spec.algorithm = algo;
-  spec.ranks = ranks;
-  spec.channels = channels;
-  spec.bytes = Bytes(bytes);
-  return spec;
 }
 
 // The small dragonfly (10 single-GPU nodes, one global link per pair of groups) has one minimal

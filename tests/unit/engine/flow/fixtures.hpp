@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "lockstep/collective/collective.hpp"
 #include "lockstep/collective/program.hpp"
 #include "lockstep/engine/flow/flow_engine.hpp"
 #include "lockstep/routing/router.hpp"
@@ -164,6 +165,19 @@ inline SpineRouter skewed_spines() {
   return SpineRouter(
       4, [](std::uint32_t i) { return i < 2; },
       [](const FlowKey& key) { return key.src < 2 ? 0u : static_cast<std::uint32_t>(key.label); });
+}
+
+// A collective of `bytes` over `ranks` ranks on `channels` channels.
+inline CollectiveSpec spec_of(CollectiveOp op, Algorithm algo, Rank ranks, std::uint16_t channels,
+                              std::uint64_t bytes, DataType type = DataType::Uint8) {
+  CollectiveSpec spec;
+  spec.op = op;
+  spec.algorithm = algo;
+  spec.ranks = ranks;
+  spec.channels = channels;
+  spec.bytes = Bytes(bytes);
+  spec.type = type;
+  return spec;
 }
 
 inline EngineInput input_for(const Topology& t, const ProgramSet& p, const Router& router,
