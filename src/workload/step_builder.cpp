@@ -202,7 +202,7 @@ void Builder::backward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb) {
   }
   for (std::uint32_t l = plan_.end_layer(s, chunk); l-- > plan_.first_layer(s, chunk);) {
     layer_pass(s, l, mb, false);
-    if (mb + 1 == plan_.micro_batches) after_backward_of(s, l);
+    if (mb + 1 == plan_.micro_batches) after_backward_of(s, l, s);
   }
   if (k > 0) {
     const std::uint32_t prev_chunk = (k - 1) / p_.pp;
@@ -222,13 +222,44 @@ Time extra_of(Time noisy, Time ideal) {
 }
 }  // namespace
 
-// The last micro-batch's backward of `layer` completes the gradient buckets that end with it.
-void Builder::after_backward_of(std::uint32_t s, std::uint32_t layer) {
-  for (const GradientBucket& b : plan_.buckets[s]) {
-    if (b.ready_after_layer != layer) continue;
-    for (std::uint32_t r : stage_ranks_[s]) out_.bucket_ready[r].push_back(ranks_[r].chain);
-    if (!o_.full || p_.replicas() < 2 || !c_.overlap_dp) continue;
-    bucket_collective(s, b, gradient_op(p_.zero), OpRole::DpComm, kDpChannel, layer);
+void Builder::after_backward_of(std::uint32_t s, std::uint32_t layer, std::uint32_t stage) {
+  const std::vector<GradientBucket>& buckets = plan_.buckets[stage];
+  for (std::size_t k = 0; k < buckets.size(); ++k) {
+    if (buckets[k].ready_after_layer != layer) continue;
+    for (std::uint32_t r : stage_ranks_[s])
+      out_.bucket_ready[r][bucket_slot(s, stage, k)] = ranks_[r].chain;
+    // DualPipe's groups span two stages: dualpipe_buckets issues them once both are built.
+    if (!o_.full || p_.replicas() < 2 || !c_.overlap_dp || dualpipe()) continue;
+    bucket_collective(s, buckets[k], gradient_op(p_.zero), OpRole::DpComm, kDpChannel, layer);
+  }
+}
+
+void Builder::dualpipe_buckets(bool gather) {
+  if (!o_.full) return;  // reduced expansion schedules the step's end after the run
+  const bool sharded = p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients;
+  if (gather && !sharded) return;
+  const CollectiveOp op = gather ? CollectiveOp::AllGather : gradient_op(p_.zero);
+  for (std::uint32_t s = 0; s < p_.pp / 2; ++s) {
+    for (std::uint32_t stage : {s, p_.pp - 1 - s}) {
+      const std::vector<GradientBucket>& buckets = plan_.buckets[stage];
+      for (std::size_t k = 0; k < buckets.size(); ++k) {
+        const GradientBucket& b = buckets[k];
+        if (gather && !plan_.gather_exposed(stage, b, c_.overlap_param_gather)) continue;
+        // A member's reduction starts once its own copy of the bucket is complete (without
+        // overlap, after its backward passes); the gather after its optimizer step.
+        const bool at_ready = !gather && c_.overlap_dp;
+        std::vector<OpIndex> after;
+        for (const auto& g : holder_groups(s, b.expert)) {
+          for (std::uint32_t r : g) {
+            after.push_back(at_ready ? out_.bucket_ready[r][bucket_slot(ranks_[r].s, stage, k)]
+                                     : ranks_[r].chain);
+          }
+        }
+        bucket_collective(s, b, op, gather ? OpRole::ParamGather : OpRole::DpComm,
+                          gather ? kGatherChannel : kDpChannel,
+                          at_ready ? b.ready_after_layer : kNone, &after);
+      }
+    }
   }
 }
 
@@ -268,7 +299,8 @@ void Builder::stage_update(std::uint32_t s) {
       ranks_[r].comm = add(r, op, {OpRole::Optimizer, false, kNone, kNone});
     }
   }
-  if (p_.replicas() >= 2 && (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients)) {
+  if (p_.replicas() >= 2 && !dualpipe() &&
+      (p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients)) {
     // ZeRO-1/2: after the (sharded) optimizer step each rank gathers the updated parameters.
     for (const GradientBucket& b : plan_.buckets[s]) {
       if (!plan_.gather_exposed(s, b, c_.overlap_param_gather)) continue;
@@ -318,11 +350,14 @@ StepPrograms Builder::build() {
       }
     }
     std::sort(stage_ranks_[s].begin(), stage_ranks_[s].end());
+    // One slot per bucket the rank completes: its stage's, and under DualPipe its second copy's.
+    std::size_t held = plan_.buckets[s].size();
+    if (dualpipe()) held += plan_.buckets[p_.pp - 1 - s].size();
+    for (std::uint32_t r : stage_ranks_[s]) out_.bucket_ready[r].assign(held, kNone);
   }
   for (std::uint32_t s = 0; s < p_.pp; ++s) {
-    if (c_.pipeline == PipelineSchedule::DualPipe) {
+    if (dualpipe()) {
       dualpipe_stage(s);
-      stage_reduce(s);
       continue;
     }
     for (const PipelineUnit& u :
@@ -335,8 +370,10 @@ StepPrograms Builder::build() {
     }
     stage_reduce(s);
   }
+  if (dualpipe()) dualpipe_buckets(false);
   grad_norm();
   for (std::uint32_t s = 0; s < p_.pp; ++s) stage_update(s);
+  if (dualpipe()) dualpipe_buckets(true);
   out_.represented.resize(n);
   out_.represented_extra.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {

@@ -118,8 +118,11 @@ class Builder {
   // Starts the KV ring of `layer`'s attention beside the chain (RankState::ring).
   void cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool fwd);
   // Gradient (and ZeRO-1/2 parameter) collectives of bucket `b` of stage `s` on the DP stream.
+  // Under DualPipe the groups are holder_groups(s) and each member starts after its own
+  // entry of `after` (in group order) instead of its chain.
   void bucket_collective(std::uint32_t s, const GradientBucket& b, CollectiveOp op, OpRole role,
-                         std::uint16_t channel, std::uint32_t layer);
+                         std::uint16_t channel, std::uint32_t layer,
+                         const std::vector<OpIndex>* after = nullptr);
   void forward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb);
   void backward(std::uint32_t s, std::uint32_t chunk, std::uint32_t mb);
   void pp_recv(std::uint32_t s, std::uint32_t from_stage, std::uint16_t channel, std::uint32_t mb);
@@ -141,7 +144,22 @@ class Builder {
   // A layer's weight-gradient GEMMs (W): as many FLOPs as their forward, the layer's forward
   // less the attention core.
   Time weight_grad(std::uint32_t layer) const;
-  void after_backward_of(std::uint32_t s, std::uint32_t layer);
+  // The last micro-batch's backward of `layer` of model stage `stage` on rank stage s (s's own,
+  // or under DualPipe its second copy pp - 1 - s) completes the buckets that end with it.
+  void after_backward_of(std::uint32_t s, std::uint32_t layer, std::uint32_t stage);
+  // A rank's slot for bucket k of model stage `stage`: its own stage's buckets first, then
+  // (DualPipe) its second copy's.
+  std::size_t bucket_slot(std::uint32_t s, std::uint32_t stage, std::size_t k) const {
+    return stage == s ? k : plan_.buckets[s].size() + k;
+  }
+  bool dualpipe() const { return c_.pipeline == PipelineSchedule::DualPipe; }
+  // DualPipe's data-parallel buckets (full expansion, after every stage is built): each of the
+  // pp / 2 rank pairs (s, pp - 1 - s) reduces both its stages' buckets over its 2 x dp ranks,
+  // the lower stage's first; with `gather`, ZeRO-1/2's parameter gather after the optimizer.
+  void dualpipe_buckets(bool gather);
+  // The ranks that reduce stage s's gradients together: its data-parallel groups, under
+  // DualPipe joined with those of stage pp - 1 - s (the other copy), in global rank order.
+  Groups holder_groups(std::uint32_t s, bool expert) const;
   // The step's end: stage s's gradient reduction, the gradient-norm all-reduce over every
   // rank, then stage s's optimizer step and parameter gather.
   void stage_reduce(std::uint32_t s);

@@ -285,15 +285,32 @@ void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
   }
 }
 
+Groups Builder::holder_groups(std::uint32_t s, bool expert) const {
+  Groups groups = expert ? expert_dp_groups(s) : dp_groups(s);
+  if (!dualpipe()) return groups;
+  // Rank s holds stage s as direction 0's copy, rank pp - 1 - s as direction 1's: both copies'
+  // gradients are summed (docs/training.md, "DualPipe").
+  const std::uint32_t other = p_.pp - 1 - s;
+  const Groups copies = expert ? expert_dp_groups(other) : dp_groups(other);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    groups[i].insert(groups[i].end(), copies[i].begin(), copies[i].end());
+    std::sort(groups[i].begin(), groups[i].end(), [&](std::uint32_t a, std::uint32_t b) {
+      return ranks_[a].global < ranks_[b].global;
+    });
+  }
+  return groups;
+}
+
 void Builder::bucket_collective(std::uint32_t s, const GradientBucket& b, CollectiveOp op,
-                                OpRole role, std::uint16_t channel, std::uint32_t layer) {
-  const Groups groups = b.expert ? expert_dp_groups(s) : dp_groups(s);
-  std::vector<OpIndex> after;  // in group order
+                                OpRole role, std::uint16_t channel, std::uint32_t layer,
+                                const std::vector<OpIndex>* after) {
+  const Groups groups = holder_groups(s, b.expert);
+  std::vector<OpIndex> chains;  // in group order
   for (const auto& g : groups)
-    for (std::uint32_t r : g) after.push_back(ranks_[r].chain);
+    for (std::uint32_t r : g) chains.push_back(ranks_[r].chain);
   collective(groups, op, bucket_bytes(b, op), Time::zero(), role,
              static_cast<std::uint16_t>(channel + (b.expert ? kExpertChannelOffset : 0)), layer,
-             kNone, &RankState::comm, &after);
+             kNone, &RankState::comm, after ? after : &chains);
 }
 
 }  // namespace step_detail

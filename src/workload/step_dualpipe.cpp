@@ -26,9 +26,10 @@ Builder::DualStep Builder::dual_pass(std::uint32_t s, const DualPipeUnit& u) {
   const auto activations = static_cast<std::uint16_t>(kPpChannel + 2 * d);
   const auto gradients = static_cast<std::uint16_t>(activations + 1);
   const std::uint32_t lo = plan_.first_layer(stage, 0), hi = plan_.end_layer(stage, 0);
-  // The data-parallel buckets are stage s's (direction 0's): the second copy's reduction is not
-  // modelled (docs/training.md).
-  const bool buckets = d == 0 && u.micro + 1 == half;
+  // Each direction's last micro-batch completes its copy's gradient buckets (stage s's for
+  // direction 0, stage pp - 1 - s's for direction 1), reduced over both copies' ranks
+  // (Builder::dualpipe_buckets, docs/training.md).
+  const bool buckets = u.micro + 1 == half;
   switch (u.pass) {
     case DualPass::Forward:
       if (!first) steps.recv = [=, this] { pp_recv(s, before, activations, mb); };
@@ -63,7 +64,7 @@ Builder::DualStep Builder::dual_pass(std::uint32_t s, const DualPipeUnit& u) {
             input_only_ = input;
             layer_pass(s, l, mb, false, h);
             input_only_ = false;
-            if (h == Half::Attention && buckets && !input) after_backward_of(s, l);
+            if (h == Half::Attention && buckets && !input) after_backward_of(s, l, stage);
           });
         }
       }
@@ -76,7 +77,7 @@ Builder::DualStep Builder::dual_pass(std::uint32_t s, const DualPipeUnit& u) {
         for (std::uint32_t l = lo; l < hi; ++l) w += weight_grad(l);
         compute(stage_ranks_[s], w, OpRole::Backward, kNone, mb);
         if (buckets)
-          for (std::uint32_t l = hi; l-- > lo;) after_backward_of(s, l);
+          for (std::uint32_t l = hi; l-- > lo;) after_backward_of(s, l, stage);
       });
       break;
   }

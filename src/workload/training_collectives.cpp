@@ -8,12 +8,12 @@
 
 namespace lockstep::train_detail {
 
-Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s,
-                         bool expert) {
+Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert,
+                         bool holders) {
   std::vector<std::vector<std::uint32_t>> groups;
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t e = 0; e < (expert ? p_.ep : 1); ++e)
-      groups.push_back(dp_group(t, s, expert, e));
+      groups.push_back(holders ? holder_group(t, s, expert, e) : dp_group(t, s, expert, e));
   }
   if (groups[0].size() < 2) return Time::zero();
   return runner.collective(op, bytes, groups, gpus_per_node_of(runner.topology()));
@@ -23,49 +23,54 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
                                   std::vector<Time>& finish) {
   // Gradient buckets of each (stage, tp) group run one after the other on each rank's
   // communication stream; each starts when every member of its group has produced it (lockstep)
-  // and finished the bucket before.
+  // and finished the bucket before. Under DualPipe a group holds both copies of its stage: the
+  // pair of stages s and pp - 1 - s reduces both stages' buckets, the lower stage's first.
   const CollectiveOp op =
       p_.zero == ZeroStage::None ? CollectiveOp::AllReduce : CollectiveOp::ReduceScatter;
   const bool gather_after = p_.zero == ZeroStage::Optimizer || p_.zero == ZeroStage::Gradients;
-  // ends[s x tp + t][d]: the end of rank (t, d, s)'s communication stream.
-  std::vector<std::vector<Time>> ends(std::size_t{p_.pp} * p_.tp,
-                                      std::vector<Time>(p_.replicas(), Time::zero()));
-  auto run_bucket = [&](std::uint32_t s, std::uint32_t t, const GradientBucket& b,
-                        CollectiveOp what, std::size_t k, bool ready) {
-    std::vector<Time>& end = ends[s * p_.tp + t];
+  const bool dualpipe = c_.pipeline == PipelineSchedule::DualPipe;
+  const std::uint32_t replicas = p_.replicas();
+  // end[g]: the end of global rank g's communication stream.
+  std::vector<Time> end(std::size_t{p_.pp} * p_.tp * replicas, Time::zero());
+  auto stage_of = [&](std::uint32_t g) { return g / (p_.tp * replicas); };
+  auto run_bucket = [&](std::uint32_t s, std::uint32_t t, std::uint32_t stage, std::size_t k,
+                        CollectiveOp what, bool ready) {
+    const GradientBucket& b = plan_.buckets[stage][k];
     const std::uint32_t classes = b.expert ? p_.ep : 1;
-    const Time duration = dp_time(runner, what, bucket_bytes(b, what), s, b.expert);
+    const Time duration = dp_time(runner, what, bucket_bytes(b, what), s, b.expert, true);
     for (std::uint32_t e = 0; e < classes; ++e) {
-      const auto group = dp_group(t, s, b.expert, e);
+      const auto group = holder_group(t, s, b.expert, e);
       Time start = Time::zero();
       for (std::uint32_t g : group) {
-        const std::uint32_t d = (g / p_.tp) % p_.replicas();
-        start = std::max(start, end[d]);
-        if (ready) {
-          start = std::max(start, c_.overlap_dp ? times[g].bucket_ready[k] : times[g].chain_end);
-        }
+        start = std::max(start, end[g]);
+        if (!ready) continue;
+        // A member's copy of the bucket: its own stage's, or (DualPipe) its second one's.
+        const std::uint32_t own = stage_of(g);
+        const std::size_t slot = stage == own ? k : plan_.buckets[own].size() + k;
+        start = std::max(start, c_.overlap_dp ? times[g].bucket_ready[slot] : times[g].chain_end);
       }
-      for (std::uint32_t g : group) end[(g / p_.tp) % p_.replicas()] = start + duration;
+      for (std::uint32_t g : group) end[g] = start + duration;
     }
   };
-  auto global = [&](std::uint32_t t, std::uint32_t d, std::uint32_t s) {
-    return t + p_.tp * (d + p_.replicas() * s);
+  // The pairs' lower stages under DualPipe, every stage otherwise; each with the stages whose
+  // buckets its group reduces.
+  auto stages_of = [&](std::uint32_t s) {
+    return dualpipe ? std::vector<std::uint32_t>{s, p_.pp - 1 - s} : std::vector<std::uint32_t>{s};
   };
-  Time reduced = Time::zero();  // every rank's kernels and gradient reduction done
-  for (std::uint32_t s = 0; s < p_.pp; ++s) {
+  const std::uint32_t groups_of_stages = dualpipe ? p_.pp / 2 : p_.pp;
+  const bool reduce = holder_group(0, 0, false, 0).size() > 1;
+  for (std::uint32_t s = 0; s < groups_of_stages && reduce; ++s) {
     for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      const auto& buckets = plan_.buckets[s];
-      if (p_.replicas() > 1) {
-        for (std::size_t k = 0; k < buckets.size(); ++k) run_bucket(s, t, buckets[k], op, k, true);
-      }
-      for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
-        Time& end = ends[s * p_.tp + t][d];
-        RankTimes& rank = times[global(t, d, s)];
-        end = std::max(end, rank.chain_end);
-        rank.reduced = end;
-        reduced = std::max(reduced, end);
-      }
+      for (std::uint32_t stage : stages_of(s))
+        for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k)
+          run_bucket(s, t, stage, k, op, true);
     }
+  }
+  Time reduced = Time::zero();  // every rank's kernels and gradient reduction done
+  for (std::uint32_t g = 0; g < end.size(); ++g) {
+    end[g] = std::max(end[g], times[g].chain_end);
+    times[g].reduced = end[g];
+    reduced = std::max(reduced, end[g]);
   }
   // The gradient-norm all-reduce (docs/training.md) ties every rank's end together.
   if (c_.clip_grad > 0 && p_.world() > 1) {
@@ -73,27 +78,26 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
     for (std::uint32_t g = 0; g < p_.world(); ++g) all[g] = g;
     const Time norm = runner.collective(CollectiveOp::AllReduce, Bytes(4), {all},
                                         gpus_per_node_of(runner.topology()));
-    for (auto& end : ends) std::fill(end.begin(), end.end(), reduced + norm);
+    std::fill(end.begin(), end.end(), reduced + norm);
   }
-  for (std::uint32_t s = 0; s < p_.pp; ++s) {
-    for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      std::vector<Time>& end = ends[s * p_.tp + t];
-      const auto& buckets = plan_.buckets[s];
-      // The optimizer step follows the rank's kernels, its gradient reduction and the norm.
-      const Time step = plan_.optimizer_step.empty() ? Time::zero() : plan_.optimizer_step[s];
-      for (std::uint32_t d = 0; d < p_.replicas(); ++d) end[d] += step;
-      if (p_.replicas() > 1 && gather_after) {
-        for (std::size_t k = 0; k < buckets.size(); ++k) {
-          if (plan_.gather_exposed(s, buckets[k], c_.overlap_param_gather))
-            run_bucket(s, t, buckets[k], CollectiveOp::AllGather, k, false);
+  // The optimizer step follows the rank's kernels, its gradient reduction and the norm.
+  for (std::uint32_t g = 0; g < end.size(); ++g) {
+    if (!plan_.optimizer_step.empty()) end[g] += plan_.optimizer_step[stage_of(g)];
+  }
+  if (reduce && gather_after) {
+    for (std::uint32_t s = 0; s < groups_of_stages; ++s) {
+      for (std::uint32_t t = 0; t < p_.tp; ++t) {
+        for (std::uint32_t stage : stages_of(s)) {
+          for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k) {
+            if (plan_.gather_exposed(stage, plan_.buckets[stage][k], c_.overlap_param_gather))
+              run_bucket(s, t, stage, k, CollectiveOp::AllGather, false);
+          }
         }
-      }
-      for (std::uint32_t d = 0; d < p_.replicas(); ++d) {
-        const std::uint32_t g = global(t, d, s);
-        finish[g] = std::max(times[g].engine_finish, end[d]);
       }
     }
   }
+  for (std::uint32_t g = 0; g < end.size(); ++g)
+    finish[g] = std::max(times[g].engine_finish, end[g]);
 }
 
 CommDelays Simulation::measure_delays(Runner& runner) {

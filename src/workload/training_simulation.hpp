@@ -3,6 +3,7 @@
 // or as one replica per engine run, its data-parallel buckets scheduled after the replicas' runs
 // (training_collectives.cpp), the steady phase fast-forwarded, the breakdown's closing terms
 // (training_simulation.cpp).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -93,7 +94,21 @@ class Simulation {
       g.push_back(t + p_.tp * (d + p_.replicas() * s));
     return g;
   }
-  Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false);
+  // The ranks that reduce stage s's gradients together: dp_group, under DualPipe joined with
+  // stage pp - 1 - s's (the other copy of the stage's parameters), in global rank order.
+  std::vector<std::uint32_t> holder_group(std::uint32_t t, std::uint32_t s, bool expert,
+                                          std::uint32_t e) const {
+    std::vector<std::uint32_t> g = dp_group(t, s, expert, e);
+    if (c_.pipeline != PipelineSchedule::DualPipe) return g;
+    const std::vector<std::uint32_t> copy = dp_group(t, p_.pp - 1 - s, expert, e);
+    g.insert(g.end(), copy.begin(), copy.end());
+    std::sort(g.begin(), g.end());
+    return g;
+  }
+  // A collective over every TP rank's (and expert class's) group at once: dp_group's, or with
+  // `holders` holder_group's.
+  Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false,
+               bool holders = false);
   // Reduced expansion: the data-parallel buckets of every (stage, tp) group, scheduled after the
   // replicas' runs; fills finish[g] for the group's ranks.
   void schedule_buckets(Runner& runner, std::vector<RankTimes>& times, std::vector<Time>& finish);

@@ -182,19 +182,29 @@ StepPlan hand_plan(const TrainConfig& c, double core_share) {
   return plan;
 }
 
-Time dualpipe_step(double core_share) {
-  TrainConfig c = testing::tiny_config(1, 4, 1, 8);
-  c.model.layers = 4;
-  c.pipeline = PipelineSchedule::DualPipe;
-  const StepPlan plan = hand_plan(c, core_share);
+// The full expansion's step on a reference engine: no latency, every transfer at
+// `bytes_per_second`.
+Time full_step(const TrainConfig& c, const StepPlan& plan, double bytes_per_second) {
   StepBuildOptions o;
   o.full = true;
   o.collectives = default_collective_factory();
   const StepPrograms programs = build_step_programs(c, plan, o);
-  testing::ReferenceEngine engine(Time::zero(), Bandwidth::bytes_per_second(1e18));
+  testing::ReferenceEngine engine(Time::zero(), Bandwidth::bytes_per_second(bytes_per_second));
   EngineInput in;
   in.programs = programs.programs.get();
   return engine.run(in).makespan;
+}
+
+TrainConfig four_stage_dualpipe(std::uint32_t dp) {
+  TrainConfig c = testing::tiny_config(1, 4, dp, 8 * dp);
+  c.model.layers = 4;
+  c.pipeline = PipelineSchedule::DualPipe;
+  return c;
+}
+
+Time dualpipe_step(double core_share) {
+  const TrainConfig c = four_stage_dualpipe(1);
+  return full_step(c, hand_plan(c, core_share), 1e18);
 }
 
 TEST(DualPipe, SimulatedBubbleOfTableTwo) {
@@ -213,6 +223,60 @@ TEST(DualPipe, SimulatedBubbleOfTableTwo) {
   // ms, 2 ms (F - W) under Table 2's (30 + 20 - 24) = 26.
   EXPECT_EQ(dualpipe_bubble(4, Time::ms(30), Time::ms(20), Time::ms(8)), Time::ms(26));
   EXPECT_NEAR(dualpipe_step(0.4).seconds(), 0.264, 1e-9);
+}
+
+// DualPipe's two copies of each stage (rank s holds stage s of direction 0 and stage 3 - s of
+// direction 1, rank 3 - s the same two swapped) sum their gradients: per rank, an all-reduce of
+// both its stages' buckets over the 2 x dp ranks holding them. SimulatedBubbleOfTableTwo's
+// four one-layer stages (8 micro-batches per replica, no attention core: 260 ms of schedule),
+// one 2 MB bucket per stage, reduced after the backward passes (no overlap), every transfer at
+// 1 GB/s and no latency. A ring all-reduce over n ranks sends 2 (n - 1) steps of 2 MB / n.
+Time dualpipe_reduced_step(std::uint32_t dp) {
+  TrainConfig c = four_stage_dualpipe(dp);
+  c.overlap_dp = false;
+  StepPlan plan = hand_plan(c, 0.0);
+  plan.pp_bytes = Bytes(0);
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    plan.buckets[s].assign(1, GradientBucket{Bytes(2'000'000), Bytes(2'000'000), s, false});
+  }
+  return full_step(c, plan, 1e9);
+}
+
+TEST(DualPipe, BothCopiesOfAStageReduceTheirGradientsTogether) {
+  // dp 1: the pairs (0, 3) and (1, 2), each a group of 2 x 1 = 2 ranks; each bucket 2 steps
+  // of 1 MB = 2 ms, two buckets per rank (its two stages): 4 ms after the 260 ms schedule (the
+  // pairs reduce at once, on links of their own). Before, dp 1 reduced nothing.
+  EXPECT_NEAR(dualpipe_reduced_step(1).seconds(), 0.264, 1e-9);
+  // dp 2: groups of 2 x 2 = 4 ranks, each bucket 6 steps of 0.5 MB = 3 ms, 6 ms for both (one
+  // copy over dp alone, as before, was a 2-rank ring: 2 ms for its one bucket).
+  EXPECT_NEAR(dualpipe_reduced_step(2).seconds(), 0.266, 1e-9);
+}
+
+// The reduced expansion runs one replica and schedules the buckets after it over the same
+// groups of 2 x dp ranks: tiny_config's two stages, each 12 Mi layer and 14 Mi embedding or
+// output-layer parameters, 54,525,952 B of BF16 gradients in one bucket. dp 2: a 4-rank ring
+// all-reduce, 6 steps of 13,631,488 B at 13.631488 GB/s = 6 ms per bucket, 12 ms for a rank's
+// two, after its backward passes; ZeRO-1 a reduce-scatter and an all-gather of 3 steps each, 3
+// + 3 ms per bucket, 12 ms too. (One copy over dp alone, as before: 2 steps, 4 ms.) Overlap
+// hides none of it here (the same 12 ms).
+TEST(DualPipe, ReducedExpansionReducesBothCopiesAsTheFullOne) {
+  for (ZeroStage zero : {ZeroStage::None, ZeroStage::Optimizer}) {
+    for (bool overlap : {false, true}) {
+      TrainConfig c = testing::tiny_config(1, 2, 2, 8);
+      c.pipeline = PipelineSchedule::DualPipe;
+      c.overlap_dp = overlap;
+      c.par.zero = zero;
+      const SimulateOptions o =
+          testing::reference_options(Time::zero(), Bandwidth::bytes_per_second(13'631'488'000));
+      c.expansion = Expansion::Full;
+      const TrainResult full = simulate_training(testing::star_cluster(1, 4), c, o);
+      c.expansion = Expansion::Reduced;
+      const TrainResult reduced = simulate_training(testing::star_cluster(1, 4), c, o);
+      EXPECT_NEAR(reduced.iteration.seconds(), full.iteration.seconds(), 1e-9);
+      EXPECT_NEAR(full.breakdown.dp.seconds(), 0.012, 1e-9) << overlap;
+      EXPECT_NEAR(reduced.breakdown.dp.seconds(), 0.012, 1e-9) << overlap;
+    }
+  }
 }
 
 // pp 2, m 4 per replica, dp 2 = ep 2: two MoE layers, one a stage, F 10 ms (attention 5, MoE 5),
