@@ -407,6 +407,51 @@ TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
   EXPECT_NEAR(one.activations.as_double(), 4 * 8 * 34 * 8192 * 4096.0, 2);
 }
 
+TEST(Memory, DualPipeShardsTheOptimizerOverBothCopies) {
+  // DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches' Llama 3 8B on PP 4, now dp 2 (16 sequences,
+  // 8 micro-batches a replica). Rank 0 holds 4,540,334,080 parameters (stages 0 and 3), 1F1B's
+  // stage 0 2,270,167,040 (stage 3 as many: 8 layers and the output layer, as large as the
+  // embedding). Each DualPipe stage's gradients are reduce-scattered over its 2 x dp = 4 holders,
+  // so ZeRO-1's 12 B shard over 4: 13,621,002,240 B, what 1F1B's stage 0 keeps over dp 2
+  // (12 x 2,270,167,040 / 2).
+  TrainConfig c;
+  c.model = llama3_8b();
+  c.par.pp = 4;
+  c.par.dp = 2;
+  c.global_batch = 16;
+  c.seq = 8192;
+  c.par.zero = ZeroStage::Optimizer;
+  const GpuSpec* gpu = &gpu_spec("h100");
+  const StepPlan one = make_step_plan(c, 1e15, 0, gpu);
+  c.pipeline = PipelineSchedule::DualPipe;
+  const StepPlan dual = make_step_plan(c, 1e15, 0, gpu);
+  EXPECT_NEAR(dual.memory.optimizer.as_double(), 13'621'002'240.0, 1);
+  EXPECT_NEAR(one.memory.optimizer.as_double(), 13'621'002'240.0, 1);
+  // The weights (2 B) and FP32 gradients (4 B) are whole copies under ZeRO-1: both stages'.
+  EXPECT_NEAR(dual.memory.weights.as_double(), 2 * 4'540'334'080.0, 1);
+  EXPECT_NEAR(dual.memory.gradients.as_double(), 4 * 4'540'334'080.0, 1);
+  // The optimizer step streams 38 B per shard parameter: 4,540,334,080 / 4 = 1,135,083,520 on
+  // rank 0, as many as 1F1B's stage 0 over dp 2.
+  const double rate = gpu->kernels.hbm_bandwidth.bytes_per_second() * gpu->kernels.hbm_fraction;
+  EXPECT_NEAR(dual.optimizer_step[0].seconds(), 38 * 1'135'083'520.0 / rate, 1e-12);
+  EXPECT_NEAR(dual.optimizer_step[0].seconds(), one.optimizer_step[0].seconds(), 1e-12);
+  // ZeRO-2 shards the FP32 gradients over the same 4: 4 x 1,135,083,520 B.
+  c.par.zero = ZeroStage::Gradients;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.gradients.as_double(), 4 * 1'135'083'520.0, 1);
+  // ZeRO-3's per-layer gather stays over dp: the weights over 2, 4,540,334,080 B; gradients and
+  // optimizer state still over the 4 holders.
+  c.par.zero = ZeroStage::Parameters;
+  const MemoryEstimate z3 = make_step_plan(c, 1e15).memory;
+  EXPECT_NEAR(z3.weights.as_double(), 4'540'334'080.0, 1);
+  EXPECT_NEAR(z3.optimizer.as_double(), 13'621'002'240.0, 1);
+  // dp 1: the two copies are a group of 2, ZeRO-1's state halves (12 x 4,540,334,080 / 2);
+  // before it was the whole 12 B per parameter.
+  c.par.dp = 1;
+  c.global_batch = 8;
+  c.par.zero = ZeroStage::Optimizer;
+  EXPECT_NEAR(make_step_plan(c, 1e15).memory.optimizer.as_double(), 6 * 4'540'334'080.0, 1);
+}
+
 TEST(Memory, DualPipeNeedsAnEvenPpAndEvenMicroBatches) {
   EXPECT_EQ(parse_train_config(job({{"pipeline", "dualpipe"}, {"pp", "2"}})).pipeline,
             PipelineSchedule::DualPipe);
