@@ -6,6 +6,8 @@
 // (log2(2^33 >> 6) = 27, past the table's 23 entries) the factor is 1.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "preset_request.hpp"
@@ -98,21 +100,20 @@ TEST(TreeGraph, FourHgxH100RunNvlsTreeAt16MiBAsNcclRanksIt) {
   // tree runs; ranked with the model's own tree bandwidth (its LL128 173.81 GB/s: 16,777,216 /
   // 173.81e3 / 0.9 = 107.25, 192.75 us) the tree ran, a choice NCCL's formula does not make.
   const NcclCluster c = cluster_of("hgx-h100", 4);
-  TunerRequest r;
-  r.bytes = Bytes::mib(16);
-  r.algo = Algorithm::Tree;
-  r.proto = Proto::LL128;
-  const Prediction tree = predict(c, r);
+  const auto at_16_mib = [&](std::optional<Algorithm> a, std::optional<Proto> p) {
+    TunerRequest r;
+    r.bytes = Bytes::mib(16);
+    r.algo = a;
+    r.proto = p;
+    return predict(c, r);
+  };
+  const Prediction tree = at_16_mib(Algorithm::Tree, Proto::LL128);
   EXPECT_NEAR(tree.latency.microseconds(), 65.5, 1e-6);
   EXPECT_NEAR(tree.formula.microseconds(), 20 + 65.5 + 16777216 / 116e3 / 0.9, 1e-4);
-  r.algo = Algorithm::NvlsTree;
-  r.proto = Proto::Simple;
-  const Prediction nvls_tree = predict(c, r);
+  const Prediction nvls_tree = at_16_mib(Algorithm::NvlsTree, Proto::Simple);
   EXPECT_NEAR(nvls_tree.latency.microseconds(), 108.6, 1e-6);
   EXPECT_NEAR(nvls_tree.formula.microseconds(), 20 + 108.6 + 16777216 / 192e3, 1e-4);
-  r.algo = {};
-  r.proto = {};
-  const Prediction chosen = predict(c, r);
+  const Prediction chosen = at_16_mib({}, {});
   EXPECT_EQ(chosen.algo, Algorithm::NvlsTree);
   EXPECT_NEAR(chosen.formula.microseconds(), 215.98, 0.005);
 }
