@@ -171,13 +171,13 @@ Prediction make_prediction(const NcclCluster& c, const TunerRequest& r, Algorith
   out.time = Time::us(launch + cost.latency_us + cost.transfer_us + cost.fill_us);
   // NCCL's formula has no pipeline fill, and scales the tree's bandwidth by its correction
   // factor for the size (tuning.cc treeCorrectionFactor).
-  // On two nodes of several GPUs its tree bandwidth is the one NCCL derives from its tree graph
+  // Across nodes of several GPUs its tree bandwidth is the one NCCL derives from its tree graph
   // (tree_tuner_algbw_GBps: channels x the graph's speed, a flat 0.5 to algorithm bandwidth),
-  // not the model's: on two DGX A100 that ranks the ring first at large sizes, as NCCL does.
-  // Beyond two nodes the model's own still ranks it (docs/nccl-model.md "How NCCL ranks the
-  // tree": NCCL's there moves NVLS tree rows onto a disagreement of the engines).
+  // not the model's: on two DGX A100 that ranks the ring first at large sizes, and beyond two
+  // nodes of HGX H100 NVLS tree ahead of the tree from mid sizes, as NCCL does
+  // (docs/nccl-model.md "How NCCL ranks the tree").
   const double tree_factor = a == A::Tree ? nccl::tree_correction_factor(p, S) : 1.0;
-  const bool tree_graph = a == A::Tree && c.nodes == 2 && c.gpus_per_node > 1 && r.channels == 0;
+  const bool tree_graph = a == A::Tree && c.nodes > 1 && c.gpus_per_node > 1 && r.channels == 0;
   const double ranked_transfer_us =
       tree_graph ? S / (tree_tuner_algbw_GBps(c, p) * 1e3) : cost.transfer_us;
   out.formula = Time::us(launch + cost.latency_us + ranked_transfer_us / tree_factor);

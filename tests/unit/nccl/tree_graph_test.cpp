@@ -6,6 +6,8 @@
 // (log2(2^33 >> 6) = 27, past the table's 23 entries) the factor is 1.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "preset_request.hpp"
@@ -69,12 +71,10 @@ TEST(TreeGraph, DgxA100OnTwoNodesRaisesTheChainsSpeedTo30) {
   EXPECT_LT(tree.time - tree.fill, tree.formula);
 }
 
-TEST(TreeGraph, BeyondTwoNodesTheModelsOwnBandwidthRanks) {
-  // Four DGX A100: NCCL's tuner would take bwInter (8 x 24 = 192, min(176.64, 8 x 17.8 = 142.4),
-  // 71.2 GB/s), but the formula keeps the model's own transfer there (tuner.cpp; docs/nccl-model.md
-  // "How NCCL ranks the tree"): formula = latency + transfer / factor (1 at 8 GiB).
-  const Prediction t = forced(cluster_of("dgx-a100", 4), Algorithm::Tree, Proto::Simple);
-  EXPECT_NEAR(t.formula.microseconds(), (t.latency + t.transfer).microseconds(), 1e-5);
+TEST(TreeGraph, DgxA100BeyondTwoNodesTakesTheNicsSpeed) {
+  // Four nodes: tuning.cc takes bwInter, 24: busBw 8 x 24 = 192; min(192 x 0.92 = 176.64,
+  // 8 x perChMaxTreeBw(>= 4 nodes) 17.8 = 142.4) = 142.4, x 0.5 = 71.2.
+  EXPECT_NEAR(ranked_tree_algbw(cluster_of("dgx-a100", 4), Proto::Simple), 71.2, 1e-6);
 }
 
 TEST(TreeGraph, HgxH100KeepsTheNicsSpeedAtTheTopOfTheArray) {
@@ -82,11 +82,40 @@ TEST(TreeGraph, HgxH100KeepsTheNicsSpeedAtTheTopOfTheArray) {
   // sm90SpeedArrayInter, so pass 2 has no faster speed to try (speedIndex 0): bwIntra 48.
   //   2 nodes: busBw 8 x 48 = 384; min(353.28, 8 x 41.4 = 331.2) = 331.2
   //     Simple 165.6; LL128 min(331.2 x 120/128 = 310.5, 8 x 36.7 = 293.6) x 0.5 = 146.8
-  // Both under the ring's 8 x 48 x 16/30 = 204.8, as the model's own tree bound (370.8 x 0.92 / 2
-  // = 170.6) already was: the ranking on two HGX H100 does not change.
+  //   4 nodes: min(353.28, 8 x 36 = 288) = 288: Simple 144; LL128 min(270, 8 x 29 = 232) / 2 = 116
   const NcclCluster two = cluster_of("hgx-h100", 2);
   EXPECT_NEAR(ranked_tree_algbw(two, Proto::Simple), 165.6, 1e-6);
   EXPECT_NEAR(ranked_tree_algbw(two, Proto::LL128), 146.8, 1e-6);
+  const NcclCluster four = cluster_of("hgx-h100", 4);
+  EXPECT_NEAR(ranked_tree_algbw(four, Proto::Simple), 144.0, 1e-6);
+  EXPECT_NEAR(ranked_tree_algbw(four, Proto::LL128), 116.0, 1e-6);
+}
+
+TEST(TreeGraph, FourHgxH100RunNvlsTreeAt16MiBAsNcclRanksIt) {
+  // 16 MiB on four HGX H100 (log2(2^24 >> 6) = 18: LL128's correction factor 0.9). The tree
+  // with LL128, ranked at 116 GB/s (above): launch 20 + latency 14 + 2 (7 x 1.25 + log2(4) x
+  // 8.5) = 65.5, + 16,777,216 / 116e3 / 0.9 = 160.70: 246.20 us. NVLS tree (the model's own
+  // bandwidth: min(NVLink 370.8 x 0.85 / (1 + 1/8) = 280.16, the NICs' min(384, 16 x 45.5) / 2 =
+  // 192)): 20 + 25 + 2 log2(4) x 20.9 = 108.6, + 16,777,216 / 192e3 = 87.38: 215.98 us. NVLS
+  // tree runs; ranked with the model's own tree bandwidth (its LL128 173.81 GB/s: 16,777,216 /
+  // 173.81e3 / 0.9 = 107.25, 192.75 us) the tree ran, a choice NCCL's formula does not make.
+  const NcclCluster c = cluster_of("hgx-h100", 4);
+  const auto at_16_mib = [&](std::optional<Algorithm> a, std::optional<Proto> p) {
+    TunerRequest r;
+    r.bytes = Bytes::mib(16);
+    r.algo = a;
+    r.proto = p;
+    return predict(c, r);
+  };
+  const Prediction tree = at_16_mib(Algorithm::Tree, Proto::LL128);
+  EXPECT_NEAR(tree.latency.microseconds(), 65.5, 1e-6);
+  EXPECT_NEAR(tree.formula.microseconds(), 20 + 65.5 + 16777216 / 116e3 / 0.9, 1e-4);
+  const Prediction nvls_tree = at_16_mib(Algorithm::NvlsTree, Proto::Simple);
+  EXPECT_NEAR(nvls_tree.latency.microseconds(), 108.6, 1e-6);
+  EXPECT_NEAR(nvls_tree.formula.microseconds(), 20 + 108.6 + 16777216 / 192e3, 1e-4);
+  const Prediction chosen = at_16_mib({}, {});
+  EXPECT_EQ(chosen.algo, Algorithm::NvlsTree);
+  EXPECT_NEAR(chosen.formula.microseconds(), 215.98, 0.005);
 }
 
 TEST(TreeGraph, ForcedChannelsKeepTheModelsRanking) {

@@ -18,6 +18,7 @@
 // GPU + NIC pair's) narrowest boundary to the rest of the fabric.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -192,9 +193,11 @@ inline Bound bound(const Fabric& f, CollectiveOp op, std::uint64_t bytes,
 
 /// One row of the sweep: `op` at `bytes` on `engine`, as `lockstep collective` runs it (NCCL's
 /// tuner choosing the algorithm and protocol).
-inline CollectiveRow run(const Topology& topo, CollectiveOp op, Bytes bytes, const char* engine) {
+inline CollectiveRow run(const Topology& topo, CollectiveOp op, Bytes bytes, const char* engine,
+                         std::optional<Algorithm> algo = {}) {
   CollectiveSweep s;
   s.op = op;
+  s.algo = algo;
   s.min_bytes = s.max_bytes = bytes;
   s.engine = engine;
   return run_collective_sweep(s, nccl_cluster(topo), &topo).at(0);
