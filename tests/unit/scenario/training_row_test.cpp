@@ -337,6 +337,24 @@ TEST(TrainingRow, CommunicationSmsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "communication_sms"), "(absent)");
 }
 
+TEST(TrainingRow, AConfigurationWithoutAFigureReadsWhenTheFigureIsOptional) {
+  // A row of bench/data/training_configs.csv that states the configuration alone: refused where
+  // MFU is compared, read with published_mfu 0 where only expressibility and speed are measured.
+  TrainingRow r = nemo_175b_row();
+  r.tflops_per_gpu.clear();
+  r.tokens_per_s_per_gpu.clear();
+  r.step_time_s.clear();
+  EXPECT_EQ(field_of([&] { training_case(r); }), "mfu_pct");
+  const TrainingCase c = training_case(r, PublishedFigure::Optional);
+  EXPECT_EQ(c.published_mfu, 0);
+  EXPECT_EQ(c.mfu_basis, "");
+  EXPECT_EQ(job_value(c, "tp"), "4");
+  EXPECT_EQ(c.gpus, 128u);
+  // A stated figure still counts: 782 TFLOP/s over the H100's 989 dense BF16 TFLOP/s.
+  r.tflops_per_gpu = "782";
+  EXPECT_NEAR(training_case(r, PublishedFigure::Optional).published_mfu, 782.0 / 989, 1e-12);
+}
+
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
   std::istringstream in(
       "source,model,params_B,gpu,gpus,tp,pp,dp,cp,ep,vp,seq_len,global_batch_tokens_or_seqs,"
