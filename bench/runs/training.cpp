@@ -87,6 +87,7 @@ std::string describe(const TrainingCase& c) {
   if (const std::string p = value_of(c, "precision"); !p.empty()) s += " " + p;
   if (const std::string r = value_of(c, "recompute"); !r.empty()) s += " rc-" + r;
   if (const std::string p = value_of(c, "pipeline"); !p.empty()) s += " " + p;
+  if (const std::string r = value_of(c, "lora_rank"); !r.empty()) s += " lora" + r;
   return s;
 }
 

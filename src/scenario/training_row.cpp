@@ -300,6 +300,15 @@ TrainingCase training_case(const TrainingRow& row, PublishedFigure figure) {
     std::replace(list.begin(), list.end(), '+', ',');
     add("recompute_modules", list);
   }
+  // LoRA fine-tuning ("LoRA rank 16", "lora_rank=32"): the adapters' rank, and the matrices
+  // they sit beside when the notes name them ("lora_targets=attention_mlp": NeMo 2.0's default
+  // LoRA adapts linear_qkv, linear_proj, linear_fc1 and linear_fc2; MLPerf's Llama 2 70B
+  // reference the attention projections alone, lockstep's default).
+  static const std::regex lora(R"(\blora(?:[\s_-]*rank|\s+r)\s*[=:]?\s*([0-9]+))");
+  if (std::smatch rank; std::regex_search(notes, rank, lora)) add("lora_rank", rank[1].str());
+  static const std::regex lora_targets(R"(lora_targets\s*=\s*(attention_mlp|attention)\b)");
+  if (std::smatch targets; std::regex_search(notes, targets, lora_targets))
+    add("lora_targets", targets[1].str());
   // DeepSeek-V3's DualPipe and its AdamW moments in BF16 (arXiv:2412.19437, sections 3.2.1 and
   // 3.3.3), named in the notes of a run that used them.
   // A run that names its attention as unfused (Megatron-LM before FlashAttention).

@@ -337,6 +337,20 @@ TEST(TrainingRow, CommunicationSmsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "communication_sms"), "(absent)");
 }
 
+TEST(TrainingRow, LoraRankAndTargetsFromTheNotes) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "Llama 2 70B LoRA benchmark: LoRA rank 16 on the attention projections";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "16");
+  EXPECT_EQ(job_value(training_case(r), "lora_targets"), "(absent)");  // attention: the default
+  r.notes = "LoRA rank 32, lora_targets=attention_mlp (NeMo 2.0's default LoRA)";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "32");
+  EXPECT_EQ(job_value(training_case(r), "lora_targets"), "attention_mlp");
+  r.notes = "lora_rank=8";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "8");
+  r.notes = "SFT (full fine-tuning), no LoRA";  // names LoRA, states no rank: full training
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "(absent)");
+}
+
 TEST(TrainingRow, AConfigurationWithoutAFigureReadsWhenTheFigureIsOptional) {
   // A row of bench/data/training_configs.csv that states the configuration alone: refused where
   // MFU is compared, read with published_mfu 0 where only expressibility and speed are measured.
