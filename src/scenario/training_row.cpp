@@ -313,7 +313,11 @@ TrainingCase training_case(const TrainingRow& row, PublishedFigure figure) {
   // 3.3.3), named in the notes of a run that used them.
   // A run that names its attention as unfused (Megatron-LM before FlashAttention).
   if (notes.find("unfused attention") != std::string::npos) add("attention_kernel", "unfused");
-  if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
+  // "no DualPipe" / "without DualPipe" (Megatron-Bridge's DeepSeek-V3 recipes run interleaved
+  // 1F1B) names the schedule to say it was not used.
+  static const std::regex no_dualpipe(R"((?:^|[^a-z])(?:no|not|without)\s+dualpipe)");
+  if (notes.find("dualpipe") != std::string::npos && !std::regex_search(notes, no_dualpipe))
+    add("pipeline", "dualpipe");
   // The SMs a run's communication kernels held ("communication_sms=20": DeepSeek-V3's).
   static const std::regex sms(R"(communication_sms\s*=\s*([0-9]+))");
   if (std::smatch held; std::regex_search(notes, held, sms))

@@ -326,6 +326,11 @@ TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "attention_kernel"), "unfused");
   r.notes = "1F1B, FP32 moments";
   EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)");
+  // Named to say it was not used: Megatron-Bridge's DeepSeek-V3 rows run interleaved 1F1B.
+  for (const char* text : {"MXFP8; 1F1B interleaved, no DualPipe", "without DualPipe"}) {
+    r.notes = text;
+    EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)") << text;
+  }
   EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");
 }
 
