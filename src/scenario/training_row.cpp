@@ -200,7 +200,7 @@ std::string TrainingCase::command() const {
   return line;
 }
 
-TrainingCase training_case(const TrainingRow& row) {
+TrainingCase training_case(const TrainingRow& row, PublishedFigure figure) {
   TrainingCase c;
   c.model_text = trim(row.model);
   const std::string model_name = read_row_model(row.model);
@@ -300,11 +300,24 @@ TrainingCase training_case(const TrainingRow& row) {
     std::replace(list.begin(), list.end(), '+', ',');
     add("recompute_modules", list);
   }
+  // LoRA fine-tuning ("LoRA rank 16", "lora_rank=32"): the adapters' rank, and the matrices
+  // they sit beside when the notes name them ("lora_targets=attention_mlp": NeMo 2.0's default
+  // LoRA adapts linear_qkv, linear_proj, linear_fc1 and linear_fc2; MLPerf's Llama 2 70B
+  // reference the attention projections alone, lockstep's default).
+  static const std::regex lora(R"(\blora(?:[\s_-]*rank|\s+r)\s*[=:]?\s*([0-9]+))");
+  if (std::smatch rank; std::regex_search(notes, rank, lora)) add("lora_rank", rank[1].str());
+  static const std::regex lora_targets(R"(lora_targets\s*=\s*(attention_mlp|attention)\b)");
+  if (std::smatch targets; std::regex_search(notes, targets, lora_targets))
+    add("lora_targets", targets[1].str());
   // DeepSeek-V3's DualPipe and its AdamW moments in BF16 (arXiv:2412.19437, sections 3.2.1 and
   // 3.3.3), named in the notes of a run that used them.
   // A run that names its attention as unfused (Megatron-LM before FlashAttention).
   if (notes.find("unfused attention") != std::string::npos) add("attention_kernel", "unfused");
-  if (notes.find("dualpipe") != std::string::npos) add("pipeline", "dualpipe");
+  // "no DualPipe" / "without DualPipe" (Megatron-Bridge's DeepSeek-V3 recipes run interleaved
+  // 1F1B) names the schedule to say it was not used.
+  static const std::regex no_dualpipe(R"((?:^|[^a-z])(?:no|not|without)\s+dualpipe)");
+  if (notes.find("dualpipe") != std::string::npos && !std::regex_search(notes, no_dualpipe))
+    add("pipeline", "dualpipe");
   // The SMs a run's communication kernels held ("communication_sms=20": DeepSeek-V3's).
   static const std::regex sms(R"(communication_sms\s*=\s*([0-9]+))");
   if (std::smatch held; std::regex_search(notes, held, sms))
@@ -354,7 +367,7 @@ TrainingCase training_case(const TrainingRow& row) {
     c.published_mfu = tokens * flops_per_token / (step * gpus * gpu.bf16_dense_flops);
     c.mfu_basis = fmt::format("{:g} s/step x {:.3g} GFLOP/tok / {:g} TFLOP/s", step,
                               flops_per_token / 1e9, peak_tflops);
-  } else {
+  } else if (figure == PublishedFigure::Required) {
     throw InputError("mfu_pct", "no MFU, TFLOP/s per GPU, tokens/s per GPU or step time");
   }
   return c;

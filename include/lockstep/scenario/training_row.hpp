@@ -74,14 +74,20 @@ struct TrainingCase {
   // Features a row states that lockstep may lack are keys too (precision fp8, cp 2): the job's
   // parser then refuses them by name, and the row is "not expressible" for that reason.
   std::vector<std::pair<std::string, std::string>> job;
-  double published_mfu = 0;     // fraction of the GPU's dense BF16 peak
-  std::string mfu_basis;        // how published_mfu was obtained from the row
+  double published_mfu = 0;     // fraction of the GPU's dense BF16 peak; 0: none stated
+  std::string mfu_basis;        // how published_mfu was obtained from the row ("": none)
   std::string model_text;       // the row's model column, for the report
   std::string command() const;  // the equivalent `lockstep train ...` line
 };
 
+/// Whether a row must state a published figure (MFU, TFLOP/s, tokens/s or step time): required
+/// to compare MFU; optional for a table of configurations that checks what lockstep expresses and
+/// how fast (bench_training --speed), where published_mfu stays 0 when none is stated.
+enum class PublishedFigure : std::uint8_t { Required, Optional };
+
 /// Reads the row; InputError naming the column ("model", "gpu", "tp", "gpus", "global_batch",
 /// "mfu_pct", ...) when it cannot be read or names something no preset expresses.
-TrainingCase training_case(const TrainingRow& row);
+TrainingCase training_case(const TrainingRow& row,
+                           PublishedFigure figure = PublishedFigure::Required);
 
 }  // namespace lockstep

@@ -326,6 +326,11 @@ TEST(TrainingRow, DualPipeAndBf16MomentsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "attention_kernel"), "unfused");
   r.notes = "1F1B, FP32 moments";
   EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)");
+  // Named to say it was not used: Megatron-Bridge's DeepSeek-V3 rows run interleaved 1F1B.
+  for (const char* text : {"MXFP8; 1F1B interleaved, no DualPipe", "without DualPipe"}) {
+    r.notes = text;
+    EXPECT_EQ(job_value(training_case(r), "pipeline"), "(absent)") << text;
+  }
   EXPECT_EQ(job_value(training_case(r), "optimizer"), "(absent)");
 }
 
@@ -335,6 +340,38 @@ TEST(TrainingRow, CommunicationSmsFromTheNotes) {
   EXPECT_EQ(job_value(training_case(r), "communication_sms"), "20");
   r.notes = "DualPipe, 20 SMs for communication";
   EXPECT_EQ(job_value(training_case(r), "communication_sms"), "(absent)");
+}
+
+TEST(TrainingRow, LoraRankAndTargetsFromTheNotes) {
+  TrainingRow r = nemo_175b_row();
+  r.notes = "Llama 2 70B LoRA benchmark: LoRA rank 16 on the attention projections";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "16");
+  EXPECT_EQ(job_value(training_case(r), "lora_targets"), "(absent)");  // attention: the default
+  r.notes = "LoRA rank 32, lora_targets=attention_mlp (NeMo 2.0's default LoRA)";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "32");
+  EXPECT_EQ(job_value(training_case(r), "lora_targets"), "attention_mlp");
+  r.notes = "lora_rank=8";
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "8");
+  r.notes = "SFT (full fine-tuning), no LoRA";  // names LoRA, states no rank: full training
+  EXPECT_EQ(job_value(training_case(r), "lora_rank"), "(absent)");
+}
+
+TEST(TrainingRow, AConfigurationWithoutAFigureReadsWhenTheFigureIsOptional) {
+  // A row of bench/data/training_configs.csv that states the configuration alone: refused where
+  // MFU is compared, read with published_mfu 0 where only expressibility and speed are measured.
+  TrainingRow r = nemo_175b_row();
+  r.tflops_per_gpu.clear();
+  r.tokens_per_s_per_gpu.clear();
+  r.step_time_s.clear();
+  EXPECT_EQ(field_of([&] { training_case(r); }), "mfu_pct");
+  const TrainingCase c = training_case(r, PublishedFigure::Optional);
+  EXPECT_EQ(c.published_mfu, 0);
+  EXPECT_EQ(c.mfu_basis, "");
+  EXPECT_EQ(job_value(c, "tp"), "4");
+  EXPECT_EQ(c.gpus, 128u);
+  // A stated figure still counts: 782 TFLOP/s over the H100's 989 dense BF16 TFLOP/s.
+  r.tflops_per_gpu = "782";
+  EXPECT_NEAR(training_case(r, PublishedFigure::Optional).published_mfu, 782.0 / 989, 1e-12);
 }
 
 TEST(TrainingRow, CsvWithTheFilesHeaderReadsEveryColumn) {
