@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "group_programs.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "pxn.hpp"
 
 namespace lockstep {
 namespace {
@@ -415,7 +417,9 @@ Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Route
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, Engine& engine) {
   NcclGroupSpec all{how.spec, std::vector<std::uint32_t>(how.spec.ranks)};
   std::iota(all.gpus.begin(), all.gpus.end(), 0u);
-  const auto router = make_router(topo, fabric_routing(topo));
+  const auto router = nccl_detail::routes_with_pxn(how.spec)
+                          ? make_pxn_router(topo, fabric_routing(topo))
+                          : make_router(topo, fabric_routing(topo));
   return run_nccl_engine(how, topo, *router, engine, {all});
 }
 

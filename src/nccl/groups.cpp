@@ -12,6 +12,8 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/constants.hpp"
 #include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/routing/pxn.hpp"
+#include "pxn.hpp"
 
 namespace lockstep {
 namespace {
@@ -84,6 +86,13 @@ struct NcclGroups::GraphKey {
 };
 struct NcclGroups::GraphCache {
   std::map<GraphKey, nccl_detail::GraphTerm> terms;
+  // The fabric's router with NCCL's PXN relays, for p2p collectives (made on first use; the
+  // graph and the engines route them alike).
+  const Router& pxn_router(const Topology& topo) {
+    if (!pxn) pxn = make_pxn_router(topo, fabric_routing(topo));
+    return *pxn;
+  }
+  std::unique_ptr<Router> pxn;
 };
 
 const Router& NcclGroups::router() const {
@@ -122,8 +131,10 @@ const nccl_detail::GraphTerm& NcclGroups::graph_term(const Prediction& p, Collec
   if (it == graph_cache_->terms.end()) {
     const NcclCluster first = cluster_of(groups.at(0));
     const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topology());
+    const Router& routes =
+        nccl_detail::routes_with_pxn(how.spec) ? graph_cache_->pxn_router(*run_on_) : router();
     const auto term = nccl_detail::price_on_graph(first, p, op, group_specs(how, p, op, groups),
-                                                  topology(), *run_on_, router());
+                                                  topology(), *run_on_, routes);
     it = graph_cache_->terms.emplace(std::move(key), term).first;
   }
   return it->second;
@@ -143,7 +154,10 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   if (engine != nullptr) {
     const NcclEngineRun how =
         nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topology());
-    return run_nccl_engine(how, *run_on_, router(), *engine, group_specs(how, p, op, groups), late);
+    if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
+    const Router& routes =
+        nccl_detail::routes_with_pxn(how.spec) ? graph_cache_->pxn_router(*run_on_) : router();
+    return run_nccl_engine(how, *run_on_, routes, *engine, group_specs(how, p, op, groups), late);
   }
   // The analytical engine: the model's time, plus what the graph adds.
   const NcclCluster first = cluster_of(groups.at(0));

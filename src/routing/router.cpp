@@ -14,7 +14,9 @@
 // (queue affinity, pick()).
 // rail_aligned sends traffic that leaves a node through the NIC of the source GPU's rail.
 // A GPU cut off from the network by a failed link goes through a GPU of its node and that GPU's
-// NIC (nic_failover.hpp): the route is then three legs, each chosen as above.
+// NIC (nic_failover.hpp): the route is then three legs, each chosen as above. With PXN
+// (make_pxn_router) a GPU sending to another node's GPU of another local index goes through
+// the GPU of its node with that index and its NIC (pxn_relays.hpp), legs chosen the same way.
 #include "lockstep/routing/router.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +29,9 @@
 #include "distance_field.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "nic_failover.hpp"
+#include "pxn_relays.hpp"
 #include "reference_router.hpp"
 
 namespace lockstep {
@@ -36,15 +40,18 @@ namespace {
 using routing_detail::DistanceField;
 using routing_detail::nic_in_service;
 using routing_detail::NicFailover;
+using routing_detail::PxnRelays;
 
 class ShortestPathRouter final : public Router {
  public:
-  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways)
+  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways,
+                     bool pxn = false)
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
             kFieldBytes / (17 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
         failover_(topo),
+        pxn_(pxn ? std::make_unique<PxnRelays>(topo) : nullptr),
         gateways_(gateways) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
     if (options.policy == RoutingPolicy::DestinationModK) index_destinations();
@@ -324,8 +331,8 @@ class ShortestPathRouter final : public Router {
     walk(r.to, key.dst, true, key, load, hops);  // NVLink from the receiving relay, if any
   }
 
-  // The GPUs whose NICs a transfer between nodes leaves and enters by (NIC failover): the
-  // endpoints themselves unless their own NICs are cut off.
+  // The GPUs whose NICs a transfer between nodes leaves and enters by: the endpoints themselves
+  // unless, with PXN, the sender relays, or their own NICs are cut off (NIC failover).
   struct Relays {
     DeviceId from, to;
   };
@@ -334,7 +341,14 @@ class ShortestPathRouter final : public Router {
     const Device& s = topo_.device(key.src);
     const Device& d = topo_.device(key.dst);
     if (s.node == d.node && s.node != kNone) return r;  // inside a node: NVLink only
-    if (const DeviceId p = failover_.relay(key.src); p != kNone) r.from = p;
+    // PXN picks the NIC on the receiver's rail whatever the sender's own NIC does; a sender cut
+    // off from its own NIC fails over when PXN has no relay for it (same rail, PXN off).
+    const DeviceId pxn = pxn_ ? pxn_->relay(key.src, key.dst) : kNone;
+    if (pxn != kNone) {
+      r.from = pxn;
+    } else if (const DeviceId p = failover_.relay(key.src); p != kNone) {
+      r.from = p;
+    }
     if (const DeviceId q = failover_.relay(key.dst); q != kNone) r.to = q;
     return r;
   }
@@ -507,6 +521,7 @@ class ShortestPathRouter final : public Router {
   static constexpr std::size_t kFieldBytes = std::size_t{4} << 20;
   std::size_t max_fields_;
   NicFailover failover_;
+  std::unique_ptr<PxnRelays> pxn_;  // make_pxn_router's
   struct Cached {
     std::unique_ptr<DistanceField> field;
     DeviceId dst;
@@ -547,11 +562,22 @@ RouterOptions fabric_routing(const Topology& topo) {
   return options;
 }
 
-std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
+namespace {
+void check_options(const RouterOptions& options) {
   if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");
   if (options.max_spray_paths == 0)
     throw InputError("routing.max_spray_paths", "must be at least 1");
+}
+}  // namespace
+
+std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
+  check_options(options);
   return std::make_unique<ShortestPathRouter>(topo, options, true);
+}
+
+std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options) {
+  check_options(options);
+  return std::make_unique<ShortestPathRouter>(topo, options, true, true);
 }
 
 namespace routing_detail {

@@ -284,20 +284,18 @@ TEST(GraphModel, TheDefaultAlgorithmOnTwoSitesIsNoFasterThanTwoRoundTrips) {
 }
 
 // The NCCL model alone and on the preset's graph, for every row of a sweep. Across nodes the
-// direct algorithm (all-to-all) sends from every GPU to every rail: a cross-rail send climbs to
-// a spine and back down, two leaf-spine links longer than the same-rail path NCCL's step
-// latency includes, and its one round pays that detour (the flow engine too; NCCL would relay
-// it over NVLink to the destination's rail, PXN, which lockstep's programs do not).
+// direct algorithm (all-to-all) sends from every GPU to every rail: a cross-rail send goes over
+// NVLink to the GPU on the destination's rail first (NCCL's PXN, docs/routing.md), one scale-up
+// hop (GPU 0 to GPU 1 of a node) longer than the same-rail path NCCL's step latency includes,
+// and its one round pays that detour (the flow engine too). Before PXN it climbed to a spine
+// and back down instead, two leaf-spine links.
 void expect_graph_equals_model(const PresetRequest& req, CollectiveOp op,
                                std::optional<Algorithm> algo) {
   const PresetCluster preset = resolve_preset(req);
   const NcclCluster cluster = nccl_cluster(preset);
   const BuildResult built = build_topology(rail_optimized_args(preset));
   const Topology& topo = *built.graph;
-  Time leaf_spine;  // a cable between two switches, with half of each switch's latency
-  for (const Link& l : topo.links())
-    if (topo.device(l.a).kind == DeviceKind::Switch && topo.device(l.b).kind == DeviceKind::Switch)
-      leaf_spine = std::max(leaf_spine, l.latency);
+  const Time relay_hop = gpu_path_latency(topo, 0, 1);
   CollectiveSweep sweep;
   sweep.op = op;
   sweep.algo = algo;
@@ -311,7 +309,7 @@ void expect_graph_equals_model(const PresetRequest& req, CollectiveOp op,
     SCOPED_TRACE(std::to_string(model[i].bytes) + " B " + model[i].algorithm + " " +
                  model[i].protocol);
     const bool detour = model[i].algorithm == "direct" && cluster.nodes > 1;
-    EXPECT_EQ(graph[i].time, model[i].time + (detour ? leaf_spine * 2 : Time::zero()));
+    EXPECT_EQ(graph[i].time, model[i].time + (detour ? relay_hop : Time::zero()));
   }
 }
 
@@ -334,10 +332,10 @@ TEST(GraphModel, ThePresetsRailOptimisedFabricsGiveTheModelsAnswer) {
     req.nodes = c.nodes;
     SCOPED_TRACE(std::string(c.system) + " " + c.fabric + " x " + std::to_string(c.nodes));
     // Not sendrecv across nodes: rank r sends to r + 1, so GPU 7 of a node sends to GPU 0 of
-    // the next, another rail. NCCL would relay it over NVLink to the GPU on the destination's
-    // rail (PXN); lockstep's programs send it straight, up through the spines, where ECMP
-    // hashes the 2 x 16 channel flows of a 2-node preset over its rail leaf's 2 uplinks unevenly
-    // (19 of 32 slices on one): the graph is 19/16 of the model there, as a flow run would be.
+    // the next, another rail. Without PXN it went up through the spines, where ECMP hashed the
+    // 2 x 16 channel flows of a 2-node preset over its rail leaf's 2 uplinks unevenly (19 of
+    // 32 slices on one: the graph was 19/16 of the model); with PXN it is relayed over NVLink,
+    // which this test does not derive.
     // MI300X's GPUs are wired pairwise: the rings take all seven links of a GPU (mesh rings),
     // but lockstep's chain (broadcast) and tree programs walk a node's GPUs in order over one
     // 64 GB/s link per hop, a seventh of what NCCL's model assumes (next test).
