@@ -2,7 +2,9 @@
 // Packet-engine speed: a random permutation of 2 MB flows on a 3-tier k-ary fat tree at 400 Gb/s
 // with a 4 KiB MTU (one GPU and one NIC per host). Prints, per size, wall time of the simulation,
 // peak memory, packets and events per second of CPU time (the machine may be shared, so wall
-// time is printed beside CPU time; the simulation is single-threaded).
+// time is printed beside CPU time; the simulation is single-threaded), and a digest of every
+// transfer's start and end and the congestion counters, for checking that a speed-up changed no
+// outcome.
 //
 //   bench_packet_permutation [k ...] [--fabric infiniband|roce|ethernet|ultra_ethernet]
 //                            [--cm FILE] [--write-cm FILE] [--ack-every N]
@@ -153,6 +155,28 @@ std::vector<Connection> permutation(Rank hosts) {
 
 int ack_every = -1;  // --ack-every; -1: the preset's
 
+/// FNV-1a over every transfer's (src, dst, start, end) and the congestion counters: two runs
+/// that print the same digest made the same decisions (an engine speed-up must keep it).
+std::uint64_t outcome_digest(const PacketStats& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xFF;
+      h *= 1099511628211ull;
+    }
+  };
+  for (std::size_t i = 0; i < s.flows.size(); ++i) {
+    mix(s.flows.src(i));
+    mix(s.flows.dst(i));
+    mix(static_cast<std::uint64_t>(s.flows.start(i).picoseconds()));
+    mix(static_cast<std::uint64_t>(s.flows.end(i).picoseconds()));
+  }
+  for (std::uint64_t v : {s.drops, s.trims, s.ecn_marks, s.pfc_pauses, s.pfc_frames,
+                          s.retransmissions, s.control_sent, s.control_drops, s.credit_stalls})
+    mix(v);
+  return h;
+}
+
 void run(std::uint32_t k, const std::string& fabric, const std::vector<Connection>& conns) {
   const auto t0 = std::chrono::steady_clock::now();
   BuildResult built = build_topology(fat_tree_args(k));
@@ -197,13 +221,14 @@ void run(std::uint32_t k, const std::string& fabric, const std::vector<Connectio
       "MiB  "
       "packets {:>10}  {:6.2f} Mpkt/cpu-s  events {:>11}  {:6.2f} Mev/cpu-s  makespan {:.2f} us  "
       "FCT p50 {:.2f} us p99 {:.2f} us  drops {}  peak events {} packets {}  control {} "
-      "(dropped {})\n",
+      "(dropped {})  trims {}  ECN marks {}  pauses {}  digest {:016x}\n",
       hosts, k, fabric, wall, cpu, setup, peak_rss_mib(), s.packets_sent,
       static_cast<double>(s.packets_sent) / cpu / 1e6, r.events,
       static_cast<double>(r.events) / cpu / 1e6, r.makespan.microseconds(),
       s.flows.completion_percentile(0.5).microseconds(),
       s.flows.completion_percentile(0.99).microseconds(), s.drops, s.peak_pending_events,
-      s.peak_packets, s.control_sent, s.control_drops);
+      s.peak_packets, s.control_sent, s.control_drops, s.trims, s.ecn_marks, s.pfc_pauses,
+      outcome_digest(s));
 }
 
 }  // namespace

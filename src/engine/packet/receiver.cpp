@@ -12,15 +12,8 @@
 namespace lockstep::packet {
 
 void Simulator::on_deliver(std::uint32_t pkt) {
-  // Copied out: the packet is freed at once, and an ACK sent below may take its slot.
-  const Packet& p = packets_[pkt];
-  const std::uint32_t flow = p.flow, seq = p.seq, payload = p.payload;
-  const std::uint8_t flags = p.flags;
+  const auto [flow, seq, payload, flags] = take_arrived(pkt, stats_.packets_delivered);
   Flow& f = flows_[flow];
-  --f.in_network;
-  free_packet(pkt);
-  ++stats_.packets_delivered;
-  ++progress_;
   bool fresh_data = false;
   if (f.receiver_done) {
     ++stats_.duplicate_packets;

@@ -8,15 +8,11 @@
 namespace lockstep::packet {
 
 void Simulator::on_control(std::uint32_t pkt) {
-  const Packet& p = packets_[pkt];
-  const std::uint32_t flow = p.flow, seq = p.seq, cum = p.payload;
-  const std::uint8_t flags = p.flags;
+  // A control packet's payload field carries the receiver's cumulative point.
+  const auto [flow, seq, cum, flags] = take_arrived(pkt, stats_.control_delivered);
   Flow& f = flows_[flow];
+  // The freed slot keeps its SACK bitmap until a new packet takes it (none has yet).
   const std::uint64_t sack = sack_bitmap(f) && !(flags & (kCnp | kGrant | kNack)) ? sack_[pkt] : 0;
-  --f.in_network;
-  free_packet(pkt);
-  ++stats_.control_delivered;
-  ++progress_;
   if (f.sender_done) {
     maybe_free_flow(flow);
     return;

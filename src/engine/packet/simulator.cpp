@@ -21,6 +21,16 @@ void Simulator::free_packet(std::uint32_t pkt) {
   packets_.give(pkt);
 }
 
+Simulator::Arrived Simulator::take_arrived(std::uint32_t pkt, std::uint64_t& delivered) {
+  const Packet& p = packets_[pkt];
+  const Arrived a{p.flow, p.seq, p.payload, p.flags};
+  --flows_[a.flow].in_network;
+  free_packet(pkt);
+  ++delivered;
+  ++progress_;
+  return a;
+}
+
 void Simulator::enqueue(std::uint32_t link, std::uint32_t q, std::uint32_t pkt) {
   Fifo& f = fifos_[qidx(link, q)];
   Packet& p = packets_[pkt];

@@ -82,6 +82,15 @@ class Simulator {
   void return_credits(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t pkt);
+  /// What a packet that reached its end carried, copied out: its slot is freed at once, and a
+  /// packet sent in reply may take it.
+  struct Arrived {
+    std::uint32_t flow, seq, payload;
+    std::uint8_t flags;
+  };
+  /// `pkt` reached its destination (receiver or sender): copies it out, takes it off the
+  /// network, frees its slot and counts it in `delivered`.
+  Arrived take_arrived(std::uint32_t pkt, std::uint64_t& delivered);
   std::size_t qidx(std::uint32_t link, std::uint32_t q) const { return link * queues_ + q; }
   std::size_t lidx(std::uint32_t link, std::uint8_t lane) const { return link * lanes_ + lane; }
   /// Credits a packet of `wire` bytes takes on `link`: whole blocks.
