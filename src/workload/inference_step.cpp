@@ -397,10 +397,12 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode) {
   const ModelSpec& md = c.model;
   const double h = static_cast<double>(md.hidden);
-  // The step's sequences dealt over the attention groups in turn (a balanced DP controller).
+  // Each sequence on its attention group (the simulation's requests keep the group they were
+  // given at admission); pieces without one dealt over the groups in turn.
   const std::uint32_t dp = c.attention_dp;
   std::vector<std::vector<StepPiece>> groups(dp);
-  for (std::size_t i = 0; i < pieces.size(); ++i) groups[i % dp].push_back(pieces[i]);
+  std::size_t dealt = 0;
+  for (const StepPiece& q : pieces) groups[q.group < dp ? q.group : dealt++ % dp].push_back(q);
   std::vector<double> tokens(dp, 0.0), ar(dp, 0.0);
   double most_seqs = 0;
   for (std::uint32_t g = 0; g < dp; ++g) {

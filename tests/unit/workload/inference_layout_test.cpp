@@ -163,6 +163,44 @@ TEST(InferenceLayout, AnIdleAttentionGroupSendsNoTokens) {
   EXPECT_LT(one.ep, two.ep);
 }
 
+// Four decodes at context 128 on group 0 (a sticky assignment) against one on each group
+// (dealt), attention DP 4 x TP 2: group 0 then reads 4 sequences' K and V, 4 x 128 x 4 heads x
+// 256 x 2 B = 1,048,576 B a layer, against 262,144 B, and all-reduces 4 tokens x 4,096 x 2 B =
+// 32 KiB, against 8 KiB; its weights, the busiest expert GPU's (4 tokens into the EP group either
+// way) and the output layer's reads are the same. Its GPUs route 2 tokens each, the others none.
+TEST(InferenceLayout, SequencesStayOnTheirGroup) {
+  auto comm = std::make_shared<FixedComm>();
+  InferenceStepModel m(two_nodes_of_four(), testing::inference_config(kDpAttention), comm);
+  const std::vector<StepPiece> dealt(4, StepPiece{127, 1, true});
+  const std::vector<StepPiece> sticky(4, StepPiece{127, 1, true, 0});
+  const StepCost spread = m.step(dealt);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{1, 0, 1, 0, 1, 0, 1, 0}));
+  const StepCost one = m.step(sticky);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{2, 2, 0, 0, 0, 0, 0, 0}));
+  const double hbm = 0.9 * 3.35e12;
+  EXPECT_NEAR(one.compute - spread.compute, 2 * (1'048'576.0 - 262'144.0) / hbm, 1e-12);
+  EXPECT_NEAR(one.tp, 2 * m.tp_all_reduce(4 * 4096 * 2), 1e-15);
+  EXPECT_NEAR(spread.tp, 2 * m.tp_all_reduce(4096 * 2), 1e-15);
+}
+
+// A request keeps the group it joined on arrival (round robin, SGLang's DP controller), attention
+// DP 2 x TP 4: of a closed loop of 3, requests 0, 1, 2 join groups 0, 1, 0; request 0 prefills
+// alone, 1 and 2 together, and all three finish in the same step (4 tokens each), when request 3
+// arrives and joins group 1. Its last decode is the run's last exchange: its one token routed by
+// group 1's first GPU (GPU 4), where dealing each step's sequences would put it on GPU 0.
+TEST(InferenceLayout, ARequestKeepsTheGroupItJoined) {
+  std::string yaml = kDpAttention;
+  yaml.replace(yaml.find("tp: 2\nattention_dp: 4"), 21, "tp: 4\nattention_dp: 2");
+  yaml.replace(yaml.find("concurrency: 8, count: 8"), 24, "concurrency: 3, count: 4");
+  auto comm = std::make_shared<FixedComm>();
+  const InferenceResult r = simulate_inference(two_nodes_of_four(), testing::inference_config(yaml),
+                                               testing::options_with(comm, true));
+  EXPECT_EQ(r.requests, 4u);
+  ASSERT_EQ(r.steps.size(), 2u + 3 + 1 + 3);  // 2 prefills, 3 decodes; request 3's 1 and 3
+  EXPECT_EQ(r.steps[2].batch, 3u);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{0, 0, 0, 0, 1, 0, 0, 0}));
+}
+
 // Attention groups of TP 2 against one TP 8 group on the same 8 GPUs, EP 8 both: a batch of 8
 // decodes reads each group's attention weights once for its 2 sequences (a quarter of the TP 8
 // group's all-reduce bytes), but the attention weights a GPU reads are 1/2 of a layer's, not 1/8:
