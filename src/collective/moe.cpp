@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "lockstep/core/error.hpp"
@@ -123,6 +124,39 @@ struct Load {
   }
 };
 
+// The traffic of `tokens` tokens of one rank (none: its empty messages).
+MoeTraffic own_traffic(const MoeSpec& s, MoePhase phase, std::uint64_t tokens) {
+  MoeSpec one = s;
+  one.rank_tokens.clear();
+  one.tokens = std::max<std::uint64_t>(1, tokens);
+  MoeTraffic t = moe_traffic(one, phase);
+  if (tokens == 0) t.network_message = t.nvlink_message = 0;
+  return t;
+}
+
+// The traffic of each rank's own tokens: a message carries its origin's (the rank whose tokens
+// it holds: the sender in dispatch, the owner the outputs go back to in combine).
+struct Origins {
+  std::vector<MoeTraffic> by_rank;
+  Origins(const MoeSpec& s, MoePhase phase) {
+    if (s.rank_tokens.empty()) {
+      by_rank.assign(1, moe_traffic(s, phase));
+      return;
+    }
+    by_rank.reserve(s.ranks);
+    std::map<std::uint64_t, MoeTraffic> known;  // by token count: a few distinct ones
+    for (Rank r = 0; r < s.ranks; ++r) {
+      const std::uint64_t n = s.rank_tokens[r];
+      auto it = known.find(n);
+      if (it == known.end()) it = known.emplace(n, own_traffic(s, phase, n)).first;
+      by_rank.push_back(it->second);
+    }
+  }
+  const MoeTraffic& operator()(Rank r) const {
+    return by_rank.size() == 1 ? by_rank[0] : by_rank[r];
+  }
+};
+
 // Where rank r sits in the normal kernels' two-hop layout: its node and local index, and the
 // rank at local index `local` of node n (both taken modulo the node count and node size, so
 // that "node + dn" and "l + dl" wrap around).
@@ -132,7 +166,7 @@ struct Place {
   Rank at(Rank n, Rank local) const { return (n % nodes) * g + local % g; }
 };
 
-void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
+void normal_dispatch(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
   const Load load{s};
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
@@ -143,32 +177,37 @@ void normal_dispatch(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) 
     std::vector<std::pair<Rank, std::uint64_t>> rails, locals;
     for (Rank dn = 1; dn < nodes; ++dn)
       rails.emplace_back(p.at(node + dn, l),
-                         load.bytes(t.network_message, load.node((node + dn) % nodes)));
+                         load.bytes(t(r).network_message, load.node((node + dn) % nodes)));
     for (Rank dl = 1; dl < g; ++dl)
       locals.emplace_back(p.at(node, l + dl),
-                          load.bytes(t.nvlink_message, load.rank(p.at(node, l + dl))));
+                          load.bytes(t(r).nvlink_message, load.rank(p.at(node, l + dl))));
     b.in_order(rails, s.chunks, net_channel(0));
     b.in_order(locals, s.chunks, nvl_channel(s, 0));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
-    const std::uint64_t in_net = load.bytes(t.network_message, load.node(node));
     for (Rank dn = 1; dn < nodes; ++dn) {
+      const Rank origin = p.at(node + nodes - dn, l);
+      const std::uint64_t in_net = load.bytes(t(origin).network_message, load.node(node));
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
-        const OpIndex in =
-            b.recv(p.at(node + nodes - dn, l), chunk(in_net, s.chunks, c), net_channel(c));
-        for (const auto& [peer, message] : locals)
+        const OpIndex in = b.recv(origin, chunk(in_net, s.chunks, c), net_channel(c));
+        for (Rank dl = 1; dl < g; ++dl) {
+          const Rank peer = p.at(node, l + dl);
+          const std::uint64_t message = load.bytes(t(origin).nvlink_message, load.rank(peer));
           b.send(peer, chunk(message, s.chunks, c), nvl_channel(s, c), in);
+        }
       }
     }
     // What the other GPUs of the node pass on: their own tokens, then node - 1's, node - 2's...
-    const std::uint64_t in_nvl = load.bytes(t.nvlink_message, load.rank(r));
     for (Rank dl = 1; dl < g; ++dl)
-      for (Rank dn = 0; dn < nodes; ++dn)
+      for (Rank dn = 0; dn < nodes; ++dn) {
+        const Rank origin = p.at(node + nodes - dn, l + g - dl);
+        const std::uint64_t in_nvl = load.bytes(t(origin).nvlink_message, load.rank(r));
         for (std::uint32_t c = 0; c < s.chunks; ++c)
           b.recv(p.at(node, l + g - dl), chunk(in_nvl, s.chunks, c), nvl_channel(s, c));
+      }
   }
 }
 
-void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
+void normal_combine(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
   const Load load{s};
   for (Rank r = 0; r < s.ranks; ++r) {
     Builder b{set, r};
@@ -177,22 +216,26 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     // This GPU's summed outputs go to the forwarding GPU of each token's rail: for its own node's
     // tokens that is their owner, for node + dn's the GPU that brought them over. Chunks in
     // order, as in dispatch, so that the forwarders can send the first ones on early.
+    // The outputs for node + dn's GPU on the forwarder's rail are that GPU's tokens.
     std::vector<std::pair<Rank, std::uint64_t>> forwarders;
-    const std::uint64_t out_nvl = load.bytes(t.nvlink_message, load.rank(r));
     for (Rank dl = 1; dl < g; ++dl)
-      for (Rank dn = 0; dn < nodes; ++dn) forwarders.emplace_back(p.at(node, l + dl), out_nvl);
+      for (Rank dn = 0; dn < nodes; ++dn)
+        forwarders.emplace_back(
+            p.at(node, l + dl),
+            load.bytes(t(p.at(node + dn, l + dl)).nvlink_message, load.rank(r)));
     b.in_order(forwarders, s.chunks, nvl_channel(s, 0));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
-    const std::uint64_t out_net = load.bytes(t.network_message, load.node(node));
     for (Rank dn = 0; dn < nodes; ++dn) {
+      const MoeTraffic& owner = t(p.at(node + dn, l));
+      const std::uint64_t out_net = load.bytes(owner.network_message, load.node(node));
       for (std::uint32_t c = 0; c < s.chunks; ++c) {
         std::vector<OpIndex> parts;
         for (Rank dl = 1; dl < g; ++dl) {
           const Rank peer = p.at(node, l + g - dl);
-          parts.push_back(b.recv(peer,
-                                 chunk(load.bytes(t.nvlink_message, load.rank(peer)), s.chunks, c),
-                                 nvl_channel(s, c)));
+          parts.push_back(
+              b.recv(peer, chunk(load.bytes(owner.nvlink_message, load.rank(peer)), s.chunks, c),
+                     nvl_channel(s, c)));
         }
         if (dn == 0) continue;  // this node's own tokens end here
         b.send(p.at(node + dn, l), chunk(out_net, s.chunks, c), net_channel(c),
@@ -202,7 +245,7 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
     for (Rank dn = 1; dn < nodes; ++dn) {
       const Rank from = p.at(node + nodes - dn, l);
       for (std::uint32_t c = 0; c < s.chunks; ++c)
-        b.recv(from, chunk(load.bytes(t.network_message, load.node(from / g)), s.chunks, c),
+        b.recv(from, chunk(load.bytes(t(r).network_message, load.node(from / g)), s.chunks, c),
                net_channel(c));
     }
   }
@@ -210,14 +253,16 @@ void normal_combine(const MoeSpec& s, const MoeTraffic& t, MoeProgramSet& set) {
 
 // Low latency: one message per (token, expert) straight to the expert's GPU; combine sends the
 // same number of BF16 messages back, so both phases are this pairwise exchange.
-void low_latency(const MoeSpec& s, MoePhase phase, const MoeTraffic& t, MoeProgramSet& set) {
+void low_latency(const MoeSpec& s, MoePhase phase, const Origins& t, MoeProgramSet& set) {
   const Load load{s};
   const Rank g = s.ranks_per_node, n = s.ranks;
-  // A message's size: the mean for its hop, scaled by the load of the expert's rank (the
-  // receiver in dispatch, the sender in combine).
+  // A message's size: the mean for its hop of the tokens' owner's count, scaled by the load of
+  // the expert's rank (the receiver in dispatch, the sender in combine).
   const auto message = [&](Rank from, Rank to) {
-    const std::uint64_t mean = from / g == to / g ? t.nvlink_message : t.network_message;
-    return load.bytes(mean, load.rank(phase == MoePhase::Dispatch ? to : from));
+    const bool dispatch = phase == MoePhase::Dispatch;
+    const MoeTraffic& owner = t(dispatch ? from : to);
+    const std::uint64_t mean = from / g == to / g ? owner.nvlink_message : owner.network_message;
+    return load.bytes(mean, load.rank(dispatch ? to : from));
   };
   for (Rank r = 0; r < n; ++r) {
     Builder b{set, r};
@@ -269,6 +314,13 @@ void validate(const MoeSpec& s) {
     throw InputError("topk",
                      fmt::format("must be between 1 and the {} experts a token can reach", reach));
   if (s.chunks == 0 || s.chunks > 64) throw InputError("chunks", "must be between 1 and 64");
+  if (!s.rank_tokens.empty() && s.rank_tokens.size() != s.ranks)
+    throw InputError("rank_tokens", fmt::format("{} counts for {} ranks (one a rank)",
+                                                s.rank_tokens.size(), s.ranks));
+  for (std::uint64_t n : s.rank_tokens)
+    if (n > s.tokens)
+      throw InputError("rank_tokens",
+                       fmt::format("{} tokens on a rank, above tokens = {}", n, s.tokens));
   if (!(s.imbalance >= 1 && s.imbalance <= s.ranks))
     throw InputError("imbalance", fmt::format("{} is not between 1 and the {} ranks (the busiest "
                                               "rank's tokens over the mean)",
@@ -316,10 +368,18 @@ MoeTraffic moe_traffic(const MoeSpec& s, MoePhase phase) {
   return t;
 }
 
+MoeTraffic moe_rank_traffic(const MoeSpec& s, MoePhase phase, Rank r) {
+  validate(s);
+  return own_traffic(s, phase, s.tokens_of(r));
+}
+
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& s, MoePhase phase) {
-  const MoeTraffic t = moe_traffic(s, phase);
-  // A hot rank breaks the translation symmetry.
-  const Rank period = s.imbalance != 1 ? 0 : s.nodes() > 1 ? s.ranks_per_node : 1;
+  validate(s);
+  const Origins t(s, phase);
+  // A hot rank, or ranks of different token counts, break the translation symmetry.
+  const bool even = std::all_of(s.rank_tokens.begin(), s.rank_tokens.end(),
+                                [&](std::uint64_t n) { return n == s.rank_tokens.front(); });
+  const Rank period = s.imbalance != 1 || !even ? 0 : s.nodes() > 1 ? s.ranks_per_node : 1;
   auto set = std::make_unique<MoeProgramSet>(s.ranks, period);
   if (s.kernel == MoeKernel::LowLatency) {
     low_latency(s, phase, t, *set);

@@ -1,6 +1,8 @@
 // InferenceComm on the engines: DeepEP-style MoE exchanges and KV transfers (deepep_comm.hpp).
 #include "lockstep/workload/deepep_comm.hpp"
 
+#include <algorithm>
+
 #include "lockstep/workload/moe_comm.hpp"
 
 namespace lockstep {
@@ -9,12 +11,17 @@ DeepEpComm::DeepEpComm(const Topology& topology, std::string engine)
     : topo_(topology), engine_(std::move(engine)) {}
 
 Time DeepEpComm::moe(const MoeExchange& x, bool dispatch) {
-  if (x.tokens_per_rank == 0 || x.ranks.size() < 2) return Time::zero();
-  const MoeKey key{x.ranks,   x.tokens_per_rank,   x.hidden, x.top_k,
-                   x.experts, x.bytes_per_element, x.decode, dispatch};
+  const std::uint64_t most =
+      x.tokens.empty() ? 0 : *std::max_element(x.tokens.begin(), x.tokens.end());
+  if (most == 0 || x.ranks.size() < 2) return Time::zero();
+  const MoeKey key{x.ranks,  x.tokens, x.hidden, x.top_k, x.experts, x.bytes_per_element,
+                   x.decode, dispatch};
   if (const auto it = moe_cache_.find(key); it != moe_cache_.end()) return it->second;
   MoeSpec s;
-  s.tokens = x.tokens_per_rank;
+  s.tokens = most;
+  // Equal counts keep the uniform programs (and their symmetry).
+  if (std::any_of(x.tokens.begin(), x.tokens.end(), [&](std::uint64_t n) { return n != most; }))
+    s.rank_tokens = x.tokens;
   s.hidden = static_cast<std::uint32_t>(x.hidden);
   s.topk = x.top_k;
   s.experts = x.experts;

@@ -28,6 +28,7 @@ enum class Role : std::uint8_t { Both, Prefill, Decode };
 struct Request {
   std::uint64_t prompt = 0, output = 0, generated = 0;
   std::uint64_t cached = 0;  // tokens whose K and V sit in the replica's cache
+  std::uint32_t group = 0;   // the attention group holding its KV cache in its replica
   double arrival = 0, first = 0, finish = 0;
 };
 
@@ -39,7 +40,8 @@ struct Replica {
   std::vector<StepPiece> step_pieces;     // each member's tokens in it
   bool busy = false, step_prefill = false;
   double busy_time = 0;
-  std::size_t inbound = 0;  // KV caches on their way here
+  std::size_t inbound = 0;       // KV caches on their way here
+  std::uint32_t next_group = 0;  // the attention group the next request to arrive here joins
   std::size_t load() const {
     return waiting.size() + running.size() + step_members.size() + inbound;
   }
@@ -248,6 +250,23 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       ++r.preemptions;
     }
   };
+  // A request entering replica i (arrival, preemption from a decode replica, a KV cache
+  // arriving) joins an attention group round robin and keeps it: SGLang's DP controller
+  // (load_balance_method round_robin, its default) hands each request to one DP rank's
+  // scheduler, which holds its KV cache until it finishes (preempted, it is recomputed there).
+  auto enter = [&](std::uint32_t i, std::size_t q, bool front) {
+    Replica& rep = reps[i];
+    reqs[q].group = rep.next_group;
+    rep.next_group = (rep.next_group + 1) % c.attention_dp;
+    if (front)
+      rep.waiting.push_front(q);
+    else
+      rep.waiting.push_back(q);
+  };
+  // Request q's piece of a step, on its group.
+  auto piece = [&](std::size_t q, std::uint64_t past, std::uint64_t tokens, bool samples) {
+    return StepPiece{past, tokens, samples, reqs[q].group};
+  };
   auto held = [&](const Replica& rep) {
     std::uint64_t n = 0;
     for (std::size_t q : rep.running) n += kv_blocks(reqs[q].cached);
@@ -284,7 +303,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       std::uint64_t used = 0;
       for (std::size_t q : rep.running) {
         rep.step_members.push_back(q);
-        rep.step_pieces.push_back({context(q) - 1, 1, true});
+        rep.step_pieces.push_back(piece(q, context(q) - 1, 1, true));
         used += kv_blocks(context(q));
         budget -= std::min<std::uint64_t>(budget, 1);
       }
@@ -322,7 +341,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         long_taken = long_taken || is_long(q);
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
-        rep.step_pieces.push_back({reqs[q].cached, chunk, chunk == left});
+        rep.step_pieces.push_back(piece(q, reqs[q].cached, chunk, chunk == left));
         used += kv_blocks(reqs[q].cached + chunk);
         budget -= chunk;
       }
@@ -342,7 +361,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         tokens += context(q);
         used += kv_blocks(context(q));
         rep.step_members.push_back(q);
-        rep.step_pieces.push_back({0, context(q), true});
+        rep.step_pieces.push_back(piece(q, 0, context(q), true));
         rep.waiting.pop_front();
       }
       rep.step_prefill = !rep.step_members.empty();
@@ -352,7 +371,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       if (rep.running.empty()) return;
       rep.step_members = rep.running;
       rep.running.clear();
-      for (std::size_t q : rep.step_members) rep.step_pieces.push_back({context(q) - 1, 1, true});
+      for (std::size_t q : rep.step_members)
+        rep.step_pieces.push_back(piece(q, context(q) - 1, 1, true));
       rep.step_prefill = false;
     }
     if (!rep.step_prefill) {
@@ -388,15 +408,15 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     if (e.kind == Event::Arrival) {
       reqs[e.index].arrival = e.time;
       const std::uint32_t i = least_loaded(c.disaggregated() ? Role::Prefill : Role::Both);
-      reps[i].waiting.push_back(e.index);
+      enter(i, e.index, false);
       start(i, e.time);
     } else if (e.kind == Event::Preempted) {
       const std::uint32_t i = least_loaded(Role::Prefill);
-      reps[i].waiting.push_front(e.index);
+      enter(i, e.index, true);
       start(i, e.time);
     } else if (e.kind == Event::KvArrival) {
       --reps[e.target].inbound;
-      reps[e.target].waiting.push_back(e.index);
+      enter(e.target, e.index, false);
       start(e.target, e.time);
     } else {
       Replica& rep = reps[e.index];

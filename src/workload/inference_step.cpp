@@ -188,10 +188,10 @@ struct InferenceStepModel::Impl {
       g.push_back(replica * c.replica_gpus() + stage * c.tp + r);
     return g;
   }
-  // Replica 0's first expert-parallel group: ep consecutive GPUs of stage s.
-  std::vector<std::uint32_t> ep_group(std::uint32_t stage) const {
+  // Replica 0's expert-parallel group of stage s whose first GPU is the stage's first + `first`.
+  std::vector<std::uint32_t> ep_group(std::uint32_t stage, std::uint32_t first) const {
     std::vector<std::uint32_t> g;
-    for (std::uint32_t r = 0; r < c.ep; ++r) g.push_back(stage * c.tp + r);
+    for (std::uint32_t r = 0; r < c.ep; ++r) g.push_back(stage * c.tp + first + r);
     return g;
   }
   double all_reduce(double bytes) {
@@ -397,10 +397,12 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode) {
   const ModelSpec& md = c.model;
   const double h = static_cast<double>(md.hidden);
-  // The step's sequences dealt over the attention groups in turn (a balanced DP controller).
+  // Each sequence on its attention group (the simulation's requests keep the group they were
+  // given at admission); pieces without one dealt over the groups in turn.
   const std::uint32_t dp = c.attention_dp;
   std::vector<std::vector<StepPiece>> groups(dp);
-  for (std::size_t i = 0; i < pieces.size(); ++i) groups[i % dp].push_back(pieces[i]);
+  std::size_t dealt = 0;
+  for (const StepPiece& q : pieces) groups[q.group < dp ? q.group : dealt++ % dp].push_back(q);
   std::vector<double> tokens(dp, 0.0), ar(dp, 0.0);
   double most_seqs = 0;
   for (std::uint32_t g = 0; g < dp; ++g) {
@@ -412,13 +414,19 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     most_seqs = std::max(most_seqs, seqs);
     if (!groups[g].empty()) ar[g] = all_reduce(tokens[g] * h * kBf16);
   }
-  // Each GPU routes its group's tokens / tp (sequence-parallel, as V3's attention TP with SP):
-  // an exchange's busiest sender, and the tokens each group of ep GPUs takes into its experts.
-  double most_routed = 0, ep_tokens = 0;
-  for (std::uint32_t g = 0; g < dp; ++g) most_routed = std::max(most_routed, tokens[g] / c.tp);
+  // Each GPU routes its own group's tokens / tp (sequence-parallel, as V3's attention TP with
+  // SP; the first ranks one more when they do not split evenly), a group without sequences none
+  // (SGLang's idle batch: its GPUs still take part in the exchange, their messages empty); and
+  // the tokens each group of ep GPUs takes into its experts.
+  std::vector<std::uint64_t> routed(c.tp * dp);
+  for (std::uint32_t gpu = 0; gpu < c.tp * dp; ++gpu) {
+    const auto mine = static_cast<std::uint64_t>(std::llround(tokens[gpu / c.tp]));
+    routed[gpu] = mine / c.tp + (gpu % c.tp < mine % c.tp ? 1 : 0);
+  }
+  std::uint64_t ep_tokens = 0;
   for (std::uint32_t first = 0; first < c.tp * dp && c.ep > 1; first += c.ep) {
-    double in = 0;
-    for (std::uint32_t gpu = first; gpu < first + c.ep; ++gpu) in += tokens[gpu / c.tp] / c.tp;
+    std::uint64_t in = 0;
+    for (std::uint32_t gpu = first; gpu < first + c.ep; ++gpu) in += routed[gpu];
     ep_tokens = std::max(ep_tokens, in);
   }
   Pass p;
@@ -437,21 +445,27 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     // Expert parallelism: a GPU holds E / ep whole experts and the layer waits for the busiest:
     // its expected token-slots and experts reached, each token's top_k experts distinct.
     const double ex = static_cast<double>(md.expert_params());
-    const BusiestRank& b = busiest_rank(static_cast<std::uint64_t>(std::llround(ep_tokens)));
+    const BusiestRank& b = busiest_rank(ep_tokens);
     p.flops += 2 * ex * b.slots;
     p.bytes += ex * b.experts * wb;
     p.compute += std::max(2 * ex * b.slots / gemm_rate, ex * b.experts * wb / hbm);
-    MoeExchange x;
-    x.ranks = ep_group(s);
-    x.tokens_per_rank = static_cast<std::uint64_t>(std::ceil(most_routed - 1e-9));
-    x.hidden = md.hidden;
-    x.top_k = md.top_k;
-    x.experts = md.experts;
-    // The model's moe_fp8_dispatch: DeepEP's dispatch in FP8 with a scale per 128 values
-    // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
-    x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
-    x.decode = decode;
-    p.ep += comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds();
+    // Every EP group exchanges at once; the layer waits for the slowest.
+    double slowest_exchange = 0;
+    for (std::uint32_t first = 0; first < c.tp * dp; first += c.ep) {
+      MoeExchange x;
+      x.ranks = ep_group(s, first);
+      x.tokens.assign(routed.begin() + first, routed.begin() + first + c.ep);
+      x.hidden = md.hidden;
+      x.top_k = md.top_k;
+      x.experts = md.experts;
+      // The model's moe_fp8_dispatch: DeepEP's dispatch in FP8 with a scale per 128 values
+      // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
+      x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
+      x.decode = decode;
+      slowest_exchange = std::max(slowest_exchange,
+                                  comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds());
+    }
+    p.ep += slowest_exchange;
   }
   if (s + 1 == c.pp) {
     // The output layer at each sampling sequence's last position, BF16, on the group with the

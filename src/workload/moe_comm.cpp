@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/registry/registry.hpp"
@@ -152,10 +154,19 @@ MoeSpec moe_group_spec(MoeSpec spec, const std::vector<std::uint32_t>& gpus, con
   // Ranks domain by domain; equal domains make the nodes, else every GPU is its own.
   const std::vector<std::uint32_t> domain = nvlink_domains(topo, gpus);
   const std::uint32_t domains = *std::max_element(domain.begin(), domain.end()) + 1;
+  if (!spec.rank_tokens.empty() && spec.rank_tokens.size() != gpus.size())
+    throw InputError("rank_tokens", fmt::format("{} counts for a group of {} GPUs",
+                                                spec.rank_tokens.size(), gpus.size()));
+  // Each rank keeps its GPU's token count as the ranks are reordered.
   placement.clear();
+  std::vector<std::uint64_t> tokens;
   for (std::uint32_t d = 0; d < domains; ++d)
     for (std::size_t i = 0; i < gpus.size(); ++i)
-      if (domain[i] == d) placement.push_back(gpus[i]);
+      if (domain[i] == d) {
+        placement.push_back(gpus[i]);
+        if (!spec.rank_tokens.empty()) tokens.push_back(spec.rank_tokens[i]);
+      }
+  spec.rank_tokens = std::move(tokens);
   const Rank r = static_cast<Rank>(gpus.size());
   spec.ranks = r;
   spec.ranks_per_node = r % domains == 0 ? r / domains : 1;

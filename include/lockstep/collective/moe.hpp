@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "lockstep/collective/program.hpp"
 
@@ -46,7 +47,7 @@ MoeKernel parse_moe_kernel(std::string_view name, std::string_view field = "kern
 MoePhase parse_moe_phase(std::string_view name, std::string_view field = "op");
 
 struct MoeSpec {
-  std::uint64_t tokens = 4096;       // T, tokens per rank per step
+  std::uint64_t tokens = 4096;       // T, tokens per rank per step (the most, with rank_tokens)
   std::uint32_t hidden = 7168;       // H, elements per token
   std::uint32_t topk = 8;            // K, experts per token
   std::uint32_t experts = 256;       // E, routed experts (a multiple of ranks)
@@ -61,12 +62,19 @@ struct MoeSpec {
   // experts). Messages to (dispatch) or from (combine) a rank scale by its share, a node's
   // network message by its GPUs' mean share.
   double imbalance = 1;
+  // Tokens each rank routes, when they differ (SGLang's DP attention: an attention group's GPUs
+  // route its own sequences' tokens, an idle group's none); empty: `tokens` each. A message
+  // carries its origin rank's tokens (the sender's in dispatch, the owner's in combine); a rank
+  // with none still sends its empty messages, the token counts DeepEP's dispatch signals to
+  // every peer before the data (a message latency, no bytes).
+  std::vector<std::uint64_t> rank_tokens;
 
   std::uint32_t nodes() const { return ranks / ranks_per_node; }
+  std::uint64_t tokens_of(Rank r) const { return rank_tokens.empty() ? tokens : rank_tokens[r]; }
 };
 
 /// Checks the spec; InputError naming the field (tokens, hidden, topk, experts, ranks,
-/// ranks_per_node, max_nodes, chunks, imbalance).
+/// ranks_per_node, max_nodes, chunks, imbalance, rank_tokens: one a rank, none above tokens).
 void validate(const MoeSpec& spec);
 
 /// Bytes of one token's message in `phase`: dispatch H + 4 ceil(H / 128) (FP8) or 2H (BF16);
@@ -94,13 +102,15 @@ struct MoeTraffic {
   std::uint64_t nvlink_bytes() const { return nvlink_message * nvlink_messages; }
 };
 MoeTraffic moe_traffic(const MoeSpec& spec, MoePhase phase);
+/// The expected traffic of rank r's own tokens (spec.tokens_of(r) of them; none: empty messages).
+MoeTraffic moe_rank_traffic(const MoeSpec& spec, MoePhase phase, Rank r);
 
 /// The programs of one dispatch or combine over spec.ranks ranks (rank r on node r / G as local
 /// GPU r % G). Normal: chunk c of a network message on channel c, of an NVLink one on channel
 /// chunks + c (one size per channel); a forwarded
 /// chunk waits for its network chunk (dispatch) or for every local GPU's part of it (combine).
 /// Translation by G ranks maps the programs onto themselves (ProgramSet::symmetry_period) unless
-/// a rank is hot (imbalance > 1).
+/// a rank is hot (imbalance > 1) or the ranks route different token counts (rank_tokens).
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& spec, MoePhase phase);
 
 }  // namespace lockstep

@@ -24,8 +24,8 @@ class DeepEpComm final : public InferenceComm {
   Time kv_transfer(const KvTransfer& x) override;
 
  private:
-  using MoeKey = std::tuple<std::vector<std::uint32_t>, std::uint64_t, std::uint64_t, std::uint32_t,
-                            std::uint32_t, double, bool, bool>;
+  using MoeKey = std::tuple<std::vector<std::uint32_t>, std::vector<std::uint64_t>, std::uint64_t,
+                            std::uint32_t, std::uint32_t, double, bool, bool>;
   using KvKey = std::tuple<std::vector<std::uint32_t>, std::vector<std::uint32_t>, std::uint64_t>;
   Time moe(const MoeExchange& x, bool dispatch);
   const Topology& topo_;

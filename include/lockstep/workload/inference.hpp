@@ -126,12 +126,17 @@ struct StepCost {
   double hbm_bytes = 0;  // per GPU: weights and KV read
 };
 
+/// A piece's attention group when none is given: the step deals such pieces to the groups in turn.
+constexpr std::uint32_t kDealtGroup = 0xFFFFFFFFu;
+
 /// One sequence's share of an engine step: `tokens` new tokens after `past` cached ones (a whole
 /// prompt: past 0; a chunk of one; a decode token: past = context - 1); `samples` when the step
-/// emits its next token (every decode, a prompt's last chunk).
+/// emits its next token (every decode, a prompt's last chunk); `group`: the attention group
+/// holding the sequence (DP attention; kDealtGroup, or any group past attention_dp: dealt).
 struct StepPiece {
   std::uint64_t past = 0, tokens = 0;
   bool samples = true;
+  std::uint32_t group = kDealtGroup;
 };
 
 /// A TP all-reduce priced for the report: NCCL's pick and each algorithm it could run.

@@ -13,7 +13,7 @@ namespace lockstep {
 /// One MoE layer's exchange in one expert-parallel group.
 struct MoeExchange {
   std::vector<std::uint32_t> ranks;   // the group's GPUs (indices of topology.gpus())
-  std::uint64_t tokens_per_rank = 0;  // tokens each rank routes (its share of the batch)
+  std::vector<std::uint64_t> tokens;  // tokens each rank routes, in `ranks` order (0: idle)
   std::uint64_t hidden = 0;           // elements per token
   std::uint32_t top_k = 1;            // experts each token visits
   std::uint32_t experts = 0;          // routed experts of the layer

@@ -50,7 +50,8 @@ std::vector<std::uint32_t> nvlink_domains(const Topology& topology,
 /// One dispatch or combine of an expert-parallel group placed on `gpus` (topology GPU indices,
 /// any order): spec.ranks and ranks_per_node come from the group (its GPUs per NVLink domain
 /// when every domain holds as many, else 1: each GPU alone), experts round up to a multiple of
-/// the ranks and topk down to the experts reachable. Zero tokens take no time.
+/// the ranks and topk down to the experts reachable, spec.rank_tokens (in `gpus` order) follow
+/// their GPUs. Zero tokens take no time.
 CommRun run_moe_group(MoeSpec spec, MoePhase phase, const std::vector<std::uint32_t>& gpus,
                       const Topology& topology, std::string_view engine);
 /// The spec run_moe_group runs for `gpus` and, in `placement`, the topology GPU of each of its

@@ -127,6 +127,49 @@ TEST(Moe, AHotRankTakesItsShare) {
   EXPECT_THROW(validate(s), InputError);
 }
 
+// Node 1's GPUs route no tokens (an idle DP-attention group): rank_tokens {28, 28, 0, 0}.
+// Normal dispatch: rank 0 sends rank 2 its 22 x 132 = 2,904 B, rank 2 sends rank 0 an empty
+// message (the count DeepEP signals); rank 0 passes rank 1 only its own 13 x 132 = 1,716 B (rank
+// 2 forwards it nothing), rank 2 passes rank 3 only rank 0's 1,716 B it forwards.
+// Combine (BF16, 256 B a token) sends each owner's outputs back: rank 2 returns rank 0's
+// 22 x 256 = 5,632 B, rank 1 gives rank 0 its part of rank 0's 13 x 256 = 3,328 B, rank 3
+// gives rank 2 the same for rank 0's tokens, which rank 2 carries over.
+TEST(Moe, IdleRanksSendEmptyMessages) {
+  MoeSpec s = small_moe();
+  s.rank_tokens = {28, 28, 0, 0};
+  const auto dispatch = make_moe_programs(s, MoePhase::Dispatch);
+  auto bytes = sent(*dispatch);
+  EXPECT_EQ(bytes.at({0, 2}), 2904u);
+  EXPECT_EQ(bytes.at({2, 0}), 0u);  // sent, empty
+  EXPECT_EQ(bytes.at({0, 1}), 1716u);
+  EXPECT_EQ(bytes.at({2, 3}), 1716u);
+  EXPECT_EQ(dispatch->symmetry_period(), 0u);
+  // The same ops as when every rank routes 28 tokens: only their sizes change.
+  const MoeSpec busy = small_moe();
+  const auto uniform = make_moe_programs(busy, MoePhase::Dispatch);
+  for (Rank r = 0; r < 4; ++r) EXPECT_EQ(dispatch->num_ops(r), uniform->num_ops(r)) << r;
+  bytes = sent(*make_moe_programs(s, MoePhase::Combine));
+  EXPECT_EQ(bytes.at({2, 0}), 5632u);
+  EXPECT_EQ(bytes.at({0, 2}), 0u);
+  EXPECT_EQ(bytes.at({1, 0}), 3328u);
+  EXPECT_EQ(bytes.at({3, 2}), 3328u);
+  // Low latency, only rank 0 busy: 14 x 132 B to each peer, empty messages back; combine returns
+  // 14 x 256 = 3,584 B from each peer to rank 0 and nothing elsewhere.
+  s.kernel = MoeKernel::LowLatency;
+  s.rank_tokens = {28, 0, 0, 0};
+  bytes = sent(*make_moe_programs(s, MoePhase::Dispatch));
+  for (Rank to : {1u, 2u, 3u}) EXPECT_EQ(bytes.at({0, to}), 1848u) << to;
+  EXPECT_EQ(bytes.at({1, 2}), 0u);
+  bytes = sent(*make_moe_programs(s, MoePhase::Combine));
+  for (Rank from : {1u, 2u, 3u}) EXPECT_EQ(bytes.at({from, 0}), 3584u) << from;
+  EXPECT_EQ(bytes.at({2, 1}), 0u);
+  // One count a rank, none above tokens.
+  s.rank_tokens = {28, 0, 0};
+  EXPECT_THROW(validate(s), InputError);
+  s.rank_tokens = {29, 0, 0, 0};
+  EXPECT_THROW(validate(s), InputError);
+}
+
 TEST(Moe, BadSpecsNameTheirField) {
   MoeSpec s = small_moe();
   s.experts = 6;

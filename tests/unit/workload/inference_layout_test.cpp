@@ -68,7 +68,7 @@ TEST(InferenceLayout, DpAttentionDecodeStepByHand) {
   EXPECT_NEAR(d.seconds, d.compute + d.tp + d.ep, 1e-15);
   EXPECT_EQ(d.pp, 0);
   EXPECT_EQ(comm->last.ranks, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(comm->last.tokens_per_rank, 1u);
+  EXPECT_EQ(comm->last.tokens, std::vector<std::uint64_t>(8, 1));
   EXPECT_TRUE(comm->last.decode);
   // Weights per GPU: each layer's attention and router over tp 2, its 8 experts over ep 8 (one
   // whole expert a GPU): 2 x (41,975,808 + 352,321,536) B, and the embedding and output layer
@@ -94,7 +94,7 @@ TEST(InferenceLayout, DispatchAcrossTwoNodesMovesTheHandCountedBytes) {
     const MoeExchange& x = comm->last;
     EXPECT_EQ(x.bytes_per_element, fp8 ? 1 : 2);
     MoeSpec s;
-    s.tokens = x.tokens_per_rank;
+    s.tokens = x.tokens.front();
     s.hidden = static_cast<std::uint32_t>(x.hidden);
     s.topk = x.top_k;
     s.experts = x.experts;
@@ -110,6 +110,95 @@ TEST(InferenceLayout, DispatchAcrossTwoNodesMovesTheHandCountedBytes) {
     EXPECT_DOUBLE_EQ(back.network_bytes, 8 * 4 * 2048.0);
     EXPECT_GT(d.time.seconds(), 0);
   }
+}
+
+// A prefill of one 128-token prompt on attention DP 2 x TP 4 (a group a node), EP 8: the prompt
+// sits on group 0 (node 0), whose 4 GPUs route 128 / 4 = 32 tokens each; node 1's GPUs route
+// none (SGLang's idle batch). DeepEP's normal kernel, BF16 (4,096 x 2 = 8,192 B a token), top 2
+// of 8 experts, one a GPU:
+//   P(node) = 1 - C(4, 2) / C(8, 2) = 22/28 = 11/14: a GPU sends its rail peer on node 1
+//     32 x 11/14 x 8,192 = 205,970.3 -> 205,970 B; node 0's 4 GPUs 823,880 B through the NICs,
+//     node 1's empty messages;
+//   P(rank) = 1 - C(7, 2) / C(8, 2) = 1/4: 32 x 1/4 x 8,192 = 65,536 B to each of the 3 node
+//     peers, from node 0's GPUs (their own tokens) and node 1's (node 0's tokens they forward):
+//     8 x 3 x 65,536 = 1,572,864 B over NVLink.
+// Every GPU sending 32 tokens (the busiest GPU's count, before per-GPU counts) doubles both:
+// 8 x 205,970 through the NICs and 8 x 6 x 65,536 over NVLink. Combine brings BF16 outputs back
+// along the same hops: the same bytes.
+TEST(InferenceLayout, AnIdleAttentionGroupSendsNoTokens) {
+  std::string yaml = kDpAttention;
+  yaml.replace(yaml.find("tp: 2\nattention_dp: 4"), 21, "tp: 4\nattention_dp: 2");
+  auto comm = std::make_shared<FixedComm>();
+  InferenceStepModel m(two_nodes_of_four(), testing::inference_config(yaml), comm);
+  m.prefill({128});
+  const MoeExchange& x = comm->last;
+  EXPECT_EQ(x.tokens, (std::vector<std::uint64_t>{32, 32, 32, 32, 0, 0, 0, 0}));
+  EXPECT_FALSE(x.decode);
+  MoeSpec s;
+  s.tokens = 32;
+  s.rank_tokens = x.tokens;
+  s.hidden = 4096;
+  s.topk = 2;
+  s.experts = 8;
+  s.kernel = MoeKernel::Normal;
+  s.fp8_dispatch = false;
+  const Topology& t = two_nodes_of_four();
+  for (const MoePhase phase : {MoePhase::Dispatch, MoePhase::Combine}) {
+    const CommRun idle = run_moe_group(s, phase, x.ranks, t, "analytical");
+    EXPECT_DOUBLE_EQ(idle.network_bytes, 4 * 205'970.0);
+    EXPECT_DOUBLE_EQ(idle.nvlink_bytes, 8 * 3 * 65'536.0);
+    MoeSpec all = s;
+    all.rank_tokens.clear();
+    const CommRun busy = run_moe_group(all, phase, x.ranks, t, "analytical");
+    EXPECT_DOUBLE_EQ(busy.network_bytes, 8 * 205'970.0);
+    EXPECT_DOUBLE_EQ(busy.nvlink_bytes, 8 * 6 * 65'536.0);
+    // No slower; the busy GPUs' messages still cross each rail and NVLink link alone, so their
+    // path sets the pace either way.
+    EXPECT_LE(idle.time, busy.time);
+  }
+  // The step on the engines (DeepEpComm) prices the exchange with these counts: faster than one
+  // prompt on each group (both groups' GPUs send 32 tokens).
+  InferenceStepModel engines(two_nodes_of_four(), testing::inference_config(yaml));
+  const StepCost one = engines.prefill({128}), two = engines.prefill({128, 128});
+  EXPECT_LT(one.ep, two.ep);
+}
+
+// Four decodes at context 128 on group 0 (a sticky assignment) against one on each group
+// (dealt), attention DP 4 x TP 2: group 0 then reads 4 sequences' K and V, 4 x 128 x 4 heads x
+// 256 x 2 B = 1,048,576 B a layer, against 262,144 B, and all-reduces 4 tokens x 4,096 x 2 B =
+// 32 KiB, against 8 KiB; its weights, the busiest expert GPU's (4 tokens into the EP group either
+// way) and the output layer's reads are the same. Its GPUs route 2 tokens each, the others none.
+TEST(InferenceLayout, SequencesStayOnTheirGroup) {
+  auto comm = std::make_shared<FixedComm>();
+  InferenceStepModel m(two_nodes_of_four(), testing::inference_config(kDpAttention), comm);
+  const std::vector<StepPiece> dealt(4, StepPiece{127, 1, true});
+  const std::vector<StepPiece> sticky(4, StepPiece{127, 1, true, 0});
+  const StepCost spread = m.step(dealt);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{1, 0, 1, 0, 1, 0, 1, 0}));
+  const StepCost one = m.step(sticky);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{2, 2, 0, 0, 0, 0, 0, 0}));
+  const double hbm = 0.9 * 3.35e12;
+  EXPECT_NEAR(one.compute - spread.compute, 2 * (1'048'576.0 - 262'144.0) / hbm, 1e-12);
+  EXPECT_NEAR(one.tp, 2 * m.tp_all_reduce(4 * 4096 * 2), 1e-15);
+  EXPECT_NEAR(spread.tp, 2 * m.tp_all_reduce(4096 * 2), 1e-15);
+}
+
+// A request keeps the group it joined on arrival (round robin, SGLang's DP controller), attention
+// DP 2 x TP 4: of a closed loop of 3, requests 0, 1, 2 join groups 0, 1, 0; request 0 prefills
+// alone, 1 and 2 together, and all three finish in the same step (4 tokens each), when request 3
+// arrives and joins group 1. Its last decode is the run's last exchange: its one token routed by
+// group 1's first GPU (GPU 4), where dealing each step's sequences would put it on GPU 0.
+TEST(InferenceLayout, ARequestKeepsTheGroupItJoined) {
+  std::string yaml = kDpAttention;
+  yaml.replace(yaml.find("tp: 2\nattention_dp: 4"), 21, "tp: 4\nattention_dp: 2");
+  yaml.replace(yaml.find("concurrency: 8, count: 8"), 24, "concurrency: 3, count: 4");
+  auto comm = std::make_shared<FixedComm>();
+  const InferenceResult r = simulate_inference(two_nodes_of_four(), testing::inference_config(yaml),
+                                               testing::options_with(comm, true));
+  EXPECT_EQ(r.requests, 4u);
+  ASSERT_EQ(r.steps.size(), 2u + 3 + 1 + 3);  // 2 prefills, 3 decodes; request 3's 1 and 3
+  EXPECT_EQ(r.steps[2].batch, 3u);
+  EXPECT_EQ(comm->last.tokens, (std::vector<std::uint64_t>{0, 0, 0, 0, 1, 0, 0, 0}));
 }
 
 // Attention groups of TP 2 against one TP 8 group on the same 8 GPUs, EP 8 both: a batch of 8

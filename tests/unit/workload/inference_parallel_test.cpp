@@ -160,7 +160,7 @@ TEST(InferenceExperts, Fp8DispatchSendsOneByteAnElementAndItsScales) {
   EXPECT_EQ(comm->last.bytes_per_element, 1);
 
   MoeSpec s;
-  s.tokens = comm->last.tokens_per_rank;
+  s.tokens = comm->last.tokens.front();
   s.hidden = 4096;
   s.topk = 2;
   s.experts = 8;

@@ -454,7 +454,7 @@ TEST(InferenceStep, ExpertParallelLayersCallDispatchAndCombine) {
   const StepCost d = m.decode(std::vector<std::uint64_t>(16, 512));
   EXPECT_NEAR(d.ep, 32 * 8e-6, 1e-12);
   EXPECT_NEAR(d.tp, 32 * m.tp_all_reduce(16 * 4096 * 2), 1e-12);
-  EXPECT_EQ(comm->last.tokens_per_rank, 2u);  // 16 tokens over 8 ranks
+  EXPECT_EQ(comm->last.tokens, std::vector<std::uint64_t>(8, 2));  // 16 tokens over 8 ranks
   EXPECT_EQ(comm->last.top_k, 2u);
   EXPECT_EQ(comm->last.ranks.size(), 8u);
 }
