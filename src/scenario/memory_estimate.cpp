@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lockstep/workload/expansion.hpp"
+
 namespace lockstep {
 namespace {
 
@@ -37,15 +39,8 @@ constexpr double kPacketBytesPerGpu = 512.0 * 1024;
 // Packets of the interconnect's MTU (4 KiB, InfiniBand's and RoCE's usual), two events (arrival,
 // departure) on each link of a path.
 constexpr double kPacketPayload = 4096;
-// The step builder: bytes per op and per collective instance on one rank, from llama3-8b with 4
-// layers on 32 H100s (tp 8 pp 2 dp 2 and tp 2 pp 2 dp 8, 16-256 micro-batches): 2.58 MB and
-// 0.73 MB per micro-batch for 9,216 and 1,536 ops over 512 collective instances.
-constexpr double kTrainBytesPerOp = 240;
-constexpr double kTrainBytesPerCollective = 700;
 // A recorded slice: its TimelineSlice and its line in the trace JSON.
 constexpr double kTraceBytesPerSlice = 400;
-// training.cpp's auto expansion: every rank up to this many GPUs, one replica above.
-constexpr std::uint32_t kFullExpansionGpus = 64;
 // The functional executor: 150 B per op (plan all_reduce, ring, 1,000 ranks: 570 MB for 4 M
 // ops; FunctionalOptions::max_ops says about 100), and alltoall's per-pair queues 250 B a pair
 // (plan alltoallv, 1,000 ranks: 585 MB for 2 M ops and 1 M pairs).
@@ -118,38 +113,12 @@ void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t
 }
 
 void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline) {
-  const ParallelConfig& p = c.par;
-  const bool full = c.expansion == Expansion::Full ||
-                    (c.expansion == Expansion::Auto && p.world() <= kFullExpansionGpus);
-  // Reduced expansion simulates one data-parallel replica with its TP group collapsed to one
-  // rank (step_builder's collapse_tp): pp x cp ranks.
-  const double ranks = full ? static_cast<double>(p.world()) : double(p.cp) * p.pp;
-  const double layers = std::ceil(static_cast<double>(c.model.layers) / p.pp);
-  const double passes = c.recompute == Recompute::Full ? 3 : 2;
-  // Per layer pass on one rank: two kernels (attention, MLP; ring attention splits its kernel
-  // in four), the TP collectives around each (all-gather and reduce-scatter, or all-reduce),
-  // expert all-to-alls, the KV ring; each ring collective's ops on one rank: send and receive
-  // per step, and a reduction per step of a reduce-scatter.
-  double collectives = 0, ops = p.cp > 1 ? 5 : 2;
-  if (p.tp > 1) {
-    collectives += p.sequence_parallel ? 4 : 2;
-    ops += 10.0 * (p.tp - 1);  // AG 2 + RS 3 per step, twice; or AR 5 per step, twice
-  }
-  if (p.ep > 1) {
-    collectives += 2;
-    ops += 4.0 * (p.ep - 1);
-  }
-  if (p.cp > 1) {
-    collectives += 1;
-    ops += 2.0 * (p.cp - 1);
-  }
-  const double units = static_cast<double>(c.micro_batches()) * layers * passes;
-  e.add("training expansion",
-        ranks * units * (ops * kTrainBytesPerOp + collectives * kTrainBytesPerCollective));
+  const ExpansionSize s = expansion_size(c, expands_fully(c));
+  e.add("training expansion", s.bytes);
   if (record_timeline) {
     const double recorded =
-        std::min<double>(ranks, c.trace_ranks.empty() ? 8 : c.trace_ranks.size());
-    e.add("timeline and trace", recorded * units * ops * kTraceBytesPerSlice);
+        std::min<double>(s.ranks, c.trace_ranks.empty() ? 8 : c.trace_ranks.size());
+    e.add("timeline and trace", recorded * s.units * s.ops * kTraceBytesPerSlice);
   }
 }
 

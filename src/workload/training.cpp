@@ -12,6 +12,7 @@
 #include "lockstep/core/rng.hpp"
 #include "lockstep/nccl/groups.hpp"
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/workload/expansion.hpp"
 #include "lockstep/workload/moe_comm.hpp"
 #include "lockstep/workload/waste.hpp"
 #include "training_simulation.hpp"
@@ -27,9 +28,6 @@ using train_detail::PsSum;
 using train_detail::Simulation;
 using train_detail::traced_ranks;
 using train_detail::Trial;
-
-// Above this many GPUs `auto` expansion simulates one replica (docs/training.md, "Symmetry").
-constexpr std::uint32_t kFullExpansionLimit = 64;
 
 // The weight GEMMs' peak over the BF16 peak at the job's precision, from the datasheet figures
 // (a peak_tflops override keeps the GPU's ratio); a format the GPU lacks is an input error.
@@ -83,8 +81,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
   r.memory = plan.memory;
 
   const std::uint32_t world = c.par.world();
-  const bool full = c.expansion == Expansion::Full ||
-                    (c.expansion == Expansion::Auto && world <= kFullExpansionLimit);
+  const bool full = expands_fully(c);
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
                  options.nccl, options.fast_forward, options.progress);
   r.model = c.model.name;

@@ -37,8 +37,9 @@ TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
   // 240 B + 4 collectives x 700 B = 20,080 B; 32 x 256 x 20,080 = 164,495,360 B.
   EXPECT_DOUBLE_EQ(part(e, "training expansion"), 164'495'360.0);
   EXPECT_DOUBLE_EQ(part(e, "timeline and trace"), -1);
-  // A billion sequences: past any machine.
+  // A billion sequences in full expansion: past any machine.
   c.global_batch = 1'000'000'000;
+  c.expansion = Expansion::Full;
   RunEstimate huge;
   add_training_estimate(huge, c, false);
   EXPECT_GT(huge.total(), 1e15);
