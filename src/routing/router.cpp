@@ -27,6 +27,7 @@
 #include "distance_field.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/gpu_transit.hpp"
 #include "nic_failover.hpp"
 #include "reference_router.hpp"
 
@@ -39,13 +40,15 @@ using routing_detail::NicFailover;
 
 class ShortestPathRouter final : public Router {
  public:
-  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways)
+  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways,
+                     bool gpu_transit = true)
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
             kFieldBytes / (17 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
         failover_(topo),
-        gateways_(gateways) {
+        gateways_(gateways),
+        gpu_transit_(gpu_transit) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
     if (options.policy == RoutingPolicy::DestinationModK) index_destinations();
   }
@@ -496,7 +499,7 @@ class ShortestPathRouter final : public Router {
 
   // The fields' view of the topology, made once for all of them.
   std::shared_ptr<const DistanceField::Layout> layout() const {
-    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_);
+    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_, gpu_transit_);
     return layout_;
   }
 
@@ -515,6 +518,7 @@ class ShortestPathRouter final : public Router {
   mutable std::vector<Cached> fields_;
   mutable std::vector<Cached> gate_fields_;
   bool gateways_;
+  bool gpu_transit_;  // may a GPU forward between GPUs (make_router_without_gpu_transit: no)
   static constexpr DeviceId kUnknown = kNone - 1;
   mutable std::vector<DistanceField::Gateway> gates_;  // per device, kUnknown until found
   mutable std::unique_ptr<DistanceField> near_;        // around the last destination
@@ -547,11 +551,23 @@ RouterOptions fabric_routing(const Topology& topo) {
   return options;
 }
 
-std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
+namespace {
+void check_options(const RouterOptions& options) {
   if (options.queue_pairs == 0) throw InputError("routing.queue_pairs", "must be at least 1");
   if (options.max_spray_paths == 0)
     throw InputError("routing.max_spray_paths", "must be at least 1");
+}
+}  // namespace
+
+std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
+  check_options(options);
   return std::make_unique<ShortestPathRouter>(topo, options, true);
+}
+
+std::unique_ptr<Router> make_router_without_gpu_transit(const Topology& topo,
+                                                        const RouterOptions& options) {
+  check_options(options);
+  return std::make_unique<ShortestPathRouter>(topo, options, true, false);
 }
 
 namespace routing_detail {
