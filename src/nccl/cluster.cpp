@@ -206,6 +206,7 @@ void apply_transport(NcclCluster& c, const FabricPreset& f) {
 
 void disable_nvb(NcclCluster& c) {
   if (c.servers_per_node != 1 || mesh_wiring(gpu_spec(c.gpu).default_scale_up).empty()) return;
+  c.nvb = false;
   search_node_rings(c, /*nvb=*/false);
   c.ll128_default = ll128_by_default(c);
 }

@@ -127,15 +127,21 @@ FlowEfficiency flow_efficiency(const Prediction& p, const NcclCluster& c, Collec
   // A mesh wired pair by pair (DGX-1): each of NCCL's rings takes one link per hop, so the rings
   // x one link's rate is what the model's intra rate stands for (6 GPUs of a DGX-1 run 2 rings
   // though GPU 0 has 6 links among them).
-  if (c.servers_per_node == 1) {
-    if (const auto rings = nccl_mesh_rings(c.gpu, c.gpus_per_node); !rings.empty()) {
-      const ScaleUpSpec& su = scale_up_spec(gpu_spec(c.gpu).default_scale_up);
-      raw_intra = static_cast<double>(rings.size()) * su.port_speed.gigabytes_per_second();
-    }
+  // Rings over its PCIe tree (NCCL_NVB_DISABLE=1: 5 GPUs of a DGX-1) cross a GPU's PCIe link,
+  // narrower than an NVLink (Gen3 x16, 15.75 GB/s), one direction per ring: that link is each
+  // ring's to scale.
+  const auto rings = c.servers_per_node == 1 ? nccl_mesh_rings(c.gpu, c.gpus_per_node, c.nvb)
+                                             : std::vector<std::vector<std::uint32_t>>{};
+  if (!rings.empty()) {
+    const ScaleUpSpec& su = scale_up_spec(gpu_spec(c.gpu).default_scale_up);
+    double per_ring = su.port_speed.gigabytes_per_second();
+    if (c.intra_path == nccl::Path::Pcie && raw_host > 0) per_ring = std::min(per_ring, raw_host);
+    raw_intra = static_cast<double>(rings.size()) * per_ring;
+  } else if (c.intra_path == nccl::Path::Pcie && raw_host > 0) {
+    // Rings crossing PCIe between NVLink groups (H100 PCIe bridge pairs): NCCL's intra rate is
+    // the PCIe link's, so that is the link to scale.
+    raw_intra = raw_host;
   }
-  // Rings crossing PCIe between NVLink groups (H100 PCIe bridge pairs): NCCL's intra rate is the
-  // PCIe link's, so that is the link to scale.
-  if (c.intra_path == nccl::Path::Pcie && raw_host > 0) raw_intra = raw_host;
   const double algo = algorithm_efficiency(p, c, op);
   FlowEfficiency e;
   e.intra = algo;
@@ -287,7 +293,7 @@ NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, Collect
   // over its links (nccl_mesh_rings, docs/presets.md), not the GPUs in rank order, whose hops
   // (3 -> 4, 7 -> 0) have no NVLink.
   if (c.gpus_per_node > 2 && c.servers_per_node == 1) {
-    how.spec.node_cycles = nccl_mesh_rings(c.gpu, c.gpus_per_node);
+    how.spec.node_cycles = nccl_mesh_rings(c.gpu, c.gpus_per_node, c.nvb);
     if (!how.spec.node_cycles.empty()) how.spec.mesh_rings = true;
   }
   // Its g - 1 cycles then carry equal channel counts only if g - 1 divides the channels, else

@@ -12,6 +12,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/nccl/constants.hpp"
 #include "lockstep/nccl/engine_run.hpp"
+#include "lockstep/routing/gpu_transit.hpp"
 #include "lockstep/routing/pxn.hpp"
 #include "pxn.hpp"
 
@@ -96,7 +97,10 @@ struct NcclGroups::GraphCache {
 };
 
 const Router& NcclGroups::router() const {
-  if (!router_) router_ = make_router(*run_on_, fabric_routing(*run_on_));
+  // NCCL_NVB_DISABLE=1: no GPU relays (PATH_NVB), GPUs without NVLink meet over the host.
+  if (!router_)
+    router_ = whole_.nvb ? make_router(*run_on_, fabric_routing(*run_on_))
+                         : make_router_without_gpu_transit(*run_on_, fabric_routing(*run_on_));
   return *router_;
 }
 

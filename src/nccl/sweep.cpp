@@ -123,17 +123,6 @@ void check_sweep(const CollectiveSweep& sweep, const NcclCluster& cluster,
       if (f.on_link()) fault_link(f, *topology);
     }
   }
-  // NCCL_NVB_DISABLE=1 changes only a node whose rings relay through a GPU; there the engines'
-  // router would still send a hop between GPUs without NVLink through a GPU linked to both (as
-  // PATH_NVB does), so only the model prices it.
-  if (!sweep.nvb && sweep.engine != kNcclModelEngine && cluster.servers_per_node == 1 &&
-      nccl_mesh_rings_relayed(cluster.gpu, cluster.gpus_per_node))
-    throw InputError(sweep.nvb_field,
-                     fmt::format("false: engine '{}' routes a hop between GPUs without NVLink "
-                                 "through a GPU (PATH_NVB); NCCL_NVB_DISABLE=1 runs on the "
-                                 "analytical engine only",
-                                 sweep.engine),
-                     sweep.nvb_where);
   check_fits_in_memory(sweep, cluster);
 }
 

@@ -4,7 +4,8 @@
 
 namespace lockstep::routing_detail {
 
-DistanceField::Layout::Layout(const Topology& topo) : gpu(topo.num_devices(), 0) {
+DistanceField::Layout::Layout(const Topology& topo, bool transit)
+    : gpu(topo.num_devices(), 0), gpu_transit(transit) {
   for (DeviceId d = 0; d < topo.num_devices(); ++d) {
     gpu[d] = topo.device(d).kind == DeviceKind::Gpu ? 1 : 0;
     for (const Port& p : topo.ports(d))
@@ -33,6 +34,7 @@ void DistanceField::restart(DeviceId dst) {
 
 void DistanceField::visit(DeviceId v, std::uint32_t d, bool chain, std::int64_t latency) {
   State& s = state_[v];
+  chain = chain && layout_->gpu_transit;  // without transit no GPU relays (forwards())
   if (s.stamp != stamp_now_) {
     s.stamp = stamp_now_;
     s.dist = d;

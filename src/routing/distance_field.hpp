@@ -6,7 +6,8 @@
 // Transit rule: a GPU may forward traffic only between two GPUs (tori and GPU meshes forward
 // through chips; in a server a GPU never relays NIC traffic). A non-destination GPU therefore
 // expands only to GPU neighbours, and only when it can itself reach the destination through
-// GPUs (its `gpu_chain` flag).
+// GPUs (its `gpu_chain` flag). Without GPU transit (make_router_without_gpu_transit) no GPU but
+// the destination has that flag, so a GPU never forwards.
 //
 // Each device also learns the least latency (sum of its links' latencies) of its shortest paths
 // towards the destination, over the steps the search expands; the router breaks ties between
@@ -28,9 +29,10 @@ class DistanceField {
   /// own records lie far apart: at 131,072 GPUs that load was three quarters of the search) and
   /// which devices are GPUs. Shared by a router's fields.
   struct Layout {
-    explicit Layout(const Topology& topo);
+    explicit Layout(const Topology& topo, bool transit = true);
     std::vector<std::int64_t> port_latency;  // picoseconds, by index in the port list
     std::vector<std::uint8_t> gpu;           // 1 for a GPU
+    bool gpu_transit = true;                 // may a GPU forward between GPUs?
   };
 
   explicit DistanceField(const Topology& topo, std::shared_ptr<const Layout> layout = nullptr);

@@ -29,6 +29,7 @@
 #include "distance_field.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/gpu_transit.hpp"
 #include "lockstep/routing/pxn.hpp"
 #include "nic_failover.hpp"
 #include "pxn_relays.hpp"
@@ -45,14 +46,15 @@ using routing_detail::PxnRelays;
 class ShortestPathRouter final : public Router {
  public:
   ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways,
-                     bool pxn = false)
+                     bool pxn = false, bool gpu_transit = true)
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
             kFieldBytes / (17 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
         failover_(topo),
         pxn_(pxn ? std::make_unique<PxnRelays>(topo) : nullptr),
-        gateways_(gateways) {
+        gateways_(gateways),
+        gpu_transit_(gpu_transit) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
     if (options.policy == RoutingPolicy::DestinationModK) index_destinations();
   }
@@ -510,7 +512,7 @@ class ShortestPathRouter final : public Router {
 
   // The fields' view of the topology, made once for all of them.
   std::shared_ptr<const DistanceField::Layout> layout() const {
-    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_);
+    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_, gpu_transit_);
     return layout_;
   }
 
@@ -530,6 +532,7 @@ class ShortestPathRouter final : public Router {
   mutable std::vector<Cached> fields_;
   mutable std::vector<Cached> gate_fields_;
   bool gateways_;
+  bool gpu_transit_;  // may a GPU forward between GPUs (make_router_without_gpu_transit: no)
   static constexpr DeviceId kUnknown = kNone - 1;
   mutable std::vector<DistanceField::Gateway> gates_;  // per device, kUnknown until found
   mutable std::unique_ptr<DistanceField> near_;        // around the last destination
@@ -578,6 +581,12 @@ std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& o
 std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options) {
   check_options(options);
   return std::make_unique<ShortestPathRouter>(topo, options, true, true);
+}
+
+std::unique_ptr<Router> make_router_without_gpu_transit(const Topology& topo,
+                                                        const RouterOptions& options) {
+  check_options(options);
+  return std::make_unique<ShortestPathRouter>(topo, options, true, false, false);
 }
 
 namespace routing_detail {

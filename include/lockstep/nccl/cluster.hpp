@@ -42,6 +42,10 @@ struct NcclCluster {
   // PATH_NVB: 5 GPUs of a DGX-1, nccl_mesh_rings): NCCL's tuner then prices the ring's steps
   // with its PCIe latency (tuning.cc: the NVLink row only for a ring of type PATH_NVL).
   bool ring_relayed = false;
+  // NCCL_NVB_DISABLE unset: a hop may cross one GPU over NVLink (PATH_NVB). disable_nvb clears
+  // it on a node wired pair by pair: the rings are searched without relays and the engines'
+  // router lets no GPU forward (make_router_without_gpu_transit).
+  bool nvb = true;
   // Channels NCCL builds inside the node where lockstep runs its ring search (a DGX-1's mesh, a
   // bridged pair: nccl_ring_search, after both duplications); 0: the generation's NVSwitch
   // count (intra_node_channels).

@@ -61,8 +61,6 @@ struct CollectiveSweep {
   std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
   std::string algo_field = "algo";    // where `algo` came from, for errors ("--algo", file path)
-  std::string nvb_field = "nvb";      // likewise `nvb`
-  SourceLocation nvb_where;
   SourceLocation algo_where;
   // Link faults the engines run with (docs/scenario-collectives.md); NCCL's choices stay those of
   // the healthy cluster (the fault comes after NCCL initialised). A slow GPU only as a late

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/routing/gpu_transit.hpp"
 
 namespace lockstep {
 namespace {
@@ -327,19 +328,63 @@ TEST(Router, EcmpFollowsDimensionOrderWhereGpusForward) {
   }
 }
 
+// Devices 0 - 1 - 2 in a row.
+Topology in_a_row(const Device& first, const Device& middle, const Device& last) {
+  TopologyBuilder b("row");
+  const DeviceId x = b.add_device(first), y = b.add_device(middle), z = b.add_device(last);
+  b.add_link(link(x, y));
+  b.add_link(link(y, z));
+  return std::move(b).build();
+}
+
 TEST(Router, GpusDoNotRelayNicTraffic) {
   // nic0 - gpu - nic1 is the only connection: no path, because a GPU relays only GPU traffic.
-  TopologyBuilder b("relay");
-  const DeviceId n0 = b.add_device(nic(0, 0)), g = b.add_device(gpu(0, 0)),
-                 n1 = b.add_device(nic(0, 1));
-  b.add_link(link(n0, g));
-  b.add_link(link(g, n1));
-  const Topology t = std::move(b).build();
+  const Topology t = in_a_row(nic(0, 0), gpu(0, 0), nic(0, 1));
+  const DeviceId n0 = 0, g = 1, n1 = 2;
   auto router = make_router(t, {});
   std::vector<PathShare> out;
   EXPECT_THROW(router->route({n0, n1, 0}, nullptr, out), InputError);
   router->route({n0, g, 0}, nullptr, out);
   EXPECT_EQ(out[0].hops.size(), 1u);
+}
+
+// A DGX-1's corner in small: GPUs a and c have no NVLink between them, b is linked to both, and
+// each of a and c sits behind its own PCIe switch on its own CPU (the CPUs joined by QPI). With
+// GPU transit (NCCL's PATH_NVB) a -> c relays through b: 2 hops. Without it (NCCL_NVB_DISABLE=1)
+// no GPU forwards, so the only way is the host's tree: a -> switch -> CPU 0 -> CPU 1 -> switch
+// -> c, 5 hops, every policy alike; GPUs joined only through GPUs then have no path at all.
+TEST(Router, WithoutGpuTransitGpusMeetOverTheHostTree) {
+  TopologyBuilder b("nvb");
+  const DeviceId a = b.add_device(gpu(0, 0)), mid = b.add_device(gpu(0, 1)),
+                 c = b.add_device(gpu(0, 2));
+  const DeviceId cpu0 = b.add_device(Device{DeviceKind::Host, 0, 0, 0, 0});
+  const DeviceId cpu1 = b.add_device(Device{DeviceKind::Host, 0, 0, 0, 1});
+  const DeviceId sw0 = b.add_device(Device{DeviceKind::Host, 0, 0, 0, 2});
+  const DeviceId sw1 = b.add_device(Device{DeviceKind::Host, 0, 0, 0, 3});
+  b.add_link(link(a, mid));
+  b.add_link(link(mid, c));
+  for (const auto& [x, y] : {std::pair{a, sw0}, {c, sw1}, {sw0, cpu0}, {sw1, cpu1}, {cpu0, cpu1}})
+    b.add_link(link(x, y));
+  const Topology t = std::move(b).build();
+  std::vector<PathShare> out;
+  make_router(t, {})->route({a, c, 0}, nullptr, out);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].hops.size(), 2u);
+  EXPECT_EQ(t.target(out[0].hops[0]), mid);
+  for (const RoutingPolicy policy : {RoutingPolicy::Ecmp, RoutingPolicy::Spray}) {
+    const auto router = make_router_without_gpu_transit(t, {policy, 1, 0});
+    router->route({a, c, 7}, nullptr, out);
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<DeviceId> want = {sw0, cpu0, cpu1, sw1, c};
+    ASSERT_EQ(out[0].hops.size(), want.size());
+    expect_path(t, out[0].hops, a, c);
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(t.target(out[0].hops[i]), want[i]);
+    router->route({a, mid, 0}, nullptr, out);  // a direct NVLink is still a path's only hop
+    EXPECT_EQ(out[0].hops.size(), 1u);
+  }
+  const Topology only_gpus = in_a_row(gpu(0, 0), gpu(0, 1), gpu(0, 2));
+  EXPECT_THROW(make_router_without_gpu_transit(only_gpus, {})->route({0, 2, 0}, nullptr, out),
+               InputError);
 }
 
 TEST(Router, BadInputsAreInputErrors) {
