@@ -89,8 +89,8 @@ struct NcclGroups::GraphCache {
   std::map<GraphKey, nccl_detail::GraphTerm> terms;
   // The fabric's router with NCCL's PXN relays, for p2p collectives (made on first use; the
   // graph and the engines route them alike).
-  const Router& pxn_router(const Topology& topo) {
-    if (!pxn) pxn = make_pxn_router(topo, fabric_routing(topo));
+  const Router& pxn_router(const Topology& topo, bool nvb) {
+    if (!pxn) pxn = make_pxn_router(topo, fabric_routing(topo), nvb);
     return *pxn;
   }
   std::unique_ptr<Router> pxn;
@@ -135,8 +135,9 @@ const nccl_detail::GraphTerm& NcclGroups::graph_term(const Prediction& p, Collec
   if (it == graph_cache_->terms.end()) {
     const NcclCluster first = cluster_of(groups.at(0));
     const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topology());
-    const Router& routes =
-        nccl_detail::routes_with_pxn(how.spec) ? graph_cache_->pxn_router(*run_on_) : router();
+    const Router& routes = nccl_detail::routes_with_pxn(how.spec)
+                               ? graph_cache_->pxn_router(*run_on_, whole_.nvb)
+                               : router();
     const auto term = nccl_detail::price_on_graph(first, p, op, group_specs(how, p, op, groups),
                                                   topology(), *run_on_, routes);
     it = graph_cache_->terms.emplace(std::move(key), term).first;
@@ -159,8 +160,9 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
     const NcclEngineRun how =
         nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topology());
     if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
-    const Router& routes =
-        nccl_detail::routes_with_pxn(how.spec) ? graph_cache_->pxn_router(*run_on_) : router();
+    const Router& routes = nccl_detail::routes_with_pxn(how.spec)
+                               ? graph_cache_->pxn_router(*run_on_, whole_.nvb)
+                               : router();
     return run_nccl_engine(how, *run_on_, routes, *engine, group_specs(how, p, op, groups), late);
   }
   // The analytical engine: the model's time, plus what the graph adds.

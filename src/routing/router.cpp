@@ -578,9 +578,10 @@ std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& o
   return std::make_unique<ShortestPathRouter>(topo, options, true);
 }
 
-std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options) {
+std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options,
+                                        bool gpu_transit) {
   check_options(options);
-  return std::make_unique<ShortestPathRouter>(topo, options, true, true);
+  return std::make_unique<ShortestPathRouter>(topo, options, true, true, gpu_transit);
 }
 
 std::unique_ptr<Router> make_router_without_gpu_transit(const Topology& topo,

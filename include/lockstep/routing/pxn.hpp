@@ -12,6 +12,8 @@ namespace lockstep {
 
 /// make_router's router for `topo` and `options`, routing every send between GPUs of different
 /// nodes through its PXN relay where it has one (docs/routing.md "PXN"); the same throws.
-std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options);
+// gpu_transit = false: no GPU forwards between GPUs on the legs either (NCCL_NVB_DISABLE=1).
+std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options,
+                                        bool gpu_transit = true);
 
 }  // namespace lockstep
