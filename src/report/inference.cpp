@@ -59,6 +59,17 @@ std::string format_inference_text(const InferenceResult& r, const InferenceConfi
       fmt::format("memory per GPU     weights {:.1f} GiB, KV cache {:.1f} GiB free ({} tokens "
                   "per replica), {} preemptions",
                   r.weight_gib_per_gpu, r.kv_gib_free_per_gpu, r.kv_token_capacity, r.preemptions));
+  if (!r.groups.empty()) {
+    line(fmt::format("{:<22} {:>12} {:>9} {:>9} {:>11} {:>10} {:>9}", "KV cache and queue",
+                     "cache tokens", "KV mean", "KV peak", "queue mean", "queue max", "admitted"));
+    for (const GroupUsage& g : r.groups) {
+      line(fmt::format("{:<22} {:>12} {:>8.1f}% {:>8.1f}% {:>11.2f} {:>10} {:>9}",
+                       fmt::format("  replica {} group {}", g.replica, g.group),
+                       g.kv_token_capacity, 100 * g.kv_utilisation_mean,
+                       100 * g.kv_utilisation_peak, g.queue_depth_mean, g.queue_depth_max,
+                       g.admitted));
+    }
+  }
   line("");
   const StepCost& d = r.decode_batch1;
   line(fmt::format("decode, batch 1    {} per token (compute {}, TP {}, EP {}, PP {})",
@@ -141,6 +152,18 @@ json inference_to_json(const InferenceResult& r, const InferenceConfig& c) {
   j["kv_token_capacity"] = r.kv_token_capacity;
   j["preemptions"] = r.preemptions;
   j["mean_decode_batch"] = r.mean_decode_batch;
+  json groups = json::array();
+  for (const GroupUsage& g : r.groups) {
+    groups.push_back(json{{"replica", g.replica},
+                          {"group", g.group},
+                          {"kv_token_capacity", g.kv_token_capacity},
+                          {"kv_utilisation_mean", g.kv_utilisation_mean},
+                          {"kv_utilisation_peak", g.kv_utilisation_peak},
+                          {"queue_depth_mean", g.queue_depth_mean},
+                          {"queue_depth_max", g.queue_depth_max},
+                          {"admitted", g.admitted}});
+  }
+  j["groups"] = groups;
   j["decode_batch1"] = step(r.decode_batch1);
   j["prefill_one"] = step(r.prefill_one);
   json ar{{"bytes", r.decode_all_reduce.bytes},

@@ -13,6 +13,7 @@
 #include <queue>
 #include <utility>
 
+#include "inference_detail.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
 #include "lockstep/topology/catalog.hpp"
@@ -20,8 +21,6 @@
 
 namespace lockstep {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 enum class Role : std::uint8_t { Both, Prefill, Decode };
 
@@ -32,9 +31,21 @@ struct Request {
   double arrival = 0, first = 0, finish = 0;
 };
 
+// One attention group's load over the run: its queue (requests waiting for it, integrated over
+// time) and its KV cache (blocks its sequences hold during each step, weighted by the step).
+struct GroupLoad {
+  std::size_t queued = 0, queue_max = 0;
+  double queue_seconds = 0, block_seconds = 0;
+  std::uint64_t peak_blocks = 0, admitted = 0;
+};
+
 struct Replica {
   Role role = Role::Both;
+  // Every group's queue in one deque, in order of entry: a group admits from its own requests
+  // (its scheduler's queue), first come first served; a full group holds back only its own.
   std::deque<std::size_t> waiting;
+  std::vector<GroupLoad> groups;  // one per attention group
+  double settled = 0;             // the queues' depths are integrated up to this time
   std::vector<std::size_t> running;
   std::vector<std::size_t> step_members;  // the step under way
   std::vector<StepPiece> step_pieces;     // each member's tokens in it
@@ -57,67 +68,8 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : order > o.order; }
 };
 
-Percentiles percentiles(std::vector<double> v) {
-  Percentiles p;
-  if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
-  auto rank = [&](double q) {
-    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-    return v[std::max<std::size_t>(k, 1) - 1];
-  };
-  p.p50 = rank(0.5);
-  p.p90 = rank(0.9);
-  p.p99 = rank(0.99);
-  p.max = v.back();
-  double sum = 0;
-  for (double x : v) sum += x;
-  p.mean = sum / static_cast<double>(v.size());
-  return p;
-}
-
 std::uint64_t draw(const LengthSpec& l, Rng& rng) {
   return l.lo == l.hi ? l.lo : l.lo + rng.below(l.hi - l.lo + 1);
-}
-
-// Blocks of KV cache a replica holds: `kv_cache_tokens`, else what HBM leaves, in whole blocks
-// of 16 tokens (vLLM's determine_num_available_blocks divides the free memory by a block's size),
-// in each of its attention_dp groups (counted as one pool: the scheduler deals the sequences).
-std::uint64_t kv_capacity_blocks(const InferenceConfig& c, const InferenceStepModel& m) {
-  if (c.kv_cache_tokens > 0) return c.kv_cache_tokens / kKvBlockTokens;
-  const double budget = m.kv_budget_bytes_per_gpu();
-  const double block = m.kv_bytes_per_token_per_gpu() * kKvBlockTokens;
-  return budget <= 0 ? 0 : static_cast<std::uint64_t>(budget / block) * c.attention_dp;
-}
-
-void check_fit(const InferenceConfig& c, const InferenceStepModel& m) {
-  const GpuSpec& gpu = m.gpu();
-  const double managed = static_cast<double>(gpu.hbm.count()) * c.gpu_memory_utilization;
-  if (m.weight_bytes_per_gpu() >= managed) {
-    throw InputError(
-        c.world_field,
-        fmt::format("{}'s weights take {:.1f} GiB per GPU at tp={}, pp={} ({}) but "
-                    "the {} has {:.1f} GiB x gpu_memory_utilization {:g}: raise tp "
-                    "or pp",
-                    c.model.name, m.weight_bytes_per_gpu() / kGiB, c.tp, c.pp,
-                    to_string(c.precision), gpu.display,
-                    static_cast<double>(gpu.hbm.count()) / kGiB, c.gpu_memory_utilization),
-        c.world_where);
-  }
-  // vLLM preempts when the cache is full (a decode pool too, sending the sequence back to the
-  // prefill pool); one sequence must fit alone (vLLM refuses a max_model_len whose KV cache does
-  // not fit).
-  const std::uint64_t longest = c.prompt.max() + c.output.max();
-  // A sequence lives in one attention group's cache.
-  const std::uint64_t capacity = kv_capacity_blocks(c, m) / c.attention_dp * kKvBlockTokens;
-  if (kv_blocks(longest) * kKvBlockTokens > capacity) {
-    throw InputError(
-        c.kv_field,
-        fmt::format("one sequence of up to {} + {} tokens does not fit in the KV cache of {} "
-                    "tokens ({:.1f} GiB per GPU left after the weights and activations)",
-                    c.prompt.max(), c.output.max(), capacity,
-                    std::max(0.0, m.kv_budget_bytes_per_gpu()) / kGiB),
-        c.kv_where);
-  }
 }
 
 }  // namespace
@@ -147,7 +99,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     }
   }
   InferenceStepModel model(topo, c, options.comm);
-  check_fit(c, model);
+  check_inference_fit(c, model);
 
   InferenceResult r;
   r.model = c.model.name;
@@ -157,8 +109,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   r.gpus = c.gpus();
   r.weight_gib_per_gpu = model.weight_bytes_per_gpu() / kGiB;
   r.kv_gib_free_per_gpu = model.kv_budget_bytes_per_gpu() / kGiB;
-  const std::uint64_t capacity = kv_capacity_blocks(c, model);  // blocks
-  r.kv_token_capacity = capacity * kKvBlockTokens;
+  const std::uint64_t capacity = group_kv_blocks(c, model);  // blocks, each attention group
+  r.kv_token_capacity = capacity * c.attention_dp * kKvBlockTokens;
   const auto mean_prompt = static_cast<std::uint64_t>(std::llround(c.prompt.mean()));
   r.decode_batch1 = model.decode({mean_prompt});
   r.prefill_one = model.prefill({mean_prompt});
@@ -197,6 +149,8 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   } else {
     reps.resize(c.replicas);
   }
+  const std::uint32_t dp = c.attention_dp;
+  for (Replica& rep : reps) rep.groups.resize(dp);
   const ComputeNoise noise(c.jitter, c.faults);
   Rng noise_rng = Rng(c.seed).split(0x401e);
   double compute = 0, network = 0, flops = 0, bytes = 0;  // GPU-seconds, per-GPU sums
@@ -235,76 +189,116 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
   // with the tokens it has generated (Kwon et al., SOSP 2023, section 4.5). A decode replica
   // cannot prefill: the sequence goes back to the front of the prefill pool's queue, whose
   // prefill recomputes its K and V and sends them to a decode replica again.
-  auto make_room = [&](Replica& rep, std::uint64_t held, double t) {
-    std::uint64_t need = held;
-    for (std::size_t q : rep.running) need += kv_blocks(context(q));
-    while (need > capacity && rep.running.size() > 1) {
-      const std::size_t q = rep.running.back();
-      rep.running.pop_back();
-      need -= kv_blocks(context(q));
+  auto enqueue = [&](Replica& rep, std::size_t q, bool front) {
+    if (front)
+      rep.waiting.push_front(q);
+    else
+      rep.waiting.push_back(q);
+    GroupLoad& g = rep.groups[reqs[q].group];
+    g.queue_max = std::max(g.queue_max, ++g.queued);
+  };
+  // Each attention group preempts within its own cache: the group's newest sequence leaves
+  // while the group's sequences do not fit, so long as the group keeps one.
+  auto make_room = [&](Replica& rep, std::vector<std::uint64_t> need, double t) {
+    std::vector<std::size_t> members(dp, 0);
+    for (std::size_t q : rep.running) {
+      need[reqs[q].group] += kv_blocks(context(q));
+      ++members[reqs[q].group];
+    }
+    for (std::size_t k = rep.running.size(); k-- > 0;) {
+      const std::size_t q = rep.running[k];
+      const std::uint32_t g = reqs[q].group;
+      if (need[g] <= capacity || members[g] == 1) continue;
+      rep.running.erase(rep.running.begin() + static_cast<std::ptrdiff_t>(k));
+      need[g] -= kv_blocks(context(q));
+      --members[g];
       reqs[q].cached = 0;
       if (rep.role == Role::Decode)
         push(t, Event::Preempted, q);
       else
-        rep.waiting.push_front(q);
+        enqueue(rep, q, true);
       ++r.preemptions;
     }
+  };
+  // The queues' depths integrated over time up to t (called before any queue changes at t).
+  auto settle = [&](Replica& rep, double t) {
+    for (GroupLoad& g : rep.groups)
+      g.queue_seconds += static_cast<double>(g.queued) * (t - rep.settled);
+    rep.settled = t;
+  };
+  // Request q leaves its group's queue for a step (or, in a decode pool, the running batch);
+  // `admitted` counts each entry into the group's cache (a prompt's first chunk, a recompute, a
+  // KV cache joining a decode batch), not a prompt's later chunks.
+  auto dequeue = [&](Replica& rep, std::size_t q, bool entry) {
+    GroupLoad& g = rep.groups[reqs[q].group];
+    --g.queued;
+    if (entry) ++g.admitted;
   };
   // A request entering replica i (arrival, preemption from a decode replica, a KV cache
   // arriving) joins an attention group round robin and keeps it: SGLang's DP controller
   // (load_balance_method round_robin, its default) hands each request to one DP rank's
   // scheduler, which holds its KV cache until it finishes (preempted, it is recomputed there).
-  auto enter = [&](std::uint32_t i, std::size_t q, bool front) {
+  auto enter = [&](std::uint32_t i, std::size_t q, bool front, double t) {
     Replica& rep = reps[i];
+    settle(rep, t);
     reqs[q].group = rep.next_group;
-    rep.next_group = (rep.next_group + 1) % c.attention_dp;
-    if (front)
-      rep.waiting.push_front(q);
-    else
-      rep.waiting.push_back(q);
+    rep.next_group = (rep.next_group + 1) % dp;
+    enqueue(rep, q, front);
   };
   // Request q's piece of a step, on its group.
   auto piece = [&](std::size_t q, std::uint64_t past, std::uint64_t tokens, bool samples) {
     return StepPiece{past, tokens, samples, reqs[q].group};
   };
-  auto held = [&](const Replica& rep) {
-    std::uint64_t n = 0;
-    for (std::size_t q : rep.running) n += kv_blocks(reqs[q].cached);
+  // Blocks each group's running sequences hold (their tokens so far, or their contexts after
+  // the step to come).
+  auto held = [&](const Replica& rep, bool after_step) {
+    std::vector<std::uint64_t> n(dp, 0);
+    for (std::size_t q : rep.running)
+      n[reqs[q].group] += kv_blocks(after_step ? context(q) : reqs[q].cached);
     return n;
   };
   auto start = [&](std::uint32_t i, double t) {
     Replica& rep = reps[i];
     if (rep.busy) return;
+    settle(rep, t);
     rep.step_members.clear();
     rep.step_pieces.clear();
     const bool admit = rep.role == Role::Prefill ||
                        (c.policy != BatchPolicy::Static && rep.role == Role::Both) ||
                        rep.running.empty();
     if (rep.role == Role::Decode) {
-      // KV caches that arrived join the running batch at the step boundary, when the cache holds
-      // every running sequence's blocks after the step beside theirs.
-      std::uint64_t used = 0;
-      for (std::size_t q : rep.running) used += kv_blocks(context(q));
-      while (!rep.waiting.empty() && rep.running.size() < c.max_batch &&
-             (c.policy != BatchPolicy::Static || admit)) {
-        used += kv_blocks(context(rep.waiting.front()));
-        if (used > capacity) break;
-        rep.running.push_back(rep.waiting.front());
-        rep.waiting.pop_front();
+      // KV caches that arrived join the running batch at the step boundary, when their group's
+      // cache holds every running sequence's blocks after the step beside theirs.
+      std::vector<std::uint64_t> used = held(rep, true);
+      std::vector<bool> full(dp, false);
+      for (auto it = rep.waiting.begin(); it != rep.waiting.end() &&
+                                          rep.running.size() < c.max_batch &&
+                                          (c.policy != BatchPolicy::Static || admit);) {
+        const std::size_t q = *it;
+        const std::uint32_t g = reqs[q].group;
+        full[g] = full[g] || used[g] + kv_blocks(context(q)) > capacity;
+        if (full[g]) {
+          ++it;  // the group's queue waits; the other groups' go on
+          continue;
+        }
+        used[g] += kv_blocks(context(q));
+        rep.running.push_back(q);
+        dequeue(rep, q, true);
+        it = rep.waiting.erase(it);
       }
     } else if (c.policy == BatchPolicy::Chunked && rep.role == Role::Both) {
       // Sarathi-Serve's stall-free batching (Agrawal et al., OSDI 2024), as vLLM's chunked
       // prefill: the running sequences decode first, then prompt chunks fill the step's budget
       // of max_prefill_tokens tokens, the partly prefilled prompt first.
-      std::uint64_t partial = 0;  // the prompt being prefilled holds its chunks so far
-      for (std::size_t q : rep.waiting) partial += kv_blocks(reqs[q].cached);
+      std::vector<std::uint64_t> partial(dp, 0);  // a prompt being prefilled holds its chunks
+      for (std::size_t q : rep.waiting) partial[reqs[q].group] += kv_blocks(reqs[q].cached);
       make_room(rep, partial, t);
       std::uint64_t budget = c.max_prefill_tokens;
-      std::uint64_t used = 0;
+      std::vector<std::uint64_t> used = held(rep, true);
+      std::vector<bool> full(dp, false);
       for (std::size_t q : rep.running) {
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, context(q) - 1, 1, true));
-        used += kv_blocks(context(q));
         budget -= std::min<std::uint64_t>(budget, 1);
       }
       rep.running.clear();
@@ -326,23 +320,29 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
         ++slots;
       }
       const std::uint64_t cap = c.max_prefill_tokens / std::max<std::uint64_t>(slots, 1);
-      std::deque<std::size_t> passed;  // long prompts waiting behind the one prefilling
+      // Prompts left in the queue this step, in order: long ones waiting behind the one
+      // prefilling, and those of a group whose cache is full (that group's queue waits).
+      std::deque<std::size_t> passed;
       bool long_taken = false;
       while (budget > 0 && !rep.waiting.empty() && rep.step_members.size() < c.max_batch) {
         const std::size_t q = rep.waiting.front();
-        if (is_long(q) && long_taken) {
+        const std::uint32_t g = reqs[q].group;
+        const std::uint64_t left = context(q) - reqs[q].cached;
+        const std::uint64_t chunk = std::min({budget, left, cap});
+        const bool behind_long = is_long(q) && long_taken;
+        if (!behind_long)
+          full[g] = full[g] || used[g] + kv_blocks(reqs[q].cached + chunk) > capacity;
+        if (behind_long || full[g]) {
           passed.push_back(q);
           rep.waiting.pop_front();
           continue;
         }
-        const std::uint64_t left = context(q) - reqs[q].cached;
-        const std::uint64_t chunk = std::min({budget, left, cap});
-        if (used + kv_blocks(reqs[q].cached + chunk) > capacity) break;
         long_taken = long_taken || is_long(q);
+        dequeue(rep, q, reqs[q].cached == 0);
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, reqs[q].cached, chunk, chunk == left));
-        used += kv_blocks(reqs[q].cached + chunk);
+        used[g] += kv_blocks(reqs[q].cached + chunk);
         budget -= chunk;
       }
       for (auto it = passed.rbegin(); it != passed.rend(); ++it) rep.waiting.push_front(*it);
@@ -351,23 +351,32 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       rep.step_prefill = !decode_only;
     } else if (admit && !rep.waiting.empty() && rep.running.size() < c.max_batch) {
       // vLLM's budget of tokens per step; the first prompt always goes. A prompt is admitted
-      // when the cache holds it (a preempted one with the tokens it had generated).
-      std::uint64_t tokens = 0, used = rep.role == Role::Both ? held(rep) : 0;
-      while (!rep.waiting.empty() && rep.running.size() + rep.step_members.size() < c.max_batch &&
-             (rep.step_members.empty() ||
-              tokens + context(rep.waiting.front()) <= c.max_prefill_tokens)) {
-        const std::size_t q = rep.waiting.front();
-        if (rep.role == Role::Both && used + kv_blocks(context(q)) > capacity) break;
+      // when its group's cache holds it (a preempted one with the tokens it had generated); a
+      // group whose cache is full keeps its queue, the other groups admit theirs.
+      std::uint64_t tokens = 0;
+      std::vector<std::uint64_t> used = held(rep, false);
+      std::vector<bool> full(dp, false);
+      for (auto it = rep.waiting.begin();
+           it != rep.waiting.end() && rep.running.size() + rep.step_members.size() < c.max_batch;) {
+        const std::size_t q = *it;
+        const std::uint32_t g = reqs[q].group;
+        full[g] = full[g] || (rep.role == Role::Both && used[g] + kv_blocks(context(q)) > capacity);
+        if (full[g]) {
+          ++it;
+          continue;
+        }
+        if (!rep.step_members.empty() && tokens + context(q) > c.max_prefill_tokens) break;
         tokens += context(q);
-        used += kv_blocks(context(q));
+        used[g] += kv_blocks(context(q));
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, 0, context(q), true));
-        rep.waiting.pop_front();
+        dequeue(rep, q, true);
+        it = rep.waiting.erase(it);
       }
       rep.step_prefill = !rep.step_members.empty();
     }
     if (rep.step_members.empty()) {
-      if (rep.role != Role::Prefill) make_room(rep, 0, t);
+      if (rep.role != Role::Prefill) make_room(rep, std::vector<std::uint64_t>(dp, 0), t);
       if (rep.running.empty()) return;
       rep.step_members = rep.running;
       rep.running.clear();
@@ -379,6 +388,15 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       ++decode_steps;
       decode_seqs += rep.step_members.size();
     }
+    // What each group's cache holds during the step: its members' blocks after it, the running
+    // sequences not in it (a prefill step's), and the prompts partly prefilled (chunked).
+    std::vector<std::uint64_t> blocks = held(rep, false);
+    for (std::size_t k = 0; k < rep.step_members.size(); ++k) {
+      const StepPiece& p = rep.step_pieces[k];
+      blocks[p.group] += kv_blocks(p.past + p.tokens);
+    }
+    if (rep.role != Role::Decode)  // a decode pool's queue holds its caches outside (above)
+      for (std::size_t q : rep.waiting) blocks[reqs[q].group] += kv_blocks(reqs[q].cached);
     const StepCost cost = model.step(rep.step_pieces);
     const double comm = cost.tp + cost.ep + cost.pp;
     const double comp = cost.seconds - comm;
@@ -389,6 +407,10 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     bytes += cost.hbm_bytes * rg;
     rep.busy = true;
     rep.busy_time += seconds;
+    for (std::uint32_t g = 0; g < dp; ++g) {
+      rep.groups[g].block_seconds += static_cast<double>(blocks[g]) * seconds;
+      rep.groups[g].peak_blocks = std::max(rep.groups[g].peak_blocks, blocks[g]);
+    }
     if (options.record_steps) {
       std::uint64_t tokens = 0;
       for (const StepPiece& p : rep.step_pieces) tokens += p.tokens;
@@ -408,19 +430,20 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     if (e.kind == Event::Arrival) {
       reqs[e.index].arrival = e.time;
       const std::uint32_t i = least_loaded(c.disaggregated() ? Role::Prefill : Role::Both);
-      enter(i, e.index, false);
+      enter(i, e.index, false, e.time);
       start(i, e.time);
     } else if (e.kind == Event::Preempted) {
       const std::uint32_t i = least_loaded(Role::Prefill);
-      enter(i, e.index, true);
+      enter(i, e.index, true, e.time);
       start(i, e.time);
     } else if (e.kind == Event::KvArrival) {
       --reps[e.target].inbound;
-      enter(e.target, e.index, false);
+      enter(e.target, e.index, false, e.time);
       start(e.target, e.time);
     } else {
       Replica& rep = reps[e.index];
       rep.busy = false;
+      settle(rep, e.time);
       std::vector<std::size_t> partial;
       for (std::size_t k = 0; k < rep.step_members.size(); ++k) {
         const std::size_t q = rep.step_members[k];
@@ -446,7 +469,7 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
           rep.running.push_back(q);
         }
       }
-      for (auto it = partial.rbegin(); it != partial.rend(); ++it) rep.waiting.push_front(*it);
+      for (auto it = partial.rbegin(); it != partial.rend(); ++it) enqueue(rep, *it, true);
       rep.step_members.clear();
       rep.step_pieces.clear();
       start(static_cast<std::uint32_t>(e.index), e.time);
@@ -487,6 +510,25 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     const double millions = static_cast<double>(r.output_tokens) / 1e6;
     r.cost_per_million_tokens_usd = gpu_time / 3600 * c.gpu_hour_usd / millions;
     r.energy_kwh_per_million_tokens = gpu_time * model.gpu().power_w / 3.6e6 / millions;
+  }
+  for (std::uint32_t i = 0; i < reps.size(); ++i) {
+    settle(reps[i], end);
+    for (std::uint32_t g = 0; g < dp; ++g) {
+      const GroupLoad& load = reps[i].groups[g];
+      GroupUsage u;
+      u.replica = i;
+      u.group = g;
+      u.kv_token_capacity = capacity * kKvBlockTokens;
+      if (end > 0 && capacity > 0) {
+        u.kv_utilisation_mean = load.block_seconds / (end * static_cast<double>(capacity));
+        u.kv_utilisation_peak =
+            static_cast<double>(load.peak_blocks) / static_cast<double>(capacity);
+      }
+      u.queue_depth_mean = end > 0 ? load.queue_seconds / end : 0;
+      u.queue_depth_max = load.queue_max;
+      u.admitted = load.admitted;
+      r.groups.push_back(u);
+    }
   }
   r.mean_decode_batch =
       decode_steps ? static_cast<std::uint32_t>(std::llround(static_cast<double>(decode_seqs) /

@@ -208,6 +208,20 @@ struct StepRecord {
   double start = 0, end = 0;  // s
 };
 
+/// One attention group's KV cache and queue over the run (each replica's attention_dp groups; one
+/// per replica without DP attention): utilisation = blocks its sequences hold / its blocks, the
+/// mean weighted by each step's time over the makespan; the queue's depth integrated over time.
+struct GroupUsage {
+  std::uint32_t replica = 0, group = 0;
+  std::uint64_t kv_token_capacity = 0;  // the group's cache, whole blocks
+  double kv_utilisation_mean = 0, kv_utilisation_peak = 0;
+  double queue_depth_mean = 0;  // requests waiting for the group, time-averaged
+  std::uint64_t queue_depth_max = 0;
+  // Entries into the group's cache: prompts admitted (recomputes again), KV caches joining a
+  // decode batch.
+  std::uint64_t admitted = 0;
+};
+
 struct InferenceResult {
   std::string model, gpu, engine, policy;
   std::uint32_t gpus = 0;
@@ -228,11 +242,13 @@ struct InferenceResult {
   StepCost prefill_one;              // one mean prompt alone: the floor of TTFT
   AllReducePrice decode_all_reduce;  // batch 1 x hidden x 2 B
   double weight_gib_per_gpu = 0, kv_gib_free_per_gpu = 0;
-  std::uint64_t kv_token_capacity = 0;  // tokens of KV cache a replica holds (whole blocks)
+  // Tokens of KV cache a replica holds: its attention groups' caches (whole blocks) together.
+  std::uint64_t kv_token_capacity = 0;
   // Sequences evicted from a full cache and recomputed (disaggregated: by the prefill pool, their
   // KV cache sent to a decode replica again).
   std::uint64_t preemptions = 0;
   std::uint32_t mean_decode_batch = 0;
+  std::vector<GroupUsage> groups;  // replica by replica, group by group
   std::vector<RequestTiming> timings;
   std::vector<StepRecord> steps;
   std::vector<std::string> warnings;

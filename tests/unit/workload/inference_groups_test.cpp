@@ -1,0 +1,156 @@
+// Each attention group's own KV cache and queue (docs/inference.md, "Each group's cache and
+// queue"): the cache of one group derived by hand from HBM, a group whose cache fills holding back
+// only its own requests, the per-group figures of the result, and determinism.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inference_support.hpp"
+#include "lockstep/workload/inference.hpp"
+#include "test_cluster.hpp"
+
+namespace lockstep {
+namespace {
+
+// Mixtral 8x7B cut to 2 layers at attention TP `tp` x DP 8 / tp, EP 8 (inference_layout_test.cpp
+// derives its weights), with these requests and batching.
+InferenceConfig mixtral_dp(std::uint32_t tp, const std::string& requests,
+                           const std::string& batching) {
+  return testing::inference_config(fmt::format(
+      "type: inference\nmodel: {{preset: mixtral-8x7b, layers: 2}}\ntp: {}\nattention_dp: {}\n"
+      "ep: 8\nrequests: {{{}}}\nbatching: {{{}}}\n",
+      tp, 8 / tp, requests, batching));
+}
+
+// Two nodes of 4 H100s (80 GiB) on NDR.
+const Topology& nodes() {
+  static const Topology t = testing::ndr_h100_nodes(2, 4);
+  return t;
+}
+
+// Serves `c` on nodes(), the exchanges at FixedComm's fixed times.
+InferenceResult serve(const InferenceConfig& c, bool record_steps = false) {
+  return simulate_inference(
+      nodes(), c, testing::options_with(std::make_shared<testing::FixedComm>(), record_steps));
+}
+
+// One group's cache, by hand. A GPU of a group holds the group's sequences' K and V only:
+// 2 layers x ceil(8 KV heads / tp 2) x (128 + 128) x 2 B = 4,096 B a token, 65,536 B a block of 16.
+// vLLM's budget: 0.9 x 85,899,345,920 B = 77,309,411,328 B, less the weights (2 layers x
+// (41,975,808 + 352,321,536) B + the embedding and output layer 262,144,000 B = 1,050,738,688 B:
+// inference_layout_test.cpp) and the profiling pass's peak (max_prefill_tokens, the model's
+// context 32,768, x (4,096 + 3 x max(14,336, 2 x 14,336) / 2) x 2 B = 3,087,007,744 B, plus 8 x
+// 32,000 x 4 B of logits = 1,024,000 B): 73,170,640,896 B, 1,116,495 whole blocks (1,116,495.4),
+// 17,863,920 tokens a group; the replica's 4 groups 71,455,680 tokens.
+TEST(InferenceGroups, EachGroupsCacheIsItsGpusFreeMemory) {
+  const InferenceConfig c =
+      mixtral_dp(2, "prompt: 128, output: 4, concurrency: 8, count: 8", "max_batch: 8");
+  InferenceStepModel m(nodes(), c, std::make_shared<testing::FixedComm>());
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_per_gpu(), 4'096);
+  EXPECT_DOUBLE_EQ(m.weight_bytes_per_gpu(), 1'050'738'688.0);
+  EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 3'087'007'744.0 + 1'024'000.0);
+  EXPECT_DOUBLE_EQ(m.kv_budget_bytes_per_gpu(), 73'170'640'896.0);
+  const InferenceResult r = serve(c);
+  EXPECT_EQ(r.kv_token_capacity, 71'455'680u);
+  ASSERT_EQ(r.groups.size(), 4u);
+  std::uint64_t admitted = 0;
+  for (std::uint32_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(r.groups[g].replica, 0u);
+    EXPECT_EQ(r.groups[g].group, g);
+    EXPECT_EQ(r.groups[g].kv_token_capacity, 17'863'920u);
+    EXPECT_LE(r.groups[g].kv_utilisation_peak, 1.0);
+    admitted += r.groups[g].admitted;
+  }
+  // 8 requests dealt round robin: 2 a group, none preempted.
+  EXPECT_EQ(admitted, 8u);
+  EXPECT_EQ(r.groups[3].admitted, 2u);
+}
+
+// Attention DP 2 x TP 4, prompts of 120 and outputs of 8 tokens (at most 127 + 1 = 128 tokens, 8
+// blocks), `kv_cache_tokens: 384`: 192 tokens, 12 blocks, a group, room for one sequence, not two.
+// A closed loop of 3: requests 0, 1, 2 join groups 0, 1, 0 (round robin). By hand:
+//   step 1: request 0 prefills alone (it arrives first and the replica starts at once);
+//   step 2: request 1 prefills on group 1 (8 blocks of 12); request 2 would put group 0 at
+//           8 + 8 = 16 blocks > 12: its group's queue waits;
+//   steps 3-9: requests 0 and 1 decode their tokens 2-8 (contexts 121-127, 8 blocks) and finish;
+//   step 10: request 2 prefills; steps 11-17: it decodes its tokens 2-8.
+// Admissions: group 0 two, group 1 one; TTFT request 0 < 1 < 2. With the cache pooled over the
+// groups (24 blocks, as before each group had its own) request 2 joined step 2 and group 0 held
+// 16 blocks, more than its GPUs have: TTFT 0 < 1 = 2, 9 steps.
+// Every step group 0 holds 8 blocks (request 0, then 2; the replica is never idle): utilisation
+// 8 / 12 throughout. Group 1 holds 8 in steps 2-9, none after. Group 0's queue holds request 2
+// until step 10 starts, group 1's request 1 until step 2 starts.
+TEST(InferenceGroups, AFullGroupHoldsBackOnlyItsOwnQueue) {
+  const InferenceResult r = serve(mixtral_dp(4, "prompt: 120, output: 8, concurrency: 3, count: 3",
+                                             "max_batch: 8, kv_cache_tokens: 384"),
+                                  true);
+  EXPECT_EQ(r.kv_token_capacity, 384u);
+  ASSERT_EQ(r.steps.size(), 17u);
+  const std::vector<std::uint32_t> batches{1, 1, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+  for (std::size_t s = 0; s < batches.size(); ++s) EXPECT_EQ(r.steps[s].batch, batches[s]) << s;
+  EXPECT_TRUE(r.steps[0].prefill && r.steps[1].prefill && r.steps[9].prefill);
+  EXPECT_EQ(r.preemptions, 0u);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].admitted, 2u);
+  EXPECT_EQ(r.groups[1].admitted, 1u);
+  EXPECT_EQ(r.groups[0].kv_token_capacity, 192u);
+  ASSERT_EQ(r.timings.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.timings[0].ttft(), r.steps[0].end);
+  EXPECT_DOUBLE_EQ(r.timings[1].ttft(), r.steps[1].end);
+  EXPECT_DOUBLE_EQ(r.timings[2].ttft(), r.steps[9].end);
+  EXPECT_LT(r.timings[0].ttft(), r.timings[1].ttft());
+  EXPECT_LT(r.timings[1].ttft(), r.timings[2].ttft());
+  EXPECT_DOUBLE_EQ(r.makespan, r.steps.back().end);
+  const double end = r.makespan;
+  EXPECT_NEAR(r.groups[0].kv_utilisation_mean, 8.0 / 12, 1e-12);
+  EXPECT_DOUBLE_EQ(r.groups[0].kv_utilisation_peak, 8.0 / 12);
+  EXPECT_DOUBLE_EQ(r.groups[1].kv_utilisation_peak, 8.0 / 12);
+  EXPECT_NEAR(r.groups[1].kv_utilisation_mean, 8.0 / 12 * (r.steps[8].end - r.steps[1].start) / end,
+              1e-12);
+  EXPECT_NEAR(r.groups[0].queue_depth_mean, r.steps[9].start / end, 1e-12);
+  EXPECT_NEAR(r.groups[1].queue_depth_mean, r.steps[1].start / end, 1e-12);
+  EXPECT_EQ(r.groups[0].queue_depth_max, 1u);
+  EXPECT_EQ(r.groups[1].queue_depth_max, 1u);
+}
+
+// The same scenario and seed give the same schedule and group figures, bit for bit.
+TEST(InferenceGroups, GroupFiguresAreDeterministic) {
+  const InferenceConfig c =
+      mixtral_dp(2, "prompt: uniform:16-200, output: uniform:2-12, rate: 400, count: 16",
+                 "max_batch: 8, kv_cache_tokens: 1024");
+  const InferenceResult a = serve(c);
+  const InferenceResult b = serve(c);
+  ASSERT_EQ(a.groups.size(), 4u);
+  ASSERT_EQ(b.groups.size(), 4u);
+  std::uint64_t admitted = 0;
+  for (std::size_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(a.groups[g].kv_utilisation_mean, b.groups[g].kv_utilisation_mean);
+    EXPECT_EQ(a.groups[g].queue_depth_mean, b.groups[g].queue_depth_mean);
+    EXPECT_EQ(a.groups[g].admitted, b.groups[g].admitted);
+    EXPECT_LE(a.groups[g].kv_utilisation_peak, 1.0);  // a group never overfills its cache
+    admitted += a.groups[g].admitted;
+  }
+  // Every request enters a cache once, a preempted one once more.
+  EXPECT_EQ(admitted, 16 + a.preemptions);
+  for (std::size_t q = 0; q < a.timings.size(); ++q)
+    EXPECT_EQ(a.timings[q].finish, b.timings[q].finish);
+}
+
+// Without DP attention a replica is one group: one entry a replica, holding the replica's cache.
+TEST(InferenceGroups, OneGroupPerReplicaWithoutDpAttention) {
+  const InferenceConfig c = testing::inference_config(
+      "type: inference\nmodel: {preset: mixtral-8x7b, layers: 2}\ntp: 4\nreplicas: 2\n"
+      "requests: {prompt: 64, output: 4, concurrency: 4, count: 6}\nbatching: {max_batch: 4}\n");
+  const InferenceResult r = serve(c);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[1].replica, 1u);
+  EXPECT_EQ(r.groups[1].group, 0u);
+  EXPECT_EQ(r.groups[0].kv_token_capacity, r.kv_token_capacity);
+  EXPECT_EQ(r.groups[0].admitted + r.groups[1].admitted, 6u);
+}
+
+}  // namespace
+}  // namespace lockstep
