@@ -496,7 +496,7 @@ GraphTerm price_on_graph(const NcclCluster& cluster, const Prediction& p, Collec
     };
     // The tree's stages: walked on groups whose chain is walked whole (a few words per op and
     // a route per transfer again); larger ones take the steady state alone.
-    const bool stages = p.algo == A::Tree && !sample &&
+    const bool stages = (p.algo == A::Tree || p.algo == A::NvlsTree) && !sample &&
                         std::uint64_t{spec.ranks} * spec.channels <= kChainRankChannels;
     pricer.add_group(*programs, spec.bytes.as_double(), devices, chain,
                      sample ? static_cast<std::uint16_t>(spec.channels / 2) : 0, stages);

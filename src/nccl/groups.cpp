@@ -182,10 +182,16 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
   // its last, paid at a chunk's size (docs/analytical-engine.md "Stages").
   double staged = graph_s;
   const nccl_detail::StageTerm& stages = term.stages;
-  if (p.algo == Algorithm::Tree && (stages.one_chunk > 0 || !stages.links.empty())) {
-    const double chunk = nccl::tree_chunk_bytes(p.proto, bytes.as_double(), p.channels,
-                                                first.gpus_per_node, first.nodes);
-    const double per_lane = bytes.as_double() / std::max<std::uint32_t>(1, p.channels);
+  if (stages.one_chunk > 0 || !stages.links.empty()) {
+    // NVLS tree: each (channel, head) pair moves its share in NVLS tree's chunks.
+    const bool nvls = p.algo == Algorithm::NvlsTree;
+    const std::uint32_t heads = nvls ? nccl::nvls_heads(first.gpus_per_node) : 1;
+    const double chunk =
+        nvls ? nccl::nvls_tree_chunk_bytes(bytes.as_double(), p.channels, heads, first.nodes)
+             : nccl::tree_chunk_bytes(p.proto, bytes.as_double(), p.channels, first.gpus_per_node,
+                                      first.nodes);
+    const double per_lane =
+        bytes.as_double() / (double(std::max<std::uint32_t>(1, p.channels)) * heads);
     const double k = chunk > 0 ? std::ceil(per_lane / chunk) : 1;
     double fill = k <= 1 ? stages.one_chunk : 0;
     if (k > 1)
