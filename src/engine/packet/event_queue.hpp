@@ -36,7 +36,8 @@ namespace lockstep::packet {
 
 enum class EventKind : std::uint8_t {
   LinkFree,      // a: link, b: the packet's ingress link, c: next in its queue (a prefetch hint)
-  Arrive,        // a: packet, b: link at route[hop], c: route[hop + 1], d: its arena position
+  Arrive,        // a: packet, b: link at route[hop], c: route[hop + 1] (kNil: the last hop),
+                 // d: its arena position, or at the last hop its flow
   CreditReturn,  // a: link, b: lane — credits a waiting transmitter needs are back
   Pfc,           // a: link, b: lane, c: 1 pause / 0 resume — reaches the transmitter
   Wake,          // a: link, b: generation — an injecting flow became eligible

@@ -52,7 +52,10 @@ struct Flow {
   // Whether the transfer leaves its server (a path link that is a cable): only then is it a
   // message of the fabric's transport, with its headers, host costs and window.
   bool fabric = true;
-  std::uint32_t header = 0;        // bytes per packet: the fabric's, or 0 for an on-board copy
+  std::uint32_t header = 0;  // bytes per packet: the fabric's, or 0 for an on-board copy
+  // The first link of its reverse routes (every one leaves the receiver's NIC port; kNil for an
+  // on-board copy): a control packet is queued there without reading the route arena.
+  std::uint32_t ack_link = kNil;
   std::uint64_t label = 0;         // with src and dst: its connection (one NCCL channel, one QP)
   std::uint32_t conn_next = kNil;  // the connection's next transfer, waiting for this one
   std::int64_t setup = 0;          // per-message overhead and host cost, paid before packet 1

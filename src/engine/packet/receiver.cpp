@@ -14,6 +14,9 @@ namespace lockstep::packet {
 void Simulator::on_deliver(std::uint32_t pkt) {
   const auto [flow, seq, payload, flags] = take_arrived(pkt, stats_.packets_delivered);
   Flow& f = flows_[flow];
+  // The reverse route the next ACK takes (its PathRef was a miss in send_control in `perf`).
+  if (f.ack_paths.count != 0)
+    __builtin_prefetch(&paths_[f.ack_paths.first + f.ack_cursor % f.ack_paths.count]);
   bool fresh_data = false;
   if (f.receiver_done) {
     ++stats_.duplicate_packets;
@@ -148,7 +151,7 @@ void Simulator::send_control(std::uint32_t flow, std::uint8_t flags, std::uint32
   p.next = kNil;
   ++f.in_network;  // the flow's slot is kept until its control packets are through
   ++stats_.control_sent;
-  const std::uint32_t link = arena_[p.at];
+  const std::uint32_t link = f.ack_link != kNil ? f.ack_link : arena_[p.at];
   enqueue(link, cfg_.control_priority ? 0u : p.lane + 1u, pkt);
   try_transmit(link);
 }

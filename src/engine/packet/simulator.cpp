@@ -168,7 +168,9 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   // queue's otherwise). It is whatever heads the queue when the link is free.
   const std::uint32_t following = fifos_[qidx(link, s.cur_queue)].head;
   events_.push(end, EventKind::LinkFree, link, ingress, following);
-  events_.push(arrive, EventKind::Arrive, pkt, link, p.nxt, p.at);
+  // At the last hop the arena position is not needed (nothing follows): the event carries the
+  // flow instead, whose record the delivery reads (run() prefetches it).
+  events_.push(arrive, EventKind::Arrive, pkt, link, p.nxt, p.nxt == kNil ? p.flow : p.at);
   if (!watchdog_armed_) {
     watchdog_armed_ = true;
     events_.push(later(now_, watchdog_), EventKind::Watchdog, 0);
@@ -382,6 +384,8 @@ void Simulator::run(ProgressHook* progress) {
           // Its egress queue's counter in a switch's shared buffer, which `admit` reads first
           // (5% of a UEC run at 8,192 hosts in `perf`).
           buffers_.prefetch(qidx(next->c, 0));
+        } else {
+          prefetch_flow(next->d);
         }
       } else if (next->kind() == EventKind::LinkFree) {
         __builtin_prefetch(&links_[next->a]);

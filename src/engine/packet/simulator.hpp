@@ -251,6 +251,14 @@ class Simulator {
   std::vector<std::uint64_t> sack_;
   std::uint64_t in_network_ = 0;
   std::vector<Flow> flows_;
+  // The lines of a Flow that a packet reaching its end reads (delivery and acknowledgement at
+  // the receiver, or the ACK's handling at the sender: counters, reverse routes, window and the
+  // per-packet arrays' handles). In `perf` (UEC, 1,024 hosts) the flow's record was a miss in
+  // take_arrived, on_deliver, on_ack and send_control.
+  void prefetch_flow(std::uint32_t flow) const {
+    const char* f = reinterpret_cast<const char*>(&flows_[flow]);
+    for (std::size_t at = 0; at < sizeof(Flow); at += 64) __builtin_prefetch(f + at, 1);
+  }
   std::vector<std::uint32_t> free_flows_;
   PerPacketArena per_packet_;  // the flows' per-packet arrays
 

@@ -161,7 +161,10 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   f.label = label;
   f.setup = f.ready_at - now_;
   // A transfer of the fabric's transport is acknowledged over the reverse routes.
-  if (f.fabric) f.ack_paths = path_set(dst, src, label);
+  if (f.fabric) {
+    f.ack_paths = path_set(dst, src, label);
+    f.ack_link = arena_[paths_[f.ack_paths.first].offset];
+  }
   // One connection streams one transfer at a time (a QP executes its work requests in order,
   // an NCCL channel's slots are a FIFO): a later transfer waits until this one's last packet is
   // out, rather than sharing the port with it round robin and delaying both ends.
