@@ -27,7 +27,8 @@ namespace {
 
 struct Flags {
   ClusterFlags cluster;
-  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew, nvb;
+  std::string op, algo, proto, min_bytes, max_bytes, step_factor, type, channels, engine, skew, nvb,
+      pxn;
   std::vector<std::string> faults;
   std::string binary;  // positional: all_reduce_perf
   std::string format = "table";
@@ -62,6 +63,7 @@ ArgNode sweep_args(const Flags& f) {
   put("engine", f.engine, "--engine");
   put("skew", f.skew, "--skew");
   put("nvb", f.nvb, "--nvb");
+  put("pxn", f.pxn, "--pxn");
   if (!f.faults.empty()) m.set("faults", fault_list(f));
   put_nccl_tests_sweep(f.nccl_tests, m);
   return m;
@@ -303,6 +305,9 @@ const RegisterCommand kCollective(30, [](CLI::App& root) {
   cmd->add_option("--channels", f->channels, "NCCL channels (default: as NCCL picks)");
   cmd->add_option("--nvb", f->nvb,
                   "false: NCCL_NVB_DISABLE=1, no ring hop through a GPU's NVLinks (default true)");
+  cmd->add_option("--pxn", f->pxn,
+                  "false: NCCL_PXN_DISABLE=1, alltoall / sendrecv leave by the sender's own NIC, "
+                  "not over NVLink to the receiver's rail (default true)");
   cmd->add_option("--engine", f->engine, "analytical | flow | packet (default analytical)");
   cmd->add_option("--fault", f->faults,
                   "fault (repeatable): degraded-link:link=L,x=F | failed-link:link=L | "

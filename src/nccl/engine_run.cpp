@@ -255,6 +255,7 @@ void NcclEngineRun::apply(EngineOptions& options) const {
 NcclEngineRun nccl_engine_run(const NcclCluster& c, const Prediction& p, CollectiveOp op,
                               Bytes bytes, DataType type, const Topology& topo) {
   NcclEngineRun how;
+  how.pxn = c.pxn;
   how.spec.op = op;
   how.spec.algorithm = p.algo;
   how.spec.ranks = c.ranks();
@@ -423,7 +424,7 @@ Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, const Route
 Time run_nccl_engine(const NcclEngineRun& how, const Topology& topo, Engine& engine) {
   NcclGroupSpec all{how.spec, std::vector<std::uint32_t>(how.spec.ranks)};
   std::iota(all.gpus.begin(), all.gpus.end(), 0u);
-  const auto router = nccl_detail::routes_with_pxn(how.spec)
+  const auto router = nccl_detail::routes_with_pxn(how)
                           ? make_pxn_router(topo, fabric_routing(topo))
                           : make_router(topo, fabric_routing(topo));
   return run_nccl_engine(how, topo, *router, engine, {all});

@@ -135,7 +135,7 @@ const nccl_detail::GraphTerm& NcclGroups::graph_term(const Prediction& p, Collec
   if (it == graph_cache_->terms.end()) {
     const NcclCluster first = cluster_of(groups.at(0));
     const NcclEngineRun how = nccl_engine_run(first, wide, op, bytes, type, topology());
-    const Router& routes = nccl_detail::routes_with_pxn(how.spec)
+    const Router& routes = nccl_detail::routes_with_pxn(how)
                                ? graph_cache_->pxn_router(*run_on_, whole_.nvb)
                                : router();
     const auto term = nccl_detail::price_on_graph(first, p, op, group_specs(how, p, op, groups),
@@ -160,7 +160,7 @@ Time NcclGroups::time(const Prediction& p, CollectiveOp op, Bytes bytes, DataTyp
     const NcclEngineRun how =
         nccl_engine_run(cluster_of(groups.at(0)), p, op, bytes, type, topology());
     if (!graph_cache_) graph_cache_ = std::make_shared<GraphCache>();
-    const Router& routes = nccl_detail::routes_with_pxn(how.spec)
+    const Router& routes = nccl_detail::routes_with_pxn(how)
                                ? graph_cache_->pxn_router(*run_on_, whole_.nvb)
                                : router();
     return run_nccl_engine(how, *run_on_, routes, *engine, group_specs(how, p, op, groups), late);

@@ -156,6 +156,7 @@ std::vector<CollectiveRow> run_collective_sweep(
   NcclCluster c = cluster;
   c.sharp = c.sharp && sweep.sharp;
   if (!sweep.nvb) disable_nvb(c);
+  c.pxn = sweep.pxn;
   const NcclGroups nccl(c, topology, faulted ? &*faulted : nullptr);
   const std::vector<GpuGroup> every_gpu = {nccl.all()};
   std::vector<CollectiveRow> rows;

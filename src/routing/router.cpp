@@ -43,18 +43,23 @@ using routing_detail::nic_in_service;
 using routing_detail::NicFailover;
 using routing_detail::PxnRelays;
 
+// What a ShortestPathRouter may route through; each make_* function below is one choice.
+struct Through {
+  bool gateways = true;     // gateway shortcuts (make_router_without_gateways: no)
+  bool pxn = false;         // NCCL's PXN relays between nodes (make_pxn_router)
+  bool gpu_transit = true;  // a GPU forwards between GPUs (NCCL_NVB_DISABLE=1: no)
+};
+
 class ShortestPathRouter final : public Router {
  public:
-  ShortestPathRouter(const Topology& topo, const RouterOptions& options, bool gateways,
-                     bool pxn = false, bool gpu_transit = true)
+  ShortestPathRouter(const Topology& topo, const RouterOptions& options, const Through& through)
       : topo_(topo),
         options_(options),
         max_fields_(std::clamp<std::size_t>(
             kFieldBytes / (17 * std::max<std::size_t>(1, topo.num_devices())), 1, 64)),
         failover_(topo),
-        pxn_(pxn ? std::make_unique<PxnRelays>(topo) : nullptr),
-        gateways_(gateways),
-        gpu_transit_(gpu_transit) {
+        pxn_(through.pxn ? std::make_unique<PxnRelays>(topo) : nullptr),
+        through_(through) {
     if (options.policy == RoutingPolicy::RailAligned) index_rail_nics();
     if (options.policy == RoutingPolicy::DestinationModK) index_destinations();
   }
@@ -138,7 +143,7 @@ class ShortestPathRouter final : public Router {
     // it, cuts the search towards dst's gateway short too: it stops at s's layer instead of
     // descending to every NIC and GPU of the fabric, and a search of a few hops from s finds the
     // way up from the source.
-    if (gateways_) {
+    if (through_.gateways) {
       const DistanceField::Gateway g = gateway(dst);
       const DistanceField::Gateway s = start || topo_.device(from).kind != DeviceKind::Gpu
                                            ? gateway(from)
@@ -400,7 +405,7 @@ class ShortestPathRouter final : public Router {
     std::vector<DirLinkId> prefix;
     SprayLeg legs[3];
     std::size_t n = 0;
-    if (gateways_) {
+    if (through_.gateways) {
       const DistanceField::Gateway g = gateway(to);
       const DistanceField::Gateway s = gateway(from);
       if (g.device != kNone && !near_->within(to, from, g.depth)) {
@@ -512,7 +517,8 @@ class ShortestPathRouter final : public Router {
 
   // The fields' view of the topology, made once for all of them.
   std::shared_ptr<const DistanceField::Layout> layout() const {
-    if (!layout_) layout_ = std::make_shared<const DistanceField::Layout>(topo_, gpu_transit_);
+    if (!layout_)
+      layout_ = std::make_shared<const DistanceField::Layout>(topo_, through_.gpu_transit);
     return layout_;
   }
 
@@ -531,8 +537,7 @@ class ShortestPathRouter final : public Router {
   };
   mutable std::vector<Cached> fields_;
   mutable std::vector<Cached> gate_fields_;
-  bool gateways_;
-  bool gpu_transit_;  // may a GPU forward between GPUs (make_router_without_gpu_transit: no)
+  Through through_;
   static constexpr DeviceId kUnknown = kNone - 1;
   mutable std::vector<DistanceField::Gateway> gates_;  // per device, kUnknown until found
   mutable std::unique_ptr<DistanceField> near_;        // around the last destination
@@ -575,25 +580,26 @@ void check_options(const RouterOptions& options) {
 
 std::unique_ptr<Router> make_router(const Topology& topo, const RouterOptions& options) {
   check_options(options);
-  return std::make_unique<ShortestPathRouter>(topo, options, true);
+  return std::make_unique<ShortestPathRouter>(topo, options, Through{});
 }
 
 std::unique_ptr<Router> make_pxn_router(const Topology& topo, const RouterOptions& options,
                                         bool gpu_transit) {
   check_options(options);
-  return std::make_unique<ShortestPathRouter>(topo, options, true, true, gpu_transit);
+  return std::make_unique<ShortestPathRouter>(topo, options,
+                                              Through{.pxn = true, .gpu_transit = gpu_transit});
 }
 
 std::unique_ptr<Router> make_router_without_gpu_transit(const Topology& topo,
                                                         const RouterOptions& options) {
   check_options(options);
-  return std::make_unique<ShortestPathRouter>(topo, options, true, false, false);
+  return std::make_unique<ShortestPathRouter>(topo, options, Through{.gpu_transit = false});
 }
 
 namespace routing_detail {
 std::unique_ptr<Router> make_router_without_gateways(const Topology& topo,
                                                      const RouterOptions& options) {
-  return std::make_unique<ShortestPathRouter>(topo, options, false);
+  return std::make_unique<ShortestPathRouter>(topo, options, Through{.gateways = false});
 }
 }  // namespace routing_detail
 

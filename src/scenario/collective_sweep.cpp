@@ -97,6 +97,7 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args) {
   s.channels = static_cast<std::uint32_t>(args.get_int("channels", 0, 1, nccl::kMaxChannels));
   s.sharp = args.get_bool("sharp", false);
   s.nvb = args.get_bool("nvb", true);
+  s.pxn = args.get_bool("pxn", true);
   if (const ArgNode* n = args.find("skew")) {
     if (s.op != CollectiveOp::AllToAllV) n->fail("only alltoallv takes a skew");
     s.skew = args.get_double("skew", 0, 0, nccl::kMaxSkew);

@@ -176,3 +176,10 @@ lockstep_good(collective.nvb_off_flow "^1073741824,268435456,float,ring,Simple,1
               collective --system dgx1-v100 --nodes 1 --gpus-per-node 5 --algo ring
               --proto simple --min-bytes 1GiB --max-bytes 1GiB --format csv --nvb false
               --engine flow)
+# NCCL_PXN_DISABLE=1 (docs/routing.md "PXN"): a value that is not a boolean names its flag or its
+# file position (tests/unit/nccl/pxn_switch_test.cpp derives the times with and without).
+lockstep_bad_flags(collective.pxn_not_a_bool "^lockstep: error: --pxn: expected true or false, got 'maybe'$"
+                   collective --system hgx-h100 --nodes 2 --op alltoall --pxn maybe)
+lockstep_bad_flags(collective.pxn_scenario_not_a_bool
+  "collective_bad_pxn.yaml:5:[0-9]+: collectives.pxn: expected true or false, got 'sometimes'"
+  collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_pxn.yaml)

@@ -46,6 +46,10 @@ struct NcclCluster {
   // it on a node wired pair by pair: the rings are searched without relays and the engines'
   // router lets no GPU forward (make_router_without_gpu_transit).
   bool nvb = true;
+  // NCCL_PXN_DISABLE unset: p2p sends between nodes (alltoall, alltoallv, sendrecv) leave
+  // through the NIC on the receiver's rail, reached over NVLink (docs/routing.md "PXN"); false
+  // (`pxn: false`): through the sender's own NIC.
+  bool pxn = true;
   // Channels NCCL builds inside the node where lockstep runs its ring search (a DGX-1's mesh, a
   // bridged pair: nccl_ring_search, after both duplications); 0: the generation's NVSwitch
   // count (intra_node_channels).

@@ -40,6 +40,9 @@ struct NcclEngineRun {
   // per-channel tree ceiling, one thread block's speed. Flow and packet runs cap each (rank,
   // channel)'s sends at it (EngineOptions::channel_send_bandwidth).
   Bandwidth channel_bandwidth;
+  // NCCL_PXN_DISABLE unset (the cluster's pxn): the engines route alltoall, alltoallv and
+  // sendrecv through PXN relays (nccl_detail::routes_with_pxn, docs/routing.md "PXN").
+  bool pxn = true;
   /// Copies the overheads, efficiencies and channel speed above into engine options (the
   /// channel cap in wire bytes: channel_bandwidth / transfer_efficiency).
   void apply(EngineOptions& options) const;

@@ -57,6 +57,9 @@ struct CollectiveSweep {
   // NCCL_NVB_DISABLE unset: a ring's hop between GPUs without NVLink may cross one GPU over
   // NVLink (PATH_NVB); false: over the host's PCIe tree (only a node wired pair by pair differs).
   bool nvb = true;
+  // NCCL_PXN_DISABLE unset: p2p sends between nodes relay over NVLink to the receiver's rail
+  // (docs/routing.md "PXN"); false: NCCL_PXN_DISABLE=1, each GPU sends through its own NIC.
+  bool pxn = true;
   double skew = 0;                    // alltoallv: Zipf exponent of its matrix (0: alltoall's)
   std::string engine = "analytical";  // kNcclModelEngine, or a registry engine (flow, packet)
   std::optional<ArgNode> packet;      // the scenario's `packet:` section: the engine's settings
