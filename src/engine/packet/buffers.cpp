@@ -138,6 +138,12 @@ void Buffers::remove_egress(std::uint32_t dev, std::size_t queue, std::uint32_t 
   p.used += shared_part(q, p.reserved_queue);
 }
 
+std::int64_t Buffers::egress_booked() const {
+  std::int64_t sum = 0;
+  for (const std::int64_t q : queue_bytes_) sum += q < 0 ? -q : q;
+  return sum;
+}
+
 bool Buffers::add_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wire, bool paused,
                           std::int64_t xoff) {
   SwitchPool& p = pools_[dev];

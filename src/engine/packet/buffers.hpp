@@ -74,6 +74,9 @@ class Buffers {
   bool remove_ingress(std::uint32_t dev, std::size_t pg, std::uint32_t wire, std::int64_t xon,
                       std::int64_t xon_gap);
   std::int64_t headroom_size(std::uint32_t link) const { return headroom_[link]; }
+  /// Bytes still booked on the egress queues, each queue's count taken as its magnitude: 0 once
+  /// every queue has drained, unless a packet was released from a queue it was not booked on.
+  std::int64_t egress_booked() const;
   const PriorityGroup& group(std::size_t pg) const { return pg_[pg]; }
 
   // Headroom: the most bytes that reached one group between its XOFF and its XON (what the

@@ -20,6 +20,7 @@ RunResult Simulator::result() {
   programs_.fill_result(out);
   out.link_bytes = link_bytes_;
   out.events = stats_.events;
+  stats_.egress_booked_final = buffers_.on() ? buffers_.egress_booked() : 0;
   stats_.credits_final = 0;
   for (std::uint32_t l = 0; l < links_.size(); ++l) {
     if (links_[l].control != LinkControl::Credit) continue;

@@ -103,7 +103,7 @@ void Simulator::try_transmit(std::uint32_t link) {
     if (!(s.paused & (1u << p.lane)) &&
         (s.control != LinkControl::Credit || can_send(link, p.lane, p.wire))) {
       const std::uint32_t pkt = dequeue(link, 0);
-      start_tx(link, pkt, ingress_of(packets_[pkt]));
+      start_tx(link, pkt, ingress_of(packets_[pkt]), 0);
       return;
     }
   }
@@ -121,16 +121,17 @@ void Simulator::try_transmit(std::uint32_t link) {
     }
     s.rr_lane = static_cast<std::uint8_t>((lane + 1) % lanes_);
     const std::uint32_t pkt = dequeue(link, lane + 1u);
-    start_tx(link, pkt, ingress_of(packets_[pkt]));
+    start_tx(link, pkt, ingress_of(packets_[pkt]), lane + 1u);
     return;
   }
   if (s.inject != kNil) {
     const std::uint32_t pkt = pick_injection(link);
-    if (pkt != kNil) start_tx(link, pkt, kNil);
+    if (pkt != kNil) start_tx(link, pkt, kNil, packets_[pkt].lane + 1u);
   }
 }
 
-void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress) {
+void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress,
+                         std::uint32_t queue) {
   LinkState& s = links_[link];
   Packet& p = packets_[pkt];
   const std::int64_t ser = Time::from_ps(p.wire * s.ps_per_byte).picoseconds();
@@ -145,7 +146,9 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.cur_ingress = ingress;
   s.cur_wire = p.wire;
   s.cur_in_lane = p.in_lane;
-  s.cur_queue = p.flags & kTrimmed ? 0 : static_cast<std::uint8_t>(p.lane + 1);
+  // The queue the packet left, whose booked bytes release() returns: an ACK under
+  // control_priority was booked on queue 0 (on_arrive), like a trimmed header.
+  s.cur_queue = static_cast<std::uint8_t>(queue);
   s.last_tx = now_;
   LinkTally& tally = tally_[link];
   tally.bytes += p.wire;

@@ -47,7 +47,8 @@ class Simulator {
   // Set-up (link_setup.cpp), forwarding and flow control (simulator.cpp), PFC frames (pfc.cpp).
   void setup_links();
   void try_transmit(std::uint32_t link);
-  void start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress);
+  /// `queue`: the egress queue the packet was taken from (its bytes are released from it).
+  void start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t ingress, std::uint32_t queue);
   void on_link_free(std::uint32_t link, std::uint32_t ingress);
   /// `in` is the link the packet arrives on, `out` the next one on its route (kNil at the
   /// destination): the event carries them so that their state loads alongside the packet's.

@@ -82,6 +82,8 @@ struct PacketStats {
   std::int64_t credits_initial = 0;
   std::int64_t credits_final = 0;
   std::uint64_t negative_credits = 0;  // packets sent on credits they did not have (a defect)
+  // Switch buffers as built: bytes still booked on egress queues at the end (0 once drained).
+  std::int64_t egress_booked_final = 0;
 
   // Per directed link: drops, trims, PAUSE frames and paused time, ECN marks, credit stalls,
   // CNPs and retransmissions (on the sender's first link), peak queue (telemetry/link_counters).

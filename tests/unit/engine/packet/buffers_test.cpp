@@ -349,7 +349,9 @@ TEST(InfiniBandCredits, PacketsTakeWhole64ByteBlocks) {
 }
 
 // Every fabric runs to completion with buffers as built and delivers each byte once: RoCE with
-// DCQCN and dynamic PFC, Ultra Ethernet trimming into the control queue, TCP dropping.
+// DCQCN and dynamic PFC, Ultra Ethernet trimming into the control queue, TCP dropping. Every
+// egress queue's booked bytes return to zero: an ACK under Ultra Ethernet's control_priority is
+// booked on the control queue and must be released from it, not from its lane's data queue.
 TEST(SwitchBuffers, EveryFabricDeliversEverythingAsBuilt) {
   std::vector<packet_test::Transfer> list;
   for (Rank s = 0; s < 6; ++s) list.push_back({s, 6, 256 << 10});
@@ -364,6 +366,7 @@ TEST(SwitchBuffers, EveryFabricDeliversEverythingAsBuilt) {
         simulate(star, programs, cfg, cfg.spray ? RoutingPolicy::Spray : RoutingPolicy::Ecmp);
     EXPECT_EQ(r.stats.payload_bytes_delivered, 6u * (256 << 10)) << fabric;
     EXPECT_EQ(r.stats.headroom_overflows, 0u) << fabric;
+    EXPECT_EQ(r.stats.egress_booked_final, 0) << fabric;
     if (cfg.flow_control == FlowControl::Pfc) {
       EXPECT_EQ(r.stats.drops, 0u);
     }
