@@ -79,6 +79,7 @@ std::string parallelism_text(const TrainConfig& c) {
   text += fmt::format(" DP{}", p.dp);
   if (p.cp > 1) text += fmt::format(" CP{}", p.cp);
   if (p.ep > 1) text += fmt::format(" EP{}", p.ep);
+  if (p.expert_tp() != p.tp) text += fmt::format(" ETP{}", p.expert_tp());
   if (p.fsdp) {
     text += " FSDP";
   } else if (p.zero != ZeroStage::None) {
@@ -137,6 +138,7 @@ std::string parallel_text(const TrainConfig& c) {
   if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
   s += fmt::format(", dp {}", p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+  if (p.expert_tp() != p.tp) s += fmt::format(", etp {}", p.expert_tp());
   if (p.zero != ZeroStage::None) s += fmt::format(", {}", p.fsdp ? "fsdp" : to_string(p.zero));
   if (c.pipeline == PipelineSchedule::DualPipe) s += ", pipeline dualpipe";
   return s;

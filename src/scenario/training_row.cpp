@@ -277,6 +277,7 @@ TrainingCase training_case(const TrainingRow& row, PublishedFigure figure) {
   add("dp", std::to_string(dp));
   if (cp > 1) add("cp", std::to_string(cp));
   if (ep > 1) add("ep", std::to_string(ep));
+  if (const std::uint64_t etp = count_of(row.etp, "etp"); etp > 0) add("etp", std::to_string(etp));
   if (vp > 1) add("interleave", std::to_string(vp));
   add("global_batch", std::to_string(batch.sequences));
   add("micro_batch", std::to_string(batch.micro_batch ? batch.micro_batch : 1));
@@ -421,6 +422,7 @@ std::vector<TrainingRow> read_training_csv(std::istream& in, const std::string& 
       {"dp", &TrainingRow::dp},
       {"cp", &TrainingRow::cp},
       {"ep", &TrainingRow::ep},
+      {"etp", &TrainingRow::etp},
       {"vp", &TrainingRow::vp},
       {"seq_len", &TrainingRow::seq_len},
       {"tflops_per_gpu", &TrainingRow::tflops_per_gpu},

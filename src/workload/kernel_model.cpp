@@ -145,13 +145,13 @@ LayerKernelTimes KernelModel::layer(const TrainConfig& c, std::uint32_t layer,
   elementwise(norm + residual, t.mlp_fwd, t.mlp_bwd);
   const double up = m.gated_mlp ? 2.0 : 1.0;
   const double act_bytes = (m.gated_mlp ? 3.0 : 2.0) * kBf16;  // SwiGLU reads 2, writes 1
-  auto mlp = [&](double rows, double inner, double groups) {
-    gemm_pass(rows, up * inner / tp, h, true, t.mlp_fwd, t.mlp_bwd, groups);
-    gemm_pass(rows, h, inner / tp, true, t.mlp_fwd, t.mlp_bwd, groups);
-    elementwise(act_bytes * inner / tp * rows * groups, t.mlp_fwd, t.mlp_bwd);
+  auto mlp = [&](double rows, double inner, double groups, double split) {
+    gemm_pass(rows, up * inner / split, h, true, t.mlp_fwd, t.mlp_bwd, groups);
+    gemm_pass(rows, h, inner / split, true, t.mlp_fwd, t.mlp_bwd, groups);
+    elementwise(act_bytes * inner / split * rows * groups, t.mlp_fwd, t.mlp_bwd);
   };
   if (!m.is_moe_layer(layer)) {
-    mlp(tokens, static_cast<double>(m.ffn), 1);
+    mlp(tokens, static_cast<double>(m.ffn), 1, tp);
     return t;
   }
   const double experts = m.experts, top_k = m.top_k, ep = c.par.ep;
@@ -161,12 +161,17 @@ LayerKernelTimes KernelModel::layer(const TrainConfig& c, std::uint32_t layer,
   elementwise(2.0 * experts * kFp32 * tokens, t.mlp_fwd, t.mlp_bwd);
   // Permutation before dispatch and after combine: each routed copy read and written.
   elementwise(2.0 * 2.0 * top_k * h * kBf16 * tokens, t.mlp_fwd, t.mlp_bwd);
-  // Grouped GEMM: the rank's experts / ep experts receive the tokens of ep ranks, top_k copies
-  // each: tokens x top_k x ep / experts rows per expert on average, moe_imbalance times that on
-  // the busiest rank, which every rank waits for at the combine.
+  // Grouped GEMM: the rank's experts / ep experts receive the tokens / tp (sequence parallel)
+  // of ep ranks, top_k copies each, gathered over the etp ranks that split their weights:
+  // tokens x top_k x ep x etp / (tp x experts) rows per expert on average (etp = tp: tokens x
+  // top_k x ep / experts), moe_imbalance times that on the busiest rank, which every rank waits
+  // for at the combine.
   const double imbalance = c.par.ep > 1 ? c.moe_imbalance : 1.0;
-  mlp(tokens * top_k * ep / experts * imbalance, inner, experts / ep);
-  if (m.shared_experts > 0) mlp(tokens, inner * m.shared_experts, 1);
+  const double etp = c.par.expert_tp();
+  double rows = tokens * top_k * ep / experts * imbalance;
+  if (etp != tp) rows = rows * etp / tp;
+  mlp(rows, inner, experts / ep, etp);
+  if (m.shared_experts > 0) mlp(tokens, inner * m.shared_experts, 1, tp);
   return t;
 }
 

@@ -135,11 +135,15 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
                     nullptr);
       return;
     }
-    tp_in();
+    // Expert TP 1 under TP > 1 (parallel folding): the routed experts take the sequence-parallel
+    // shard as it is and hand it back so; only shared experts, TP-split like a dense MLP, gather.
+    const bool gathers =
+        !model.is_moe_layer(layer) || p_.expert_tp() == p_.tp || model.shared_experts > 0;
+    if (gathers) tp_in();
     ep_all_to_all(s, layer, mb, false);
     compute(rs, mlp_time, role, layer, mb, side);
     ep_all_to_all(s, layer, mb, true);
-    tp_out();
+    if (gathers) tp_out();
   };
   const std::vector<OpIndex>* side = zero3 ? &gathered : nullptr;
   const bool attn = half != Half::Mlp, ffn = half != Half::Attention;

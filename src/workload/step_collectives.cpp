@@ -117,11 +117,11 @@ Groups Builder::dp_groups(std::uint32_t s) const {
 Groups Builder::expert_dp_groups(std::uint32_t s) const {
   if (!o_.full) return dp_groups(s);  // reduced: one member per group, a delay stands for it
   Groups groups;
-  for (std::uint32_t t = 0; t < p_.tp; ++t) {
+  for (std::uint32_t i = 0; i < p_.expert_tp(); ++i) {
     for (std::uint32_t e = 0; e < p_.ep; ++e) {
       groups.emplace_back();
-      for (std::uint32_t d = e; d < p_.replicas(); d += p_.ep)
-        groups.back().push_back(local_of(t, d, s));
+      for (std::uint32_t r : p_.expert_dp_group(i, e))
+        groups.back().push_back(local_of(r % p_.tp, r / p_.tp, s));
     }
   }
   return groups;
@@ -134,11 +134,11 @@ Groups Builder::ep_groups(std::uint32_t s) const {
     for (std::uint32_t t : tps_) groups.push_back({local_of(t, dps_[0], s)});
     return groups;
   }
-  for (std::uint32_t t = 0; t < p_.tp; ++t) {
-    for (std::uint32_t b = 0; b < p_.replicas() / p_.ep; ++b) {
+  for (std::uint32_t i = 0; i < p_.expert_tp(); ++i) {
+    for (std::uint32_t k = 0; k < p_.expert_dp(); ++k) {
       groups.emplace_back();
-      for (std::uint32_t e = 0; e < p_.ep; ++e)
-        groups.back().push_back(local_of(t, b * p_.ep + e, s));
+      for (std::uint32_t r : p_.ep_group(i, k))
+        groups.back().push_back(local_of(r % p_.tp, r / p_.tp, s));
     }
   }
   return groups;

@@ -32,7 +32,7 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
     if (m.is_moe_layer(l)) {
       const double routed = static_cast<double>(m.experts) * static_cast<double>(m.expert_params());
       params.dense += (static_cast<double>(m.layer_params(l)) - routed) / p.tp;
-      params.expert += routed / (p.tp * p.ep);
+      params.expert += routed / (p.expert_tp() * p.ep);  // ETP x EP shards (parallel folding)
     } else {
       params.dense += static_cast<double>(m.layer_params(l)) / p.tp;
     }
@@ -480,7 +480,7 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
     // reduce-scatter leaves each holder 1 / (2 dp) of each of its two stages, as much in all as
     // one stage over dp). ZeRO-3's weights stay over dp: its per-layer gather is over dp.
     const double copies = dualpipe ? 2.0 : 1.0;
-    const double dp = p.replicas(), edp = static_cast<double>(p.replicas() / p.ep);
+    const double dp = p.replicas(), edp = static_cast<double>(p.expert_dp());
     auto holders = [&](ZeroStage sharded_from) {
       return sharded_from == ZeroStage::Parameters ? 1.0 : copies;
     };

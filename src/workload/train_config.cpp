@@ -207,6 +207,7 @@ TrainConfig parse_train_config(const ArgNode& job) {
   p.pp = get_u32(job, "pp", 1, 1 << 16);
   p.dp = get_u32(job, "dp", 1, 1 << 24);
   p.ep = get_u32(job, "ep", 1, 1 << 16);
+  p.etp = get_u32(job, "etp", 0, 1 << 16);
   p.sequence_parallel = job.get_bool("sequence_parallel", true);
   p.interleave = get_u32(job, "interleave", 1, 64);
   const char* group_key = "microbatch_group_size_per_vp_stage";
@@ -474,9 +475,28 @@ TrainConfig parse_train_config(const ArgNode& job) {
   if (c.model.heads % p.tp != 0) {
     fail("tp", fmt::format("{} attention heads do not split over tp={}", c.model.heads, p.tp));
   }
-  if (p.ep > 1) {
+  if (p.etp > 0 && !c.model.is_moe()) fail("etp", "expert tensor parallelism needs an MoE model");
+  // Megatron-Core's MoE parallel folding: the expert layers' ETP x EP x EDP takes the same ranks
+  // as the attention's TP x CP x DP (parallel_state.py raises when ETP x EP x PP does not divide
+  // the world size).
+  if (p.etp > 1 && p.etp != p.tp) {
+    fail("etp", fmt::format("etp={} is neither 1 nor tp={}: lockstep models the experts' TP "
+                            "collectives for these two only",
+                            p.etp, p.tp));
+  }
+  // The routed experts of an expert TP below tp take each rank's sequence-parallel shard of the
+  // tokens; Megatron-LM asserts sequence parallelism for MoE layers under TP anyway.
+  if (p.expert_tp() != p.tp && !p.sequence_parallel)
+    fail("etp", fmt::format("etp={} below tp={} needs sequence_parallel", p.etp, p.tp));
+  if (p.ep > 1 || p.etp > 0) {
     if (!c.model.is_moe()) fail("ep", "expert parallelism needs an MoE model (experts > 0)");
-    if (p.dp % p.ep != 0) fail("ep", fmt::format("ep={} must divide dp={}", p.ep, p.dp));
+    const std::uint32_t folded = p.tp * p.replicas(), expert = p.expert_tp() * p.ep;
+    if (folded % expert != 0) {
+      fail(p.etp > 0 ? "etp" : "ep",
+           fmt::format("ep={} x etp={} = {} does not divide tp x cp x dp = {} x {} x {} = {}: "
+                       "the expert layers fold ETP x EP x EDP over the attention's TP x CP x DP",
+                       p.ep, p.expert_tp(), expert, p.tp, p.cp, p.dp, folded));
+    }
     if (c.model.experts % p.ep != 0) {
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, p.ep));
     }

@@ -2,6 +2,7 @@
 // measured TP, EP, CP and ZeRO-3 delays, and its data-parallel buckets scheduled after the
 // replicas' runs, with the gradient-norm all-reduce, the optimizer step and the parameter gather.
 #include <algorithm>
+#include <numeric>
 
 #include "lockstep/workload/moe_comm.hpp"
 #include "training_simulation.hpp"
@@ -11,10 +12,8 @@ namespace lockstep::train_detail {
 Time Simulation::dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert,
                          bool holders) {
   std::vector<std::vector<std::uint32_t>> groups;
-  for (std::uint32_t t = 0; t < p_.tp; ++t) {
-    for (std::uint32_t e = 0; e < (expert ? p_.ep : 1); ++e)
-      groups.push_back(holders ? holder_group(t, s, expert, e) : dp_group(t, s, expert, e));
-  }
+  for (std::uint32_t t = 0; t < dp_classes(expert); ++t)
+    groups.push_back(holders ? holder_group(t, s, expert) : dp_group(t, s, expert));
   if (groups[0].size() < 2) return Time::zero();
   return runner.collective(op, bytes, groups, gpus_per_node_of(runner.topology()));
 }
@@ -33,13 +32,14 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
   // end[g]: the end of global rank g's communication stream.
   std::vector<Time> end(std::size_t{p_.pp} * p_.tp * replicas, Time::zero());
   auto stage_of = [&](std::uint32_t g) { return g / (p_.tp * replicas); };
-  auto run_bucket = [&](std::uint32_t s, std::uint32_t t, std::uint32_t stage, std::size_t k,
-                        CollectiveOp what, bool ready) {
+  // Every TP rank's (or expert class's) group of bucket k at once: groups of one bucket are
+  // disjoint, and each rank meets its buckets in order k.
+  auto run_bucket = [&](std::uint32_t s, std::uint32_t stage, std::size_t k, CollectiveOp what,
+                        bool ready) {
     const GradientBucket& b = plan_.buckets[stage][k];
-    const std::uint32_t classes = b.expert ? p_.ep : 1;
     const Time duration = dp_time(runner, what, bucket_bytes(b, what), s, b.expert, true);
-    for (std::uint32_t e = 0; e < classes; ++e) {
-      const auto group = holder_group(t, s, b.expert, e);
+    for (std::uint32_t t = 0; t < dp_classes(b.expert); ++t) {
+      const auto group = holder_group(t, s, b.expert);
       Time start = Time::zero();
       for (std::uint32_t g : group) {
         start = std::max(start, end[g]);
@@ -58,13 +58,11 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
     return dualpipe ? std::vector<std::uint32_t>{s, p_.pp - 1 - s} : std::vector<std::uint32_t>{s};
   };
   const std::uint32_t groups_of_stages = dualpipe ? p_.pp / 2 : p_.pp;
-  const bool reduce = holder_group(0, 0, false, 0).size() > 1;
+  const bool reduce = holder_group(0, 0, false).size() > 1;
   for (std::uint32_t s = 0; s < groups_of_stages && reduce; ++s) {
-    for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      for (std::uint32_t stage : stages_of(s))
-        for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k)
-          run_bucket(s, t, stage, k, op, true);
-    }
+    for (std::uint32_t stage : stages_of(s))
+      for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k)
+        run_bucket(s, stage, k, op, true);
   }
   Time reduced = Time::zero();  // every rank's kernels and gradient reduction done
   for (std::uint32_t g = 0; g < end.size(); ++g) {
@@ -86,12 +84,10 @@ void Simulation::schedule_buckets(Runner& runner, std::vector<RankTimes>& times,
   }
   if (reduce && gather_after) {
     for (std::uint32_t s = 0; s < groups_of_stages; ++s) {
-      for (std::uint32_t t = 0; t < p_.tp; ++t) {
-        for (std::uint32_t stage : stages_of(s)) {
-          for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k) {
-            if (plan_.gather_exposed(stage, plan_.buckets[stage][k], c_.overlap_param_gather))
-              run_bucket(s, t, stage, k, CollectiveOp::AllGather, false);
-          }
+      for (std::uint32_t stage : stages_of(s)) {
+        for (std::size_t k = 0; k < plan_.buckets[stage].size(); ++k) {
+          if (plan_.gather_exposed(stage, plan_.buckets[stage][k], c_.overlap_param_gather))
+            run_bucket(s, stage, k, CollectiveOp::AllGather, false);
         }
       }
     }
@@ -116,11 +112,13 @@ CommDelays Simulation::measure_delays(Runner& runner) {
     }
   }
   if (p_.ep > 1) {
+    // The EP groups of the first lcm(etp x ep, tp) ranks of stage 0: whole TP groups, all at
+    // once as in the full expansion (etp = tp: replica block 0's group of each TP rank).
+    const std::uint32_t block = p_.expert_tp() * p_.ep;
+    const std::uint32_t span = std::lcm(block, p_.tp);
     std::vector<std::vector<std::uint32_t>> groups;
-    for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      groups.emplace_back();
-      for (std::uint32_t e = 0; e < p_.ep; ++e) groups.back().push_back(t + p_.tp * e);
-    }
+    for (std::uint32_t i = 0; i < p_.expert_tp(); ++i)
+      for (std::uint32_t k = 0; k < span / block; ++k) groups.push_back(p_.ep_group(i, k));
     if (c_.model.deepep_training()) {
       // DeepSeek-V3 (docs/training.md): DeepEP's normal kernels over every TP rank's EP group at
       // once (they share the links where their paths meet, as in the full expansion), each

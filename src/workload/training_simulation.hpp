@@ -84,28 +84,32 @@ class Simulation {
   std::optional<Expanded> fast_forward(const Topology& topo, const ComputeNoise* noise,
                                        std::uint64_t seed, bool cacheable);
   CommDelays measure_delays(Runner& runner);
-  // The data-parallel group of (t, s): all dp x cp ranks, or for expert gradients the dp / ep ranks
-  // d = e, e + ep, ... that hold the same experts.
-  std::vector<std::uint32_t> dp_group(std::uint32_t t, std::uint32_t s, bool expert = false,
-                                      std::uint32_t e = 0) const {
+  // The data-parallel group of stage s: for dense gradients all dp x cp ranks of TP rank `t`;
+  // for expert gradients the expert-DP group of expert class `t` = e + ep x i (EP rank e, expert
+  // TP rank i): the ranks holding the same experts (ParallelConfig::expert_dp_group).
+  std::vector<std::uint32_t> dp_group(std::uint32_t t, std::uint32_t s, bool expert = false) const {
     std::vector<std::uint32_t> g;
-    const std::uint32_t step = expert ? p_.ep : 1;
-    for (std::uint32_t d = expert ? e : 0; d < p_.replicas(); d += step)
-      g.push_back(t + p_.tp * (d + p_.replicas() * s));
+    const std::uint32_t stage_first = p_.tp * p_.replicas() * s;
+    if (expert) {
+      for (std::uint32_t r : p_.expert_dp_group(t / p_.ep, t % p_.ep)) g.push_back(stage_first + r);
+      return g;
+    }
+    for (std::uint32_t d = 0; d < p_.replicas(); ++d) g.push_back(stage_first + t + p_.tp * d);
     return g;
   }
+  // The groups a bucket's collective runs over at once: one per TP rank, or per expert class.
+  std::uint32_t dp_classes(bool expert) const { return expert ? p_.expert_tp() * p_.ep : p_.tp; }
   // The ranks that reduce stage s's gradients together: dp_group, under DualPipe joined with
   // stage pp - 1 - s's (the other copy of the stage's parameters), in global rank order.
-  std::vector<std::uint32_t> holder_group(std::uint32_t t, std::uint32_t s, bool expert,
-                                          std::uint32_t e) const {
-    std::vector<std::uint32_t> g = dp_group(t, s, expert, e);
+  std::vector<std::uint32_t> holder_group(std::uint32_t t, std::uint32_t s, bool expert) const {
+    std::vector<std::uint32_t> g = dp_group(t, s, expert);
     if (c_.pipeline != PipelineSchedule::DualPipe) return g;
-    const std::vector<std::uint32_t> copy = dp_group(t, p_.pp - 1 - s, expert, e);
+    const std::vector<std::uint32_t> copy = dp_group(t, p_.pp - 1 - s, expert);
     g.insert(g.end(), copy.begin(), copy.end());
     std::sort(g.begin(), g.end());
     return g;
   }
-  // A collective over every TP rank's (and expert class's) group at once: dp_group's, or with
+  // A collective over every TP rank's (or expert class's) group at once: dp_group's, or with
   // `holders` holder_group's.
   Time dp_time(Runner& runner, CollectiveOp op, Bytes bytes, std::uint32_t s, bool expert = false,
                bool holders = false);

@@ -21,8 +21,8 @@ namespace lockstep {
 
 /// The columns of one row as text (empty when the file lacks the column or leaves it blank).
 struct TrainingRow {
-  std::string source, model, params_B, gpu, gpus, tp, pp, dp, cp, ep, vp, seq_len, global_batch,
-      tflops_per_gpu, mfu_pct, step_time_s, tokens_per_s_per_gpu, notes;
+  std::string source, model, params_B, gpu, gpus, tp, pp, dp, cp, ep, etp, vp, seq_len,
+      global_batch, tflops_per_gpu, mfu_pct, step_time_s, tokens_per_s_per_gpu, notes;
   std::string precision;  // a column other tables may have; else read from source, gpu, notes
 };
 

@@ -48,11 +48,15 @@ enum class Precision : std::uint8_t { Bf16, Fp8, Fp4 };
 enum class PipelineSchedule : std::uint8_t { OneFOneB, DualPipe };
 
 struct ParallelConfig {
-  std::uint32_t tp = 1;           // tensor parallel degree
-  std::uint32_t cp = 1;           // context parallel degree (ring attention over sequence chunks)
-  std::uint32_t pp = 1;           // pipeline stages
-  std::uint32_t dp = 1;           // data-parallel replicas
-  std::uint32_t ep = 1;           // expert parallel degree (divides dp; MoE models only)
+  std::uint32_t tp = 1;  // tensor parallel degree
+  std::uint32_t cp = 1;  // context parallel degree (ring attention over sequence chunks)
+  std::uint32_t pp = 1;  // pipeline stages
+  std::uint32_t dp = 1;  // data-parallel replicas
+  std::uint32_t ep = 1;  // expert parallel degree (MoE models only)
+  // Expert tensor parallel degree (Megatron-Core's expert_tensor_parallel_size); 0: tp, the
+  // default of Megatron-Core's ModelParallelConfig. The expert layers fold ETP x EP x EDP over
+  // the attention's TP x CP x DP ranks of a stage (docs/training.md, "Expert parallel").
+  std::uint32_t etp = 0;
   bool sequence_parallel = true;  // with tp > 1: all-gather/reduce-scatter instead of all-reduce
   std::uint32_t interleave = 1;   // virtual pipeline stages per rank (interleaved 1F1B)
   // Megatron-Core's microbatch_group_size_per_vp_stage (N): micro-batches that run through one
@@ -67,6 +71,26 @@ struct ParallelConfig {
   // same weights as data-parallel ones, so gradients reduce (and the distributed optimizer
   // shards) over dp x cp (Megatron Core's data-parallel group "with context parallel").
   std::uint32_t replicas() const { return dp * cp; }
+  std::uint32_t expert_tp() const { return etp ? etp : tp; }
+  // Ranks of a stage that hold the same routed experts (the expert-data-parallel size).
+  std::uint32_t expert_dp() const { return tp * replicas() / (expert_tp() * ep); }
+  // Megatron-Core's expert rank order (parallel_state.py, the expert RankGenerator with
+  // order "tp-cp-ep-dp-pp" and cp 1): stage-local rank r = i + etp x (e + ep x k) for expert
+  // TP rank i, EP rank e and expert-DP rank k; r is t + tp x replica of the attention layout.
+  std::uint32_t expert_rank(std::uint32_t i, std::uint32_t e, std::uint32_t k) const {
+    return i + expert_tp() * (e + ep * k);
+  }
+  // The stage-local ranks of the EP group (i, k) and of the expert-DP group (i, e).
+  std::vector<std::uint32_t> ep_group(std::uint32_t i, std::uint32_t k) const {
+    std::vector<std::uint32_t> g;
+    for (std::uint32_t e = 0; e < ep; ++e) g.push_back(expert_rank(i, e, k));
+    return g;
+  }
+  std::vector<std::uint32_t> expert_dp_group(std::uint32_t i, std::uint32_t e) const {
+    std::vector<std::uint32_t> g;
+    for (std::uint32_t k = 0; k < expert_dp(); ++k) g.push_back(expert_rank(i, e, k));
+    return g;
+  }
 };
 
 /// How much of the job is expanded into the engine run (see docs/training.md).
