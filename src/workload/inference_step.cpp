@@ -15,6 +15,7 @@
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
+#include "lockstep/workload/expert_load.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "training_detail.hpp"
 
@@ -154,10 +155,20 @@ struct InferenceStepModel::Impl {
   double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
   std::map<std::uint64_t, BusiestRank> busiest;  // tokens -> the busiest EP rank's expected share
+  // The routed experts on an EP group's GPUs when they are not equally popular or EPLB places
+  // them (every EP group alike: one popularity per job, every MoE layer alike).
+  ExpertPlacement placement;
+  std::vector<double> ep_load;  // each EP GPU's slots over the mean; empty: uniform
   const BusiestRank& busiest_rank(std::uint64_t tokens) {
     const auto it = busiest.find(tokens);
     if (it != busiest.end()) return it->second;
-    return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
+    if (ep_load.empty())
+      return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
+    // Skewed: the busiest GPU's expected slots, each GPU's count binomial in the slots with its
+    // share; its experts reached those of the GPU with the largest share.
+    const double slots = static_cast<double>(tokens) * c.model.top_k;
+    return busiest[tokens] = {expected_hottest_gpu_slots(slots, placement.gpu_share),
+                              experts_reached(placement, hottest_gpu(placement), slots)};
   }
 
   // One pass of a micro-batch through one pipeline stage.
@@ -229,6 +240,12 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
   // MoE and KV traffic as DeepEP and disaggregated serving move them, on the job's engine
   // (docs/moe-dispatch.md).
   m.comm = comm ? std::move(comm) : std::make_shared<DeepEpComm>(topology, c.engine);
+  if (c.ep > 1 && !c.uniform_experts()) {
+    const std::vector<double> shares = zipf_expert_shares(c.model.experts, c.expert_skew, c.seed);
+    m.placement = c.eplb ? eplb_placement(shares, c.ep, c.redundant_experts)
+                         : contiguous_placement(shares, c.ep);
+    m.ep_load = m.placement.relative_load();
+  }
 
   // Layers split evenly over the stages, the first stages taking one more (vLLM's
   // get_pp_indices).
@@ -251,7 +268,12 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
                                                      static_cast<double>(md.expert_params())
                                                : 0;
       const double shared = static_cast<double>(md.layer_params(l)) - routed;
-      bytes += shared * wb / c.tp + routed * wb / (c.ep > 1 ? c.ep : c.tp);
+      // EPLB's replicas add whole experts to every GPU ((E + redundant) / ep each).
+      const double replicas =
+          md.is_moe_layer(l) && c.ep > 1
+              ? static_cast<double>(c.redundant_experts) * static_cast<double>(md.expert_params())
+              : 0;
+      bytes += shared * wb / c.tp + (routed + replicas) * wb / (c.ep > 1 ? c.ep : c.tp);
     }
     // The embedding and output layer stay BF16 (as Transformer Engine's recipes keep them).
     const double embed = static_cast<double>(md.vocab * md.hidden) * kBf16 / c.tp;
@@ -442,8 +464,8 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     p.flops += slowest.flops;
     p.bytes += slowest.bytes;
     if (!md.is_moe_layer(l) || c.ep == 1) continue;
-    // Expert parallelism: a GPU holds E / ep whole experts and the layer waits for the busiest:
-    // its expected token-slots and experts reached, each token's top_k experts distinct.
+    // Expert parallelism: a GPU holds E / ep whole experts (EPLB: (E + redundant) / ep) and the
+    // layer waits for the busiest: its expected token-slots and experts reached.
     const double ex = static_cast<double>(md.expert_params());
     const BusiestRank& b = busiest_rank(ep_tokens);
     p.flops += 2 * ex * b.slots;
@@ -462,6 +484,7 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
       x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
       x.decode = decode;
+      x.load = ep_load;
       slowest_exchange = std::max(slowest_exchange,
                                   comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds());
     }
