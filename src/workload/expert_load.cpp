@@ -144,4 +144,58 @@ double experts_reached(const ExpertPlacement& p, std::uint32_t gpu, double slots
   return out;
 }
 
+HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
+                                std::uint32_t top_k) {
+  const double slots = static_cast<double>(tokens) * top_k;
+  if (tokens == 0) return {};
+  if (slots > 256)
+    return {expected_hottest_gpu_slots(slots, p.gpu_share),
+            experts_reached(p, hottest_gpu(p), slots)};
+  // Each logical expert's share and copies; picks by the shares' running sum, a repeat within a
+  // token drawn again (the same as drawing among the experts not yet picked).
+  const auto experts = static_cast<std::uint32_t>(p.replicas.size());
+  std::vector<double> share(experts, 0.0), cumulative(experts);
+  std::vector<std::vector<std::uint32_t>> copies(experts);
+  for (std::uint32_t e = 0; e < p.logical.size(); ++e) {
+    share[p.logical[e]] += p.slot_share[e];
+    copies[p.logical[e]].push_back(e);
+  }
+  std::partial_sum(share.begin(), share.end(), cumulative.begin());
+  const auto trials = std::max<std::uint64_t>(4096, (std::uint64_t{1} << 18) / tokens / top_k);
+  Rng rng(0x70b6);
+  std::vector<std::uint32_t> load(p.gpus), hits(p.logical.size()), picked;
+  double sum_slots = 0, sum_experts = 0;
+  for (std::uint64_t n = 0; n < trials; ++n) {
+    std::fill(load.begin(), load.end(), 0);
+    std::fill(hits.begin(), hits.end(), 0);
+    for (std::uint64_t q = 0; q < tokens; ++q) {
+      picked.clear();
+      while (picked.size() < top_k) {
+        const double u = rng.uniform() * cumulative.back();
+        const auto x = static_cast<std::uint32_t>(std::min<std::ptrdiff_t>(
+            experts - 1,
+            std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin()));
+        if (share[x] <= 0 || std::find(picked.begin(), picked.end(), x) != picked.end()) continue;
+        picked.push_back(x);
+        const std::uint32_t copy = copies[x][rng.below(copies[x].size())];
+        ++load[copy / p.slots];
+        ++hits[copy];
+      }
+    }
+    std::uint32_t best = 0, best_hit = 0;
+    for (std::uint32_t g = 0; g < p.gpus; ++g) {
+      std::uint32_t reached = 0;
+      for (std::uint32_t e = g * p.slots; e < (g + 1) * p.slots; ++e)
+        reached += hits[e] > 0 ? 1 : 0;
+      if (load[g] > best || (load[g] == best && reached > best_hit)) {
+        best = load[g];
+        best_hit = reached;
+      }
+    }
+    sum_slots += best;
+    sum_experts += best_hit;
+  }
+  return {sum_slots / static_cast<double>(trials), sum_experts / static_cast<double>(trials)};
+}
+
 }  // namespace lockstep

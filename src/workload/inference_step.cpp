@@ -164,11 +164,9 @@ struct InferenceStepModel::Impl {
     if (it != busiest.end()) return it->second;
     if (ep_load.empty())
       return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
-    // Skewed: the busiest GPU's expected slots, each GPU's count binomial in the slots with its
-    // share; its experts reached those of the GPU with the largest share.
-    const double slots = static_cast<double>(tokens) * c.model.top_k;
-    return busiest[tokens] = {expected_hottest_gpu_slots(slots, placement.gpu_share),
-                              experts_reached(placement, hottest_gpu(placement), slots)};
+    // Skewed or EPLB-placed: the busiest GPU's expected slots and experts reached.
+    const HottestGpu h = expected_hottest_gpu(placement, tokens, c.model.top_k);
+    return busiest[tokens] = {h.slots, h.experts};
   }
 
   // One pass of a micro-batch through one pipeline stage.

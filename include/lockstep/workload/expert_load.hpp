@@ -47,6 +47,21 @@ ExpertPlacement eplb_placement(const std::vector<double>& shares, std::uint32_t 
 /// lies.
 double expected_hottest_gpu_slots(double slots, const std::vector<double>& gpu_share);
 
+/// The busiest GPU of one MoE layer: its expected token-slots and the expected number of its
+/// physical experts they reach.
+struct HottestGpu {
+  double slots = 0, experts = 0;
+};
+
+/// `tokens` tokens each picking `top_k` distinct experts, each pick among those not yet picked in
+/// proportion to their shares (the logical expert's share is its copies' sum), then one of its
+/// copies uniformly. Up to 256 slots sampled as the uniform model samples (the busiest GPU by
+/// slots, ties by experts reached; a fixed seed, trials about 2^18 / slots, at least 4,096);
+/// above, expected_hottest_gpu_slots and the experts the slots reach on the GPU of the largest
+/// share.
+HottestGpu expected_hottest_gpu(const ExpertPlacement& placement, std::uint64_t tokens,
+                                std::uint32_t top_k);
+
 /// The GPU with the largest share (the first of equals).
 std::uint32_t hottest_gpu(const ExpertPlacement& placement);
 

@@ -83,6 +83,20 @@ TEST(ExpertLoad, HottestOfTwoGpusMatchesClarksClosedForm) {
   EXPECT_DOUBLE_EQ(expected_hottest_gpu_slots(64, {1.0}), 64);
 }
 
+// Few slots are sampled, as the uniform model samples them: 4 equally popular experts, one a GPU,
+// 2 tokens of top 2: the busiest GPU holds 2 slots unless the second token picks the first one's
+// complement (1 of the C(4, 2) = 6 pairs), then 1: 2 - 1/6 = 11/6 (inference_test.cpp's case).
+// One token of top 2 on 4 experts a GPU: 2 slots, 2 experts, always.
+TEST(ExpertLoad, FewSlotsAreSampledAsTheUniformModel) {
+  const HottestGpu two =
+      expected_hottest_gpu(contiguous_placement({0.25, 0.25, 0.25, 0.25}, 4), 2, 2);
+  EXPECT_NEAR(two.slots, 11.0 / 6, 0.02);
+  const HottestGpu one =
+      expected_hottest_gpu(contiguous_placement({0.25, 0.25, 0.25, 0.25}, 1), 1, 2);
+  EXPECT_DOUBLE_EQ(one.slots, 2);
+  EXPECT_DOUBLE_EQ(one.experts, 2);
+}
+
 // DeepEP's low-latency dispatch with these loads, 4 GPUs on 2 nodes of 2 (one NIC a GPU), 16
 // tokens a GPU, top 2 of 8, hidden 4,096 in BF16: the mean message to a GPU is 16 x 2 / 4 x
 // 8,192 B = 65,536 B, scaled by the receiver's load (its share x 4). GPU 0's NIC receives the
