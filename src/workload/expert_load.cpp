@@ -144,6 +144,39 @@ double experts_reached(const ExpertPlacement& p, std::uint32_t gpu, double slots
   return out;
 }
 
+BusiestSampler::BusiestSampler(std::uint32_t gpus, std::uint32_t per_gpu)
+    : per_gpu_(per_gpu), load_(gpus), hits_(static_cast<std::size_t>(gpus) * per_gpu) {}
+
+std::uint64_t BusiestSampler::trials(std::uint64_t slots) {
+  return std::max<std::uint64_t>(4096,
+                                 (std::uint64_t{1} << 18) / std::max<std::uint64_t>(1, slots));
+}
+
+void BusiestSampler::start_trial() {
+  std::fill(load_.begin(), load_.end(), 0);
+  std::fill(hits_.begin(), hits_.end(), 0);
+}
+
+void BusiestSampler::end_trial() {
+  std::uint32_t best = 0, best_hit = 0;
+  for (std::size_t g = 0; g < load_.size(); ++g) {
+    std::uint32_t reached = 0;
+    for (std::size_t e = g * per_gpu_; e < (g + 1) * per_gpu_; ++e) reached += hits_[e] > 0 ? 1 : 0;
+    if (load_[g] > best || (load_[g] == best && reached > best_hit)) {
+      best = load_[g];
+      best_hit = reached;
+    }
+  }
+  slots_ += best;
+  experts_ += best_hit;
+  ++trials_;
+}
+
+HottestGpu BusiestSampler::mean() const {
+  const auto n = static_cast<double>(std::max<std::uint64_t>(1, trials_));
+  return {slots_ / n, experts_ / n};
+}
+
 HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
                                 std::uint32_t top_k) {
   const double slots = static_cast<double>(tokens) * top_k;
@@ -161,13 +194,12 @@ HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
     copies[p.logical[e]].push_back(e);
   }
   std::partial_sum(share.begin(), share.end(), cumulative.begin());
-  const auto trials = std::max<std::uint64_t>(4096, (std::uint64_t{1} << 18) / tokens / top_k);
+  const std::uint64_t trials = BusiestSampler::trials(tokens * top_k);
   Rng rng(0x70b6);
-  std::vector<std::uint32_t> load(p.gpus), hits(p.logical.size()), picked;
-  double sum_slots = 0, sum_experts = 0;
+  BusiestSampler sampler(p.gpus, p.slots);
+  std::vector<std::uint32_t> picked;
   for (std::uint64_t n = 0; n < trials; ++n) {
-    std::fill(load.begin(), load.end(), 0);
-    std::fill(hits.begin(), hits.end(), 0);
+    sampler.start_trial();
     for (std::uint64_t q = 0; q < tokens; ++q) {
       picked.clear();
       while (picked.size() < top_k) {
@@ -177,25 +209,12 @@ HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
             std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin()));
         if (share[x] <= 0 || std::find(picked.begin(), picked.end(), x) != picked.end()) continue;
         picked.push_back(x);
-        const std::uint32_t copy = copies[x][rng.below(copies[x].size())];
-        ++load[copy / p.slots];
-        ++hits[copy];
+        sampler.hit(copies[x][rng.below(copies[x].size())]);
       }
     }
-    std::uint32_t best = 0, best_hit = 0;
-    for (std::uint32_t g = 0; g < p.gpus; ++g) {
-      std::uint32_t reached = 0;
-      for (std::uint32_t e = g * p.slots; e < (g + 1) * p.slots; ++e)
-        reached += hits[e] > 0 ? 1 : 0;
-      if (load[g] > best || (load[g] == best && reached > best_hit)) {
-        best = load[g];
-        best_hit = reached;
-      }
-    }
-    sum_slots += best;
-    sum_experts += best_hit;
+    sampler.end_trial();
   }
-  return {sum_slots / static_cast<double>(trials), sum_experts / static_cast<double>(trials)};
+  return sampler.mean();
 }
 
 }  // namespace lockstep

@@ -107,37 +107,26 @@ BusiestRank expected_busiest_rank(std::uint64_t tokens, std::uint32_t top_k, std
   }
   // Sampled: each trial routes every token to top_k distinct experts (Floyd's algorithm), the
   // trials sized to about 2^18 slots in all (a fixed seed: the same figure every run).
-  const std::uint64_t trials = std::max<std::uint64_t>(4096, (std::uint64_t{1} << 18) / slots);
+  const std::uint64_t trials = BusiestSampler::trials(slots);
   Rng rng(0x70b6);
-  std::vector<std::uint32_t> load(ranks), hits(experts), picked;
-  double sum_slots = 0, sum_experts = 0;
+  BusiestSampler sampler(ranks, local);
+  std::vector<std::uint32_t> picked;
   for (std::uint64_t n = 0; n < trials; ++n) {
-    std::fill(load.begin(), load.end(), 0);
-    std::fill(hits.begin(), hits.end(), 0);
+    sampler.start_trial();
     for (std::uint64_t q = 0; q < tokens; ++q) {
       picked.clear();
       for (std::uint32_t j = experts - top_k; j < experts; ++j) {
         auto x = static_cast<std::uint32_t>(rng.below(j + 1));
         if (std::find(picked.begin(), picked.end(), x) != picked.end()) x = j;
         picked.push_back(x);
-        ++load[x / local];
-        ++hits[x];
+        sampler.hit(x);
       }
     }
-    std::uint32_t best = 0, best_hit = 0;
-    for (std::uint32_t r = 0; r < ranks; ++r) {
-      std::uint32_t reached = 0;
-      for (std::uint32_t x = r * local; x < (r + 1) * local; ++x) reached += hits[x] > 0 ? 1 : 0;
-      if (load[r] > best || (load[r] == best && reached > best_hit)) {
-        best = load[r];
-        best_hit = reached;
-      }
-    }
-    sum_slots += best;
-    sum_experts += best_hit;
+    sampler.end_trial();
   }
-  out.slots = sum_slots / static_cast<double>(trials);
-  out.experts = sum_experts / static_cast<double>(trials);
+  const HottestGpu h = sampler.mean();
+  out.slots = h.slots;
+  out.experts = h.experts;
   return out;
 }
 

@@ -62,6 +62,30 @@ struct HottestGpu {
 HottestGpu expected_hottest_gpu(const ExpertPlacement& placement, std::uint64_t tokens,
                                 std::uint32_t top_k);
 
+/// The sampled busiest GPU, trial by trial (the uniform model's expected_busiest_rank and
+/// expected_hottest_gpu share it): each trial's slots land on experts numbered GPU by GPU,
+/// `per_gpu` a GPU; the trial's busiest GPU has the most slots (ties: the most experts hit).
+class BusiestSampler {
+ public:
+  BusiestSampler(std::uint32_t gpus, std::uint32_t per_gpu);
+  /// Trials for `slots` slots a trial: about 2^18 slots in all, at least 4,096.
+  static std::uint64_t trials(std::uint64_t slots);
+  void start_trial();
+  void hit(std::uint32_t expert) {
+    ++load_[expert / per_gpu_];
+    ++hits_[expert];
+  }
+  void end_trial();
+  /// The busiest GPU's mean slots and experts hit over the trials.
+  HottestGpu mean() const;
+
+ private:
+  std::uint32_t per_gpu_;
+  std::vector<std::uint32_t> load_, hits_;
+  double slots_ = 0, experts_ = 0;
+  std::uint64_t trials_ = 0;
+};
+
 /// The GPU with the largest share (the first of equals).
 std::uint32_t hottest_gpu(const ExpertPlacement& placement);
 
