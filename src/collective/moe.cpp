@@ -111,6 +111,7 @@ std::uint16_t nvl_channel(const MoeSpec& s, std::uint32_t c) {
 struct Load {
   const MoeSpec& s;
   double rank(Rank d) const {
+    if (!s.rank_load.empty()) return s.rank_load[d];
     if (s.imbalance == 1 || s.ranks == 1) return 1;
     return d == 0 ? s.imbalance : (s.ranks - s.imbalance) / (s.ranks - 1);
   }
@@ -325,6 +326,18 @@ void validate(const MoeSpec& s) {
     throw InputError("imbalance", fmt::format("{} is not between 1 and the {} ranks (the busiest "
                                               "rank's tokens over the mean)",
                                               s.imbalance, s.ranks));
+  if (s.rank_load.empty()) return;
+  if (s.rank_load.size() != s.ranks)
+    throw InputError("rank_load", fmt::format("{} loads for {} ranks (one a rank)",
+                                              s.rank_load.size(), s.ranks));
+  if (s.imbalance != 1) throw InputError("rank_load", "given with imbalance (one or the other)");
+  double sum = 0;
+  for (double x : s.rank_load) {
+    if (!(x >= 0)) throw InputError("rank_load", fmt::format("{} is negative", x));
+    sum += x;
+  }
+  if (std::abs(sum / s.ranks - 1) > 1e-9)
+    throw InputError("rank_load", fmt::format("the loads' mean is {}, not 1", sum / s.ranks));
 }
 
 std::uint64_t moe_token_bytes(const MoeSpec& s, MoePhase phase) {
@@ -379,7 +392,9 @@ std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& s, MoePhase phase) 
   // A hot rank, or ranks of different token counts, break the translation symmetry.
   const bool even = std::all_of(s.rank_tokens.begin(), s.rank_tokens.end(),
                                 [&](std::uint64_t n) { return n == s.rank_tokens.front(); });
-  const Rank period = s.imbalance != 1 || !even ? 0 : s.nodes() > 1 ? s.ranks_per_node : 1;
+  const Rank period = s.imbalance != 1 || !s.rank_load.empty() || !even ? 0
+                      : s.nodes() > 1                                   ? s.ranks_per_node
+                                                                        : 1;
   auto set = std::make_unique<MoeProgramSet>(s.ranks, period);
   if (s.kernel == MoeKernel::LowLatency) {
     low_latency(s, phase, t, *set);

@@ -15,13 +15,14 @@ Time DeepEpComm::moe(const MoeExchange& x, bool dispatch) {
       x.tokens.empty() ? 0 : *std::max_element(x.tokens.begin(), x.tokens.end());
   if (most == 0 || x.ranks.size() < 2) return Time::zero();
   const MoeKey key{x.ranks,  x.tokens, x.hidden, x.top_k, x.experts, x.bytes_per_element,
-                   x.decode, dispatch};
+                   x.decode, dispatch, x.load};
   if (const auto it = moe_cache_.find(key); it != moe_cache_.end()) return it->second;
   MoeSpec s;
   s.tokens = most;
   // Equal counts keep the uniform programs (and their symmetry).
   if (std::any_of(x.tokens.begin(), x.tokens.end(), [&](std::uint64_t n) { return n != most; }))
     s.rank_tokens = x.tokens;
+  s.rank_load = x.load;
   s.hidden = static_cast<std::uint32_t>(x.hidden);
   s.topk = x.top_k;
   s.experts = x.experts;

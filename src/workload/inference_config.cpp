@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "lockstep/config/arg_node.hpp"
 #include "lockstep/config/spec_text.hpp"
@@ -52,6 +53,35 @@ std::uint32_t get_u32(const ArgNode& n, const char* key, std::uint32_t fallback,
   return static_cast<std::uint32_t>(n.get_int(key, fallback, 1, max));
 }
 
+// The expert-load keys against the layout: they describe the experts of an EP group, so they
+// need ep > 1; EPLB needs whole GPUs' worth of physical experts (its num_replicas % num_gpus);
+// a token picks an expert at most once, so no expert takes more than 1 / top_k of the slots.
+template <class Fail>
+void check_expert_load(const InferenceConfig& c, Fail fail) {
+  if (c.ep < 2) {
+    const char* why = "describes the experts of an expert-parallel group: needs ep > 1";
+    if (c.expert_skew > 0) fail("expert_skew", why);
+    if (c.redundant_experts > 0) fail("redundant_experts", why);
+    if (c.eplb) fail("expert_placement", why);
+    return;
+  }
+  if (c.redundant_experts > 0 && !c.eplb)
+    fail("redundant_experts",
+         "replicas are placed by EPLB: expert_placement: eplb (or leave it out)");
+  if ((c.model.experts + c.redundant_experts) % c.ep != 0)
+    fail("redundant_experts",
+         fmt::format("{} experts + {} replicas do not fill the ep={} GPUs evenly (EPLB places "
+                     "the same number on each)",
+                     c.model.experts, c.redundant_experts, c.ep));
+  double harmonic = 0;
+  for (std::uint32_t i = 1; i <= c.model.experts; ++i) harmonic += std::pow(i, -c.expert_skew);
+  if (c.model.top_k * (1 / harmonic) > 1)
+    fail("expert_skew",
+         fmt::format("{} gives the hottest expert {:.3f} of the slots, above 1 / top_k = {:.3f} "
+                     "(a token picks an expert once)",
+                     c.expert_skew, 1 / harmonic, 1.0 / c.model.top_k));
+}
+
 }  // namespace
 
 const std::vector<std::string>& inference_job_keys() {
@@ -60,6 +90,9 @@ const std::vector<std::string>& inference_job_keys() {
                                                 "tp",
                                                 "pp",
                                                 "ep",
+                                                "expert_skew",
+                                                "redundant_experts",
+                                                "expert_placement",
                                                 "attention_dp",
                                                 "replicas",
                                                 "precision",
@@ -106,6 +139,12 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   c.pp = get_u32(job, "pp", 1, 1 << 16);
   c.ep = get_u32(job, "ep", 1, 1 << 16);
   c.attention_dp = get_u32(job, "attention_dp", 1, 1 << 16);
+  c.expert_skew = job.get_double("expert_skew", 0, 0, 10);
+  c.redundant_experts =
+      static_cast<std::uint32_t>(job.get_int("redundant_experts", 0, 0, std::int64_t{1} << 20));
+  c.eplb = c.redundant_experts > 0;
+  if (const ArgNode* pl = job.find("expert_placement"))
+    c.eplb = pl->as_choice({"contiguous", "eplb"}) == "eplb";
   c.replicas = get_u32(job, "replicas", 1, 1 << 24);
   if (const ArgNode* pr = job.find("precision")) {
     const std::string v = pr->as_choice({"bf16", "fp8", "fp4"});
@@ -234,6 +273,7 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     if (c.model.experts % c.ep != 0)
       fail("ep", fmt::format("{} experts do not split over ep={}", c.model.experts, c.ep));
   }
+  check_expert_load(c, fail);
   // vLLM's max_num_batched_tokens: with chunked prefill a step's token budget (2048, its default
   // with chunked prefill); without, the longest prompt a step takes whole.
   if (c.max_prefill_tokens == 0) {

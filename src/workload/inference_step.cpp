@@ -15,6 +15,7 @@
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
+#include "lockstep/workload/expert_load.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "training_detail.hpp"
 
@@ -106,37 +107,26 @@ BusiestRank expected_busiest_rank(std::uint64_t tokens, std::uint32_t top_k, std
   }
   // Sampled: each trial routes every token to top_k distinct experts (Floyd's algorithm), the
   // trials sized to about 2^18 slots in all (a fixed seed: the same figure every run).
-  const std::uint64_t trials = std::max<std::uint64_t>(4096, (std::uint64_t{1} << 18) / slots);
+  const std::uint64_t trials = BusiestSampler::trials(slots);
   Rng rng(0x70b6);
-  std::vector<std::uint32_t> load(ranks), hits(experts), picked;
-  double sum_slots = 0, sum_experts = 0;
+  BusiestSampler sampler(ranks, local);
+  std::vector<std::uint32_t> picked;
   for (std::uint64_t n = 0; n < trials; ++n) {
-    std::fill(load.begin(), load.end(), 0);
-    std::fill(hits.begin(), hits.end(), 0);
+    sampler.start_trial();
     for (std::uint64_t q = 0; q < tokens; ++q) {
       picked.clear();
       for (std::uint32_t j = experts - top_k; j < experts; ++j) {
         auto x = static_cast<std::uint32_t>(rng.below(j + 1));
         if (std::find(picked.begin(), picked.end(), x) != picked.end()) x = j;
         picked.push_back(x);
-        ++load[x / local];
-        ++hits[x];
+        sampler.hit(x);
       }
     }
-    std::uint32_t best = 0, best_hit = 0;
-    for (std::uint32_t r = 0; r < ranks; ++r) {
-      std::uint32_t reached = 0;
-      for (std::uint32_t x = r * local; x < (r + 1) * local; ++x) reached += hits[x] > 0 ? 1 : 0;
-      if (load[r] > best || (load[r] == best && reached > best_hit)) {
-        best = load[r];
-        best_hit = reached;
-      }
-    }
-    sum_slots += best;
-    sum_experts += best_hit;
+    sampler.end_trial();
   }
-  out.slots = sum_slots / static_cast<double>(trials);
-  out.experts = sum_experts / static_cast<double>(trials);
+  const HottestGpu h = sampler.mean();
+  out.slots = h.slots;
+  out.experts = h.experts;
   return out;
 }
 
@@ -154,10 +144,18 @@ struct InferenceStepModel::Impl {
   double bf16_rate = 0, wb = 2, kv_per_layer = 0;  // KV bytes per token and layer per GPU
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stages;  // [first, last) layers
   std::map<std::uint64_t, BusiestRank> busiest;  // tokens -> the busiest EP rank's expected share
+  // The routed experts on an EP group's GPUs when they are not equally popular or EPLB places
+  // them (every EP group alike: one popularity per job, every MoE layer alike).
+  ExpertPlacement placement;
+  std::vector<double> ep_load;  // each EP GPU's slots over the mean; empty: uniform
   const BusiestRank& busiest_rank(std::uint64_t tokens) {
     const auto it = busiest.find(tokens);
     if (it != busiest.end()) return it->second;
-    return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
+    if (ep_load.empty())
+      return busiest[tokens] = expected_busiest_rank(tokens, c.model.top_k, c.model.experts, c.ep);
+    // Skewed or EPLB-placed: the busiest GPU's expected slots and experts reached.
+    const HottestGpu h = expected_hottest_gpu(placement, tokens, c.model.top_k);
+    return busiest[tokens] = {h.slots, h.experts};
   }
 
   // One pass of a micro-batch through one pipeline stage.
@@ -229,6 +227,12 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
   // MoE and KV traffic as DeepEP and disaggregated serving move them, on the job's engine
   // (docs/moe-dispatch.md).
   m.comm = comm ? std::move(comm) : std::make_shared<DeepEpComm>(topology, c.engine);
+  if (c.ep > 1 && !c.uniform_experts()) {
+    const std::vector<double> shares = zipf_expert_shares(c.model.experts, c.expert_skew, c.seed);
+    m.placement = c.eplb ? eplb_placement(shares, c.ep, c.redundant_experts)
+                         : contiguous_placement(shares, c.ep);
+    m.ep_load = m.placement.relative_load();
+  }
 
   // Layers split evenly over the stages, the first stages taking one more (vLLM's
   // get_pp_indices).
@@ -251,7 +255,12 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
                                                      static_cast<double>(md.expert_params())
                                                : 0;
       const double shared = static_cast<double>(md.layer_params(l)) - routed;
-      bytes += shared * wb / c.tp + routed * wb / (c.ep > 1 ? c.ep : c.tp);
+      // EPLB's replicas add whole experts to every GPU ((E + redundant) / ep each).
+      const double replicas =
+          md.is_moe_layer(l) && c.ep > 1
+              ? static_cast<double>(c.redundant_experts) * static_cast<double>(md.expert_params())
+              : 0;
+      bytes += shared * wb / c.tp + (routed + replicas) * wb / (c.ep > 1 ? c.ep : c.tp);
     }
     // The embedding and output layer stay BF16 (as Transformer Engine's recipes keep them).
     const double embed = static_cast<double>(md.vocab * md.hidden) * kBf16 / c.tp;
@@ -442,8 +451,8 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
     p.flops += slowest.flops;
     p.bytes += slowest.bytes;
     if (!md.is_moe_layer(l) || c.ep == 1) continue;
-    // Expert parallelism: a GPU holds E / ep whole experts and the layer waits for the busiest:
-    // its expected token-slots and experts reached, each token's top_k experts distinct.
+    // Expert parallelism: a GPU holds E / ep whole experts (EPLB: (E + redundant) / ep) and the
+    // layer waits for the busiest: its expected token-slots and experts reached.
     const double ex = static_cast<double>(md.expert_params());
     const BusiestRank& b = busiest_rank(ep_tokens);
     p.flops += 2 * ex * b.slots;
@@ -462,6 +471,7 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       // (DeepSeek-V3 section 3.3.3; its low-latency kernels' default), combine in BF16.
       x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
       x.decode = decode;
+      x.load = ep_load;
       slowest_exchange = std::max(slowest_exchange,
                                   comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds());
     }

@@ -157,16 +157,22 @@ MoeSpec moe_group_spec(MoeSpec spec, const std::vector<std::uint32_t>& gpus, con
   if (!spec.rank_tokens.empty() && spec.rank_tokens.size() != gpus.size())
     throw InputError("rank_tokens", fmt::format("{} counts for a group of {} GPUs",
                                                 spec.rank_tokens.size(), gpus.size()));
-  // Each rank keeps its GPU's token count as the ranks are reordered.
+  if (!spec.rank_load.empty() && spec.rank_load.size() != gpus.size())
+    throw InputError("rank_load", fmt::format("{} loads for a group of {} GPUs",
+                                              spec.rank_load.size(), gpus.size()));
+  // Each rank keeps its GPU's token count and expert load as the ranks are reordered.
   placement.clear();
   std::vector<std::uint64_t> tokens;
+  std::vector<double> load;
   for (std::uint32_t d = 0; d < domains; ++d)
     for (std::size_t i = 0; i < gpus.size(); ++i)
       if (domain[i] == d) {
         placement.push_back(gpus[i]);
         if (!spec.rank_tokens.empty()) tokens.push_back(spec.rank_tokens[i]);
+        if (!spec.rank_load.empty()) load.push_back(spec.rank_load[i]);
       }
   spec.rank_tokens = std::move(tokens);
+  spec.rank_load = std::move(load);
   const Rank r = static_cast<Rank>(gpus.size());
   spec.ranks = r;
   spec.ranks_per_node = r % domains == 0 ? r / domains : 1;

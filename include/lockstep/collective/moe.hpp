@@ -68,13 +68,19 @@ struct MoeSpec {
   // with none still sends its empty messages, the token counts DeepEP's dispatch signals to
   // every peer before the data (a message latency, no bytes).
   std::vector<std::uint64_t> rank_tokens;
+  // The load of each rank's experts relative to the mean (one a rank, mean 1), when the experts
+  // are not equally popular (docs/inference.md, "Expert load and redundant experts"): messages
+  // to (dispatch) or from (combine) rank r scale by rank_load[r], as with `imbalance`, which it
+  // replaces; empty: every rank 1 (or `imbalance`'s hot rank 0).
+  std::vector<double> rank_load;
 
   std::uint32_t nodes() const { return ranks / ranks_per_node; }
   std::uint64_t tokens_of(Rank r) const { return rank_tokens.empty() ? tokens : rank_tokens[r]; }
 };
 
 /// Checks the spec; InputError naming the field (tokens, hidden, topk, experts, ranks,
-/// ranks_per_node, max_nodes, chunks, imbalance, rank_tokens: one a rank, none above tokens).
+/// ranks_per_node, max_nodes, chunks, imbalance, rank_tokens: one a rank, none above tokens;
+/// rank_load: one a rank, none negative, mean 1, not with imbalance).
 void validate(const MoeSpec& spec);
 
 /// Bytes of one token's message in `phase`: dispatch H + 4 ceil(H / 128) (FP8) or 2H (BF16);
@@ -110,7 +116,8 @@ MoeTraffic moe_rank_traffic(const MoeSpec& spec, MoePhase phase, Rank r);
 /// chunks + c (one size per channel); a forwarded
 /// chunk waits for its network chunk (dispatch) or for every local GPU's part of it (combine).
 /// Translation by G ranks maps the programs onto themselves (ProgramSet::symmetry_period) unless
-/// a rank is hot (imbalance > 1) or the ranks route different token counts (rank_tokens).
+/// a rank is hot (imbalance > 1, rank_load) or the ranks route different token counts
+/// (rank_tokens).
 std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& spec, MoePhase phase);
 
 }  // namespace lockstep

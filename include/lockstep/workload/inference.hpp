@@ -50,6 +50,14 @@ struct InferenceConfig {
   // replica (a divisor of its tp x attention_dp GPUs, nodes apart or not).
   std::uint32_t tp = 1, pp = 1, ep = 1, attention_dp = 1;
   std::uint32_t replicas = 1;  // data-parallel copies of the model (the colocated pool)
+  // Expert load under ep > 1 (docs/inference.md, "Expert load and redundant experts"): the Zipf
+  // exponent of the experts' popularity (0: uniform), the extra expert copies EPLB places, and
+  // whether the experts are placed by EPLB (else contiguously, E / ep a GPU in index order).
+  double expert_skew = 0;
+  std::uint32_t redundant_experts = 0;
+  bool eplb = false;
+  /// Every expert equally popular and in place: the uniform routing model.
+  bool uniform_experts() const { return expert_skew == 0 && !eplb; }
   Precision precision = Precision::Bf16;
   LengthSpec prompt, output;
   double rate = 0;                // requests/s, Poisson arrivals (0: closed loop)

@@ -19,6 +19,9 @@ struct MoeExchange {
   std::uint32_t experts = 0;          // routed experts of the layer
   double bytes_per_element = 2;       // activations sent: BF16 2, FP8 dispatch 1
   bool decode = true;                 // a decode step (DeepEP's low-latency kernels) or prefill
+  // Each rank's share of the token-slots relative to the mean (mean 1, `ranks` order): the
+  // experts' popularity and their placement (workload/expert_load.hpp); empty: all equal.
+  std::vector<double> load;
 };
 
 /// A KV cache moved from a prefill replica to a decode replica.
