@@ -14,12 +14,6 @@
 namespace lockstep {
 namespace {
 
-// NCCL's figure for the link between two Intel CPUs older than Skylake, per direction (topo.h
-// QPI_BW; topo.cc ncclTopoConnectCpus, SKL_QPI_BW 10 from Skylake on): the only server with a
-// PCIe tree in the catalog (host_pcie_tree) is the DGX-1, whose Xeon E5-2698 v4 are Broadwell
-// (CPUID model 0x4F), so its QPI is 6 GB/s to NCCL whatever its 19.2 GB/s per link.
-constexpr double kQpiBw = 6.0;
-
 // The path types a ring's hop may take, in the order NCCL's search raises typeIntra: NVLink alone
 // (PATH_NVL), NVLink through one GPU (PATH_NVB), then the host's PCIe tree (PIX .. SYS).
 enum class HopLevel {
@@ -164,22 +158,6 @@ class RingPacking {
   std::vector<std::size_t> taken_, best_;  // indices into rings_
 };
 
-MeshSearchInput wired_input(const std::string& gpu, std::uint32_t gpus, bool nvb) {
-  const GpuSpec& spec = gpu_spec(gpu);
-  const auto& wiring = mesh_wiring(spec.default_scale_up);
-  MeshSearchInput in;
-  in.gpus = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
-  in.links = wiring;
-  in.link_GBps = nccl::nvlink_bw_per_link(nccl_generation(gpu));
-  in.nvb = nvb;
-  const HostPcieTree& tree = host_pcie_tree(spec.default_scale_up);
-  in.gpus_per_switch = tree.gpus_per_switch;
-  in.switches_per_cpu = tree.switches_per_cpu;
-  in.cpu_link_GBps = kQpiBw;
-  in.pcie_GBps = default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
-  return in;
-}
-
 }  // namespace
 
 MeshSearch nccl_ring_search(const MeshSearchInput& in, nccl::Generation generation) {
@@ -235,8 +213,26 @@ MeshSearch nccl_ring_search(const MeshSearchInput& in, nccl::Generation generati
   return best;
 }
 
+MeshSearchInput nccl_mesh_input(const std::string& gpu, std::uint32_t gpus, bool nvb) {
+  const GpuSpec& spec = gpu_spec(gpu);
+  const auto& wiring = mesh_wiring(spec.default_scale_up);
+  MeshSearchInput in;
+  in.gpus = std::min<std::uint32_t>(gpus, static_cast<std::uint32_t>(wiring.size()));
+  in.links = wiring;
+  in.link_GBps = nccl::nvlink_bw_per_link(nccl_generation(gpu));
+  in.nvb = nvb;
+  const HostPcieTree& tree = host_pcie_tree(spec.default_scale_up);
+  in.gpus_per_switch = tree.gpus_per_switch;
+  in.switches_per_cpu = tree.switches_per_cpu;
+  // NCCL rates the CPUs' link by their generation (catalog CpuLinkSpec::nccl; the DGX-1's
+  // Broadwell QPI: topo.h QPI_BW, 6 GB/s whatever its 38.4).
+  if (tree.cpu_link != nullptr) in.cpu_link_GBps = tree.cpu_link->nccl.gigabytes_per_second();
+  in.pcie_GBps = default_gpu_nic_pcie(gpu).nccl.gigabytes_per_second();
+  return in;
+}
+
 MeshSearch nccl_mesh_search(const std::string& gpu, std::uint32_t gpus, bool nvb) {
-  return nccl_ring_search(wired_input(gpu, gpus, nvb), nccl_generation(gpu));
+  return nccl_ring_search(nccl_mesh_input(gpu, gpus, nvb), nccl_generation(gpu));
 }
 
 std::vector<std::vector<std::uint32_t>> nccl_mesh_rings(const std::string& gpu, std::uint32_t gpus,

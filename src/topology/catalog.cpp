@@ -1,6 +1,6 @@
-// The hardware catalog: PCIe links, the host wiring of systems with no switch, and the lookups by
-// name over every table (the tables themselves: catalog_gpus.cpp, catalog_network.cpp,
-// catalog_cables.cpp). Every figure carries its public source.
+// The hardware catalog: PCIe links, CPU socket links, the host wiring of systems with no switch,
+// and the lookups by name over every table (the tables themselves: catalog_gpus.cpp,
+// catalog_network.cpp, catalog_cables.cpp). Every figure carries its public source.
 #include <fmt/format.h>
 
 #include "catalog_tables.hpp"
@@ -33,11 +33,38 @@ const std::vector<PcieSpec>& pcies() {
   return table;
 }
 
+// The socket link of each CPU generation, per direction, both sockets' links summed: a link
+// moves 16 data bits per transfer each way (Intel QPI and UPI: 20 lanes, 16 of them data; an AMD
+// xGMI link is 16 lanes of 1 bit). One hop's latency ~100 ns is an estimate (neither vendor
+// publishes one per hop). NCCL rates the link by the CPUs alone (topo.cc ncclTopoConnectCpus:
+// Intel x86 before Skylake topo.h QPI_BW 6 GB/s, from Skylake on SKL_QPI_BW 10, AMD x86 AMD_BW
+// 16), whatever the links' rate.
+const std::vector<CpuLinkSpec>& cpu_links() {
+  static const std::vector<CpuLinkSpec> table = {
+      // Intel Xeon E5-2698 v4 product specification (the DGX-1's): 2 QPI links at 9.6 GT/s,
+      // 9.6 x 2 B = 19.2 GB/s per link per direction, 38.4 over both.
+      {"qpi_broadwell", "Intel Xeon E5 v4 (Broadwell)", 2, 9.6, Bandwidth::gBps(2 * 9.6 * 2),
+       Time::ns(100), Bandwidth::gBps(6)},
+      // Intel Xeon Platinum 8168 product specification (Skylake-SP, the DGX-2's): 3 UPI links at
+      // 10.4 GT/s, 20.8 GB/s per link per direction, 62.4 over the three (a two-socket board
+      // that wires all three; some wire two).
+      {"upi_skylake", "Intel Xeon Scalable (Skylake-SP)", 3, 10.4, Bandwidth::gBps(3 * 10.4 * 2),
+       Time::ns(100), Bandwidth::gBps(10)},
+      // AMD EPYC 9004 (Genoa) architecture overview: a two-socket server joins the sockets by up
+      // to 4 x16 xGMI links at 32 Gb/s per lane, 16 x 32 / 8 = 64 GB/s per link per direction,
+      // 256 over four.
+      {"xgmi_genoa", "AMD EPYC 9004 (Genoa)", 4, 32, Bandwidth::gBps(4 * 16 * 32.0 / 8),
+       Time::ns(100), Bandwidth::gBps(16)},
+  };
+  return table;
+}
+
 }  // namespace catalog_tables
 
 namespace {
 
 using catalog_tables::cables;
+using catalog_tables::cpu_links;
 using catalog_tables::gpus;
 using catalog_tables::nics;
 using catalog_tables::pcies;
@@ -96,6 +123,9 @@ std::span<const CableSpec> cable_catalog() {
 std::span<const PcieSpec> pcie_catalog() {
   return pcies();
 }
+std::span<const CpuLinkSpec> cpu_link_catalog() {
+  return cpu_links();
+}
 
 const GpuSpec& gpu_spec(std::string_view name, std::string_view field) {
   return gpus()[index_of(gpus(), name, field, "GPU")];
@@ -111,6 +141,9 @@ const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field) 
 }
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field) {
   return pcies()[index_of(pcies(), name, field, "PCIe link")];
+}
+const CpuLinkSpec& cpu_link_spec(std::string_view name, std::string_view field) {
+  return cpu_links()[index_of(cpu_links(), name, field, "CPU link")];
 }
 // The DGX-1 V100 hybrid cube mesh (whitepaper WP-08437-002, figure "DGX-1 uses an 8-GPU hybrid
 // cube-mesh interconnection network topology"; as `nvidia-smi topo -m` prints it on a DGX-1V or
@@ -136,12 +169,10 @@ const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scal
 // NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (WP-08437-002), figure "DGX-1
 // PCIe topology": four PCIe switches, each joining two GPUs and one EDR NIC to a CPU's root
 // complex by a Gen3 x16 link, two switches per CPU (GPUs 0-3 on CPU 0, 4-7 on CPU 1). The two
-// Xeon E5-2698 v4 (Intel's product specification: 2 QPI links at 9.6 GT/s) are joined by QPI:
-// a link moves 16 data bits per transfer each way, 9.6 x 2 = 19.2 GB/s per direction, 38.4 over
-// both links. QPI's hop latency ~100 ns is an estimate (Intel publishes none per hop).
+// Xeon E5-2698 v4 (Broadwell) are joined by QPI (cpu_links above: 38.4 GB/s per direction).
 const HostPcieTree& host_pcie_tree(std::string_view scale_up) {
   static const HostPcieTree none;
-  static const HostPcieTree dgx1{2, 2, Bandwidth::gBps(2 * 9.6 * 2), Time::ns(100)};
+  static const HostPcieTree dgx1{2, 2, &cpu_link_spec("qpi_broadwell")};
   return scale_up == "dgx1_cube_mesh" ? dgx1 : none;
 }
 

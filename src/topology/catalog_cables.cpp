@@ -80,7 +80,7 @@ const std::vector<CableSpec>& cables() {
 using catalog_tables::cables;
 
 CableChoice cable_for(LinkMedium medium, Bandwidth speed, double length_m) {
-  if (medium == LinkMedium::NvLink || medium == LinkMedium::Pcie) return {};  // board traces
+  if (on_board(medium)) return {};  // board traces
   const CableSpec* fastest = nullptr;
   for (const CableSpec& c : cables()) {
     if (c.medium != medium || c.reach_m < length_m) continue;
@@ -231,6 +231,12 @@ Bytes board_packet_payload(LinkMedium medium) {
     // switches advertise 256 B (lspci "DevCap: MaxPayload 256 bytes").
     case LinkMedium::Pcie:
       return Bytes(256);
+    // Between CPU sockets a PCIe write is carried as the coherent fabric's cache-line writes:
+    // QPI / UPI data packets carry one 64 B cache line (Intel, "An Introduction to the Intel
+    // QuickPath Interconnect", 2009: a cache line in 8 data flits of 64 payload bits), as AMD's
+    // Infinity Fabric moves 64 B lines between sockets (AMD EPYC architecture overviews).
+    case LinkMedium::CpuLink:
+      return Bytes(64);
     case LinkMedium::CopperDac:
     case LinkMedium::ActiveElectrical:
     case LinkMedium::Optical:

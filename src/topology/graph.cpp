@@ -40,6 +40,8 @@ const char* to_string(LinkMedium medium) {
       return "optical";
     case LinkMedium::LongHaulFibre:
       return "long_haul_fibre";
+    case LinkMedium::CpuLink:
+      return "cpu_link";
   }
   return "?";
 }

@@ -228,7 +228,14 @@ void BomTally::finish(Inventory& inv) const {
   add_line(inv, splitter.display, "cable", "", splitters_, splitter.power_w, splitter.price_usd);
 }
 
-void count_inventory(const Topology& topo, Inventory& inv) {
+std::uint64_t BomTally::links(LinkMedium medium) const {
+  std::uint64_t n = 0;
+  for (const auto& [key, count] : links_)
+    if (key.medium == medium) n += count;
+  return n;
+}
+
+BomTally tally_topology(const Topology& topo) {
   BomTally tally;
   // Group switches by (tier, model, radix) so ports are summed per group.
   std::map<std::tuple<std::uint8_t, std::uint16_t, std::uint16_t>,
@@ -390,7 +397,11 @@ void count_inventory(const Topology& topo, Inventory& inv) {
     const auto [medium, speed, length] = kind;
     tally.add_modules(medium, Bandwidth::bytes_per_second(speed), length, ports, count, nic);
   }
-  tally.finish(inv);
+  return tally;
+}
+
+void count_inventory(const Topology& topo, Inventory& inv) {
+  tally_topology(topo).finish(inv);
   inv.nodes = topo.num_nodes();
   inv.graph_built = true;
 }

@@ -138,6 +138,10 @@ struct MeshSearch {
 /// raised one at a time at each speed (NVLink alone, through a GPU, the host's PCIe tree), the
 /// most rings that fit each time; the largest rings x speed wins.
 MeshSearch nccl_ring_search(const MeshSearchInput& in, nccl::Generation generation);
+/// The first `gpus` GPUs of `gpu`'s node as the search sees them: its NVLinks wired pair by pair
+/// (catalog mesh_wiring) at NCCL's per-link rate, and its PCIe tree (host_pcie_tree) with NCCL's
+/// ratings of the GPUs' PCIe links and of the CPUs' link (CpuLinkSpec::nccl, by generation).
+MeshSearchInput nccl_mesh_input(const std::string& gpu, std::uint32_t gpus, bool nvb);
 /// The search over the first `gpus` GPUs of `gpu`'s node when its NVLinks are wired pair by pair
 /// (DGX-1's hybrid cube mesh; catalog mesh_wiring): empty (no rings) for other nodes. `nvb`
 /// false: NCCL_NVB_DISABLE=1, hops between GPUs without NVLink cross the host's PCIe tree.

@@ -152,6 +152,20 @@ struct PcieSpec {
   Bandwidth nccl;
 };
 
+/// The link between a two-socket server's CPUs (Intel QPI / UPI, AMD Infinity Fabric xGMI), one
+/// entry per CPU generation: the socket links summed, and what NCCL's topology makes of it.
+struct CpuLinkSpec {
+  std::string name;           // "qpi_broadwell"
+  std::string cpu;            // the CPUs it joins: "Intel Xeon E5 v4 (Broadwell)"
+  std::uint32_t links = 0;    // socket links between the two CPUs
+  double transfers_GTps = 0;  // per link
+  Bandwidth bandwidth;        // all the links together, per direction
+  Time latency;               // one hop across
+  // NCCL's figure for the CPU-to-CPU link, per direction, by the CPUs' vendor and model
+  // (topo.cc ncclTopoConnectCpus; topo.h QPI_BW 6, SKL_QPI_BW 10, AMD_BW 16 GB/s).
+  Bandwidth nccl;
+};
+
 // Tables (stable order: Device::model indexes them).
 std::span<const GpuSpec> gpu_catalog();
 std::span<const NicSpec> nic_catalog();
@@ -159,6 +173,7 @@ std::span<const SwitchSpec> switch_catalog();
 std::span<const ScaleUpSpec> scale_up_catalog();
 std::span<const CableSpec> cable_catalog();
 std::span<const PcieSpec> pcie_catalog();
+std::span<const CpuLinkSpec> cpu_link_catalog();
 
 // Lookups by name: InputError(field, "unknown GPU 'x' (known: a100, h100, ...)") when absent.
 const GpuSpec& gpu_spec(std::string_view name, std::string_view field = "gpu");
@@ -169,15 +184,15 @@ const ScaleUpSpec& scale_up_spec(std::string_view name, std::string_view field =
 /// (DGX-1's hybrid cube mesh); empty for meshes that wire every pair alike.
 const std::vector<std::vector<std::uint32_t>>& mesh_wiring(std::string_view scale_up);
 const PcieSpec& pcie_spec(std::string_view name, std::string_view field = "pcie");
+const CpuLinkSpec& cpu_link_spec(std::string_view name, std::string_view field = "cpu_link");
 
 /// The PCIe tree of a server whose GPUs meet over PCIe where no NVLink joins them (DGX-1): the
 /// GPUs sit in groups behind PCIe switches, each switch on one CPU's root complex by a link at
 /// the GPUs' PCIe rate, and the CPUs are joined by their socket interconnect (QPI / UPI).
 struct HostPcieTree {
-  std::uint32_t gpus_per_switch = 0;   // GPUs behind each PCIe switch (0: no tree)
-  std::uint32_t switches_per_cpu = 0;  // PCIe switches on each CPU's root complex
-  Bandwidth cpu_link;                  // between the two CPUs, per direction
-  Time cpu_link_latency;
+  std::uint32_t gpus_per_switch = 0;      // GPUs behind each PCIe switch (0: no tree)
+  std::uint32_t switches_per_cpu = 0;     // PCIe switches on each CPU's root complex
+  const CpuLinkSpec* cpu_link = nullptr;  // between the two CPUs (the server's CPU generation)
 };
 /// The tree of a scale-up's servers; gpus_per_switch 0 for servers built with one host device.
 const HostPcieTree& host_pcie_tree(std::string_view scale_up);

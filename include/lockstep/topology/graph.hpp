@@ -33,10 +33,19 @@ enum class LinkMedium : std::uint8_t {
   ActiveElectrical,
   Optical,
   LongHaulFibre,
+  // The link between a server's CPU sockets (Intel QPI / UPI, AMD Infinity Fabric xGMI): board
+  // traces between the root complexes, carrying PCIe traffic from one socket to the other.
+  CpuLink,
 };
 
 const char* to_string(DeviceKind kind);
 const char* to_string(LinkMedium medium);
+/// A trace on a server's boards (NVLink, PCIe, the CPUs' socket link): no cable, no optics, and
+/// what it carries stays in the server.
+constexpr bool on_board(LinkMedium medium) {
+  return medium == LinkMedium::NvLink || medium == LinkMedium::Pcie ||
+         medium == LinkMedium::CpuLink;
+}
 /// "leaf", "spine", "core" for switch tiers 0, 1, 2, else "tier3+".
 const char* switch_tier_name(std::uint8_t tier);
 

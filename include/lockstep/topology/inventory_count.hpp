@@ -50,6 +50,9 @@ class BomTally {
                       std::uint32_t legs_per_cable, std::uint64_t cables, std::uint64_t legs);
   /// Writes counts, lines, power, cost, tiers (ports used/free) and radix problems into `inv`.
   void finish(Inventory& inv) const;
+  /// The links of `medium` given to add_links(), board media's too (NVLink, PCIe, the CPUs'
+  /// socket links), which buy no part and so leave no line.
+  std::uint64_t links(LinkMedium medium) const;
 
  private:
   struct SwitchCount {
@@ -87,6 +90,9 @@ std::string nic_side_module_name(const CableSpec& part);
 /// fabric's single-mode optics need (dr4_800g_xdr); other NICs, cable_for() by reach.
 CableChoice nic_cage_module(const NicSpec& nic, LinkMedium medium, Bandwidth cage_speed,
                             double length_m);
+
+/// Every device and link of `topo` told to a tally, as count_inventory finishes it.
+BomTally tally_topology(const Topology& topo);
 
 /// Counts every device and link of `topo` into `inv` (GPUs, NICs, nodes, switches per tier with
 /// ports used and free, cables and transceivers by kind, power, cost, radix problems) and marks

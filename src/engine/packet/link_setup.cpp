@@ -117,7 +117,8 @@ void Simulator::setup_links() {
   const std::int64_t max_wire = max_wire_ = static_cast<std::int64_t>(
       std::max({cfg_.payload.count() + cfg_.header.count(), cfg_.board_payload.count(),
                 board_packet_payload(LinkMedium::NvLink).count(),
-                board_packet_payload(LinkMedium::Pcie).count()}));
+                board_packet_payload(LinkMedium::Pcie).count(),
+                board_packet_payload(LinkMedium::CpuLink).count()}));
   watchdog_ = cfg_.watchdog.picoseconds();
   for (DirLinkId d = 0; d < n; ++d) {
     const Link& l = t.link(Topology::link_of(d));
@@ -173,9 +174,9 @@ void Simulator::setup_links() {
     }
     // InfiniBand's link-level flow control counts 64-byte blocks (IBTA Vol. 1, 7.9.4): the
     // receiver advertises its buffer in whole blocks and a packet takes ceil(wire / 64).
-    // NVLink's and PCIe's credits are the engine's bytes (their units are another model).
-    const bool board = l.medium == LinkMedium::NvLink || l.medium == LinkMedium::Pcie;
-    if (cfg_.flow_control == FlowControl::Credit && !board) s.credit_shift = 6;
+    // NVLink's, PCIe's and the CPUs' link's credits are the engine's bytes (their units are
+    // another model).
+    if (cfg_.flow_control == FlowControl::Credit && !on_board(l.medium)) s.credit_shift = 6;
     const std::int64_t lane_credits = per_lane >> s.credit_shift;
     for (std::uint32_t lane = 0; lane < lanes_; ++lane) {
       lane_[lidx(d, static_cast<std::uint8_t>(lane))].credits =

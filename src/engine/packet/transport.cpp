@@ -50,7 +50,7 @@ PathSet Simulator::path_set(DeviceId src, DeviceId dst, std::uint64_t label) {
         ref.latency = later(ref.latency, devices_[links_[d].dst].latency);
       ref.min_bw = std::min(ref.min_bw, 1e12 / links_[d].ps_per_byte);
       const LinkMedium m = topo_->link(Topology::link_of(d)).medium;
-      ref.on_board = ref.on_board && (m == LinkMedium::NvLink || m == LinkMedium::Pcie);
+      ref.on_board = ref.on_board && on_board(m);
       if (ref.on_board) {
         const std::uint64_t packet = board_packet_payload(m).count();
         medium = i == 0 ? packet : std::min(medium, packet);

@@ -15,8 +15,7 @@ void Simulator::setup_cables() {
   if (cfg_.loss_rate <= 0) return;
   cable_.assign(links_.size(), 0);
   for (DirLinkId d = 0; d < links_.size(); ++d) {
-    const LinkMedium m = topo_->link(Topology::link_of(d)).medium;
-    cable_[d] = m != LinkMedium::NvLink && m != LinkMedium::Pcie;
+    cable_[d] = !on_board(topo_->link(Topology::link_of(d)).medium);
   }
 }
 

@@ -281,14 +281,14 @@ void add_host_pcie(TopologyBuilder& b, const Hardware& hw, const NodeLayout& lay
   for (std::uint32_t i = 0; i < g; ++i)
     b.add_link(Link{gpus[i], switches[i / tree.gpus_per_switch], hw.pcie->bandwidth,
                     hw.pcie->latency, LinkMedium::Pcie, 0});
-  // The socket interconnect: a board link like PCIe (no cable), carrying PCIe's traffic between
-  // the root complexes.
+  // The socket interconnect (QPI / UPI / xGMI): a board link of its own kind (no cable), carrying
+  // PCIe's traffic between the root complexes.
   for (std::uint32_t c = 1; c < size.cpus; ++c)
-    b.add_link(
-        Link{cpus[c - 1], cpus[c], tree.cpu_link, tree.cpu_link_latency, LinkMedium::Pcie, 0});
+    b.add_link(Link{cpus[c - 1], cpus[c], tree.cpu_link->bandwidth, tree.cpu_link->latency,
+                    LinkMedium::CpuLink, 0});
 }
 
-// The server's PCIe links that add_host_pcie builds for g GPUs.
+// The server's links that add_host_pcie builds for g GPUs: PCIe, and the CPUs' socket links.
 std::uint64_t host_pcie_links(const NodeLayout& layout, std::uint32_t g) {
   const HostTreeSize size = host_tree_size(layout, g);
   return g + size.switches + (size.cpus > 0 ? size.cpus - 1 : 0);
@@ -407,8 +407,10 @@ void tally_nodes(BomTally& tally, const Hardware& hw, const NodeLayout& layout,
                           nodes);
     const HostTreeSize tree = host_tree_size(layout, layout.gpus_per_node);
     tally.add_links(LinkMedium::Pcie, hw.pcie->bandwidth, 0, nodes * (g + tree.switches));
+    // A socket link is the CPUs' board traces, not a PCIe link nor a cable: its own kind, which
+    // (like PCIe and NVLink) buys no part.
     if (tree.cpus > 1)
-      tally.add_links(LinkMedium::Pcie, host_pcie_tree(su->name).cpu_link, 0,
+      tally.add_links(LinkMedium::CpuLink, host_pcie_tree(su->name).cpu_link->bandwidth, 0,
                       nodes * (tree.cpus - 1));
     return;
   }

@@ -26,7 +26,7 @@ namespace {
 // Same order as DeviceKind and LinkMedium, so a choice's index converts directly.
 const std::vector<std::string> kKinds{"gpu", "nic", "host", "scale_up_switch", "switch", "gateway"};
 const std::vector<std::string> kMedia{
-    "nvlink", "pcie", "copper_dac", "active_electrical", "optical", "long_haul_fibre"};
+    "nvlink", "pcie", "copper_dac", "active_electrical", "optical", "long_haul_fibre", "cpu_link"};
 const std::vector<std::string> kFabrics{"infiniband", "roce", "ethernet", "ultra_ethernet",
                                         "efa",        "tcp",  "slingshot"};
 const std::vector<std::string> kScaleUps{"nvswitch", "nvl72", "nvlink_domain",

@@ -15,7 +15,7 @@ constexpr std::size_t kSampledSources = 16;  // evenly spaced GPUs otherwise
 constexpr std::size_t kMaxCutLinks = 2'000'000;
 
 bool scale_out(LinkMedium m) {
-  return m != LinkMedium::NvLink && m != LinkMedium::Pcie;
+  return !on_board(m);
 }
 
 bool is_switch(const Device& d) {

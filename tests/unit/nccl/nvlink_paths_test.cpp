@@ -14,6 +14,7 @@
 #include "lockstep/nccl/cluster.hpp"
 #include "lockstep/nccl/sweep.hpp"
 #include "lockstep/topology/builder.hpp"
+#include "lockstep/topology/catalog.hpp"
 #include "lockstep/topology/presets.hpp"
 #include "preset_views.hpp"
 
@@ -130,6 +131,34 @@ TEST(Dgx1Relay, NvbDisabledCrossesQpi) {
   EXPECT_EQ(eight.max_channels(), 12u);
 }
 
+// The same 5 GPUs with Skylake-class CPUs (a DGX-1 whose sockets were joined by UPI, catalog
+// upi_skylake: 3 links x 10.4 GT/s x 2 B = 62.4 GB/s per direction): NCCL rates the CPUs' link by
+// their generation alone, SKL_QPI_BW 10 GB/s (topo.cc ncclTopoConnectCpus), the GPUs' Gen3 links
+// still 12. At 40 .. 12 UPI carries floor(10 / s) = 0 rings a direction: none. At 10 one ring a
+// direction of UPI and of GPU 4's PCIe link: 2 rings, 20 GB/s. At 9, 7, 6 still one a direction
+// (2 rings, less); at 5 (0.5 of 10, above the search's 0.49) two a direction: 4 x 5 = 20, not
+// more; 4 is below 0.49 x 10: the search stops. 10 < 25: no duplication, 4 channels. Ring
+// Simple, 1 GiB: 20 + 8.4 + 8 x 5.7 + 2 x 4/5 x 2^30 B / 20 GB/s = 85,973.35 us.
+TEST(Dgx1Relay, SkylakeUpiRatedAtNcclsTen) {
+  MeshSearchInput in = nccl_mesh_input("v100", 5, /*nvb=*/false);
+  EXPECT_DOUBLE_EQ(in.cpu_link_GBps, 6.0);  // the DGX-1's own Broadwell QPI: QPI_BW
+  in.cpu_link_GBps = cpu_link_spec("upi_skylake").nccl.gigabytes_per_second();
+  EXPECT_DOUBLE_EQ(cpu_link_spec("upi_skylake").bandwidth.gigabytes_per_second(), 3 * 10.4 * 2);
+  const MeshSearch s = nccl_ring_search(in, nccl_generation("v100"));
+  EXPECT_EQ(s.level, MeshSearch::kHost);
+  EXPECT_EQ(s.found, 2u);
+  EXPECT_DOUBLE_EQ(s.speed, 10.0);
+  EXPECT_EQ(s.channels(), 4u);
+  // The node as search_node_rings sets it from such a search.
+  NcclCluster c = from_preset("dgx1-v100", 1, 5);
+  disable_nvb(c);
+  c.intra_GBps = s.GBps();
+  c.intra_channels = s.channels();
+  const Prediction p = ring_simple_all_reduce(c, kGiB);
+  EXPECT_NEAR(p.time.microseconds(), 20 + 8.4 + 8 * 5.7 + 2.0 * 4 / 5 * kGiB / 20e3, 1e-6);
+  EXPECT_NEAR(p.time.microseconds(), 85'973.35, 0.01);
+}
+
 // The sweep key on the engines. Their router lets no GPU forward (make_router_without_gpu_
 // transit), so GPU 4's host hop takes the PCIe tree: GPU -> switch -> CPU -> QPI -> CPU ->
 // switch -> GPU, 4 PCIe links of 250 ns and QPI's 100 ns, 1.1 us, where an NVLink hop is 0.5 us
@@ -155,7 +184,7 @@ TEST(Dgx1Relay, NvbKeyInASweep) {
     EXPECT_GE(rows[0].time.microseconds(), model_us - 0.01) << engine;
     EXPECT_LE(rows[0].time.microseconds(), model_us + 2 * (1.1 - 0.5) + 0.01) << engine;
     if (std::string(engine) != "flow") continue;
-    // The host carries the data: a PCIe link and QPI are among the busiest links.
+    // The host carries the data: a PCIe link is among the busiest links.
     ASSERT_FALSE(rows[0].links.empty());
     bool host = false;
     for (const LinkReport& l : rows[0].links)

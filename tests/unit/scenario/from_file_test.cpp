@@ -11,6 +11,7 @@
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph_json.hpp"
+#include "lockstep/topology/inventory_count.hpp"
 #include "lockstep/topology/reference.hpp"
 
 namespace lockstep {
@@ -189,6 +190,37 @@ TEST(FromFile, ErrorsInsideAGraphFileNameThatFile) {
   // the 5 column 26.
   EXPECT_EQ(error_of([&] { build_topology(load_scenario(scenario).cluster); }),
             graph + ":2:26: links[0].b: unknown device '5' (not in devices)");
+}
+
+// A two-socket server by hand: each GPU on its CPU's root complex by PCIe, the CPUs joined by
+// their socket link (`medium: cpu_link`, Broadwell's 2 QPI links: 38.4 GB/s per direction). Both
+// are board traces: no cable, no module. A medium the graph does not know is a one-line error at
+// its value: '    - {a: c0, b: c1, bandwidth: 38.4GB/s, medium: qpi}' is line 12 of the scenario
+// ("version", "cluster:", 9 lines of head), 'qpi' in column 51.
+TEST(FromFile, CpuLinkIsABoardLinkOfItsOwn) {
+  const std::string head = R"(  builder: from_file
+  devices:
+    - {id: g0, kind: gpu, node: 0}
+    - {id: g1, kind: gpu, node: 0}
+    - {id: c0, kind: host, node: 0}
+    - {id: c1, kind: host, node: 0}
+  links:
+    - {a: g0, b: c0, bandwidth: 15.75GB/s, medium: pcie}
+    - {a: g1, b: c1, bandwidth: 15.75GB/s, medium: pcie}
+)";
+  const BuildResult r =
+      build_yaml(head + "    - {a: c0, b: c1, bandwidth: 38.4GB/s, medium: cpu_link}\n");
+  ASSERT_TRUE(r.graph.has_value());
+  EXPECT_EQ(r.graph->link(2).medium, LinkMedium::CpuLink);
+  EXPECT_EQ(r.inventory.cables, 0u);
+  EXPECT_EQ(r.inventory.transceivers, 0u);
+  EXPECT_EQ(tally_topology(*r.graph).links(LinkMedium::CpuLink), 1u);
+  EXPECT_EQ(tally_topology(*r.graph).links(LinkMedium::Pcie), 2u);
+  EXPECT_EQ(
+      error_of(
+          [&] { build_yaml(head + "    - {a: c0, b: c1, bandwidth: 38.4GB/s, medium: qpi}\n"); }),
+      "t.yaml:12:51: cluster.links[2].medium: unknown value 'qpi' (expected one of nvlink, pcie, "
+      "copper_dac, active_electrical, optical, long_haul_fibre, cpu_link)");
 }
 
 TEST(FromFile, EmittedGraphReadsBackIdentically) {

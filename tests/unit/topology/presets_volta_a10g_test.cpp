@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lockstep/topology/catalog.hpp"
+#include "lockstep/topology/inventory_count.hpp"
 #include "lockstep/topology/presets.hpp"
 #include "topology_test_util.hpp"
 
@@ -63,12 +64,27 @@ TEST(VoltaA10gPresets, Dgx1GraphWiresPairsUnequally) {
   // One node: 8 x 4 / 2 = 16 linked pairs, 8 doubly (50 GB/s) and 8 singly (25 GB/s); the PCIe
   // tree where the 12 unlinked pairs could meet (catalog host_pcie_tree): each GPU's Gen3 link to
   // its PCIe switch (8), the 4 switches' links to their CPUs and QPI between the CPUs: 13.
+  // The bill of materials by hand: PCIe links are those 8 + 4 and each GPU's link to its NIC
+  // (8): 20; QPI is a link of its own kind, the CPUs' socket link (catalog qpi_broadwell, 2 QPI
+  // links x 9.6 GT/s x 2 B = 38.4 GB/s per direction), not a PCIe one; none of them buys a part.
   const Topology t = preset_graph("dgx1-v100", 1);
   const Links n = links_of(t);
   EXPECT_EQ(n.nvlink.at(50), 8u);
   EXPECT_EQ(n.nvlink.at(25), 8u);
   EXPECT_EQ(n.nvlink.size(), 2u);
   EXPECT_EQ(n.host, 8u + 4u + 1u);
+  const BomTally bom = tally_topology(t);
+  EXPECT_EQ(bom.links(LinkMedium::Pcie), 8u + 4u + 8u);
+  EXPECT_EQ(bom.links(LinkMedium::CpuLink), 1u);
+  std::uint32_t qpi = 0;
+  for (const Link& l : t.links()) {
+    if (l.medium != LinkMedium::CpuLink) continue;
+    ++qpi;
+    EXPECT_DOUBLE_EQ(l.bandwidth.gigabytes_per_second(), 2 * 9.6 * 2);
+    EXPECT_EQ(t.device(l.a).kind, DeviceKind::Host);
+    EXPECT_EQ(t.device(l.b).kind, DeviceKind::Host);
+  }
+  EXPECT_EQ(qpi, 1u);
   EXPECT_EQ(t.traits().scale_up, "mesh");
   // GPUs 0-3 (a quad): pairs 0-3, 1-2, 2-3 doubly, 0-1, 0-2, 1-3 singly.
   const Links four = links_of(preset_graph("dgx1-v100", 1, 4));
