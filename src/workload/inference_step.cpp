@@ -12,6 +12,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
@@ -171,7 +172,8 @@ struct InferenceStepModel::Impl {
       : topo(t),
         c(cfg),
         engine(train_detail::default_engines()(cfg.engine)),
-        router(make_router(t, fabric_routing(t))),
+        // NCCL's pipeline sends relay by PXN as its collectives do (docs/inference.md).
+        router(make_pxn_router(t, fabric_routing(t))),
         nccl(t) {
     runner = std::make_unique<train_detail::Runner>(t, *engine, *router, &nccl,
                                                     cfg.engine == kNcclModelEngine);
