@@ -172,9 +172,11 @@ struct InferenceStepModel::Impl {
       : topo(t),
         c(cfg),
         engine(train_detail::default_engines()(cfg.engine)),
-        // NCCL's pipeline sends relay by PXN as its collectives do (docs/inference.md).
-        router(make_pxn_router(t, fabric_routing(t))),
-        nccl(t) {
+        // NCCL's pipeline sends relay by PXN as its collectives do, unless NCCL_PXN_DISABLE
+        // (`collectives.pxn: false`); DeepEP's exchanges route apart (DeepEpComm,
+        // docs/inference.md).
+        router(cfg.pxn ? make_pxn_router(t, fabric_routing(t)) : make_router(t, fabric_routing(t))),
+        nccl(t, cfg.pxn) {
     runner = std::make_unique<train_detail::Runner>(t, *engine, *router, &nccl,
                                                     cfg.engine == kNcclModelEngine);
     // vLLM and TensorRT-LLM replay decode steps from CUDA graphs, NCCL's kernels among them: no

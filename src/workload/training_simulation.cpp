@@ -50,13 +50,15 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
                                         const StepPlan& plan) {
   auto engine = engines_(c_.engine);
   // With NCCL's collectives, its p2p sends between nodes (the full expansion's expert all-to-all
-  // and both expansions' pipeline sends) relay over NVLink to the receiver's rail (PXN, on by
-  // default: docs/routing.md "PXN"); rings pair their NICs rail by rail, and DeepEP's exchanges
-  // cross the network between rail peers, so PXN changes neither (docs/training.md).
+  // and both expansions' pipeline sends) relay over NVLink to the receiver's rail (PXN, on unless
+  // the scenario's collectives.pxn is false: docs/routing.md "PXN"); rings pair their NICs rail
+  // by rail, and DeepEP's exchanges cross the network between rail peers, so PXN changes neither
+  // (docs/training.md "DeepEP and PXN"). NcclGroups routes the reduced expansion's collectives.
+  const bool pxn = nccl_ && c_.pxn;
   auto router =
-      nccl_ ? make_pxn_router(topo, fabric_routing(topo)) : make_router(topo, fabric_routing(topo));
+      pxn ? make_pxn_router(topo, fabric_routing(topo)) : make_router(topo, fabric_routing(topo));
   std::optional<NcclGroups> nccl;
-  if (nccl_) nccl.emplace(topo);
+  if (nccl_) nccl.emplace(topo, c_.pxn);
   const bool base_topology = &topo == &topo_;  // unperturbed: translation symmetric
   // As `lockstep collective --engine analytical`, the analytical engine's collectives take the
   // NCCL model's times; other engines run NCCL's programs.

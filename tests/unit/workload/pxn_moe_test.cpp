@@ -16,6 +16,7 @@
 namespace lockstep {
 namespace {
 
+using testing::gpu_nvlink;
 using testing::nic_to_leaf;
 using testing::spine_cable;
 using testing::TwoRailNodes;
@@ -49,11 +50,6 @@ std::vector<double> link_bytes(const TwoRailNodes& f, const MoeSpec& s, bool pxn
   return make_engine("flow")->run(in).link_bytes;
 }
 
-bool gpu_nvlink(const Topology& t, DirLinkId d) {
-  return t.device(t.source(d)).kind == DeviceKind::Gpu &&
-         t.link(Topology::link_of(d)).medium == LinkMedium::NvLink;
-}
-
 // Normal dispatch: GPU (n, l) sends its 92 tokens for the other node once, to GPU (n', l), by
 // NIC (n, l): 92 x 132 = 12,144 B a NIC, and no spine byte. Over NVLink it sends each of its 7
 // node peers its own 15 tokens for them and forwards the 15 that GPU (n', l) sent for them:
@@ -71,7 +67,9 @@ TEST(PxnMoe, NormalDispatchStaysOnTheRailsWithOrWithoutPxn) {
       ++nics;
       EXPECT_DOUBLE_EQ(plain[d], 92.0 * 132) << d;
     }
-    if (spine_cable(t, d)) EXPECT_EQ(plain[d], 0.0) << d;
+    if (spine_cable(t, d)) {
+      EXPECT_EQ(plain[d], 0.0) << d;
+    }
     if (gpu_nvlink(t, d)) {
       ++gpus;
       EXPECT_DOUBLE_EQ(plain[d], 7.0 * 2 * 15 * 132) << d;
@@ -90,9 +88,13 @@ TEST(PxnMoe, LowLatencyDispatchLeavesByTheSendersNic) {
   const Topology& t = f.topo();
   const std::vector<double> b = link_bytes(f, ep16(MoeKernel::LowLatency), false);
   for (DirLinkId d = 0; d < t.num_directed_links(); ++d) {
-    if (nic_to_leaf(t, d)) EXPECT_DOUBLE_EQ(b[d], 8.0 * 15 * 132) << d;
-    if (spine_cable(t, d)) EXPECT_DOUBLE_EQ(b[d], 2.0 * 7 * 15 * 132) << d;
-    if (gpu_nvlink(t, d)) EXPECT_DOUBLE_EQ(b[d], 7.0 * 15 * 132) << d;
+    if (nic_to_leaf(t, d)) {
+      EXPECT_DOUBLE_EQ(b[d], 8.0 * 15 * 132) << d;
+    } else if (spine_cable(t, d)) {
+      EXPECT_DOUBLE_EQ(b[d], 2.0 * 7 * 15 * 132) << d;
+    } else if (gpu_nvlink(t, d)) {
+      EXPECT_DOUBLE_EQ(b[d], 7.0 * 15 * 132) << d;
+    }
   }
 }
 
