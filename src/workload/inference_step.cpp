@@ -12,6 +12,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
@@ -171,8 +172,11 @@ struct InferenceStepModel::Impl {
       : topo(t),
         c(cfg),
         engine(train_detail::default_engines()(cfg.engine)),
-        router(make_router(t, fabric_routing(t))),
-        nccl(t) {
+        // NCCL's pipeline sends relay by PXN as its collectives do, unless NCCL_PXN_DISABLE
+        // (`collectives.pxn: false`); DeepEP's exchanges route apart (DeepEpComm,
+        // docs/inference.md).
+        router(cfg.pxn ? make_pxn_router(t, fabric_routing(t)) : make_router(t, fabric_routing(t))),
+        nccl(t, cfg.pxn) {
     runner = std::make_unique<train_detail::Runner>(t, *engine, *router, &nccl,
                                                     cfg.engine == kNcclModelEngine);
     // vLLM and TensorRT-LLM replay decode steps from CUDA graphs, NCCL's kernels among them: no

@@ -80,6 +80,9 @@ struct InferenceConfig {
   std::uint64_t seed = 1;
   double gpu_hour_usd = 2.5;
   std::string engine = "analytical";
+  // NCCL_PXN_DISABLE unset (true) or set, from the scenario's `collectives.pxn`
+  // (docs/inference.md): NCCL's collectives and pipeline sends only, not DeepEP's exchanges.
+  bool pxn = true;
   std::string trace_path;
   // Where fields came from, for errors found against the cluster.
   std::string world_field = "replicas";
