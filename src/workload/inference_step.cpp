@@ -18,6 +18,7 @@
 #include "lockstep/workload/deepep_comm.hpp"
 #include "lockstep/workload/expert_load.hpp"
 #include "lockstep/workload/inference.hpp"
+#include "lockstep/workload/moe_comm.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep {
@@ -149,6 +150,14 @@ struct InferenceStepModel::Impl {
   // them (every EP group alike: one popularity per job, every MoE layer alike).
   ExpertPlacement placement;
   std::vector<double> ep_load;  // each EP GPU's slots over the mean; empty: uniform
+  // What a token reaches under that load (DeepEP's normal kernels), by EP group's GPUs: it
+  // depends on which of the group's GPUs share an NVLink domain.
+  std::map<std::vector<std::uint32_t>, ExpertReach> reach;
+  const ExpertReach& group_reach(const std::vector<std::uint32_t>& gpus) {
+    const auto it = reach.find(gpus);
+    if (it != reach.end()) return it->second;
+    return reach[gpus] = expert_reach(placement, c.model.top_k, nvlink_domains(topo, gpus));
+  }
   const BusiestRank& busiest_rank(std::uint64_t tokens) {
     const auto it = busiest.find(tokens);
     if (it != busiest.end()) return it->second;
@@ -476,6 +485,11 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
       x.decode = decode;
       x.load = ep_load;
+      if (!decode && !ep_load.empty()) {
+        const ExpertReach& r = group_reach(x.ranks);
+        x.gpu_reach = r.gpu;
+        x.domain_reach = r.domain;
+      }
       slowest_exchange = std::max(slowest_exchange,
                                   comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds());
     }
