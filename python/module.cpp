@@ -117,6 +117,8 @@ std::string train(const Options& options) {
       request.faults.push_back(value);
     } else if (key == "jitter") {
       request.jitter.push_back(value);
+    } else if (key == "pxn") {
+      request.pxn = value;
     } else if (key == "force") {
       request.force = ArgNode::scalar(value, "--force").as_bool();
     } else if (job_keys.count(key)) {
@@ -139,6 +141,8 @@ std::string serve(const Options& options) {
   for (const auto& [key, value] : options) {
     if (key == "trace") {
       request.trace = value;
+    } else if (key == "pxn") {
+      request.pxn = value;
     } else if (key == "force") {
       request.force = ArgNode::scalar(value, "--force").as_bool();
     } else if (!api::set_cluster_flag(request.cluster, key, value) && !budget.take(key, value)) {

@@ -44,6 +44,11 @@ const RegisterCommand kServe(45, [](CLI::App& root) {
   cmd->add_option("--trace", f->request.trace,
                   "write a Perfetto trace-event JSON of each replica's engine steps");
   cmd->add_flag("--force", f->request.force, "replace a --trace file that lockstep did not write");
+  cmd->add_option(
+      "--pxn", f->request.pxn,
+      "false: NCCL_PXN_DISABLE=1, the job's NCCL alltoall / send / recv leave by the sender's "
+      "own NIC, not over NVLink to the receiver's rail (default: the scenario's "
+      "collectives.pxn, else true)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   add_memory_options(*cmd, f->memory);
   cmd->callback([f] { run(*f); });

@@ -69,6 +69,11 @@ const RegisterCommand kTrain(40, [](CLI::App& root) {
       "degraded-link:link=L,x=F | "
       "failed-link:link=L; L an index of topo --emit's links or A-B device names "
       "(nic3-leaf3)");
+  cmd->add_option(
+      "--pxn", f->request.pxn,
+      "false: NCCL_PXN_DISABLE=1, the job's NCCL alltoall / send / recv leave by the sender's "
+      "own NIC, not over NVLink to the receiver's rail (default: the scenario's "
+      "collectives.pxn, else true)");
   cmd->add_option("--format", f->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--force", f->request.force, "replace a --trace file that lockstep did not write");
   cmd->add_flag("--quiet,-q", f->quiet, "no progress bar (drawn on stderr only when a terminal)");

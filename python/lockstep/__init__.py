@@ -91,8 +91,8 @@ def train(**options):
 
 def serve(**options):
     """`lockstep serve`: a scenario's inference job (scenario="file.yaml", its job of `type:
-    inference`; the preset options override its cluster, trace= and force= as --trace and
-    --force) as --format json prints it, and one record: its scalar figures and each latency
+    inference`; the preset options override its cluster, trace=, force= and pxn= as --trace,
+    --force and --pxn) as --format json prints it, and one record: its scalar figures and each latency
     percentile as <ttft|tpot|e2e>_s_<p50|p90|p99|mean|max>."""
     result = _json.loads(_lockstep.serve(_options(options)))
     record = _scalars(result)

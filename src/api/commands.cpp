@@ -234,6 +234,11 @@ std::string flag_of(const std::string& key) {
   return flag;
 }
 
+bool job_pxn(const std::string& flag, const std::optional<Scenario>& scenario) {
+  if (!flag.empty()) return ArgNode::scalar(flag, "--pxn").as_bool();
+  return scenario ? collectives_pxn(scenario->collectives) : true;
+}
+
 namespace {
 
 ArgNode job_args(const TrainRequest& r, std::optional<ArgNode> base) {
@@ -266,7 +271,7 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
   }
   const ArgNode job = job_args(r, base);
   TrainRun run{.config = parse_train_config(job)};
-  if (scenario) run.config.pxn = collectives_pxn(scenario->collectives);
+  run.config.pxn = job_pxn(r.pxn, scenario);
   const TrainConfig& config = run.config;
   // The trace's place is checked before the simulation: inside the scenario's folder when the
   // file names it, not a file of the user's, in a writable directory.

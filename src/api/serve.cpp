@@ -30,7 +30,7 @@ std::optional<ServeRun> run_serve(const ServeRequest& r) {
     job.set("seed", ArgNode::scalar(std::to_string(scenario->seed), "seed"));
   }
   ServeRun run{.config = parse_inference_config(job)};
-  run.config.pxn = collectives_pxn(scenario->collectives);
+  run.config.pxn = job_pxn(r.pxn, scenario);
   std::filesystem::path trace_path;
   if (!r.trace.empty()) {
     trace_path = r.trace;

@@ -177,10 +177,10 @@ struct InferenceStepModel::Impl {
   Pass stage_pass(std::uint32_t s, const std::vector<StepPiece>& pieces, bool decode);
   StepCost step(const std::vector<StepPiece>& pieces);
 
-  Impl(const Topology& t, const InferenceConfig& cfg)
+  Impl(const Topology& t, const InferenceConfig& cfg, const EngineFactory& engines)
       : topo(t),
         c(cfg),
-        engine(train_detail::default_engines()(cfg.engine)),
+        engine((engines ? engines : train_detail::default_engines())(cfg.engine)),
         // NCCL's pipeline sends relay by PXN as its collectives do, unless NCCL_PXN_DISABLE
         // (`collectives.pxn: false`); DeepEP's exchanges route apart (DeepEpComm,
         // docs/inference.md).
@@ -213,8 +213,8 @@ struct InferenceStepModel::Impl {
 };
 
 InferenceStepModel::InferenceStepModel(const Topology& topology, const InferenceConfig& c,
-                                       std::shared_ptr<InferenceComm> comm)
-    : impl_(std::make_unique<Impl>(topology, c)) {
+                                       std::shared_ptr<InferenceComm> comm, EngineFactory engines)
+    : impl_(std::make_unique<Impl>(topology, c, engines)) {
   Impl& m = *impl_;
   gpu_ = &gpu_spec(topology.traits().gpu, "gpu");
   const KernelRates& k = gpu_->kernels;

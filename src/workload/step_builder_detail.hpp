@@ -23,6 +23,12 @@ constexpr std::uint16_t kEpChannel = 3000;
 constexpr std::uint16_t kGatherChannel = 4000;
 constexpr std::uint16_t kCpChannel = 5000;
 constexpr std::uint16_t kNormChannel = 6000;
+// The EP channels, kEpChannel up to kGatherChannel: the expert exchange's alone (DualPipe's pair
+// lane included), so that the step's router can tell DeepEP's sends by their channel
+// (make_step_router, training_deepep.cpp).
+constexpr bool is_ep_channel(std::uint64_t channel) {
+  return channel >= kEpChannel && channel < kGatherChannel;
+}
 // Expert-data-parallel collectives, clear of the NCCL channels of the dense ones.
 constexpr std::uint16_t kExpertChannelOffset = 500;
 // The backward pass of a DualPipe pair: its TP, EP and CP collectives run beside the forward's

@@ -8,8 +8,10 @@
 #include <tuple>
 #include <utility>
 
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/workload/moe_comm.hpp"
 #include "lockstep/workload/step_builder.hpp"
+#include "step_builder_detail.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep {
@@ -73,6 +75,37 @@ MoeExchangeFactory deepep_training_exchanges(const Topology& topo, const MoeSpec
 
 namespace train_detail {
 
+namespace {
+
+// NCCL's sends by the PXN relays, DeepEP's by the sender's own NIC. Every engine routes a send
+// by its op's channel as the flow label, and a DeepEP job's EP channels carry DeepEP's
+// exchanges alone; normal dispatch crosses InfiniBand to the GPU of the peer node that DeepEP
+// pairs it with, then NVLink (arXiv:2412.19437 section 3.2.2), NVSHMEM's RDMA from the GPU's
+// own NIC, which NCCL_PXN_DISABLE and NCCL's relays do not touch.
+class DeepEpApartRouter final : public Router {
+ public:
+  DeepEpApartRouter(std::unique_ptr<Router> nccl, std::unique_ptr<Router> deepep)
+      : nccl_(std::move(nccl)), deepep_(std::move(deepep)) {}
+  void route(const FlowKey& key, const LinkLoadView* load,
+             std::vector<PathShare>& out) const override {
+    (step_detail::is_ep_channel(key.label) ? *deepep_ : *nccl_).route(key, load, out);
+  }
+  RoutingPolicy policy() const override { return nccl_->policy(); }
+
+ private:
+  std::unique_ptr<Router> nccl_, deepep_;
+};
+
+}  // namespace
+
+std::unique_ptr<Router> make_step_router(const Topology& topo, bool pxn, bool deepep) {
+  const RouterOptions options = fabric_routing(topo);
+  if (!pxn) return make_router(topo, options);
+  std::unique_ptr<Router> relayed = make_pxn_router(topo, options);
+  if (!deepep) return relayed;
+  return std::make_unique<DeepEpApartRouter>(std::move(relayed), make_router(topo, options));
+}
+
 Time deepep_exchange_time(Runner& runner, const MoeSpec& spec, MoePhase phase,
                           const std::vector<std::vector<std::uint32_t>>& groups) {
   const MoeExchangeFactory exchanges = deepep_training_exchanges(runner.topology(), spec);
@@ -89,7 +122,10 @@ Time deepep_exchange_time(Runner& runner, const MoeSpec& spec, MoePhase phase,
       const auto at = std::lower_bound(globals.begin(), globals.end(), global);
       members.push_back(static_cast<Rank>(at - globals.begin()));
     }
-    append_collective(set, *x.programs, members, std::vector<OpIndex>(members.size(), kNone), 0);
+    // On the EP channels, as the full expansion splices them: the step's router sends them
+    // as DeepEP does (make_step_router).
+    append_collective(set, *x.programs, members, std::vector<OpIndex>(members.size(), kNone),
+                      step_detail::kEpChannel);
   }
   return runner.run(set, globals, false, false).makespan;
 }

@@ -70,6 +70,13 @@ class Runner {
   bool launch_overhead_ = true;
 };
 
+/// The router of a training step's engine runs (docs/training.md "DeepEP and PXN"): with `pxn`
+/// (NCCL's PXN on: NCCL's collectives, `collectives.pxn`) NCCL's sends relay to the receiver's
+/// rail (make_pxn_router); with `deepep` too, the sends on the EP channels, DeepEP's own
+/// exchanges, route as DeepEP sends them, without relays (make_router), whatever their peers'
+/// local indices. Without `pxn`, make_router's.
+std::unique_ptr<Router> make_step_router(const Topology& topo, bool pxn, bool deepep);
+
 /// DeepEP's exchange of `phase` (deepep_training_exchanges) run by every group of global ranks at
 /// once on the runner's engine: its makespan.
 Time deepep_exchange_time(Runner& runner, const MoeSpec& spec, MoePhase phase,

@@ -190,3 +190,18 @@ lockstep_bad_flags(train.pxn_both_ways
 lockstep_bad_flags(serve.pxn_both_ways
   "serve_pxn_both_ways.yaml:6:[0-9]+: collectives.*: the sweeps set pxn both ways \\(true above\\)"
   serve ${LOCKSTEP_CLI_DIR}/serve_pxn_both_ways.yaml)
+# --pxn true|false on train and serve, as on collective: NCCL_PXN_DISABLE for the job, over the
+# scenario's collectives.pxn (the effect: tests/unit/workload/pxn_training_test.cpp and
+# pxn_inference_test.cpp). A value that is not a boolean names the flag; the flag settles a file
+# whose sweeps set pxn both ways, the process then reading the one value given.
+lockstep_bad_flags(train.pxn_not_a_bool "^lockstep: error: --pxn: expected true or false, got 'maybe'$"
+                   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --global-batch 16
+                   --zero 3 --pxn maybe)
+lockstep_bad_flags(serve.pxn_not_a_bool
+                   "^lockstep: error: --pxn: expected true or false, got 'sometimes'$"
+                   serve ${LOCKSTEP_CLI_DIR}/serve_pxn_both_ways.yaml --pxn sometimes)
+# on / off are booleans as everywhere (ArgNode::as_bool).
+lockstep_good(train.pxn_flag_settles_the_sweeps "^# lockstep train: llama3-8b on 16 GPUs"
+  train ${LOCKSTEP_CLI_DIR}/train_pxn_both_ways.yaml --pxn off --zero 3)
+lockstep_good(serve.pxn_flag_settles_the_sweeps "^requests +1 of prompt 100"
+  serve ${LOCKSTEP_CLI_DIR}/serve_pxn_both_ways.yaml --pxn on)

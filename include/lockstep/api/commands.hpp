@@ -19,6 +19,7 @@
 #include "lockstep/report/run.hpp"
 #include "lockstep/scenario/cluster_source.hpp"
 #include "lockstep/scenario/collective_sweep.hpp"
+#include "lockstep/scenario/scenario.hpp"
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "lockstep/workload/training.hpp"
@@ -67,7 +68,8 @@ struct TrainRequest {
   ClusterFlags cluster;
   std::vector<std::pair<std::string, std::string>> job;  // (key of train_job_options(), value)
   std::vector<std::string> jitter, faults;               // --jitter, --fault
-  bool force = false;     // replace a --trace file lockstep did not write
+  std::string pxn;     // --pxn true|false (NCCL_PXN_DISABLE); empty: the scenario's collectives.pxn
+  bool force = false;  // replace a --trace file lockstep did not write
   bool progress = false;  // a bar on stderr while the steps run
   // The CLI's SIGINT/SIGTERM cleanup of a staged trace (report::install_interrupt_handler); not
   // in a Python interpreter, whose Ctrl-C is its own.
@@ -83,10 +85,16 @@ struct TrainRun {
 /// Simulates the step and writes the trace the job names. Empty when the budget is a dry run.
 std::optional<TrainRun> run_train(const TrainRequest& request);
 
+/// NCCL_PXN_DISABLE for a training or serving job: `--pxn` when given (`flag`, "true" or "false";
+/// it settles a file whose sweeps set pxn both ways), else the scenario's `collectives.pxn`
+/// (collectives_pxn), else true (NCCL's default).
+bool job_pxn(const std::string& flag, const std::optional<Scenario>& scenario);
+
 /// `lockstep serve`: a scenario's `job: {type: inference}` on its cluster (docs/inference.md).
 struct ServeRequest {
   ClusterFlags cluster;
   std::string trace;  // --trace FILE, else the job's `trace:`
+  std::string pxn;    // --pxn true|false; empty: the scenario's collectives.pxn
   bool force = false;
   MemoryBudget budget = MemoryBudget{default_memory_budget(), kDefaultMaxEvents, false};
 };

@@ -20,6 +20,7 @@
 #include "lockstep/workload/model.hpp"
 #include "lockstep/workload/noise.hpp"
 #include "lockstep/workload/train_config.hpp"
+#include "lockstep/workload/training.hpp"
 
 namespace lockstep {
 
@@ -168,9 +169,10 @@ struct AllReducePrice {
 class InferenceStepModel {
  public:
   /// `comm` prices MoE and KV traffic; null: DeepEpComm on `topology` (docs/moe-dispatch.md).
-  /// The model keeps a copy of `c`; `topology` must outlive it.
+  /// `engines` builds the engine of c.engine that runs the step's NCCL traffic (null: the engine
+  /// registry). The model keeps a copy of `c`; `topology` must outlive it.
   InferenceStepModel(const Topology& topology, const InferenceConfig& c,
-                     std::shared_ptr<InferenceComm> comm = nullptr);
+                     std::shared_ptr<InferenceComm> comm = nullptr, EngineFactory engines = {});
   ~InferenceStepModel();
   /// A prefill step of prompts of these lengths (each request's first token comes out of it).
   StepCost prefill(const std::vector<std::uint64_t>& prompts);

@@ -1,13 +1,17 @@
 // DeepEP's exchanges against NCCL's PXN (docs/training.md "DeepEP and PXN"): the normal kernels
 // cross the network between rail peers and forward over NVLink (DeepSeek-V3 report, section
 // 3.2.2), so a PXN router relays nothing of theirs; the low-latency kernels send every message
-// by the sender's own NIC, so cross-rail ones climb to the spine.
+// by the sender's own NIC, so cross-rail ones climb to the spine. A training step routes
+// DeepEP's sends apart from NCCL's (make_step_router), so that peers on different rails keep
+// DeepEP's paths too.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "../../../src/workload/training_detail.hpp"
 #include "../nccl/two_rail_nodes.hpp"
+#include "counting_engine.hpp"
 #include "lockstep/collective/moe.hpp"
 #include "lockstep/engine/registry/registry.hpp"
 #include "lockstep/routing/pxn.hpp"
@@ -96,6 +100,72 @@ TEST(PxnMoe, LowLatencyDispatchLeavesByTheSendersNic) {
       EXPECT_DOUBLE_EQ(b[d], 7.0 * 15 * 132) << d;
     }
   }
+}
+
+// EP 12 over GPUs 0-7 of node 0 and 0-3 of node 1: nodes holding different numbers of the
+// group's GPUs, so moe_group_spec makes each GPU its own node and every GPU sends its tokens
+// straight to each expert's GPU, peers on other rails included. 12 experts (one a GPU), top-2,
+// 120 tokens a rank of H = 128 in FP8 (132 B a token): P(a given GPU) = 1 - C(11, 2) / C(12, 2)
+// = 1/6, 20 tokens, 2,640 B a message. The step's engine runs of it (train_detail::
+// deepep_exchange_time, the reduced expansion's; the full expansion splices the same programs
+// on the same channels) take the step's router.
+//   As DeepEP sends them (by the sender's own NIC), rail leaf l's one cable up to the spine
+//   carries GPU (0, l)'s messages to the node-1 GPUs of other rails and GPU (1, l)'s to the
+//   node-0 GPUs of other rails: 3 + 7 = 10 for l <= 3, 4 + 0 = 4 for l >= 4: 26,400 and
+//   10,560 B. NCCL's PXN on or off, the same: its relays are NCCL's, not DeepEP's.
+//   Relayed by PXN (the step's router before DeepEP was routed apart), every message would
+//   leave on its receiver's rail and no cable to the spine would carry any.
+std::vector<double> step_dispatch_bytes(const TwoRailNodes& f, const Router& router) {
+  MoeSpec s = ep16(MoeKernel::Normal);
+  s.experts = 12;
+  auto bytes = std::make_shared<std::vector<double>>();
+  auto engine = testing::counting_engines(bytes)("flow");
+  train_detail::Runner runner(f.topo(), *engine, router);
+  std::vector<std::uint32_t> group(12);
+  for (std::uint32_t g = 0; g < 12; ++g) group[g] = g;
+  train_detail::deepep_exchange_time(runner, s, MoePhase::Dispatch, {group});
+  return *bytes;
+}
+
+// The cable from rail leaf `rail` up to the spine.
+DirLinkId uplink_of_rail(const Topology& t, std::uint32_t rail) {
+  DeviceId leaf = kNone;
+  for (DirLinkId d = 0; d < t.num_directed_links() && leaf == kNone; ++d) {
+    const Device& nic = t.device(t.source(d));
+    if (nic_to_leaf(t, d) && nic.node == 0 && nic.local_index == rail) leaf = t.target(d);
+  }
+  for (DirLinkId d = 0; d < t.num_directed_links(); ++d)
+    if (spine_cable(t, d) && t.source(d) == leaf) return d;
+  return kNone;
+}
+
+TEST(PxnMoe, TrainingStepSendsDeepEpsExchangeByTheSendersNicWithOrWithoutPxn) {
+  const TwoRailNodes f;
+  const Topology& t = f.topo();
+  const auto on = train_detail::make_step_router(t, true, true);
+  const auto off = train_detail::make_step_router(t, false, true);
+  const std::vector<double> with_pxn = step_dispatch_bytes(f, *on);
+  EXPECT_EQ(with_pxn, step_dispatch_bytes(f, *off));
+  for (std::uint32_t rail = 0; rail < 8; ++rail) {
+    const DirLinkId up = uplink_of_rail(t, rail);
+    ASSERT_NE(up, kNone) << rail;
+    EXPECT_DOUBLE_EQ(with_pxn[up], (rail <= 3 ? 10.0 : 4.0) * 20 * 132) << rail;
+  }
+  // NCCL's own relays would have kept every message off the spine.
+  const auto relayed = make_pxn_router(t, fabric_routing(t));
+  const std::vector<double> nccl = step_dispatch_bytes(f, *relayed);
+  for (std::uint32_t rail = 0; rail < 8; ++rail)
+    EXPECT_EQ(nccl[uplink_of_rail(t, rail)], 0.0) << rail;
+}
+
+// A job without DeepEP's keys: its EP channels carry NCCL's all-to-all, which relays.
+TEST(PxnMoe, StepRouterRelaysTheEpChannelsOfNcclsAllToAll) {
+  const TwoRailNodes f;
+  const Topology& t = f.topo();
+  const auto nccl = train_detail::make_step_router(t, true, false);
+  const std::vector<double> bytes = step_dispatch_bytes(f, *nccl);
+  for (std::uint32_t rail = 0; rail < 8; ++rail)
+    EXPECT_EQ(bytes[uplink_of_rail(t, rail)], 0.0) << rail;
 }
 
 }  // namespace

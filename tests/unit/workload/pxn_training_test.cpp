@@ -5,11 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string_view>
 #include <vector>
 
 #include "../nccl/two_rail_nodes.hpp"
-#include "lockstep/engine/registry/registry.hpp"
+#include "counting_engine.hpp"
 #include "lockstep/workload/training.hpp"
 #include "test_cluster.hpp"
 
@@ -20,24 +19,6 @@ using testing::gpu_nvlink;
 using testing::nic_to_leaf;
 using testing::spine_cable;
 using testing::TwoRailNodes;
-
-// The flow engine, with the bytes every directed link carried summed over its runs.
-class CountingEngine final : public Engine {
- public:
-  explicit CountingEngine(std::shared_ptr<std::vector<double>> bytes)
-      : inner_(make_engine("flow")), bytes_(std::move(bytes)) {}
-  std::string_view name() const override { return inner_->name(); }
-  RunResult run(const EngineInput& in) override {
-    RunResult r = inner_->run(in);
-    bytes_->resize(r.link_bytes.size(), 0.0);
-    for (std::size_t d = 0; d < r.link_bytes.size(); ++d) (*bytes_)[d] += r.link_bytes[d];
-    return r;
-  }
-
- private:
-  std::unique_ptr<Engine> inner_;
-  std::shared_ptr<std::vector<double>> bytes_;
-};
 
 struct Step {
   TrainResult result;
@@ -60,7 +41,7 @@ Step step(const Topology& topo, bool pxn, Expansion expansion) {
   Step s;
   auto bytes = std::make_shared<std::vector<double>>();
   SimulateOptions o;
-  o.engines = [bytes](std::string_view) { return std::make_unique<CountingEngine>(bytes); };
+  o.engines = testing::counting_engines(bytes);
   s.result = simulate_training(topo, c, o);
   s.bytes = *bytes;
   return s;
