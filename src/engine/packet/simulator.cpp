@@ -374,7 +374,7 @@ void Simulator::run(ProgressHook* progress) {
     // loading what the next event will touch while this one is handled.
     if (const Event* next = events_.peek()) {
       if (next->kind() == EventKind::Arrive) {
-        __builtin_prefetch(&packets_[next->a]);
+        prefetch_packet(next->a);
         __builtin_prefetch(&links_[next->b]);
         // The input's lane, whose buffered bytes the arrival counts (a sixth of on_arrive).
         __builtin_prefetch(&lane_[lidx(next->b, 0)], 1);
@@ -396,7 +396,7 @@ void Simulator::run(ProgressHook* progress) {
         __builtin_prefetch(&tally_[next->a], 1);
         __builtin_prefetch(&lane_[lidx(next->a, 0)]);
         buffers_.prefetch(qidx(next->a, 0));  // remove_egress's counter
-        if (next->c != kNil) __builtin_prefetch(&packets_[next->c]);
+        if (next->c != kNil) prefetch_packet(next->c);
         if (next->b != kNil) {
           __builtin_prefetch(&links_[next->b]);
           prefetch_lane(lidx(next->b, 0));

@@ -72,6 +72,15 @@ class Simulator {
   bool can_send(std::uint32_t link, std::uint8_t lane, std::uint32_t wire);
   /// Credits usable now without side effects (for the deadlock analysis).
   std::int64_t credits_due(std::size_t li) const;  // in blocks (LinkState::credit_shift)
+  /// Prefetches a packet's first and last byte. A packet is 48 bytes, so half of them straddle
+  /// two cache lines (those at 48 and 32 bytes into a line), and on_arrive reads both: its flags
+  /// and wire size lie in the last 16 bytes. Prefetching the first alone left that line a miss
+  /// at the arrival's first test (a third of on_arrive's samples in `perf`).
+  void prefetch_packet(std::uint32_t pkt) const {
+    const char* p = reinterpret_cast<const char*>(&packets_[pkt]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(Packet) - 1);
+  }
   /// Prefetches both cache lines of a LaneState.
   void prefetch_lane(std::size_t li) const {
     const char* p = reinterpret_cast<const char*>(&lane_[li]);
