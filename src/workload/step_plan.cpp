@@ -478,17 +478,13 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
     // The distributed optimizer shards over the ranks that reduce a stage's gradients: the
     // data-parallel group with context parallel, under DualPipe both copies' groups (2 x dp: the
     // reduce-scatter leaves each holder 1 / (2 dp) of each of its two stages, as much in all as
-    // one stage over dp). ZeRO-3's weights stay over dp: its per-layer gather is over dp.
+    // one stage over dp). ZeRO-3's weights too: its per-layer gather runs over the same holders.
     const double copies = dualpipe ? 2.0 : 1.0;
     const double dp = p.replicas(), edp = static_cast<double>(p.expert_dp());
-    auto holders = [&](ZeroStage sharded_from) {
-      return sharded_from == ZeroStage::Parameters ? 1.0 : copies;
-    };
     auto bytes = [&](double per_param, ZeroStage sharded_from) {
       const bool sharded = p.zero >= sharded_from;
-      const double over = holders(sharded_from);
-      const double b = params.dense * per_param / (sharded ? over * dp : 1) +
-                       params.expert * per_param / (sharded ? over * edp : 1);
+      const double b = params.dense * per_param / (sharded ? copies * dp : 1) +
+                       params.expert * per_param / (sharded ? copies * edp : 1);
       return Bytes(static_cast<std::uint64_t>(b));
     };
     // The optimizer step (Megatron-LM's distributed optimizer updates the rank's shard, every
@@ -508,7 +504,7 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
           adapters += c.lora_params(l) / p.tp;
     auto trained = [&](double per_param, ZeroStage sharded_from) {
       if (c.lora_rank == 0) return bytes(per_param, sharded_from);
-      const double over = p.zero >= sharded_from ? holders(sharded_from) * dp : 1.0;
+      const double over = p.zero >= sharded_from ? copies * dp : 1.0;
       return Bytes(static_cast<std::uint64_t>(adapters * per_param / over));
     };
     const double shard = trained(1.0, ZeroStage::Optimizer).as_double();
