@@ -113,10 +113,8 @@ void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t
 }
 
 void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline) {
-  // The plan's buckets and message sizes (its times are not used: one efficiency will do).
-  TrainConfig sized = c;
-  if (sized.efficiency <= 0) sized.efficiency = 1;
-  const StepPlan plan = make_step_plan(sized, sized.peak_flops > 0 ? sized.peak_flops : 1e15);
+  // The plan's buckets and message sizes, in time independent of the batch (make_step_shapes).
+  const StepPlan plan = make_step_shapes(c);
   const ExpansionSize s = expansion_size(c, plan, expands_fully(c, plan));
   e.add("training expansion", s.bytes);
   if (record_timeline) {
