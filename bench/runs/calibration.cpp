@@ -6,11 +6,15 @@
 // slowest row (by CPU time). Rows become clusters through scenario/calibration_row.hpp
 // and scenario/calibration_run.hpp (docs/calibration.md).
 //   bench_calibration [--csv FILE]... [--engine analytical|flow|packet[,...]]... [--no-usage]
-//                     [--lines A[-B][,...]]
+//                     [--lines A[-B][,...]] [--terms]
 // Without --csv: every *.csv of ../shared/calibration/ that has the nccl-tests columns. A FILE
 // that does not exist is looked up in that directory too. --no-usage leaves out the times and
 // memory (for snapshots: the rest is deterministic). --lines runs only the rows on those file
 // lines (the header is line 1), e.g. to time the slowest rows alone; the summary covers them.
+// --terms adds a line under each row with the model's terms (docs/calibration.md "Mid-size rows
+// decomposed"): the per-call launch cost, NCCL's latency term, the transfer at the bus bandwidth,
+// the pipeline fill, what the engine adds over their sum (its graph), and the measured time the
+// prediction lacks.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +30,7 @@
 #include "../error_stats.hpp"
 #include "../process_usage.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/nccl/constants.hpp"
 #include "lockstep/nccl/tuner.hpp"
 #include "lockstep/scenario/calibration_row.hpp"
 #include "lockstep/scenario/calibration_run.hpp"
@@ -51,6 +56,20 @@ struct Figures {
 std::string cluster_name(const PresetCluster& c) {
   return fmt::format("{}x{} {}x{}G {}", c.nodes, c.system.name, c.nics_per_node,
                      c.nic_speed.gigabits_per_second(), c.fabric.name);
+}
+
+// The prediction's time split as the tuner prices it (tuner.hpp Prediction): the time is
+// launch + latency + transfer + fill, and an engine's run may add what its graph costs above.
+void print_terms(const Prediction& p, double measured_us) {
+  const double launch = nccl::kLaunchOverheadUs, latency = p.latency.microseconds();
+  const double transfer = p.transfer.microseconds(), fill = p.fill.microseconds();
+  const double time = p.time.microseconds();
+  double graph = time - (launch + latency + transfer + fill);
+  if (std::fabs(graph) < 0.005) graph = 0;  // rounding of the sum, not a cost: print 0.00
+  std::printf(
+      "     terms: channels %u, bus %.2f GB/s; launch %.2f + latency %.2f + transfer %.2f + fill "
+      "%.2f + graph %.2f us; measured - predicted %+.2f us\n",
+      p.channels, p.bus_GBps, launch, latency, transfer, fill, graph, measured_us - time);
 }
 
 // Inclusive ranges of file lines; empty: every line.
@@ -83,7 +102,7 @@ bool parse_lines(const std::string& text, LineFilter& out) {
 }
 
 Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
-                 const std::string& engine, bool usage, const LineFilter& lines) {
+                 const std::string& engine, bool usage, const LineFilter& lines, bool terms) {
   Figures fig;
   fig.file = path.filename().string();
   fig.engine = engine;
@@ -129,6 +148,7 @@ Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
         }
       }
       std::printf("\n");
+      if (terms) print_terms(p, c.measured_time_us);
     } catch (const std::exception& e) {
       std::printf("%4zu skipped (%s): %s\n", line, e.what(), rows[i].system.c_str());
     }
@@ -153,7 +173,7 @@ Figures run_file(const fs::path& path, const std::vector<CalibrationRow>& rows,
 int main(int argc, char** argv) {
   std::vector<fs::path> files;
   std::vector<std::string> engines;
-  bool usage = true;
+  bool usage = true, terms = false;
   LineFilter lines;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
@@ -170,6 +190,8 @@ int main(int argc, char** argv) {
       }
     } else if (std::strcmp(argv[i], "--no-usage") == 0) {
       usage = false;
+    } else if (std::strcmp(argv[i], "--terms") == 0) {
+      terms = true;
     } else if (std::strcmp(argv[i], "--lines") == 0 && has_value) {
       if (!parse_lines(argv[++i], lines)) {
         std::fprintf(stderr,
@@ -181,7 +203,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "bench_calibration: unknown argument '%s' (--csv FILE, --engine NAME[,NAME], "
-                   "--no-usage, --lines A[-B][,...])\n",
+                   "--no-usage, --lines A[-B][,...], --terms)\n",
                    argv[i]);
       return 2;
     }
@@ -222,7 +244,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_calibration: %s\n", e.what());
       return 2;
     }
-    for (const std::string& e : engines) all.push_back(run_file(f, rows, e, usage, lines));
+    for (const std::string& e : engines) all.push_back(run_file(f, rows, e, usage, lines, terms));
   }
   if (all.size() < 2) return 0;
   std::printf("%-28s %-10s %11s %8s %8s %8s %8s", "file", "engine", "rows", "median%", "p90%",

@@ -13,6 +13,7 @@
 #include "lockstep/report/output.hpp"
 #include "lockstep/report/progress.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
@@ -265,6 +266,7 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
   }
   const ArgNode job = job_args(r, base);
   TrainRun run{.config = parse_train_config(job)};
+  if (scenario) run.config.pxn = collectives_pxn(scenario->collectives);
   const TrainConfig& config = run.config;
   // The trace's place is checked before the simulation: inside the scenario's folder when the
   // file names it, not a file of the user's, in a writable directory.

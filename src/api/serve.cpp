@@ -6,6 +6,7 @@
 #include "lockstep/report/inference.hpp"
 #include "lockstep/report/output.hpp"
 #include "lockstep/report/trace.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 
@@ -29,6 +30,7 @@ std::optional<ServeRun> run_serve(const ServeRequest& r) {
     job.set("seed", ArgNode::scalar(std::to_string(scenario->seed), "seed"));
   }
   ServeRun run{.config = parse_inference_config(job)};
+  run.config.pxn = collectives_pxn(scenario->collectives);
   std::filesystem::path trace_path;
   if (!r.trace.empty()) {
     trace_path = r.trace;

@@ -116,10 +116,20 @@ struct Load {
     return d == 0 ? s.imbalance : (s.ranks - s.imbalance) / (s.ranks - 1);
   }
   double node(Rank n) const {
+    if (!s.node_reach.empty()) return reach_factor(s.node_reach[n * s.ranks_per_node], node_p);
     double sum = 0;
     for (Rank l = 0; l < s.ranks_per_node; ++l) sum += rank(n * s.ranks_per_node + l);
     return sum / s.ranks_per_node;
   }
+  // A normal kernel's forwarded message to GPU d over its mean.
+  double forward(Rank d) const {
+    return s.rank_reach.empty() ? rank(d) : reach_factor(s.rank_reach[d], rank_p);
+  }
+  static double reach_factor(double reach, double uniform) {
+    return uniform > 0 ? reach / uniform : 1;
+  }
+  // The uniform reach the mean messages were sized with (moe_traffic).
+  double node_p = moe_node_probability(s), rank_p = moe_rank_probability(s);
   static std::uint64_t bytes(std::uint64_t mean, double share) {
     return static_cast<std::uint64_t>(std::llround(static_cast<double>(mean) * share));
   }
@@ -181,7 +191,7 @@ void normal_dispatch(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
                          load.bytes(t(r).network_message, load.node((node + dn) % nodes)));
     for (Rank dl = 1; dl < g; ++dl)
       locals.emplace_back(p.at(node, l + dl),
-                          load.bytes(t(r).nvlink_message, load.rank(p.at(node, l + dl))));
+                          load.bytes(t(r).nvlink_message, load.forward(p.at(node, l + dl))));
     b.in_order(rails, s.chunks, net_channel(0));
     b.in_order(locals, s.chunks, nvl_channel(s, 0));
     // Forwarding: each chunk from node - dn's rail peer goes on to this node's other GPUs.
@@ -192,7 +202,7 @@ void normal_dispatch(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
         const OpIndex in = b.recv(origin, chunk(in_net, s.chunks, c), net_channel(c));
         for (Rank dl = 1; dl < g; ++dl) {
           const Rank peer = p.at(node, l + dl);
-          const std::uint64_t message = load.bytes(t(origin).nvlink_message, load.rank(peer));
+          const std::uint64_t message = load.bytes(t(origin).nvlink_message, load.forward(peer));
           b.send(peer, chunk(message, s.chunks, c), nvl_channel(s, c), in);
         }
       }
@@ -201,7 +211,7 @@ void normal_dispatch(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
     for (Rank dl = 1; dl < g; ++dl)
       for (Rank dn = 0; dn < nodes; ++dn) {
         const Rank origin = p.at(node + nodes - dn, l + g - dl);
-        const std::uint64_t in_nvl = load.bytes(t(origin).nvlink_message, load.rank(r));
+        const std::uint64_t in_nvl = load.bytes(t(origin).nvlink_message, load.forward(r));
         for (std::uint32_t c = 0; c < s.chunks; ++c)
           b.recv(p.at(node, l + g - dl), chunk(in_nvl, s.chunks, c), nvl_channel(s, c));
       }
@@ -223,7 +233,7 @@ void normal_combine(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
       for (Rank dn = 0; dn < nodes; ++dn)
         forwarders.emplace_back(
             p.at(node, l + dl),
-            load.bytes(t(p.at(node + dn, l + dl)).nvlink_message, load.rank(r)));
+            load.bytes(t(p.at(node + dn, l + dl)).nvlink_message, load.forward(r)));
     b.in_order(forwarders, s.chunks, nvl_channel(s, 0));
     // As forwarder: a chunk for node + dn leaves once every other GPU of the node has sent its
     // part (they are summed here, with this GPU's own, before crossing the network once).
@@ -235,7 +245,7 @@ void normal_combine(const MoeSpec& s, const Origins& t, MoeProgramSet& set) {
         for (Rank dl = 1; dl < g; ++dl) {
           const Rank peer = p.at(node, l + g - dl);
           parts.push_back(
-              b.recv(peer, chunk(load.bytes(owner.nvlink_message, load.rank(peer)), s.chunks, c),
+              b.recv(peer, chunk(load.bytes(owner.nvlink_message, load.forward(peer)), s.chunks, c),
                      nvl_channel(s, c)));
         }
         if (dn == 0) continue;  // this node's own tokens end here
@@ -326,6 +336,19 @@ void validate(const MoeSpec& s) {
     throw InputError("imbalance", fmt::format("{} is not between 1 and the {} ranks (the busiest "
                                               "rank's tokens over the mean)",
                                               s.imbalance, s.ranks));
+  for (const auto* given : {&s.rank_reach, &s.node_reach}) {
+    const char* field = given == &s.rank_reach ? "rank_reach" : "node_reach";
+    if (given->empty()) continue;
+    if (given->size() != s.ranks)
+      throw InputError(field,
+                       fmt::format("{} values for {} ranks (one a rank)", given->size(), s.ranks));
+    for (Rank r = 0; r < s.ranks; ++r) {
+      const double p = (*given)[r];
+      if (!(p >= 0 && p <= 1)) throw InputError(field, fmt::format("{} is not a probability", p));
+      if (given == &s.node_reach && p != (*given)[r - r % s.ranks_per_node])
+        throw InputError(field, fmt::format("rank {} differs from its node's first rank", r));
+    }
+  }
   if (s.rank_load.empty()) return;
   if (s.rank_load.size() != s.ranks)
     throw InputError("rank_load", fmt::format("{} loads for {} ranks (one a rank)",
@@ -392,9 +415,10 @@ std::unique_ptr<ProgramSet> make_moe_programs(const MoeSpec& s, MoePhase phase) 
   // A hot rank, or ranks of different token counts, break the translation symmetry.
   const bool even = std::all_of(s.rank_tokens.begin(), s.rank_tokens.end(),
                                 [&](std::uint64_t n) { return n == s.rank_tokens.front(); });
-  const Rank period = s.imbalance != 1 || !s.rank_load.empty() || !even ? 0
-                      : s.nodes() > 1                                   ? s.ranks_per_node
-                                                                        : 1;
+  const bool skewed = !s.rank_load.empty() || !s.rank_reach.empty() || !s.node_reach.empty();
+  const Rank period = s.imbalance != 1 || skewed || !even ? 0
+                      : s.nodes() > 1                     ? s.ranks_per_node
+                                                          : 1;
   auto set = std::make_unique<MoeProgramSet>(s.ranks, period);
   if (s.kernel == MoeKernel::LowLatency) {
     low_latency(s, phase, t, *set);

@@ -33,8 +33,10 @@ Time scale_up_path_latency(const Topology& topo, DeviceId gpu) {
 
 }  // namespace
 
-NcclGroups::NcclGroups(const Topology& topology) : NcclGroups(nccl_cluster(topology), &topology) {
+NcclGroups::NcclGroups(const Topology& topology, bool pxn)
+    : NcclGroups(nccl_cluster(topology), &topology) {
   whole_.sharp = false;
+  whole_.pxn = pxn;
 }
 
 NcclGroups::NcclGroups(const NcclCluster& cluster, const Topology* topology, const Topology* run_on)

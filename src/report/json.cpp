@@ -242,6 +242,7 @@ Json training_to_json(const Training& t) {
             {"pp", par.pp},
             {"dp", par.dp},
             {"ep", par.ep},
+            {"etp", par.etp ? par.etp : par.tp},
             {"cp", par.cp},
             {"interleave", par.interleave},
             {"sequence_parallel", par.sequence_parallel},

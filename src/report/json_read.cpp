@@ -145,6 +145,8 @@ Training training_from_json(const Json& j) {
       small(par, "tp"),         small(par, "pp"),           small(par, "dp"),
       small(par, "ep"),         small(par, "interleave"),   par.at("sequence_parallel").get<bool>(),
       small(par, "zero_stage"), par.at("fsdp").get<bool>(), small(par, "cp")};
+  // Expert TP is written resolved; read back, it is left at 0 ("as tp") when it equals tp.
+  if (par.contains("etp") && small(par, "etp") != t.parallel.tp) t.parallel.etp = small(par, "etp");
   const Json& group = par.at("microbatch_group_size_per_vp_stage");
   t.parallel.microbatch_group =
       group.is_null() ? 0 : small(par, "microbatch_group_size_per_vp_stage");

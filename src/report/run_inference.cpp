@@ -1,6 +1,7 @@
 // `lockstep run` on a scenario whose job is `type: inference`: the serving simulation on each
 // variant's cluster, its results.json object and the first variant's trace of engine steps.
 #include "lockstep/report/inference.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "run_sections.hpp"
 
@@ -10,6 +11,7 @@ void run_inference(const RunInput& input, const BuildResult& cluster, Variant& v
                    std::string* trace_json) {
   InferenceConfig config = parse_inference_config(*input.job);
   if (!input.job->has("seed")) config.seed = input.seed;  // the scenario's master seed
+  config.pxn = collectives_pxn(input.collectives);
   if (!cluster.graph) {
     input.job->fail("the cluster is too large to build as a graph, so no inference job can run");
   }

@@ -7,6 +7,7 @@
 #include "lockstep/report/trace.hpp"
 #include "lockstep/report/training.hpp"
 #include "lockstep/report/why.hpp"
+#include "lockstep/scenario/collective_sweep.hpp"
 #include "lockstep/scenario/engines.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
@@ -75,6 +76,7 @@ void run_training(const RunInput& input, const ReportOptions& options, const Bui
                   Variant& variant, std::string* trace_json, ProgressHook* progress) {
   TrainConfig config = parse_train_config(*input.job);
   if (!input.job->has("seed")) config.seed = input.seed;  // the scenario's master seed
+  config.pxn = collectives_pxn(input.collectives);
   if (!cluster.graph) {
     input.job->fail("the cluster is too large to build as a graph, so no training step can run");
   }

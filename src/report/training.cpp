@@ -211,6 +211,7 @@ Training training_record(const TrainResult& r, const TrainConfig& config) {
                 static_cast<std::uint32_t>(p.zero),
                 p.fsdp};
   t.parallel.cp = p.cp;
+  if (p.expert_tp() != p.tp) t.parallel.etp = p.expert_tp();
   t.parallel.microbatch_group = microbatch_group(p);
   if (config.pipeline == PipelineSchedule::DualPipe) t.parallel.pipeline = "dualpipe";
   t.precision = to_string(config.precision);

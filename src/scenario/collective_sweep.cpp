@@ -142,6 +142,21 @@ std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
   return out;
 }
 
+bool collectives_pxn(const std::optional<ArgNode>& section) {
+  if (!section) return true;
+  const std::vector<CollectiveSweep> sweeps = parse_collectives_section(*section);
+  const bool first = sweeps.front().pxn;
+  for (std::size_t i = 1; i < sweeps.size(); ++i) {
+    if (sweeps[i].pxn == first) continue;
+    const ArgNode& sweep = section->items()[i];
+    (sweep.find("pxn") ? *sweep.find("pxn") : sweep)
+        .fail(fmt::format("the sweeps set pxn both ways ({} above); the job takes one, as "
+                          "NCCL_PXN_DISABLE is one per process",
+                          first));
+  }
+  return first;
+}
+
 std::string parse_engine_name(const ArgNode& section) {
   if (section.kind() == ArgNode::Kind::Scalar) return section.as_choice(engine_names());
   if (section.kind() != ArgNode::Kind::Map) section.fail("expected an engine name or a map");

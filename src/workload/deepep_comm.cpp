@@ -14,8 +14,8 @@ Time DeepEpComm::moe(const MoeExchange& x, bool dispatch) {
   const std::uint64_t most =
       x.tokens.empty() ? 0 : *std::max_element(x.tokens.begin(), x.tokens.end());
   if (most == 0 || x.ranks.size() < 2) return Time::zero();
-  const MoeKey key{x.ranks,  x.tokens, x.hidden, x.top_k, x.experts, x.bytes_per_element,
-                   x.decode, dispatch, x.load};
+  const MoeKey key{x.ranks,  x.tokens, x.hidden, x.top_k,     x.experts,     x.bytes_per_element,
+                   x.decode, dispatch, x.load,   x.gpu_reach, x.domain_reach};
   if (const auto it = moe_cache_.find(key); it != moe_cache_.end()) return it->second;
   MoeSpec s;
   s.tokens = most;
@@ -23,6 +23,8 @@ Time DeepEpComm::moe(const MoeExchange& x, bool dispatch) {
   if (std::any_of(x.tokens.begin(), x.tokens.end(), [&](std::uint64_t n) { return n != most; }))
     s.rank_tokens = x.tokens;
   s.rank_load = x.load;
+  s.rank_reach = x.gpu_reach;
+  s.node_reach = x.domain_reach;
   s.hidden = static_cast<std::uint32_t>(x.hidden);
   s.topk = x.top_k;
   s.experts = x.experts;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "lockstep/core/rng.hpp"
 
@@ -177,6 +178,49 @@ HottestGpu BusiestSampler::mean() const {
   return {slots_ / n, experts_ / n};
 }
 
+namespace {
+
+// A token's top_k distinct logical experts, each pick among those not yet picked in proportion
+// to their shares (by the shares' running sum, a repeat drawn again), then one of its copies
+// uniformly: the physical experts it reaches.
+class TokenRouter {
+ public:
+  TokenRouter(const ExpertPlacement& p, std::uint32_t top_k)
+      : top_k_(top_k),
+        share_(p.replicas.size(), 0.0),
+        cumulative_(p.replicas.size()),
+        copies_(p.replicas.size()) {
+    for (std::uint32_t e = 0; e < p.logical.size(); ++e) {
+      share_[p.logical[e]] += p.slot_share[e];
+      copies_[p.logical[e]].push_back(e);
+    }
+    std::partial_sum(share_.begin(), share_.end(), cumulative_.begin());
+  }
+  // Calls hit(physical expert) for each of one token's top_k picks.
+  template <class Hit>
+  void route(Rng& rng, Hit&& hit) {
+    const auto experts = static_cast<std::ptrdiff_t>(share_.size());
+    picked_.clear();
+    while (picked_.size() < top_k_) {
+      const double u = rng.uniform() * cumulative_.back();
+      const auto x = static_cast<std::uint32_t>(std::min<std::ptrdiff_t>(
+          experts - 1,
+          std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin()));
+      if (share_[x] <= 0 || std::find(picked_.begin(), picked_.end(), x) != picked_.end()) continue;
+      picked_.push_back(x);
+      hit(copies_[x][rng.below(copies_[x].size())]);
+    }
+  }
+
+ private:
+  std::uint32_t top_k_;
+  std::vector<double> share_, cumulative_;
+  std::vector<std::vector<std::uint32_t>> copies_;
+  std::vector<std::uint32_t> picked_;
+};
+
+}  // namespace
+
 HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
                                 std::uint32_t top_k) {
   const double slots = static_cast<double>(tokens) * top_k;
@@ -184,37 +228,41 @@ HottestGpu expected_hottest_gpu(const ExpertPlacement& p, std::uint64_t tokens,
   if (slots > 256)
     return {expected_hottest_gpu_slots(slots, p.gpu_share),
             experts_reached(p, hottest_gpu(p), slots)};
-  // Each logical expert's share and copies; picks by the shares' running sum, a repeat within a
-  // token drawn again (the same as drawing among the experts not yet picked).
-  const auto experts = static_cast<std::uint32_t>(p.replicas.size());
-  std::vector<double> share(experts, 0.0), cumulative(experts);
-  std::vector<std::vector<std::uint32_t>> copies(experts);
-  for (std::uint32_t e = 0; e < p.logical.size(); ++e) {
-    share[p.logical[e]] += p.slot_share[e];
-    copies[p.logical[e]].push_back(e);
-  }
-  std::partial_sum(share.begin(), share.end(), cumulative.begin());
+  TokenRouter router(p, top_k);
   const std::uint64_t trials = BusiestSampler::trials(tokens * top_k);
   Rng rng(0x70b6);
   BusiestSampler sampler(p.gpus, p.slots);
-  std::vector<std::uint32_t> picked;
   for (std::uint64_t n = 0; n < trials; ++n) {
     sampler.start_trial();
-    for (std::uint64_t q = 0; q < tokens; ++q) {
-      picked.clear();
-      while (picked.size() < top_k) {
-        const double u = rng.uniform() * cumulative.back();
-        const auto x = static_cast<std::uint32_t>(std::min<std::ptrdiff_t>(
-            experts - 1,
-            std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin()));
-        if (share[x] <= 0 || std::find(picked.begin(), picked.end(), x) != picked.end()) continue;
-        picked.push_back(x);
-        sampler.hit(copies[x][rng.below(copies[x].size())]);
-      }
-    }
+    for (std::uint64_t q = 0; q < tokens; ++q)
+      router.route(rng, [&](std::uint32_t e) { sampler.hit(e); });
     sampler.end_trial();
   }
   return sampler.mean();
+}
+
+ExpertReach expert_reach(const ExpertPlacement& p, std::uint32_t top_k,
+                         const std::vector<std::uint32_t>& domain_of) {
+  const std::uint32_t domains =
+      domain_of.empty() ? 0 : *std::max_element(domain_of.begin(), domain_of.end()) + 1;
+  std::vector<std::uint64_t> gpu_hits(p.gpus, 0), domain_hits(domains, 0);
+  std::vector<std::uint32_t> gpu_seen(p.gpus, 0), domain_seen(domains, 0);
+  TokenRouter router(p, top_k);
+  Rng rng(0x4eac);
+  for (std::uint32_t token = 1; token <= kReachTokens; ++token) {
+    // A GPU or domain counts once a token, however many of its picks land there.
+    router.route(rng, [&](std::uint32_t e) {
+      const std::uint32_t g = e / p.slots;
+      if (std::exchange(gpu_seen[g], token) != token) ++gpu_hits[g];
+      if (std::exchange(domain_seen[domain_of[g]], token) != token) ++domain_hits[domain_of[g]];
+    });
+  }
+  ExpertReach out;
+  for (std::uint32_t g = 0; g < p.gpus; ++g) {
+    out.gpu.push_back(static_cast<double>(gpu_hits[g]) / kReachTokens);
+    out.domain.push_back(static_cast<double>(domain_hits[domain_of[g]]) / kReachTokens);
+  }
+  return out;
 }
 
 }  // namespace lockstep

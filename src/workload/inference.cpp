@@ -257,6 +257,15 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       n[reqs[q].group] += kv_blocks(after_step ? context(q) : reqs[q].cached);
     return n;
   };
+  // Sequences each group runs: every group's scheduler keeps its own batch under its own
+  // max_batch / attention_dp (SGLang's DP attention: each rank its --max-running-requests / dp).
+  const std::uint32_t group_batch = c.group_max_batch();
+  const std::uint64_t group_budget = c.group_prefill_tokens();
+  auto running_in = [&](const Replica& rep) {
+    std::vector<std::uint32_t> n(dp, 0);
+    for (std::size_t q : rep.running) ++n[reqs[q].group];
+    return n;
+  };
   auto start = [&](std::uint32_t i, double t) {
     Replica& rep = reps[i];
     if (rep.busy) return;
@@ -270,18 +279,19 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       // KV caches that arrived join the running batch at the step boundary, when their group's
       // cache holds every running sequence's blocks after the step beside theirs.
       std::vector<std::uint64_t> used = held(rep, true);
+      std::vector<std::uint32_t> seqs = running_in(rep);
       std::vector<bool> full(dp, false);
-      for (auto it = rep.waiting.begin(); it != rep.waiting.end() &&
-                                          rep.running.size() < c.max_batch &&
-                                          (c.policy != BatchPolicy::Static || admit);) {
+      for (auto it = rep.waiting.begin();
+           it != rep.waiting.end() && (c.policy != BatchPolicy::Static || admit);) {
         const std::size_t q = *it;
         const std::uint32_t g = reqs[q].group;
-        full[g] = full[g] || used[g] + kv_blocks(context(q)) > capacity;
+        full[g] = full[g] || seqs[g] >= group_batch || used[g] + kv_blocks(context(q)) > capacity;
         if (full[g]) {
           ++it;  // the group's queue waits; the other groups' go on
           continue;
         }
         used[g] += kv_blocks(context(q));
+        ++seqs[g];
         rep.running.push_back(q);
         dequeue(rep, q, true);
         it = rep.waiting.erase(it);
@@ -293,80 +303,93 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
       std::vector<std::uint64_t> partial(dp, 0);  // a prompt being prefilled holds its chunks
       for (std::size_t q : rep.waiting) partial[reqs[q].group] += kv_blocks(reqs[q].cached);
       make_room(rep, partial, t);
-      std::uint64_t budget = c.max_prefill_tokens;
+      // Each group's own budget and batch (its scheduler's share of the replica's).
+      std::vector<std::uint64_t> budget(dp, group_budget);
+      std::vector<std::uint32_t> seqs = running_in(rep);
       std::vector<std::uint64_t> used = held(rep, true);
       std::vector<bool> full(dp, false);
       for (std::size_t q : rep.running) {
+        std::uint64_t& left = budget[reqs[q].group];
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, context(q) - 1, 1, true));
-        budget -= std::min<std::uint64_t>(budget, 1);
+        left -= std::min<std::uint64_t>(left, 1);
       }
       rep.running.clear();
       // Several partial prefills (vLLM's max_num_partial_prefills, N): S of the waiting prompts,
       // at most N and at most one "long" (more than 4% of the context left to prefill:
       // max_long_partial_prefills 1, long_prefill_token_threshold's default), share the step,
-      // each chunk at most max_prefill_tokens / S; a long prompt past the first waits its turn
-      // while shorter ones go. N = 1: one prompt may take the whole budget left.
+      // each chunk at most the group's budget / S; a long prompt past the first waits its turn
+      // while shorter ones go. N = 1: one prompt may take the whole budget left. Each group
+      // counts its own S from its own queue.
       const std::uint32_t n_partial = c.max_partial_prefills;
       const std::uint64_t long_tokens = c.model.seq * 4 / 100;
       auto is_long = [&](std::size_t q) {
         return n_partial > 1 && context(q) - reqs[q].cached > long_tokens;
       };
-      std::uint64_t slots = 0;
-      bool long_seen = false;
+      std::vector<std::uint64_t> slots(dp, 0);
+      std::vector<bool> long_seen(dp, false), long_taken(dp, false);
       for (std::size_t q : rep.waiting) {
-        if (slots == n_partial) break;
-        if (is_long(q) && std::exchange(long_seen, true)) continue;
-        ++slots;
+        const std::uint32_t g = reqs[q].group;
+        if (slots[g] == n_partial) continue;
+        if (is_long(q) && long_seen[g]) continue;
+        long_seen[g] = long_seen[g] || is_long(q);
+        ++slots[g];
       }
-      const std::uint64_t cap = c.max_prefill_tokens / std::max<std::uint64_t>(slots, 1);
       // Prompts left in the queue this step, in order: long ones waiting behind the one
-      // prefilling, and those of a group whose cache is full (that group's queue waits).
+      // prefilling, and those of a group whose budget, batch or cache is full (that group's
+      // queue waits).
       std::deque<std::size_t> passed;
-      bool long_taken = false;
-      while (budget > 0 && !rep.waiting.empty() && rep.step_members.size() < c.max_batch) {
+      while (!rep.waiting.empty()) {
         const std::size_t q = rep.waiting.front();
         const std::uint32_t g = reqs[q].group;
         const std::uint64_t left = context(q) - reqs[q].cached;
-        const std::uint64_t chunk = std::min({budget, left, cap});
-        const bool behind_long = is_long(q) && long_taken;
-        if (!behind_long)
+        const std::uint64_t cap =
+            std::max<std::uint64_t>(1, group_budget / std::max<std::uint64_t>(slots[g], 1));
+        const std::uint64_t chunk = std::min({budget[g], left, cap});
+        const bool behind_long = is_long(q) && long_taken[g];
+        const bool closed = budget[g] == 0 || seqs[g] >= group_batch;
+        if (!behind_long && !closed)
           full[g] = full[g] || used[g] + kv_blocks(reqs[q].cached + chunk) > capacity;
-        if (behind_long || full[g]) {
+        if (behind_long || closed || full[g]) {
           passed.push_back(q);
           rep.waiting.pop_front();
           continue;
         }
-        long_taken = long_taken || is_long(q);
+        long_taken[g] = long_taken[g] || is_long(q);
         dequeue(rep, q, reqs[q].cached == 0);
         rep.waiting.pop_front();
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, reqs[q].cached, chunk, chunk == left));
         used[g] += kv_blocks(reqs[q].cached + chunk);
-        budget -= chunk;
+        budget[g] -= chunk;
+        ++seqs[g];
       }
       for (auto it = passed.rbegin(); it != passed.rend(); ++it) rep.waiting.push_front(*it);
       bool decode_only = true;
       for (const StepPiece& p : rep.step_pieces) decode_only = decode_only && p.tokens == 1;
       rep.step_prefill = !decode_only;
-    } else if (admit && !rep.waiting.empty() && rep.running.size() < c.max_batch) {
-      // vLLM's budget of tokens per step; the first prompt always goes. A prompt is admitted
-      // when its group's cache holds it (a preempted one with the tokens it had generated); a
-      // group whose cache is full keeps its queue, the other groups admit theirs.
-      std::uint64_t tokens = 0;
+    } else if (admit && !rep.waiting.empty()) {
+      // vLLM's budget of tokens per step, each group its own share; a group's first prompt
+      // always goes. A prompt is admitted when its group has room in its batch and its cache
+      // holds it (a preempted one with the tokens it had generated); a group whose batch, budget
+      // or cache is full keeps its queue, the other groups admit theirs.
+      std::vector<std::uint64_t> tokens(dp, 0);
+      std::vector<std::uint32_t> seqs = running_in(rep), taken(dp, 0);
       std::vector<std::uint64_t> used = held(rep, false);
       std::vector<bool> full(dp, false);
-      for (auto it = rep.waiting.begin();
-           it != rep.waiting.end() && rep.running.size() + rep.step_members.size() < c.max_batch;) {
+      for (auto it = rep.waiting.begin(); it != rep.waiting.end();) {
         const std::size_t q = *it;
         const std::uint32_t g = reqs[q].group;
-        full[g] = full[g] || (rep.role == Role::Both && used[g] + kv_blocks(context(q)) > capacity);
+        full[g] = full[g] || seqs[g] >= group_batch ||
+                  (taken[g] > 0 && tokens[g] + context(q) > group_budget) ||
+                  (rep.role == Role::Both && used[g] + kv_blocks(context(q)) > capacity);
         if (full[g]) {
           ++it;
           continue;
         }
-        if (!rep.step_members.empty() && tokens + context(q) > c.max_prefill_tokens) break;
-        tokens += context(q);
+        tokens[g] += context(q);
+        ++taken[g];
+        ++seqs[g];
         used[g] += kv_blocks(context(q));
         rep.step_members.push_back(q);
         rep.step_pieces.push_back(piece(q, 0, context(q), true));

@@ -280,6 +280,21 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
     c.max_prefill_tokens =
         c.policy == BatchPolicy::Chunked ? 2048 : std::max<std::uint64_t>(c.model.seq, 2048);
   }
+  // Each attention group schedules its own share of both limits (SGLang divides
+  // --max-running-requests and --chunked-prefill-size by the DP size): a group needs one of each.
+  if (c.attention_dp > 1) {
+    const ArgNode* b = job.find("batching");
+    auto refuse = [&](const char* key, std::uint64_t value) {
+      const std::string why = fmt::format(
+          "{}={} is below attention_dp={}: each attention group schedules {} / {} "
+          "and would get none",
+          key, value, c.attention_dp, key, c.attention_dp);
+      if (const ArgNode* n = b ? b->find(key) : nullptr) n->fail(why);
+      fail("attention_dp", why);
+    };
+    if (c.max_batch < c.attention_dp) refuse("max_batch", c.max_batch);
+    if (c.max_prefill_tokens < c.attention_dp) refuse("max_prefill_tokens", c.max_prefill_tokens);
+  }
   return c;
 }
 

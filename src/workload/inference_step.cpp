@@ -12,11 +12,13 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/rng.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/routing/router.hpp"
 #include "lockstep/topology/catalog.hpp"
 #include "lockstep/workload/deepep_comm.hpp"
 #include "lockstep/workload/expert_load.hpp"
 #include "lockstep/workload/inference.hpp"
+#include "lockstep/workload/moe_comm.hpp"
 #include "training_detail.hpp"
 
 namespace lockstep {
@@ -148,6 +150,14 @@ struct InferenceStepModel::Impl {
   // them (every EP group alike: one popularity per job, every MoE layer alike).
   ExpertPlacement placement;
   std::vector<double> ep_load;  // each EP GPU's slots over the mean; empty: uniform
+  // What a token reaches under that load (DeepEP's normal kernels), by EP group's GPUs: it
+  // depends on which of the group's GPUs share an NVLink domain.
+  std::map<std::vector<std::uint32_t>, ExpertReach> reach;
+  const ExpertReach& group_reach(const std::vector<std::uint32_t>& gpus) {
+    const auto it = reach.find(gpus);
+    if (it != reach.end()) return it->second;
+    return reach[gpus] = expert_reach(placement, c.model.top_k, nvlink_domains(topo, gpus));
+  }
   const BusiestRank& busiest_rank(std::uint64_t tokens) {
     const auto it = busiest.find(tokens);
     if (it != busiest.end()) return it->second;
@@ -171,8 +181,11 @@ struct InferenceStepModel::Impl {
       : topo(t),
         c(cfg),
         engine(train_detail::default_engines()(cfg.engine)),
-        router(make_router(t, fabric_routing(t))),
-        nccl(t) {
+        // NCCL's pipeline sends relay by PXN as its collectives do, unless NCCL_PXN_DISABLE
+        // (`collectives.pxn: false`); DeepEP's exchanges route apart (DeepEpComm,
+        // docs/inference.md).
+        router(cfg.pxn ? make_pxn_router(t, fabric_routing(t)) : make_router(t, fabric_routing(t))),
+        nccl(t, cfg.pxn) {
     runner = std::make_unique<train_detail::Runner>(t, *engine, *router, &nccl,
                                                     cfg.engine == kNcclModelEngine);
     // vLLM and TensorRT-LLM replay decode steps from CUDA graphs, NCCL's kernels among them: no
@@ -472,6 +485,11 @@ InferenceStepModel::Impl::Pass InferenceStepModel::Impl::stage_pass(
       x.bytes_per_element = md.moe_fp8_dispatch ? 1 : kBf16;
       x.decode = decode;
       x.load = ep_load;
+      if (!decode && !ep_load.empty()) {
+        const ExpertReach& r = group_reach(x.ranks);
+        x.gpu_reach = r.gpu;
+        x.domain_reach = r.domain;
+      }
       slowest_exchange = std::max(slowest_exchange,
                                   comm->moe_dispatch(x).seconds() + comm->moe_combine(x).seconds());
     }

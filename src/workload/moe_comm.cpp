@@ -160,25 +160,38 @@ MoeSpec moe_group_spec(MoeSpec spec, const std::vector<std::uint32_t>& gpus, con
   if (!spec.rank_load.empty() && spec.rank_load.size() != gpus.size())
     throw InputError("rank_load", fmt::format("{} loads for a group of {} GPUs",
                                               spec.rank_load.size(), gpus.size()));
-  // Each rank keeps its GPU's token count and expert load as the ranks are reordered.
+  for (const std::vector<double>* given : {&spec.rank_reach, &spec.node_reach})
+    if (!given->empty() && given->size() != gpus.size())
+      throw InputError(given == &spec.rank_reach ? "rank_reach" : "node_reach",
+                       fmt::format("{} values for a group of {} GPUs", given->size(), gpus.size()));
+  // Each rank keeps its GPU's token count, expert load and reach as the ranks are reordered.
   placement.clear();
   std::vector<std::uint64_t> tokens;
-  std::vector<double> load;
+  std::vector<double> load, rank_reach, node_reach;
+  const auto keep = [](const std::vector<double>& from, std::size_t i, std::vector<double>& to) {
+    if (!from.empty()) to.push_back(from[i]);
+  };
   for (std::uint32_t d = 0; d < domains; ++d)
     for (std::size_t i = 0; i < gpus.size(); ++i)
       if (domain[i] == d) {
         placement.push_back(gpus[i]);
         if (!spec.rank_tokens.empty()) tokens.push_back(spec.rank_tokens[i]);
-        if (!spec.rank_load.empty()) load.push_back(spec.rank_load[i]);
+        keep(spec.rank_load, i, load);
+        keep(spec.rank_reach, i, rank_reach);
+        keep(spec.node_reach, i, node_reach);
       }
   spec.rank_tokens = std::move(tokens);
   spec.rank_load = std::move(load);
+  spec.rank_reach = std::move(rank_reach);
+  spec.node_reach = std::move(node_reach);
   const Rank r = static_cast<Rank>(gpus.size());
   spec.ranks = r;
   spec.ranks_per_node = r % domains == 0 ? r / domains : 1;
   for (std::size_t i = 0; i < gpus.size() && spec.ranks_per_node > 1; ++i)
     if (std::count(domain.begin(), domain.end(), domain[i]) != spec.ranks_per_node)
       spec.ranks_per_node = 1;
+  // Each GPU its own node: a token reaches the node when it reaches the GPU.
+  if (spec.ranks_per_node == 1 && !spec.node_reach.empty()) spec.node_reach = spec.rank_reach;
   // Experts spread evenly: round up to whole experts per rank; top-k at most what is reachable.
   spec.experts = std::max<std::uint32_t>(1, (spec.experts + r - 1) / r) * r;
   const std::uint32_t nodes = r / spec.ranks_per_node;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/routing/pxn.hpp"
 #include "lockstep/workload/moe_comm.hpp"
 
 namespace lockstep::train_detail {
@@ -48,9 +49,16 @@ Simulation::Expanded Simulation::expand(const Topology& topo, const ComputeNoise
                                         std::uint64_t seed, bool trace, bool cacheable,
                                         const StepPlan& plan) {
   auto engine = engines_(c_.engine);
-  auto router = make_router(topo, fabric_routing(topo));
+  // With NCCL's collectives, its p2p sends between nodes (the full expansion's expert all-to-all
+  // and both expansions' pipeline sends) relay over NVLink to the receiver's rail (PXN, on unless
+  // the scenario's collectives.pxn is false: docs/routing.md "PXN"); rings pair their NICs rail
+  // by rail, and DeepEP's exchanges cross the network between rail peers, so PXN changes neither
+  // (docs/training.md "DeepEP and PXN"). NcclGroups routes the reduced expansion's collectives.
+  const bool pxn = nccl_ && c_.pxn;
+  auto router =
+      pxn ? make_pxn_router(topo, fabric_routing(topo)) : make_router(topo, fabric_routing(topo));
   std::optional<NcclGroups> nccl;
-  if (nccl_) nccl.emplace(topo);
+  if (nccl_) nccl.emplace(topo, c_.pxn);
   const bool base_topology = &topo == &topo_;  // unperturbed: translation symmetric
   // As `lockstep collective --engine analytical`, the analytical engine's collectives take the
   // NCCL model's times; other engines run NCCL's programs.

@@ -183,3 +183,10 @@ lockstep_bad_flags(collective.pxn_not_a_bool "^lockstep: error: --pxn: expected 
 lockstep_bad_flags(collective.pxn_scenario_not_a_bool
   "collective_bad_pxn.yaml:5:[0-9]+: collectives.pxn: expected true or false, got 'sometimes'"
   collective --scenario ${LOCKSTEP_CLI_DIR}/collective_bad_pxn.yaml)
+# A job beside the sweeps takes their one pxn (docs/training.md "DeepEP and PXN").
+lockstep_bad_flags(train.pxn_both_ways
+  "train_pxn_both_ways.yaml:8:[0-9]+: collectives.*pxn: the sweeps set pxn both ways \\(true above\\)"
+  train ${LOCKSTEP_CLI_DIR}/train_pxn_both_ways.yaml)
+lockstep_bad_flags(serve.pxn_both_ways
+  "serve_pxn_both_ways.yaml:6:[0-9]+: collectives.*: the sweeps set pxn both ways \\(true above\\)"
+  serve ${LOCKSTEP_CLI_DIR}/serve_pxn_both_ways.yaml)

@@ -73,6 +73,13 @@ struct MoeSpec {
   // to (dispatch) or from (combine) rank r scale by rank_load[r], as with `imbalance`, which it
   // replaces; empty: every rank 1 (or `imbalance`'s hot rank 0).
   std::vector<double> rank_load;
+  // The normal kernels under rank_load (both empty, or one a rank): the probability that a token
+  // reaches rank r's GPU (one of its experts there) and rank r's node (one anywhere on it, the
+  // same for every rank of the node). A network message to a node then carries tokens x the
+  // node's reach, a forwarded NVLink one tokens x the GPU's: a token crosses to a node once and
+  // reaches a GPU once however many of its experts they hold, so its reach is not the uniform
+  // reach x the load (which passes 1 on a hot node). Empty: the uniform reach x the load.
+  std::vector<double> rank_reach, node_reach;
 
   std::uint32_t nodes() const { return ranks / ranks_per_node; }
   std::uint64_t tokens_of(Rank r) const { return rank_tokens.empty() ? tokens : rank_tokens[r]; }
@@ -80,7 +87,8 @@ struct MoeSpec {
 
 /// Checks the spec; InputError naming the field (tokens, hidden, topk, experts, ranks,
 /// ranks_per_node, max_nodes, chunks, imbalance, rank_tokens: one a rank, none above tokens;
-/// rank_load: one a rank, none negative, mean 1, not with imbalance).
+/// rank_load: one a rank, none negative, mean 1, not with imbalance; rank_reach, node_reach: one a
+/// rank each, in [0, 1], node_reach equal on a node's ranks).
 void validate(const MoeSpec& spec);
 
 /// Bytes of one token's message in `phase`: dispatch H + 4 ceil(H / 128) (FP8) or 2H (BF16);

@@ -38,7 +38,7 @@ struct EngineOptions {
   double network_transfer_efficiency = 0;
   // Extra latency of a message whose path crosses a network link (NCCL's network step latency
   // exceeds its NVLink one). It adds to the path latency, so consecutive messages on one
-  // connection overlap it; 0 by default. Flow engine only.
+  // connection overlap it; 0 by default. Every engine.
   Time network_message_latency = Time::zero();
   // Local memory bandwidth for Copy and Reduce ops (HBM-bound kernels); 0 means free.
   Bandwidth local_copy_bandwidth;
@@ -50,6 +50,19 @@ struct EngineOptions {
   // flow engine adds it to the max-min constraints; the packet engine paces the channel's packets.
   Bandwidth channel_send_bandwidth;
 };
+
+/// The one rule for a link's rate on the analytical and flow engines: the fraction of `link`'s
+/// line rate a transfer's payload runs at. A scale-out network link (is_network_link) runs at
+/// network_transfer_efficiency when it is set (NCCL's network search speed over the link: 48 of
+/// an NDR NIC's 50 GB/s), every other link at transfer_efficiency (NCCL's intra-node bandwidth
+/// over the raw NVLink: 370.8 of 450 GB/s on H100), each times the protocol's payload efficiency
+/// (docs/nccl-model.md "Flow runs", docs/analytical-engine.md "Link rates"). 1 when unset.
+inline double link_payload_efficiency(const Topology& topo, LinkId link,
+                                      const EngineOptions& options) {
+  if (options.network_transfer_efficiency > 0 && is_network_link(topo, link))
+    return options.network_transfer_efficiency;
+  return options.transfer_efficiency > 0 ? options.transfer_efficiency : 1.0;
+}
 
 struct EngineInput {
   const Topology* topology = nullptr;

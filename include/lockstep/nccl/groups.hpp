@@ -48,8 +48,8 @@ struct PlannedCollective {
 class NcclGroups {
  public:
   /// NCCL's view of `topology` (nccl_cluster) without in-network reduction, which is opt-in (a
-  /// sweep's `sharp`).
-  explicit NcclGroups(const Topology& topology);
+  /// sweep's `sharp`); `pxn` false: NCCL_PXN_DISABLE=1 (NcclCluster::pxn).
+  explicit NcclGroups(const Topology& topology, bool pxn = true);
   /// `cluster`: NCCL's view of every GPU; `topology`: the graph engine runs use (null: only
   /// predictions and the model's times). `run_on`, when given, is the graph the engines run on
   /// instead while the engine options still come from `topology`: the same devices with link

@@ -64,6 +64,9 @@ struct TrainingParallel {
   // as programs); "closed_form_on_1f1b" in files of earlier versions, whose DualPipe figures were
   // its closed form over a simulated 1F1B step (docs/training.md).
   std::string pipeline_timing = "simulated";
+  // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size); 0: as tp, the
+  // default. results.json writes it resolved (tp when 0).
+  std::uint32_t etp = 0;
 };
 
 /// The other job keys that change the result, named as the job names them (docs/scenario-job.md).

@@ -4,6 +4,7 @@
 // these readers, so flags and files accept the same names and fail with the same messages.
 //
 //   CollectiveSweep sweep = parse_collective_sweep(args);  // {op: all_reduce, max_bytes: 1GiB}
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,11 @@ CollectiveSweep parse_collective_sweep(const ArgNode& args);
 /// `engine:` section, see parse_engine_name) is the default engine of each sweep.
 std::vector<CollectiveSweep> parse_collectives_section(const ArgNode& section,
                                                        const std::string& engine = "analytical");
+/// NCCL_PXN_DISABLE as a scenario's `collectives:` section sets it for the job beside its sweeps
+/// (`lockstep train`, `serve`, `run`; docs/training.md "DeepEP and PXN"): its sweeps' `pxn`, true
+/// without the section. NCCL reads the variable once a process, so sweeps that set it both ways
+/// leave the job's undecided: an error at the first that differs.
+bool collectives_pxn(const std::optional<ArgNode>& section);
 /// A scenario's `engine:` section: a name ("flow") or a map {name: flow}.
 std::string parse_engine_name(const ArgNode& section);
 

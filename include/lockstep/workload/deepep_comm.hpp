@@ -25,7 +25,8 @@ class DeepEpComm final : public InferenceComm {
 
  private:
   using MoeKey = std::tuple<std::vector<std::uint32_t>, std::vector<std::uint64_t>, std::uint64_t,
-                            std::uint32_t, std::uint32_t, double, bool, bool, std::vector<double>>;
+                            std::uint32_t, std::uint32_t, double, bool, bool, std::vector<double>,
+                            std::vector<double>, std::vector<double>>;
   using KvKey = std::tuple<std::vector<std::uint32_t>, std::vector<std::uint32_t>, std::uint64_t>;
   Time moe(const MoeExchange& x, bool dispatch);
   const Topology& topo_;

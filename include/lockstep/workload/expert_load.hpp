@@ -86,6 +86,23 @@ class BusiestSampler {
   std::uint64_t trials_ = 0;
 };
 
+/// Tokens expert_reach samples: 2^17, the reach of a GPU or domain within about 0.003 (two
+/// standard errors at a reach of 1/2).
+constexpr std::uint32_t kReachTokens = 1u << 17;
+
+/// What a token reaches, for DeepEP's normal kernels (a token crosses to a node once, and is
+/// forwarded to a GPU once, however many of its experts are there).
+struct ExpertReach {
+  std::vector<double> gpu;     // per GPU: P(one of the token's top_k copies is on it)
+  std::vector<double> domain;  // per GPU: P(one is in its NVLink domain)
+};
+
+/// Sampled as expected_hottest_gpu picks (kReachTokens tokens, a fixed seed): GPU g of
+/// `placement` in NVLink domain domain_of[g] (numbered from 0). Uniform shares in place give the
+/// hypergeometric 1 - C(E - E/R, k) / C(E, k) per GPU up to the sampling error.
+ExpertReach expert_reach(const ExpertPlacement& placement, std::uint32_t top_k,
+                         const std::vector<std::uint32_t>& domain_of);
+
 /// The GPU with the largest share (the first of equals).
 std::uint32_t hottest_gpu(const ExpertPlacement& placement);
 

@@ -80,6 +80,9 @@ struct InferenceConfig {
   std::uint64_t seed = 1;
   double gpu_hour_usd = 2.5;
   std::string engine = "analytical";
+  // NCCL_PXN_DISABLE unset (true) or set, from the scenario's `collectives.pxn`
+  // (docs/inference.md): NCCL's collectives and pipeline sends only, not DeepEP's exchanges.
+  bool pxn = true;
   std::string trace_path;
   // Where fields came from, for errors found against the cluster.
   std::string world_field = "replicas";
@@ -87,6 +90,12 @@ struct InferenceConfig {
   SourceLocation world_where, kv_where;
 
   std::uint32_t replica_gpus() const { return tp * pp * attention_dp; }
+  // An attention group's own limits: max_batch and max_prefill_tokens stay the replica's (as
+  // SGLang's --max-running-requests and --chunked-prefill-size are the server's), each group's
+  // scheduler taking 1 / attention_dp of them, rounded down (docs/inference.md, "Each group's
+  // cache and queue"). One group a replica without DP attention: the whole of both.
+  std::uint32_t group_max_batch() const { return max_batch / attention_dp; }
+  std::uint64_t group_prefill_tokens() const { return max_prefill_tokens / attention_dp; }
   bool disaggregated() const { return prefill_gpus > 0; }
   std::uint32_t prefill_replicas() const { return prefill_gpus / replica_gpus(); }
   std::uint32_t decode_replicas() const { return decode_gpus / replica_gpus(); }

@@ -22,6 +22,9 @@ struct MoeExchange {
   // Each rank's share of the token-slots relative to the mean (mean 1, `ranks` order): the
   // experts' popularity and their placement (workload/expert_load.hpp); empty: all equal.
   std::vector<double> load;
+  // With `load`: the probability that a token reaches each rank's GPU and its NVLink domain
+  // (workload/expert_load.hpp's expert_reach; MoeSpec::rank_reach, node_reach); empty: uniform.
+  std::vector<double> gpu_reach, domain_reach;
 };
 
 /// A KV cache moved from a prefill replica to a decode replica.

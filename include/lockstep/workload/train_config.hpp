@@ -168,6 +168,10 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   double gpu_hour_usd = 2.5;
   std::string engine = "flow";
+  // NCCL_PXN_DISABLE unset (true) or set: NCCL's p2p sends between nodes relay to the receiver's
+  // rail (docs/training.md "DeepEP and PXN"). Not a job key: the scenario's `collectives.pxn`
+  // (api::run_train, report::run_training; scenario/collective_sweep.hpp collectives_pxn).
+  bool pxn = true;
   Expansion expansion = Expansion::Auto;
   // Trace output (read by the CLI and `lockstep run`; the library only records the ranks).
   std::string trace_path;

@@ -24,7 +24,7 @@ struct PathCost {
   struct Hop {
     DirLinkId link;
     double fraction;          // of the transfer's bytes, over every share of the path using it
-    double seconds_per_byte;  // the link's, divided by the efficiency
+    double seconds_per_byte;  // of payload: the link's rate x link_payload_efficiency
   };
   std::vector<Hop> hops;  // each directed link once
 };
@@ -81,16 +81,14 @@ class AlphaBeta final : public DagCosts {
       const auto ports = topo_.ports(in_.placement[m]);
       if (ports.empty()) throw InputError("topology", fmt::format("rank {} has no links", m));
       const Link& l = topo_.link(Topology::link_of(ports[0].out));
-      slowest = std::max(slowest, l.latency * 2 + transfer_time(Bytes(bytes), l.bandwidth * eff()));
+      const double eff =
+          link_payload_efficiency(topo_, Topology::link_of(ports[0].out), in_.options);
+      slowest = std::max(slowest, l.latency * 2 + transfer_time(Bytes(bytes), l.bandwidth * eff));
     }
     return in_.options.per_message_overhead + slowest;
   }
 
  private:
-  double eff() const {
-    return in_.options.transfer_efficiency > 0 ? in_.options.transfer_efficiency : 1.0;
-  }
-
   const PathCost& path(DeviceId a, DeviceId b, std::uint16_t channel) {
     const std::uint64_t key = (std::uint64_t{a} << 40) ^ (std::uint64_t{b} << 12) ^ channel;
     const auto it = paths_.find(key);
@@ -101,18 +99,26 @@ class AlphaBeta final : public DagCosts {
       throw InputError("topology", fmt::format("no route from device {} to device {}", a, b));
     for (const PathShare& share : scratch_) {
       Time latency;
+      bool network = false;
       for (DirLinkId d : share.hops) {
         const Link& l = topo_.link(Topology::link_of(d));
         latency += l.latency;
-        const double bw = l.bandwidth.bytes_per_second();
+        network = network || is_network_link(topo_, Topology::link_of(d));
+        // Payload per second: a network link at NCCL's network efficiency, the others at its
+        // scale-up one, as the flow engine runs them (one rule, engine.hpp).
+        const double bw = l.bandwidth.bytes_per_second() *
+                          link_payload_efficiency(topo_, Topology::link_of(d), in_.options);
         const auto same = [d](const PathCost::Hop& h) { return h.link == d; };
         const auto seen = std::find_if(cost.hops.begin(), cost.hops.end(), same);
         if (seen != cost.hops.end()) {
           seen->fraction += share.fraction;
         } else {
-          cost.hops.push_back({d, share.fraction, bw > 0 ? 1 / (bw * eff()) : 0.0});
+          cost.hops.push_back({d, share.fraction, bw > 0 ? 1 / bw : 0.0});
         }
       }
+      // A share through the network pays NCCL's network step latency beyond its path, as on the
+      // flow engine (route_table.cpp).
+      if (network) latency += in_.options.network_message_latency;
       // Parallel shares run side by side: the longest sets the latency.
       cost.latency = std::max(cost.latency, latency);
     }

@@ -7,18 +7,16 @@
 namespace lockstep::flow_detail {
 
 namespace {
-// Wire bytes are payload / transfer_efficiency everywhere; a network link with its own
-// efficiency gets its capacity scaled so that it moves payload at network_transfer_efficiency.
+// Wire bytes are payload / transfer_efficiency everywhere (transfers.cpp); a link whose payload
+// runs at another fraction of its line rate (link_payload_efficiency, engine.hpp: a network
+// link's) gets its capacity scaled by that fraction over transfer_efficiency, so that it moves
+// payload at the rate the analytical engine prices it at.
 std::vector<double> link_capacities(const Topology& topo, const EngineOptions& options) {
-  const double network_scale =
-      options.network_transfer_efficiency > 0
-          ? options.network_transfer_efficiency / options.transfer_efficiency
-          : 1.0;
   std::vector<double> caps(topo.num_directed_links());
   for (std::size_t d = 0; d < caps.size(); ++d) {
     const auto link = static_cast<LinkId>(d >> 1);
-    caps[d] = topo.link(link).bandwidth.bytes_per_second();
-    if (network_scale != 1.0 && is_network_link(topo, link)) caps[d] *= network_scale;
+    caps[d] = topo.link(link).bandwidth.bytes_per_second() *
+              (link_payload_efficiency(topo, link, options) / options.transfer_efficiency);
   }
   return caps;
 }

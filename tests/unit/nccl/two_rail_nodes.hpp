@@ -35,4 +35,10 @@ inline bool nic_to_leaf(const Topology& t, DirLinkId d) {
          t.device(t.target(d)).kind == DeviceKind::Switch;
 }
 
+/// A GPU's NVLink out (to its NVSwitch: one link a GPU on these nodes).
+inline bool gpu_nvlink(const Topology& t, DirLinkId d) {
+  return t.device(t.source(d)).kind == DeviceKind::Gpu &&
+         t.link(Topology::link_of(d)).medium == LinkMedium::NvLink;
+}
+
 }  // namespace lockstep::testing

@@ -74,6 +74,17 @@ TEST(JsonRead, PipelineAndKernelKeysRoundTrip) {
   v.training->recompute_modules = "core_attn,mlp";
   expect_round_trip(v);
   EXPECT_EQ(variant_from_json(variant_to_json(v)).training->parallel.microbatch_group, 8u);
+  // Expert TP 1 under TP 2 (parallel folding) is written and read back; etp left unset is
+  // written as the tp it stands for.
+  v.training->parallel.tp = 2;
+  v.training->parallel.ep = 4;
+  v.training->parallel.etp = 1;
+  expect_round_trip(v);
+  EXPECT_EQ(variant_to_json(v)["training"]["parallel"]["etp"], 1);
+  EXPECT_EQ(variant_from_json(variant_to_json(v)).training->parallel.etp, 1u);
+  v.training->parallel.etp = 0;
+  EXPECT_EQ(variant_to_json(v)["training"]["parallel"]["etp"], 2);
+  EXPECT_EQ(variant_from_json(variant_to_json(v)).training->parallel.etp, 0u);
   v.training->parallel = {};
   v.training->parallel.pipeline = "dualpipe";
   v.training->parallel.pipeline_timing = "closed_form_on_1f1b";

@@ -128,6 +128,72 @@ TEST(ExpertLoad, DispatchBytesPerNicFollowTheLoadByHand) {
   EXPECT_EQ(into_gpu0_from_other_node({}), 2u * 65'536);
 }
 
+// What a token reaches, for DeepEP's normal kernels: 4 experts of shares 0.4, 0.3, 0.2, 0.1, one
+// a GPU, GPUs 0, 1 on node 0 and 2, 3 on node 1, top 2, each pick in proportion to the shares of
+// the experts not yet picked. P(expert i among the two) = s_i + sum_{j != i} s_j s_i / (1 - s_j):
+//   expert 0: 0.4 + 0.3 x 0.4 / 0.7 + 0.2 x 0.4 / 0.8 + 0.1 x 0.4 / 0.9 = 0.715873
+//   expert 1: 0.3 + 0.4 x 0.3 / 0.6 + 0.2 x 0.3 / 0.8 + 0.1 x 0.3 / 0.9 = 0.608333
+//   expert 2: 0.2 + 0.4 x 0.2 / 0.6 + 0.3 x 0.2 / 0.7 + 0.1 x 0.2 / 0.9 = 0.441270
+//   expert 3: 0.1 + 0.4 x 0.1 / 0.6 + 0.3 x 0.1 / 0.7 + 0.2 x 0.1 / 0.8 = 0.234524 (sum 2 = k).
+// A token misses node 1 when both picks are experts 0 and 1: 0.4 x 0.3 / 0.6 + 0.3 x 0.4 / 0.7 =
+// 0.371429, so node 1's reach is 0.628571; it misses node 0 with 0.2 x 0.1 / 0.8 + 0.1 x 0.2 /
+// 0.9 = 0.047222: reach 0.952778. Scaling the uniform reach 1 - C(2, 2) / C(4, 2) = 5/6 by node
+// 0's load (0.7 of the slots, 1.4 x the mean) gave 1.167 tokens for each token, node 1 0.5.
+// Sampled from 2^17 tokens: within 0.005 (3.5 standard errors at 1/2).
+TEST(ExpertLoad, ReachOfAGpuAndANodeByHand) {
+  const ExpertPlacement p = contiguous_placement({0.4, 0.3, 0.2, 0.1}, 4);
+  const ExpertReach r = expert_reach(p, 2, {0, 0, 1, 1});
+  const std::vector<double> gpu = {0.715873, 0.608333, 0.441270, 0.234524};
+  const std::vector<double> node = {0.952778, 0.952778, 0.628571, 0.628571};
+  ASSERT_EQ(r.gpu.size(), 4u);
+  ASSERT_EQ(r.domain.size(), 4u);
+  for (std::size_t g = 0; g < 4; ++g) {
+    EXPECT_NEAR(r.gpu[g], gpu[g], 0.005) << g;
+    EXPECT_NEAR(r.domain[g], node[g], 0.005) << g;
+  }
+  // A node reaches at most every token, and at least its hottest GPU's.
+  for (std::size_t g = 0; g < 4; ++g) EXPECT_LE(r.gpu[g], r.domain[g]);
+  EXPECT_EQ(expert_reach(p, 2, {0, 0, 1, 1}).gpu, r.gpu);  // a fixed seed
+}
+
+// The normal dispatch with that reach, 16 tokens a GPU, hidden 4,096 in BF16 (8,192 B a token):
+// each GPU sends its rail peer on the other node its tokens that reach that node, once each. The
+// uniform message is 16 x 5/6 x 8,192 = 109,227 B (whole bytes), scaled by reach / (5/6): into
+// node 0 x 1.143334 = 124,883 B (of at most 16 x 8,192 = 131,072), into node 1 x 0.754285 =
+// 82,388 B. The load alone (0.7 and 0.3 of the slots) scaled it by 1.4 and 0.6: 152,918 B into
+// node 0, more bytes than the sender's 16 tokens hold, and 65,536 B into node 1.
+TEST(ExpertLoad, NormalDispatchSendsATokenToANodeOnce) {
+  MoeSpec s;
+  s.tokens = 16;
+  s.hidden = 4096;
+  s.topk = 2;
+  s.experts = 4;
+  s.ranks = 4;
+  s.ranks_per_node = 2;
+  s.kernel = MoeKernel::Normal;
+  s.fp8_dispatch = false;
+  s.chunks = 1;
+  s.rank_load = {1.6, 1.2, 0.8, 0.4};
+  const auto net_into = [](const MoeSpec& spec, Rank rank) {
+    const auto programs = make_moe_programs(spec, MoePhase::Dispatch);
+    std::uint64_t bytes = 0;
+    for (OpIndex i = 0; i < programs->num_ops(rank); ++i) {
+      const Op op = programs->op(rank, i);
+      if (op.kind == OpKind::Recv && op.peer / 2 != rank / 2) bytes += op.bytes();
+    }
+    return bytes;
+  };
+  EXPECT_EQ(net_into(s, 0), 152'918u);  // the load alone
+  EXPECT_EQ(net_into(s, 2), 65'536u);
+  s.rank_reach = {0.715873, 0.608333, 0.441270, 0.234524};
+  s.node_reach = {0.952778, 0.952778, 0.628571, 0.628571};
+  EXPECT_EQ(net_into(s, 0), 124'883u);
+  EXPECT_EQ(net_into(s, 2), 82'388u);
+  EXPECT_LE(net_into(s, 0), 16u * 8'192);
+  s.node_reach[1] = 0.5;
+  EXPECT_THROW(make_moe_programs(s, MoePhase::Dispatch), InputError);  // one reach a node
+}
+
 // Zipf shares: exponent 1 over 4 experts gives 1, 1/2, 1/3, 1/4 over 25/12 = 0.48, 0.24, 0.16,
 // 0.12, dealt to the experts by the seed; exponent 0 is uniform whatever the seed.
 TEST(ExpertLoad, ZipfSharesAreDealtBySeed) {

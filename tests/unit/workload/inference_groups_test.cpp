@@ -116,6 +116,73 @@ TEST(InferenceGroups, AFullGroupHoldsBackOnlyItsOwnQueue) {
   EXPECT_EQ(r.groups[1].queue_depth_max, 1u);
 }
 
+// Each group schedules its own batch: `max_batch: 3` over attention DP 2 gives each group's
+// scheduler 3 / 2 = 1 sequence (SGLang's --max-running-requests divided by the DP size, rounded
+// down). Prompts of 120, outputs of 4, a closed loop of 3: requests 0, 1, 2 join groups 0, 1, 0,
+// so group 0 holds two requests for a batch of one (overloaded), group 1 one. By hand:
+//   step 1: request 0 prefills alone (it arrives first and the replica starts at once);
+//   step 2: request 1 prefills on group 1; request 2 waits, group 0 runs request 0 already;
+//   steps 3, 4, 5: requests 0 and 1 decode their tokens 2, 3, 4 and finish;
+//   step 6: request 2 prefills; steps 7, 8, 9: it decodes its tokens 2, 3, 4.
+// Batches 1, 1, 2, 2, 2, 1, 1, 1, 1; TTFT 0 < 1 < 2. With the replica-wide batch of 3 (before)
+// request 2 joined step 2 and group 0 ran two sequences: batches 1, 2, 3, 3, 3, TTFT 0 < 1 = 2.
+TEST(InferenceGroups, EachGroupKeepsItsOwnBatchLimit) {
+  const InferenceResult r = serve(
+      mixtral_dp(4, "prompt: 120, output: 4, concurrency: 3, count: 3", "max_batch: 3"), true);
+  ASSERT_EQ(r.steps.size(), 9u);
+  const std::vector<std::uint32_t> batches{1, 1, 2, 2, 2, 1, 1, 1, 1};
+  for (std::size_t s = 0; s < batches.size(); ++s) EXPECT_EQ(r.steps[s].batch, batches[s]) << s;
+  for (std::size_t s : {0, 1, 5}) EXPECT_TRUE(r.steps[s].prefill) << s;
+  ASSERT_EQ(r.timings.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.timings[0].first_token, r.steps[0].end);
+  EXPECT_DOUBLE_EQ(r.timings[1].first_token, r.steps[1].end);
+  EXPECT_DOUBLE_EQ(r.timings[2].first_token, r.steps[5].end);
+  EXPECT_LT(r.timings[0].ttft(), r.timings[1].ttft());
+  EXPECT_LT(r.timings[1].ttft(), r.timings[2].ttft());
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].admitted, 2u);
+  EXPECT_EQ(r.groups[1].admitted, 1u);
+  // Group 0's queue held request 2 from the start to step 6; group 1's request 1 to step 2.
+  EXPECT_EQ(r.groups[0].queue_depth_max, 1u);
+  EXPECT_NEAR(r.groups[0].queue_depth_mean, r.steps[5].start / r.makespan, 1e-12);
+}
+
+// Each group's own prefill budget (chunked): `max_prefill_tokens: 64` over DP 2 gives each group
+// 32 tokens a step. A closed loop of 2 (prompts 120, outputs 2): requests 0, 1 on groups 0, 1.
+//   step 1: request 0's first chunk, 32 tokens, alone (it arrives first);
+//   steps 2, 3: a chunk of 32 for each, neither taking from the other group's budget;
+//   step 4: request 0's last 120 - 96 = 24 (its first token) and request 1's third 32;
+//   step 5: request 0 decodes (1 of group 0's 32) and finishes, request 1's last 24;
+//   step 6: request 1 decodes and finishes.
+// Tokens a step: 32, 64, 64, 56, 25, 1. (Before, one budget of 64 for the replica: request 0's
+// chunks of 64 and 56, request 1's first 8 beside the latter.)
+TEST(InferenceGroups, EachGroupHasItsOwnPrefillBudget) {
+  const InferenceResult r =
+      serve(mixtral_dp(4, "prompt: 120, output: 2, concurrency: 2, count: 2",
+                       "max_batch: 8, policy: chunked, max_prefill_tokens: 64"),
+            true);
+  ASSERT_EQ(r.steps.size(), 6u);
+  const std::vector<std::uint64_t> tokens{32, 64, 64, 56, 25, 1};
+  for (std::size_t s = 0; s < tokens.size(); ++s) EXPECT_EQ(r.steps[s].tokens, tokens[s]) << s;
+  EXPECT_DOUBLE_EQ(r.timings[0].first_token, r.steps[3].end);
+  EXPECT_DOUBLE_EQ(r.timings[1].first_token, r.steps[4].end);
+  EXPECT_DOUBLE_EQ(r.timings[0].finish, r.steps[4].end);
+  EXPECT_DOUBLE_EQ(r.timings[1].finish, r.steps[5].end);
+}
+
+// A group's share of max_batch or max_prefill_tokens rounds down: below one a group, refused at
+// the field.
+TEST(InferenceGroups, LimitsBelowOneAGroupAreRefused) {
+  try {
+    mixtral_dp(4, "prompt: 120, output: 4, concurrency: 3, count: 3", "max_batch: 1");
+    FAIL() << "max_batch 1 over attention_dp 2 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_batch=1 is below attention_dp=2"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("batching.max_batch"), std::string::npos) << e.what();
+  }
+}
+
 // The same scenario and seed give the same schedule and group figures, bit for bit.
 TEST(InferenceGroups, GroupFiguresAreDeterministic) {
   const InferenceConfig c =

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "lockstep/core/rng.hpp"
@@ -84,6 +85,78 @@ TEST(PacketEventQueue, PushIntoThePastStaysOrdered) {
   std::vector<std::uint32_t> got;
   while (!q.empty()) got.push_back(q.pop().a);
   EXPECT_EQ(got, (std::vector<std::uint32_t>{3, 2, 1, 4}));
+}
+
+// Ties filed against different clocks come out in scheduling order. Buckets are (level, digit)
+// of the highest hexadecimal digit in which an event's time differs from `last`, the latest
+// time taken out. X at 0x3000 ps with last = 0: 0x3000's highest set bit is 13, level 13 / 4 = 3,
+// digit 3. Y at 0x10 (level 1) runs first: last = 0x10. Z at 0x3000: 0x3000 ^ 0x10 = 0x3010,
+// bucket (3, 3) again, behind X; W at 0x2FFF: 0x2FEF, bit 13, digit 2, bucket (3, 2), which is
+// lower, so W runs next: last = 0x2FFF. V at 0x3000: 0x1FFF, bit 12, still level 3, digit 3; U
+// at 0x2FFF is at the current time and goes straight to the current list. Then (3, 3) is
+// refiled around its earliest time, 0x3000, and X, Z, V all land at the current time, sorted by
+// sequence: Y, W, U, X, Z, V.
+TEST(PacketEventQueue, TiesFiledAgainstDifferentClocksRunInSchedulingOrder) {
+  EventQueue q;
+  q.push(0x3000, EventKind::Arrive, 'X');
+  q.push(0x10, EventKind::Arrive, 'Y');
+  std::vector<std::uint32_t> got{q.pop().a};
+  q.push(0x3000, EventKind::Arrive, 'Z');
+  q.push(0x2FFF, EventKind::Arrive, 'W');
+  got.push_back(q.pop().a);
+  q.push(0x3000, EventKind::Arrive, 'V');
+  q.push(0x2FFF, EventKind::Arrive, 'U');
+  std::vector<std::int64_t> times;
+  while (!q.empty()) {
+    const Event* next = q.peek();
+    const Event e = q.pop();
+    ASSERT_EQ(next->a, e.a);
+    got.push_back(e.a);
+    times.push_back(e.time);
+  }
+  EXPECT_EQ(got, (std::vector<std::uint32_t>{'Y', 'W', 'U', 'X', 'Z', 'V'}));
+  EXPECT_EQ(times, (std::vector<std::int64_t>{0x2FFF, 0x3000, 0x3000, 0x3000}));
+}
+
+// A digit rolls over: with last = 0xFFF, an event 1 ps later (0x1000) differs in digit 3 and
+// is filed at level 3, beside one 4,096 ps later (0x1FFF, the same digit value 1), while one
+// 65,536 ps later (0x10FFF) differs in digit 4. Refiling (3, 1) around 0x1000 puts 0x1FFF at
+// level 2 (0x1FFF ^ 0x1000 = 0xFFF); the order stays the times': C (at last), A, B, D.
+TEST(PacketEventQueue, ADigitRollingOverKeepsTimeOrder) {
+  EventQueue q;
+  q.push(0xFFF, EventKind::Arrive, 'S');
+  ASSERT_EQ(q.pop().a, static_cast<std::uint32_t>('S'));
+  q.push(0x1FFF, EventKind::Arrive, 'B');
+  q.push(0x10FFF, EventKind::Arrive, 'D');
+  q.push(0x1000, EventKind::Arrive, 'A');
+  q.push(0xFFF, EventKind::Arrive, 'C');
+  std::vector<std::uint32_t> got;
+  while (!q.empty()) {
+    const std::uint32_t next = q.peek()->a;
+    got.push_back(q.pop().a);
+    ASSERT_EQ(got.back(), next);
+  }
+  EXPECT_EQ(got, (std::vector<std::uint32_t>{'C', 'A', 'B', 'D'}));
+}
+
+// Events at the end of time (Time's "never", INT64_MAX ps: level 15) and a second ahead
+// (10^12 ps) keep their order; one pushed 10 ps after the event taken out at 10^12 runs before
+// the end-of-time events, which run in scheduling order.
+TEST(PacketEventQueue, FarFutureEventsKeepTheirOrder) {
+  constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+  EventQueue q;
+  q.push(kEnd, EventKind::Watchdog, 1);
+  q.push(1'000'000'000'000, EventKind::Arrive, 2);
+  q.push(5, EventKind::Arrive, 3);
+  q.push(kEnd, EventKind::Watchdog, 4);
+  EXPECT_EQ(q.peek()->a, 3u);
+  EXPECT_EQ(q.pop().a, 3u);
+  EXPECT_EQ(q.peek()->a, 2u);
+  EXPECT_EQ(q.pop().time, 1'000'000'000'000);
+  q.push(1'000'000'000'010, EventKind::Arrive, 5);
+  std::vector<std::uint32_t> got;
+  while (!q.empty()) got.push_back(q.pop().a);
+  EXPECT_EQ(got, (std::vector<std::uint32_t>{5, 1, 4}));
 }
 
 // Memory follows the events pending, not what each bucket once held: blocks of 127 events
