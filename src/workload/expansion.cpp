@@ -10,7 +10,12 @@ namespace {
 
 // The step builder: bytes per op and per collective instance on one rank, from llama3-8b with 4
 // layers on 32 H100s (tp 8 pp 2 dp 2 and tp 2 pp 2 dp 8, 16-256 micro-batches): 2.58 MB and
-// 0.73 MB per micro-batch for 9,216 and 1,536 ops over 512 collective instances.
+// 0.73 MB per micro-batch for 9,216 and 1,536 ops over 512 collective instances. What an op
+// holds while the engine runs (heaptrack, bench_training --speed line 50, 8.23 M ops on 64
+// ranks): its Op (88 B) in the rank's program and its OpTag (16 B), each in a vector whose
+// capacity may reach twice its size (libstdc++ doubles; 131,072 slots a rank there, 738 and 134
+// MB), and its start and end (OpTiming, 16 B) in the engine and again in the run's result (132
+// and 128 MB): 2 x (88 + 16) + 2 x 16 = 240 B at most, 138 B measured (the vectors nearly full).
 constexpr double kTrainBytesPerOp = 240;
 constexpr double kTrainBytesPerCollective = 700;
 // An expert all-to-all's op: the direct program's send or receive to one peer (collective/
