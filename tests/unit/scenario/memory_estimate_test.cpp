@@ -55,6 +55,46 @@ TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
   EXPECT_GT(huge.total(), 1e15);
 }
 
+TEST(MemoryEstimate, RecordedTimelineCountsTheTracedRunsLinkSeries) {
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.model.layers = 4;
+  c.par.tp = 8;
+  c.par.pp = 2;
+  c.par.dp = 2;
+  c.global_batch = 128;
+  // The flow engine keeps its 16 busiest links and the timeline copies 12 (the report's): 28
+  // series of at most 1,000,000 float samples, 112,000,000 B (default.yaml: 64 + 48 MB).
+  RunEstimate flow;
+  add_training_estimate(flow, c, true, {}, 12);
+  EXPECT_DOUBLE_EQ(part(flow, "link series"), 112'000'000.0);
+  // The packet engine keeps 64; the analytical engine records no link.
+  c.engine = "packet";
+  RunEstimate packet;
+  add_training_estimate(packet, c, true, {}, 8);
+  EXPECT_DOUBLE_EQ(part(packet, "link series"), 288'000'000.0);
+  c.engine = "analytical";
+  RunEstimate analytical;
+  add_training_estimate(analytical, c, true, {}, 8);
+  EXPECT_DOUBLE_EQ(part(analytical, "link series"), -1);
+  // Without a timeline no engine run records links.
+  RunEstimate quiet;
+  add_training_estimate(quiet, c, false, {}, 8);
+  EXPECT_DOUBLE_EQ(part(quiet, "link series"), -1);
+}
+
+TEST(MemoryEstimate, OnlyJobsThatMayExpandInFullAreCountedOnTheCluster) {
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.par.dp = 64;
+  EXPECT_TRUE(counts_collectives_on_cluster(c));  // 64 GPUs: auto may expand in full
+  c.expansion = Expansion::Reduced;
+  EXPECT_FALSE(counts_collectives_on_cluster(c));
+  c.expansion = Expansion::Auto;
+  c.par.dp = 128;  // past kFullExpansionGpus: auto reduces whatever the memory
+  EXPECT_FALSE(counts_collectives_on_cluster(c));
+}
+
 TEST(MemoryEstimate, FlowPerGpuAndPacketEvents) {
   CollectiveSweep s;
   s.engine = "flow";

@@ -2,6 +2,9 @@
 // emits: built in full with NCCL's plans on a real topology and counted op by op.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "lockstep/engine/engine.hpp"
 #include "lockstep/nccl/groups.hpp"
 #include "lockstep/workload/expansion.hpp"
 #include "lockstep/workload/step_builder.hpp"
@@ -17,7 +20,8 @@ struct Counted {
   double dp_ops = 0;  // the data-parallel rings': buckets, ZeRO gathers, the gradient norm
 };
 
-Counted count_full_expansion(const Topology& topo, const TrainConfig& c, const StepPlan& plan) {
+// The job expanded in full with NCCL's plans, as simulate_training builds it.
+StepPrograms build_full(const Topology& topo, const TrainConfig& c, const StepPlan& plan) {
   NcclGroups nccl(topo);
   StepBuildOptions o;
   o.full = true;
@@ -27,7 +31,11 @@ Counted count_full_expansion(const Topology& topo, const TrainConfig& c, const S
                                 const std::vector<std::uint32_t>& globals) {
     return nccl.plan(op, bytes, bytes.count() % 2 == 0 ? DataType::Bf16 : DataType::Uint8, globals);
   };
-  const StepPrograms programs = build_step_programs(c, plan, o);
+  return build_step_programs(c, plan, o);
+}
+
+Counted count_full_expansion(const Topology& topo, const TrainConfig& c, const StepPlan& plan) {
+  const StepPrograms programs = build_full(topo, c, plan);
   Counted n;
   for (std::uint32_t r = 0; r < programs.programs->num_ranks(); ++r) {
     n.ops += programs.programs->num_ops(r);
@@ -105,6 +113,57 @@ TEST(ExpansionOps, DualPipeHoldersOfBothCopies) {
     const double ratio = estimate_over_built(testing::ndr_h100_nodes(1, 8), c);
     EXPECT_GE(ratio, 1.0);
     EXPECT_LE(ratio, kFactor);
+  }
+}
+
+// The memory the built expansion holds while the engine runs it (expansion.cpp's
+// kTrainBytesPerOp): each rank's Op and OpTag vectors at their capacity, and each op's start and
+// end twice (the engine's record and the run's result).
+double held_bytes(const Topology& topo, const TrainConfig& c, const StepPlan& plan) {
+  const StepPrograms programs = build_full(topo, c, plan);
+  MaterializedProgramSet& set = *programs.programs;
+  double bytes = 0;
+  for (std::uint32_t r = 0; r < set.num_ranks(); ++r) {
+    bytes += static_cast<double>(set.program(r).capacity()) * sizeof(Op) +
+             static_cast<double>(programs.tags[r].capacity()) * sizeof(OpTag) +
+             static_cast<double>(set.num_ops(r)) * 2 * sizeof(OpTiming);
+  }
+  return bytes;
+}
+
+// Property: on layouts of every op class the estimate with NCCL's plans (what the dry run and
+// `auto` count for a job of at most 64 GPUs) is at least what the built expansion holds, and
+// within the vectors' doubling (x2) and the per-collective term of it.
+TEST(ExpansionOps, EstimateBoundsTheBytesTheExpansionHolds) {
+  struct Layout {
+    const char* name;
+    TrainConfig c;
+    std::uint32_t nodes;
+  };
+  std::vector<Layout> layouts;
+  // Line 50 in small: DP 16 across two nodes, ZeRO-1, the gradient norm.
+  TrainConfig dp = testing::tiny_config(1, 1, 16, 32);
+  dp.clip_grad = 1.0;
+  layouts.push_back({"dp16", dp, 2});
+  // Interleaved 1F1B: TP 2 PP 2 with 2 virtual stages a rank, DP 4, 16 micro-batches.
+  TrainConfig vp = testing::tiny_config(2, 2, 4, 64);
+  vp.model.layers = 4;
+  vp.par.interleave = 2;
+  layouts.push_back({"tp2-pp2-vp2-dp4", vp, 2});
+  // MoE: 8 experts of top-2 over EP 4, PP 2 DP 8 (the expert all-to-alls across nodes).
+  TrainConfig moe = testing::tiny_config(1, 2, 8, 32);
+  moe.model.experts = 8;
+  moe.model.top_k = 2;
+  moe.par.ep = 4;
+  layouts.push_back({"moe-ep4-pp2-dp8", moe, 2});
+  for (const Layout& l : layouts) {
+    SCOPED_TRACE(l.name);
+    const Topology topo = testing::ndr_h100_nodes(l.nodes, 8);
+    const StepPlan plan = make_step_plan(l.c, l.c.peak_flops);
+    const double held = held_bytes(topo, l.c, plan);
+    const double estimate = expansion_size(l.c, plan, true, collective_op_count(topo, true)).bytes;
+    EXPECT_GE(estimate, held);
+    EXPECT_LE(estimate, 3 * held);
   }
 }
 
