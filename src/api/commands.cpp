@@ -302,7 +302,9 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
   CollectiveOpCount count;
   if (counts_collectives_on_cluster(config)) {
     build();
-    count = collective_op_count(*topo, options.nccl);
+    // Its groups are planned on the cluster's GPUs: a job of another size is counted in single
+    // rings here and refused when it runs (simulate_training's check).
+    if (topo->gpus().size() == config.par.world()) count = collective_op_count(*topo, options.nccl);
   }
   RunEstimate estimate;
   estimate.add("lockstep", kBaseBytes);

@@ -141,7 +141,10 @@ RunEstimate estimate_run(const RunInput& input) {
         CollectiveOpCount count;
         if (counts_collectives_on_cluster(*job)) {
           graph = ClusterSource(in.cluster).build().graph;
-          if (graph) count = collective_op_count(*graph, true);
+          // Its groups are planned on the cluster's GPUs: a job of another size is counted in
+          // single rings here and refused when it runs (simulate_training's check).
+          if (graph && graph->gpus().size() == job->par.world())
+            count = collective_op_count(*graph, true);
         }
         // run records the first variant's timeline and its busiest links' tracks.
         add_training_estimate(e, *job, true, count, parse_report_options(in.report).busiest_links);
