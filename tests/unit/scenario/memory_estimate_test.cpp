@@ -15,6 +15,18 @@ double part(const RunEstimate& e, const std::string& what) {
   return -1;
 }
 
+// Llama 3 8B cut to 4 layers on 32 GPUs, TP 8 PP 2 DP 2: 64 micro-batches per replica.
+TrainConfig llama3_8b_on_32_gpus() {
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.model.layers = 4;
+  c.par.tp = 8;
+  c.par.pp = 2;
+  c.par.dp = 2;
+  c.global_batch = 128;
+  return c;
+}
+
 TEST(MemoryEstimate, PlanAlltoallvMatrixIsRanksSquaredTimesEight) {
   RunEstimate e;
   add_plan_matrix_estimate(e, CollectiveOp::AllToAllV, 100'000);
@@ -26,13 +38,7 @@ TEST(MemoryEstimate, PlanAlltoallvMatrixIsRanksSquaredTimesEight) {
 }
 
 TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
-  TrainConfig c;
-  c.model = model_preset("llama3-8b");
-  c.model.layers = 4;
-  c.par.tp = 8;
-  c.par.pp = 2;
-  c.par.dp = 2;
-  c.global_batch = 128;  // 64 micro-batches per replica
+  TrainConfig c = llama3_8b_on_32_gpus();
   RunEstimate e;
   add_training_estimate(e, c, false);
   // 32 GPUs, full expansion, single rings (no topology yet: expansion.cpp's ring_ops).
@@ -56,13 +62,7 @@ TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
 }
 
 TEST(MemoryEstimate, RecordedTimelineCountsTheTracedRunsLinkSeries) {
-  TrainConfig c;
-  c.model = model_preset("llama3-8b");
-  c.model.layers = 4;
-  c.par.tp = 8;
-  c.par.pp = 2;
-  c.par.dp = 2;
-  c.global_batch = 128;
+  TrainConfig c = llama3_8b_on_32_gpus();
   // The flow engine keeps its 16 busiest links and the timeline copies 12 (the report's): 28
   // series of at most 1,000,000 float samples, 112,000,000 B (default.yaml: 64 + 48 MB).
   RunEstimate flow;
