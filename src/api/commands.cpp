@@ -18,6 +18,7 @@
 #include "lockstep/scenario/memory_estimate.hpp"
 #include "lockstep/scenario/scenario.hpp"
 #include "lockstep/workload/model.hpp"
+#include "lockstep/workload/training.hpp"
 
 namespace lockstep::api {
 
@@ -293,18 +294,32 @@ std::optional<TrainRun> run_train(const TrainRequest& r) {
     trace_out.emplace(trace_path.has_parent_path() ? trace_path.parent_path() : ".", node.path(),
                       node.where());
   }
+  const ClusterSource source(scenario ? &*scenario : nullptr, r.cluster);
+  std::optional<Topology> topo;
+  auto build = [&] {
+    topo = source.build().graph;
+    if (!topo) source.args().fail("the cluster is too large to build as a graph");
+  };
+  SimulateOptions options;
+  // A job that may expand in full is small (at most kFullExpansionGpus GPUs): its graph is
+  // built first so that the estimate counts each collective's ops in NCCL's plans, as
+  // simulate_training does when it decides the expansion.
+  CollectiveOpCount count;
+  if (counts_collectives_on_cluster(config)) {
+    build();
+    // Its groups are planned on the cluster's GPUs: a job of another size is counted in single
+    // rings here and refused when it runs (simulate_training's check).
+    if (topo->gpus().size() == config.par.world()) count = collective_op_count(*topo, options.nccl);
+  }
   RunEstimate estimate;
   estimate.add("lockstep", kBaseBytes);
   add_graph_estimate(estimate, config.par.world());
-  add_training_estimate(estimate, config, !config.trace_path.empty());
+  add_training_estimate(estimate, config, !config.trace_path.empty(), count, options.busiest_links);
   if (!admit(estimate, r.budget,
              "try a smaller --global-batch or larger --micro-batch, fewer GPUs, or --expansion "
              "reduced"))
     return std::nullopt;
-  const ClusterSource source(scenario ? &*scenario : nullptr, r.cluster);
-  std::optional<Topology> topo = source.build().graph;
-  if (!topo) source.args().fail("the cluster is too large to build as a graph");
-  SimulateOptions options;
+  if (!topo) build();
   options.record_timeline = !config.trace_path.empty();
   if (scenario && scenario->packet) {
     packet_config_for_topology(&*scenario->packet, topo->traits().fabric);  // before simulating

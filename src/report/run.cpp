@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <optional>
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/engine/packet/packet_config.hpp"
@@ -134,7 +135,19 @@ RunEstimate estimate_run(const RunInput& input) {
       add_graph_estimate(e, inventory.gpus);
       add_sweeps_estimate(e, sweeps, inventory.gpus, inventory.diameter_switch_hops + 1);
       if (job) {
-        add_training_estimate(e, *job, true);  // run records the first variant's timeline
+        // A job that may expand in full is small: its graph is built so that the estimate counts
+        // NCCL's plans of its collectives, as simulate_training does (memory_estimate.hpp).
+        std::optional<Topology> graph;
+        CollectiveOpCount count;
+        if (counts_collectives_on_cluster(*job)) {
+          graph = ClusterSource(in.cluster).build().graph;
+          // Its groups are planned on the cluster's GPUs: a job of another size is counted in
+          // single rings here and refused when it runs (simulate_training's check).
+          if (graph && graph->gpus().size() == job->par.world())
+            count = collective_op_count(*graph, true);
+        }
+        // run records the first variant's timeline and its busiest links' tracks.
+        add_training_estimate(e, *job, true, count, parse_report_options(in.report).busiest_links);
         add_sensitivity_estimate(e, inventory.gpus);
       }
       if (serve) add_inference_estimate(e, *serve, true);  // and the first one's steps

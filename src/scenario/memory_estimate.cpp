@@ -41,6 +41,17 @@ constexpr double kPacketBytesPerGpu = 512.0 * 1024;
 constexpr double kPacketPayload = 4096;
 // A recorded slice: its TimelineSlice and its line in the trace JSON.
 constexpr double kTraceBytesPerSlice = 400;
+// The traced engine run's link utilisation series (engine.hpp's LinkSeries): a float per sample
+// of each of the busiest links the engine keeps (FlowEngineConfig::series_links, 16;
+// PacketConfig's 64), at most 1,000,000 samples (link_series.cpp's kMaxBins: a step past 10 s
+// widens the 10 us period), and the copies the timeline keeps of the busiest of them
+// (train_detail::busiest_links). Measured with heaptrack on scenarios/default.yaml (a 21.4 s
+// step): 64.00 MB in fill_link_series (16 links x 1,000,000 samples x 4 B) and 48.00 MB in
+// busiest_links (the report's 12 tracks), 112 of its 138 MB heap peak.
+constexpr double kLinkSeriesSamples = 1'000'000;
+constexpr double kLinkSeriesBytesPerSample = 4;
+constexpr double kFlowSeriesLinks = 16;
+constexpr double kPacketSeriesLinks = 64;
 // The functional executor: 150 B per op (plan all_reduce, ring, 1,000 ranks: 570 MB for 4 M
 // ops; FunctionalOptions::max_ops says about 100), and alltoall's per-pair queues 250 B a pair
 // (plan alltoallv, 1,000 ranks: 585 MB for 2 M ops and 1 M pairs).
@@ -112,14 +123,30 @@ void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t
                                    (all_pairs ? n * n * kExecutorBytesPerPair : 0));
 }
 
-void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline) {
-  const ExpansionSize s = expansion_size(c, expands_fully(c));
+void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline,
+                           const CollectiveOpCount& count, std::size_t busiest_links) {
+  // The plan's buckets and message sizes, in time independent of the batch (make_step_shapes).
+  const StepPlan plan = make_step_shapes(c);
+  const ExpansionSize s = expansion_size(c, plan, expands_fully(c, plan, count), count);
   e.add("training expansion", s.bytes);
   if (record_timeline) {
     const double recorded =
         std::min<double>(s.ranks, c.trace_ranks.empty() ? 8 : c.trace_ranks.size());
     e.add("timeline and trace", recorded * s.units * s.ops * kTraceBytesPerSlice);
+    // One engine run records the links (the whole job in full expansion, replica 0 in reduced);
+    // the analytical engine records none.
+    const double kept = c.engine == "packet" ? kPacketSeriesLinks
+                        : c.engine == "flow" ? kFlowSeriesLinks
+                                             : 0;
+    if (kept > 0) {
+      e.add("link series", (kept + static_cast<double>(busiest_links)) * kLinkSeriesSamples *
+                               kLinkSeriesBytesPerSample);
+    }
   }
+}
+
+bool counts_collectives_on_cluster(const TrainConfig& c) {
+  return c.expansion != Expansion::Reduced && c.par.world() <= kFullExpansionGpus;
 }
 
 namespace {

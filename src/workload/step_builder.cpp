@@ -69,10 +69,7 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
   // The gather precedes the pass's first block (forward: attention; backward: MLP).
   const bool zero3 = p_.zero == ZeroStage::Parameters && p_.replicas() > 1 &&
                      half != (fwd ? Half::Mlp : Half::Attention);
-  if (zero3) {
-    zero3_gather(s, layer);
-    for (std::uint32_t r : rs) gathered.push_back(ranks_[r].gather);
-  }
+  if (zero3) gathered = zero3_gather(s, layer);
   // Forward: [AG] attention [RS or AR] [AG] (dispatch) MLP (combine) [RS or AR]; backward runs
   // the mirror image with the same collectives.
   auto tp_in = [&] {

@@ -3,7 +3,9 @@
 // schedule and the passes of each layer) and step_collectives.cpp (collectives over groups of
 // ranks, as real sends/receives or as measured delays).
 #include <algorithm>
+#include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "lockstep/core/rng.hpp"
@@ -120,7 +122,11 @@ class Builder {
   void tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role, std::uint32_t layer,
                      std::uint32_t micro, const std::vector<OpIndex>* side);
   void ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool combine);
-  void zero3_gather(std::uint32_t s, std::uint32_t layer);
+  // ZeRO-3's gather of `layer`'s parameters before a pass on stage s's ranks; returns each
+  // rank's (stage_ranks_[s] order) gathered op. Under DualPipe (full) the gather runs over the
+  // 2 x dp holders of the layer's two copies: the pair's lower stage issues it for all of them
+  // in its own order of use, and the upper stage's ranks take theirs in turn (zero3_held_).
+  std::vector<OpIndex> zero3_gather(std::uint32_t s, std::uint32_t layer);
   // Starts the KV ring of `layer`'s attention beside the chain (RankState::ring).
   void cp_ring(std::uint32_t s, std::uint32_t layer, std::uint32_t micro, bool fwd);
   // Gradient (and ZeRO-1/2 parameter) collectives of bucket `b` of stage `s` on the DP stream.
@@ -189,9 +195,12 @@ class Builder {
   Groups stage_ranks_;
   std::vector<std::uint32_t> dps_;  // dp indices present
   std::vector<std::uint32_t> tps_;  // tp indices present (0 alone when collapsed)
-  bool pairing_ = false;            // kernels follow the rank's last kernel (a DualPipe pair)
-  bool input_only_ = false;         // backward passes leave their weight gradients for later
-  std::uint16_t lane_ = 0;          // added to TP, EP and CP channels (kPairChannelOffset)
+  // DualPipe, full, ZeRO-3: per rank of a pair's upper stage and per layer, the gathers its lower
+  // stage issued over both copies' holders, oldest first.
+  std::vector<std::map<std::uint32_t, std::deque<OpIndex>>> zero3_held_;
+  bool pairing_ = false;     // kernels follow the rank's last kernel (a DualPipe pair)
+  bool input_only_ = false;  // backward passes leave their weight gradients for later
+  std::uint16_t lane_ = 0;   // added to TP, EP and CP channels (kPairChannelOffset)
 };
 
 }  // namespace lockstep::step_detail

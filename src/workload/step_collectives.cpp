@@ -264,8 +264,9 @@ void Builder::ep_all_to_all(std::uint32_t s, std::uint32_t layer, std::uint32_t 
   }
 }
 
-void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
-  if (p_.zero != ZeroStage::Parameters || p_.replicas() < 2) return;
+std::vector<OpIndex> Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
+  std::vector<OpIndex> gathered;
+  if (p_.zero != ZeroStage::Parameters || p_.replicas() < 2) return gathered;
   if (!o_.full) {
     const Time delay = o_.delays ? o_.delays->zero3_gather[layer] : Time::zero();
     for (auto& g : dp_groups(s)) {
@@ -274,15 +275,33 @@ void Builder::zero3_gather(std::uint32_t s, std::uint32_t layer) {
       depend(op, ranks_[r].gather);
       ranks_[r].gather = add(r, op, {OpRole::ParamGather, false, layer, kNone});
     }
-    return;
+  } else if (dualpipe() && s >= p_.pp / 2) {
+    // The upper stage of a pair: its lower stage gathered for it, in the same count per layer
+    // (each rank runs half the micro-batches in each direction through both copies' layers).
+    for (std::uint32_t r : stage_ranks_[s]) {
+      std::deque<OpIndex>& held = zero3_held_[r][layer];
+      if (held.empty()) throw std::logic_error("DualPipe ZeRO-3 gathers out of step");
+      gathered.push_back(held.front());
+      held.pop_front();
+    }
+    return gathered;
+  } else {
+    // Over the stage's data-parallel groups, under DualPipe its holders (both copies' ranks).
+    collective(holder_groups(s, false), CollectiveOp::AllGather, plan_.layer_grad_bytes[layer],
+               Time::zero(), OpRole::ParamGather, kGatherChannel, layer, kNone, &RankState::gather);
+    if (plan_.layer_expert_grad_bytes[layer].count() > 0) {
+      collective(holder_groups(s, true), CollectiveOp::AllGather,
+                 plan_.layer_expert_grad_bytes[layer], Time::zero(), OpRole::ParamGather,
+                 kGatherChannel + kExpertChannelOffset, layer, kNone, &RankState::gather);
+    }
+    if (dualpipe()) {
+      if (zero3_held_.empty()) zero3_held_.resize(ranks_.size());
+      for (std::uint32_t r : stage_ranks_[p_.pp - 1 - s])
+        zero3_held_[r][layer].push_back(ranks_[r].gather);
+    }
   }
-  collective(dp_groups(s), CollectiveOp::AllGather, plan_.layer_grad_bytes[layer], Time::zero(),
-             OpRole::ParamGather, kGatherChannel, layer, kNone, &RankState::gather);
-  if (plan_.layer_expert_grad_bytes[layer].count() > 0) {
-    collective(expert_dp_groups(s), CollectiveOp::AllGather, plan_.layer_expert_grad_bytes[layer],
-               Time::zero(), OpRole::ParamGather, kGatherChannel + kExpertChannelOffset, layer,
-               kNone, &RankState::gather);
-  }
+  for (std::uint32_t r : stage_ranks_[s]) gathered.push_back(ranks_[r].gather);
+  return gathered;
 }
 
 Groups Builder::holder_groups(std::uint32_t s, bool expert) const {

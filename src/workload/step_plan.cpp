@@ -300,8 +300,7 @@ void kernel_model_times(const TrainConfig& c, const KernelModel& km, StepPlan& p
 
 }  // namespace
 
-StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops,
-                        const GpuSpec* gpu) {
+StepPlan make_step_shapes(const TrainConfig& config) {
   // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 section 2.2): each module's block runs
   // as one more layer after the main model's last, on the last stage, so the per-layer figures
   // below (kernel times, EP all-to-all, activations, parameters, gradient buckets) cover layers +
@@ -342,37 +341,9 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
   // Context parallelism splits each sequence over cp ranks: each computes, keeps and sends the
   // activations of its s / cp tokens, whose queries still attend to the whole sequence.
   plan.tokens_per_rank = plan.tokens_per_micro / p.cp;
-  plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
-  if (gpu && c.communication_sms > 0 && gpu->kernels.sms > c.communication_sms)
-    plan.comm_sm_share = static_cast<double>(c.communication_sms) / gpu->kernels.sms;
-  if (gpu && c.tp_comm_overlap && p.tp > 1 && gpu->kernels.sms > c.tp_comm_overlap_sms)
-    plan.tp_overlap_sm_share = static_cast<double>(c.tp_comm_overlap_sms) / gpu->kernels.sms;
   const double tokens = static_cast<double>(plan.tokens_per_rank);
-  const double hidden = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
-  // Each MTP module (DeepSeek-V3 section 2.2) runs, besides its block (a layer above), the shared
-  // head once more and its own kernels, on the last stage with the head: with one efficiency the
-  // projection M's FLOPs (2h x h: 4 h^2 per token) at the weight GEMMs' rate, its element-wise
-  // kernels (the lookup, two norms, the concatenation) within the efficiency as every layer's
-  // are; with the kernel model each of them priced (KernelModel::mtp_module).
-  double mtp_fwd = 0, mtp_bwd = 0;
-  if (c.efficiency > 0) {
-    plan.achieved_flops = peak_flops * c.efficiency;
-    single_efficiency_times(c, plan);
-    mtp_fwd = 4.0 * hidden * hidden * tokens / (plan.achieved_flops * p.tp * plan.gemm_speedup);
-    mtp_bwd = (c.lora_rank > 0 ? 1.0 : 2.0) * mtp_fwd;  // LoRA: no weight gradient
-  } else {
-    if (gpu == nullptr)
-      throw InputError("efficiency", "0 needs the GPU's kernel-model figures (none given)");
-    const KernelModel km(*gpu, peak_flops, gemm_peak_flops, c.precision);
-    kernel_model_times(c, km, plan);
-    if (mtp > 0) km.mtp_module(c, tokens, mtp_fwd, mtp_bwd);
-  }
-  if (mtp > 0) {
-    const auto modules = static_cast<std::int64_t>(mtp);
-    plan.head_forward += Time::s(mtp * mtp_fwd) + plan.head_forward * modules;
-    plan.head_backward += Time::s(mtp * mtp_bwd) + plan.head_backward * modules;
-  }
-  const double projection = mtp * 2.0 * hidden * hidden / p.tp;  // parameters per rank
+  const double hidden = static_cast<double>(m.hidden);
+  const double projection = mtp * 2.0 * hidden * hidden / p.tp;  // MTP parameters per rank
 
   const double act = tokens * static_cast<double>(m.hidden) * kBf16;
   plan.tp_bytes = Bytes(static_cast<std::uint64_t>(act));
@@ -434,6 +405,51 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
     }
   }
 
+  return plan;
+}
+
+StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops,
+                        const GpuSpec* gpu) {
+  StepPlan plan = make_step_shapes(config);
+  const std::uint32_t mtp = config.model.mtp_layers;
+  TrainConfig c = config;
+  c.model.layers += mtp;
+  const ModelSpec& m = c.model;
+  const ParallelConfig& p = c.par;
+  const std::uint32_t main_layers = config.model.layers;
+  const std::uint64_t seq = c.sequence_length();
+  plan.gemm_speedup = gemm_peak_flops > 0 ? gemm_peak_flops / peak_flops : 1.0;
+  if (gpu && c.communication_sms > 0 && gpu->kernels.sms > c.communication_sms)
+    plan.comm_sm_share = static_cast<double>(c.communication_sms) / gpu->kernels.sms;
+  if (gpu && c.tp_comm_overlap && p.tp > 1 && gpu->kernels.sms > c.tp_comm_overlap_sms)
+    plan.tp_overlap_sm_share = static_cast<double>(c.tp_comm_overlap_sms) / gpu->kernels.sms;
+  const double tokens = static_cast<double>(plan.tokens_per_rank);
+  const double hidden = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
+  // Each MTP module (DeepSeek-V3 section 2.2) runs, besides its block (a layer above), the shared
+  // head once more and its own kernels, on the last stage with the head: with one efficiency the
+  // projection M's FLOPs (2h x h: 4 h^2 per token) at the weight GEMMs' rate, its element-wise
+  // kernels (the lookup, two norms, the concatenation) within the efficiency as every layer's
+  // are; with the kernel model each of them priced (KernelModel::mtp_module).
+  double mtp_fwd = 0, mtp_bwd = 0;
+  if (c.efficiency > 0) {
+    plan.achieved_flops = peak_flops * c.efficiency;
+    single_efficiency_times(c, plan);
+    mtp_fwd = 4.0 * hidden * hidden * tokens / (plan.achieved_flops * p.tp * plan.gemm_speedup);
+    mtp_bwd = (c.lora_rank > 0 ? 1.0 : 2.0) * mtp_fwd;  // LoRA: no weight gradient
+  } else {
+    if (gpu == nullptr)
+      throw InputError("efficiency", "0 needs the GPU's kernel-model figures (none given)");
+    const KernelModel km(*gpu, peak_flops, gemm_peak_flops, c.precision);
+    kernel_model_times(c, km, plan);
+    if (mtp > 0) km.mtp_module(c, tokens, mtp_fwd, mtp_bwd);
+  }
+  if (mtp > 0) {
+    const auto modules = static_cast<std::int64_t>(mtp);
+    plan.head_forward += Time::s(mtp * mtp_fwd) + plan.head_forward * modules;
+    plan.head_backward += Time::s(mtp * mtp_bwd) + plan.head_backward * modules;
+  }
+  const double projection = mtp * 2.0 * hidden * hidden / p.tp;  // parameters per rank
+
   // LoRA: the base's weight-gradient GEMMs are not run (2 FLOPs per active weight and token
   // fewer, the output layer's too); the adapters' forward and two backward GEMMs are.
   double flops_per_token = config.model.train_flops_per_token(seq);  // with the MTP modules
@@ -478,17 +494,13 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
     // The distributed optimizer shards over the ranks that reduce a stage's gradients: the
     // data-parallel group with context parallel, under DualPipe both copies' groups (2 x dp: the
     // reduce-scatter leaves each holder 1 / (2 dp) of each of its two stages, as much in all as
-    // one stage over dp). ZeRO-3's weights stay over dp: its per-layer gather is over dp.
+    // one stage over dp). ZeRO-3's weights too: its per-layer gather runs over the same holders.
     const double copies = dualpipe ? 2.0 : 1.0;
     const double dp = p.replicas(), edp = static_cast<double>(p.expert_dp());
-    auto holders = [&](ZeroStage sharded_from) {
-      return sharded_from == ZeroStage::Parameters ? 1.0 : copies;
-    };
     auto bytes = [&](double per_param, ZeroStage sharded_from) {
       const bool sharded = p.zero >= sharded_from;
-      const double over = holders(sharded_from);
-      const double b = params.dense * per_param / (sharded ? over * dp : 1) +
-                       params.expert * per_param / (sharded ? over * edp : 1);
+      const double b = params.dense * per_param / (sharded ? copies * dp : 1) +
+                       params.expert * per_param / (sharded ? copies * edp : 1);
       return Bytes(static_cast<std::uint64_t>(b));
     };
     // The optimizer step (Megatron-LM's distributed optimizer updates the rank's shard, every
@@ -508,7 +520,7 @@ StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gem
           adapters += c.lora_params(l) / p.tp;
     auto trained = [&](double per_param, ZeroStage sharded_from) {
       if (c.lora_rank == 0) return bytes(per_param, sharded_from);
-      const double over = p.zero >= sharded_from ? holders(sharded_from) * dp : 1.0;
+      const double over = p.zero >= sharded_from ? copies * dp : 1.0;
       return Bytes(static_cast<std::uint64_t>(adapters * per_param / over));
     };
     const double shard = trained(1.0, ZeroStage::Optimizer).as_double();

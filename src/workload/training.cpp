@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <optional>
 #include <tuple>
 
@@ -15,6 +16,7 @@
 #include "lockstep/workload/expansion.hpp"
 #include "lockstep/workload/moe_comm.hpp"
 #include "lockstep/workload/waste.hpp"
+#include "step_builder_detail.hpp"
 #include "training_simulation.hpp"
 
 namespace lockstep {
@@ -57,6 +59,34 @@ StepPlan training_plan(const Topology& topo, const TrainConfig& config) {
   return plan;
 }
 
+CollectiveOpCount collective_op_count(const Topology& topo, bool nccl) {
+  // One shape at a time: a step holds many collectives of a few shapes.
+  struct State {
+    std::optional<NcclGroups> groups;
+    std::map<std::tuple<int, std::uint64_t, std::vector<std::uint32_t>>, double> counted;
+  };
+  auto state = std::make_shared<State>();
+  const std::uint32_t gpn = train_detail::gpus_per_node_of(topo);
+  return [&topo, nccl, gpn, state](CollectiveOp op, Bytes bytes,
+                                   const std::vector<std::uint32_t>& group) {
+    if (group.size() < 2) return 1.0;  // a group of one: the builder's zero-time op
+    const auto key = std::make_tuple(static_cast<int>(op), bytes.count(), group);
+    if (auto it = state->counted.find(key); it != state->counted.end()) return it->second;
+    double ops = 0;
+    if (nccl) {
+      if (!state->groups) state->groups.emplace(topo);
+      const PlannedCollective planned =
+          state->groups->plan(op, bytes, train_detail::collective_type(bytes), group);
+      // A lead delay is one op more on each member.
+      ops = spliced_ops_per_rank(*planned.programs) + (planned.lead > Time::zero() ? 1 : 0);
+    } else {
+      ops = spliced_ops_per_rank(*default_collective_factory()(
+          op, static_cast<Rank>(group.size()), bytes, step_detail::ranks_per_node_of(group, gpn)));
+    }
+    return state->counted[key] = ops;
+  };
+}
+
 TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
                               const SimulateOptions& options) {
   TrainResult r;
@@ -81,7 +111,7 @@ TrainResult simulate_training(const Topology& topo, const TrainConfig& config,
   r.memory = plan.memory;
 
   const std::uint32_t world = c.par.world();
-  const bool full = expands_fully(c);
+  const bool full = expands_fully(c, plan, collective_op_count(topo, options.nccl));
   Simulation sim(topo, c, plan, full, options.engines ? options.engines : default_engines(),
                  options.nccl, options.fast_forward, options.progress);
   r.model = c.model.name;

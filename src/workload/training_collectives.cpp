@@ -146,14 +146,17 @@ CommDelays Simulation::measure_delays(Runner& runner) {
     d.cp_ring_forward = runner.collective(CollectiveOp::AllGather, Bytes(block), groups, gpn);
     d.cp_ring_backward = runner.collective(CollectiveOp::AllGather, Bytes(2 * block), groups, gpn);
   }
-  // Per layer of the plan (the model's and its multi-token-prediction blocks).
+  // Per layer of the plan (the model's and its multi-token-prediction blocks), over the ranks
+  // that hold the layer's shards: the data-parallel group, under DualPipe both copies' (2 x dp).
   d.zero3_gather.assign(plan_.layer_grad_bytes.size(), Time::zero());
   if (p_.zero == ZeroStage::Parameters && p_.replicas() > 1) {
+    const bool holders = c_.pipeline == PipelineSchedule::DualPipe;
     for (std::uint32_t l = 0; l < plan_.layer_grad_bytes.size(); ++l) {
-      d.zero3_gather[l] = dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0);
+      d.zero3_gather[l] =
+          dp_time(runner, CollectiveOp::AllGather, plan_.layer_grad_bytes[l], 0, false, holders);
       if (plan_.layer_expert_grad_bytes[l].count() > 0) {
-        d.zero3_gather[l] +=
-            dp_time(runner, CollectiveOp::AllGather, plan_.layer_expert_grad_bytes[l], 0, true);
+        d.zero3_gather[l] += dp_time(runner, CollectiveOp::AllGather,
+                                     plan_.layer_expert_grad_bytes[l], 0, true, holders);
       }
     }
   }

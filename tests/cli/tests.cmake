@@ -235,6 +235,11 @@ lockstep_bad_flags(train.efficiency_word
   "^lockstep: error: --efficiency: expected a fraction of the peak or kernels, got 'kernel'$"
   train --system hgx-h100 --nodes 1 --model llama3-8b --dp 8 --global-batch 8
   --efficiency kernel)
+# Degrees of more ranks than the cluster's GPUs: refused before the memory estimate plans the
+# job's collectives on the cluster (mem21c crashed there, planning ranks the graph lacks).
+lockstep_bad_flags(train.world_mismatch
+  "^lockstep: error: --dp: tp x cp x pp x dp = 8 x 1 x 1 x 4 = 32 ranks but the cluster has 16 GPUs$"
+  train --system hgx-h100 --nodes 2 --model llama3-8b --tp 8 --dp 4 --global-batch 16)
 lockstep_bad_flags(train.compute_past_time_range
   "^lockstep: error: --peak-tflops: 0.001 TFLOP/s makes one iteration's compute take longer than lockstep's time range \\(106.75 days, 2\\^63 ps\\)$"
   train --system hgx-h100 --nodes 2 --model llama3-8b --dp 16 --zero 3 --global-batch 160

@@ -4,12 +4,14 @@
 // is a count of things held times the bytes one of them takes; the bytes per thing are the
 // measured peak RSS of runs divided by their counts, listed beside measured peaks in
 // docs/memory.md (within a factor of about 1.5, on the safe side at scale).
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "lockstep/collective/collective.hpp"
 #include "lockstep/core/memory_budget.hpp"
 #include "lockstep/nccl/sweep.hpp"
+#include "lockstep/workload/expansion.hpp"
 #include "lockstep/workload/inference.hpp"
 #include "lockstep/workload/train_config.hpp"
 
@@ -40,9 +42,20 @@ void add_plan_executor_estimate(RunEstimate& e, std::uint64_t ops, std::uint64_t
                                 bool all_pairs);
 
 /// A training step's expansion: the ops the step builder emits for the simulated ranks (every
-/// rank in full expansion, one replica in reduced) and the timeline and trace when recorded.
-/// Kept to the sizes of TrainConfig so that the step builder's owners can adjust it.
-void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline);
+/// rank in full expansion, one replica in reduced) and, when the timeline is recorded, its
+/// slices and the traced engine runs' link utilisation series. Kept to the sizes of TrainConfig
+/// so that the step builder's owners can adjust it. `count`: each collective's ops per member,
+/// as simulate_training counts them (training.hpp's collective_op_count on the job's cluster,
+/// when counts_collectives_on_cluster); empty: a single ring's, fewer than NCCL's channels.
+/// `busiest_links`: the link tracks the timeline keeps (SimulateOptions::busiest_links).
+void add_training_estimate(RunEstimate& e, const TrainConfig& c, bool record_timeline,
+                           const CollectiveOpCount& count = {}, std::size_t busiest_links = 8);
+
+/// Whether the estimate should count `c`'s collectives with NCCL's plans on the built cluster
+/// (add_training_estimate's `count`): it may expand in full and has at most kFullExpansionGpus
+/// GPUs (the graph and each collective's plan are small), and NCCL's channels multiply a single
+/// ring's ops. A larger job forced to `full` is counted in single rings (docs/memory.md).
+bool counts_collectives_on_cluster(const TrainConfig& c);
 
 /// An inference job (`lockstep serve`, `run` on `type: inference`): each request's timing and
 /// scheduler state, the engine steps (their records and trace when recorded), and the steps as

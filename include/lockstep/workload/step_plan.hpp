@@ -136,11 +136,17 @@ struct StepPlan {
   }
 };
 
-/// Derives the plan; `peak_flops` is the GPU's peak dense BF16 FLOP/s, `gemm_peak_flops` the
-/// peak of the layers' weight GEMMs at the config's precision (0: the BF16 peak). The attention
-/// core and the output layer run at the BF16 peak. Kernel times come from the kernel model of
-/// `gpu` (kernel_model.hpp) unless config.efficiency > 0 sets one fraction of the peaks for
-/// every kernel; InputError("efficiency") when it is 0 and no GPU is given.
+/// The plan's layer split, message sizes, gradient bytes and buckets: no kernel times and no
+/// memory peak (which walks each stage's schedule, one entry per micro-batch), so its cost does
+/// not grow with the batch. The expansion estimate (expansion.hpp) sizes the job from it.
+StepPlan make_step_shapes(const TrainConfig& config);
+
+/// Derives the plan (make_step_shapes', then the kernel times and the memory); `peak_flops` is the
+/// GPU's peak dense BF16 FLOP/s, `gemm_peak_flops` the peak of the layers' weight GEMMs at the
+/// config's precision (0: the BF16 peak). The attention core and the output layer run at the BF16
+/// peak. Kernel times come from the kernel model of `gpu` (kernel_model.hpp) unless
+/// config.efficiency > 0 sets one fraction of the peaks for every kernel; InputError("efficiency")
+/// when it is 0 and no GPU is given.
 StepPlan make_step_plan(const TrainConfig& config, double peak_flops, double gemm_peak_flops = 0,
                         const GpuSpec* gpu = nullptr);
 

@@ -17,6 +17,7 @@
 #include "lockstep/core/progress_hook.hpp"
 #include "lockstep/engine/engine.hpp"
 #include "lockstep/topology/graph.hpp"
+#include "lockstep/workload/expansion.hpp"
 #include "lockstep/workload/step_plan.hpp"
 #include "lockstep/workload/train_config.hpp"
 
@@ -138,6 +139,11 @@ struct SimulateOptions {
 /// Simulates `config` on `topology` (ranks placed on topology.gpus() in order). Throws
 /// InputError when the degrees do not match the GPU count, the model does not fit in memory,
 /// or a fault names a link or rank that does not exist.
+/// The ops the full expansion splices for each collective on `topology` (expansion.hpp): NCCL's
+/// plans with `nccl`, the plain rings and direct programs without (SimulateOptions::nccl).
+/// Keeps a reference to `topology`, which must outlive it.
+CollectiveOpCount collective_op_count(const Topology& topology, bool nccl);
+
 TrainResult simulate_training(const Topology& topology, const TrainConfig& config,
                               const SimulateOptions& options = {});
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/workload/model.hpp"
+
 namespace lockstep {
 namespace {
 
@@ -11,6 +13,18 @@ double part(const RunEstimate& e, const std::string& what) {
   for (const auto& p : e.parts)
     if (p.what == what) return p.bytes;
   return -1;
+}
+
+// Llama 3 8B cut to 4 layers on 32 GPUs, TP 8 PP 2 DP 2: 64 micro-batches per replica.
+TrainConfig llama3_8b_on_32_gpus() {
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.model.layers = 4;
+  c.par.tp = 8;
+  c.par.pp = 2;
+  c.par.dp = 2;
+  c.global_batch = 128;
+  return c;
 }
 
 TEST(MemoryEstimate, PlanAlltoallvMatrixIsRanksSquaredTimesEight) {
@@ -24,18 +38,20 @@ TEST(MemoryEstimate, PlanAlltoallvMatrixIsRanksSquaredTimesEight) {
 }
 
 TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
-  TrainConfig c;
-  c.model.layers = 4;
-  c.par.tp = 8;
-  c.par.pp = 2;
-  c.par.dp = 2;
-  c.global_batch = 128;  // 64 micro-batches per replica
+  TrainConfig c = llama3_8b_on_32_gpus();
   RunEstimate e;
   add_training_estimate(e, c, false);
-  // 32 GPUs, full expansion; per rank 64 micro-batches x 2 layers x 2 passes = 256 layer passes
-  // of 2 kernels + 4 ring collectives over 8 ranks (2 x (7 x 2 + 7 x 3) = 70 ops): 72 ops x
-  // 240 B + 4 collectives x 700 B = 20,080 B; 32 x 256 x 20,080 = 164,495,360 B.
-  EXPECT_DOUBLE_EQ(part(e, "training expansion"), 164'495'360.0);
+  // 32 GPUs, full expansion, single rings (no topology yet: expansion.cpp's ring_ops).
+  // Per layer pass: 2 kernels + sequence parallelism's all-gather (1 + 2 x 7 = 15 ops) and
+  // reduce-scatter (3 x 7 = 21) twice, each with its mark: 2 + 2 x (15 + 21 + 2) = 78 ops x 240 B
+  // + 4 collectives x 700 B = 21,520 B; 64 micro-batches x 2 layers x 2 passes = 256 passes.
+  // Per step: pipeline 64 x (6 + 2) = 512 ops; gradient buckets of 80 MB (40 M parameters x 2)
+  // over layers of 27.3 M parameters per rank (54.5 MB) and the 131 MB embedding / output
+  // layer: stage 0 one bucket, stage 1 two, each an all-reduce over dp = 2 (4 ops): 12 ops and 3
+  // instances over 2 stages, 6 and 1.5 per rank; the gradient norm's all-reduce over 32 ranks
+  // 4 x 31 = 124 ops, 1 instance; a join each, 2.5: 512 + 6 + 124 + 2.5 = 644.5 ops x 240 B +
+  // 2.5 x 700 B = 156,430 B. 32 x (256 x 21,520 + 156,430) = 181,297,600 B.
+  EXPECT_DOUBLE_EQ(part(e, "training expansion"), 181'297'600.0);
   EXPECT_DOUBLE_EQ(part(e, "timeline and trace"), -1);
   // A billion sequences in full expansion: past any machine.
   c.global_batch = 1'000'000'000;
@@ -43,6 +59,40 @@ TEST(MemoryEstimate, TrainingCountsOpsOfEverySimulatedRank) {
   RunEstimate huge;
   add_training_estimate(huge, c, false);
   EXPECT_GT(huge.total(), 1e15);
+}
+
+TEST(MemoryEstimate, RecordedTimelineCountsTheTracedRunsLinkSeries) {
+  TrainConfig c = llama3_8b_on_32_gpus();
+  // The flow engine keeps its 16 busiest links and the timeline copies 12 (the report's): 28
+  // series of at most 1,000,000 float samples, 112,000,000 B (default.yaml: 64 + 48 MB).
+  RunEstimate flow;
+  add_training_estimate(flow, c, true, {}, 12);
+  EXPECT_DOUBLE_EQ(part(flow, "link series"), 112'000'000.0);
+  // The packet engine keeps 64; the analytical engine records no link.
+  c.engine = "packet";
+  RunEstimate packet;
+  add_training_estimate(packet, c, true, {}, 8);
+  EXPECT_DOUBLE_EQ(part(packet, "link series"), 288'000'000.0);
+  c.engine = "analytical";
+  RunEstimate analytical;
+  add_training_estimate(analytical, c, true, {}, 8);
+  EXPECT_DOUBLE_EQ(part(analytical, "link series"), -1);
+  // Without a timeline no engine run records links.
+  RunEstimate quiet;
+  add_training_estimate(quiet, c, false, {}, 8);
+  EXPECT_DOUBLE_EQ(part(quiet, "link series"), -1);
+}
+
+TEST(MemoryEstimate, OnlyJobsThatMayExpandInFullAreCountedOnTheCluster) {
+  TrainConfig c;
+  c.model = model_preset("llama3-8b");
+  c.par.dp = 64;
+  EXPECT_TRUE(counts_collectives_on_cluster(c));  // 64 GPUs: auto may expand in full
+  c.expansion = Expansion::Reduced;
+  EXPECT_FALSE(counts_collectives_on_cluster(c));
+  c.expansion = Expansion::Auto;
+  c.par.dp = 128;  // past kFullExpansionGpus: auto reduces whatever the memory
+  EXPECT_FALSE(counts_collectives_on_cluster(c));
 }
 
 TEST(MemoryEstimate, FlowPerGpuAndPacketEvents) {

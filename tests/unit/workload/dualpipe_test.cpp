@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 
 #include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/training.hpp"
@@ -277,6 +278,45 @@ TEST(DualPipe, ReducedExpansionReducesBothCopiesAsTheFullOne) {
       EXPECT_NEAR(reduced.breakdown.dp.seconds(), 0.012, 1e-9) << overlap;
     }
   }
+}
+
+// ZeRO-3 under DualPipe (issue 21): each layer's parameters are sharded over the 2 x dp ranks
+// holding its two copies, and each pass gathers them over those ranks. four_stage_dualpipe(2):
+// rank 0 (global 0) holds stage 0 (layer 0 and the embedding) and stage 3 (layer 3 and the
+// output layer), with global ranks 1 (dp 1), 6 and 7 (stage 3's copies): layers 0 and 3 are
+// 12 Mi + 14 Mi = 27,262,976 parameters, 54,525,952 B in BF16 each.
+TEST(DualPipe, ZeroThreeGathersOverBothCopiesHolders) {
+  TrainConfig c = four_stage_dualpipe(2);
+  c.par.zero = ZeroStage::Parameters;
+  const StepPlan plan = make_step_plan(c, c.peak_flops);
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  const StepPrograms programs = build_step_programs(c, plan, o);
+  std::vector<double> sent(8, 0.0);
+  std::set<std::uint32_t> peers;
+  for (std::uint32_t r = 0; r < 8; ++r) {
+    for (OpIndex i = 0; i < programs.programs->num_ops(r); ++i) {
+      const Op& op = programs.programs->op(r, i);
+      if (programs.tags[r][i].role != OpRole::ParamGather || op.kind != OpKind::Send) continue;
+      sent[r] += static_cast<double>(op.src.bytes);
+      if (r == 0) peers.insert(programs.global_rank[op.peer]);
+    }
+  }
+  // 8 micro-batches a replica, 4 in each direction: rank 0 runs each of layers 0 and 3 forward
+  // and backward 4 times (a deferred weight pass gathers nothing), 16 gathers of 54,525,952 B.
+  // A ring all-gather over the 4 holders sends 3 steps of a quarter: 16 x 3 / 4 x 54,525,952 =
+  // 654,311,424 B (over dp alone, as before, a 2-rank ring: 436,207,616 B).
+  EXPECT_DOUBLE_EQ(sent[0], 654'311'424.0);
+  // Its ring's neighbour is the next holder in global rank order, 1 (and 7 sends to 0).
+  EXPECT_EQ(peers, (std::set<std::uint32_t>{1}));
+  // Stage 3's ranks take part in the same gathers, as many bytes each; ranks 2 to 5 hold layers
+  // 1 and 2, 12 Mi parameters each: 16 x 3 / 4 x 25,165,824 = 301,989,888 B.
+  for (std::uint32_t r : {1u, 6u, 7u}) EXPECT_DOUBLE_EQ(sent[r], 654'311'424.0) << r;
+  for (std::uint32_t r : {2u, 3u, 4u, 5u}) EXPECT_DOUBLE_EQ(sent[r], 301'989'888.0) << r;
+  // The memory check keeps a quarter of rank 0's 54,525,952 parameters' BF16 weights:
+  // 2 x 54,525,952 / 4 = 27,262,976 B (over dp alone: twice that).
+  EXPECT_DOUBLE_EQ(plan.memory.weights.as_double(), 27'262'976.0);
 }
 
 // pp 2, m 4 per replica, dp 2 = ep 2: two MoE layers, one a stage, F 10 ms (attention 5, MoE 5),

@@ -438,11 +438,13 @@ TEST(Memory, DualPipeShardsTheOptimizerOverBothCopies) {
   // ZeRO-2 shards the FP32 gradients over the same 4: 4 x 1,135,083,520 B.
   c.par.zero = ZeroStage::Gradients;
   EXPECT_NEAR(make_step_plan(c, 1e15).memory.gradients.as_double(), 4 * 1'135'083'520.0, 1);
-  // ZeRO-3's per-layer gather stays over dp: the weights over 2, 4,540,334,080 B; gradients and
-  // optimizer state still over the 4 holders.
+  // ZeRO-3's per-layer gather runs over the same 4 holders (issue 21), so the weights shard
+  // over them too: 2 B x 4,540,334,080 / 4 = 2,270,167,040 B, what 1F1B's stage 0 keeps over
+  // dp 2 (2 x 2,270,167,040 / 2); gradients and optimizer state over the 4 as before.
   c.par.zero = ZeroStage::Parameters;
   const MemoryEstimate z3 = make_step_plan(c, 1e15).memory;
-  EXPECT_NEAR(z3.weights.as_double(), 4'540'334'080.0, 1);
+  EXPECT_NEAR(z3.weights.as_double(), 2'270'167'040.0, 1);
+  EXPECT_NEAR(z3.gradients.as_double(), 4 * 1'135'083'520.0, 1);
   EXPECT_NEAR(z3.optimizer.as_double(), 13'621'002'240.0, 1);
   // dp 1: the two copies are a group of 2, ZeRO-1's state halves (12 x 4,540,334,080 / 2);
   // before it was the whole 12 B per parameter.
