@@ -168,7 +168,7 @@ const std::vector<std::pair<std::string, std::string>>& train_job_options() {
       {"pp", "pipeline stages"},
       {"dp", "data-parallel replicas"},
       {"ep", "expert-parallel degree (MoE; ep x etp divides tp x cp x dp)"},
-      {"etp", "expert tensor-parallel degree (MoE; 1 or tp, default tp)"},
+      {"etp", "expert tensor-parallel degree (MoE; divides tp, default tp)"},
       {"moe_imbalance",
        "tokens of the busiest expert-parallel rank / the mean (default 1, at most ep)"},
       {"zero", "ZeRO stage 0 | 1 (default: distributed optimizer) | 2 | 3"},

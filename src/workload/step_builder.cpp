@@ -132,13 +132,16 @@ void Builder::layer_pass(std::uint32_t s, std::uint32_t layer, std::uint32_t mb,
                     nullptr);
       return;
     }
-    // Expert TP 1 under TP > 1 (parallel folding): the routed experts take the sequence-parallel
-    // shard as it is and hand it back so; only shared experts, TP-split like a dense MLP, gather.
+    // Expert TP below TP (parallel folding): the routed experts take the sequence-parallel shard
+    // as it is and hand it back so (gathering the dispatched tokens over etp ranks when etp > 1);
+    // only shared experts, TP-split like a dense MLP, gather over TP.
     const bool gathers =
         !model.is_moe_layer(layer) || p_.expert_tp() == p_.tp || model.shared_experts > 0;
     if (gathers) tp_in();
     ep_all_to_all(s, layer, mb, false);
+    expert_tp_collective(s, CollectiveOp::AllGather, layer, mb);
     compute(rs, mlp_time, role, layer, mb, side);
+    expert_tp_collective(s, CollectiveOp::ReduceScatter, layer, mb);
     ep_all_to_all(s, layer, mb, true);
     if (gathers) tp_out();
   };

@@ -117,6 +117,15 @@ class Builder {
               std::uint32_t micro, OpIndex RankState::*which);
   void tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer, std::uint32_t micro,
                      OpIndex RankState::*which = &RankState::chain);
+  // Megatron-Core's all-gather of the dispatched tokens (or the reduce-scatter of the experts'
+  // outputs) over each expert TP group, when 1 < etp < tp (StepPlan::expert_tp_bytes).
+  void expert_tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
+                            std::uint32_t micro);
+  // A collective over TP groups or parts of them: a delay on the collapsed group's program rank,
+  // else as collective() does.
+  void within_tp_groups(std::uint32_t s, const Groups& groups, CollectiveOp op, Bytes bytes,
+                        Time delay, std::uint32_t layer, std::uint32_t micro,
+                        OpIndex RankState::*which);
   // `gemm` on the chain with TP collective `op` beside it (tp_comm_overlap): the pair ends when
   // both have.
   void tp_overlapped(std::uint32_t s, CollectiveOp op, Time gemm, OpRole role, std::uint32_t layer,
@@ -179,6 +188,7 @@ class Builder {
   void stage_update(std::uint32_t s);
 
   Groups tp_groups(std::uint32_t s) const;
+  Groups expert_tp_groups(std::uint32_t s) const;
   Groups dp_groups(std::uint32_t s) const;
   // Ranks holding the same routed experts: dp / ep of them, one per EP block.
   Groups expert_dp_groups(std::uint32_t s) const;

@@ -105,6 +105,19 @@ Groups Builder::tp_groups(std::uint32_t s) const {
   return groups;
 }
 
+// Expert TP divides TP, so the expert TP group (e, k), stage-local ranks etp (e + ep k) + i
+// (ParallelConfig::expert_rank), is a run of etp consecutive ranks of one TP group.
+Groups Builder::expert_tp_groups(std::uint32_t s) const {
+  Groups groups;
+  const std::uint32_t etp = p_.expert_tp();
+  for (const auto& tp_group : tp_groups(s)) {
+    for (std::size_t first = 0; first < tp_group.size(); first += etp)
+      groups.emplace_back(tp_group.begin() + static_cast<std::ptrdiff_t>(first),
+                          tp_group.begin() + static_cast<std::ptrdiff_t>(first + etp));
+  }
+  return groups;
+}
+
 Groups Builder::dp_groups(std::uint32_t s) const {
   Groups groups;
   for (std::uint32_t t : tps_) {
@@ -186,8 +199,26 @@ void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t laye
             : op == CollectiveOp::ReduceScatter ? d->tp_reduce_scatter
                                                 : d->tp_all_reduce;
   }
+  within_tp_groups(s, tp_groups(s), op, plan_.tp_bytes, delay, layer, micro, which);
+}
+
+void Builder::expert_tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t layer,
+                                   std::uint32_t micro) {
+  if (plan_.expert_tp_bytes.count() == 0 || !c_.model.is_moe_layer(layer)) return;
+  const CommDelays* d = o_.delays;
+  Time delay;
+  if (d)
+    delay = op == CollectiveOp::AllGather ? d->expert_tp_all_gather : d->expert_tp_reduce_scatter;
+  within_tp_groups(s, expert_tp_groups(s), op, plan_.expert_tp_bytes, delay, layer, micro,
+                   &RankState::chain);
+}
+
+void Builder::within_tp_groups(std::uint32_t s, const Groups& groups, CollectiveOp op, Bytes bytes,
+                               Time delay, std::uint32_t layer, std::uint32_t micro,
+                               OpIndex RankState::*which) {
   if (collapsed()) {
-    // The group's one program rank: the collective starts when its slowest member is there.
+    // The group's one program rank: the collective starts when its slowest member is there
+    // (for an expert TP group, a part of the TP group: approximately, the whole group meets).
     for (std::uint32_t r : stage_ranks_[s]) {
       if (which == &RankState::chain) {
         add_chain(r, make_compute(delay), kNone, {OpRole::TpComm, true, layer, micro});
@@ -200,7 +231,7 @@ void Builder::tp_collective(std::uint32_t s, CollectiveOp op, std::uint32_t laye
     }
     return;
   }
-  collective(tp_groups(s), op, plan_.tp_bytes, delay, OpRole::TpComm,
+  collective(groups, op, bytes, delay, OpRole::TpComm,
              static_cast<std::uint16_t>(kTpChannel + lane_), layer, micro, which);
 }
 

@@ -43,6 +43,12 @@ RankParams layer_params_per_rank(const ModelSpec& m, const ParallelConfig& p, st
   return params;
 }
 
+// With 1 < etp < tp each rank's experts take the dispatched tokens of its expert TP group's etp
+// ranks (Megatron-Core's all-to-all dispatcher gathers them); otherwise its own: 1.
+std::uint32_t dispatch_gather(const ParallelConfig& p) {
+  return p.expert_tp() > 1 && p.expert_tp() < p.tp ? p.expert_tp() : 1;
+}
+
 // Activation bytes one layer keeps per micro-batch on one rank, Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models", section 4 and Table 2)
 // tensor by tensor for the layer's own shape, 2 bytes per element unless said (b s tokens):
@@ -103,8 +109,12 @@ double layer_activation_bytes(const TrainConfig& c, std::uint32_t layer, double 
     // The routed experts' inputs are top_k permuted copies of each token (FC1's input above is
     // the router's and shared experts' one); moe_act reruns their activation, so FC2's input
     // is not kept.
+    // With 1 < etp < tp that input is gathered over the expert TP group; FC1's output stays
+    // top_k ffn_e / tp per token (ffn_e / etp columns of etp times the rows).
+    const double gathered = dispatch_gather(c.par);
     if (!mlp_rerun) {
-      sharded += in * h * m.top_k + mlp(expert_ffn, m.top_k, c.recomputes(kRecomputeMoeAct));
+      sharded +=
+          in * h * m.top_k * gathered + mlp(expert_ffn, m.top_k, c.recomputes(kRecomputeMoeAct));
       if (!c.recomputes(kRecomputeSharedExperts))
         sharded += mlp(expert_ffn, m.shared_experts, false);
     }
@@ -352,6 +362,10 @@ StepPlan make_step_shapes(const TrainConfig& config) {
   // an all-to-all ends with its busiest rank, so every rank's buffer is taken at that size.
   plan.ep_bytes = Bytes(static_cast<std::uint64_t>(act * std::max(1u, m.top_k) / p.tp *
                                                    (p.ep > 1 ? c.moe_imbalance : 1.0)));
+  // 1 < etp < tp: the received tokens all-gathered over the expert TP group, the experts'
+  // outputs reduce-scattered back (docs/training.md, "Expert parallel").
+  if (m.is_moe() && dispatch_gather(p) > 1)
+    plan.expert_tp_bytes = Bytes(plan.ep_bytes.count() * dispatch_gather(p));
   // K and V of the rank's tokens, of the KV heads of its TP rank (Megatron replicates a KV head
   // over TP ranks when tp exceeds the KV heads, so at least one): 2 x head_dim per head, or
   // with MLA the decompressed key (qk_head_size) and value (v_head_size) heads.

@@ -479,9 +479,12 @@ TrainConfig parse_train_config(const ArgNode& job) {
   // Megatron-Core's MoE parallel folding: the expert layers' ETP x EP x EDP takes the same ranks
   // as the attention's TP x CP x DP (parallel_state.py raises when ETP x EP x PP does not divide
   // the world size).
-  if (p.etp > 1 && p.etp != p.tp) {
-    fail("etp", fmt::format("etp={} is neither 1 nor tp={}: lockstep models the experts' TP "
-                            "collectives for these two only",
+  // Lockstep lays each expert TP group inside one attention TP group (etp consecutive ranks, so
+  // that its collectives stay on the TP group's links): etp must divide tp. Megatron-Core's
+  // folding would also take etp above tp or not dividing it; those are refused here.
+  if (p.etp > 0 && p.tp % p.etp != 0) {
+    fail("etp", fmt::format("etp={} does not divide tp={}: lockstep lays each expert TP group "
+                            "inside one attention TP group",
                             p.etp, p.tp));
   }
   // The routed experts of an expert TP below tp take each rank's sequence-parallel shard of the

@@ -111,6 +111,19 @@ CommDelays Simulation::measure_delays(Runner& runner) {
       d.tp_all_reduce = runner.collective(CollectiveOp::AllReduce, plan_.tp_bytes, {tp}, gpn);
     }
   }
+  if (plan_.expert_tp_bytes.count() > 0) {
+    // Every expert TP group of replica 0's TP group at once (etp consecutive ranks each), as
+    // in the full expansion.
+    std::vector<std::vector<std::uint32_t>> groups;
+    for (std::uint32_t t = 0; t < p_.tp; ++t) {
+      if (t % p_.expert_tp() == 0) groups.emplace_back();
+      groups.back().push_back(t);
+    }
+    d.expert_tp_all_gather =
+        runner.collective(CollectiveOp::AllGather, plan_.expert_tp_bytes, groups, gpn);
+    d.expert_tp_reduce_scatter =
+        runner.collective(CollectiveOp::ReduceScatter, plan_.expert_tp_bytes, groups, gpn);
+  }
   if (p_.ep > 1) {
     // The EP groups of the first lcm(etp x ep, tp) ranks of stage 0: whole TP groups, all at
     // once as in the full expansion (etp = tp: replica block 0's group of each TP rank).

@@ -57,6 +57,7 @@ struct OpTag {
 /// Durations of the collectives that the reduced expansion runs as delays.
 struct CommDelays {
   Time tp_all_gather, tp_reduce_scatter, tp_all_reduce;
+  Time expert_tp_all_gather, expert_tp_reduce_scatter;  // 1 < etp < tp: the expert TP pair
   Time ep_all_to_all;              // the first of an MoE block's pair (dispatch, or its gradient's)
   Time ep_combine;                 // the second (combine); zero: ep_all_to_all
   std::vector<Time> zero3_gather;  // per layer

@@ -94,6 +94,9 @@ struct StepPlan {
   Bytes tp_bytes;                    // nccl-tests size of each TP collective (the full activation)
   Bytes pp_bytes;                    // per TP rank, per micro-batch, activations or their gradients
   Bytes ep_bytes;                    // all-to-all send buffer per rank (dispatch and combine each)
+  // nccl-tests size of the expert TP all-gather of the dispatched tokens and of the
+  // reduce-scatter of the experts' outputs, etp x ep_bytes; 0 unless 1 < etp < tp.
+  Bytes expert_tp_bytes;
   // Context parallelism's ring attention: the K and V block one rank holds of one layer, sent
   // to the next CP rank in each of cp - 1 steps of the forward pass (the backward pass sends it
   // with its gradients dK, dV: twice the bytes).

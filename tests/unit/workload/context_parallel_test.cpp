@@ -25,23 +25,6 @@ TrainConfig cp_config(std::uint32_t tp, std::uint32_t cp, std::uint32_t dp) {
   return c;
 }
 
-// Bytes rank 0 sends in ops of `role`, by peer.
-std::map<Rank, std::uint64_t> sends_of(const StepPrograms& p, OpRole role) {
-  std::map<Rank, std::uint64_t> sent;
-  for (OpIndex i = 0; i < p.programs->num_ops(0); ++i) {
-    const Op op = p.programs->op(0, i);
-    if (p.tags[0][i].role == role && op.kind == OpKind::Send) sent[op.peer] += op.bytes();
-  }
-  return sent;
-}
-
-StepPrograms full_programs(const TrainConfig& c, const StepPlan& plan) {
-  StepBuildOptions o;
-  o.full = true;
-  o.collectives = default_collective_factory();
-  return build_step_programs(c, plan, o);
-}
-
 TEST(ContextParallel, KvBlockAndPerRankWork) {
   // tiny: 1024 tokens, 8 KV heads of 128. cp 4: 256 tokens per rank; K and V in BF16:
   // 2 x 256 x 8 x 128 x 2 B = 1,048,576 B. With tp 2 each rank holds 4 KV heads: half.
@@ -60,8 +43,8 @@ TEST(ContextParallel, RingSendsCpMinusOneBlocksForwardAndTwiceBackward) {
   // cp 4, one micro-batch, two layers: per layer rank 0 sends 3 blocks of 1 MiB forward and
   // 3 x 2 MiB backward (K, V with dK, dV), all to its ring neighbour, rank 1.
   const TrainConfig c = cp_config(1, 4, 1);
-  const StepPrograms p = full_programs(c, make_step_plan(c, c.peak_flops));
-  const auto sent = sends_of(p, OpRole::CpComm);
+  const StepPrograms p = testing::full_step_programs(c, make_step_plan(c, c.peak_flops));
+  const auto sent = testing::sends_of(p, 0, OpRole::CpComm);
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent.begin()->first, 1u);
   EXPECT_EQ(sent.begin()->second, 2u * (3 * 1'048'576 + 3 * 2'097'152));
@@ -73,13 +56,13 @@ TEST(ContextParallel, GradientsReduceOverDpTimesCp) {
   // parameters + the embedding (layer 0) or head (layer 1), 14 Mi: 26 Mi x 2 B = 54,525,952 B.
   TrainConfig c = cp_config(1, 2, 2);
   c.par.zero = ZeroStage::None;
-  const StepPrograms p = full_programs(c, make_step_plan(c, c.peak_flops));
+  const StepPrograms p = testing::full_step_programs(c, make_step_plan(c, c.peak_flops));
   std::uint64_t dp = 0;
-  for (const auto& [peer, bytes] : sends_of(p, OpRole::DpComm)) dp += bytes;
+  for (const auto& [peer, bytes] : testing::sends_of(p, 0, OpRole::DpComm)) dp += bytes;
   EXPECT_EQ(dp, 3u * 54'525'952);
   // The KV ring is rank 0's CP pair {0, 1}: one block of 512 tokens, 2 x 512 x 8 x 128 x 2 B,
   // per layer forward, twice that backward.
-  const auto ring = sends_of(p, OpRole::CpComm);
+  const auto ring = testing::sends_of(p, 0, OpRole::CpComm);
   ASSERT_EQ(ring.size(), 1u);
   EXPECT_EQ(ring.begin()->first, 1u);
   EXPECT_EQ(ring.begin()->second, 2u * 3 * 2'097'152);

@@ -15,6 +15,7 @@ namespace lockstep {
 namespace {
 
 using testing::reference_options;
+using testing::sent_by;
 using testing::star_cluster;
 using testing::tiny_config;
 
@@ -30,21 +31,6 @@ TrainConfig folded_config(std::uint32_t ep, std::uint32_t etp) {
   c.par.etp = etp;
   c.bucket = Bytes(1);  // one bucket per layer and kind
   return c;
-}
-
-// What rank `from` sends in the full expansion's programs, by role and peer.
-std::map<Rank, std::uint64_t> sent_by(const TrainConfig& c, Rank from, OpRole role) {
-  const StepPlan plan = make_step_plan(c, c.peak_flops);
-  StepBuildOptions o;
-  o.full = true;
-  o.collectives = default_collective_factory();
-  const StepPrograms programs = build_step_programs(c, plan, o);
-  std::map<Rank, std::uint64_t> sent;
-  for (OpIndex i = 0; i < programs.programs->num_ops(from); ++i) {
-    const Op op = programs.programs->op(from, i);
-    if (programs.tags[from][i].role == role && op.kind == OpKind::Send) sent[op.peer] += op.bytes();
-  }
-  return sent;
 }
 
 TEST(ExpertFolding, GroupsFollowMegatronCoresExpertRankOrder) {
@@ -176,10 +162,14 @@ TEST(ExpertFolding, LayoutsThatDoNotFoldAreRefusedNamingTheField) {
   const std::string too_wide = refusal(folded_job("2", "8", "32", "1"));
   EXPECT_NE(too_wide.find("s.yaml:8:3"), std::string::npos) << too_wide;
   EXPECT_NE(too_wide.find("ep=32 x etp=1 = 32 does not divide"), std::string::npos) << too_wide;
-  // Expert TP other than 1 or tp is not modelled; 0 is out of range, at its line and column.
-  const std::string between = refusal(folded_job("2", "8", "4", "4"));
-  EXPECT_NE(between.find("s.yaml:8:3"), std::string::npos) << between;
-  EXPECT_NE(between.find("etp=4 is neither 1 nor tp=2"), std::string::npos) << between;
+  // Expert TP must divide tp (each expert TP group inside one TP group); 0 is out of range, at
+  // its line and column.
+  const std::string above = refusal(folded_job("2", "8", "4", "4"));
+  EXPECT_NE(above.find("s.yaml:8:3"), std::string::npos) << above;
+  EXPECT_NE(above.find("etp=4 does not divide tp=2"), std::string::npos) << above;
+  EXPECT_EQ(parse_train_config(folded_job("4", "4", "4", "2")).par.expert_dp(), 2u);
+  EXPECT_NE(refusal(folded_job("8", "2", "4", "3")).find("etp=3 does not divide tp=8"),
+            std::string::npos);
   EXPECT_NE(refusal(folded_job("2", "8", "4", "0")).find("s.yaml:8:3"), std::string::npos);
   ArgNode unsharded = folded_job("2", "8", "16", "1");
   unsharded.set("sequence_parallel", ArgNode::scalar("false", "job.sp", {"s.yaml", 10, 3}));

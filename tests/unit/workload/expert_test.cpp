@@ -51,18 +51,7 @@ TEST(Expert, ExpertGradientsAllReduceOverDpOverEpRanks) {
   // Full expansion, rank 0's gradient sends. Dense buckets ring-all-reduce over d = 0..3:
   // 2 (4 - 1) / 4 x S = 1.5 S each, all to its ring neighbour. Expert buckets ring-all-reduce
   // over {0, 2}: 2 (2 - 1) / 2 x E = E each, all to rank 2, which is not rank 0's dense neighbour.
-  const TrainConfig c = moe_config();
-  const StepPlan plan = make_step_plan(c, c.peak_flops);
-  StepBuildOptions o;
-  o.full = true;
-  o.collectives = default_collective_factory();
-  const StepPrograms programs = build_step_programs(c, plan, o);
-  std::map<Rank, std::uint64_t> sent;
-  for (OpIndex i = 0; i < programs.programs->num_ops(0); ++i) {
-    const Op op = programs.programs->op(0, i);
-    if (programs.tags[0][i].role == OpRole::DpComm && op.kind == OpKind::Send)
-      sent[op.peer] += op.bytes();
-  }
+  auto sent = testing::sent_by(moe_config(), 0, OpRole::DpComm);
   EXPECT_EQ(sent[2], 2 * kExpertBytes);
   std::uint64_t dense = 0;
   for (const auto& [peer, bytes] : sent)

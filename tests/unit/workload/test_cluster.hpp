@@ -1,11 +1,13 @@
 #pragma once
 // Small clusters and models for the workload tests, with numbers chosen so that kernel and
 // transfer times come out round (derivations in the comments).
+#include <map>
 #include <memory>
 
 #include "lockstep/topology/builder.hpp"
 #include "lockstep/topology/graph.hpp"
 #include "lockstep/topology/presets.hpp"
+#include "lockstep/workload/step_builder.hpp"
 #include "lockstep/workload/train_config.hpp"
 #include "lockstep/workload/training.hpp"
 #include "reference_engine.hpp"
@@ -90,6 +92,29 @@ inline SimulateOptions reference_options(Time latency, Bandwidth bandwidth) {
     return std::make_unique<ReferenceEngine>(latency, bandwidth);
   };
   return o;
+}
+
+/// The full expansion's programs of one step of `c` (every rank, collectives as real sends).
+inline StepPrograms full_step_programs(const TrainConfig& c, const StepPlan& plan) {
+  StepBuildOptions o;
+  o.full = true;
+  o.collectives = default_collective_factory();
+  return build_step_programs(c, plan, o);
+}
+
+/// Bytes rank `from` sends in ops of `role`, by peer.
+inline std::map<Rank, std::uint64_t> sends_of(const StepPrograms& p, Rank from, OpRole role) {
+  std::map<Rank, std::uint64_t> sent;
+  for (OpIndex i = 0; i < p.programs->num_ops(from); ++i) {
+    const Op op = p.programs->op(from, i);
+    if (p.tags[from][i].role == role && op.kind == OpKind::Send) sent[op.peer] += op.bytes();
+  }
+  return sent;
+}
+
+/// The same for the full expansion of `c` with its own plan.
+inline std::map<Rank, std::uint64_t> sent_by(const TrainConfig& c, Rank from, OpRole role) {
+  return sends_of(full_step_programs(c, make_step_plan(c, c.peak_flops)), from, role);
 }
 
 }  // namespace lockstep::testing
