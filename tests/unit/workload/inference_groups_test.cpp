@@ -206,6 +206,106 @@ TEST(InferenceGroups, GroupFiguresAreDeterministic) {
     EXPECT_EQ(a.timings[q].finish, b.timings[q].finish);
 }
 
+// Round robin against shortest_queue (SGLang's --load-balance-method). Attention DP 2 x TP 4,
+// `max_batch: 2` (one sequence a group), prompts of 120, outputs uniform over 2-12, a closed loop
+// of 2 clients, 3 requests. Seed 21 draws outputs 8, 2, 2 (checked below: a seed picked for a
+// long request 0 beside a short request 1). Requests 0 and 1 join groups 0 and 1 either way
+// (shortest_queue: 0 and 0 requests held, the lowest; then 1 and 0). By hand, steps numbered
+// from 1:
+//   step 1: request 0 prefills alone (it arrives first and the replica starts at once);
+//   step 2: request 1 prefills; step 3: both decode: request 1 has its 2 tokens and finishes,
+//           request 0 has 2 of its 8, and request 2 arrives (the closed loop) as step 4 starts.
+// Round robin sends request 2 to group 0, whose one sequence is request 0, 6 tokens from its end:
+//   steps 4-9: request 0 decodes alone, tokens 3-8, and finishes;
+//   step 10: request 2 prefills; step 11: it decodes its second token and finishes.
+//   TTFT of request 2: the end of step 10 - the end of step 3, 7 steps; 11 steps in all.
+// shortest_queue sends it to group 1, idle (group 0 holds 1 request, the step under way's):
+//   step 4: request 0 decodes (the step began before request 2 arrived); step 5: request 2
+//   prefills; step 6: both decode: request 2 finishes, request 0 has 4 tokens;
+//   steps 7-10: request 0 decodes tokens 5-8 and finishes.
+//   TTFT of request 2: the end of step 5 - the end of step 3, 2 steps; 10 steps in all.
+InferenceResult serve_balanced(const char* balance) {
+  InferenceConfig c =
+      mixtral_dp(4, "prompt: 120, output: uniform:2-12, concurrency: 2, count: 3", "max_batch: 2");
+  c.seed = 21;
+  c.dp_balance =
+      std::string(balance) == "shortest_queue" ? DpBalance::ShortestQueue : DpBalance::RoundRobin;
+  return serve(c, true);
+}
+
+TEST(InferenceGroups, ShortestQueueSendsARequestToTheIdleGroup) {
+  const InferenceResult rr = serve_balanced("round_robin");
+  const InferenceResult sq = serve_balanced("shortest_queue");
+  for (const InferenceResult* r : {&rr, &sq}) {
+    ASSERT_EQ(r->timings.size(), 3u);
+    ASSERT_EQ(r->timings[0].output, 8u);
+    ASSERT_EQ(r->timings[1].output, 2u);
+    ASSERT_EQ(r->timings[2].output, 2u);
+    EXPECT_DOUBLE_EQ(r->timings[2].arrival, r->steps[2].end);  // request 1's finish
+  }
+  ASSERT_EQ(rr.steps.size(), 11u);
+  const std::vector<std::uint32_t> rr_batches{1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+  for (std::size_t s = 0; s < rr_batches.size(); ++s) EXPECT_EQ(rr.steps[s].batch, rr_batches[s]);
+  EXPECT_TRUE(rr.steps[9].prefill);
+  EXPECT_DOUBLE_EQ(rr.timings[2].ttft(), rr.steps[9].end - rr.steps[2].end);
+  EXPECT_DOUBLE_EQ(rr.timings[0].finish, rr.steps[8].end);
+  EXPECT_EQ(rr.groups[0].admitted, 2u);
+  EXPECT_EQ(rr.groups[1].admitted, 1u);
+
+  ASSERT_EQ(sq.steps.size(), 10u);
+  const std::vector<std::uint32_t> sq_batches{1, 1, 2, 1, 1, 2, 1, 1, 1, 1};
+  for (std::size_t s = 0; s < sq_batches.size(); ++s) EXPECT_EQ(sq.steps[s].batch, sq_batches[s]);
+  EXPECT_TRUE(sq.steps[4].prefill);
+  EXPECT_FALSE(sq.steps[3].prefill);
+  EXPECT_DOUBLE_EQ(sq.timings[2].ttft(), sq.steps[4].end - sq.steps[2].end);
+  EXPECT_DOUBLE_EQ(sq.timings[2].finish, sq.steps[5].end);
+  EXPECT_DOUBLE_EQ(sq.timings[0].finish, sq.steps[9].end);
+  EXPECT_EQ(sq.groups[0].admitted, 1u);
+  EXPECT_EQ(sq.groups[1].admitted, 2u);
+  EXPECT_LT(sq.timings[2].ttft(), rr.timings[2].ttft());
+  EXPECT_LT(sq.makespan, rr.makespan);
+}
+
+// shortest_queue is deterministic (ties to the lowest group), and every request enters a cache.
+TEST(InferenceGroups, ShortestQueueIsDeterministic) {
+  InferenceConfig c =
+      mixtral_dp(2, "prompt: uniform:16-200, output: uniform:2-12, rate: 400, count: 24",
+                 "max_batch: 8, kv_cache_tokens: 1024");
+  c.dp_balance = DpBalance::ShortestQueue;
+  const InferenceResult a = serve(c);
+  const InferenceResult b = serve(c);
+  ASSERT_EQ(a.groups.size(), 4u);
+  std::uint64_t admitted = 0;
+  for (std::size_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(a.groups[g].admitted, b.groups[g].admitted);
+    EXPECT_EQ(a.groups[g].queue_depth_mean, b.groups[g].queue_depth_mean);
+    EXPECT_LE(a.groups[g].kv_utilisation_peak, 1.0);
+    admitted += a.groups[g].admitted;
+  }
+  EXPECT_EQ(admitted, 24 + a.preemptions);
+  for (std::size_t q = 0; q < a.timings.size(); ++q)
+    EXPECT_EQ(a.timings[q].finish, b.timings[q].finish);
+}
+
+// The key reads the two methods and refuses any other at its place in the file.
+TEST(InferenceGroups, DpBalanceIsReadAndUnknownValuesRefused) {
+  const std::string job =
+      "type: inference\nmodel: {preset: mixtral-8x7b, layers: 2}\ntp: 2\nattention_dp: 4\n"
+      "ep: 8\nrequests: {prompt: 64, output: 4, concurrency: 4, count: 4}\n";
+  EXPECT_EQ(testing::inference_config(job).dp_balance, DpBalance::RoundRobin);
+  EXPECT_EQ(testing::inference_config(job + "dp_balance: shortest_queue\n").dp_balance,
+            DpBalance::ShortestQueue);
+  try {
+    testing::inference_config(job + "dp_balance: least_tokens\n");
+    FAIL() << "dp_balance: least_tokens was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:7:13"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dp_balance: unknown value 'least_tokens'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Without DP attention a replica is one group: one entry a replica, holding the replica's cache.
 TEST(InferenceGroups, OneGroupPerReplicaWithoutDpAttention) {
   const InferenceConfig c = testing::inference_config(
