@@ -197,7 +197,8 @@ class InferenceStepModel {
   double weight_bytes_per_gpu() const { return weight_bytes_; }
   double kv_bytes_per_token_per_gpu() const { return kv_token_bytes_; }
   double kv_budget_bytes_per_gpu() const { return kv_budget_; }
-  /// The peak activations of a forward pass of max_prefill_tokens tokens, per GPU.
+  /// The peak activations of a forward pass of one attention group's prefill budget and batch
+  /// (max_prefill_tokens and max_batch / attention_dp), per GPU.
   double activation_bytes_per_gpu() const { return activation_bytes_; }
   double hbm_bandwidth() const { return hbm_; }  // achievable, bytes/s
   const GpuSpec& gpu() const { return *gpu_; }

@@ -41,32 +41,51 @@ InferenceResult serve(const InferenceConfig& c, bool record_steps = false) {
 // 2 layers x ceil(8 KV heads / tp 2) x (128 + 128) x 2 B = 4,096 B a token, 65,536 B a block of 16.
 // vLLM's budget: 0.9 x 85,899,345,920 B = 77,309,411,328 B, less the weights (2 layers x
 // (41,975,808 + 352,321,536) B + the embedding and output layer 262,144,000 B = 1,050,738,688 B:
-// inference_layout_test.cpp) and the profiling pass's peak (max_prefill_tokens, the model's
-// context 32,768, x (4,096 + 3 x max(14,336, 2 x 14,336) / 2) x 2 B = 3,087,007,744 B, plus 8 x
-// 32,000 x 4 B of logits = 1,024,000 B): 73,170,640,896 B, 1,116,495 whole blocks (1,116,495.4),
-// 17,863,920 tokens a group; the replica's 4 groups 71,455,680 tokens.
+// inference_layout_test.cpp) and the profiling pass's peak of one group's batch: its prefill
+// budget, the model's context 32,768 (max_prefill_tokens' default) / 4 groups = 8,192 tokens, x
+// (4,096 + 3 x max(14,336, 2 x 14,336) / 2) x 2 B = 771,751,936 B, plus its 8 / 4 = 2 sequences'
+// logits, 2 x 32,000 x 4 B = 256,000 B: 75,486,664,704 B, 1,151,835 whole blocks (1,151,835.09),
+// 18,429,360 tokens a group; the replica's 4 groups 73,717,440 tokens. (The replica's whole budget
+// and batch, 32,768 tokens and 8 sequences, took 3,088,031,744 B: 17,863,920 tokens a group.)
 TEST(InferenceGroups, EachGroupsCacheIsItsGpusFreeMemory) {
   const InferenceConfig c =
       mixtral_dp(2, "prompt: 128, output: 4, concurrency: 8, count: 8", "max_batch: 8");
   InferenceStepModel m(nodes(), c, std::make_shared<testing::FixedComm>());
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_per_gpu(), 4'096);
   EXPECT_DOUBLE_EQ(m.weight_bytes_per_gpu(), 1'050'738'688.0);
-  EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 3'087'007'744.0 + 1'024'000.0);
-  EXPECT_DOUBLE_EQ(m.kv_budget_bytes_per_gpu(), 73'170'640'896.0);
+  EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 771'751'936.0 + 256'000.0);
+  EXPECT_DOUBLE_EQ(m.kv_budget_bytes_per_gpu(), 75'486'664'704.0);
   const InferenceResult r = serve(c);
-  EXPECT_EQ(r.kv_token_capacity, 71'455'680u);
+  EXPECT_EQ(r.kv_token_capacity, 73'717'440u);
   ASSERT_EQ(r.groups.size(), 4u);
   std::uint64_t admitted = 0;
   for (std::uint32_t g = 0; g < 4; ++g) {
     EXPECT_EQ(r.groups[g].replica, 0u);
     EXPECT_EQ(r.groups[g].group, g);
-    EXPECT_EQ(r.groups[g].kv_token_capacity, 17'863'920u);
+    EXPECT_EQ(r.groups[g].kv_token_capacity, 18'429'360u);
     EXPECT_LE(r.groups[g].kv_utilisation_peak, 1.0);
     admitted += r.groups[g].admitted;
   }
   // 8 requests dealt round robin: 2 a group, none preempted.
   EXPECT_EQ(admitted, 8u);
   EXPECT_EQ(r.groups[3].admitted, 2u);
+}
+
+// A group's activation peak is its scheduler's shares, rounded down: max_prefill_tokens 10,000 and
+// max_batch 10 over 4 groups give each 2,500 tokens and 2 sequences: 2,500 x 47,104 x 2 B +
+// 2 x 32,000 x 4 B = 235,520,000 + 256,000 B a GPU. The same as one TP 2 group holding those
+// limits alone (replicas of TP 2, no DP attention): the peak follows the group's own batch.
+TEST(InferenceGroups, ActivationPeakIsTheGroupsShare) {
+  const InferenceConfig dp = mixtral_dp(2, "prompt: 128, output: 4, concurrency: 8, count: 8",
+                                        "max_batch: 10, max_prefill_tokens: 10000");
+  InferenceStepModel m(nodes(), dp, std::make_shared<testing::FixedComm>());
+  EXPECT_DOUBLE_EQ(m.activation_bytes_per_gpu(), 235'520'000.0 + 256'000.0);
+  const InferenceConfig alone = testing::inference_config(
+      "type: inference\nmodel: {preset: mixtral-8x7b, layers: 2}\ntp: 2\nreplicas: 4\n"
+      "requests: {prompt: 128, output: 4, concurrency: 8, count: 8}\n"
+      "batching: {max_batch: 2, max_prefill_tokens: 2500}\n");
+  InferenceStepModel one(nodes(), alone, std::make_shared<testing::FixedComm>());
+  EXPECT_DOUBLE_EQ(one.activation_bytes_per_gpu(), m.activation_bytes_per_gpu());
 }
 
 // Attention DP 2 x TP 4, prompts of 120 and outputs of 8 tokens (at most 127 + 1 = 128 tokens, 8
