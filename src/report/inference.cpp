@@ -14,6 +14,8 @@ std::string ms(double s) {
 std::string layout(const InferenceConfig& c) {
   std::string s = c.attention_dp > 1 ? fmt::format("attention tp {} x dp {}", c.tp, c.attention_dp)
                                      : fmt::format("tp {} x pp {}", c.tp, c.pp);
+  if (c.attention_dp > 1 && c.dp_balance != DpBalance::RoundRobin)
+    s += fmt::format(" ({} over the groups)", to_string(c.dp_balance));
   if (c.ep > 1) s += fmt::format(", ep {}", c.ep);
   if (c.expert_skew > 0) s += fmt::format(", expert skew {:g}", c.expert_skew);
   if (c.eplb) s += fmt::format(", EPLB +{} redundant experts", c.redundant_experts);

@@ -234,15 +234,30 @@ InferenceResult simulate_inference(const Topology& topo, const InferenceConfig& 
     --g.queued;
     if (entry) ++g.admitted;
   };
+  // The attention group a request entering `rep` joins. SGLang's DP controller hands each
+  // request to one DP rank's scheduler: round_robin (its default) in turn; shortest_queue to the
+  // rank holding the fewest requests, waiting and running (the step under way's too), the lowest
+  // rank on a tie (docs/inference.md, "Each group's cache and queue").
+  auto pick_group = [&](Replica& rep) {
+    if (c.dp_balance == DpBalance::RoundRobin) {
+      const std::uint32_t g = rep.next_group;
+      rep.next_group = (rep.next_group + 1) % dp;
+      return g;
+    }
+    std::vector<std::size_t> held_requests(dp, 0);
+    for (std::uint32_t g = 0; g < dp; ++g) held_requests[g] = rep.groups[g].queued;
+    for (std::size_t q : rep.running) ++held_requests[reqs[q].group];
+    for (std::size_t q : rep.step_members) ++held_requests[reqs[q].group];
+    return static_cast<std::uint32_t>(std::min_element(held_requests.begin(), held_requests.end()) -
+                                      held_requests.begin());
+  };
   // A request entering replica i (arrival, preemption from a decode replica, a KV cache
-  // arriving) joins an attention group round robin and keeps it: SGLang's DP controller
-  // (load_balance_method round_robin, its default) hands each request to one DP rank's
-  // scheduler, which holds its KV cache until it finishes (preempted, it is recomputed there).
+  // arriving) joins an attention group and keeps it: the DP rank's scheduler holds its KV cache
+  // until it finishes (preempted, it is recomputed there).
   auto enter = [&](std::uint32_t i, std::size_t q, bool front, double t) {
     Replica& rep = reps[i];
     settle(rep, t);
-    reqs[q].group = rep.next_group;
-    rep.next_group = (rep.next_group + 1) % dp;
+    reqs[q].group = pick_group(rep);
     enqueue(rep, q, front);
   };
   // Request q's piece of a step, on its group.

@@ -94,6 +94,7 @@ const std::vector<std::string>& inference_job_keys() {
                                                 "redundant_experts",
                                                 "expert_placement",
                                                 "attention_dp",
+                                                "dp_balance",
                                                 "replicas",
                                                 "precision",
                                                 "requests",
@@ -118,6 +119,10 @@ const char* to_string(BatchPolicy p) {
   return p == BatchPolicy::Static ? "static" : p == BatchPolicy::Chunked ? "chunked" : "continuous";
 }
 
+const char* to_string(DpBalance b) {
+  return b == DpBalance::ShortestQueue ? "shortest_queue" : "round_robin";
+}
+
 InferenceConfig parse_inference_config(const ArgNode& job) {
   if (job.kind() != ArgNode::Kind::Map) job.fail("expected a map of job settings");
   InferenceConfig c;
@@ -139,6 +144,11 @@ InferenceConfig parse_inference_config(const ArgNode& job) {
   c.pp = get_u32(job, "pp", 1, 1 << 16);
   c.ep = get_u32(job, "ep", 1, 1 << 16);
   c.attention_dp = get_u32(job, "attention_dp", 1, 1 << 16);
+  if (const ArgNode* b = job.find("dp_balance")) {
+    c.dp_balance = b->as_choice({"round_robin", "shortest_queue"}) == "shortest_queue"
+                       ? DpBalance::ShortestQueue
+                       : DpBalance::RoundRobin;
+  }
   c.expert_skew = job.get_double("expert_skew", 0, 0, 10);
   c.redundant_experts =
       static_cast<std::uint32_t>(job.get_int("redundant_experts", 0, 0, std::int64_t{1} << 20));

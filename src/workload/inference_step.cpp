@@ -294,14 +294,19 @@ InferenceStepModel::InferenceStepModel(const Topology& topology, const Inference
   // profiling forward pass of max_num_batched_tokens tokens and max_num_seqs sequences
   // (Worker.determine_num_available_blocks). That peak, counted: the residual stream
   // (T x hidden), the MLP's gate-up output and its activation (T x 3 x inner / tp; a fused MoE
-  // keeps top_k rows per token), BF16, and the sampler's FP32 logits (max_batch x vocab).
+  // keeps top_k rows per token), BF16, and the sampler's FP32 logits (B x vocab). T and B are
+  // one attention group's: its GPUs run only its own scheduler's batch, 1 / attention_dp of the
+  // replica's limits (SGLang divides --chunked-prefill-size and --max-running-requests by the DP
+  // size); the experts' GEMMs on a GPU, fed by every group through the exchange, receive on
+  // average T x top_k / tp rows as well (the replica's T x attention_dp x top_k over ep GPUs,
+  // each EP group drawing from ep / tp groups' tokens, or from its share of one group's).
   const double expert_inner = static_cast<double>(md.expert_ffn ? md.expert_ffn : md.ffn);
   const double inner = md.is_moe() ? std::max(static_cast<double>(md.ffn),
                                               static_cast<double>(md.top_k) * expert_inner)
                                    : static_cast<double>(md.ffn);
-  activation_bytes_ = static_cast<double>(c.max_prefill_tokens) *
+  activation_bytes_ = static_cast<double>(c.group_prefill_tokens()) *
                           (static_cast<double>(md.hidden) + 3 * inner / c.tp) * kBf16 +
-                      static_cast<double>(c.max_batch) * static_cast<double>(md.vocab) * 4;
+                      static_cast<double>(c.group_max_batch()) * static_cast<double>(md.vocab) * 4;
   kv_budget_ = static_cast<double>(gpu_->hbm.count()) * c.gpu_memory_utilization - weight_bytes_ -
                activation_bytes_;
 }

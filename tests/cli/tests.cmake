@@ -441,6 +441,11 @@ lockstep_bad_flags(serve.bad_ep
   serve ${LOCKSTEP_CLI_DIR}/serve_bad_ep.yaml)
 lockstep_good(serve.dp_attention "attention tp 2 x dp 4, ep 8"
   serve ${LOCKSTEP_CLI_DIR}/serve_dp_attention.yaml)
+lockstep_good(serve.dp_shortest_queue "attention tp 2 x dp 4 \\(shortest_queue over the groups\\), ep 8"
+  serve ${LOCKSTEP_CLI_DIR}/serve_dp_shortest_queue.yaml)
+lockstep_bad_flags(serve.bad_dp_balance
+  "serve_bad_dp_balance.yaml:9:15: job.dp_balance: unknown value 'least_tokens' \\(expected one of round_robin, shortest_queue\\)"
+  serve ${LOCKSTEP_CLI_DIR}/serve_bad_dp_balance.yaml)
 lockstep_good(serve.disaggregated_preempt "\\(2048 tokens per replica\\), 1 preemptions"
   serve ${LOCKSTEP_CLI_DIR}/serve_disaggregated_preempt.yaml)
 lockstep_bad_flags(serve.kv_too_large

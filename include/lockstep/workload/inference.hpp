@@ -36,6 +36,12 @@ struct LengthSpec {
 
 enum class BatchPolicy : std::uint8_t { Static, Continuous, Chunked };
 
+/// How a replica deals the requests entering it to its attention groups (docs/inference.md,
+/// "Each group's cache and queue"): in turn (SGLang's --load-balance-method round_robin), or to
+/// the group holding the fewest requests, queued and running (its shortest_queue; ties: the
+/// lowest group).
+enum class DpBalance : std::uint8_t { RoundRobin, ShortestQueue };
+
 /// Tokens per KV-cache block: vLLM's PagedAttention allocates the cache in blocks of 16 tokens
 /// (its default block_size on CUDA); a sequence of n tokens holds ceil(n / 16) blocks.
 constexpr std::uint64_t kKvBlockTokens = 16;
@@ -51,6 +57,7 @@ struct InferenceConfig {
   // replica (a divisor of its tp x attention_dp GPUs, nodes apart or not).
   std::uint32_t tp = 1, pp = 1, ep = 1, attention_dp = 1;
   std::uint32_t replicas = 1;  // data-parallel copies of the model (the colocated pool)
+  DpBalance dp_balance = DpBalance::RoundRobin;  // requests to attention groups
   // Expert load under ep > 1 (docs/inference.md, "Expert load and redundant experts"): the Zipf
   // exponent of the experts' popularity (0: uniform), the extra expert copies EPLB places, and
   // whether the experts are placed by EPLB (else contiguously, E / ep a GPU in index order).
@@ -192,7 +199,8 @@ class InferenceStepModel {
   double weight_bytes_per_gpu() const { return weight_bytes_; }
   double kv_bytes_per_token_per_gpu() const { return kv_token_bytes_; }
   double kv_budget_bytes_per_gpu() const { return kv_budget_; }
-  /// The peak activations of a forward pass of max_prefill_tokens tokens, per GPU.
+  /// The peak activations of a forward pass of one attention group's prefill budget and batch
+  /// (max_prefill_tokens and max_batch / attention_dp), per GPU.
   double activation_bytes_per_gpu() const { return activation_bytes_; }
   double hbm_bandwidth() const { return hbm_; }  // achievable, bytes/s
   const GpuSpec& gpu() const { return *gpu_; }
@@ -284,5 +292,6 @@ InferenceResult simulate_inference(const Topology& topology, const InferenceConf
                                    const InferenceOptions& options = {});
 
 const char* to_string(BatchPolicy p);
+const char* to_string(DpBalance b);
 
 }  // namespace lockstep
