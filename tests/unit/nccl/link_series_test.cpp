@@ -67,6 +67,10 @@ TEST(CollectiveLinkSeries, SaturatedRoceLinksReadAtMostFull) {
   ASSERT_FALSE(rows[0].links.empty());
   float peak = 0;
   for (const LinkReport& l : rows[0].links) {
+    // The counters too: wire bytes are the payload over its rate's share of the line rate
+    // (docs/telemetry.md "Payload and wire bytes"), never more than the line carries.
+    EXPECT_LE(l.utilisation, 1.0 + 1e-9) << l.name;
+    EXPECT_GT(l.wire_bytes, l.bytes) << l.name;
     for (float u : l.series) {
       EXPECT_LE(u, 1.0f + 1e-6f) << l.name;
       peak = std::max(peak, u);
