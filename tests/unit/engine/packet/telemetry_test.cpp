@@ -45,7 +45,9 @@ void expect_conserved(const Topology& topo, const LinkCounters& c, double genera
       payload_in += c.bytes[p.out ^ 1u];
     }
     EXPECT_DOUBLE_EQ(in + generated, out + lost) << "switch " << d;
-    if (lost == 0) EXPECT_DOUBLE_EQ(payload_in, payload_out) << "switch " << d;
+    if (lost == 0) {
+      EXPECT_DOUBLE_EQ(payload_in, payload_out) << "switch " << d;
+    }
   }
 }
 
