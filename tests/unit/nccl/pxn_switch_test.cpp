@@ -111,8 +111,12 @@ TEST(PxnSwitch, PacketEngineHonoursTheSwitch) {
   for (DirLinkId d = 0; d < f.topo().num_directed_links(); ++d) {
     if (!spine_cable(f.topo(), d)) continue;
     EXPECT_EQ(on.bytes[d], 0.0) << d;
-    EXPECT_NEAR(off.bytes[d], 14 * b, 1e-6 * b) << d;  // payload, within a byte a transfer
-    EXPECT_GE(off.wire[d], 14 * b / 0.96) << d;        // and the headers
+    // Payload: each transfer's inflated bytes are rounded up to a whole byte, which the counter
+    // reads back as under one byte of payload more per transfer (the 14 blocks cross in NCCL's
+    // chunks: 23.5 B more in all here), never less.
+    EXPECT_GE(off.bytes[d], 14 * b) << d;
+    EXPECT_LE(off.bytes[d], 14 * b + 64) << d;
+    EXPECT_GE(off.wire[d], 14 * b / 0.96) << d;  // and the headers
     EXPECT_LE(off.wire[d], 14 * b / 0.96 * 1.1) << d;
   }
   EXPECT_NEAR(off.us / on.us, 14.0 / 8, 0.15);
