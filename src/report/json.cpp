@@ -111,6 +111,7 @@ Json link_to_json(const LinkReport& l, bool packet) {
     out["utilisation"] = number(l.utilisation);
   }
   out["bytes"] = number(l.bytes);
+  if (l.wire_bytes > 0) out["wire_bytes"] = number(l.wire_bytes);
   if (l.link != kNone && l.peak_utilisation > 0) {
     out["peak_utilisation"] = number(l.peak_utilisation);
     out["peak_at_us"] = number(l.peak_at.microseconds());

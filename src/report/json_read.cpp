@@ -60,6 +60,7 @@ LinkReport link_from_json(const Json& j) {
     l.utilisation = number(j, "utilisation");
   }
   l.bytes = num("bytes", 0);
+  l.wire_bytes = num("wire_bytes", 0);
   l.peak_utilisation = num("peak_utilisation", 0);
   l.peak_at = Time::us(num("peak_at_us", 0));
   l.queue_p50 = num("queue_p50_bytes", 0);

@@ -51,8 +51,9 @@ LinkReport report_of(const Topology& topo, const DeviceNames& names, const LinkC
   r.link = l;
   r.name = names.link_name(topo, l);
   r.bytes = at(c.bytes, l);
+  r.wire_bytes = at(c.wire_bytes, l);
   const double bps = topo.link(Topology::link_of(l)).bandwidth.bytes_per_second();
-  if (bps > 0 && makespan > Time::zero()) r.utilisation = r.bytes / (bps * makespan.seconds());
+  if (bps > 0 && makespan > Time::zero()) r.utilisation = r.wire_bytes / (bps * makespan.seconds());
   r.drops = at(c.drops, l);
   r.trims = at(c.trims, l);
   r.ecn_marks = at(c.ecn_marks, l);
@@ -136,6 +137,7 @@ void add_series(const LinkCounters& c, LinkReport& r) {
 
 void LinkCounters::reset(std::size_t links, bool packet) {
   bytes.assign(links, 0.0);
+  wire_bytes.assign(links, 0.0);
   const std::size_t n = packet ? links : 0;
   dropped_bytes.assign(n, 0.0);
   drops.assign(n, 0);
@@ -193,6 +195,7 @@ LinkReport link_totals(const LinkCounters& c) {
   LinkReport t;
   for (std::size_t i = 0; i < c.bytes.size(); ++i) {
     t.bytes += c.bytes[i];
+    t.wire_bytes += at(c.wire_bytes, i);
     t.drops += at(c.drops, i);
     t.trims += at(c.trims, i);
     t.ecn_marks += at(c.ecn_marks, i);

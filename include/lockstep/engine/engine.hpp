@@ -104,8 +104,9 @@ class Engine {
   /// Runs the programs; throws InputError for programs that cannot run (unmatched sends, a
   /// deadlock) with a message naming the ranks and operations involved.
   virtual RunResult run(const EngineInput& input) = 0;
-  /// Per-link counters of the last run() (telemetry/link_counters.hpp, docs/telemetry.md): bytes
-  /// on the flow and packet engines, every column on the packet engine; empty before a run.
+  /// Per-link counters of the last run() (telemetry/link_counters.hpp, docs/telemetry.md):
+  /// payload and wire bytes on every engine, every column on the packet engine; empty before a
+  /// run.
   const LinkCounters& link_counters() const { return counters_; }
   /// Bytes and peak queue per sample period of the last run, where the engine keeps them.
   virtual const LinkSeriesLog* link_series_log() const { return nullptr; }
@@ -136,6 +137,21 @@ class Engine {
         run.link_sample_period > Time::zero() ? run.link_sample_period : sample_links_;
     for (const LinkSeries& s : run.link_series)
       counters_.series.push_back({s.link, s.utilisation, s.queue_bytes, s.events});
+  }
+  /// The analytical and flow engines' counters: `payload` per directed link, and as wire bytes
+  /// payload / link_payload_efficiency, the share of the line rate it took (a link busy at its
+  /// payload rate for the whole run reads 100%, never more).
+  void keep_payload_counts(const EngineInput& input, std::vector<double> payload, Time makespan) {
+    counters_.reset(0, false);
+    counters_.wire_bytes.assign(payload.size(), 0.0);
+    for (std::size_t d = 0; d < payload.size(); ++d) {
+      if (payload[d] == 0) continue;  // most links of a large fabric carry nothing
+      const LinkId link = Topology::link_of(static_cast<DirLinkId>(d));
+      counters_.wire_bytes[d] =
+          payload[d] / link_payload_efficiency(*input.topology, link, input.options);
+    }
+    counters_.bytes = std::move(payload);
+    counters_.makespan = makespan;
   }
   LinkCounters counters_;
   Time sample_links_ = Time::zero();

@@ -29,7 +29,12 @@ struct LinkUtilisation {
 
 /// Columns indexed by directed link id; empty where the engine does not count that quantity.
 struct LinkCounters {
-  std::vector<double> bytes;             // wire bytes the link's transmitter sent
+  // Payload bytes the link's transmitter sent (the collective's data, every engine), and what
+  // they took of the wire: on the analytical and flow engines payload / link_payload_efficiency
+  // (engine.hpp), on the packet engine every packet's size (headers, ACKs, PAUSE frames and
+  // retransmissions included). Utilisation is wire_bytes / (bandwidth x makespan).
+  std::vector<double> bytes;
+  std::vector<double> wire_bytes;
   std::vector<double> dropped_bytes;     // bytes lost at the link's queue (dropped, or trimmed off)
   std::vector<std::uint64_t> drops;      // packets dropped at the link's queue (buffer full)
   std::vector<std::uint64_t> trims;      // packets cut to their header there instead
@@ -63,11 +68,12 @@ struct LinkCounters {
   bool packet() const { return !drops.empty(); }
 };
 
-/// One link of the busiest-links summary. Utilisation is bytes / (bandwidth x time).
+/// One link of the busiest-links summary. Utilisation is wire_bytes / (bandwidth x time).
 struct LinkReport {
   DirLinkId link = kNone;
-  std::string name;  // link_name(): "node 3 gpu 1 nic -> leaf 1 (rail 1)"
-  double bytes = 0;
+  std::string name;        // link_name(): "node 3 gpu 1 nic -> leaf 1 (rail 1)"
+  double bytes = 0;        // payload
+  double wire_bytes = 0;   // what the payload (and, on the packet engine, headers) took
   double utilisation = 0;  // mean over the run (its makespan)
   // Over the sample periods of a link series (LinkSeriesLog), when one was recorded:
   double peak_utilisation = 0;  // of the busiest period
@@ -90,7 +96,7 @@ struct LinkReport {
   Time first_sent, last_sent;  // packet engine: the window the link was sending in
 };
 
-/// The `n` links that carried the most bytes (ties: lower id), then every link with a drop,
+/// The `n` links that carried the most payload bytes (ties: lower id), then every link with a drop,
 /// trim, pause, ECN mark, CNP, credit stall or retransmission not already among them, up to `n`
 /// more. `series` may be null or disabled (no peak, no queue percentiles).
 std::vector<LinkReport> busiest_links(const Topology& topo, const LinkCounters& counters,

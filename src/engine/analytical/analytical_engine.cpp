@@ -165,6 +165,7 @@ RunResult AnalyticalEngine::run(const EngineInput& in) {
   result.rank_finish = std::move(walked.rank_finish);
   result.ops = std::move(walked.ops);
   result.events = walked.events;
+  keep_payload_counts(in, result.link_bytes, result.makespan);
   return result;
 }
 

@@ -156,9 +156,11 @@ RunResult FlowEngine::run_programs(const EngineInput& input) {
     stats_.solver_components = sim.components();
     stats_.fast_forwards = sim.fast_forwards();
     stats_.skipped_ops = sim.skipped_ops();
-    counters_.reset(0, false);
-    counters_.bytes = result->link_bytes;  // the flow engine counts bytes only
-    counters_.makespan = result->makespan;
+    // The simulation's bytes are in its solver's units, payload / transfer_efficiency on every
+    // link (simulation.cpp); the counters report the payload itself.
+    std::vector<double> payload = result->link_bytes;
+    for (double& b : payload) b *= input.options.transfer_efficiency;
+    keep_payload_counts(input, std::move(payload), result->makespan);
     return std::move(*result);
   }
   throw std::logic_error("flow engine: individual simulation cannot be asymmetric");

@@ -65,6 +65,19 @@ Simulator::Simulator(const PacketConfig& config, const EngineInput& input, Packe
   queues_ = lanes_ + 1;
   reliable_ = lossy_;
   multipath_ = cfg_.spray || cfg_.adaptive || cfg_.switch_adaptive;
+  // NCCL's network efficiency (48 of an NDR NIC's 50 GB/s) is a payload rate, headers included;
+  // this engine puts the fabric's real headers on every packet, so it inflates a fabric
+  // transfer's payload only by the rest: eff x (MTU + header) / MTU, and a full-size stream then
+  // moves payload at eff x the line rate, as the analytical and flow engines price it
+  // (docs/packet-engine.md "Payload efficiency and headers").
+  const EngineOptions& o = input.options;
+  board_efficiency_ = o.transfer_efficiency;
+  fabric_efficiency_ = board_efficiency_;
+  if (o.network_transfer_efficiency > 0) {
+    const auto mtu = static_cast<double>(cfg_.payload.count());
+    const auto header = static_cast<double>(cfg_.header.count());
+    fabric_efficiency_ = std::min(1.0, o.network_transfer_efficiency * (mtu + header) / mtu);
+  }
   router_ = input.router;
   if (router_ == nullptr) throw InputError("engine.router", "the packet engine needs a router");
   if (multipath_ && router_->policy() != RoutingPolicy::Spray) {

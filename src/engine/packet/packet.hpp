@@ -29,7 +29,9 @@ inline std::int64_t later(std::int64_t t, std::int64_t delay) {
 // ACK echoes the congestion marks of the packets it acknowledges). A control packet carries no
 // payload: its `payload` field holds the receiver's cumulative point (every packet below it has
 // arrived; a grant's: the bytes granted to the flow so far) and `seq` the packet whose arrival
-// sent it. kCorrupt: a frame that failed its FCS on a cable (uec_link.cpp).
+// sent it. kCorrupt: a frame that failed its FCS on a cable (uec_link.cpp). kFabric: a data
+// packet of a transfer through the fabric (Flow::fabric), whose payload was inflated by the
+// fabric's efficiency rather than the board's (the link counters undo it).
 enum PacketFlag : std::uint8_t {
   kEcn = 1,
   kTrimmed = 2,
@@ -38,6 +40,7 @@ enum PacketFlag : std::uint8_t {
   kCnp = 16,
   kCorrupt = 32,
   kGrant = 64,
+  kFabric = 128,
 };
 enum HopTurn : std::uint8_t { kUp = 1, kDown = 2 };
 

@@ -92,8 +92,7 @@ RunResult PacketEngine::run(const EngineInput& given) {
   packet::Simulator sim(config_, input, stats_);
   sim.run(progress_);
   RunResult result = sim.result();
-  counters_ = stats_.links;
-  counters_.bytes = result.link_bytes;
+  counters_ = stats_.links;  // payload and wire bytes (Simulator::flush_tallies)
   counters_.makespan = result.makespan;
   keep_link_series(result);
   return result;

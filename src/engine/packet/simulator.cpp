@@ -152,6 +152,8 @@ void Simulator::start_tx(std::uint32_t link, std::uint32_t pkt, std::uint32_t in
   s.last_tx = now_;
   LinkTally& tally = tally_[link];
   tally.bytes += p.wire;
+  if (!(p.flags & (kCtl | kTrimmed)))
+    tally.payload += p.payload * ((p.flags & kFabric) ? fabric_efficiency_ : board_efficiency_);
   tally.first = std::min(tally.first, now_);
   tally.last = end;
   stats_.link_series.add_span(link, Time::ps(end - ser), Time::ps(end), p.wire);
@@ -348,6 +350,8 @@ void Simulator::flush_tallies() {
   for (std::size_t l = 0; l < tally_.size(); ++l) {
     const LinkTally& t = tally_[l];
     link_bytes_[l] = t.bytes;
+    stats_.links.wire_bytes[l] = t.bytes;
+    stats_.links.bytes[l] = t.payload;
     stats_.links.peak_queue[l] = t.peak_queue;
     if (t.first == kNever) continue;
     stats_.links.first_sent[l] = Time::ps(t.first);

@@ -225,6 +225,9 @@ class Simulator {
   // lanes_ = classes_ (a flow's lane: its channel modulo classes_) x levels_ (lane levels).
   std::uint32_t lanes_ = 1, queues_ = 2, classes_ = 1, levels_ = 1;
   bool lossy_ = false, reliable_ = false, multipath_ = false;
+  // A transfer's bytes become fabric_efficiency_ or board_efficiency_ x its payload on the wire
+  // (transport.cpp; set up in the constructor).
+  double fabric_efficiency_ = 1, board_efficiency_ = 1;
 
   std::vector<LinkState> links_;
   std::vector<DeviceState> devices_;
@@ -233,11 +236,13 @@ class Simulator {
   std::vector<Fifo> fifos_;      // link x (control + lanes)
   std::vector<LaneState> lane_;  // link x lane (link_state.hpp)
   std::vector<double> link_bytes_;
-  // Per link, what every hop updates for the telemetry in one 32-byte record (copied into
-  // link_bytes_ and stats_.links when the run ends): as four arrays they were four cache misses
-  // per hop at 8,192 hosts. `first` is kNever until the link sends.
+  // Per link, what every hop updates for the telemetry in one 40-byte record (copied into
+  // link_bytes_ and stats_.links when the run ends): as five arrays they were five cache misses
+  // per hop at 8,192 hosts. `first` is kNever until the link sends. `bytes` are wire bytes,
+  // `payload` the transfers' own bytes in the data packets (their inflation undone).
   struct LinkTally {
     double bytes = 0;
+    double payload = 0;
     std::int64_t first = kNever, last = 0;
     double peak_queue = 0;
   };

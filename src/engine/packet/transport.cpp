@@ -112,13 +112,12 @@ void Simulator::start_transfer(std::uint32_t transfer, DeviceId src, DeviceId ds
   for (std::uint32_t k = 0; k < f.paths.count; ++k)
     f.fabric = f.fabric || !paths_[f.paths.first + k].on_board;
   f.header = f.fabric ? static_cast<std::uint32_t>(cfg_.header.count()) : 0;
-  // The payload efficiency NCCL's model assumes (EngineOptions): through the fabric its network
-  // one (48 of an NDR NIC's 50 GB/s), on the board its NVLink one (370.8 of 450 GB/s on H100),
-  // as the flow engine runs network and NVLink links. A fabric transfer's NVLink hops (a GPU
-  // relaying to its NIC) take the network's figure too; NVLink is never their bottleneck.
-  const EngineOptions& o = input_.options;
-  const double eff = f.fabric && o.network_transfer_efficiency > 0 ? o.network_transfer_efficiency
-                                                                   : o.transfer_efficiency;
+  // The payload efficiency NCCL's model assumes (fabric_efficiency_, board_efficiency_): through
+  // the fabric its network one less the headers this engine adds itself, on the board its NVLink
+  // one (370.8 of 450 GB/s on H100), as the flow engine runs network and NVLink links. A fabric
+  // transfer's NVLink hops (a GPU relaying to its NIC) take the network's figure too; NVLink is
+  // never their bottleneck.
+  const double eff = f.fabric ? fabric_efficiency_ : board_efficiency_;
   attach_pacer(f, label, cap_share, eff);
   bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / eff));
   f.bytes = bytes;
@@ -321,7 +320,7 @@ std::uint32_t Simulator::make_packet(std::uint32_t flow, std::uint32_t seq) {
   const PathRef& path = paths_[choose_path(f)];
   place(p, path);
   p.lane = p.in_lane = f.lane;
-  p.flags = 0;
+  p.flags = f.fabric ? kFabric : 0;
   p.tail = 0;
   p.next = kNil;
   ++f.in_network;

@@ -33,9 +33,10 @@ TEST(CollectiveLinkSeries, SeriesIntegrateToTheLinksBytes) {
         integral_s += u * l.series_period.seconds();
         peak = std::max<double>(peak, u);
       }
-      // Sum of u x period = bytes / bandwidth (the series' float sums, to 1e-5).
+      // Sum of u x period = wire bytes / bandwidth (the series' float sums, to 1e-5): the series
+      // counts what the link's line rate carried, payload / its efficiency (docs/telemetry.md).
       const double bps = t.link(Topology::link_of(l.link)).bandwidth.bytes_per_second();
-      EXPECT_NEAR(integral_s, l.bytes / bps, 1e-5 * l.bytes / bps);
+      EXPECT_NEAR(integral_s, l.wire_bytes / bps, 1e-5 * l.wire_bytes / bps);
       // The peak of the fine periods is at least that of their means, and the time at 90% or
       // more is at most the run, and positive where a mean period reached 90%.
       EXPECT_GE(l.peak_utilisation, peak - 1e-6);
@@ -67,6 +68,10 @@ TEST(CollectiveLinkSeries, SaturatedRoceLinksReadAtMostFull) {
   ASSERT_FALSE(rows[0].links.empty());
   float peak = 0;
   for (const LinkReport& l : rows[0].links) {
+    // The counters too: wire bytes are the payload over its rate's share of the line rate
+    // (docs/telemetry.md "Payload and wire bytes"), never more than the line carries.
+    EXPECT_LE(l.utilisation, 1.0 + 1e-9) << l.name;
+    EXPECT_GT(l.wire_bytes, l.bytes) << l.name;
     for (float u : l.series) {
       EXPECT_LE(u, 1.0f + 1e-6f) << l.name;
       peak = std::max(peak, u);
